@@ -1,0 +1,12 @@
+//! harness knows each agent harness roster serves: how to recognise its
+//! processes (SPEC §8.1), what it exports in the environment, what its hook
+//! payloads say (SPEC §8.2), and how to edit its hook configuration (§8.3).
+
+mod detect;
+mod exports;
+pub mod hook_config;
+mod payload;
+
+pub use detect::*;
+pub use exports::*;
+pub use payload::*;

@@ -1,0 +1,87 @@
+//! The ancestry walk: the ppid chain from a process upward, as the facts a
+//! harness pattern needs (comm, first argv entries, exe basename).
+
+use crate::pid::Pid;
+use crate::proc_stat::parse_proc_stat;
+
+/// The most hops the walk takes (SPEC §4.1).
+pub const MAX_ANCESTRY_HOPS: usize = 64;
+
+/// How many argv entries each step keeps: enough for `node --flag script`.
+pub const ARGV_ENTRIES_KEPT: usize = 4;
+
+/// One process of the chain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AncestorStep {
+    pub pid: Pid,
+    /// `None` at the top of the visible tree (ppid 0).
+    pub parent: Option<Pid>,
+    /// `/proc/<pid>/comm` as the stat line shows it (at most 15 bytes).
+    pub comm: String,
+    /// The first `ARGV_ENTRIES_KEPT` entries of `/proc/<pid>/cmdline`,
+    /// lossy UTF-8; empty when unreadable (kernel threads, other users).
+    pub argv: Vec<String>,
+    /// Basename of `/proc/<pid>/exe`; `None` when it cannot be read.
+    pub exe_basename: Option<String>,
+}
+
+/// Walks from `start` (included, as step 0) up the ppid chain, at most
+/// `MAX_ANCESTRY_HOPS` steps. Stops quietly where `/proc` cannot be read:
+/// the steps found so far are still true.
+pub fn walk_ancestry(start: Pid) -> Vec<AncestorStep> {
+    let mut steps = Vec::new();
+    let mut next = Some(start);
+    while let Some(pid) = next {
+        if steps.len() == MAX_ANCESTRY_HOPS {
+            break;
+        }
+        let Some(step) = read_step(pid) else { break };
+        next = step.parent;
+        steps.push(step);
+    }
+    steps
+}
+
+/// Reads one step; `None` when the process is gone or its stat unreadable.
+pub fn read_step(pid: Pid) -> Option<AncestorStep> {
+    let stat_bytes = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    let stat = parse_proc_stat(&stat_bytes).ok()?;
+    let argv = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|bytes| split_cmdline(&bytes))
+        .unwrap_or_default();
+    let exe_basename = std::fs::read_link(format!("/proc/{pid}/exe"))
+        .ok()
+        .and_then(|path| path.file_name().map(|name| name.to_string_lossy().into_owned()));
+    Some(AncestorStep { pid, parent: Pid::new(stat.ppid), comm: stat.comm, argv, exe_basename })
+}
+
+fn split_cmdline(bytes: &[u8]) -> Vec<String> {
+    bytes
+        .split(|&byte| byte == 0)
+        .filter(|entry| !entry.is_empty())
+        .take(ARGV_ENTRIES_KEPT)
+        .map(|entry| String::from_utf8_lossy(entry).into_owned())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cmdline_is_split_on_nul_and_bounded() {
+        assert_eq!(split_cmdline(b"node\0/x/.bin/gemini\0-p\0hi\0extra\0"), ["node", "/x/.bin/gemini", "-p", "hi"]);
+        assert_eq!(split_cmdline(b""), Vec::<String>::new());
+    }
+
+    #[test]
+    fn walk_from_self_reaches_this_process_and_its_parent() {
+        let me = Pid::new(std::process::id()).unwrap();
+        let steps = walk_ancestry(me);
+        assert_eq!(steps[0].pid, me);
+        assert_eq!(steps[0].parent.map(Pid::get), Some(nix::unistd::getppid().as_raw() as u32));
+        assert!(steps.len() >= 2, "expected at least the parent: {steps:?}");
+        assert!(steps.len() <= MAX_ANCESTRY_HOPS);
+        assert!(steps[0].exe_basename.is_some());
+    }
+}

@@ -1,0 +1,171 @@
+//! `OwnerIdentity`: what proves that the process at a pid today is the one
+//! that registered (SPEC §4.2), and its capture from a live process.
+
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use nix::errno::Errno;
+
+use crate::pid::Pid;
+use crate::pidfd::PidFd;
+use crate::proc_stat::parse_proc_stat;
+
+/// Where the kernel tells the current boot.
+pub const BOOT_ID_PATH: &str = "/proc/sys/kernel/random/boot_id";
+
+/// The recorded identity of an owner process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnerIdentity {
+    pub pid: Pid,
+    /// Owner of `/proc/<pid>` at capture: the process's effective uid.
+    pub uid: u32,
+    /// Field 22 of `/proc/<pid>/stat`.
+    pub start_ticks: u64,
+    /// pidfs inode of a pidfd on the process, where the kernel has pidfs.
+    pub pidfs_ino: Option<u64>,
+    pub boot_id: String,
+    /// Inodes of the capturing process's pid and time namespaces; 0 where
+    /// the kernel has no time namespaces.
+    pub pid_ns: u64,
+    pub time_ns: u64,
+}
+
+/// The capturing or judging process's own namespaces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Namespaces {
+    pub pid_ns: u64,
+    pub time_ns: u64,
+}
+
+/// What `/proc/<pid>` says about a process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProcIdentity {
+    pub uid: u32,
+    pub start_ticks: u64,
+}
+
+/// Why `/proc/<pid>` could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ProcReadError {
+    /// ENOENT: gone, or hidden by `hidepid=invisible`.
+    #[error("not found")]
+    NotFound,
+    #[error("permission denied")]
+    PermissionDenied,
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Why an identity could not be captured.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CaptureError {
+    #[error("pid {0} is not running")]
+    NotRunning(Pid),
+    #[error("pid {0} exited while its identity was being read")]
+    ExitedDuringCapture(Pid),
+    #[error("/proc/{pid} unreadable: {why}")]
+    ProcUnreadable { pid: Pid, why: ProcReadError },
+    #[error("{what}: {why}")]
+    System { what: String, why: String },
+}
+
+/// The identity of a socket file a harness listens on (SPEC §3 `socket`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SocketIdentity {
+    pub path: PathBuf,
+    pub dev: u64,
+    pub ino: u64,
+    pub mtime_ns: i128,
+}
+
+impl SocketIdentity {
+    /// Stats `path` (following links, as a client connecting would).
+    pub fn capture(path: &Path) -> io::Result<SocketIdentity> {
+        let metadata = std::fs::metadata(path)?;
+        Ok(SocketIdentity {
+            path: path.to_owned(),
+            dev: metadata.dev(),
+            ino: metadata.ino(),
+            mtime_ns: mtime_ns(&metadata),
+        })
+    }
+}
+
+pub(crate) fn mtime_ns(metadata: &std::fs::Metadata) -> i128 {
+    i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec())
+}
+
+/// Captures the identity of the live process `pid`. The pidfd is opened
+/// first and checked again after `/proc` was read: if the process exited
+/// meanwhile, `/proc` may already describe a newcomer at the same pid, so
+/// the capture is refused rather than trusted.
+pub fn capture_identity(pid: Pid) -> Result<OwnerIdentity, CaptureError> {
+    let pidfd = PidFd::open(pid).map_err(|errno| match errno {
+        Errno::ESRCH => CaptureError::NotRunning(pid),
+        other => CaptureError::System { what: format!("pidfd_open({pid})"), why: other.desc().to_owned() },
+    })?;
+    let exited = |pidfd: &PidFd| {
+        pidfd.has_exited().map_err(|error| CaptureError::System {
+            what: format!("poll pidfd of {pid}"),
+            why: error.to_string(),
+        })
+    };
+    if exited(&pidfd)? {
+        return Err(CaptureError::NotRunning(pid));
+    }
+    let proc = read_proc_identity(pid).map_err(|why| CaptureError::ProcUnreadable { pid, why })?;
+    let pidfs_ino = pidfd.pidfs_inode();
+    let boot_id = read_boot_id()
+        .map_err(|error| CaptureError::System { what: BOOT_ID_PATH.to_owned(), why: error.to_string() })?;
+    let namespaces = own_namespaces()
+        .map_err(|error| CaptureError::System { what: "/proc/self/ns".to_owned(), why: error.to_string() })?;
+    if exited(&pidfd)? {
+        return Err(CaptureError::ExitedDuringCapture(pid));
+    }
+    Ok(OwnerIdentity {
+        pid,
+        uid: proc.uid,
+        start_ticks: proc.start_ticks,
+        pidfs_ino,
+        boot_id,
+        pid_ns: namespaces.pid_ns,
+        time_ns: namespaces.time_ns,
+    })
+}
+
+/// Reads the uid (owner of `/proc/<pid>`) and start ticks of a process.
+pub fn read_proc_identity(pid: Pid) -> Result<ProcIdentity, ProcReadError> {
+    let classify = |error: io::Error| match error.kind() {
+        io::ErrorKind::NotFound => ProcReadError::NotFound,
+        io::ErrorKind::PermissionDenied => ProcReadError::PermissionDenied,
+        _ if error.raw_os_error() == Some(libc_esrch()) => ProcReadError::NotFound,
+        _ => ProcReadError::Other(error.to_string()),
+    };
+    let directory = format!("/proc/{pid}");
+    let uid = std::fs::metadata(&directory).map_err(classify)?.uid();
+    let stat_bytes = std::fs::read(format!("{directory}/stat")).map_err(classify)?;
+    let stat = parse_proc_stat(&stat_bytes).map_err(|error| ProcReadError::Other(error.to_string()))?;
+    Ok(ProcIdentity { uid, start_ticks: stat.start_ticks })
+}
+
+fn libc_esrch() -> i32 {
+    Errno::ESRCH as i32
+}
+
+/// The current boot id, trimmed.
+pub fn read_boot_id() -> io::Result<String> {
+    Ok(std::fs::read_to_string(BOOT_ID_PATH)?.trim().to_owned())
+}
+
+/// The calling process's pid and time namespace inodes; a kernel without
+/// time namespaces (before 5.6) reports 0 for that one.
+pub fn own_namespaces() -> io::Result<Namespaces> {
+    let pid_ns = std::fs::metadata("/proc/self/ns/pid")?.ino();
+    let time_ns = match std::fs::metadata("/proc/self/ns/time") {
+        Ok(metadata) => metadata.ino(),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => 0,
+        Err(error) => return Err(error),
+    };
+    Ok(Namespaces { pid_ns, time_ns })
+}

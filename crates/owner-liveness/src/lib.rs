@@ -1,0 +1,29 @@
+//! owner-liveness answers one question well: is the process that registered
+//! a session still the one running at that pid? It captures an owner's
+//! identity, walks a process's ancestry, resolves which process owns the
+//! calling session, and judges a recorded identity `alive`, `dead` or
+//! `unknown` with a reason. It knows nothing of records or files.
+
+mod ancestry;
+mod identity;
+mod pid;
+mod pidfd;
+mod proc_stat;
+mod resolve;
+mod verdict;
+
+pub use ancestry::{ARGV_ENTRIES_KEPT, AncestorStep, MAX_ANCESTRY_HOPS, read_step, walk_ancestry};
+pub use identity::{
+    BOOT_ID_PATH, CaptureError, Namespaces, OwnerIdentity, ProcIdentity, ProcReadError, SocketIdentity,
+    capture_identity, own_namespaces, read_boot_id, read_proc_identity,
+};
+pub use pid::{Pid, PidParseError, kernel_pid_max};
+pub use pidfd::PidFd;
+pub use proc_stat::{ProcStat, ProcStatParseError, parse_proc_stat};
+pub use resolve::{
+    HarnessPatterns, OwnerQuery, OwnerSource, PidExport, ROSTER_SESSION_PID, ResolveError, ResolvedOwner,
+    resolve_owner,
+};
+pub use verdict::{
+    Liveness, LinuxFacts, LinuxProcess, OpenProcessError, ProcessFacts, SystemFacts, Verdict, judge, judge_now,
+};

@@ -1,0 +1,61 @@
+//! A pidfd: a handle on one process that, unlike a pid, can never come to
+//! mean another process. Used to capture identities and to judge them.
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+
+use nix::errno::Errno;
+use nix::libc;
+
+use crate::pid::Pid;
+
+/// `PID_FS_MAGIC` from `<linux/magic.h>`: pidfds live on pidfs (Linux 6.9+),
+/// where the inode number is unique for the life of the boot.
+const PID_FS_MAGIC: i64 = 0x5049_4446;
+
+/// An open pidfd, closed on drop and never inherited.
+#[derive(Debug)]
+pub struct PidFd(OwnedFd);
+
+impl PidFd {
+    /// `pidfd_open(2)`; `Err(Errno::ESRCH)` means no process has this pid.
+    pub fn open(pid: Pid) -> Result<PidFd, Errno> {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1;
+        // no memory is passed.
+        let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.as_raw(), 0 as libc::c_uint) };
+        if raw < 0 {
+            return Err(Errno::last());
+        }
+        // SAFETY: the kernel just returned this fd to us and nothing else owns it.
+        // pidfds are always close-on-exec.
+        Ok(PidFd(unsafe { OwnedFd::from_raw_fd(raw as i32) }))
+    }
+
+    /// The pidfs inode of the process, or `None` where the kernel's pidfds
+    /// do not live on pidfs (anonymous inodes share one inode number).
+    pub fn pidfs_inode(&self) -> Option<u64> {
+        let fs = nix::sys::statfs::fstatfs(self.0.as_fd()).ok()?;
+        if fs.filesystem_type().0 as i64 != PID_FS_MAGIC {
+            return None;
+        }
+        nix::sys::stat::fstat(self.0.as_fd()).ok().map(|stat| stat.st_ino)
+    }
+
+    /// Whether the process has exited (a zombie awaiting its reaper, or
+    /// already reaped). A pidfd polls readable only when the whole thread
+    /// group is gone, so a leader that exited while threads run is not exited.
+    pub fn has_exited(&self) -> io::Result<bool> {
+        let mut poll = libc::pollfd { fd: self.0.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        loop {
+            // SAFETY: one valid pollfd, zero timeout.
+            let ready = unsafe { libc::poll(&mut poll, 1, 0) };
+            if ready >= 0 {
+                return Ok(ready > 0 && poll.revents & (libc::POLLIN | libc::POLLHUP) != 0);
+            }
+            let error = io::Error::last_os_error();
+            if error.kind() != io::ErrorKind::Interrupted {
+                return Err(error);
+            }
+        }
+    }
+}

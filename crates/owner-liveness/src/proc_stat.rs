@@ -1,0 +1,113 @@
+//! Parsing of `/proc/<pid>/stat`: the one place that knows the comm field may
+//! hold any bytes, `)` and spaces included, so fields are counted after the
+//! *last* `)`.
+
+/// The fields of `/proc/<pid>/stat` roster uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcStat {
+    /// Field 2 without its parentheses; lossy UTF-8 of at most 15 bytes.
+    pub comm: String,
+    /// Field 3, one character such as `R`, `S`, `Z`.
+    pub state: char,
+    /// Field 4; 0 for the kernel's first processes.
+    pub ppid: u32,
+    /// Field 22: clock ticks since boot when the process started.
+    pub start_ticks: u64,
+}
+
+/// Why a stat line does not parse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("malformed /proc stat line: {0}")]
+pub struct ProcStatParseError(pub &'static str);
+
+/// Parses one `/proc/<pid>/stat` line.
+pub fn parse_proc_stat(line: &[u8]) -> Result<ProcStat, ProcStatParseError> {
+    let open = line
+        .iter()
+        .position(|&byte| byte == b'(')
+        .ok_or(ProcStatParseError("no '(' before comm"))?;
+    let close = line
+        .iter()
+        .rposition(|&byte| byte == b')')
+        .ok_or(ProcStatParseError("no ')' after comm"))?;
+    if close < open {
+        return Err(ProcStatParseError("')' before '('"));
+    }
+    let comm = String::from_utf8_lossy(&line[open + 1..close]).into_owned();
+    let rest = std::str::from_utf8(&line[close + 1..])
+        .map_err(|_| ProcStatParseError("fields after comm are not ASCII"))?;
+    // Field 3 is the first after the comm; field 22 is the 20th after it.
+    let mut fields = rest.split_ascii_whitespace();
+    let state_field = fields.next().ok_or(ProcStatParseError("no state"))?;
+    let mut state_chars = state_field.chars();
+    let state = state_chars.next().ok_or(ProcStatParseError("empty state"))?;
+    if state_chars.next().is_some() {
+        return Err(ProcStatParseError("state is more than one character"));
+    }
+    let ppid = fields
+        .next()
+        .ok_or(ProcStatParseError("no ppid"))?
+        .parse()
+        .map_err(|_| ProcStatParseError("ppid is not a number"))?;
+    let start_ticks = fields
+        .nth(17)
+        .ok_or(ProcStatParseError("no start time (field 22)"))?
+        .parse()
+        .map_err(|_| ProcStatParseError("start time is not a number"))?;
+    Ok(ProcStat { comm, state, ppid, start_ticks })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(comm: &str, start: u64) -> String {
+        format!(
+            "4242 ({comm}) S 17 4242 4242 0 -1 4194304 100 0 0 0 1 2 0 0 20 0 1 0 {start} 1000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n"
+        )
+    }
+
+    #[test]
+    fn plain_comm() {
+        let stat = parse_proc_stat(line("claude", 870).as_bytes()).unwrap();
+        assert_eq!(stat, ProcStat { comm: "claude".into(), state: 'S', ppid: 17, start_ticks: 870 });
+    }
+
+    #[test]
+    fn comm_that_imitates_fields_is_skipped_whole() {
+        let stat = parse_proc_stat(line("a) R 1 2 3", 870).as_bytes()).unwrap();
+        assert_eq!(stat.comm, "a) R 1 2 3");
+        assert_eq!(stat.state, 'S');
+        assert_eq!(stat.ppid, 17);
+        assert_eq!(stat.start_ticks, 870);
+    }
+
+    #[test]
+    fn comm_with_parentheses_and_spaces() {
+        let stat = parse_proc_stat(line("(x) (y)) z", 99).as_bytes()).unwrap();
+        assert_eq!(stat.comm, "(x) (y)) z");
+        assert_eq!(stat.start_ticks, 99);
+    }
+
+    #[test]
+    fn truncated_and_garbage_lines_are_errors() {
+        for bad in ["", "4242", "4242 (x", "4242 x) S 1", "4242 (x) S", "4242 (x) S 1 2 3", ")("] {
+            assert!(parse_proc_stat(bad.as_bytes()).is_err(), "{bad:?} parsed");
+        }
+        assert!(parse_proc_stat(b"1 (x) SS 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20").is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_comm_round_trips(comm in "[^\\x00]{0,15}", start in 0u64..u64::MAX) {
+            let stat = parse_proc_stat(line(&comm, start).as_bytes()).unwrap();
+            proptest::prop_assert_eq!(stat.start_ticks, start);
+            proptest::prop_assert_eq!(stat.ppid, 17);
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            let _ = parse_proc_stat(&bytes);
+        }
+    }
+}

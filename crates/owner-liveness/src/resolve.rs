@@ -1,0 +1,170 @@
+//! Owner resolution (SPEC §4.1): which process owns the calling session.
+//! A pure function of the explicit flag, the environment, the ancestry and
+//! the harness patterns, so every rule is a row of a table test.
+
+use crate::ancestry::AncestorStep;
+use crate::pid::{Pid, PidParseError};
+
+/// What the harness crate knows that resolution needs. Kept as a trait so
+/// this crate stays below `harness` and tests can supply tiny tables.
+pub trait HarnessPatterns {
+    /// The harness a process belongs to by its comm, argv or exe (SPEC §8.1).
+    fn harness_of(&self, step: &AncestorStep) -> Option<&'static str>;
+    /// Environment variables through which a harness exports its own pid.
+    fn pid_exports(&self) -> &[PidExport];
+}
+
+/// A harness's own pid export, such as `CLAUDE_PID` of claude-code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PidExport {
+    pub variable: &'static str,
+    pub harness: &'static str,
+}
+
+/// The variable that names the owner explicitly, beating harness exports.
+pub const ROSTER_SESSION_PID: &str = "ROSTER_SESSION_PID";
+
+/// Everything resolution looks at.
+pub struct OwnerQuery<'a> {
+    /// The value of `--pid`: a pid or `parent`.
+    pub flag: Option<&'a str>,
+    /// Looks up an environment variable (non-UTF-8 values arrive lossy and
+    /// so fail the canonical pid check).
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    /// The process that ran the command (`getppid()` of the caller).
+    pub parent: Pid,
+    /// The caller's ancestry, caller first (`walk_ancestry(getpid())`).
+    pub ancestry: &'a [AncestorStep],
+    /// `/proc/sys/kernel/pid_max`.
+    pub pid_max: u32,
+}
+
+/// How the owner was found; `as_str` is the record's `session_pid_source`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnerSource {
+    Flag,
+    Parent,
+    RosterSessionPid,
+    HarnessExport(&'static str),
+    Ancestor,
+}
+
+impl OwnerSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OwnerSource::Flag => "flag",
+            OwnerSource::Parent => "parent",
+            OwnerSource::RosterSessionPid => ROSTER_SESSION_PID,
+            OwnerSource::HarnessExport(variable) => variable,
+            OwnerSource::Ancestor => "ancestor",
+        }
+    }
+}
+
+/// The answer: the owner pid, how it was found, whether it is the caller or
+/// one of its ancestors, and its harness when the ancestry shows one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolvedOwner {
+    pub pid: Pid,
+    pub source: OwnerSource,
+    pub verified: bool,
+    pub harness: Option<&'static str>,
+}
+
+/// Why no owner could be named. Every kind is bad input (exit 2).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    #[error("--pid {value:?} {why}; give a pid or `parent`")]
+    InvalidFlag { value: String, why: PidParseError },
+    #[error("{variable}={value:?} {why}; set it to the owner's pid or unset it")]
+    InvalidEnv { variable: String, value: String, why: PidParseError },
+    #[error(
+        "no session owner found: no harness process among the caller's ancestors; \
+         name it with --pid PID, --pid parent, ROSTER_SESSION_PID=PID, \
+         or run from inside a harness (CLAUDE_PID / OPENCODE_PID or the ancestor walk)"
+    )]
+    NotFound,
+}
+
+/// Resolves the owner, most explicit first (SPEC §4.1).
+pub fn resolve_owner(
+    query: &OwnerQuery<'_>,
+    patterns: &dyn HarnessPatterns,
+) -> Result<ResolvedOwner, ResolveError> {
+    let found = |pid: Pid, source: OwnerSource| {
+        let position = query.ancestry.iter().position(|step| step.pid == pid);
+        ResolvedOwner {
+            pid,
+            source,
+            verified: position.is_some(),
+            harness: position.and_then(|index| patterns.harness_of(&query.ancestry[index])),
+        }
+    };
+
+    if let Some(value) = query.flag {
+        if value == "parent" {
+            let mut owner = found(query.parent, OwnerSource::Parent);
+            // The parent is an ancestor by definition, even when /proc could
+            // not show the walk.
+            owner.verified = true;
+            return Ok(owner);
+        }
+        let pid = Pid::parse_canonical(value, query.pid_max)
+            .map_err(|why| ResolveError::InvalidFlag { value: value.to_owned(), why })?;
+        return Ok(found(pid, OwnerSource::Flag));
+    }
+
+    if let Some(pid) = env_pid(query, ROSTER_SESSION_PID)? {
+        return Ok(found(pid, OwnerSource::RosterSessionPid));
+    }
+
+    for export in patterns.pid_exports() {
+        let Some(pid) = env_pid(query, export.variable)? else { continue };
+        if export_is_trustworthy(query.ancestry, pid, export.harness, patterns) {
+            return Ok(found(pid, OwnerSource::HarnessExport(export.variable)));
+        }
+    }
+
+    nearest_harness_run(query.ancestry, patterns)
+        .map(|pid| found(pid, OwnerSource::Ancestor))
+        .ok_or(ResolveError::NotFound)
+}
+
+fn env_pid(query: &OwnerQuery<'_>, variable: &str) -> Result<Option<Pid>, ResolveError> {
+    let Some(value) = (query.env)(variable) else { return Ok(None) };
+    Pid::parse_canonical(&value, query.pid_max)
+        .map(Some)
+        .map_err(|why| ResolveError::InvalidEnv { variable: variable.to_owned(), value, why })
+}
+
+/// An export counts only when it names an ancestor and no process of
+/// another harness sits between the caller and it: a `CLAUDE_PID` leaked
+/// from an outer claude into an inner codex must lose to the codex.
+fn export_is_trustworthy(
+    ancestry: &[AncestorStep],
+    pid: Pid,
+    harness: &str,
+    patterns: &dyn HarnessPatterns,
+) -> bool {
+    let Some(position) = ancestry.iter().position(|step| step.pid == pid) else {
+        return false;
+    };
+    ancestry[..position]
+        .iter()
+        .all(|step| patterns.harness_of(step).is_none_or(|other| other == harness))
+}
+
+/// The nearest harness process above the caller, widened to the outermost
+/// of a run of consecutive ancestors of the same harness (wrapper → native
+/// binary, relaunch).
+fn nearest_harness_run(ancestry: &[AncestorStep], patterns: &dyn HarnessPatterns) -> Option<Pid> {
+    let (start, harness) = ancestry
+        .iter()
+        .enumerate()
+        .find_map(|(index, step)| patterns.harness_of(step).map(|harness| (index, harness)))?;
+    let run_length = ancestry[start..]
+        .iter()
+        .take_while(|step| patterns.harness_of(step) == Some(harness))
+        .count();
+    Some(ancestry[start + run_length - 1].pid)
+}

@@ -1,0 +1,237 @@
+//! The verdict (SPEC §5): is the recorded owner still the process running at
+//! its pid? One function over a small trait of OS facts, so each rule is a
+//! table test, and `LinuxFacts`, the real implementation.
+
+use std::fmt;
+use std::io;
+use std::path::Path;
+
+use nix::errno::Errno;
+
+use crate::identity::{
+    Namespaces, OwnerIdentity, ProcIdentity, ProcReadError, SocketIdentity, mtime_ns, own_namespaces,
+    read_boot_id, read_proc_identity,
+};
+use crate::pid::Pid;
+use crate::pidfd::PidFd;
+
+/// The three answers. `Dead` is only said on positive evidence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Liveness {
+    Alive,
+    Unknown,
+    Dead,
+}
+
+impl Liveness {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Liveness::Alive => "alive",
+            Liveness::Unknown => "unknown",
+            Liveness::Dead => "dead",
+        }
+    }
+}
+
+impl fmt::Display for Liveness {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A liveness with the one-line reason that says what was seen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    pub liveness: Liveness,
+    pub reason: String,
+}
+
+impl Verdict {
+    fn new(liveness: Liveness, reason: impl Into<String>) -> Verdict {
+        Verdict { liveness, reason: reason.into() }
+    }
+}
+
+/// The OS facts the verdict reads.
+pub trait SystemFacts {
+    type Process: ProcessFacts;
+    fn boot_id(&self) -> io::Result<String>;
+    fn own_namespaces(&self) -> io::Result<Namespaces>;
+    /// Opens a handle on the process at `pid` (a pidfd on Linux).
+    fn open_process(&self, pid: Pid) -> Result<Self::Process, OpenProcessError>;
+    fn stat_socket(&self, path: &Path) -> io::Result<SocketIdentity>;
+}
+
+/// Facts about one process, read through a handle that cannot change meaning.
+pub trait ProcessFacts {
+    fn pidfs_inode(&self) -> Option<u64>;
+    fn proc_identity(&self) -> Result<ProcIdentity, ProcReadError>;
+    fn has_exited(&self) -> io::Result<bool>;
+}
+
+/// Why no handle could be opened on a pid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpenProcessError {
+    /// ESRCH: no process has this pid.
+    Gone,
+    Other(String),
+}
+
+/// Judges a recorded identity (and socket, if any) against the system now.
+/// Rules run in SPEC order; any dead makes the verdict dead, else any
+/// unknown makes it unknown, else alive.
+pub fn judge<F: SystemFacts>(identity: &OwnerIdentity, socket: Option<&SocketIdentity>, facts: &F) -> Verdict {
+    let pid = identity.pid;
+    let mut unknowns: Vec<String> = Vec::new();
+
+    // 1. Boot.
+    match facts.boot_id() {
+        Ok(boot_id) if boot_id != identity.boot_id => {
+            return Verdict::new(Liveness::Dead, "recorded in an earlier boot");
+        }
+        Ok(_) => {}
+        Err(error) => unknowns.push(format!("boot id unreadable: {error}")),
+    }
+
+    // 2. Namespaces: pids and start times mean other things elsewhere, so
+    // nothing below could be trusted.
+    match facts.own_namespaces() {
+        Ok(own) if own.pid_ns != identity.pid_ns => {
+            return Verdict::new(Liveness::Unknown, "recorded in another pid namespace");
+        }
+        Ok(own) if own.time_ns != identity.time_ns => {
+            return Verdict::new(Liveness::Unknown, "recorded in another time namespace");
+        }
+        Ok(_) => {}
+        Err(error) => {
+            return Verdict::new(Liveness::Unknown, format!("own namespaces unreadable: {error}"));
+        }
+    }
+
+    // 3. Is there a process at this pid at all?
+    let process = match facts.open_process(pid) {
+        Ok(process) => process,
+        Err(OpenProcessError::Gone) => return Verdict::new(Liveness::Dead, format!("pid {pid} is gone")),
+        Err(OpenProcessError::Other(why)) => {
+            unknowns.push(format!("pid {pid} cannot be opened: {why}"));
+            return unknown(unknowns);
+        }
+    };
+
+    // 4. Is it the same process?
+    if let (Some(recorded), Some(now)) = (identity.pidfs_ino, process.pidfs_inode())
+        && recorded != now
+    {
+        return Verdict::new(Liveness::Dead, format!("pid {pid} now names another process (pidfs inode {now}, not {recorded})"));
+    }
+    let mut running_since = None;
+    match process.proc_identity() {
+        Ok(ProcIdentity { start_ticks, .. }) if start_ticks != identity.start_ticks => {
+            return Verdict::new(
+                Liveness::Dead,
+                format!("pid {pid} now names a process started at tick {start_ticks}, not {}", identity.start_ticks),
+            );
+        }
+        Ok(ProcIdentity { uid, .. }) if uid != identity.uid => {
+            return Verdict::new(Liveness::Dead, format!("pid {pid} now belongs to uid {uid}, not {}", identity.uid));
+        }
+        Ok(ProcIdentity { start_ticks, .. }) => running_since = Some(start_ticks),
+        // The pid exists (the handle opened), so a missing /proc entry is a
+        // hidden one, never proof of death.
+        Err(why) => unknowns.push(format!("/proc/{pid} unreadable: {why}")),
+    }
+
+    // 5. Exited and awaiting its reaper?
+    match process.has_exited() {
+        Ok(true) => return Verdict::new(Liveness::Dead, format!("pid {pid} has exited (zombie)")),
+        Ok(false) => {}
+        Err(error) => unknowns.push(format!("pid {pid} cannot be polled: {error}")),
+    }
+
+    // 6. The harness's socket, when one was recorded.
+    if let Some(socket) = socket {
+        let path = socket.path.display();
+        match facts.stat_socket(&socket.path) {
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                return Verdict::new(Liveness::Dead, format!("socket {path} is gone"));
+            }
+            Err(error) => unknowns.push(format!("socket {path} unreadable: {error}")),
+            Ok(now) => {
+                let replaced = if socket.ino != 0 || socket.dev != 0 {
+                    (now.dev, now.ino) != (socket.dev, socket.ino)
+                } else {
+                    now.mtime_ns != socket.mtime_ns
+                };
+                if replaced {
+                    return Verdict::new(Liveness::Dead, format!("socket {path} was replaced"));
+                }
+            }
+        }
+    }
+
+    if !unknowns.is_empty() {
+        return unknown(unknowns);
+    }
+    let since = running_since.map(|ticks| format!(" since tick {ticks}")).unwrap_or_default();
+    Verdict::new(Liveness::Alive, format!("pid {pid} running{since}"))
+}
+
+fn unknown(reasons: Vec<String>) -> Verdict {
+    Verdict::new(Liveness::Unknown, reasons.join("; "))
+}
+
+/// The real system, through `/proc` and pidfds.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LinuxFacts;
+
+/// A pidfd and the pid it was opened for.
+#[derive(Debug)]
+pub struct LinuxProcess {
+    pid: Pid,
+    pidfd: PidFd,
+}
+
+impl SystemFacts for LinuxFacts {
+    type Process = LinuxProcess;
+
+    fn boot_id(&self) -> io::Result<String> {
+        read_boot_id()
+    }
+
+    fn own_namespaces(&self) -> io::Result<Namespaces> {
+        own_namespaces()
+    }
+
+    fn open_process(&self, pid: Pid) -> Result<LinuxProcess, OpenProcessError> {
+        match PidFd::open(pid) {
+            Ok(pidfd) => Ok(LinuxProcess { pid, pidfd }),
+            Err(Errno::ESRCH) => Err(OpenProcessError::Gone),
+            Err(other) => Err(OpenProcessError::Other(other.desc().to_owned())),
+        }
+    }
+
+    fn stat_socket(&self, path: &Path) -> io::Result<SocketIdentity> {
+        let metadata = std::fs::metadata(path)?;
+        use std::os::unix::fs::MetadataExt;
+        Ok(SocketIdentity { path: path.to_owned(), dev: metadata.dev(), ino: metadata.ino(), mtime_ns: mtime_ns(&metadata) })
+    }
+}
+
+impl ProcessFacts for LinuxProcess {
+    fn pidfs_inode(&self) -> Option<u64> {
+        self.pidfd.pidfs_inode()
+    }
+
+    fn proc_identity(&self) -> Result<ProcIdentity, ProcReadError> {
+        read_proc_identity(self.pid)
+    }
+
+    fn has_exited(&self) -> io::Result<bool> {
+        self.pidfd.has_exited()
+    }
+}
+
+/// Judges against the real system.
+pub fn judge_now(identity: &OwnerIdentity, socket: Option<&SocketIdentity>) -> Verdict {
+    judge(identity, socket, &LinuxFacts)
+}

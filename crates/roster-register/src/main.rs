@@ -1,0 +1,5 @@
+//! Entry point of `roster-register`: everything lives in the library so xtask can render its help.
+
+fn main() -> std::process::ExitCode {
+    roster_register::main()
+}
