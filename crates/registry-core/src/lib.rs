@@ -1,1 +1,37 @@
-//! placeholder
+//! registry-core is the roster directory and everything done to it: the
+//! trust checks, safe reads, atomic writes and the lock (SPEC §2), the
+//! record format (§3), and register, list and prune (§6.1–6.3) as library
+//! calls the binaries wrap. It stands on owner-liveness for every verdict.
+
+mod directory;
+mod error;
+mod files;
+mod hook_log;
+mod list;
+mod prune;
+mod record;
+mod register;
+mod session_index;
+mod session_row;
+mod timestamp;
+
+pub use directory::{CONSENT, DirectoryChoice, DirectorySource, RosterDir, SESSIONS, SubDir, choose_directory};
+pub use error::{Error, Result};
+pub use files::{
+    EntryContents, LOCK_NAME, LOCK_WAIT, MAX_ENTRY_BYTES, ReadProblem, RegistryLock, TEMP_PREFIX, list_names,
+    read_entry, remove_entry, write_atomically,
+};
+pub use hook_log::{HOOK_LOG_LINES, HOOK_LOG_NAME, append_hook_error, recent_hook_errors};
+pub use list::{ListFilter, Listing, list_sessions, sort_newest_first};
+pub use prune::{
+    PruneOptions, PruneReport, TEMP_MAX_AGE, prune_sessions, remove_current, remove_old_temporaries,
+    remove_session_row,
+};
+pub use record::{
+    AgentName, Parsed, RECORD_FORMAT, Record, SessionId, SocketRecord, parse_record, pid_of_file_name,
+    record_file_name, same_owner,
+};
+pub use register::{REAP_EXAMINE, REAP_REMOVE, Registered, Registration, register};
+pub use session_index::{INDEX_PREFIX, index_entry_name, indexed_holder};
+pub use session_row::{Problem, ProblemKind, SessionRow, read_session_row};
+pub use timestamp::Timestamp;

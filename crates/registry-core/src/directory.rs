@@ -1,0 +1,239 @@
+//! The roster directory (SPEC §2): where it is, its trust checks, and the
+//! verified handles every other file operation is made relative to, so a
+//! path swapped for a symlink after the check cannot redirect anything.
+
+use std::ffi::OsString;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use nix::errno::Errno;
+use nix::fcntl::{OFlag, open, openat};
+use nix::sys::stat::{Mode, fchmod, fstat, mkdirat};
+
+use crate::error::{Error, Result};
+
+/// Name of the records subdirectory.
+pub const SESSIONS: &str = "sessions";
+/// Name of the consent markers subdirectory.
+pub const CONSENT: &str = "consent";
+
+/// Where the roster directory is, and what said so.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirectoryChoice {
+    pub path: PathBuf,
+    pub source: DirectorySource,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirectorySource {
+    Flag,
+    RosterDirEnv,
+    XdgStateHome,
+    Home,
+}
+
+/// `--dir` beats `ROSTER_DIR`, which beats `$XDG_STATE_HOME/roster`, else
+/// `~/.local/state/roster`. A relative `ROSTER_DIR` is refused (hooks run
+/// in arbitrary directories); a relative `XDG_STATE_HOME` is ignored, as
+/// the XDG base directory specification says.
+pub fn choose_directory(flag: Option<&Path>, env: &dyn Fn(&str) -> Option<OsString>) -> Result<DirectoryChoice> {
+    if let Some(path) = flag {
+        if path.as_os_str().is_empty() {
+            return Err(Error::BadInput("--dir is empty; give the roster directory's path".into()));
+        }
+        return Ok(DirectoryChoice { path: absolute(path), source: DirectorySource::Flag });
+    }
+    if let Some(value) = env("ROSTER_DIR").filter(|value| !value.is_empty()) {
+        let path = PathBuf::from(value);
+        if !path.is_absolute() {
+            return Err(Error::BadInput(format!(
+                "ROSTER_DIR={:?} is not an absolute path; set it to one or unset it",
+                path.display().to_string()
+            )));
+        }
+        return Ok(DirectoryChoice { path, source: DirectorySource::RosterDirEnv });
+    }
+    if let Some(state) = env("XDG_STATE_HOME").map(PathBuf::from).filter(|path| path.is_absolute()) {
+        return Ok(DirectoryChoice { path: state.join("roster"), source: DirectorySource::XdgStateHome });
+    }
+    let home = env("HOME").map(PathBuf::from).filter(|path| path.is_absolute()).ok_or(Error::NoHome)?;
+    Ok(DirectoryChoice { path: home.join(".local/state/roster"), source: DirectorySource::Home })
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
+}
+
+/// A verified roster directory and its verified subdirectories.
+#[derive(Debug)]
+pub struct RosterDir {
+    path: PathBuf,
+    root: OwnedFd,
+    sessions: OwnedFd,
+    consent: OwnedFd,
+}
+
+/// A verified subdirectory handle with its path, for messages.
+#[derive(Clone, Copy, Debug)]
+pub struct SubDir<'a> {
+    pub(crate) fd: BorrowedFd<'a>,
+    pub(crate) path: &'a Path,
+}
+
+impl<'a> SubDir<'a> {
+    pub fn path(&self) -> &'a Path {
+        self.path
+    }
+
+    pub fn fd(&self) -> BorrowedFd<'a> {
+        self.fd
+    }
+}
+
+impl RosterDir {
+    /// Opens the roster directory, creating it (and its parents and
+    /// subdirectories) `0700` where missing, and verifies every level.
+    pub fn open_or_create(path: &Path) -> Result<RosterDir> {
+        if let Some(parent) = path.parent() {
+            create_parents(parent)?;
+        }
+        match mkdir_0700(None, path) {
+            Ok(()) | Err(Errno::EEXIST) => {}
+            Err(errno) => return Err(Error::io("create", path, errno.into())),
+        }
+        let root = open_verified_directory(None, path, path)?;
+        let sessions = open_subdirectory(&root, path, SESSIONS)?;
+        let consent = open_subdirectory(&root, path, CONSENT)?;
+        Ok(RosterDir { path: path.to_owned(), root, sessions, consent })
+    }
+
+    /// Opens an existing roster directory for reading; `Ok(None)` when it
+    /// does not exist yet (nothing was ever registered), so a reader never
+    /// creates the directory itself. Missing subdirectories of a trusted
+    /// directory are created: that changes nothing anyone could observe.
+    pub fn open_existing(path: &Path) -> Result<Option<RosterDir>> {
+        match std::fs::symlink_metadata(path) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            _ => {}
+        }
+        let root = open_verified_directory(None, path, path)?;
+        let sessions = open_subdirectory(&root, path, SESSIONS)?;
+        let consent = open_subdirectory(&root, path, CONSENT)?;
+        Ok(Some(RosterDir { path: path.to_owned(), root, sessions, consent }))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn root(&self) -> SubDir<'_> {
+        SubDir { fd: self.root.as_fd(), path: &self.path }
+    }
+
+    pub fn sessions(&self) -> SubDir<'_> {
+        SubDir { fd: self.sessions.as_fd(), path: Path::new(SESSIONS) }
+    }
+
+    pub fn consent(&self) -> SubDir<'_> {
+        SubDir { fd: self.consent.as_fd(), path: Path::new(CONSENT) }
+    }
+
+    /// Full path of a file in a subdirectory, for messages and JSON rows.
+    pub fn entry_path(&self, subdirectory: SubDir<'_>, name: &str) -> PathBuf {
+        if subdirectory.path == self.path { self.path.join(name) } else { self.path.join(subdirectory.path).join(name) }
+    }
+}
+
+fn create_parents(parent: &Path) -> Result<()> {
+    if parent.as_os_str().is_empty() || parent.exists() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode_0700()
+        .create(parent)
+        .map_err(|error| Error::io("create", parent, error))
+}
+
+trait DirBuilderMode {
+    fn mode_0700(&mut self) -> &mut Self;
+}
+
+impl DirBuilderMode for std::fs::DirBuilder {
+    fn mode_0700(&mut self) -> &mut Self {
+        use std::os::unix::fs::DirBuilderExt;
+        self.mode(0o700)
+    }
+}
+
+fn mkdir_0700(parent: Option<BorrowedFd<'_>>, path: &Path) -> std::result::Result<(), Errno> {
+    match parent {
+        Some(fd) => mkdirat(fd, path, Mode::S_IRWXU),
+        None => nix::unistd::mkdir(path, Mode::S_IRWXU),
+    }
+}
+
+fn open_subdirectory(root: &OwnedFd, root_path: &Path, name: &str) -> Result<OwnedFd> {
+    let shown = root_path.join(name);
+    match mkdir_0700(Some(root.as_fd()), Path::new(name)) {
+        Ok(()) | Err(Errno::EEXIST) => {}
+        Err(errno) => return Err(Error::io("create", shown, errno.into())),
+    }
+    open_verified_directory(Some(root.as_fd()), Path::new(name), &shown)
+}
+
+/// Opens `path` (relative to `parent` when given) as a directory without
+/// following a symlink, then checks owner and mode on the handle itself.
+fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &Path) -> Result<OwnedFd> {
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let opened = match parent {
+        Some(fd) => openat(fd, path, flags, Mode::empty()),
+        None => open(path, flags, Mode::empty()),
+    };
+    let fd = match opened {
+        Ok(fd) => fd,
+        Err(Errno::ELOOP) => {
+            return Err(untrusted(shown, "is a symlink", "point --dir or ROSTER_DIR at the real directory instead"));
+        }
+        Err(Errno::ENOTDIR) => {
+            let problem = if is_symlink(parent, path) { "is a symlink" } else { "is not a directory" };
+            return Err(untrusted(shown, problem, "move it aside or choose another --dir"));
+        }
+        Err(errno) => return Err(Error::io("open", shown, errno.into())),
+    };
+    let stat = fstat(&fd).map_err(|errno| Error::io("stat", shown, errno.into()))?;
+    let euid = nix::unistd::geteuid().as_raw();
+    if stat.st_uid != euid {
+        return Err(untrusted(
+            shown,
+            &format!("is owned by uid {}, not by you (uid {euid})", stat.st_uid),
+            "use a directory of your own (--dir or ROSTER_DIR)",
+        ));
+    }
+    let mode = stat.st_mode & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(untrusted(
+            shown,
+            &format!("is writable by group or others (mode {mode:04o})"),
+            &format!("run `chmod 700 {}`", shown.display()),
+        ));
+    }
+    if mode & 0o077 != 0 {
+        // Read or search bits for others: quietly tighten (SPEC §2).
+        fchmod(&fd, Mode::S_IRWXU).map_err(|errno| Error::io("chmod 700", shown, errno.into()))?;
+    }
+    Ok(fd)
+}
+
+fn is_symlink(parent: Option<BorrowedFd<'_>>, path: &Path) -> bool {
+    let flags = nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW;
+    let stat = match parent {
+        Some(fd) => nix::sys::stat::fstatat(fd, path, flags),
+        None => nix::sys::stat::lstat(path),
+    };
+    stat.is_ok_and(|stat| stat.st_mode & nix::libc::S_IFMT == nix::libc::S_IFLNK)
+}
+
+fn untrusted(path: &Path, problem: &str, fix: &str) -> Error {
+    Error::UntrustedDirectory { path: path.to_owned(), problem: problem.to_owned(), fix: fix.to_owned() }
+}

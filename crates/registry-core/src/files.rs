@@ -1,0 +1,320 @@
+//! File operations inside the verified directory: safe reads that never
+//! follow, block or trust what they should not (SPEC §2), atomic writes
+//! that leave the old file or the new one and never a torn one, and the
+//! `.lock` every mutation holds.
+
+use std::ffi::{CStr, OsStr};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::fcntl::{AtFlags, OFlag, openat, renameat};
+use nix::sys::stat::{Mode, fchmod, fstat, fstatat};
+use nix::unistd::{UnlinkatFlags, unlinkat};
+
+use crate::directory::{RosterDir, SubDir};
+use crate::error::{Error, Result};
+use crate::timestamp::Timestamp;
+
+/// The most bytes any roster file may hold; more makes the entry untrusted.
+pub const MAX_ENTRY_BYTES: u64 = 64 * 1024;
+/// Prefix of atomic-write temporaries; dotfiles are never listed.
+pub const TEMP_PREFIX: &str = ".tmp-";
+/// The lock file's name; it is never unlinked.
+pub const LOCK_NAME: &str = ".lock";
+/// How long a mutation waits for the lock before "registry busy".
+pub const LOCK_WAIT: Duration = Duration::from_secs(5);
+
+/// An entry's bytes and the facts of the handle they were read through.
+#[derive(Clone, Debug)]
+pub struct EntryContents {
+    pub bytes: Vec<u8>,
+    pub mtime: Timestamp,
+}
+
+/// Why an entry is not believed, or not there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadProblem {
+    /// The name does not exist (any more).
+    Missing,
+    /// It exists but fails a trust check; the text says which.
+    Untrusted { reason: String, mtime: Option<Timestamp> },
+    /// The read itself failed.
+    Failed(String),
+}
+
+/// Reads `name` in `directory` safely: the type is checked before opening
+/// (so no FIFO or device is ever opened), the open does not follow
+/// symlinks, the handle is checked again (regular file, same inode, owned
+/// by the effective uid, no group/other write bit, one link, at most
+/// `MAX_ENTRY_BYTES`), and at most that many bytes are read.
+pub fn read_entry(directory: SubDir<'_>, name: &str) -> std::result::Result<EntryContents, ReadProblem> {
+    let before = match fstatat(directory.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+        Ok(stat) => stat,
+        Err(Errno::ENOENT) => return Err(ReadProblem::Missing),
+        Err(errno) => return Err(ReadProblem::Failed(format!("stat: {}", errno.desc()))),
+    };
+    let mtime = Some(stat_mtime(&before));
+    if let Some(reason) = untrusted_reason(&before) {
+        return Err(ReadProblem::Untrusted { reason, mtime });
+    }
+    let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
+    let fd = match openat(directory.fd, name, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::ENOENT) => return Err(ReadProblem::Missing),
+        Err(Errno::ELOOP) => return Err(ReadProblem::Untrusted { reason: "is a symlink".into(), mtime }),
+        Err(errno) => return Err(ReadProblem::Failed(format!("open: {}", errno.desc()))),
+    };
+    let after = fstat(&fd).map_err(|errno| ReadProblem::Failed(format!("fstat: {}", errno.desc())))?;
+    if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) {
+        return Err(ReadProblem::Untrusted { reason: "was replaced while being opened".into(), mtime });
+    }
+    if let Some(reason) = untrusted_reason(&after) {
+        return Err(ReadProblem::Untrusted { reason, mtime: Some(stat_mtime(&after)) });
+    }
+    let mut bytes = Vec::with_capacity(after.st_size.clamp(0, MAX_ENTRY_BYTES as i64) as usize);
+    File::from(fd)
+        .take(MAX_ENTRY_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| ReadProblem::Failed(format!("read: {error}")))?;
+    if bytes.len() as u64 > MAX_ENTRY_BYTES {
+        return Err(ReadProblem::Untrusted { reason: "grew past 64 KiB while being read".into(), mtime });
+    }
+    Ok(EntryContents { bytes, mtime: stat_mtime(&after) })
+}
+
+fn untrusted_reason(stat: &nix::sys::stat::FileStat) -> Option<String> {
+    let kind = stat.st_mode & nix::libc::S_IFMT;
+    let kind_name = match kind {
+        nix::libc::S_IFREG => None,
+        nix::libc::S_IFLNK => Some("is a symlink"),
+        nix::libc::S_IFIFO => Some("is a FIFO"),
+        nix::libc::S_IFCHR => Some("is a character device"),
+        nix::libc::S_IFBLK => Some("is a block device"),
+        nix::libc::S_IFDIR => Some("is a directory"),
+        nix::libc::S_IFSOCK => Some("is a socket"),
+        _ => Some("is not a regular file"),
+    };
+    if let Some(kind_name) = kind_name {
+        return Some(kind_name.to_owned());
+    }
+    let euid = nix::unistd::geteuid().as_raw();
+    if stat.st_uid != euid {
+        return Some(format!("is owned by uid {}, not {euid}", stat.st_uid));
+    }
+    if stat.st_mode & 0o022 != 0 {
+        return Some(format!("is writable by group or others (mode {:04o})", stat.st_mode & 0o7777));
+    }
+    if stat.st_nlink != 1 {
+        return Some(format!("has {} hard links", stat.st_nlink));
+    }
+    if stat.st_size as u64 > MAX_ENTRY_BYTES {
+        return Some(format!("is {} bytes, over the 64 KiB limit", stat.st_size));
+    }
+    None
+}
+
+fn stat_mtime(stat: &nix::sys::stat::FileStat) -> Timestamp {
+    Timestamp::from_unix_nanos(i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec))
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A temporary name no other writer can pick: pid, a counter and the clock.
+fn temp_name(target: &str) -> String {
+    let count = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = Timestamp::now().unix_nanos() as u64;
+    format!("{TEMP_PREFIX}{target}.{}.{count}.{nanos:x}", std::process::id())
+}
+
+/// Writes `bytes` to `name` atomically: a `0600` temporary in the same
+/// directory (whatever the umask), written, fsynced, renamed over the
+/// target, then the directory fsynced. On any failure the temporary is
+/// removed and the old file, if any, is untouched.
+pub fn write_atomically(roster: &RosterDir, directory: SubDir<'_>, name: &str, bytes: &[u8]) -> Result<()> {
+    let temp = temp_name(name);
+    let target_path = roster.entry_path(directory, name);
+    let result = write_temp_and_rename(directory, &temp, name, bytes);
+    if let Err((operation, errno)) = result {
+        let _ = unlinkat(directory.fd, temp.as_str(), UnlinkatFlags::NoRemoveDir);
+        return Err(Error::io(operation, target_path, errno.into()));
+    }
+    sync_directory(directory).map_err(|errno| Error::io("fsync directory of", target_path, errno.into()))
+}
+
+fn write_temp_and_rename(
+    directory: SubDir<'_>,
+    temp: &str,
+    name: &str,
+    bytes: &[u8],
+) -> std::result::Result<(), (&'static str, Errno)> {
+    let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let fd = openat(directory.fd, temp, flags, Mode::S_IRUSR | Mode::S_IWUSR).map_err(|errno| ("create", errno))?;
+    // The umask may have removed bits; it can never have added any, but a
+    // restrictive umask could leave the owner unable to read, so set 0600.
+    fchmod(&fd, Mode::S_IRUSR | Mode::S_IWUSR).map_err(|errno| ("chmod 600", errno))?;
+    let mut file = File::from(fd);
+    file.write_all(bytes).map_err(|error| ("write", io_errno(&error)))?;
+    file.sync_all().map_err(|error| ("fsync", io_errno(&error)))?;
+    drop(file);
+    renameat(directory.fd, temp, directory.fd, name).map_err(|errno| ("rename into place", errno))
+}
+
+fn io_errno(error: &std::io::Error) -> Errno {
+    Errno::from_raw(error.raw_os_error().unwrap_or(nix::libc::EIO))
+}
+
+/// fsyncs a directory so a rename or unlink in it survives a crash.
+pub fn sync_directory(directory: SubDir<'_>) -> std::result::Result<(), Errno> {
+    nix::unistd::fsync(directory.fd)
+}
+
+/// Removes `name`; `Ok(false)` when it was already gone.
+pub fn remove_entry(roster: &RosterDir, directory: SubDir<'_>, name: &str) -> Result<bool> {
+    match unlinkat(directory.fd, name, UnlinkatFlags::NoRemoveDir) {
+        Ok(()) => Ok(true),
+        Err(Errno::ENOENT) => Ok(false),
+        Err(errno) => Err(Error::io("remove", roster.entry_path(directory, name), errno.into())),
+    }
+}
+
+/// The names in a directory, `.` and `..` left out, in directory order.
+pub fn list_names(roster: &RosterDir, directory: SubDir<'_>) -> Result<Vec<std::ffi::OsString>> {
+    let shown = roster.entry_path(directory, "");
+    let fd = openat(directory.fd, ".", OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())
+        .map_err(|errno| Error::io("open", &shown, errno.into()))?;
+    let mut dir = nix::dir::Dir::from_fd(fd).map_err(|errno| Error::io("read", &shown, errno.into()))?;
+    let mut names = Vec::new();
+    for entry in dir.iter() {
+        let entry = entry.map_err(|errno| Error::io("read", &shown, errno.into()))?;
+        let name: &CStr = entry.file_name();
+        let bytes = name.to_bytes();
+        if bytes != b"." && bytes != b".." {
+            names.push(OsStr::from_bytes(bytes).to_owned());
+        }
+    }
+    Ok(names)
+}
+
+/// The mtime of an entry without following it, if it exists.
+pub fn entry_mtime(directory: SubDir<'_>, name: &OsStr) -> Option<Timestamp> {
+    fstatat(directory.fd, Path::new(name), AtFlags::AT_SYMLINK_NOFOLLOW).ok().map(|stat| stat_mtime(&stat))
+}
+
+/// The exclusive registry lock, released when dropped (or when the holder
+/// dies: it is an `flock`, so the kernel frees it with the last fd).
+#[derive(Debug)]
+pub struct RegistryLock {
+    _file: File,
+}
+
+impl RosterDir {
+    /// Takes the lock, waiting at most `LOCK_WAIT`, then "registry busy".
+    pub fn lock(&self) -> Result<RegistryLock> {
+        self.lock_within(LOCK_WAIT)
+    }
+
+    /// Takes the lock, waiting at most `wait`.
+    pub fn lock_within(&self, wait: Duration) -> Result<RegistryLock> {
+        let path = self.path().join(LOCK_NAME);
+        let flags = OFlag::O_RDWR | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let fd: OwnedFd = openat(self.root().fd, LOCK_NAME, flags, Mode::S_IRUSR | Mode::S_IWUSR)
+            .map_err(|errno| Error::io("open", &path, errno.into()))?;
+        let file = File::from(fd);
+        let deadline = Instant::now() + wait;
+        // Short sleeps first: most holders finish within a millisecond.
+        let mut pause = Duration::from_micros(200);
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(RegistryLock { _file: file }),
+                Err(std::fs::TryLockError::WouldBlock) => {}
+                Err(std::fs::TryLockError::Error(error)) => return Err(Error::io("lock", &path, error)),
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::Busy { path, seconds: wait.as_secs() });
+            }
+            std::thread::sleep(pause.min(deadline - now));
+            pause = (pause * 2).min(Duration::from_millis(20));
+        }
+    }
+}
+
+impl RegistryLock {
+    /// The raw fd, for tests that check it is close-on-exec.
+    pub fn raw_fd(&self) -> i32 {
+        self._file.as_raw_fd()
+    }
+
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self._file.as_fd()
+    }
+}
+
+/// Reads at most `limit` names of a directory starting at `cursor` (a
+/// position an earlier call returned, or 0 for the start), and returns them
+/// with the position after the last one (`None` at the end). Bounded work
+/// on a directory of any size: what opportunistic reaping needs.
+pub fn read_names_from(
+    directory: SubDir<'_>,
+    cursor: i64,
+    limit: usize,
+) -> std::result::Result<(Vec<std::ffi::OsString>, Option<i64>), Errno> {
+    use nix::libc;
+    let fd = openat(directory.fd, ".", OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())?;
+    let raw = std::os::fd::IntoRawFd::into_raw_fd(fd);
+    // SAFETY: `raw` is a directory fd we own; fdopendir takes it over and
+    // closedir below closes it.
+    let stream = unsafe { libc::fdopendir(raw) };
+    if stream.is_null() {
+        let errno = Errno::last();
+        // SAFETY: fdopendir failed, so the fd is still ours to close.
+        unsafe { libc::close(raw) };
+        return Err(errno);
+    }
+    // SAFETY: `stream` is a valid DIR* until closedir; entries returned by
+    // readdir are valid until the next readdir/closedir on the same stream,
+    // and their names are copied out before that.
+    let (names, next) = unsafe {
+        if cursor != 0 {
+            libc::seekdir(stream, cursor as libc::c_long);
+        }
+        let mut names = Vec::new();
+        let mut next = None;
+        while names.len() < limit {
+            let entry = libc::readdir64(stream);
+            if entry.is_null() {
+                next = None;
+                break;
+            }
+            let name = CStr::from_ptr((*entry).d_name.as_ptr()).to_bytes();
+            if name != b"." && name != b".." {
+                names.push(OsStr::from_bytes(name).to_owned());
+            }
+            next = Some(libc::telldir(stream) as i64);
+        }
+        libc::closedir(stream);
+        (names, next)
+    };
+    Ok((names, next))
+}
+
+/// Overwrites a small hint file in place (no temporary, no fsync): for data
+/// that is ignored when torn, such as the reaping cursor. Never follows a
+/// symlink.
+pub fn write_hint(directory: SubDir<'_>, name: &str, bytes: &[u8]) -> std::result::Result<(), Errno> {
+    let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let fd = openat(directory.fd, name, flags, Mode::S_IRUSR | Mode::S_IWUSR)?;
+    File::from(fd).write_all(bytes).map_err(|error| io_errno(&error))
+}
+
+/// Reads a small hint file written by `write_hint`; `None` when absent,
+/// untrusted or unreadable.
+pub fn read_hint(directory: SubDir<'_>, name: &str) -> Option<Vec<u8>> {
+    read_entry(directory, name).ok().map(|contents| contents.bytes)
+}

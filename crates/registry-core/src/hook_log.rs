@@ -1,0 +1,45 @@
+//! `hook-errors.log`: where hook-mode failures go, since a hook must stay
+//! silent on stdout and exit 0. Bounded to the last 100 lines; `roster-list`
+//! points at recent failures in its footer.
+
+use crate::directory::RosterDir;
+use crate::files::{read_entry, write_atomically};
+use crate::timestamp::Timestamp;
+use std::time::Duration;
+
+/// The log's name in the roster directory.
+pub const HOOK_LOG_NAME: &str = "hook-errors.log";
+/// How many lines the log keeps.
+pub const HOOK_LOG_LINES: usize = 100;
+/// How long a failing hook waits for the lock to log; a hook's budget is
+/// tight, and stderr already carries the message.
+const LOG_LOCK_WAIT: Duration = Duration::from_millis(300);
+
+/// Appends `<time> <tool>: <message>` (one line, newlines flattened),
+/// keeping the last `HOOK_LOG_LINES` lines. Best effort by design.
+pub fn append_hook_error(roster: &RosterDir, tool: &str, message: &str) -> crate::error::Result<()> {
+    let _lock = roster.lock_within(LOG_LOCK_WAIT)?;
+    let existing = read_entry(roster.root(), HOOK_LOG_NAME).map(|contents| contents.bytes).unwrap_or_default();
+    let existing = String::from_utf8_lossy(&existing);
+    let flat: String = message.chars().map(|character| if character.is_control() { ' ' } else { character }).collect();
+    let line = format!("{} {tool}: {flat}", Timestamp::now());
+    let mut lines: Vec<&str> = existing.lines().collect();
+    lines.push(&line);
+    let keep_from = lines.len().saturating_sub(HOOK_LOG_LINES);
+    let mut text = lines[keep_from..].join("\n");
+    text.push('\n');
+    write_atomically(roster, roster.root(), HOOK_LOG_NAME, text.as_bytes())
+}
+
+/// Hook failures logged within `window` of `now`: how many, and the last.
+pub fn recent_hook_errors(roster: &RosterDir, now: Timestamp, window: Duration) -> (usize, Option<String>) {
+    let Ok(contents) = read_entry(roster.root(), HOOK_LOG_NAME) else { return (0, None) };
+    let text = String::from_utf8_lossy(&contents.bytes);
+    let recent: Vec<&str> = text
+        .lines()
+        .filter(|line| {
+            line.split(' ').next().and_then(Timestamp::parse).is_some_and(|time| time.age(now) <= window)
+        })
+        .collect();
+    (recent.len(), recent.last().map(|line| (*line).to_owned()))
+}

@@ -1,0 +1,100 @@
+//! Listing (SPEC §6.2): every entry of `sessions/` as a row with its
+//! verdict, filtered, newest `registered_at` first. One bad file never
+//! hides the others. Reads take no lock.
+
+use std::path::{Path, PathBuf};
+
+use owner_liveness::Liveness;
+
+use crate::directory::RosterDir;
+use crate::error::Result;
+use crate::files::list_names;
+use crate::session_row::{SessionRow, read_session_row};
+
+/// Which rows to show.
+#[derive(Clone, Debug, Default)]
+pub struct ListFilter {
+    pub include_dead: bool,
+    pub agent: Option<String>,
+    pub harness: Option<String>,
+    pub session_id: Option<String>,
+    /// Canonical directory: rows whose cwd is it or below it.
+    pub cwd: Option<PathBuf>,
+}
+
+impl ListFilter {
+    fn filters_on_fields(&self) -> bool {
+        self.agent.is_some() || self.harness.is_some() || self.session_id.is_some() || self.cwd.is_some()
+    }
+
+    /// Whether a row passes the field filters (before its verdict). A
+    /// problem row has no fields, so any field filter hides it.
+    fn admits(&self, row: &SessionRow) -> bool {
+        let Some(record) = &row.record else { return !self.filters_on_fields() };
+        self.agent.as_deref().is_none_or(|agent| record.agent.as_deref() == Some(agent))
+            && self.harness.as_deref().is_none_or(|harness| record.harness == harness)
+            && self.session_id.as_deref().is_none_or(|id| record.session_id.as_deref() == Some(id))
+            && self.cwd.as_deref().is_none_or(|dir| Path::new(&record.cwd).starts_with(dir))
+    }
+}
+
+/// All rows (the hidden ones counted), sorted newest first, ties by pid.
+#[derive(Clone, Debug, Default)]
+pub struct Listing {
+    pub rows: Vec<SessionRow>,
+    /// Dead rows left out because `include_dead` was off.
+    pub dead_hidden: usize,
+}
+
+/// Lists the sessions of a roster directory.
+pub fn list_sessions(roster: &RosterDir, filter: &ListFilter) -> Result<Listing> {
+    let mut listing = Listing::default();
+    for name in list_names(roster, roster.sessions())? {
+        let Some(name) = name.to_str() else {
+            // A non-UTF-8 name is not one roster wrote; show it escaped.
+            let shown = name.to_string_lossy().into_owned();
+            if let Some(row) = read_session_row_lossy(roster, &shown)
+                && filter.admits(&row)
+            {
+                listing.rows.push(row);
+            }
+            continue;
+        };
+        let Some(row) = read_session_row(roster, name) else { continue };
+        if !filter.admits(&row) {
+            continue;
+        }
+        if row.liveness() == Liveness::Dead && !filter.include_dead {
+            listing.dead_hidden += 1;
+            continue;
+        }
+        listing.rows.push(row);
+    }
+    sort_newest_first(&mut listing.rows);
+    Ok(listing)
+}
+
+fn read_session_row_lossy(roster: &RosterDir, shown: &str) -> Option<SessionRow> {
+    use crate::session_row::{Problem, ProblemKind};
+    use owner_liveness::Verdict;
+    let detail = "name is not valid UTF-8".to_owned();
+    Some(SessionRow {
+        file_name: shown.to_owned(),
+        path: roster.entry_path(roster.sessions(), shown),
+        pid: None,
+        record: None,
+        verdict: Verdict { liveness: Liveness::Unknown, reason: format!("malformed: {detail}") },
+        problem: Some(Problem { kind: ProblemKind::Malformed, detail }),
+        registered_at: crate::timestamp::Timestamp::from_unix_nanos(0),
+    })
+}
+
+/// Newest `registered_at` first (compared as times), ties by pid, then name.
+pub fn sort_newest_first(rows: &mut [SessionRow]) {
+    rows.sort_by(|a, b| {
+        b.registered_at
+            .cmp(&a.registered_at)
+            .then_with(|| a.pid.cmp(&b.pid))
+            .then_with(|| a.file_name.cmp(&b.file_name))
+    });
+}

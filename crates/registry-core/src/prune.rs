@@ -1,0 +1,131 @@
+//! Prune (SPEC §6.3) in the reaper posture: dead records go, unknown and
+//! problem entries go only past an explicit age, alive ones never. Each
+//! candidate is re-read and re-judged under the lock just before removal.
+
+use std::time::Duration;
+
+use owner_liveness::{Liveness, Pid};
+
+use crate::directory::{RosterDir, SubDir};
+use crate::error::Result;
+use crate::files::{RegistryLock, TEMP_PREFIX, entry_mtime, list_names, remove_entry};
+use crate::record::{SessionId, record_file_name};
+use crate::session_index::remove_index_if_pointing_at;
+use crate::session_row::{SessionRow, read_session_row};
+use crate::timestamp::Timestamp;
+
+/// Temporaries older than this are leftovers of a crashed writer.
+pub const TEMP_MAX_AGE: Duration = Duration::from_secs(3600);
+
+/// What prune may remove.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PruneOptions {
+    /// Also remove unknown and problem entries older than this.
+    pub older_than: Option<Duration>,
+    pub dry_run: bool,
+}
+
+/// What prune removed (or, with `dry_run`, would remove).
+#[derive(Clone, Debug, Default)]
+pub struct PruneReport {
+    pub removed: Vec<SessionRow>,
+    pub dead_removed: usize,
+    pub unknown_removed: usize,
+    /// Entries looked at and kept.
+    pub kept: usize,
+    pub temp_removed: usize,
+}
+
+/// Why a row may go, if it may.
+fn removable(row: &SessionRow, options: &PruneOptions, now: Timestamp) -> bool {
+    match row.liveness() {
+        Liveness::Dead => true,
+        Liveness::Alive => false,
+        Liveness::Unknown => options.older_than.is_some_and(|age| row.registered_at.age(now) > age),
+    }
+}
+
+/// Judges every entry of `sessions/` without the lock, then takes the lock
+/// and re-reads each candidate just before removing it, keeping any that
+/// is no longer removable (it came alive, or was replaced by a live one).
+pub fn prune_sessions(roster: &RosterDir, options: &PruneOptions) -> Result<PruneReport> {
+    let now = Timestamp::now();
+    let mut report = PruneReport::default();
+    let mut candidates = Vec::new();
+    for name in list_names(roster, roster.sessions())? {
+        let Some(name) = name.to_str() else {
+            report.kept += 1;
+            continue;
+        };
+        let Some(row) = read_session_row(roster, name) else { continue };
+        if removable(&row, options, now) {
+            candidates.push(row.file_name);
+        } else {
+            report.kept += 1;
+        }
+    }
+    let lock = roster.lock()?;
+    for name in candidates {
+        let Some(row) = read_session_row(roster, &name) else { continue };
+        if !removable(&row, options, now) {
+            report.kept += 1;
+            continue;
+        }
+        if !options.dry_run && !remove_session_row(roster, &lock, &row)? {
+            continue;
+        }
+        match row.liveness() {
+            Liveness::Dead => report.dead_removed += 1,
+            _ => report.unknown_removed += 1,
+        }
+        report.removed.push(row);
+    }
+    for directory in [roster.root(), roster.sessions(), roster.consent()] {
+        report.temp_removed += remove_old_temporaries(roster, &lock, directory, now, options.dry_run)?;
+    }
+    Ok(report)
+}
+
+/// Removes one row's file and its session-id index entry; `false` when the
+/// file was already gone.
+pub fn remove_session_row(roster: &RosterDir, _lock: &RegistryLock, row: &SessionRow) -> Result<bool> {
+    let removed = remove_entry(roster, roster.sessions(), &row.file_name)?;
+    if let Some(record) = &row.record
+        && let Some(id) = record.session_id.as_deref().and_then(|id| SessionId::parse(id).ok())
+    {
+        remove_index_if_pointing_at(roster, &id, record.pid())?;
+    }
+    Ok(removed)
+}
+
+/// Removes the record of `pid` whatever its verdict (a session-end hook's
+/// `prune --current`), returning the row that was removed.
+pub fn remove_current(roster: &RosterDir, lock: &RegistryLock, pid: Pid, dry_run: bool) -> Result<Option<SessionRow>> {
+    let Some(row) = read_session_row(roster, &record_file_name(pid)) else { return Ok(None) };
+    if !dry_run && !remove_session_row(roster, lock, &row)? {
+        return Ok(None);
+    }
+    Ok(Some(row))
+}
+
+/// Removes `.tmp-*` entries older than `TEMP_MAX_AGE` from one directory.
+pub fn remove_old_temporaries(
+    roster: &RosterDir,
+    _lock: &RegistryLock,
+    directory: SubDir<'_>,
+    now: Timestamp,
+    dry_run: bool,
+) -> Result<usize> {
+    let mut removed = 0;
+    for name in list_names(roster, directory)? {
+        let Some(name) = name.to_str() else { continue };
+        if !name.starts_with(TEMP_PREFIX) {
+            continue;
+        }
+        let old = entry_mtime(directory, name.as_ref()).is_some_and(|mtime| mtime.age(now) > TEMP_MAX_AGE);
+        if old && (dry_run || remove_entry(roster, directory, name)?) {
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}

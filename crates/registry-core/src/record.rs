@@ -1,0 +1,400 @@
+//! The record (SPEC §3, format 1): one session's file in `sessions/`, its
+//! validated field types, strict parsing into `Parsed` outcomes and the
+//! serialization that round-trips.
+
+use std::path::{Path, PathBuf};
+
+use owner_liveness::{OwnerIdentity, Pid, SocketIdentity};
+use serde::{Deserialize, Serialize};
+
+use crate::timestamp::Timestamp;
+
+/// The record format this roster writes and fully understands.
+pub const RECORD_FORMAT: u64 = 1;
+
+/// A session id: 1–128 printable ASCII characters, no `/`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionId(String);
+
+impl SessionId {
+    pub fn parse(text: &str) -> Result<SessionId, String> {
+        if text.is_empty() || text.len() > 128 {
+            return Err(format!("session id {text:?} must be 1 to 128 characters long"));
+        }
+        if let Some(bad) = text.chars().find(|character| !(' '..='~').contains(character) || *character == '/') {
+            return Err(format!(
+                "session id {text:?} contains {bad:?}; only printable ASCII without '/' is allowed"
+            ));
+        }
+        Ok(SessionId(text.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// An agent name: 1–64 characters, no control characters, no leading or
+/// trailing white space.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AgentName(String);
+
+impl AgentName {
+    pub fn parse(text: &str) -> Result<AgentName, String> {
+        let length = text.chars().count();
+        if length == 0 || length > 64 {
+            return Err(format!("agent name {text:?} must be 1 to 64 characters long"));
+        }
+        if text.chars().any(char::is_control) {
+            return Err(format!("agent name {text:?} contains a control character"));
+        }
+        if text.starts_with(char::is_whitespace) || text.ends_with(char::is_whitespace) {
+            return Err(format!("agent name {text:?} starts or ends with white space"));
+        }
+        Ok(AgentName(text.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The record's `socket` object.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SocketRecord {
+    pub path: String,
+    pub dev: u64,
+    pub ino: u64,
+    pub mtime_ns: i64,
+}
+
+/// A parsed, validated record. Field names are the file format.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    pub format: u64,
+    pub session_pid: u32,
+    pub session_pid_source: String,
+    pub session_pid_verified: bool,
+    pub owner_uid: u32,
+    pub start_ticks: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pidfs_ino: Option<u64>,
+    pub boot_id: String,
+    pub pid_ns: u64,
+    pub time_ns: u64,
+    pub harness: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket: Option<SocketRecord>,
+    pub cwd: String,
+    pub registrar_pid: u32,
+    pub registered_at: String,
+    pub refreshed_at: String,
+}
+
+/// What a file in `sessions/` turned out to be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Parsed {
+    Record(Box<Record>),
+    /// Does not parse or breaks a rule; the text says which.
+    Malformed(String),
+    /// Written by a newer roster (`format` above ours).
+    UnsupportedFormat(u64),
+}
+
+#[derive(Deserialize)]
+struct FormatOnly {
+    format: Option<serde_json::Value>,
+}
+
+/// The valid record file name for a pid: canonical decimal plus `.json`.
+pub fn record_file_name(pid: Pid) -> String {
+    format!("{pid}.json")
+}
+
+/// The pid a file name stands for, when the name is canonical.
+pub fn pid_of_file_name(name: &str) -> Option<Pid> {
+    let digits = name.strip_suffix(".json")?;
+    Pid::parse_canonical(digits, u32::MAX).ok()
+}
+
+/// Parses a record file's bytes strictly (SPEC §3), checking the pid
+/// against the file name's.
+pub fn parse_record(bytes: &[u8], file_pid: Pid) -> Parsed {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(error) => return Parsed::Malformed(format!("not UTF-8: {error}")),
+    };
+    let format = match serde_json::from_str::<FormatOnly>(text) {
+        Ok(FormatOnly { format: Some(value) }) => value,
+        Ok(FormatOnly { format: None }) => return Parsed::Malformed("no \"format\" key".into()),
+        Err(error) => return Parsed::Malformed(format!("not a JSON object: {error}")),
+    };
+    let Some(format) = format.as_u64() else {
+        return Parsed::Malformed(format!("\"format\" is {format}, not a positive integer"));
+    };
+    if format > RECORD_FORMAT {
+        return Parsed::UnsupportedFormat(format);
+    }
+    if format < RECORD_FORMAT {
+        return Parsed::Malformed(format!("\"format\" is {format}; the lowest format is 1"));
+    }
+    let record: Record = match serde_json::from_str(text) {
+        Ok(record) => record,
+        Err(error) => return Parsed::Malformed(error.to_string()),
+    };
+    match validate(&record, file_pid) {
+        Ok(()) => Parsed::Record(Box::new(record)),
+        Err(problem) => Parsed::Malformed(problem),
+    }
+}
+
+fn validate(record: &Record, file_pid: Pid) -> Result<(), String> {
+    if record.session_pid == 0 {
+        return Err("session_pid is 0".into());
+    }
+    if record.session_pid != file_pid.get() {
+        return Err(format!("session_pid {} does not match the file name {file_pid}.json", record.session_pid));
+    }
+    if Timestamp::parse(&record.registered_at).is_none() {
+        return Err(format!("registered_at {:?} is not an RFC 3339 time", record.registered_at));
+    }
+    if Timestamp::parse(&record.refreshed_at).is_none() {
+        return Err(format!("refreshed_at {:?} is not an RFC 3339 time", record.refreshed_at));
+    }
+    if !Path::new(&record.cwd).is_absolute() {
+        return Err(format!("cwd {:?} is not an absolute path", record.cwd));
+    }
+    if record.boot_id.is_empty() {
+        return Err("boot_id is empty".into());
+    }
+    if let Some(session_id) = &record.session_id {
+        SessionId::parse(session_id)?;
+    }
+    if let Some(agent) = &record.agent {
+        AgentName::parse(agent)?;
+    }
+    Ok(())
+}
+
+impl Record {
+    pub fn pid(&self) -> Pid {
+        Pid::new(self.session_pid).expect("validated non-zero")
+    }
+
+    /// The owner identity the verdict checks.
+    pub fn identity(&self) -> OwnerIdentity {
+        OwnerIdentity {
+            pid: self.pid(),
+            uid: self.owner_uid,
+            start_ticks: self.start_ticks,
+            pidfs_ino: self.pidfs_ino,
+            boot_id: self.boot_id.clone(),
+            pid_ns: self.pid_ns,
+            time_ns: self.time_ns,
+        }
+    }
+
+    pub fn socket_identity(&self) -> Option<SocketIdentity> {
+        self.socket.as_ref().map(|socket| SocketIdentity {
+            path: PathBuf::from(&socket.path),
+            dev: socket.dev,
+            ino: socket.ino,
+            mtime_ns: i128::from(socket.mtime_ns),
+        })
+    }
+
+    pub fn registered_at(&self) -> Timestamp {
+        Timestamp::parse(&self.registered_at).expect("validated")
+    }
+
+    /// The file's bytes: pretty JSON and a final newline, for people who
+    /// `cat` it.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = serde_json::to_vec_pretty(self).expect("a record always serializes");
+        bytes.push(b'\n');
+        bytes
+    }
+}
+
+/// Whether two identities name the same process (a refresh, not a new owner).
+pub fn same_owner(recorded: &Record, identity: &OwnerIdentity) -> bool {
+    let pidfs_agrees = match (recorded.pidfs_ino, identity.pidfs_ino) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    };
+    recorded.session_pid == identity.pid.get()
+        && recorded.start_ticks == identity.start_ticks
+        && recorded.owner_uid == identity.uid
+        && recorded.boot_id == identity.boot_id
+        && recorded.pid_ns == identity.pid_ns
+        && recorded.time_ns == identity.time_ns
+        && pidfs_agrees
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Record {
+        Record {
+            format: 1,
+            session_pid: 4242,
+            session_pid_source: "ancestor".into(),
+            session_pid_verified: true,
+            owner_uid: 1000,
+            start_ticks: 870,
+            pidfs_ino: Some(12345),
+            boot_id: "0f0e0d0c-0b0a-0908-0706-050403020100".into(),
+            pid_ns: 4026531836,
+            time_ns: 4026531834,
+            harness: "claude-code".into(),
+            harness_version: Some("2.1.328".into()),
+            agent: Some("wren".into()),
+            session_id: Some("7c660e54-2e19-4577-b46a-16f46484eaf4".into()),
+            transcript_path: None,
+            socket: None,
+            cwd: "/home/dev/src/app".into(),
+            registrar_pid: 4300,
+            registered_at: "2026-11-30T02:03:05.123456789Z".into(),
+            refreshed_at: "2026-11-30T02:03:05.123456789Z".into(),
+        }
+    }
+
+    fn pid(raw: u32) -> Pid {
+        Pid::new(raw).unwrap()
+    }
+
+    #[test]
+    fn a_written_record_parses_back() {
+        let record = sample();
+        assert_eq!(parse_record(&record.to_bytes(), pid(4242)), Parsed::Record(Box::new(record)));
+    }
+
+    fn malformed(text: &str) -> bool {
+        matches!(parse_record(text.as_bytes(), pid(4242)), Parsed::Malformed(_))
+    }
+
+    fn with(edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>)) -> String {
+        let mut value = serde_json::to_value(sample()).unwrap();
+        edit(value.as_object_mut().unwrap());
+        value.to_string()
+    }
+
+    #[test]
+    fn rule_breakers_are_malformed() {
+        assert!(malformed("{}"));
+        assert!(malformed(""));
+        assert!(malformed("[1,2]"));
+        assert!(malformed("{\"format\": 1"));
+        assert!(malformed(&with(|map| {
+            map.remove("boot_id");
+        })));
+        assert!(malformed(&with(|map| {
+            map.insert("session_pid".into(), 4243.into());
+        })));
+        assert!(malformed(&with(|map| {
+            map.insert("session_pid".into(), (-1).into());
+        })));
+        assert!(malformed(&with(|map| {
+            map.insert("session_pid".into(), "4242".into());
+        })));
+        assert!(malformed(&with(|map| {
+            map.insert("registered_at".into(), "yesterday".into());
+        })));
+        assert!(malformed(&with(|map| {
+            map.insert("format".into(), 0.into());
+        })));
+        assert!(malformed(&with(|map| {
+            map.remove("format");
+        })));
+        assert!(malformed(&with(|map| {
+            map.insert("session_id".into(), "a/b".into());
+        })));
+        assert!(malformed(&with(|map| {
+            map.insert("cwd".into(), "relative/dir".into());
+        })));
+        let duplicated = sample().to_bytes();
+        let text = String::from_utf8(duplicated).unwrap().replacen("\"format\": 1,", "\"format\": 1, \"owner_uid\": 0,", 1);
+        assert!(malformed(&text));
+        let mut invalid_utf8 = sample().to_bytes();
+        let position = invalid_utf8.iter().position(|&byte| byte == b'w').unwrap();
+        invalid_utf8[position] = 0xff;
+        assert!(matches!(parse_record(&invalid_utf8, pid(4242)), Parsed::Malformed(_)));
+    }
+
+    #[test]
+    fn newer_formats_are_unsupported_not_malformed() {
+        let text = with(|map| {
+            map.insert("format".into(), 2.into());
+            map.insert("something_new".into(), true.into());
+        });
+        assert_eq!(parse_record(text.as_bytes(), pid(4242)), Parsed::UnsupportedFormat(2));
+        assert_eq!(parse_record(br#"{"format": 7}"#, pid(4242)), Parsed::UnsupportedFormat(7));
+    }
+
+    #[test]
+    fn file_names() {
+        assert_eq!(pid_of_file_name("12.json").map(Pid::get), Some(12));
+        for bad in ["007.json", "0.json", "-1.json", "12.json.tmp", "12", "x.json", ".12.json"] {
+            assert_eq!(pid_of_file_name(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn field_types() {
+        assert!(SessionId::parse("7c660e54-2e19-4577-b46a-16f46484eaf4").is_ok());
+        assert!(SessionId::parse(&"x".repeat(128)).is_ok());
+        for bad in ["", "a/b", "tab\there", "ünï", &"x".repeat(129)] {
+            assert!(SessionId::parse(bad).is_err(), "{bad:?}");
+        }
+        assert!(AgentName::parse("wren").is_ok());
+        assert!(AgentName::parse("ünïcödé agent").is_ok());
+        for bad in ["", " wren", "wren ", "a\nb", "\u{1b}[31m", &"x".repeat(65)] {
+            assert!(AgentName::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn serialize_then_parse_round_trips(
+            pid_raw in 1u32..4_194_304,
+            ticks in proptest::num::u64::ANY,
+            pidfs in proptest::option::of(proptest::num::u64::ANY),
+            agent in proptest::option::of("[a-zA-Z0-9][a-zA-Z0-9 _.-]{0,30}[a-zA-Z0-9]"),
+            session in proptest::option::of("[ -.0-~]{1,128}"),
+            cwd in "/[^\\x00]{0,60}",
+            harness_version in proptest::option::of("\\PC{0,12}"),
+            nanos in 0i128..4_102_444_800_000_000_000,
+        ) {
+            let stamp = Timestamp::from_unix_nanos(nanos).to_string();
+            let record = Record {
+                session_pid: pid_raw,
+                start_ticks: ticks,
+                pidfs_ino: pidfs,
+                agent,
+                session_id: session,
+                cwd,
+                harness_version,
+                registered_at: stamp.clone(),
+                refreshed_at: stamp,
+                ..sample()
+            };
+            let parsed = parse_record(&record.to_bytes(), Pid::new(pid_raw).unwrap());
+            proptest::prop_assert_eq!(parsed, Parsed::Record(Box::new(record)));
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
+            let _ = parse_record(&bytes, Pid::new(1).unwrap());
+        }
+    }
+}

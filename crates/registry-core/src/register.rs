@@ -1,0 +1,178 @@
+//! Register (SPEC §6.1): write or refresh the calling session's record,
+//! keep one live owner per session id without scanning the registry, and
+//! reap a small bounded batch of dead records on the way.
+
+use std::path::PathBuf;
+
+use owner_liveness::{Liveness, OwnerIdentity, Pid, SocketIdentity};
+
+use crate::directory::RosterDir;
+use crate::error::{Error, Result};
+use crate::files::{RegistryLock, read_hint, read_names_from, remove_entry, write_atomically, write_hint};
+use crate::record::{AgentName, Parsed, RECORD_FORMAT, Record, SessionId, SocketRecord, parse_record, record_file_name, same_owner};
+use crate::session_index::{indexed_holder, point_index_at, remove_index_if_pointing_at};
+use crate::session_row::read_session_row;
+use crate::timestamp::Timestamp;
+
+/// How many entries one register looks at for reaping, at most.
+pub const REAP_EXAMINE: usize = 8;
+/// How many dead records one register removes, at most.
+pub const REAP_REMOVE: usize = 3;
+/// Where the reaping walk left off: a hint, rewritten without fsync and
+/// ignored when unreadable.
+const REAP_CURSOR_NAME: &str = ".reap-cursor";
+
+/// Everything a record is made of, already validated.
+#[derive(Clone, Debug)]
+pub struct Registration {
+    pub identity: OwnerIdentity,
+    pub session_pid_source: String,
+    pub session_pid_verified: bool,
+    pub harness: String,
+    pub harness_version: Option<String>,
+    pub agent: Option<AgentName>,
+    pub session_id: Option<SessionId>,
+    pub transcript_path: Option<String>,
+    pub socket: Option<SocketIdentity>,
+    /// Canonical (real) path.
+    pub cwd: PathBuf,
+    pub registrar_pid: u32,
+}
+
+/// What register did.
+#[derive(Clone, Debug)]
+pub struct Registered {
+    pub record: Record,
+    pub path: PathBuf,
+    /// The same owner was registered before: `registered_at` was kept.
+    pub refreshed: bool,
+    /// A record of another (dead) process at the same pid was replaced.
+    pub replaced_previous_owner: bool,
+    /// Pids of dead records removed on the way (the session id's dead
+    /// holder and the opportunistic batch).
+    pub reaped: Vec<u32>,
+}
+
+/// Writes the record for `registration` under the lock.
+pub fn register(roster: &RosterDir, registration: &Registration) -> Result<Registered> {
+    let lock = roster.lock()?;
+    let pid = registration.identity.pid;
+    let file_name = record_file_name(pid);
+    let sessions = roster.sessions();
+    let now = Timestamp::now();
+
+    let previous = match crate::files::read_entry(sessions, &file_name) {
+        Ok(contents) => match parse_record(&contents.bytes, pid) {
+            Parsed::Record(record) => Some(*record),
+            _ => None,
+        },
+        Err(_) => None,
+    };
+    let refreshed = previous.as_ref().is_some_and(|record| same_owner(record, &registration.identity));
+    let replaced_previous_owner = previous.is_some() && !refreshed;
+    let registered_at = match (&previous, refreshed) {
+        (Some(record), true) => record.registered_at.clone(),
+        _ => now.to_string(),
+    };
+
+    let mut reaped = Vec::new();
+    if let Some(session_id) = &registration.session_id
+        && let Some(holder) = indexed_holder(roster, session_id)
+        && holder != pid
+        && let Some(row) = read_session_row(roster, &record_file_name(holder))
+        && let Some(record) = &row.record
+        && record.session_id.as_deref() == Some(session_id.as_str())
+    {
+        if row.liveness() != Liveness::Dead {
+            return Err(Error::SessionIdConflict {
+                session_id: session_id.as_str().to_owned(),
+                holder: holder.get(),
+                holder_path: row.path.clone(),
+                liveness: row.liveness().to_string(),
+                reason: row.verdict.reason.clone(),
+            });
+        }
+        if remove_entry(roster, sessions, &row.file_name)? {
+            reaped.push(holder.get());
+        }
+    }
+
+    let record = build_record(registration, registered_at, now);
+    if let Some(session_id) = &registration.session_id {
+        point_index_at(roster, session_id, pid)?;
+    }
+    write_atomically(roster, sessions, &file_name, &record.to_bytes())?;
+    if let Some(old_id) = previous.as_ref().and_then(|record| record.session_id.as_deref())
+        && Some(old_id) != registration.session_id.as_ref().map(SessionId::as_str)
+        && let Ok(old_id) = SessionId::parse(old_id)
+    {
+        remove_index_if_pointing_at(roster, &old_id, pid)?;
+    }
+    reaped.extend(reap_a_few(roster, &lock, pid));
+    drop(lock);
+    Ok(Registered { path: roster.entry_path(sessions, &file_name), record, refreshed, replaced_previous_owner, reaped })
+}
+
+fn build_record(registration: &Registration, registered_at: String, now: Timestamp) -> Record {
+    let identity = &registration.identity;
+    Record {
+        format: RECORD_FORMAT,
+        session_pid: identity.pid.get(),
+        session_pid_source: registration.session_pid_source.clone(),
+        session_pid_verified: registration.session_pid_verified,
+        owner_uid: identity.uid,
+        start_ticks: identity.start_ticks,
+        pidfs_ino: identity.pidfs_ino,
+        boot_id: identity.boot_id.clone(),
+        pid_ns: identity.pid_ns,
+        time_ns: identity.time_ns,
+        harness: registration.harness.clone(),
+        harness_version: registration.harness_version.clone(),
+        agent: registration.agent.as_ref().map(|agent| agent.as_str().to_owned()),
+        session_id: registration.session_id.as_ref().map(|id| id.as_str().to_owned()),
+        transcript_path: registration.transcript_path.clone(),
+        socket: registration.socket.as_ref().map(|socket| SocketRecord {
+            path: socket.path.to_string_lossy().into_owned(),
+            dev: socket.dev,
+            ino: socket.ino,
+            mtime_ns: i64::try_from(socket.mtime_ns).unwrap_or(i64::MAX),
+        }),
+        cwd: registration.cwd.to_string_lossy().into_owned(),
+        registrar_pid: registration.registrar_pid,
+        registered_at,
+        refreshed_at: now.to_string(),
+    }
+}
+
+/// Looks at up to `REAP_EXAMINE` entries from where the last register left
+/// off and removes up to `REAP_REMOVE` dead records. Best effort: a failure
+/// here never fails the registration.
+fn reap_a_few(roster: &RosterDir, _lock: &RegistryLock, own_pid: Pid) -> Vec<u32> {
+    let sessions = roster.sessions();
+    let cursor = read_hint(sessions, REAP_CURSOR_NAME)
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .and_then(|text| text.trim().parse::<i64>().ok())
+        .unwrap_or(0);
+    let Ok((names, next)) = read_names_from(sessions, cursor, REAP_EXAMINE) else { return Vec::new() };
+    let mut reaped = Vec::new();
+    for name in names.iter().filter_map(|name| name.to_str()) {
+        if reaped.len() == REAP_REMOVE {
+            break;
+        }
+        let Some(row) = read_session_row(roster, name) else { continue };
+        let Some(record) = &row.record else { continue };
+        if row.liveness() != Liveness::Dead || record.pid() == own_pid {
+            continue;
+        }
+        // Judged just now, under the lock, and dead is final: no new
+        // process can take over a dead identity.
+        if remove_entry(roster, sessions, name).unwrap_or(false) {
+            if let Some(id) = record.session_id.as_deref().and_then(|id| SessionId::parse(id).ok()) {
+                let _ = remove_index_if_pointing_at(roster, &id, record.pid());
+            }
+            reaped.push(record.session_pid);
+        }
+    }
+    let _ = write_hint(sessions, REAP_CURSOR_NAME, next.unwrap_or(0).to_string().as_bytes());
+    reaped
+}

@@ -1,0 +1,194 @@
+//! RFC 3339 UTC timestamps with nanoseconds, the only time format in
+//! records: written as `2026-11-30T02:03:05.123456789Z`, parsed strictly
+//! (any offset is accepted and normalised; anything else is malformed).
+
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// A point in time as nanoseconds since the Unix epoch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(i128);
+
+impl Timestamp {
+    pub fn now() -> Timestamp {
+        Timestamp::from_system_time(SystemTime::now())
+    }
+
+    pub fn from_system_time(time: SystemTime) -> Timestamp {
+        match time.duration_since(UNIX_EPOCH) {
+            Ok(after) => Timestamp(after.as_nanos() as i128),
+            Err(before) => Timestamp(-(before.duration().as_nanos() as i128)),
+        }
+    }
+
+    pub fn from_unix_nanos(nanos: i128) -> Timestamp {
+        Timestamp(nanos)
+    }
+
+    pub fn unix_nanos(self) -> i128 {
+        self.0
+    }
+
+    /// How long ago this was, zero when it lies in the future.
+    pub fn age(self, now: Timestamp) -> Duration {
+        let nanos = (now.0 - self.0).max(0);
+        Duration::new((nanos / 1_000_000_000) as u64, (nanos % 1_000_000_000) as u32)
+    }
+
+    /// Parses RFC 3339 (`YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`).
+    pub fn parse(text: &str) -> Option<Timestamp> {
+        let bytes = text.as_bytes();
+        if bytes.len() < 20 || !text.is_ascii() {
+            return None;
+        }
+        let number = |range: std::ops::Range<usize>| -> Option<i64> {
+            let part = &text[range];
+            part.bytes().all(|byte| byte.is_ascii_digit()).then(|| part.parse().ok())?
+        };
+        let year = number(0..4)?;
+        let month = number(5..7)?;
+        let day = number(8..10)?;
+        let hour = number(11..13)?;
+        let minute = number(14..16)?;
+        let second = number(17..19)?;
+        if bytes[4] != b'-' || bytes[7] != b'-' || !matches!(bytes[10], b'T' | b't') || bytes[13] != b':' || bytes[16] != b':'
+        {
+            return None;
+        }
+        if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) || hour > 23 || minute > 59 || second > 60
+        {
+            return None;
+        }
+        let mut position = 19;
+        let mut nanos: i64 = 0;
+        if bytes.get(position) == Some(&b'.') {
+            let digits = bytes[position + 1..].iter().take_while(|byte| byte.is_ascii_digit()).count();
+            if digits == 0 || digits > 9 {
+                return None;
+            }
+            let fraction: i64 = text[position + 1..position + 1 + digits].parse().ok()?;
+            nanos = fraction * 10_i64.pow(9 - digits as u32);
+            position += 1 + digits;
+        }
+        let offset_seconds = match &text[position..] {
+            "Z" | "z" => 0,
+            zone if zone.len() == 6 && (zone.starts_with('+') || zone.starts_with('-')) && zone.as_bytes()[3] == b':' => {
+                let hours = number(position + 1..position + 3)?;
+                let minutes = number(position + 4..position + 6)?;
+                if hours > 23 || minutes > 59 {
+                    return None;
+                }
+                let sign = if zone.starts_with('-') { -1 } else { 1 };
+                sign * (hours * 3600 + minutes * 60)
+            }
+            _ => return None,
+        };
+        let days = days_from_civil(year, month, day);
+        let seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset_seconds;
+        Some(Timestamp(i128::from(seconds) * 1_000_000_000 + i128::from(nanos)))
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let seconds = self.0.div_euclid(1_000_000_000) as i64;
+        let nanos = self.0.rem_euclid(1_000_000_000);
+        let days = seconds.div_euclid(86400);
+        let second_of_day = seconds.rem_euclid(86400);
+        let (year, month, day) = civil_from_days(days);
+        write!(
+            f,
+            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{nanos:09}Z",
+            second_of_day / 3600,
+            second_of_day % 3600 / 60,
+            second_of_day % 60
+        )
+    }
+}
+
+fn is_leap(year: i64) -> bool {
+    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if is_leap(year) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+// Howard Hinnant's days-from-civil and civil-from-days algorithms.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let month_index = (month + 9) % 12;
+    let day_of_year = (153 * month_index + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146097 + day_of_era - 719468
+}
+
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let shifted = days + 719468;
+    let era = shifted.div_euclid(146097);
+    let day_of_era = shifted - era * 146097;
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_instants() {
+        assert_eq!(Timestamp::from_unix_nanos(0).to_string(), "1970-01-01T00:00:00.000000000Z");
+        let stamp = Timestamp::parse("2026-11-30T02:03:05.123456789Z").unwrap();
+        assert_eq!(stamp.to_string(), "2026-11-30T02:03:05.123456789Z");
+        assert_eq!(stamp.unix_nanos(), 1_796_004_185_123_456_789);
+        assert_eq!(Timestamp::parse("2026-11-30T03:03:05.123456789+01:00"), Some(stamp));
+        assert_eq!(Timestamp::parse("2024-02-29T00:00:00Z").unwrap().to_string(), "2024-02-29T00:00:00.000000000Z");
+        assert_eq!(Timestamp::parse("1969-12-31T23:59:59.5Z").unwrap().unix_nanos(), -500_000_000);
+    }
+
+    #[test]
+    fn malformed_texts() {
+        for bad in [
+            "",
+            "2026-11-30",
+            "2026-11-30T02:03:05",
+            "2026-11-30T02:03:05.Z",
+            "2026-11-30T02:03:05.1234567890Z",
+            "2026-13-30T02:03:05Z",
+            "2023-02-29T02:03:05Z",
+            "2026-11-30T24:03:05Z",
+            "2026-11-30 02:03:05Z",
+            "2026-11-30T02:03:05+0100",
+            "+026-11-30T02:03:05Z",
+            "2026-11-30T02:03:05Zjunk",
+            "２026-11-30T02:03:05Z",
+        ] {
+            assert_eq!(Timestamp::parse(bad), None, "{bad:?} parsed");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn display_then_parse_round_trips(nanos in -62_135_596_800_000_000_000i128..253_402_300_799_999_999_999i128) {
+            let stamp = Timestamp::from_unix_nanos(nanos);
+            proptest::prop_assert_eq!(Timestamp::parse(&stamp.to_string()), Some(stamp));
+        }
+
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,40}") {
+            let _ = Timestamp::parse(&text);
+        }
+    }
+}
