@@ -1,2 +1,78 @@
-//! placeholder
-fn main() {}
+//! xtask: the project's automation as plain Rust (`cargo xtask <verb>`), so
+//! nothing depends on make, shell scripts or tools a newcomer lacks.
+
+mod bench;
+mod codegen;
+mod dist;
+mod e2e;
+mod fuzz;
+mod install;
+mod soak;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// Automate roster's chores
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", about = "Automate roster's chores")]
+struct Xtask {
+    #[command(subcommand)]
+    verb: Verb,
+}
+
+#[derive(Debug, Subcommand)]
+enum Verb {
+    /// Generate man pages into man/
+    Man,
+    /// Generate shell completions into completions/
+    Completions,
+    /// Generate man pages and completions; with --check, fail when the committed ones drift
+    Codegen {
+        /// Compare with the committed files instead of writing them
+        #[arg(long)]
+        check: bool,
+    },
+    /// Build release binaries and a tarball under target/dist/
+    Dist,
+    /// Install binaries, man pages and completions under a prefix
+    Install {
+        /// Install under DIR (default: ~/.local)
+        #[arg(long, value_name = "DIR")]
+        prefix: Option<PathBuf>,
+    },
+    /// Measure the speed targets of SPEC §9 and fail when one is missed
+    Bench(bench::BenchArgs),
+    /// Run writers, pruners, listers and crashes at once, then check every invariant
+    Soak {
+        /// How long to run
+        #[arg(default_value_t = 30)]
+        seconds: u64,
+    },
+    /// Run each cargo-fuzz target for a bounded time
+    Fuzz {
+        /// Seconds per target
+        #[arg(default_value_t = 60)]
+        seconds: u64,
+    },
+    /// Drive real harnesses (installed from npm) through their session hooks
+    E2e {
+        /// One harness (claude-code, codex, gemini-cli, copilot); all when omitted
+        harness: Option<String>,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    match Xtask::parse().verb {
+        Verb::Man => codegen::write_man_pages(),
+        Verb::Completions => codegen::write_completions(),
+        Verb::Codegen { check: false } => codegen::write_all(),
+        Verb::Codegen { check: true } => codegen::check_all(),
+        Verb::Dist => dist::run(),
+        Verb::Install { prefix } => install::run(prefix),
+        Verb::Bench(args) => bench::run(args),
+        Verb::Soak { seconds } => soak::run(seconds),
+        Verb::Fuzz { seconds } => fuzz::run(seconds),
+        Verb::E2e { harness } => e2e::run(harness.as_deref()),
+    }
+}

@@ -48,6 +48,18 @@ impl ExitCoded for Refused {
     }
 }
 
+impl ExitCoded for registry_core::Error {
+    fn exit_code(&self) -> u8 {
+        registry_core::Error::exit_code(self)
+    }
+}
+
+impl ExitCoded for harness::PayloadError {
+    fn exit_code(&self) -> u8 {
+        2
+    }
+}
+
 impl ExitCoded for owner_liveness::ResolveError {
     fn exit_code(&self) -> u8 {
         2
@@ -76,8 +88,10 @@ pub fn exit_code_of(error: &anyhow::Error, lookups: &[ErrorLookup]) -> u8 {
     {
         return 0;
     }
-    let builtin: [ErrorLookup; 4] = [
+    let builtin: [ErrorLookup; 6] = [
         lookup::<BadInput>,
+        lookup::<harness::PayloadError>,
+        lookup::<registry_core::Error>,
         lookup::<Refused>,
         lookup::<owner_liveness::ResolveError>,
         lookup::<owner_liveness::CaptureError>,

@@ -113,3 +113,56 @@ pub fn read_session_row(roster: &RosterDir, file_name: &str) -> Option<SessionRo
         )),
     }
 }
+
+/// Every key a JSON row carries (SPEC §6.2), in output order: the record's
+/// keys, then the verdict, problem, consent and path.
+pub const ROW_KEYS: [&str; 25] = [
+    "format",
+    "session_pid",
+    "session_pid_source",
+    "session_pid_verified",
+    "owner_uid",
+    "start_ticks",
+    "pidfs_ino",
+    "boot_id",
+    "pid_ns",
+    "time_ns",
+    "harness",
+    "harness_version",
+    "agent",
+    "session_id",
+    "transcript_path",
+    "socket",
+    "cwd",
+    "registrar_pid",
+    "registered_at",
+    "refreshed_at",
+    "liveness",
+    "liveness_reason",
+    "problem",
+    "consent",
+    "path",
+];
+
+impl SessionRow {
+    /// The row as the JSON contract has it: every key present, `null`
+    /// where absent. `consent` is the live marker state the caller found.
+    pub fn to_json(&self, consent: &str) -> serde_json::Value {
+        let record = self.record.as_ref().map(|record| serde_json::to_value(record).expect("records serialize"));
+        let mut row = serde_json::Map::new();
+        for key in ROW_KEYS {
+            let value = match key {
+                "session_pid" => self.pid.map_or(serde_json::Value::Null, |pid| pid.get().into()),
+                "registered_at" => self.registered_at.to_string().into(),
+                "liveness" => self.verdict.liveness.as_str().into(),
+                "liveness_reason" => self.verdict.reason.clone().into(),
+                "problem" => self.problem.as_ref().map_or(serde_json::Value::Null, |problem| problem.kind.as_str().into()),
+                "consent" => consent.into(),
+                "path" => self.path.to_string_lossy().into_owned().into(),
+                _ => record.as_ref().and_then(|record| record.get(key).cloned()).unwrap_or(serde_json::Value::Null),
+            };
+            row.insert(key.to_owned(), value);
+        }
+        serde_json::Value::Object(row)
+    }
+}

@@ -1,2 +1,200 @@
-//! placeholder
-pub fn main() -> std::process::ExitCode { std::process::ExitCode::SUCCESS }
+//! `roster-prune`: removes what is provably gone (SPEC §6.3) in the reaper
+//! posture, and, with `--current`, the calling session's own record as a
+//! session-end hook (§8.2). The clap `Command` lives here so xtask renders
+//! man pages and completions from the definition users run.
+
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{CommandFactory, Parser};
+use cli_support::{
+    BadInput, CommonArgs, OutputFormat, escape_for_terminal, home_relative, open_roster_for_reading,
+    parse_duration, resolve_calling_owner, roster_directory_choice, run_hook, run_tool,
+};
+use harness::{HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, parse_payload, read_payload};
+use owner_liveness::Liveness;
+use registry_core::{PruneOptions, PruneReport, SessionRow, prune_sessions, remove_current};
+
+const TOOL: &str = "roster-prune";
+
+/// Remove roster records whose sessions are provably gone
+#[derive(Debug, Parser)]
+#[command(
+    name = TOOL,
+    version,
+    about = "Remove roster records whose sessions are provably gone",
+    long_about = "Remove roster records whose sessions are provably gone\n\n\
+        Removes dead records (the owner exited, its pid was reused, it ran in an earlier boot), \
+        consent markers of dead owners, and temporaries older than an hour. Each candidate is \
+        re-read and re-judged under the lock just before it is removed, so a session that is \
+        alive is never removed. Unknown and problem entries are kept unless --older-than says \
+        how old they may get.",
+    after_long_help = AFTER_HELP,
+)]
+pub struct PruneArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// Also remove unknown and problem entries older than DURATION (90m, 36h, 7d)
+    #[arg(long, value_name = "DURATION")]
+    pub older_than: Option<String>,
+
+    /// Report what would be removed without removing anything
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Remove the calling session's own record and consent marker, alive or not
+    #[arg(long)]
+    pub current: bool,
+
+    /// With --current: name the owner process, a pid or `parent`
+    #[arg(long, value_name = "PID|parent", requires = "current")]
+    pub pid: Option<String>,
+
+    /// With --current: run as a session-end hook (read the payload, print nothing, always exit 0)
+    #[arg(long, value_name = "HARNESS|auto", requires = "current")]
+    pub hook: Option<String>,
+}
+
+const AFTER_HELP: &str = "\
+Examples:
+  Remove what is provably gone:
+    roster-prune
+  See what would go, including entries nobody could examine for a week:
+    roster-prune --older-than 7d --dry-run
+  As Claude Code's SessionEnd hook (what `roster-hooks install claude-code` writes):
+    roster-prune --current --hook claude-code
+
+JSON: {\"removed\": [rows as roster-list shows them], \"dead_removed\": N, \"unknown_removed\": N, \
+\"kept\": N, \"temp_removed\": N, \"consent_removed\": N}.
+
+Exit status: 0 done; 1 failed (I/O, registry busy); 2 bad input; 3 untrusted roster \
+directory. With --hook always 0: failures go to stderr and hook-errors.log.";
+
+/// The clap definition, for xtask's man pages and completions.
+pub fn command() -> clap::Command {
+    PruneArgs::command()
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let args = match PruneArgs::try_parse() {
+        Ok(args) => args,
+        Err(error) => return run_tool(TOOL, &[], || Err(error.into())),
+    };
+    if args.hook.is_some() {
+        let common = args.common.clone();
+        return run_hook(TOOL, &common, || run(args));
+    }
+    run_tool(TOOL, &[], || run(args))
+}
+
+/// What one run removed, sessions and consent markers together.
+struct Outcome {
+    report: PruneReport,
+    consent_removed: usize,
+}
+
+/// Prunes as `args` say.
+pub fn run(args: PruneArgs) -> anyhow::Result<()> {
+    let older_than = match &args.older_than {
+        Some(text) => Some(parse_duration(text).map_err(|why| BadInput(format!("--older-than: {why}")))?),
+        None => None,
+    };
+    roster_directory_choice(&args.common)?;
+    let outcome = if args.current { prune_current(&args)? } else { prune_all(&args, older_than)? };
+    if args.hook.is_none() && !args.common.quiet {
+        print_outcome(&args, &outcome)?;
+    }
+    Ok(())
+}
+
+fn prune_all(args: &PruneArgs, older_than: Option<Duration>) -> anyhow::Result<Outcome> {
+    let Some(roster) = open_roster_for_reading(&args.common)? else {
+        return Ok(Outcome { report: PruneReport::default(), consent_removed: 0 });
+    };
+    let options = PruneOptions { older_than, dry_run: args.dry_run };
+    let report = prune_sessions(&roster, &options)?;
+    let lock = roster.lock()?;
+    let markers = consent::prune_markers(&roster, &lock, older_than, args.dry_run)?;
+    Ok(Outcome { report, consent_removed: markers.removed })
+}
+
+fn prune_current(args: &PruneArgs) -> anyhow::Result<Outcome> {
+    if let Some(value) = &args.hook {
+        HookTarget::parse(value)
+            .ok_or_else(|| BadInput(format!("--hook {value:?} is not a harness; use auto or a harness name")))?;
+        // The payload tells nothing prune needs (the owner comes from the
+        // process tree), but it must be read so the harness's write never
+        // blocks, and a broken one is worth a line in the log.
+        let bytes = read_payload(std::io::stdin().as_fd(), MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE)?;
+        parse_payload(&bytes)?;
+    }
+    let owner = resolve_calling_owner(args.pid.as_deref())?;
+    let mut report = PruneReport::default();
+    let Some(roster) = open_roster_for_reading(&args.common)? else {
+        return Ok(Outcome { report, consent_removed: 0 });
+    };
+    let lock = roster.lock()?;
+    if let Some(row) = remove_current(&roster, &lock, owner.resolved.pid, args.dry_run)? {
+        match row.liveness() {
+            Liveness::Dead => report.dead_removed += 1,
+            _ => report.unknown_removed += 1,
+        }
+        report.removed.push(row);
+    }
+    let consent_removed = usize::from(consent::remove_marker(&roster, &lock, owner.resolved.pid, args.dry_run)?);
+    Ok(Outcome { report, consent_removed })
+}
+
+fn print_outcome(args: &PruneArgs, outcome: &Outcome) -> anyhow::Result<()> {
+    let report = &outcome.report;
+    let mut out = std::io::stdout().lock();
+    match args.common.output_format() {
+        OutputFormat::Json => {
+            let removed: Vec<serde_json::Value> = report.removed.iter().map(|row| row.to_json("none")).collect();
+            let value = serde_json::json!({
+                "removed": removed,
+                "dead_removed": report.dead_removed,
+                "unknown_removed": report.unknown_removed,
+                "kept": report.kept,
+                "temp_removed": report.temp_removed,
+                "consent_removed": outcome.consent_removed,
+                "dry_run": args.dry_run,
+            });
+            serde_json::to_writer_pretty(&mut out, &value)?;
+            writeln!(out)?;
+        }
+        OutputFormat::Text => {
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            let verb = if args.dry_run { "would remove" } else { "removed" };
+            for row in &report.removed {
+                writeln!(out, "{verb} {}", describe_row(row, home.as_deref()))?;
+            }
+            writeln!(
+                out,
+                "{verb} {} dead, {} unknown, {} consent marker{}, {} temporar{}; kept {}",
+                report.dead_removed,
+                report.unknown_removed,
+                outcome.consent_removed,
+                if outcome.consent_removed == 1 { "" } else { "s" },
+                report.temp_removed,
+                if report.temp_removed == 1 { "y" } else { "ies" },
+                report.kept
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn describe_row(row: &SessionRow, home: Option<&Path>) -> String {
+    let pid = row.pid.map_or_else(|| "?".to_owned(), |pid| pid.to_string());
+    let place = match &row.record {
+        Some(record) => home_relative(Path::new(&record.cwd), home),
+        None => home_relative(&row.path, home),
+    };
+    format!("pid {pid} ({}: {}) {place}", row.liveness(), escape_for_terminal(&row.verdict.reason))
+}

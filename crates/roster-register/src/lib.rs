@@ -1,2 +1,279 @@
-//! placeholder
-pub fn main() -> std::process::ExitCode { std::process::ExitCode::SUCCESS }
+//! `roster-register`: writes or refreshes the calling session's record
+//! (SPEC §6.1), by hand or from a harness's session-start hook (§8.2).
+//! The clap `Command` lives here so xtask renders man pages and
+//! completions from the definition users run.
+
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{CommandFactory, Parser};
+use cli_support::{
+    BadInput, CommonArgs, OutputFormat, Refused, home_relative, open_roster_for_writing, process_env,
+    resolve_calling_owner, roster_directory_choice, run_hook, run_tool,
+};
+use harness::{
+    Harness, HookPayload, HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, detect_hook_harness,
+    harness_version_from_env, messaging_socket_from_env, parse_payload, read_payload, session_id_from_env,
+};
+use owner_liveness::{SocketIdentity, capture_identity};
+use registry_core::{
+    AgentName, Registered, Registration, RosterDir, SessionId, read_session_row, record_file_name, register,
+};
+
+const TOOL: &str = "roster-register";
+
+/// Register the calling agent session in the roster
+#[derive(Debug, Parser)]
+#[command(
+    name = TOOL,
+    version,
+    about = "Register the calling agent session in the roster",
+    long_about = "Register the calling agent session in the roster\n\n\
+        Writes (or refreshes) one record for the session's owner: the long-lived harness \
+        process (claude, codex, gemini, ...) that lives exactly as long as the session. The owner \
+        is found, most explicit first, from --pid, ROSTER_SESSION_PID, the harness's own \
+        CLAUDE_PID or OPENCODE_PID (only when it names an ancestor), or the nearest harness \
+        process among the caller's ancestors. Its identity (boot id, start time, pidfs inode, \
+        uid, namespaces) is recorded so that a reused pid can never pass for it.",
+    after_long_help = AFTER_HELP,
+)]
+pub struct RegisterArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// Name the owner process: a pid, or `parent` for the process that ran this command
+    #[arg(long, value_name = "PID|parent")]
+    pub pid: Option<String>,
+
+    /// Register under this agent name ("" for anonymous; default: ROSTER_AGENT, then agent_name in .roster.toml)
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+
+    /// Record the harness's session id (default: the hook payload, ROSTER_SESSION_ID, the harness's export)
+    #[arg(long, value_name = "ID")]
+    pub session_id: Option<String>,
+
+    /// Record DIR as the session's working directory (default: the payload's cwd, else the current directory)
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Record the harness by name (default: detected from the owner process)
+    #[arg(long, value_name = "NAME")]
+    pub harness: Option<String>,
+
+    /// Record the harness's messaging socket (default: CLAUDE_CODE_MESSAGING_SOCKET when it exists)
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+
+    /// Run as a session-start hook: read the payload from stdin, print nothing, always exit 0
+    #[arg(long, value_name = "HARNESS|auto")]
+    pub hook: Option<String>,
+}
+
+const AFTER_HELP: &str = "\
+Examples:
+  Register the current shell as a session, as agent wren:
+    roster-register --pid parent --agent wren
+  From a wrapper script that then execs the harness (the wrapper's pid becomes the harness's):
+    roster-register --pid $$ --harness aider && exec aider
+  As Claude Code's SessionStart hook (what `roster-hooks install claude-code` writes):
+    roster-register --hook claude-code
+
+Environment:
+  ROSTER_DIR           roster directory (below --dir)
+  ROSTER_SESSION_PID   owner pid (below --pid)
+  ROSTER_AGENT         agent name (below --agent)
+  ROSTER_SESSION_ID    session id (below --session-id and the hook payload)
+
+Exit status: 0 registered; 1 failed (I/O, registry busy); 2 bad input; 3 refused (untrusted \
+roster directory, session id held by another live session, owner not running). In hook mode \
+always 0: failures go to stderr and hook-errors.log.";
+
+/// The clap definition, for xtask's man pages and completions.
+pub fn command() -> clap::Command {
+    RegisterArgs::command()
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let args = match RegisterArgs::try_parse() {
+        Ok(args) => args,
+        Err(error) => return run_tool(TOOL, &[], || Err(error.into())),
+    };
+    if args.hook.is_some() {
+        let common = args.common.clone();
+        return run_hook(TOOL, &common, || run(args));
+    }
+    run_tool(TOOL, &[], || run(args))
+}
+
+/// Registers the calling session as `args` say.
+pub fn run(args: RegisterArgs) -> anyhow::Result<()> {
+    let (target, payload) = match &args.hook {
+        Some(value) => {
+            let target = HookTarget::parse(value).ok_or_else(|| bad_hook_value(value))?;
+            let bytes = read_payload(std::io::stdin().as_fd(), MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE)?;
+            (Some(target), Some(parse_payload(&bytes)?))
+        }
+        None => (None, None),
+    };
+    let registration = gather_registration(&args, target, payload.as_ref())?;
+    let roster = open_roster_for_writing(&args.common)?;
+    let registered = register(&roster, &registration)?;
+    if args.hook.is_none() && !args.common.quiet {
+        print_registered(&args.common, &roster, &registered)?;
+    }
+    Ok(())
+}
+
+fn bad_hook_value(value: &str) -> BadInput {
+    let names: Vec<&str> = Harness::ALL.iter().map(|harness| harness.as_str()).collect();
+    BadInput(format!("--hook {value:?} is not a harness; use auto or one of {}", names.join(", ")))
+}
+
+/// Validates every input and captures the owner's identity. Nothing is
+/// written before all of it holds.
+fn gather_registration(
+    args: &RegisterArgs,
+    target: Option<HookTarget>,
+    payload: Option<&HookPayload>,
+) -> anyhow::Result<Registration> {
+    // Where the registry is, first: an invalid ROSTER_DIR is bad input.
+    roster_directory_choice(&args.common)?;
+    let owner = resolve_calling_owner(args.pid.as_deref())?;
+    let env = process_env;
+
+    let harness = match (&args.harness, target, payload) {
+        (Some(name), _, _) => Some(Harness::parse(name).ok_or_else(|| {
+            let names: Vec<&str> = Harness::ALL.iter().map(|harness| harness.as_str()).collect();
+            BadInput(format!("--harness {name:?} is not a harness roster knows; use one of {}", names.join(", ")))
+        })?),
+        (None, Some(target), Some(payload)) => detect_hook_harness(target, payload, &owner.ancestry, &env)
+            .or_else(|| owner.resolved.harness.and_then(Harness::parse)),
+        (None, _, _) => owner.resolved.harness.and_then(Harness::parse),
+    };
+
+    let cwd = match (&args.cwd, payload.and_then(|payload| payload.cwd.as_ref())) {
+        (Some(dir), _) => canonical_directory(dir, "--cwd")?,
+        (None, Some(dir)) => canonical_directory(dir, "the hook payload's cwd")?,
+        (None, None) => {
+            let here = std::env::current_dir().context("reading the current directory")?;
+            canonical_directory(&here, "the current directory")?
+        }
+    };
+
+    let agent = choose_agent(args.agent.as_deref(), &cwd)?;
+    let session_id = choose_session_id(args.session_id.as_deref(), payload, harness)?;
+
+    let socket = match &args.socket {
+        Some(path) => Some(SocketIdentity::capture(path).map_err(|error| {
+            BadInput(format!("--socket {}: {error}; give the path of an existing socket", path.display()))
+        })?),
+        None => messaging_socket_from_env(&env).and_then(|path| SocketIdentity::capture(&path).ok()),
+    };
+
+    let harness_version = payload
+        .and_then(|payload| payload.harness_version.clone())
+        .or_else(|| harness_version_from_env(harness, &env));
+
+    let identity = capture_identity(owner.resolved.pid).map_err(|error| match error {
+        owner_liveness::CaptureError::NotRunning(pid) => anyhow::Error::new(Refused(format!(
+            "owner pid {pid} is not running; a record must never be born dead, so name a live process"
+        ))),
+        other => anyhow::Error::new(other),
+    })?;
+
+    Ok(Registration {
+        identity,
+        session_pid_source: owner.resolved.source.as_str().to_owned(),
+        session_pid_verified: owner.resolved.verified,
+        harness: harness.map(|harness| harness.as_str().to_owned()).unwrap_or_default(),
+        harness_version,
+        agent,
+        session_id,
+        transcript_path: payload.and_then(|payload| payload.transcript_path.clone()),
+        socket,
+        cwd,
+        registrar_pid: std::process::id(),
+    })
+}
+
+fn canonical_directory(path: &Path, what: &str) -> anyhow::Result<PathBuf> {
+    let canonical = std::fs::canonicalize(path).map_err(|error| {
+        BadInput(format!("{what} {}: {error}; give an existing directory", path.display()))
+    })?;
+    if !canonical.is_dir() {
+        return Err(BadInput(format!("{what} {} is not a directory", path.display())).into());
+    }
+    Ok(canonical)
+}
+
+/// `--agent` > `ROSTER_AGENT` > `agent_name` in the nearest `.roster.toml`
+/// > anonymous. `--agent ""` asks for anonymous explicitly.
+fn choose_agent(flag: Option<&str>, cwd: &Path) -> anyhow::Result<Option<AgentName>> {
+    let (value, origin) = match (flag, process_env("ROSTER_AGENT")) {
+        (Some(""), _) => return Ok(None),
+        (Some(value), _) => (value.to_owned(), "--agent".to_owned()),
+        (None, Some(value)) => (value, "ROSTER_AGENT".to_owned()),
+        (None, None) => match consent::repo_agent_name(cwd)? {
+            Some((value, path)) => (value, format!("agent_name in {}", path.display())),
+            None => return Ok(None),
+        },
+    };
+    AgentName::parse(&value).map(Some).map_err(|why| BadInput(format!("{origin}: {why}")).into())
+}
+
+/// `--session-id` > hook payload > `ROSTER_SESSION_ID` > the harness's export.
+fn choose_session_id(
+    flag: Option<&str>,
+    payload: Option<&HookPayload>,
+    harness: Option<Harness>,
+) -> anyhow::Result<Option<SessionId>> {
+    let (value, origin) = if let Some(value) = flag {
+        (value.to_owned(), "--session-id")
+    } else if let Some(value) = payload.and_then(|payload| payload.session_id.clone()) {
+        (value, "the hook payload's session id")
+    } else if let Some(value) = process_env("ROSTER_SESSION_ID") {
+        (value, "ROSTER_SESSION_ID")
+    } else if let Some((variable, value)) = session_id_from_env(harness, &process_env) {
+        (value, variable)
+    } else {
+        return Ok(None);
+    };
+    SessionId::parse(&value).map(Some).map_err(|why| BadInput(format!("{origin}: {why}")).into())
+}
+
+fn print_registered(common: &CommonArgs, roster: &RosterDir, registered: &Registered) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match common.output_format() {
+        OutputFormat::Json => {
+            let pid = registered.record.pid();
+            let row = read_session_row(roster, &record_file_name(pid))
+                .with_context(|| format!("re-reading {}", registered.path.display()))?;
+            let consent = consent::live_consent_state(roster, pid);
+            serde_json::to_writer_pretty(&mut out, &row.to_json(consent.as_str()))?;
+            writeln!(out)?;
+        }
+        OutputFormat::Text => {
+            let record = &registered.record;
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            let verb = if registered.refreshed { "refreshed" } else { "registered" };
+            let harness = if record.harness.is_empty() { "unknown-harness" } else { &record.harness };
+            let agent = record
+                .agent
+                .as_deref()
+                .map(|agent| format!(" agent={}", cli_support::escape_for_terminal(agent)))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "{verb} pid {} {harness}{agent} {}",
+                record.session_pid,
+                home_relative(Path::new(&record.cwd), home.as_deref())
+            )?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,34 @@
+//! Finding the calling session's owner from the real process: the glue
+//! between the pure resolution of owner-liveness (SPEC §4.1), the harness
+//! patterns, the environment and `/proc`. Register, consent and
+//! `prune --current` all resolve the owner this one way.
+
+use owner_liveness::{AncestorStep, OwnerQuery, Pid, ResolveError, ResolvedOwner, kernel_pid_max, resolve_owner, walk_ancestry};
+
+/// The owner and the ancestry it was found in.
+#[derive(Clone, Debug)]
+pub struct CallingOwner {
+    pub resolved: ResolvedOwner,
+    /// The caller's ancestry, caller first.
+    pub ancestry: Vec<AncestorStep>,
+}
+
+/// Reads an environment variable of this process; a non-UTF-8 value comes
+/// back lossy, so a pid check fails on it rather than skipping it.
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var_os(name).map(|value| value.to_string_lossy().into_owned())
+}
+
+/// Resolves the owner of the calling session (`--pid` value, if given).
+pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, ResolveError> {
+    let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
+    let ancestry = walk_ancestry(me);
+    let parent_raw = nix::unistd::getppid().as_raw();
+    // A process whose parent is outside its pid namespace sees ppid 0; it
+    // has no usable parent, so `--pid parent` names itself's nearest
+    // visible ancestor: itself.
+    let parent = u32::try_from(parent_raw).ok().and_then(Pid::new).unwrap_or(me);
+    let query = OwnerQuery { flag: pid_flag, env: &process_env, parent, ancestry: &ancestry, pid_max: kernel_pid_max() };
+    let resolved = resolve_owner(&query, &harness::HarnessTable)?;
+    Ok(CallingOwner { resolved, ancestry })
+}

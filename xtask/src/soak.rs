@@ -1,0 +1,1 @@
+//! Being written: see main.rs for the entry points this module provides.
