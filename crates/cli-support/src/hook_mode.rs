@@ -20,3 +20,22 @@ pub fn run_hook(tool: &str, common: &CommonArgs, body: impl FnOnce() -> anyhow::
     }
     ExitCode::SUCCESS
 }
+
+/// Whether the raw command line asks for hook mode. Used when the flags
+/// themselves fail to parse: a hook must exit 0 even then, because a
+/// harness may treat a non-zero hook as a reason to stop the session.
+pub fn hook_mode_requested() -> bool {
+    std::env::args_os().skip(1).any(|arg| {
+        let arg = arg.to_string_lossy();
+        arg == "--hook" || arg.starts_with("--hook=")
+    })
+}
+
+/// Reports a command line that failed to parse in hook mode: one stderr
+/// line and, where the default roster directory can be opened, one log
+/// line; exit 0.
+pub fn report_unparsable_hook_invocation(tool: &str, error: &clap::Error) -> ExitCode {
+    let common = CommonArgs::default();
+    let first_line = error.to_string().lines().next().unwrap_or("invalid arguments").to_owned();
+    run_hook(tool, &common, || Err(anyhow::anyhow!("invalid hook command line: {first_line}")))
+}

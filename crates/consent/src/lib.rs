@@ -1,1 +1,33 @@
-//! placeholder
+//! consent decides whether a session accepts being messaged ("pushed to")
+//! by other tools (SPEC §6.4, §7): the configuration that may auto-arm it,
+//! the per-session consent markers in `consent/`, and the gate that combines
+//! them. Every input that cannot be believed counts as "no": the gate fails
+//! closed.
+//!
+//! The binaries call it: `roster-consent` for everything, `roster-list` for
+//! each row's consent column, `roster-prune` to reap markers and
+//! `roster-register` for the repository's `agent_name`.
+
+mod config;
+mod config_files;
+mod error;
+mod gate;
+mod marker;
+mod prune;
+
+pub use config::{
+    ConfigOutcome, ConfigProblem, Decision, RepoConfig, UserConfig, parse_repo_config, parse_user_config,
+    resolve_auto_arm,
+};
+pub use config_files::{
+    AutoArmInputs, ConfigInput, MAX_CONFIG_BYTES, REPO_CONFIG_NAME, USER_CONFIG_RELATIVE,
+    canonical_session_directory, find_repo_config, load_auto_arm_inputs, load_repo_input, load_user_input,
+    repo_agent_name, user_config_path,
+};
+pub use error::{Error, Result};
+pub use gate::{
+    ConsentState, Effective, MarkerEntry, MarkerFinding, MarkerProblem, WrittenMarker, consent_file_name,
+    effective_should_arm, live_consent_state, read_marker, read_marker_entry, write_marker,
+};
+pub use marker::{MARKER_FORMAT, Marker, MarkerState, ParsedMarker, parse_marker};
+pub use prune::{MarkerPruneReport, prune_markers, remove_marker};

@@ -1,2 +1,550 @@
-//! placeholder
-pub fn main() -> std::process::ExitCode { std::process::ExitCode::SUCCESS }
+//! `roster-consent`: whether the calling session accepts being messaged
+//! ("pushed to") by other tools (SPEC §6.4): `arm`, `disarm`, `status` and
+//! `should-arm`. The clap `Command` lives here so xtask renders man pages
+//! and completions from the definition users run.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, CommandFactory, Parser, Subcommand};
+use cli_support::{
+    BadInput, CallingOwner, Colour, CommonArgs, ErrorLookup, OutputFormat, Refused, escape_for_terminal,
+    home_relative, lookup, paint, resolve_calling_owner, run_tool, use_colour,
+};
+use consent::{
+    AutoArmInputs, ConfigInput, ConfigOutcome, Effective, MarkerEntry, MarkerFinding, MarkerState,
+    canonical_session_directory, effective_should_arm, load_auto_arm_inputs, read_marker, write_marker,
+};
+use owner_liveness::{CaptureError, OwnerIdentity, capture_identity};
+use registry_core::{RosterDir, choose_directory};
+
+const TOOL: &str = "roster-consent";
+
+/// Record and query whether an agent session accepts being messaged
+#[derive(Debug, Parser)]
+#[command(
+    name = TOOL,
+    version,
+    about = "Record and query whether an agent session accepts being messaged",
+    long_about = "Record and query whether an agent session accepts being messaged\n\n\
+        A session accepts pushes from other tools when it armed itself (`arm`), or when the \
+        nearest .roster.toml of its directory says [consent] auto_arm = true and the session \
+        did not disarm itself (`disarm`). Your own [consent] auto_arm = false in \
+        ~/.config/roster/config.toml vetoes auto-arm in every repository. A session's marker \
+        counts only while the very process that wrote it runs: it can never outlive its \
+        session, and a reused pid can never revive it.\n\n\
+        The session's owner is found, most explicit first, from --pid, ROSTER_SESSION_PID, \
+        the harness's own CLAUDE_PID or OPENCODE_PID (only when it names an ancestor), or the \
+        nearest harness process among the caller's ancestors.",
+    after_long_help = AFTER_HELP,
+    subcommand_required = true,
+    arg_required_else_help = true,
+)]
+pub struct ConsentArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    #[command(subcommand)]
+    pub command: ConsentCommand,
+}
+
+/// The four things one can ask of consent.
+#[derive(Debug, Subcommand)]
+pub enum ConsentCommand {
+    /// Accept pushes for the calling session until it ends or disarms
+    #[command(
+        long_about = "Accept pushes for the calling session until it ends or disarms\n\n\
+            Writes consent/<pid>.json with state \"armed\" and the owner's identity. Refused \
+            (exit 3) unless the owner is this command or one of its ancestors (so a session \
+            can only consent for itself, never for an unrelated process named with --pid) and \
+            is running. Prints `armed pid PID (DIR)`.",
+        after_long_help = ARM_EXAMPLES
+    )]
+    Arm(SessionArgs),
+
+    /// Refuse pushes for the calling session, whatever the repository's auto_arm says
+    #[command(
+        long_about = "Refuse pushes for the calling session, whatever the repository's auto_arm says\n\n\
+            Writes consent/<pid>.json with state \"disarmed\": an explicit off for this session \
+            that beats auto_arm (removing the marker would let auto_arm re-arm it). Any running \
+            owner may be disarmed, even one named with --pid that is not an ancestor: \
+            disarming grants nothing. Refused (exit 3) when the owner is not running. Prints \
+            `disarmed pid PID (DIR)`.",
+        after_long_help = DISARM_EXAMPLES
+    )]
+    Disarm(SessionArgs),
+
+    /// Show whether the calling session accepts pushes, and why
+    #[command(
+        long_about = "Show whether the calling session accepts pushes, and why\n\n\
+            Shows the session's own state (armed, disarmed or none, and why a marker that is \
+            present does not count: its owner is dead or of unknown liveness, or the file is \
+            untrusted or malformed), the auto-arm inputs (the repository's .roster.toml and \
+            your config.toml, and any error reading them), the decision and why.\n\n\
+            JSON keys: pid, pid_source, pid_verified, owner_running, owner_reason, \
+            marker {state, written_state, counts, liveness, problem, reason, path}, \
+            repo {path, auto_arm, error}, user {path, auto_arm, veto, error}, auto_arm, \
+            should_arm, reasons, warnings. marker.state is the state that counts (\"armed\", \
+            \"disarmed\" or \"none\"); marker.written_state is what the file says.",
+        after_long_help = STATUS_EXAMPLES
+    )]
+    Status(SessionArgs),
+
+    /// Exit 0 when the calling session should accept pushes now, else 1, printing nothing
+    #[command(
+        long_about = "Exit 0 when the calling session should accept pushes now, else 1, printing nothing\n\n\
+            Exit 0 when the session's owner is running and it armed itself, or when auto_arm \
+            resolves true and it did not disarm itself; exit 1 otherwise. A marker that is \
+            present but cannot be believed (untrusted, malformed, or of an owner whose liveness \
+            is unknown) might be a disarm, so it holds auto-arm off. Every error (a bad flag, an \
+            untrusted roster directory, an owner that cannot be found, an unreadable \
+            configuration, ...) is exit 1 too, and nothing is ever printed: the answer fails \
+            closed. Run `roster-consent status` to see why. --pid may name any session, \
+            verified or not: asking grants nothing.",
+        after_long_help = SHOULD_ARM_EXAMPLES
+    )]
+    ShouldArm(SessionArgs),
+}
+
+/// Which session, and where it works.
+#[derive(Clone, Debug, Args)]
+pub struct SessionArgs {
+    /// Name the session's owner process: a pid, or `parent` for the process that ran this command
+    #[arg(long, value_name = "PID|parent")]
+    pub pid: Option<String>,
+
+    /// Look for .roster.toml from DIR upward, and record DIR as the session's directory (default: the current directory)
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+}
+
+const AFTER_HELP: &str = "\
+Examples:
+  Accept pushes in this session, from a shell the harness runs (its parent is the session):
+    roster-consent arm
+  Refuse them again, even where the repository auto-arms:
+    roster-consent disarm
+  Why is this session (not) accepting pushes?
+    roster-consent status
+  In a script: arm the messaging channel only when the session consents:
+    roster-consent should-arm && start-listening
+  Opt a repository in (commit it as .roster.toml):
+    agent_name = \"wren\"
+    [consent]
+    auto_arm = true
+  Veto auto-arm everywhere (~/.config/roster/config.toml):
+    [consent]
+    auto_arm = false
+
+Files:
+  $ROSTER_DIR/consent/<pid>.json   one consent marker per session (0600)
+  .roster.toml                     nearest from the session's directory upward: agent_name, [consent] auto_arm
+  $XDG_CONFIG_HOME/roster/config.toml, else ~/.config/roster/config.toml: [consent] auto_arm = false vetoes
+
+Environment:
+  ROSTER_DIR           roster directory (below --dir)
+  ROSTER_SESSION_PID   owner pid (below --pid)
+  XDG_CONFIG_HOME      where the user config lives
+  NO_COLOR             never colour the output
+
+Exit status: 0 done; 1 failed (I/O, registry busy); 2 bad input or usage; 3 refused (untrusted \
+roster directory, owner not running, arm for an owner that is not this command or an ancestor). \
+should-arm: 0 should accept pushes, 1 otherwise, including on every error.";
+
+const ARM_EXAMPLES: &str = "\
+Examples:
+  From a shell inside the session:
+    roster-consent arm
+  Naming the shell that runs this command as the session's owner:
+    roster-consent arm --pid parent
+  Print the written marker for a script:
+    roster-consent arm --json";
+
+const DISARM_EXAMPLES: &str = "\
+Examples:
+  From a shell inside the session:
+    roster-consent disarm
+  Disarm a session by its owner's pid (from `roster-list`):
+    roster-consent disarm --pid 5854";
+
+const STATUS_EXAMPLES: &str = "\
+Examples:
+  roster-consent status
+  roster-consent status --pid 5854 --cwd ~/src/app
+  roster-consent status --json | jq .should_arm";
+
+const SHOULD_ARM_EXAMPLES: &str = "\
+Examples:
+  if roster-consent should-arm; then echo accepting pushes; fi
+  roster-consent should-arm --pid \"$CLAUDE_PID\" --cwd \"$PWD\" || exit 0";
+
+/// The clap definition, for xtask's man pages and completions.
+pub fn command() -> clap::Command {
+    ConsentArgs::command()
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let arguments: Vec<OsString> = std::env::args_os().collect();
+    match ConsentArgs::try_parse_from(&arguments) {
+        Ok(ConsentArgs { common, command: ConsentCommand::ShouldArm(session) }) => {
+            ExitCode::from(should_arm_exit_code(&common, &session))
+        }
+        Ok(args) => run_tool(TOOL, LOOKUPS, || run(args)),
+        // should-arm prints nothing, not even a usage error; help and
+        // version are asked for by a person and still shown.
+        Err(error) if error.use_stderr() && names_should_arm(&arguments) => ExitCode::from(1),
+        Err(error) => run_tool(TOOL, &[], || Err(error.into())),
+    }
+}
+
+const LOOKUPS: &[ErrorLookup] = &[lookup::<registry_core::Error>, consent_exit_code];
+
+fn consent_exit_code(cause: &(dyn std::error::Error + 'static)) -> Option<u8> {
+    cause.downcast_ref::<consent::Error>().map(consent::Error::exit_code)
+}
+
+fn names_should_arm(arguments: &[OsString]) -> bool {
+    arguments.iter().skip(1).any(|argument| argument == "should-arm")
+}
+
+/// Runs one subcommand for a library caller. The binary sends
+/// `should-arm` down its own silent path instead, where every failure is
+/// exit 1 and nothing is printed.
+pub fn run(args: ConsentArgs) -> anyhow::Result<()> {
+    match &args.command {
+        ConsentCommand::Arm(session) => write_state(&args.common, session, MarkerState::Armed),
+        ConsentCommand::Disarm(session) => write_state(&args.common, session, MarkerState::Disarmed),
+        ConsentCommand::Status(session) => status(&args.common, session),
+        ConsentCommand::ShouldArm(session) if should_arm(&args.common, session) => Ok(()),
+        ConsentCommand::ShouldArm(_) => {
+            Err(anyhow::anyhow!("the session should not accept pushes now; see `roster-consent status`"))
+        }
+    }
+}
+
+/// `should-arm` as the binary runs it: 0 or 1, nothing printed, whatever
+/// happens. Even a panic is caught and silenced, since its message would
+/// be output.
+fn should_arm_exit_code(common: &CommonArgs, session: &SessionArgs) -> u8 {
+    std::panic::set_hook(Box::new(|_| {}));
+    match std::panic::catch_unwind(|| should_arm(common, session)) {
+        Ok(true) => 0,
+        _ => 1,
+    }
+}
+
+/// Should the session accept pushes now? Its owner must be running, and
+/// either armed itself, or auto-arm resolves true and it did not disarm
+/// itself. Every error is `false` (fail closed); nothing is printed.
+pub fn should_arm(common: &CommonArgs, session: &SessionArgs) -> bool {
+    assess(common, session).is_ok_and(|assessment| assessment.should_arm())
+}
+
+/// Everything `status` shows and `should-arm` decides on.
+struct Assessment {
+    owner: CallingOwner,
+    /// The owner's identity, or why it could not be captured.
+    owner_identity: Result<OwnerIdentity, CaptureError>,
+    marker: MarkerEntry,
+    inputs: AutoArmInputs,
+    effective: Effective,
+}
+
+impl Assessment {
+    /// A session whose owner is not running accepts nothing.
+    fn should_arm(&self) -> bool {
+        self.owner_identity.is_ok() && self.effective.should_arm
+    }
+
+    fn reasons(&self) -> Vec<String> {
+        let mut reasons = vec![self.effective.reason.clone()];
+        if let Err(error) = &self.owner_identity {
+            reasons
+                .insert(0, format!("the session's owner {}, so it accepts nothing", owner_condition(error)));
+        }
+        reasons.extend(self.inputs.decision.reasons.iter().cloned());
+        reasons
+    }
+}
+
+fn assess(common: &CommonArgs, session: &SessionArgs) -> anyhow::Result<Assessment> {
+    let owner = resolve_calling_owner(session.pid.as_deref())?;
+    let owner_identity = capture_identity(owner.resolved.pid);
+    let directory = session_directory(session)?;
+    let roster_path = choose_directory(common.dir.as_deref(), &|name| std::env::var_os(name))?.path;
+    let marker = match RosterDir::open_existing(&roster_path)? {
+        Some(roster) => read_marker(&roster, owner.resolved.pid),
+        None => MarkerEntry::absent(&roster_path, owner.resolved.pid),
+    };
+    let inputs = load_auto_arm_inputs(&directory, &|name| std::env::var_os(name));
+    let effective = effective_should_arm(&marker, &inputs.decision);
+    Ok(Assessment { owner, owner_identity, marker, inputs, effective })
+}
+
+/// `--cwd`, else the current directory, canonicalized.
+fn session_directory(session: &SessionArgs) -> anyhow::Result<PathBuf> {
+    let directory = match &session.cwd {
+        Some(directory) => directory.clone(),
+        None => std::env::current_dir().map_err(|error| {
+            BadInput(format!(
+                "the current directory cannot be read ({error}); pass the session's directory with --cwd"
+            ))
+        })?,
+    };
+    Ok(canonical_session_directory(&directory)?)
+}
+
+/// `arm` and `disarm`.
+fn write_state(common: &CommonArgs, session: &SessionArgs, state: MarkerState) -> anyhow::Result<()> {
+    let verb = match state {
+        MarkerState::Armed => "arm",
+        MarkerState::Disarmed => "disarm",
+    };
+    let owner = resolve_calling_owner(session.pid.as_deref())?;
+    let resolved = &owner.resolved;
+    if state == MarkerState::Armed && !resolved.verified {
+        return Err(Refused(format!(
+            "cannot arm pid {pid} (named by {source}): it is neither this command nor one of its ancestors, \
+             and a session may only consent for itself; run `roster-consent arm` inside the session, \
+             or `roster-consent arm --pid parent` from its shell",
+            pid = resolved.pid,
+            source = source_description(&owner),
+        ))
+        .into());
+    }
+    let identity =
+        capture_identity(resolved.pid).with_context(|| format!("cannot {verb} pid {}", resolved.pid))?;
+    let directory = session_directory(session)?;
+    let roster = RosterDir::open_or_create(
+        &choose_directory(common.dir.as_deref(), &|name| std::env::var_os(name))?.path,
+    )?;
+    let written = write_marker(&roster, &identity, state, &directory)?;
+    if common.quiet {
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    match common.output_format() {
+        OutputFormat::Json => {
+            let mut value = serde_json::to_value(&written.marker)?;
+            if let Some(object) = value.as_object_mut() {
+                object.insert("path".into(), path_json(Some(&written.path)));
+            }
+            serde_json::to_writer_pretty(&mut out, &value)?;
+            writeln!(out)?;
+        }
+        OutputFormat::Text => {
+            let home = home_directory();
+            writeln!(
+                out,
+                "{} pid {} ({})",
+                state.as_str(),
+                resolved.pid,
+                home_relative(&directory, home.as_deref())
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Why an owner's identity could not be captured, as a predicate.
+fn owner_condition(error: &CaptureError) -> String {
+    match error {
+        CaptureError::NotRunning(_) | CaptureError::ExitedDuringCapture(_) => {
+            format!("is not running ({error})")
+        }
+        other => format!("cannot be examined ({other})"),
+    }
+}
+
+fn source_description(owner: &CallingOwner) -> String {
+    match owner.resolved.source {
+        owner_liveness::OwnerSource::Flag => "--pid".into(),
+        owner_liveness::OwnerSource::Parent => "--pid parent".into(),
+        owner_liveness::OwnerSource::Ancestor => "the ancestor walk".into(),
+        other => other.as_str().into(),
+    }
+}
+
+fn status(common: &CommonArgs, session: &SessionArgs) -> anyhow::Result<()> {
+    let assessment = assess(common, session)?;
+    if common.quiet {
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    match common.output_format() {
+        OutputFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &status_json(&assessment))?;
+            writeln!(out)?;
+        }
+        OutputFormat::Text => {
+            out.write_all(status_text(&assessment, home_directory().as_deref(), use_colour()).as_bytes())?
+        }
+    }
+    Ok(())
+}
+
+fn home_directory() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(PathBuf::from).filter(|home| home.is_absolute())
+}
+
+fn path_json(path: Option<&Path>) -> serde_json::Value {
+    path.map_or(serde_json::Value::Null, |path| path.to_string_lossy().into_owned().into())
+}
+
+fn status_json(assessment: &Assessment) -> serde_json::Value {
+    let marker = &assessment.marker;
+    let (liveness, problem) = match &marker.finding {
+        MarkerFinding::Absent => (None, None),
+        MarkerFinding::Judged { verdict, .. } => (Some(verdict.liveness.as_str()), None),
+        MarkerFinding::Problem(problem) => (Some("unknown"), Some(problem.kind.as_str())),
+    };
+    let config = |input: &ConfigInput| {
+        serde_json::json!({
+            "path": path_json(input.path.as_deref()),
+            "auto_arm": input.outcome.auto_arm(),
+            "error": input.outcome.error(),
+        })
+    };
+    let mut user = config(&assessment.inputs.user);
+    user["veto"] = user_vetoes(&assessment.inputs.user.outcome).into();
+    serde_json::json!({
+        "pid": assessment.owner.resolved.pid.get(),
+        "pid_source": assessment.owner.resolved.source.as_str(),
+        "pid_verified": assessment.owner.resolved.verified,
+        "owner_running": assessment.owner_identity.is_ok(),
+        "owner_reason": assessment.owner_identity.as_ref().err().map(ToString::to_string),
+        "marker": {
+            "state": marker.counted_state().as_str(),
+            "written_state": marker.written_state().map(MarkerState::as_str),
+            "counts": marker.counts(),
+            "liveness": liveness,
+            "problem": problem,
+            "reason": marker.reason(),
+            "path": path_json(Some(&marker.path)),
+        },
+        "repo": config(&assessment.inputs.repo),
+        "user": user,
+        "auto_arm": assessment.inputs.decision.auto_arm,
+        "should_arm": assessment.should_arm(),
+        "reasons": assessment.reasons(),
+        "warnings": assessment.inputs.decision.warnings,
+    })
+}
+
+fn user_vetoes(outcome: &ConfigOutcome) -> bool {
+    !matches!(outcome, ConfigOutcome::Absent | ConfigOutcome::AutoArmUnset | ConfigOutcome::AutoArm(true))
+}
+
+/// What a configuration file said, in words.
+fn describe_config(input: &ConfigInput) -> String {
+    match &input.outcome {
+        ConfigOutcome::Absent => "absent".into(),
+        ConfigOutcome::AutoArmUnset => "[consent] auto_arm not set".into(),
+        ConfigOutcome::AutoArm(value) => format!("[consent] auto_arm = {value}"),
+        failed => failed.error().unwrap_or_default(),
+    }
+}
+
+/// The text of `status`: a label column and escaped values, `~` for home.
+fn status_text(assessment: &Assessment, home: Option<&Path>, colour: bool) -> String {
+    let escaped = |text: &str| escape_for_terminal(text).into_owned();
+    let shown_path =
+        |path: Option<&Path>| path.map_or_else(|| "-".to_owned(), |path| home_relative(path, home));
+    let resolved = &assessment.owner.resolved;
+    let marker = &assessment.marker;
+    let inputs = &assessment.inputs;
+
+    let verified =
+        if resolved.verified { "verified" } else { "not verified: not this command or an ancestor" };
+    let running = match &assessment.owner_identity {
+        Ok(_) => "running".to_owned(),
+        Err(error) => escaped(&owner_condition(error)),
+    };
+    let mut lines: Vec<(&str, String)> = vec![
+        (
+            "session",
+            format!(
+                "pid {} (via {}, {verified}), {running}",
+                resolved.pid,
+                source_description(&assessment.owner)
+            ),
+        ),
+        ("local", format!("{}; {}", marker.counted_state().as_str(), escaped(&marker.reason()))),
+        ("marker", shown_path(Some(&marker.path))),
+        (
+            "repo file",
+            match &inputs.repo.path {
+                Some(path) => {
+                    format!("{}: {}", shown_path(Some(path)), escaped(&describe_config(&inputs.repo)))
+                }
+                None => "none found from the session's directory upward".to_owned(),
+            },
+        ),
+        (
+            "user file",
+            format!(
+                "{}: {}{}",
+                shown_path(inputs.user.path.as_deref()),
+                escaped(&describe_config(&inputs.user)),
+                if user_vetoes(&inputs.user.outcome) { " (veto)" } else { "" }
+            ),
+        ),
+        ("auto-arm", if inputs.decision.auto_arm { "on" } else { "off" }.to_owned()),
+        (
+            "should arm",
+            if assessment.should_arm() {
+                paint("yes", Colour::Green, colour)
+            } else {
+                paint("no", Colour::Yellow, colour)
+            },
+        ),
+    ];
+    for (index, reason) in assessment.reasons().iter().enumerate() {
+        lines.push((if index == 0 { "why" } else { "" }, escaped(reason)));
+    }
+    for warning in &inputs.decision.warnings {
+        lines.push(("warning", escaped(warning)));
+    }
+    let width = lines.iter().map(|(label, _)| label.len()).max().unwrap_or(0);
+    lines.iter().map(|(label, value)| format!("{label:<width$}  {value}\n")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Help style: imperative first lines without a trailing period, and a
+    /// help line for every flag, on the tool and each subcommand.
+    #[test]
+    fn help_follows_the_house_style() {
+        let command = command();
+        command.clone().debug_assert();
+        let mut commands = vec![command.clone()];
+        commands.extend(command.get_subcommands().cloned());
+        for command in &commands {
+            let name = command.get_name();
+            let about = command.get_about().map(ToString::to_string).unwrap_or_default();
+            assert!(!about.is_empty() && !about.ends_with('.'), "{name}: {about:?}");
+            assert!(command.get_after_long_help().is_some(), "{name} has no examples");
+            for argument in command.get_arguments() {
+                let help = argument.get_help().map(ToString::to_string).unwrap_or_default();
+                assert!(!help.is_empty(), "{name} --{:?} has no help", argument.get_long());
+                assert!(!help.ends_with('.'), "{name}: {help:?}");
+            }
+        }
+        let names: Vec<&str> = command.get_subcommands().map(clap::Command::get_name).collect();
+        assert_eq!(names, ["arm", "disarm", "status", "should-arm"]);
+    }
+
+    #[test]
+    fn only_an_argument_spelled_should_arm_silences_usage_errors() {
+        let arguments = |list: &[&str]| list.iter().map(OsString::from).collect::<Vec<_>>();
+        assert!(names_should_arm(&arguments(&["roster-consent", "--dir", "x", "should-arm", "--bogus"])));
+        assert!(!names_should_arm(&arguments(&["roster-consent", "status", "--bogus"])));
+        assert!(!names_should_arm(&arguments(&["should-arm"])), "argv[0] is not an argument");
+    }
+}

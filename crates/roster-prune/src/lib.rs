@@ -83,6 +83,9 @@ pub fn command() -> clap::Command {
 pub fn main() -> ExitCode {
     let args = match PruneArgs::try_parse() {
         Ok(args) => args,
+        Err(error) if error.use_stderr() && cli_support::hook_mode_requested() => {
+            return cli_support::report_unparsable_hook_invocation(TOOL, &error);
+        }
         Err(error) => return run_tool(TOOL, &[], || Err(error.into())),
     };
     if args.hook.is_some() {

@@ -100,13 +100,21 @@ pub fn command() -> clap::Command {
 pub fn main() -> ExitCode {
     let args = match RegisterArgs::try_parse() {
         Ok(args) => args,
+        Err(error) if error.use_stderr() && cli_support::hook_mode_requested() => {
+            return cli_support::report_unparsable_hook_invocation(TOOL, &error);
+        }
         Err(error) => return run_tool(TOOL, &[], || Err(error.into())),
     };
     if args.hook.is_some() {
         let common = args.common.clone();
         return run_hook(TOOL, &common, || run(args));
     }
-    run_tool(TOOL, &[], || run(args))
+    run_tool(TOOL, &[consent_error_code], || run(args))
+}
+
+/// Exit codes of the consent crate's errors (reading `.roster.toml`).
+fn consent_error_code(cause: &(dyn std::error::Error + 'static)) -> Option<u8> {
+    cause.downcast_ref::<consent::Error>().map(consent::Error::exit_code)
 }
 
 /// Registers the calling session as `args` say.

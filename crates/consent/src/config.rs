@@ -1,0 +1,378 @@
+//! The consent configuration (SPEC §7) as pure functions: strict parsing of
+//! the repository file (`.roster.toml`) and the user file
+//! (`~/.config/roster/config.toml`), and the resolution of both into one
+//! auto-arm decision. No I/O here, so every rule is a row of a table test.
+
+use registry_core::AgentName;
+
+/// What one configuration file says about `[consent] auto_arm`, including
+/// every way it can fail to say anything.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfigOutcome {
+    /// No such file.
+    Absent,
+    /// The file is fine and does not set `[consent] auto_arm`.
+    AutoArmUnset,
+    /// The file sets `[consent] auto_arm`.
+    AutoArm(bool),
+    /// The file exists but cannot be read; the text says why.
+    Unreadable(String),
+    /// The file is not valid TOML or a value has the wrong type or form.
+    Unparseable(String),
+    /// The file has a key roster does not know; the dotted key name.
+    UnknownKey(String),
+}
+
+impl ConfigOutcome {
+    /// The `auto_arm` value, when the file set one.
+    pub fn auto_arm(&self) -> Option<bool> {
+        match self {
+            ConfigOutcome::AutoArm(value) => Some(*value),
+            _ => None,
+        }
+    }
+
+    /// Why the file could not be used, when it could not.
+    pub fn error(&self) -> Option<String> {
+        match self {
+            ConfigOutcome::Unreadable(why) => Some(format!("unreadable: {why}")),
+            ConfigOutcome::Unparseable(why) => Some(format!("does not parse: {why}")),
+            ConfigOutcome::UnknownKey(key) => Some(unknown_key_message(key)),
+            _ => None,
+        }
+    }
+
+    fn from_problem(problem: ConfigProblem) -> ConfigOutcome {
+        match problem {
+            ConfigProblem::Unparseable(why) => ConfigOutcome::Unparseable(why),
+            ConfigProblem::UnknownKey(key) => ConfigOutcome::UnknownKey(key),
+        }
+    }
+
+    /// The outcome of a parsed (or failed) repository file.
+    pub fn of_repo(parsed: &Result<RepoConfig, ConfigProblem>) -> ConfigOutcome {
+        match parsed {
+            Ok(RepoConfig { auto_arm: Some(value), .. }) => ConfigOutcome::AutoArm(*value),
+            Ok(RepoConfig { auto_arm: None, .. }) => ConfigOutcome::AutoArmUnset,
+            Err(problem) => ConfigOutcome::from_problem(problem.clone()),
+        }
+    }
+
+    /// The outcome of a parsed (or failed) user file.
+    pub fn of_user(parsed: &Result<UserConfig, ConfigProblem>) -> ConfigOutcome {
+        match parsed {
+            Ok(UserConfig { auto_arm: Some(value) }) => ConfigOutcome::AutoArm(*value),
+            Ok(UserConfig { auto_arm: None }) => ConfigOutcome::AutoArmUnset,
+            Err(problem) => ConfigOutcome::from_problem(problem.clone()),
+        }
+    }
+}
+
+/// Why a configuration text was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigProblem {
+    #[error("{0}")]
+    Unparseable(String),
+    #[error("{}", unknown_key_message(.0))]
+    UnknownKey(String),
+}
+
+fn unknown_key_message(key: &str) -> String {
+    format!(
+        "unknown key `{key}`; the known keys are `agent_name` (repository file only) and `[consent] auto_arm`"
+    )
+}
+
+/// The repository file: `agent_name = "wren"` and `[consent] auto_arm = true`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RepoConfig {
+    pub agent_name: Option<AgentName>,
+    pub auto_arm: Option<bool>,
+}
+
+/// The user file: `[consent] auto_arm = false` (a veto).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UserConfig {
+    pub auto_arm: Option<bool>,
+}
+
+/// The auto-arm decision and the sentences that explain it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    pub auto_arm: bool,
+    /// Why, one sentence per input, then the conclusion.
+    pub reasons: Vec<String>,
+    /// Files that need fixing.
+    pub warnings: Vec<String>,
+}
+
+/// Parses a repository file strictly: unknown keys are an error naming the
+/// key, `agent_name` must be a valid agent name, `auto_arm` a boolean.
+pub fn parse_repo_config(bytes: &[u8]) -> Result<RepoConfig, ConfigProblem> {
+    let table = parse_table(bytes)?;
+    reject_unknown_keys(&table, &["agent_name", "consent"])?;
+    let agent_name = match table.get("agent_name") {
+        None => None,
+        Some(toml::Value::String(text)) => Some(
+            AgentName::parse(text)
+                .map_err(|why| ConfigProblem::Unparseable(format!("`agent_name`: {why}")))?,
+        ),
+        Some(other) => {
+            return Err(ConfigProblem::Unparseable(format!(
+                "`agent_name` is {}, not a string; write agent_name = \"wren\"",
+                type_name(other)
+            )));
+        }
+    };
+    let auto_arm = consent_auto_arm(&table)?;
+    Ok(RepoConfig { agent_name, auto_arm })
+}
+
+/// Parses a user file strictly: only `[consent] auto_arm` is known.
+pub fn parse_user_config(bytes: &[u8]) -> Result<UserConfig, ConfigProblem> {
+    let table = parse_table(bytes)?;
+    reject_unknown_keys(&table, &["consent"])?;
+    Ok(UserConfig { auto_arm: consent_auto_arm(&table)? })
+}
+
+/// Resolves the two files into the auto-arm decision (SPEC §7):
+///
+/// - the repository file is the only enabler: auto-arm is on only when it
+///   says `[consent] auto_arm = true`;
+/// - the user's `auto_arm = false` is a veto that beats any repository, and
+///   so is a user file that exists but cannot be read or parsed, or has an
+///   unknown key (fail closed); the user's `true` enables nothing;
+/// - a repository file that cannot be read or parsed, or has an unknown
+///   key, is "not opted in", with a warning.
+pub fn resolve_auto_arm(repo: &ConfigOutcome, user: &ConfigOutcome) -> Decision {
+    let mut reasons = Vec::new();
+    let mut warnings = Vec::new();
+
+    let repo_enables = match repo {
+        ConfigOutcome::Absent => {
+            reasons.push(
+                "no .roster.toml in the session's directory or above it: the repository does not opt in"
+                    .into(),
+            );
+            false
+        }
+        ConfigOutcome::AutoArmUnset => {
+            reasons
+                .push("the repository's .roster.toml does not set [consent] auto_arm: not opted in".into());
+            false
+        }
+        ConfigOutcome::AutoArm(false) => {
+            reasons.push("the repository's .roster.toml sets [consent] auto_arm = false".into());
+            false
+        }
+        ConfigOutcome::AutoArm(true) => {
+            reasons.push("the repository's .roster.toml sets [consent] auto_arm = true: it opts in".into());
+            true
+        }
+        failed => {
+            let why = failed.error().unwrap_or_default();
+            reasons.push(format!("the repository's .roster.toml cannot be used ({why}): not opted in"));
+            warnings.push(format!("the repository's .roster.toml {why}; fix it to opt in"));
+            false
+        }
+    };
+
+    let user_vetoes = match user {
+        ConfigOutcome::Absent => {
+            reasons.push("no user config: no veto".into());
+            false
+        }
+        ConfigOutcome::AutoArmUnset => {
+            reasons.push("the user config does not set [consent] auto_arm: no veto".into());
+            false
+        }
+        ConfigOutcome::AutoArm(false) => {
+            reasons.push(
+                "the user config sets [consent] auto_arm = false: a veto that beats any repository".into(),
+            );
+            true
+        }
+        ConfigOutcome::AutoArm(true) => {
+            reasons.push(
+                "the user config sets [consent] auto_arm = true, which enables nothing by itself \
+                 (only a repository's .roster.toml can)"
+                    .into(),
+            );
+            false
+        }
+        failed => {
+            let why = failed.error().unwrap_or_default();
+            reasons.push(format!("the user config cannot be used ({why}): counted as a veto (fail closed)"));
+            warnings.push(format!("the user config {why}; until it is fixed it vetoes auto-arm everywhere"));
+            true
+        }
+    };
+
+    let auto_arm = repo_enables && !user_vetoes;
+    reasons.push(
+        match (repo_enables, user_vetoes) {
+            (true, false) => "auto-arm is on",
+            (true, true) => "auto-arm is off: the user's veto beats the repository",
+            (false, _) => "auto-arm is off",
+        }
+        .into(),
+    );
+    Decision { auto_arm, reasons, warnings }
+}
+
+fn parse_table(bytes: &[u8]) -> Result<toml::Table, ConfigProblem> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|error| ConfigProblem::Unparseable(format!("not UTF-8: {error}")))?;
+    text.parse::<toml::Table>().map_err(|error| {
+        let position = error.span().map(|span| line_and_column(text, span.start)).unwrap_or_default();
+        // toml's message can span lines; one line is what a terminal and a
+        // JSON consumer want.
+        let message = error.message().split_whitespace().collect::<Vec<_>>().join(" ");
+        ConfigProblem::Unparseable(format!("{position}{message}"))
+    })
+}
+
+fn line_and_column(text: &str, offset: usize) -> String {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |last| last.chars().count()) + 1;
+    format!("line {line}, column {column}: ")
+}
+
+fn reject_unknown_keys(table: &toml::Table, known: &[&str]) -> Result<(), ConfigProblem> {
+    if let Some(key) = table.keys().find(|key| !known.contains(&key.as_str())) {
+        return Err(ConfigProblem::UnknownKey(key.clone()));
+    }
+    Ok(())
+}
+
+/// `[consent] auto_arm`, after checking the `consent` table's keys.
+fn consent_auto_arm(table: &toml::Table) -> Result<Option<bool>, ConfigProblem> {
+    let consent = match table.get("consent") {
+        None => return Ok(None),
+        Some(toml::Value::Table(consent)) => consent,
+        Some(other) => {
+            return Err(ConfigProblem::Unparseable(format!(
+                "`consent` is {}, not a table; write [consent] on a line of its own",
+                type_name(other)
+            )));
+        }
+    };
+    if let Some(key) = consent.keys().find(|key| key.as_str() != "auto_arm") {
+        return Err(ConfigProblem::UnknownKey(format!("consent.{key}")));
+    }
+    match consent.get("auto_arm") {
+        None => Ok(None),
+        Some(toml::Value::Boolean(value)) => Ok(Some(*value)),
+        Some(other) => Err(ConfigProblem::Unparseable(format!(
+            "`consent.auto_arm` is {}, not a boolean; write auto_arm = true or auto_arm = false",
+            type_name(other)
+        ))),
+    }
+}
+
+fn type_name(value: &toml::Value) -> &'static str {
+    match value {
+        toml::Value::String(_) => "a string",
+        toml::Value::Integer(_) => "an integer",
+        toml::Value::Float(_) => "a float",
+        toml::Value::Boolean(_) => "a boolean",
+        toml::Value::Datetime(_) => "a date-time",
+        toml::Value::Array(_) => "an array",
+        toml::Value::Table(_) => "a table",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo(text: &str) -> Result<RepoConfig, ConfigProblem> {
+        parse_repo_config(text.as_bytes())
+    }
+
+    fn user(text: &str) -> Result<UserConfig, ConfigProblem> {
+        parse_user_config(text.as_bytes())
+    }
+
+    fn agent(name: &str) -> Option<AgentName> {
+        Some(AgentName::parse(name).unwrap())
+    }
+
+    #[test]
+    fn repository_files() {
+        assert_eq!(repo(""), Ok(RepoConfig::default()));
+        assert_eq!(
+            repo("agent_name = \"wren\"\n"),
+            Ok(RepoConfig { agent_name: agent("wren"), auto_arm: None })
+        );
+        assert_eq!(
+            repo("agent_name = \"wren\"\n[consent]\nauto_arm = true\n"),
+            Ok(RepoConfig { agent_name: agent("wren"), auto_arm: Some(true) })
+        );
+        assert_eq!(
+            repo("consent.auto_arm = false"),
+            Ok(RepoConfig { agent_name: None, auto_arm: Some(false) })
+        );
+        assert_eq!(repo("[consent]\n"), Ok(RepoConfig::default()));
+        assert_eq!(repo("agent = \"wren\""), Err(ConfigProblem::UnknownKey("agent".into())));
+        assert_eq!(
+            repo("[consent]\nauto-arm = true"),
+            Err(ConfigProblem::UnknownKey("consent.auto-arm".into()))
+        );
+        assert_eq!(repo("[other]\nx = 1"), Err(ConfigProblem::UnknownKey("other".into())));
+        for bad in [
+            "[consent]\nauto_arm = \"yes\"",
+            "[consent]\nauto_arm = 1",
+            "consent = true",
+            "agent_name = 7",
+            "agent_name = \"\"",
+            "agent_name = \" wren\"",
+            "agent_name = \"a\\u001bb\"",
+            "[consent]\nauto_arm = tru",
+            "[consent]\nauto_arm = true\nauto_arm = false",
+            "[consent\n",
+        ] {
+            assert!(matches!(repo(bad), Err(ConfigProblem::Unparseable(_))), "{bad:?} gave {:?}", repo(bad));
+        }
+        assert!(matches!(parse_repo_config(b"agent_name = \"\xff\""), Err(ConfigProblem::Unparseable(_))));
+    }
+
+    #[test]
+    fn user_files() {
+        assert_eq!(user(""), Ok(UserConfig::default()));
+        assert_eq!(user("[consent]\nauto_arm = false"), Ok(UserConfig { auto_arm: Some(false) }));
+        assert_eq!(user("agent_name = \"wren\""), Err(ConfigProblem::UnknownKey("agent_name".into())));
+        assert_eq!(
+            user("[consent]\nautoarm = false"),
+            Err(ConfigProblem::UnknownKey("consent.autoarm".into()))
+        );
+        assert!(matches!(user("[consent]\nauto_arm = "), Err(ConfigProblem::Unparseable(_))));
+    }
+
+    #[test]
+    fn parse_errors_say_where_on_one_line() {
+        let Err(ConfigProblem::Unparseable(message)) = repo("[consent]\nauto_arm = tru\n") else {
+            panic!("expected a parse error")
+        };
+        assert!(message.starts_with("line 2, column 12: "), "{message}");
+        assert!(!message.contains('\n'), "{message}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,80}") {
+            let _ = parse_repo_config(text.as_bytes());
+            let _ = parse_user_config(text.as_bytes());
+        }
+
+        #[test]
+        fn written_values_parse_back(value in proptest::bool::ANY, name in "[a-z][a-z0-9 _-]{0,20}[a-z0-9]") {
+            let text = format!("agent_name = {name:?}\n[consent]\nauto_arm = {value}\n");
+            let parsed = parse_repo_config(text.as_bytes());
+            proptest::prop_assert_eq!(parsed, Ok(RepoConfig { agent_name: agent(&name), auto_arm: Some(value) }));
+            let text = format!("[consent]\nauto_arm = {value}\n");
+            proptest::prop_assert_eq!(parse_user_config(text.as_bytes()), Ok(UserConfig { auto_arm: Some(value) }));
+        }
+    }
+}

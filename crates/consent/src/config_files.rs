@@ -1,0 +1,243 @@
+//! Finding and reading the two configuration files (SPEC §7): the nearest
+//! `.roster.toml` from the session's directory upward, and the user's
+//! `$XDG_CONFIG_HOME/roster/config.toml`. Reads are bounded (64 KiB), never
+//! block on a FIFO and never open anything but a regular file; every
+//! failure becomes a `ConfigOutcome` that the resolution counts as "no".
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::config::{
+    ConfigOutcome, ConfigProblem, Decision, RepoConfig, parse_repo_config, parse_user_config,
+    resolve_auto_arm,
+};
+use crate::error::{Error, Result};
+
+/// The repository file's name.
+pub const REPO_CONFIG_NAME: &str = ".roster.toml";
+/// The user file, below `$XDG_CONFIG_HOME` (else `~/.config`).
+pub const USER_CONFIG_RELATIVE: &str = "roster/config.toml";
+/// The most bytes a configuration file may hold.
+pub const MAX_CONFIG_BYTES: u64 = 64 * 1024;
+
+/// One configuration file: where it is (when known) and what it said.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigInput {
+    /// `None` for the repository file when none was found, and for the
+    /// user file when neither `XDG_CONFIG_HOME` nor `HOME` locates it.
+    pub path: Option<PathBuf>,
+    pub outcome: ConfigOutcome,
+}
+
+/// Both inputs of the auto-arm decision, and the decision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AutoArmInputs {
+    pub repo: ConfigInput,
+    pub user: ConfigInput,
+    pub decision: Decision,
+}
+
+/// Canonicalizes the session's working directory (the real path, as
+/// records hold it), so the upward search walks real parents.
+pub fn canonical_session_directory(directory: &Path) -> Result<PathBuf> {
+    let canonical = std::fs::canonicalize(directory)
+        .map_err(|source| Error::SessionDirectory { path: directory.to_owned(), source })?;
+    if !canonical.is_dir() {
+        return Err(Error::SessionDirectory {
+            path: directory.to_owned(),
+            source: io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
+        });
+    }
+    Ok(canonical)
+}
+
+/// The nearest `.roster.toml` at or above `directory` (which should be
+/// canonical), up to and including `/`. Any entry of that name counts as
+/// found, even one that cannot be read: a broken nearest file must not
+/// let a farther one speak for the repository.
+pub fn find_repo_config(directory: &Path) -> Option<PathBuf> {
+    let start = std::path::absolute(directory).unwrap_or_else(|_| directory.to_owned());
+    start.ancestors().map(|ancestor| ancestor.join(REPO_CONFIG_NAME)).find(|candidate| {
+        match std::fs::symlink_metadata(candidate) {
+            Ok(_) => true,
+            Err(error) => {
+                error.kind() != io::ErrorKind::NotFound && error.kind() != io::ErrorKind::NotADirectory
+            }
+        }
+    })
+}
+
+/// `$XDG_CONFIG_HOME/roster/config.toml`, else `~/.config/roster/config.toml`.
+/// A relative `XDG_CONFIG_HOME` is ignored, as the XDG base directory
+/// specification says.
+pub fn user_config_path(env: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let absolute = |name: &str| env(name).map(PathBuf::from).filter(|path| path.is_absolute());
+    absolute("XDG_CONFIG_HOME")
+        .or_else(|| absolute("HOME").map(|home| home.join(".config")))
+        .map(|base| base.join(USER_CONFIG_RELATIVE))
+}
+
+/// Reads the nearest repository file for the session in `directory`.
+pub fn load_repo_input(directory: &Path) -> (ConfigInput, Option<RepoConfig>) {
+    let Some(path) = find_repo_config(directory) else {
+        return (ConfigInput { path: None, outcome: ConfigOutcome::Absent }, None);
+    };
+    let (outcome, parsed) = match read_config_file(&path, Trust::OwnedByYouOrRoot) {
+        // Found by name a moment ago: vanishing now is a failed read.
+        FileRead::Absent => (ConfigOutcome::Unreadable("vanished, or is a dangling symlink".into()), None),
+        FileRead::Unreadable(why) => (ConfigOutcome::Unreadable(why), None),
+        FileRead::Bytes(bytes) => {
+            let parsed = parse_repo_config(&bytes);
+            (ConfigOutcome::of_repo(&parsed), parsed.ok())
+        }
+    };
+    (ConfigInput { path: Some(path), outcome }, parsed)
+}
+
+/// Reads the user file.
+pub fn load_user_input(env: &dyn Fn(&str) -> Option<OsString>) -> ConfigInput {
+    let Some(path) = user_config_path(env) else {
+        // Fail closed: a veto the user may have written cannot be checked.
+        let why = "neither XDG_CONFIG_HOME nor HOME is set, so the user config cannot be located".to_owned();
+        return ConfigInput { path: None, outcome: ConfigOutcome::Unreadable(why) };
+    };
+    let outcome = match read_config_file(&path, Trust::Anyone) {
+        FileRead::Absent => ConfigOutcome::Absent,
+        FileRead::Unreadable(why) => ConfigOutcome::Unreadable(why),
+        FileRead::Bytes(bytes) => ConfigOutcome::of_user(&parse_user_config(&bytes)),
+    };
+    ConfigInput { path: Some(path), outcome }
+}
+
+/// Reads both files for the session in `directory` (canonical) and
+/// resolves them.
+pub fn load_auto_arm_inputs(directory: &Path, env: &dyn Fn(&str) -> Option<OsString>) -> AutoArmInputs {
+    let (repo, _) = load_repo_input(directory);
+    let user = load_user_input(env);
+    let decision = resolve_auto_arm(&repo.outcome, &user.outcome);
+    AutoArmInputs { repo, user, decision }
+}
+
+/// The `agent_name` of the nearest `.roster.toml` at or above `directory`
+/// (SPEC §6.1: below `--agent` and `ROSTER_AGENT`), with the file it came
+/// from. `Ok(None)` when there is no such file or it sets no name; an error
+/// when the nearest file cannot be read (exit 1) or is invalid (exit 2:
+/// it does not parse, has an unknown key, or the name is not a valid agent
+/// name), naming the file.
+pub fn repo_agent_name(directory: &Path) -> Result<Option<(String, PathBuf)>> {
+    let (input, parsed) = load_repo_input(directory);
+    let path = input.path.clone().unwrap_or_else(|| directory.join(REPO_CONFIG_NAME));
+    match input.outcome {
+        ConfigOutcome::Absent | ConfigOutcome::AutoArmUnset | ConfigOutcome::AutoArm(_) => {
+            Ok(parsed.and_then(|config| config.agent_name).map(|name| (name.as_str().to_owned(), path)))
+        }
+        ConfigOutcome::Unreadable(why) => Err(Error::RepoConfigUnreadable { path, why }),
+        ConfigOutcome::Unparseable(why) => Err(Error::RepoConfigInvalid { path, why }),
+        ConfigOutcome::UnknownKey(key) => {
+            Err(Error::RepoConfigInvalid { path, why: ConfigProblem::UnknownKey(key).to_string() })
+        }
+    }
+}
+
+/// Whose files are believed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Trust {
+    /// The repository file is the only enabler of auto-arm, so one that
+    /// another user could have written (a `.roster.toml` dropped in `/tmp`
+    /// by someone else, or one anybody may rewrite) is not believed. Group
+    /// write is allowed: with the common umask 002 and per-user groups,
+    /// every checkout has it.
+    OwnedByYouOrRoot,
+    /// The user file can only veto or do nothing, so whoever wrote it, it
+    /// is read (and a failure to read it vetoes).
+    Anyone,
+}
+
+enum FileRead {
+    Absent,
+    Bytes(Vec<u8>),
+    Unreadable(String),
+}
+
+/// Reads a configuration file: its type is checked before it is opened
+/// (no FIFO or device is ever opened), the open does not block, the handle
+/// is checked again (regular file, same inode, at most `MAX_CONFIG_BYTES`),
+/// and at most that many bytes are read. Symlinks are followed: dotfiles
+/// are often links into a dotfiles repository.
+fn read_config_file(path: &Path, trust: Trust) -> FileRead {
+    let before = match std::fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {
+            // A dangling symlink is a file the user meant to have.
+            return match std::fs::symlink_metadata(path) {
+                Ok(_) => FileRead::Unreadable("is a dangling symlink".into()),
+                Err(_) => FileRead::Absent,
+            };
+        }
+        Err(error) => return FileRead::Unreadable(error.to_string()),
+    };
+    if let Some(why) = refusal(&before, trust) {
+        return FileRead::Unreadable(why);
+    }
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY | nix::libc::O_CLOEXEC)
+        .open(path);
+    let file: File = match opened {
+        Ok(file) => file,
+        Err(error) => return FileRead::Unreadable(error.to_string()),
+    };
+    let after = match file.metadata() {
+        Ok(metadata) => metadata,
+        Err(error) => return FileRead::Unreadable(error.to_string()),
+    };
+    if (after.dev(), after.ino()) != (before.dev(), before.ino()) {
+        return FileRead::Unreadable("was replaced while being opened".into());
+    }
+    if let Some(why) = refusal(&after, trust) {
+        return FileRead::Unreadable(why);
+    }
+    let mut bytes = Vec::with_capacity(after.len().min(MAX_CONFIG_BYTES) as usize);
+    if let Err(error) = file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes) {
+        return FileRead::Unreadable(error.to_string());
+    }
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return FileRead::Unreadable("grew past 64 KiB while being read".into());
+    }
+    FileRead::Bytes(bytes)
+}
+
+fn refusal(metadata: &std::fs::Metadata, trust: Trust) -> Option<String> {
+    let file_type = metadata.file_type();
+    if !file_type.is_file() {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = if file_type.is_dir() {
+            "a directory"
+        } else if file_type.is_fifo() {
+            "a FIFO"
+        } else if file_type.is_socket() {
+            "a socket"
+        } else if file_type.is_char_device() || file_type.is_block_device() {
+            "a device"
+        } else {
+            "not a regular file"
+        };
+        return Some(format!("is {kind}, not a regular file"));
+    }
+    if metadata.len() > MAX_CONFIG_BYTES {
+        return Some(format!("is {} bytes, over the 64 KiB limit", metadata.len()));
+    }
+    if trust == Trust::OwnedByYouOrRoot {
+        let euid = nix::unistd::geteuid().as_raw();
+        if metadata.uid() != euid && metadata.uid() != 0 {
+            return Some(format!("is owned by uid {}, neither you (uid {euid}) nor root", metadata.uid()));
+        }
+        if metadata.mode() & 0o002 != 0 {
+            return Some(format!("is writable by anyone (mode {:04o})", metadata.mode() & 0o7777));
+        }
+    }
+    None
+}

@@ -1,0 +1,43 @@
+//! The consent library's typed errors. Each kind knows its exit code
+//! (SPEC §6) and its message names the path it is about and the fix.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Everything the consent library can fail with. Reading consent never
+/// fails for a bad marker or config file: those are findings, reported by
+/// `status` and counted as "no". Errors are what stops a command.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The roster directory, its lock or a marker write failed.
+    #[error(transparent)]
+    Registry(#[from] registry_core::Error),
+
+    /// The session's working directory does not resolve (exit 2).
+    #[error("session directory {path}: {source}; pass an existing directory with --cwd")]
+    SessionDirectory { path: PathBuf, source: io::Error },
+
+    /// The nearest `.roster.toml` exists but cannot be read (exit 1).
+    #[error(
+        "repository config {path} cannot be read: {why}; fix or remove it, or name the agent with --agent"
+    )]
+    RepoConfigUnreadable { path: PathBuf, why: String },
+
+    /// The nearest `.roster.toml` does not parse, has an unknown key or an
+    /// invalid value (exit 2).
+    #[error("repository config {path} is invalid: {why}; fix it, or name the agent with --agent")]
+    RepoConfigInvalid { path: PathBuf, why: String },
+}
+
+impl Error {
+    /// The exit code this error deserves (SPEC §6).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Registry(inner) => inner.exit_code(),
+            Error::SessionDirectory { .. } | Error::RepoConfigInvalid { .. } => 2,
+            Error::RepoConfigUnreadable { .. } => 1,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
