@@ -1,3 +1,516 @@
-//! Being written: see main.rs for the entry points this module provides.
+//! `cargo xtask bench`: measures the speed targets of SPEC §9 on whole
+//! processes of the release binaries, as ratios taken in one run so that a
+//! busy machine shifts both sides alike, and fails when one is missed.
+//!
+//! Registries of 0, 1,000 and 10,000 records are seeded through the library
+//! (the same record format register writes), each record owned by a live
+//! child process the bench keeps, so every verdict is a real one. Compared
+//! commands run interleaved, round by round, for the same reason.
+
+pub mod measure;
+pub mod owners;
+pub mod report;
+pub mod seed;
+pub mod workspace;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use owner_liveness::{OwnerIdentity, capture_identity};
+
+use measure::{Invocation, Samples};
+use owners::OwnerPool;
+use report::{BenchReport, Contention, Figure, RatioCheck, thousands};
+use seed::{SeededRegistry, realistic_record, session_id_for};
+use workspace::{Profile, build_binaries, target_directory};
+
+/// Options of `cargo xtask bench`.
 #[derive(Debug, clap::Args)]
-pub struct BenchArgs {}
+pub struct BenchArgs {
+    /// Timed runs per figure (after one warm-up run that is not counted)
+    #[arg(long, value_name = "N", default_value_t = 11, value_parser = clap::value_parser!(u16).range(1..))]
+    pub runs: u16,
+
+    /// Smoke run: registries of 0, 100 and 1,000 records and fewer contended writes; targets are shown, not judged
+    #[arg(long)]
+    pub quick: bool,
+}
+
+/// The SPEC §9 limits.
+const REGISTER_GROWTH_LIMIT: f64 = 1.3;
+const LIST_VERSUS_CAT_LIMIT: f64 = 3.0;
+const PRUNE_VERSUS_RM_LIMIT: f64 = 4.0;
+
+/// Concurrent writers of the contention figure.
+const CONTENDING_WRITERS: usize = 8;
+
+/// Everything the measurements share.
+struct Bench {
+    binaries: PathBuf,
+    scratch: PathBuf,
+    /// The directory every record and registration names as its cwd.
+    work_directory: PathBuf,
+    sizes: Vec<usize>,
+    runs: usize,
+    cat: PathBuf,
+    rm: PathBuf,
+    true_program: PathBuf,
+}
+
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let quick = args.quick;
+    let sizes: Vec<usize> = if quick { vec![0, 100, 1_000] } else { vec![0, 1_000, 10_000] };
+    let runs = usize::from(args.runs);
+    let largest = *sizes.last().expect("sizes are listed");
+    let registrations_per_writer = if quick { 50 } else { 500 };
+
+    let binaries = build_binaries(Profile::Release)?;
+    let scratch_holder = tempfile::Builder::new().prefix("roster-bench-").tempdir().context("create a scratch directory")?;
+    let scratch = scratch_holder.path().to_owned();
+    let work_directory = scratch.join("work");
+    std::fs::create_dir(&work_directory)?;
+    let bench = Bench {
+        binaries,
+        work_directory,
+        sizes: sizes.clone(),
+        runs,
+        cat: find_on_path("cat")?,
+        rm: find_on_path("rm")?,
+        true_program: find_on_path("true")?,
+        scratch,
+    };
+
+    progress(&format!("forking {} owner processes", thousands(largest)));
+    let owners = OwnerPool::fork(largest)?;
+    let identities = capture_identities(&owners)?;
+    // Owners registered during the timed runs, one per run and mode.
+    let registrants = OwnerPool::fork(2 * (runs + 1))?;
+
+    let mut figures = Vec::new();
+    let live = bench.seed_live_registries(&identities)?;
+    figures.extend(bench.measure_list_and_cat(&live)?);
+    figures.extend(bench.measure_register(&live, &registrants)?);
+    figures.push(bench.measure_true()?);
+    drop(registrants);
+
+    let contention = bench.measure_contention(&owners, registrations_per_writer)?;
+
+    progress("killing the owners: their records become dead ones for prune");
+    owners.kill_all();
+    figures.extend(bench.measure_prune_and_rm(&identities)?);
+
+    let report = BenchReport {
+        ratios: ratio_checks(&figures, largest),
+        sizes,
+        runs,
+        quick,
+        figures,
+        contention,
+    };
+    println!("{}", report.render_table());
+    print_reproduction(&report);
+    let saved = save_json(&report)?;
+    println!("saved {}", saved.display());
+
+    if !quick && !report.all_targets_met() {
+        bail!("a speed target of SPEC §9 was missed (see the table above)");
+    }
+    Ok(())
+}
+
+fn progress(message: &str) {
+    eprintln!("bench: {message}");
+}
+
+fn capture_identities(owners: &OwnerPool) -> anyhow::Result<Vec<OwnerIdentity>> {
+    owners
+        .pids()
+        .map(|pid| capture_identity(pid).with_context(|| format!("capture the identity of owner {pid}")))
+        .collect()
+}
+
+fn find_on_path(name: &str) -> anyhow::Result<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|directory| directory.join(name))
+        .find(|candidate| candidate.is_file())
+        .with_context(|| format!("`{name}` is not on PATH"))
+}
+
+/// Seeded registries by size, every record owned by a live process.
+struct LiveRegistries {
+    by_size: Vec<(usize, SeededRegistry)>,
+}
+
+impl LiveRegistries {
+    fn get(&self, size: usize) -> &SeededRegistry {
+        &self.by_size.iter().find(|(records, _)| *records == size).expect("a registry per size").1
+    }
+}
+
+impl Bench {
+    fn tool(&self, name: &str) -> PathBuf {
+        self.binaries.join(name)
+    }
+
+    fn seed_live_registries(&self, identities: &[OwnerIdentity]) -> anyhow::Result<LiveRegistries> {
+        let mut by_size = Vec::new();
+        for &size in &self.sizes {
+            progress(&format!("seeding a registry of {} live records", thousands(size)));
+            let registry = SeededRegistry::create(&self.scratch.join(format!("live-{size}")))?;
+            for (ordinal, identity) in identities[..size].iter().enumerate() {
+                registry.write(&realistic_record(identity, ordinal, &self.work_directory))?;
+            }
+            by_size.push((size, registry));
+        }
+        Ok(LiveRegistries { by_size })
+    }
+
+    fn list_invocation(&self, registry: &SeededRegistry) -> Invocation {
+        Invocation::new(self.tool("roster-list")).arg("--dir").arg(&registry.root).args(["--format", "json"])
+    }
+
+    /// `cat` over exactly the record files, one process, names as arguments.
+    fn cat_invocation(&self, registry: &SeededRegistry) -> anyhow::Result<Invocation> {
+        Ok(Invocation::new(&self.cat)
+            .args(registry.record_file_names()?)
+            .in_directory(&registry.sessions)
+            .shown_as("cat *.json"))
+    }
+
+    fn measure_list_and_cat(&self, live: &LiveRegistries) -> anyhow::Result<Vec<Figure>> {
+        progress("timing roster-list --format json and cat");
+        let mut list_samples = vec![Samples::default(); self.sizes.len()];
+        let mut cat_samples = vec![Samples::default(); self.sizes.len()];
+        for round in 0..=self.runs {
+            for (index, &size) in self.sizes.iter().enumerate() {
+                let registry = live.get(size);
+                let list = self.list_invocation(registry).time_once()?;
+                // `cat` without arguments would read stdin: no figure at 0.
+                let cat = if size > 0 { Some(self.cat_invocation(registry)?.time_once()?) } else { None };
+                if round > 0 {
+                    list_samples[index].push(list);
+                    if let Some(cat) = cat {
+                        cat_samples[index].push(cat);
+                    }
+                }
+            }
+        }
+        let mut figures = Vec::new();
+        for (index, &size) in self.sizes.iter().enumerate() {
+            let registry = live.get(size);
+            figures.push(Figure {
+                name: "roster-list --format json",
+                records: Some(size),
+                samples: list_samples[index].clone(),
+                reproduce: self.list_invocation(registry).shell_line(),
+            });
+            if size > 0 {
+                figures.push(Figure {
+                    name: "cat sessions/*.json",
+                    records: Some(size),
+                    samples: cat_samples[index].clone(),
+                    reproduce: self.cat_invocation(registry)?.shell_line(),
+                });
+            }
+        }
+        Ok(figures)
+    }
+
+    fn register_invocation(&self, registry: &SeededRegistry, identity: &OwnerIdentity, round: usize) -> Invocation {
+        Invocation::new(self.tool("roster-register"))
+            .arg("--dir")
+            .arg(&registry.root)
+            .arg("--pid")
+            .arg(identity.pid.to_string())
+            .args(["--harness", "claude-code", "--agent", "bench", "--session-id"])
+            .arg(session_id_for(1_000_000 + round, identity))
+            .arg("--cwd")
+            .arg(&self.work_directory)
+            .arg("--quiet")
+    }
+
+    /// A Claude Code SessionStart payload naming a fresh session.
+    fn write_hook_payload(&self, identity: &OwnerIdentity, round: usize) -> anyhow::Result<PathBuf> {
+        let session_id = session_id_for(2_000_000 + round, identity);
+        let payload = serde_json::json!({
+            "session_id": session_id,
+            "transcript_path": format!("/home/dev/.claude/projects/-home-dev-src-app/{session_id}.jsonl"),
+            "cwd": self.work_directory,
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        });
+        let path = self.scratch.join(format!("payload-{round}.json"));
+        std::fs::write(&path, serde_json::to_vec_pretty(&payload)?)?;
+        Ok(path)
+    }
+
+    fn hook_register_invocation(&self, registry: &SeededRegistry, identity: &OwnerIdentity, payload: &Path) -> Invocation {
+        Invocation::new(self.tool("roster-register"))
+            .args(["--hook", "claude-code", "--dir"])
+            .arg(&registry.root)
+            .arg("--pid")
+            .arg(identity.pid.to_string())
+            .stdin_from(payload)
+    }
+
+    /// Each round registers a fresh owner (a session start, not a refresh)
+    /// in every registry, first by flags, then as a hook.
+    fn measure_register(&self, live: &LiveRegistries, registrants: &OwnerPool) -> anyhow::Result<Vec<Figure>> {
+        progress("timing roster-register, by flags and as a claude-code hook");
+        let identities = capture_identities(registrants)?;
+        let (flag_owners, hook_owners) = identities.split_at(self.runs + 1);
+        let mut flag_samples = vec![Samples::default(); self.sizes.len()];
+        let mut hook_samples = vec![Samples::default(); self.sizes.len()];
+        let mut hook_reproduce = vec![String::new(); self.sizes.len()];
+        let mut flag_reproduce = vec![String::new(); self.sizes.len()];
+        for round in 0..=self.runs {
+            let payload = self.write_hook_payload(&hook_owners[round], round)?;
+            for (index, &size) in self.sizes.iter().enumerate() {
+                let registry = live.get(size);
+                let by_flags = self.register_invocation(registry, &flag_owners[round], round);
+                let as_hook = self.hook_register_invocation(registry, &hook_owners[round], &payload);
+                let flag_time = by_flags.time_once()?;
+                let hook_time = as_hook.time_once()?;
+                // Hook mode exits 0 and stays silent on stdout even when it
+                // fails, so check that the record is really there.
+                let record = registry.sessions.join(format!("{}.json", hook_owners[round].pid));
+                if !record.is_file() {
+                    bail!("`{}` wrote no record; see {}/hook-errors.log", as_hook.shell_line(), registry.root.display());
+                }
+                if round > 0 {
+                    flag_samples[index].push(flag_time);
+                    hook_samples[index].push(hook_time);
+                }
+                flag_reproduce[index] = by_flags.shell_line();
+                hook_reproduce[index] = as_hook.shell_line();
+            }
+        }
+        let mut figures = Vec::new();
+        for (index, &size) in self.sizes.iter().enumerate() {
+            figures.push(Figure {
+                name: "roster-register --pid",
+                records: Some(size),
+                samples: flag_samples[index].clone(),
+                reproduce: flag_reproduce[index].clone(),
+            });
+            figures.push(Figure {
+                name: "roster-register --hook claude-code",
+                records: Some(size),
+                samples: hook_samples[index].clone(),
+                reproduce: hook_reproduce[index].clone(),
+            });
+        }
+        Ok(figures)
+    }
+
+    fn measure_true(&self) -> anyhow::Result<Figure> {
+        let invocation = Invocation::new(&self.true_program);
+        let mut samples = Samples::default();
+        for round in 0..=self.runs {
+            let elapsed = invocation.time_once()?;
+            if round > 0 {
+                samples.push(elapsed);
+            }
+        }
+        Ok(Figure { name: "/bin/true", records: None, samples, reproduce: invocation.shell_line() })
+    }
+
+    /// Writers registering distinct live owners into one registry at once,
+    /// each a whole process: how many per second, and the longest any one
+    /// waited (the lock included).
+    fn measure_contention(&self, owners: &OwnerPool, per_writer: usize) -> anyhow::Result<Contention> {
+        progress(&format!("timing {CONTENDING_WRITERS} concurrent writers × {per_writer} registrations"));
+        let total = CONTENDING_WRITERS * per_writer;
+        if owners.len() < total {
+            bail!("{total} contended registrations need as many owners, only {} forked", owners.len());
+        }
+        let registry = SeededRegistry::create(&self.scratch.join("contention"))?;
+        let owner_pids: Vec<String> = (0..total).map(|index| owners.get(index).to_string()).collect();
+        let latencies = Mutex::new(Samples::default());
+        let failures = Mutex::new(Vec::new());
+        let started = Instant::now();
+        std::thread::scope(|scope| {
+            for writer in 0..CONTENDING_WRITERS {
+                let (registry, owner_pids, latencies, failures) = (&registry, &owner_pids, &latencies, &failures);
+                scope.spawn(move || {
+                    for index in writer * per_writer..(writer + 1) * per_writer {
+                        let invocation = Invocation::new(self.tool("roster-register"))
+                            .arg("--dir")
+                            .arg(&registry.root)
+                            .args(["--pid", &owner_pids[index], "--harness", "claude-code", "--session-id"])
+                            .arg(format!("contention-{index}"))
+                            .arg("--cwd")
+                            .arg(&self.work_directory)
+                            .arg("--quiet");
+                        match invocation.time_once() {
+                            Ok(elapsed) => latencies.lock().expect("no writer panics").push(elapsed),
+                            Err(error) => failures.lock().expect("no writer panics").push(format!("{error:#}")),
+                        }
+                    }
+                });
+            }
+        });
+        let wall = started.elapsed();
+        let latencies = latencies.into_inner().expect("no writer panicked");
+        let failures = failures.into_inner().expect("no writer panicked");
+        let present = registry.record_file_names()?.len();
+        let mut shown_failures: Vec<String> = failures.iter().take(5).cloned().collect();
+        if present != latencies.durations.len() {
+            shown_failures.push(format!(
+                "{} registrations succeeded but {present} records are present",
+                latencies.durations.len()
+            ));
+        }
+        Ok(Contention {
+            writers: CONTENDING_WRITERS,
+            registrations_per_writer: per_writer,
+            succeeded: latencies.durations.len(),
+            failed: failures.len() + usize::from(present != latencies.durations.len()),
+            failures: shown_failures,
+            wall,
+            latencies,
+        })
+    }
+
+    /// Prune of all-dead registries against `rm` of the same files; both
+    /// start from a freshly seeded directory every run.
+    fn measure_prune_and_rm(&self, dead_identities: &[OwnerIdentity]) -> anyhow::Result<Vec<Figure>> {
+        progress("timing roster-prune and rm over dead records");
+        let sizes: Vec<usize> = self.sizes.iter().copied().filter(|&size| size > 0).collect();
+        let mut prune_samples = vec![Samples::default(); sizes.len()];
+        let mut rm_samples = vec![Samples::default(); sizes.len()];
+        let mut prune_reproduce = vec![String::new(); sizes.len()];
+        let mut rm_reproduce = vec![String::new(); sizes.len()];
+        for round in 0..=self.runs {
+            for (index, &size) in sizes.iter().enumerate() {
+                let registry = SeededRegistry::create(&self.scratch.join(format!("dead-{size}")))?;
+
+                reseed(&registry, &dead_identities[..size], &self.work_directory)?;
+                let prune = Invocation::new(self.tool("roster-prune")).arg("--dir").arg(&registry.root).arg("--quiet");
+                let prune_time = prune.time_once()?;
+                let left = registry.record_file_names()?.len();
+                if left != 0 {
+                    bail!("`{}` left {left} of {size} dead records", prune.shell_line());
+                }
+
+                reseed(&registry, &dead_identities[..size], &self.work_directory)?;
+                let rm = Invocation::new(&self.rm)
+                    .arg("-f")
+                    .args(registry.record_file_names()?)
+                    .in_directory(&registry.sessions)
+                    .shown_as("rm -f *.json");
+                let rm_time = rm.time_once()?;
+
+                if round > 0 {
+                    prune_samples[index].push(prune_time);
+                    rm_samples[index].push(rm_time);
+                }
+                prune_reproduce[index] = format!("{}   # after seeding dead records again", prune.shell_line());
+                rm_reproduce[index] = format!("{}   # after seeding dead records again", rm.shell_line());
+            }
+        }
+        let mut figures = Vec::new();
+        for (index, &size) in sizes.iter().enumerate() {
+            figures.push(Figure {
+                name: "roster-prune (all dead)",
+                records: Some(size),
+                samples: prune_samples[index].clone(),
+                reproduce: prune_reproduce[index].clone(),
+            });
+            figures.push(Figure {
+                name: "rm -f sessions/*.json",
+                records: Some(size),
+                samples: rm_samples[index].clone(),
+                reproduce: rm_reproduce[index].clone(),
+            });
+        }
+        Ok(figures)
+    }
+}
+
+/// Empties `sessions/` and writes one record per identity.
+fn reseed(registry: &SeededRegistry, identities: &[OwnerIdentity], cwd: &Path) -> anyhow::Result<()> {
+    for entry in std::fs::read_dir(&registry.sessions)? {
+        std::fs::remove_file(entry?.path())?;
+    }
+    for (ordinal, identity) in identities.iter().enumerate() {
+        registry.write(&realistic_record(identity, ordinal, cwd))?;
+    }
+    Ok(())
+}
+
+fn median_of(figures: &[Figure], name: &str, records: Option<usize>) -> Duration {
+    figures
+        .iter()
+        .find(|figure| figure.name == name && figure.records == records)
+        .map(|figure| figure.samples.median())
+        .unwrap_or_default()
+}
+
+fn ratio_checks(figures: &[Figure], largest: usize) -> Vec<RatioCheck> {
+    let size = thousands(largest);
+    let at = |name: &str, records: usize| median_of(figures, name, Some(records));
+    vec![
+        RatioCheck {
+            description: format!("register --pid, {size} records vs empty"),
+            numerator: at("roster-register --pid", largest),
+            denominator: at("roster-register --pid", 0),
+            limit: Some(REGISTER_GROWTH_LIMIT),
+        },
+        RatioCheck {
+            description: format!("register --hook, {size} records vs empty"),
+            numerator: at("roster-register --hook claude-code", largest),
+            denominator: at("roster-register --hook claude-code", 0),
+            limit: Some(REGISTER_GROWTH_LIMIT),
+        },
+        RatioCheck {
+            description: format!("list --format json vs cat, {size} records"),
+            numerator: at("roster-list --format json", largest),
+            denominator: at("cat sessions/*.json", largest),
+            limit: Some(LIST_VERSUS_CAT_LIMIT),
+        },
+        RatioCheck {
+            description: format!("prune vs rm, {size} dead records"),
+            numerator: at("roster-prune (all dead)", largest),
+            denominator: at("rm -f sessions/*.json", largest),
+            limit: Some(PRUNE_VERSUS_RM_LIMIT),
+        },
+        RatioCheck {
+            description: "register --hook (empty registry) vs /bin/true".to_owned(),
+            numerator: at("roster-register --hook claude-code", 0),
+            denominator: median_of(figures, "/bin/true", None),
+            limit: None,
+        },
+    ]
+}
+
+fn print_reproduction(report: &BenchReport) {
+    let hyperfine = find_on_path("hyperfine").is_ok();
+    println!("reproduce any figure with public tools (the directories are removed when the bench ends;");
+    println!("seed a registry of your own with `roster-register --pid PID` for each of N live processes):");
+    for figure in &report.figures {
+        let size = figure.records.map(|records| format!(", {} records", thousands(records))).unwrap_or_default();
+        println!("  {}{size}:", figure.name);
+        println!("    /usr/bin/time -v sh -c '{}'", figure.reproduce.replace('\'', r"'\''"));
+        if hyperfine {
+            println!("    hyperfine --warmup 1 --runs {} '{}'", report.runs, figure.reproduce.replace('\'', r"'\''"));
+        }
+    }
+    if !hyperfine {
+        println!("  (hyperfine is not installed; `cargo install hyperfine` adds medians and spreads to the above)");
+    }
+}
+
+fn save_json(report: &BenchReport) -> anyhow::Result<PathBuf> {
+    let directory = target_directory()?.join("bench");
+    std::fs::create_dir_all(&directory).with_context(|| format!("create {}", directory.display()))?;
+    let seconds = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs();
+    let bytes = serde_json::to_vec_pretty(&report.to_json())?;
+    let path = directory.join(format!("bench-{seconds}.json"));
+    std::fs::write(&path, &bytes).with_context(|| format!("write {}", path.display()))?;
+    std::fs::write(directory.join("latest.json"), &bytes)?;
+    Ok(path)
+}

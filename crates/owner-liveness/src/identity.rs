@@ -102,7 +102,9 @@ pub(crate) fn mtime_ns(metadata: &std::fs::Metadata) -> i128 {
 /// the capture is refused rather than trusted.
 pub fn capture_identity(pid: Pid) -> Result<OwnerIdentity, CaptureError> {
     let pidfd = PidFd::open(pid).map_err(|errno| match errno {
-        Errno::ESRCH => CaptureError::NotRunning(pid),
+        // ENOENT (EINVAL before Linux 6.15): the pid names a thread, not a
+        // process; no process runs at it.
+        Errno::ESRCH | Errno::ENOENT | Errno::EINVAL => CaptureError::NotRunning(pid),
         other => CaptureError::System { what: format!("pidfd_open({pid})"), why: other.desc().to_owned() },
     })?;
     let exited = |pidfd: &PidFd| {
@@ -135,6 +137,11 @@ pub fn capture_identity(pid: Pid) -> Result<OwnerIdentity, CaptureError> {
 }
 
 /// Reads the uid (owner of `/proc/<pid>`) and start ticks of a process.
+///
+/// The uid comes from the directory on purpose: the kernel gives the files
+/// inside it (`stat`, `status`, …) to root once a process makes itself
+/// non-dumpable, but the directory keeps the effective uid, so a live owner
+/// that hardens itself is not mistaken for another user's process.
 pub fn read_proc_identity(pid: Pid) -> Result<ProcIdentity, ProcReadError> {
     let classify = |error: io::Error| match error.kind() {
         io::ErrorKind::NotFound => ProcReadError::NotFound,

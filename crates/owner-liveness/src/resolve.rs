@@ -118,8 +118,15 @@ pub fn resolve_owner(
         return Ok(found(pid, OwnerSource::RosterSessionPid));
     }
 
+    // Every export that is set is checked before any is trusted, so a bad
+    // value is an error whatever the order of the harness table.
+    let mut exported = Vec::new();
     for export in patterns.pid_exports() {
-        let Some(pid) = env_pid(query, export.variable)? else { continue };
+        if let Some(pid) = env_pid(query, export.variable)? {
+            exported.push((export, pid));
+        }
+    }
+    for (export, pid) in exported {
         if export_is_trustworthy(query.ancestry, pid, export.harness, patterns) {
             return Ok(found(pid, OwnerSource::HarnessExport(export.variable)));
         }

@@ -74,6 +74,11 @@ pub trait ProcessFacts {
 pub enum OpenProcessError {
     /// ESRCH: no process has this pid.
     Gone,
+    /// ENOENT or EINVAL: the pid names no thread-group leader, only a thread
+    /// of some other process (or, before Linux 6.15, a process in the middle
+    /// of being reaped). The recorded owner was a process, so it is no
+    /// longer at this pid.
+    NotAProcess,
     Other(String),
 }
 
@@ -108,44 +113,23 @@ pub fn judge<F: SystemFacts>(identity: &OwnerIdentity, socket: Option<&SocketIde
         }
     }
 
-    // 3. Is there a process at this pid at all?
-    let process = match facts.open_process(pid) {
-        Ok(process) => process,
-        Err(OpenProcessError::Gone) => return Verdict::new(Liveness::Dead, format!("pid {pid} is gone")),
-        Err(OpenProcessError::Other(why)) => {
-            unknowns.push(format!("pid {pid} cannot be opened: {why}"));
-            return unknown(unknowns);
-        }
-    };
-
-    // 4. Is it the same process?
-    if let (Some(recorded), Some(now)) = (identity.pidfs_ino, process.pidfs_inode())
-        && recorded != now
-    {
-        return Verdict::new(Liveness::Dead, format!("pid {pid} now names another process (pidfs inode {now}, not {recorded})"));
-    }
+    // 3 to 5. The process itself. A handle that cannot be opened for a
+    // reason other than the pid's absence leaves the process unexamined,
+    // but the socket below may still prove death.
     let mut running_since = None;
-    match process.proc_identity() {
-        Ok(ProcIdentity { start_ticks, .. }) if start_ticks != identity.start_ticks => {
+    match facts.open_process(pid) {
+        Ok(process) => match judge_process(identity, &process, &mut unknowns) {
+            ProcessFinding::Dead(reason) => return Verdict::new(Liveness::Dead, reason),
+            ProcessFinding::RunningSince(ticks) => running_since = ticks,
+        },
+        Err(OpenProcessError::Gone) => return Verdict::new(Liveness::Dead, format!("pid {pid} is gone")),
+        Err(OpenProcessError::NotAProcess) => {
             return Verdict::new(
                 Liveness::Dead,
-                format!("pid {pid} now names a process started at tick {start_ticks}, not {}", identity.start_ticks),
+                format!("pid {pid} is not a process now (a thread of another process, or one being reaped)"),
             );
         }
-        Ok(ProcIdentity { uid, .. }) if uid != identity.uid => {
-            return Verdict::new(Liveness::Dead, format!("pid {pid} now belongs to uid {uid}, not {}", identity.uid));
-        }
-        Ok(ProcIdentity { start_ticks, .. }) => running_since = Some(start_ticks),
-        // The pid exists (the handle opened), so a missing /proc entry is a
-        // hidden one, never proof of death.
-        Err(why) => unknowns.push(format!("/proc/{pid} unreadable: {why}")),
-    }
-
-    // 5. Exited and awaiting its reaper?
-    match process.has_exited() {
-        Ok(true) => return Verdict::new(Liveness::Dead, format!("pid {pid} has exited (zombie)")),
-        Ok(false) => {}
-        Err(error) => unknowns.push(format!("pid {pid} cannot be polled: {error}")),
+        Err(OpenProcessError::Other(why)) => unknowns.push(format!("pid {pid} cannot be opened: {why}")),
     }
 
     // 6. The harness's socket, when one was recorded.
@@ -174,6 +158,58 @@ pub fn judge<F: SystemFacts>(identity: &OwnerIdentity, socket: Option<&SocketIde
     }
     let since = running_since.map(|ticks| format!(" since tick {ticks}")).unwrap_or_default();
     Verdict::new(Liveness::Alive, format!("pid {pid} running{since}"))
+}
+
+enum ProcessFinding {
+    Dead(String),
+    /// Not proven dead; the start tick when `/proc` could be read.
+    RunningSince(Option<u64>),
+}
+
+/// Rules 4 and 5 on an open handle. `/proc` is read before the exit check on
+/// purpose: if the handle's process exits and the pid is reused meanwhile,
+/// `/proc` may describe the newcomer, but the exit check then says dead.
+fn judge_process<P: ProcessFacts>(
+    identity: &OwnerIdentity,
+    process: &P,
+    unknowns: &mut Vec<String>,
+) -> ProcessFinding {
+    let pid = identity.pid;
+
+    // 4. Is it the same process?
+    if let (Some(recorded), Some(now)) = (identity.pidfs_ino, process.pidfs_inode())
+        && recorded != now
+    {
+        return ProcessFinding::Dead(format!(
+            "pid {pid} now names another process (pidfs inode {now}, not {recorded})"
+        ));
+    }
+    let mut running_since = None;
+    match process.proc_identity() {
+        Ok(ProcIdentity { start_ticks, .. }) if start_ticks != identity.start_ticks => {
+            return ProcessFinding::Dead(format!(
+                "pid {pid} now names a process started at tick {start_ticks}, not {}",
+                identity.start_ticks
+            ));
+        }
+        Ok(ProcIdentity { uid, .. }) if uid != identity.uid => {
+            return ProcessFinding::Dead(format!("pid {pid} now belongs to uid {uid}, not {}", identity.uid));
+        }
+        Ok(ProcIdentity { start_ticks, .. }) => running_since = Some(start_ticks),
+        // The pid exists (the handle opened), so a missing /proc entry is a
+        // hidden one, never proof of death.
+        Err(why) => unknowns.push(format!("/proc/{pid} unreadable: {why}")),
+    }
+
+    // 5. Exited and awaiting its reaper? A pidfd polls readable only once
+    // the whole thread group is gone, so a leader that exited while its
+    // threads run is not taken for dead.
+    match process.has_exited() {
+        Ok(true) => return ProcessFinding::Dead(format!("pid {pid} has exited (zombie)")),
+        Ok(false) => {}
+        Err(error) => unknowns.push(format!("pid {pid} cannot be polled: {error}")),
+    }
+    ProcessFinding::RunningSince(running_since)
 }
 
 fn unknown(reasons: Vec<String>) -> Verdict {
@@ -206,6 +242,10 @@ impl SystemFacts for LinuxFacts {
         match PidFd::open(pid) {
             Ok(pidfd) => Ok(LinuxProcess { pid, pidfd }),
             Err(Errno::ESRCH) => Err(OpenProcessError::Gone),
+            // With a positive pid and no flags, both mean that no thread-group
+            // leader has this pid: Linux 6.15 and later say ENOENT for a pid
+            // that names a thread, earlier kernels EINVAL (pidfd_open(2)).
+            Err(Errno::ENOENT | Errno::EINVAL) => Err(OpenProcessError::NotAProcess),
             Err(other) => Err(OpenProcessError::Other(other.desc().to_owned())),
         }
     }

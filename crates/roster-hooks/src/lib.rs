@@ -1,2 +1,578 @@
-//! placeholder
-pub fn main() -> std::process::ExitCode { std::process::ExitCode::SUCCESS }
+//! `roster-hooks`: wires `roster-register` and `roster-prune` into an agent
+//! harness's own hook configuration (SPEC §8.3), and says where they are
+//! wired. The editing itself lives in `harness::hook_config`; this crate is
+//! the command line around it. The clap `Command` is built here so that xtask
+//! renders man pages and completions from the definition users run.
+
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::error::ErrorKind;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use cli_support::{
+    CommonArgs, OutputFormat, escape_for_terminal, home_relative, paint, render_table, use_colour,
+};
+use harness::hook_config::{
+    self, CODEX_TRUST_HINT, HookCommands, HookConfigError, HookConfigFile, HookEvent, HookHarness, HookPaths,
+    HookStatus, Scope,
+};
+use serde_json::{Value, json};
+
+const TOOL: &str = "roster-hooks";
+
+/// Wire roster's session hooks into an agent harness's own configuration
+#[derive(Debug, Parser)]
+#[command(name = "roster-hooks", version, propagate_version = true)]
+struct HooksCommandLine {
+    #[command(flatten)]
+    common: CommonArgs,
+
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(Debug, Subcommand)]
+enum Action {
+    /// Show the hook entries install would merge, for adding them by hand
+    #[command(after_long_help = "Example:\n  roster-hooks print codex > roster-hooks.json")]
+    Print(PrintArgs),
+
+    /// Merge roster's SessionStart and SessionEnd hooks into a harness's configuration
+    #[command(after_long_help = "Examples:\n  roster-hooks install claude-code\n  \
+        roster-hooks install claude-code --scope project\n  \
+        roster-hooks install codex --bin-dir /usr/local/bin")]
+    Install(InstallArgs),
+
+    /// Remove exactly the hooks install added
+    #[command(after_long_help = "Example:\n  roster-hooks uninstall gemini-cli")]
+    Uninstall(TargetArgs),
+
+    /// Say for each harness whether roster's hooks are installed
+    #[command(
+        after_long_help = "Examples:\n  roster-hooks status\n  roster-hooks status codex --format json"
+    )]
+    Status(StatusArgs),
+}
+
+#[derive(Debug, Args)]
+struct TargetArgs {
+    /// The harness: claude-code, codex, gemini-cli, cursor-agent or copilot
+    #[arg(value_name = "HARNESS", value_parser = HarnessNameParser)]
+    harness: HookHarness,
+
+    /// Edit the user's file (every project) or the current project's file
+    /// (default: user; copilot only has project)
+    #[arg(long, value_enum, value_name = "SCOPE")]
+    scope: Option<ScopeName>,
+}
+
+#[derive(Debug, Args)]
+struct InstallArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+
+    /// Call roster-register and roster-prune in DIR (default: the directory
+    /// roster-hooks runs from, else by name through PATH)
+    #[arg(long, value_name = "DIR")]
+    bin_dir: Option<PathBuf>,
+}
+
+type PrintArgs = InstallArgs;
+
+#[derive(Debug, Args)]
+struct StatusArgs {
+    /// Report only this harness (default: every harness)
+    #[arg(value_name = "HARNESS", value_parser = HarnessNameParser)]
+    harness: Option<HookHarness>,
+
+    /// Report only files of this scope (default: every scope)
+    #[arg(long, value_enum, value_name = "SCOPE")]
+    scope: Option<ScopeName>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ScopeName {
+    /// The user's file, read in every project
+    User,
+    /// The current directory's project file
+    Project,
+}
+
+/// Accepts the five hook-capable harnesses, and answers the names of the
+/// others with what to do instead rather than a bare "invalid value".
+#[derive(Clone, Copy, Debug)]
+struct HarnessNameParser;
+
+/// Where the hooks find roster-register and roster-prune, and what the user
+/// should know about it.
+struct BinaryLocation {
+    directory: Option<PathBuf>,
+    warning: Option<String>,
+}
+
+/// Everything one invocation needs besides its action.
+struct Invocation {
+    common: CommonArgs,
+    paths: HookPaths,
+}
+
+/// The clap command, for xtask's man pages and completions.
+pub fn command() -> clap::Command {
+    HooksCommandLine::command()
+        .mut_arg("dir", |argument| {
+            argument.help(
+                "Make the installed hooks use DIR as the roster directory (they get --dir DIR; \
+                 default: ROSTER_DIR or the default when they run)",
+            )
+        })
+        .after_long_help(format!(
+            "Examples:\n  \
+         roster-hooks install claude-code     add the hooks to ~/.claude/settings.json\n  \
+         roster-hooks status                  show where roster's hooks are installed\n  \
+         roster-hooks print codex             show the entries to merge by hand\n  \
+         roster-hooks uninstall claude-code   remove exactly what install added\n\n\
+         Files: claude-code ~/.claude/settings.json (--scope project: .claude/settings.json), \
+         codex ~/.codex/hooks.json, gemini-cli ~/.gemini/settings.json, cursor-agent ~/.cursor/hooks.json, \
+         copilot .github/hooks/roster.json (project files are under the current directory). \
+         CLAUDE_CONFIG_DIR and CODEX_HOME move the first two. Every change keeps the previous file as \
+         <file>.roster-backup.\n\n\
+         The hooks call roster-register and roster-prune by absolute path: the directory roster-hooks runs \
+         from, or --bin-dir. With --dir DIR the hooks carry --dir DIR as well; without it they use \
+         ROSTER_DIR or the default when they run.\n\n\
+         Codex runs a hook only once you trust it ({CODEX_TRUST_HINT}); roster-hooks cannot compute Codex's \
+         trust hash, so it never writes trust entries, and status reports hooks Codex has not trusted. \
+         Copilot CLI runs project hooks only in a folder you trust.\n\n\
+         {} A configuration file roster-hooks cannot parse is refused with exit 3, nothing written.",
+            cli_support::common_args_help()
+        ))
+}
+
+/// Parses `arguments` (the program name first) and does what they say.
+pub fn run<I, T>(arguments: I) -> anyhow::Result<()>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let matches = command().try_get_matches_from(arguments)?;
+    let command_line = HooksCommandLine::from_arg_matches(&matches)?;
+    let context = Invocation { common: command_line.common, paths: HookPaths::from_environment()? };
+    match command_line.action {
+        Action::Print(arguments) => print_snippet(&context, &arguments),
+        Action::Install(arguments) => install(&context, &arguments),
+        Action::Uninstall(arguments) => uninstall(&context, &arguments),
+        Action::Status(arguments) => status(&context, &arguments),
+    }
+}
+
+/// Runs the tool on the process's arguments and maps the result to an exit
+/// code.
+pub fn main() -> ExitCode {
+    cli_support::run_tool(TOOL, &[hook_config_exit_code], || run(std::env::args_os()))
+}
+
+fn hook_config_exit_code(cause: &(dyn std::error::Error + 'static)) -> Option<u8> {
+    cause.downcast_ref::<HookConfigError>().map(HookConfigError::exit_code)
+}
+
+impl TypedValueParser for HarnessNameParser {
+    type Value = HookHarness;
+
+    fn parse_ref(
+        &self,
+        command: &clap::Command,
+        _argument: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<HookHarness, clap::Error> {
+        let name = value.to_string_lossy();
+        if let Some(harness) = HookHarness::parse(&name) {
+            return Ok(harness);
+        }
+        let message = match name.as_ref() {
+            "goose" => "goose has no session hooks roster-hooks can install; start it from a wrapper script \
+                        that runs `roster-register --pid $$ --harness goose` (or exports ROSTER_SESSION_PID), \
+                        see docs/harnesses.md"
+                .to_owned(),
+            "opencode" => "opencode runs no shell hooks; use a plugin that runs \
+                           `roster-register --pid $OPENCODE_PID --harness opencode` on session events, \
+                           see docs/harnesses.md"
+                .to_owned(),
+            "aider" => "aider runs no hooks; start it from a wrapper script that runs \
+                        `roster-register --pid $$ --harness aider` and then execs aider, see docs/harnesses.md"
+                .to_owned(),
+            _ => format!(
+                "unknown harness {:?}; expected claude-code, codex, gemini-cli, cursor-agent or copilot",
+                escape_for_terminal(&name)
+            ),
+        };
+        Err(clap::Error::raw(ErrorKind::InvalidValue, format!("{message}\n")).with_cmd(command))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(HookHarness::ALL.into_iter().map(|harness| PossibleValue::new(harness.as_str()))))
+    }
+}
+
+impl From<ScopeName> for Scope {
+    fn from(scope: ScopeName) -> Self {
+        match scope {
+            ScopeName::User => Scope::User,
+            ScopeName::Project => Scope::Project,
+        }
+    }
+}
+
+impl Invocation {
+    fn json(&self) -> bool {
+        self.common.output_format() == OutputFormat::Json
+    }
+
+    fn shown(&self, path: &Path) -> String {
+        home_relative(path, Some(&self.paths.home))
+    }
+
+    fn target(&self, arguments: &TargetArgs) -> anyhow::Result<HookConfigFile> {
+        Ok(self.paths.target(arguments.harness, arguments.scope.map(Scope::from))?)
+    }
+
+    /// The commands install writes, and the warnings that go with them.
+    fn hook_commands(
+        &self,
+        harness: HookHarness,
+        bin_dir: Option<&Path>,
+    ) -> anyhow::Result<(HookCommands, Vec<String>)> {
+        let location = locate_binaries(bin_dir)?;
+        let roster_dir = match &self.common.dir {
+            Some(dir) => Some(
+                std::path::absolute(dir)
+                    .with_context(|| format!("cannot resolve --dir {}", dir.display()))?,
+            ),
+            None => None,
+        };
+        let commands = HookCommands::new(harness, location.directory.as_deref(), roster_dir.as_deref())?;
+        Ok((commands, location.warning.into_iter().collect()))
+    }
+
+    /// Prints warnings to stderr, where they reach a person even when stdout
+    /// goes to a file; `--quiet` silences them.
+    fn warn(&self, warnings: &[String]) {
+        if self.common.quiet {
+            return;
+        }
+        let mut stderr = io::stderr().lock();
+        for warning in warnings {
+            let _ = writeln!(stderr, "{TOOL}: warning: {}", escape_for_terminal(warning));
+        }
+    }
+}
+
+fn print_snippet(context: &Invocation, arguments: &PrintArgs) -> anyhow::Result<()> {
+    let target = context.target(&arguments.target)?;
+    let (commands, warnings) = context.hook_commands(target.harness, arguments.bin_dir.as_deref())?;
+    let snippet = hook_config::hook_snippet(target.harness, &commands);
+    let notes = harness_notes(&target, false);
+    context.warn(&warnings);
+    if context.common.quiet {
+        return Ok(());
+    }
+    let mut out = io::stdout().lock();
+    if context.json() {
+        let report = json!({
+            "harness": target.harness.as_str(),
+            "scope": target.scope.as_str(),
+            "path": target.path.to_string_lossy(),
+            "snippet": snippet,
+            "commands": commands_json(&commands),
+            "notes": warnings.iter().chain(&notes).collect::<Vec<_>>(),
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        writeln!(out, "Merge into {}:", context.shown(&target.path))?;
+        for line in hook_config::print_document(&snippet).lines() {
+            writeln!(out, "{}", escape_for_terminal(line))?;
+        }
+        write_notes(&mut out, &notes)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn install(context: &Invocation, arguments: &InstallArgs) -> anyhow::Result<()> {
+    let target = context.target(&arguments.target)?;
+    let (commands, warnings) = context.hook_commands(target.harness, arguments.bin_dir.as_deref())?;
+    let outcome =
+        hook_config::install(&target, &commands).with_context(|| format!("install {}", target.harness))?;
+    let notes = harness_notes(&target, true);
+    context.warn(&warnings);
+    if context.common.quiet {
+        return Ok(());
+    }
+    let mut out = io::stdout().lock();
+    if context.json() {
+        let report = json!({
+            "harness": target.harness.as_str(),
+            "scope": target.scope.as_str(),
+            "path": target.path.to_string_lossy(),
+            "changed": outcome.changed,
+            "created": outcome.created,
+            "backup": outcome.backup.as_ref().map(|backup| backup.to_string_lossy()),
+            "commands": commands_json(&commands),
+            "notes": warnings.iter().chain(&notes).collect::<Vec<_>>(),
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        let shown = context.shown(&target.path);
+        let through_link = if outcome.written_path != target.path {
+            format!(" (through the link to {})", context.shown(&outcome.written_path))
+        } else {
+            String::new()
+        };
+        if outcome.changed {
+            let verb = if outcome.created { "created" } else { "updated" };
+            writeln!(out, "installed roster hooks for {}: {verb} {shown}{through_link}", target.harness)?;
+        } else {
+            writeln!(out, "roster hooks for {} are already in {shown}; nothing changed", target.harness)?;
+        }
+        for event in HookEvent::BOTH {
+            let name = format!("{}:", target.harness.event_name(event));
+            writeln!(out, "  {name:<14}{}", escape_for_terminal(commands.for_event(event)))?;
+        }
+        if let Some(backup) = &outcome.backup {
+            writeln!(out, "  previous file kept as {}", context.shown(backup))?;
+        }
+        write_notes(&mut out, &notes)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn uninstall(context: &Invocation, arguments: &TargetArgs) -> anyhow::Result<()> {
+    let target = context.target(arguments)?;
+    let outcome = hook_config::uninstall(&target).with_context(|| format!("uninstall {}", target.harness))?;
+    let mut notes = Vec::new();
+    if target.harness == HookHarness::Codex && outcome.changed && context.paths.codex_config_toml().exists() {
+        notes.push(format!(
+            "the trust entries of the removed hooks stay in {}; roster-hooks never edits that file",
+            context.shown(&context.paths.codex_config_toml())
+        ));
+    }
+    if context.common.quiet {
+        return Ok(());
+    }
+    let mut out = io::stdout().lock();
+    if context.json() {
+        let report = json!({
+            "harness": target.harness.as_str(),
+            "scope": target.scope.as_str(),
+            "path": target.path.to_string_lossy(),
+            "changed": outcome.changed,
+            "backup": outcome.backup.as_ref().map(|backup| backup.to_string_lossy()),
+            "removed_file": outcome.removed_file,
+            "restored_backup": outcome.restored_backup,
+            "notes": notes,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        let shown = context.shown(&target.path);
+        let harness = target.harness;
+        if !outcome.file_existed {
+            writeln!(out, "{shown} does not exist; no roster hooks for {harness} to remove")?;
+        } else if !outcome.changed {
+            writeln!(out, "no roster hooks for {harness} in {shown}; nothing changed")?;
+        } else if outcome.removed_file {
+            writeln!(out, "removed roster hooks for {harness}: {shown} held nothing else and was removed")?;
+        } else if outcome.restored_backup {
+            writeln!(out, "removed roster hooks for {harness}: {shown} is back as it was before install")?;
+        } else {
+            writeln!(out, "removed roster hooks for {harness} from {shown}")?;
+        }
+        if let Some(backup) = &outcome.backup {
+            writeln!(out, "  previous file kept as {}", context.shown(backup))?;
+        }
+        write_notes(&mut out, &notes)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn status(context: &Invocation, arguments: &StatusArgs) -> anyhow::Result<()> {
+    let harnesses = match arguments.harness {
+        Some(harness) => vec![harness],
+        None => HookHarness::ALL.to_vec(),
+    };
+    let mut targets = Vec::new();
+    for harness in harnesses {
+        match arguments.scope.map(Scope::from) {
+            // A harness named explicitly with a scope it lacks is a mistake
+            // worth saying; when listing every harness, it is skipped.
+            Some(scope) if arguments.harness.is_some() => {
+                targets.push(context.paths.target(harness, Some(scope))?)
+            }
+            Some(scope) => {
+                if harness.scopes().contains(&scope) {
+                    targets.push(context.paths.target(harness, Some(scope))?);
+                }
+            }
+            None => {
+                for scope in harness.scopes() {
+                    targets.push(context.paths.target(harness, Some(*scope))?);
+                }
+            }
+        }
+    }
+    let statuses: Vec<HookStatus> =
+        targets.iter().map(|target| hook_config::status(target, &context.paths)).collect();
+    if context.common.quiet {
+        return Ok(());
+    }
+    let mut out = io::stdout().lock();
+    if context.json() {
+        let rows: Vec<Value> = statuses
+            .iter()
+            .map(|status| {
+                json!({
+                    "harness": status.target.harness.as_str(),
+                    "scope": status.target.scope.as_str(),
+                    "path": status.target.path.to_string_lossy(),
+                    "state": status.state.as_str(),
+                    "detail": status.detail,
+                })
+            })
+            .collect();
+        writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?;
+    } else {
+        let rows: Vec<Vec<String>> = statuses
+            .iter()
+            .map(|status| {
+                vec![
+                    status.target.harness.as_str().to_owned(),
+                    status.target.scope.as_str().to_owned(),
+                    status.state.as_str().to_owned(),
+                    context.shown(&status.target.path),
+                    escape_for_terminal(&status.detail).into_owned(),
+                ]
+            })
+            .collect();
+        let colour = use_colour();
+        let paint_state = |column: usize, cell: &str| {
+            if column != 2 {
+                return cell.to_owned();
+            }
+            let state_colour = match cell {
+                "installed" => cli_support::Colour::Green,
+                "partly-installed" | "untrusted" => cli_support::Colour::Yellow,
+                "unparseable" | "unreadable" => cli_support::Colour::Red,
+                _ => cli_support::Colour::Dim,
+            };
+            paint(cell, state_colour, colour)
+        };
+        write!(
+            out,
+            "{}",
+            render_table(&["HARNESS", "SCOPE", "STATE", "PATH", "DETAIL"], &rows, &paint_state)
+        )?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Where roster-register and roster-prune are: `--bin-dir` when given, else
+/// next to this executable, else nowhere known (the hooks then call them by
+/// name, and the user is told that they must be on PATH).
+fn locate_binaries(bin_dir: Option<&Path>) -> anyhow::Result<BinaryLocation> {
+    let holds_both = |directory: &Path| {
+        ["roster-register", "roster-prune"].iter().all(|name| directory.join(name).is_file())
+    };
+    if let Some(bin_dir) = bin_dir {
+        let directory = std::path::absolute(bin_dir)
+            .with_context(|| format!("cannot resolve --bin-dir {}", bin_dir.display()))?;
+        let warning = (!holds_both(&directory)).then(|| {
+            format!(
+                "{} does not hold both roster-register and roster-prune; the hooks fail until it does",
+                directory.display()
+            )
+        });
+        return Ok(BinaryLocation { directory: Some(directory), warning });
+    }
+    let executable = std::env::current_exe().context("cannot find the roster-hooks executable")?;
+    let directory = executable.parent().map(Path::to_path_buf).unwrap_or_default();
+    if holds_both(&directory) && directory.to_str().is_some() {
+        return Ok(BinaryLocation { directory: Some(directory), warning: None });
+    }
+    Ok(BinaryLocation {
+        directory: None,
+        warning: Some(format!(
+            "roster-register and roster-prune are not next to roster-hooks in {}, so the hooks call them by \
+             name: they must be on the PATH the harness runs its hooks with (or pass --bin-dir DIR)",
+            directory.display()
+        )),
+    })
+}
+
+/// What the user must know about a harness beyond the file roster edited.
+fn harness_notes(target: &HookConfigFile, installing: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    match target.harness {
+        HookHarness::Codex => notes.push(format!(
+            "Codex runs a hook only once you trust it: {CODEX_TRUST_HINT}; `roster-hooks status codex` tells \
+             whether it does (roster-hooks cannot compute Codex's trust hash, so it never writes trust entries)"
+        )),
+        HookHarness::Copilot => notes.push(
+            "Copilot CLI runs the hooks in .github/hooks only in a folder you trust: accept the trust prompt \
+             when copilot starts in this project, or start it with --trust-folder"
+                .to_owned(),
+        ),
+        HookHarness::CursorAgent => notes.push(
+            "Cursor's agent also runs Claude Code's hooks: with roster's claude-code hooks installed as well, \
+             a Cursor session is registered by both (one owner, one record; the later call names the harness)"
+                .to_owned(),
+        ),
+        HookHarness::ClaudeCode | HookHarness::GeminiCli => {}
+    }
+    if installing && target.scope == Scope::Project {
+        notes.push(
+            "the project file is meant to be committed: everyone who works here gets the hooks".to_owned(),
+        );
+    }
+    notes
+}
+
+fn commands_json(commands: &HookCommands) -> Value {
+    json!({"session_start": commands.session_start, "session_end": commands.session_end})
+}
+
+fn write_notes(out: &mut impl Write, notes: &[String]) -> io::Result<()> {
+    for note in notes {
+        writeln!(out, "note: {}", escape_for_terminal(note))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_definition_is_consistent() {
+        command().debug_assert();
+    }
+
+    #[test]
+    fn every_flag_has_help() {
+        let command = command();
+        for subcommand in command.get_subcommands() {
+            assert!(subcommand.get_about().is_some(), "{} has no help", subcommand.get_name());
+            for argument in subcommand.get_arguments() {
+                assert!(
+                    argument.get_help().is_some(),
+                    "{} {} has no help",
+                    subcommand.get_name(),
+                    argument.get_id()
+                );
+            }
+        }
+    }
+}

@@ -269,7 +269,11 @@ fn print_registered(common: &CommonArgs, roster: &RosterDir, registered: &Regist
             let record = &registered.record;
             let home = std::env::var_os("HOME").map(PathBuf::from);
             let verb = if registered.refreshed { "refreshed" } else { "registered" };
-            let harness = if record.harness.is_empty() { "unknown-harness" } else { &record.harness };
+            let harness = if record.harness.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", cli_support::escape_for_terminal(&record.harness))
+            };
             let agent = record
                 .agent
                 .as_deref()
@@ -277,7 +281,7 @@ fn print_registered(common: &CommonArgs, roster: &RosterDir, registered: &Regist
                 .unwrap_or_default();
             writeln!(
                 out,
-                "{verb} pid {} {harness}{agent} {}",
+                "{verb} pid {}{harness}{agent} {}",
                 record.session_pid,
                 home_relative(Path::new(&record.cwd), home.as_deref())
             )?;
