@@ -46,9 +46,8 @@ pub fn walk_ancestry(start: Pid) -> Vec<AncestorStep> {
 pub fn read_step(pid: Pid) -> Option<AncestorStep> {
     let stat_bytes = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
     let stat = parse_proc_stat(&stat_bytes).ok()?;
-    let argv = std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|bytes| split_cmdline(&bytes))
-        .unwrap_or_default();
+    let argv =
+        std::fs::read(format!("/proc/{pid}/cmdline")).map(|bytes| split_cmdline(&bytes)).unwrap_or_default();
     let exe_basename = std::fs::read_link(format!("/proc/{pid}/exe"))
         .ok()
         .and_then(|path| path.file_name().map(|name| name.to_string_lossy().into_owned()));
@@ -70,7 +69,10 @@ mod tests {
 
     #[test]
     fn cmdline_is_split_on_nul_and_bounded() {
-        assert_eq!(split_cmdline(b"node\0/x/.bin/gemini\0-p\0hi\0extra\0"), ["node", "/x/.bin/gemini", "-p", "hi"]);
+        assert_eq!(
+            split_cmdline(b"node\0/x/.bin/gemini\0-p\0hi\0extra\0"),
+            ["node", "/x/.bin/gemini", "-p", "hi"]
+        );
         assert_eq!(split_cmdline(b""), Vec::<String>::new());
     }
 

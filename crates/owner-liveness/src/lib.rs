@@ -25,5 +25,6 @@ pub use resolve::{
     resolve_owner,
 };
 pub use verdict::{
-    Liveness, LinuxFacts, LinuxProcess, OpenProcessError, ProcessFacts, SystemFacts, Verdict, judge, judge_now,
+    LinuxFacts, LinuxProcess, Liveness, OpenProcessError, ProcessFacts, SystemFacts, Verdict, judge,
+    judge_now,
 };

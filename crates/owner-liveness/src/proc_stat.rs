@@ -22,14 +22,8 @@ pub struct ProcStatParseError(pub &'static str);
 
 /// Parses one `/proc/<pid>/stat` line.
 pub fn parse_proc_stat(line: &[u8]) -> Result<ProcStat, ProcStatParseError> {
-    let open = line
-        .iter()
-        .position(|&byte| byte == b'(')
-        .ok_or(ProcStatParseError("no '(' before comm"))?;
-    let close = line
-        .iter()
-        .rposition(|&byte| byte == b')')
-        .ok_or(ProcStatParseError("no ')' after comm"))?;
+    let open = line.iter().position(|&byte| byte == b'(').ok_or(ProcStatParseError("no '(' before comm"))?;
+    let close = line.iter().rposition(|&byte| byte == b')').ok_or(ProcStatParseError("no ')' after comm"))?;
     if close < open {
         return Err(ProcStatParseError("')' before '('"));
     }

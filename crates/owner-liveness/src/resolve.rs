@@ -139,9 +139,11 @@ pub fn resolve_owner(
 
 fn env_pid(query: &OwnerQuery<'_>, variable: &str) -> Result<Option<Pid>, ResolveError> {
     let Some(value) = (query.env)(variable) else { return Ok(None) };
-    Pid::parse_canonical(&value, query.pid_max)
-        .map(Some)
-        .map_err(|why| ResolveError::InvalidEnv { variable: variable.to_owned(), value, why })
+    Pid::parse_canonical(&value, query.pid_max).map(Some).map_err(|why| ResolveError::InvalidEnv {
+        variable: variable.to_owned(),
+        value,
+        why,
+    })
 }
 
 /// An export counts only when it names an ancestor and no process of
@@ -156,9 +158,7 @@ fn export_is_trustworthy(
     let Some(position) = ancestry.iter().position(|step| step.pid == pid) else {
         return false;
     };
-    ancestry[..position]
-        .iter()
-        .all(|step| patterns.harness_of(step).is_none_or(|other| other == harness))
+    ancestry[..position].iter().all(|step| patterns.harness_of(step).is_none_or(|other| other == harness))
 }
 
 /// The nearest harness process above the caller, widened to the outermost
@@ -169,9 +169,7 @@ fn nearest_harness_run(ancestry: &[AncestorStep], patterns: &dyn HarnessPatterns
         .iter()
         .enumerate()
         .find_map(|(index, step)| patterns.harness_of(step).map(|harness| (index, harness)))?;
-    let run_length = ancestry[start..]
-        .iter()
-        .take_while(|step| patterns.harness_of(step) == Some(harness))
-        .count();
+    let run_length =
+        ancestry[start..].iter().take_while(|step| patterns.harness_of(step) == Some(harness)).count();
     Some(ancestry[start + run_length - 1].pid)
 }

@@ -85,7 +85,11 @@ pub enum OpenProcessError {
 /// Judges a recorded identity (and socket, if any) against the system now.
 /// Rules run in SPEC order; any dead makes the verdict dead, else any
 /// unknown makes it unknown, else alive.
-pub fn judge<F: SystemFacts>(identity: &OwnerIdentity, socket: Option<&SocketIdentity>, facts: &F) -> Verdict {
+pub fn judge<F: SystemFacts>(
+    identity: &OwnerIdentity,
+    socket: Option<&SocketIdentity>,
+    facts: &F,
+) -> Verdict {
     let pid = identity.pid;
     let mut unknowns: Vec<String> = Vec::new();
 
@@ -253,7 +257,12 @@ impl SystemFacts for LinuxFacts {
     fn stat_socket(&self, path: &Path) -> io::Result<SocketIdentity> {
         let metadata = std::fs::metadata(path)?;
         use std::os::unix::fs::MetadataExt;
-        Ok(SocketIdentity { path: path.to_owned(), dev: metadata.dev(), ino: metadata.ino(), mtime_ns: mtime_ns(&metadata) })
+        Ok(SocketIdentity {
+            path: path.to_owned(),
+            dev: metadata.dev(),
+            ino: metadata.ino(),
+            mtime_ns: mtime_ns(&metadata),
+        })
     }
 }
 

@@ -1,0 +1,368 @@
+//! The verdict (SPEC §5) as a table: a fake system where every fact agrees
+//! with the recorded identity, and one row per rule that changes one fact
+//! (or two, to show which rule wins) and names the verdict and its reason.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use owner_liveness::{
+    Namespaces, OpenProcessError, OwnerIdentity, Pid, ProcIdentity, ProcReadError, ProcessFacts,
+    SocketIdentity, SystemFacts, judge,
+};
+
+/// What the fake system answers. `io::Error` is not `Clone`, so errors are
+/// kept as kinds and built on each call.
+#[derive(Clone)]
+struct World {
+    boot_id: Result<String, io::ErrorKind>,
+    namespaces: Result<Namespaces, io::ErrorKind>,
+    open: Result<FakeProcess, OpenProcessError>,
+    socket: Result<SocketIdentity, io::ErrorKind>,
+}
+
+#[derive(Clone)]
+struct FakeProcess {
+    pidfs_inode: Option<u64>,
+    proc: Result<ProcIdentity, ProcReadError>,
+    exited: Result<bool, io::ErrorKind>,
+}
+
+impl SystemFacts for World {
+    type Process = FakeProcess;
+
+    fn boot_id(&self) -> io::Result<String> {
+        self.boot_id.clone().map_err(io::Error::from)
+    }
+
+    fn own_namespaces(&self) -> io::Result<Namespaces> {
+        self.namespaces.map_err(io::Error::from)
+    }
+
+    fn open_process(&self, _pid: Pid) -> Result<FakeProcess, OpenProcessError> {
+        self.open.clone()
+    }
+
+    fn stat_socket(&self, _path: &Path) -> io::Result<SocketIdentity> {
+        self.socket.clone().map_err(io::Error::from)
+    }
+}
+
+impl ProcessFacts for FakeProcess {
+    fn pidfs_inode(&self) -> Option<u64> {
+        self.pidfs_inode
+    }
+
+    fn proc_identity(&self) -> Result<ProcIdentity, ProcReadError> {
+        self.proc.clone()
+    }
+
+    fn has_exited(&self) -> io::Result<bool> {
+        self.exited.map_err(io::Error::from)
+    }
+}
+
+/// One row: what was recorded and what the system says now.
+struct Case {
+    recorded: OwnerIdentity,
+    recorded_socket: Option<SocketIdentity>,
+    world: World,
+}
+
+const SOCKET_PATH: &str = "/run/user/1000/claude/messaging.sock";
+
+fn socket(dev: u64, ino: u64, mtime_ns: i128) -> SocketIdentity {
+    SocketIdentity { path: PathBuf::from(SOCKET_PATH), dev, ino, mtime_ns }
+}
+
+/// A recorded owner and a system that agrees with it on every signal.
+fn agreeing_case() -> Case {
+    let recorded = OwnerIdentity {
+        pid: Pid::new(4242).unwrap(),
+        uid: 1000,
+        start_ticks: 870,
+        pidfs_ino: Some(77),
+        boot_id: "boot-a".to_owned(),
+        pid_ns: 11,
+        time_ns: 12,
+    };
+    let world = World {
+        boot_id: Ok("boot-a".to_owned()),
+        namespaces: Ok(Namespaces { pid_ns: 11, time_ns: 12 }),
+        open: Ok(FakeProcess {
+            pidfs_inode: Some(77),
+            proc: Ok(ProcIdentity { uid: 1000, start_ticks: 870 }),
+            exited: Ok(false),
+        }),
+        socket: Ok(socket(5, 6, 7)),
+    };
+    Case { recorded, recorded_socket: Some(socket(5, 6, 7)), world }
+}
+
+fn process(case: &mut Case) -> &mut FakeProcess {
+    case.world.open.as_mut().expect("this row keeps the process openable")
+}
+
+/// Applies `change` to the agreeing case and compares `"<liveness>: <reason>"`.
+fn check(change: impl FnOnce(&mut Case), expect: &str) {
+    let mut case = agreeing_case();
+    change(&mut case);
+    let verdict = judge(&case.recorded, case.recorded_socket.as_ref(), &case.world);
+    assert_eq!(format!("{}: {}", verdict.liveness, verdict.reason), expect);
+}
+
+#[test]
+fn every_signal_agreeing_is_alive() {
+    check(|_| {}, "alive: pid 4242 running since tick 870");
+    check(|case| case.recorded_socket = None, "alive: pid 4242 running since tick 870");
+}
+
+#[test]
+fn rule_1_another_boot_is_dead_before_anything_else() {
+    check(|case| case.world.boot_id = Ok("boot-b".to_owned()), "dead: recorded in an earlier boot");
+    check(
+        |case| {
+            case.world.boot_id = Ok("boot-b".to_owned());
+            case.world.namespaces = Ok(Namespaces { pid_ns: 99, time_ns: 12 });
+        },
+        "dead: recorded in an earlier boot",
+    );
+}
+
+#[test]
+fn rule_1_an_unreadable_boot_id_is_unknown_but_does_not_hide_a_death() {
+    check(
+        |case| case.world.boot_id = Err(io::ErrorKind::PermissionDenied),
+        "unknown: boot id unreadable: permission denied",
+    );
+    check(
+        |case| {
+            case.world.boot_id = Err(io::ErrorKind::NotFound);
+            case.world.open = Err(OpenProcessError::Gone);
+        },
+        "dead: pid 4242 is gone",
+    );
+}
+
+#[test]
+fn rule_2_another_pid_or_time_namespace_is_unknown() {
+    check(
+        |case| case.world.namespaces = Ok(Namespaces { pid_ns: 99, time_ns: 12 }),
+        "unknown: recorded in another pid namespace",
+    );
+    check(
+        |case| case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 99 }),
+        "unknown: recorded in another time namespace",
+    );
+    // Pids mean other things in another namespace, so even a missing pid
+    // proves nothing.
+    check(
+        |case| {
+            case.world.namespaces = Ok(Namespaces { pid_ns: 99, time_ns: 12 });
+            case.world.open = Err(OpenProcessError::Gone);
+        },
+        "unknown: recorded in another pid namespace",
+    );
+    check(
+        |case| case.world.namespaces = Err(io::ErrorKind::PermissionDenied),
+        "unknown: own namespaces unreadable: permission denied",
+    );
+}
+
+#[test]
+fn rule_3_no_process_at_the_pid_is_dead() {
+    check(|case| case.world.open = Err(OpenProcessError::Gone), "dead: pid 4242 is gone");
+    check(
+        |case| case.world.open = Err(OpenProcessError::NotAProcess),
+        "dead: pid 4242 is not a process now (a thread of another process, or one being reaped)",
+    );
+}
+
+#[test]
+fn rule_3_a_handle_that_cannot_be_opened_otherwise_is_unknown_but_the_socket_still_counts() {
+    check(
+        |case| case.world.open = Err(OpenProcessError::Other("Operation not permitted".to_owned())),
+        "unknown: pid 4242 cannot be opened: Operation not permitted",
+    );
+    // Regression: an unopenable handle used to end the verdict at once, so
+    // a vanished socket (positive evidence) was never looked at.
+    check(
+        |case| {
+            case.world.open = Err(OpenProcessError::Other("Operation not permitted".to_owned()));
+            case.world.socket = Err(io::ErrorKind::NotFound);
+        },
+        &format!("dead: socket {SOCKET_PATH} is gone"),
+    );
+}
+
+#[test]
+fn rule_4_another_pidfs_inode_is_dead_even_with_the_same_start_tick() {
+    check(
+        |case| process(case).pidfs_inode = Some(78),
+        "dead: pid 4242 now names another process (pidfs inode 78, not 77)",
+    );
+    check(
+        |case| {
+            process(case).pidfs_inode = Some(78);
+            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 991 });
+        },
+        "dead: pid 4242 now names another process (pidfs inode 78, not 77)",
+    );
+}
+
+#[test]
+fn rule_4_without_a_pidfs_inode_on_either_side_the_start_tick_decides() {
+    check(|case| case.recorded.pidfs_ino = None, "alive: pid 4242 running since tick 870");
+    check(|case| process(case).pidfs_inode = None, "alive: pid 4242 running since tick 870");
+    check(
+        |case| {
+            case.recorded.pidfs_ino = None;
+            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 991 });
+        },
+        "dead: pid 4242 now names a process started at tick 991, not 870",
+    );
+}
+
+#[test]
+fn rule_4_another_start_tick_or_uid_is_dead() {
+    check(
+        |case| process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 991 }),
+        "dead: pid 4242 now names a process started at tick 991, not 870",
+    );
+    check(
+        |case| process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 870 }),
+        "dead: pid 4242 now belongs to uid 0, not 1000",
+    );
+    check(
+        |case| process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 991 }),
+        "dead: pid 4242 now names a process started at tick 991, not 870",
+    );
+}
+
+#[test]
+fn rule_4_unreadable_proc_while_the_pid_exists_is_unknown_never_dead() {
+    check(
+        |case| process(case).proc = Err(ProcReadError::NotFound),
+        "unknown: /proc/4242 unreadable: not found",
+    );
+    check(
+        |case| process(case).proc = Err(ProcReadError::PermissionDenied),
+        "unknown: /proc/4242 unreadable: permission denied",
+    );
+    check(
+        |case| {
+            process(case).proc = Err(ProcReadError::Other("malformed /proc stat line: no state".to_owned()))
+        },
+        "unknown: /proc/4242 unreadable: malformed /proc stat line: no state",
+    );
+}
+
+#[test]
+fn rule_5_an_exited_process_awaiting_its_reaper_is_dead() {
+    check(|case| process(case).exited = Ok(true), "dead: pid 4242 has exited (zombie)");
+    // /proc gone because the process was reaped after its handle opened:
+    // the handle still proves the exit.
+    check(
+        |case| {
+            process(case).proc = Err(ProcReadError::NotFound);
+            process(case).exited = Ok(true);
+        },
+        "dead: pid 4242 has exited (zombie)",
+    );
+    check(
+        |case| process(case).exited = Err(io::ErrorKind::Interrupted),
+        "unknown: pid 4242 cannot be polled: operation interrupted",
+    );
+}
+
+#[test]
+fn rule_6_a_vanished_or_replaced_socket_is_dead() {
+    check(
+        |case| case.world.socket = Err(io::ErrorKind::NotFound),
+        &format!("dead: socket {SOCKET_PATH} is gone"),
+    );
+    check(
+        |case| case.world.socket = Ok(socket(9, 6, 7)),
+        &format!("dead: socket {SOCKET_PATH} was replaced"),
+    );
+    check(
+        |case| case.world.socket = Ok(socket(5, 9, 7)),
+        &format!("dead: socket {SOCKET_PATH} was replaced"),
+    );
+    // dev and ino agree: a touched socket (new mtime) is the same socket.
+    check(|case| case.world.socket = Ok(socket(5, 6, 8)), "alive: pid 4242 running since tick 870");
+}
+
+#[test]
+fn rule_6_without_dev_and_ino_the_mtime_decides() {
+    check(
+        |case| {
+            case.recorded_socket = Some(socket(0, 0, 7));
+            case.world.socket = Ok(socket(5, 6, 8));
+        },
+        &format!("dead: socket {SOCKET_PATH} was replaced"),
+    );
+    check(
+        |case| {
+            case.recorded_socket = Some(socket(0, 0, 7));
+            case.world.socket = Ok(socket(5, 6, 7));
+        },
+        "alive: pid 4242 running since tick 870",
+    );
+}
+
+#[test]
+fn rule_6_a_socket_that_cannot_be_examined_is_unknown() {
+    check(
+        |case| case.world.socket = Err(io::ErrorKind::PermissionDenied),
+        &format!("unknown: socket {SOCKET_PATH} unreadable: permission denied"),
+    );
+    // A socket is looked at only when one was recorded.
+    check(
+        |case| {
+            case.recorded_socket = None;
+            case.world.socket = Err(io::ErrorKind::NotFound);
+        },
+        "alive: pid 4242 running since tick 870",
+    );
+}
+
+#[test]
+fn rule_7_any_dead_beats_every_unknown() {
+    check(
+        |case| {
+            case.world.boot_id = Err(io::ErrorKind::PermissionDenied);
+            process(case).proc = Err(ProcReadError::PermissionDenied);
+            case.world.socket = Err(io::ErrorKind::NotFound);
+        },
+        &format!("dead: socket {SOCKET_PATH} is gone"),
+    );
+    check(
+        |case| {
+            process(case).proc = Err(ProcReadError::PermissionDenied);
+            case.world.socket = Ok(socket(5, 9, 7));
+        },
+        &format!("dead: socket {SOCKET_PATH} was replaced"),
+    );
+    check(
+        |case| {
+            case.world.boot_id = Err(io::ErrorKind::NotFound);
+            process(case).exited = Ok(true);
+        },
+        "dead: pid 4242 has exited (zombie)",
+    );
+}
+
+#[test]
+fn rule_7_every_unknown_is_named_in_the_reason() {
+    check(
+        |case| {
+            case.world.boot_id = Err(io::ErrorKind::PermissionDenied);
+            process(case).proc = Err(ProcReadError::NotFound);
+            case.world.socket = Err(io::ErrorKind::PermissionDenied);
+        },
+        &format!(
+            "unknown: boot id unreadable: permission denied; /proc/4242 unreadable: not found; \
+             socket {SOCKET_PATH} unreadable: permission denied"
+        ),
+    );
+}
