@@ -120,34 +120,10 @@ impl Outcome {
         }
     }
 
-    /// Checks the error report shape of SPEC §6: exactly one stderr line
-    /// `roster-<tool>: <message>`, no trailing period. Whether the message
-    /// splits into `<what failed>: <why>` is prose, not checked here: a
-    /// colon inside a value would make any such check guess. Returns the
-    /// problems found, empty when the report is right.
+    /// The problems with this command's error report; see
+    /// [`error_report_problems`].
     pub fn error_line_problems(&self, tool: &str) -> Vec<String> {
-        let mut problems = Vec::new();
-        let lines: Vec<&str> = self.stderr.lines().collect();
-        if lines.len() != 1 {
-            problems.push(format!("stderr has {} lines, not 1: {:?}", lines.len(), self.stderr));
-        }
-        let first = lines.first().copied().unwrap_or("");
-        let prefix = format!("{tool}: ");
-        if !first.starts_with(&prefix) {
-            problems.push(format!("stderr does not start with {prefix:?}: {first:?}"));
-        } else if first[prefix.len()..].trim().is_empty() {
-            problems.push(format!("stderr says nothing after {prefix:?}"));
-        }
-        // An error chain printed with `{:#}` whose outer link already
-        // displays its source shows the cause twice ("X: X").
-        let parts: Vec<&str> = first.split(": ").collect();
-        if parts.windows(2).any(|pair| pair[0] == pair[1] && !pair[0].is_empty()) {
-            problems.push(format!("stderr repeats its cause: {first:?}"));
-        }
-        if first.ends_with('.') {
-            problems.push(format!("stderr ends with a period: {first:?}"));
-        }
-        problems
+        error_report_problems(&self.stderr, tool)
     }
 
     /// Asserts the one-line error report shape.
@@ -170,6 +146,36 @@ impl std::fmt::Display for Outcome {
             self.stderr
         )
     }
+}
+
+/// Checks the error report shape of SPEC §6: exactly one stderr line
+/// `roster-<tool>: <message>`, no trailing period. Whether the message
+/// splits into `<what failed>: <why>` is prose, not checked here: a
+/// colon inside a value would make any such check guess. Returns the
+/// problems found, empty when the report is right.
+pub fn error_report_problems(stderr: &str, tool: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    let lines: Vec<&str> = stderr.lines().collect();
+    if lines.len() != 1 {
+        problems.push(format!("stderr has {} lines, not 1: {:?}", lines.len(), stderr));
+    }
+    let first = lines.first().copied().unwrap_or("");
+    let prefix = format!("{tool}: ");
+    if !first.starts_with(&prefix) {
+        problems.push(format!("stderr does not start with {prefix:?}: {first:?}"));
+    } else if first[prefix.len()..].trim().is_empty() {
+        problems.push(format!("stderr says nothing after {prefix:?}"));
+    }
+    // An error chain printed with `{:#}` whose outer link already
+    // displays its source shows the cause twice ("X: X").
+    let parts: Vec<&str> = first.split(": ").collect();
+    if parts.windows(2).any(|pair| pair[0] == pair[1] && !pair[0].is_empty()) {
+        problems.push(format!("stderr repeats its cause: {first:?}"));
+    }
+    if first.ends_with('.') {
+        problems.push(format!("stderr ends with a period: {first:?}"));
+    }
+    problems
 }
 
 /// Describes a command for failure messages.

@@ -128,7 +128,8 @@ pub fn drifted_files(root: &Path) -> anyhow::Result<Vec<DriftedFile>> {
             Ok(_) => DriftProblem::Changed,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => DriftProblem::Missing,
             Err(error) => {
-                return Err(error).with_context(|| format!("cannot read {}", root.join(relative_path).display()));
+                return Err(error)
+                    .with_context(|| format!("cannot read {}", root.join(relative_path).display()));
             }
         };
         drifted.push(DriftedFile { path: relative_path.clone(), problem });

@@ -38,7 +38,10 @@ pub fn run() -> anyhow::Result<()> {
     }
     fs::create_dir_all(&staging_directory)
         .with_context(|| format!("cannot create {}", staging_directory.display()))?;
-    install::write_installation_files(&staging_directory, &install::installation_files(&binaries_directory)?)?;
+    install::write_installation_files(
+        &staging_directory,
+        &install::installation_files(&binaries_directory)?,
+    )?;
     for document in DOCUMENTS {
         let destination = staging_directory.join(document);
         fs::copy(root.join(document), &destination)

@@ -122,15 +122,15 @@ pub fn write_installation_files(prefix: &Path, files: &[InstalledFile]) -> anyho
                 0o755
             }
             FileContents::Generated(bytes) => {
-                fs::write(&temporary, bytes).with_context(|| format!("cannot write {}", temporary.display()))?;
+                fs::write(&temporary, bytes)
+                    .with_context(|| format!("cannot write {}", temporary.display()))?;
                 0o644
             }
         };
         fs::set_permissions(&temporary, fs::Permissions::from_mode(mode))
             .with_context(|| format!("cannot set the mode of {}", temporary.display()))?;
-        fs::rename(&temporary, &destination).with_context(|| {
-            format!("cannot move {} to {}", temporary.display(), destination.display())
-        })?;
+        fs::rename(&temporary, &destination)
+            .with_context(|| format!("cannot move {} to {}", temporary.display(), destination.display()))?;
         written.push(destination);
     }
     Ok(written)
@@ -155,10 +155,10 @@ pub fn target_directory() -> anyhow::Result<PathBuf> {
     shell.change_dir(codegen::repository_root());
     let cargo = cargo_program();
     let metadata = cmd!(shell, "{cargo} metadata --format-version 1 --no-deps").read()?;
-    let metadata: serde_json::Value = serde_json::from_str(&metadata).context("cargo metadata printed no JSON")?;
-    let directory = metadata["target_directory"]
-        .as_str()
-        .context("cargo metadata names no target_directory")?;
+    let metadata: serde_json::Value =
+        serde_json::from_str(&metadata).context("cargo metadata printed no JSON")?;
+    let directory =
+        metadata["target_directory"].as_str().context("cargo metadata names no target_directory")?;
     Ok(PathBuf::from(directory))
 }
 
@@ -220,10 +220,8 @@ fn enabling_instructions(prefix: &Path) -> String {
             man_directory.display(),
             man_directory.display()
         )),
-        None => text.push_str(&format!(
-            "  if man does not find them, add {} to MANPATH\n",
-            man_directory.display()
-        )),
+        None => text
+            .push_str(&format!("  if man does not find them, add {} to MANPATH\n", man_directory.display())),
     }
     text
 }

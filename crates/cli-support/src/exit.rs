@@ -69,7 +69,8 @@ impl ExitCoded for owner_liveness::ResolveError {
 impl ExitCoded for owner_liveness::CaptureError {
     fn exit_code(&self) -> u8 {
         match self {
-            owner_liveness::CaptureError::NotRunning(_) | owner_liveness::CaptureError::ExitedDuringCapture(_) => 3,
+            owner_liveness::CaptureError::NotRunning(_)
+            | owner_liveness::CaptureError::ExitedDuringCapture(_) => 3,
             _ => 1,
         }
     }
@@ -84,7 +85,9 @@ pub fn lookup<E: ExitCoded>(cause: &(dyn std::error::Error + 'static)) -> Option
 /// type knows one (the built-in types, then `lookups`), else 1. A broken
 /// pipe is not a failure of the tool: exit 0.
 pub fn exit_code_of(error: &anyhow::Error, lookups: &[ErrorLookup]) -> u8 {
-    if error.chain().any(|cause| cause.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe))
+    if error
+        .chain()
+        .any(|cause| cause.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe))
     {
         return 0;
     }
@@ -117,11 +120,7 @@ pub fn report_and_exit(tool: &str, error: &anyhow::Error, lookups: &[ErrorLookup
 /// Runs a tool body and maps its result to an exit code. clap's own errors
 /// (usage, `--help`, `--version`) are printed by clap with its exit codes
 /// normalised to the contract: 0 for help and version, 2 for usage.
-pub fn run_tool(
-    tool: &str,
-    lookups: &[ErrorLookup],
-    body: impl FnOnce() -> anyhow::Result<()>,
-) -> ExitCode {
+pub fn run_tool(tool: &str, lookups: &[ErrorLookup], body: impl FnOnce() -> anyhow::Result<()>) -> ExitCode {
     match body() {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

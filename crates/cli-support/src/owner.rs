@@ -3,7 +3,9 @@
 //! patterns, the environment and `/proc`. Register, consent and
 //! `prune --current` all resolve the owner this one way.
 
-use owner_liveness::{AncestorStep, OwnerQuery, Pid, ResolveError, ResolvedOwner, kernel_pid_max, resolve_owner, walk_ancestry};
+use owner_liveness::{
+    AncestorStep, OwnerQuery, Pid, ResolveError, ResolvedOwner, kernel_pid_max, resolve_owner, walk_ancestry,
+};
 
 /// The owner and the ancestry it was found in.
 #[derive(Clone, Debug)]
@@ -28,7 +30,13 @@ pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, Res
     // has no usable parent, so `--pid parent` names itself's nearest
     // visible ancestor: itself.
     let parent = u32::try_from(parent_raw).ok().and_then(Pid::new).unwrap_or(me);
-    let query = OwnerQuery { flag: pid_flag, env: &process_env, parent, ancestry: &ancestry, pid_max: kernel_pid_max() };
+    let query = OwnerQuery {
+        flag: pid_flag,
+        env: &process_env,
+        parent,
+        ancestry: &ancestry,
+        pid_max: kernel_pid_max(),
+    };
     let resolved = resolve_owner(&query, &harness::HarnessTable)?;
     Ok(CallingOwner { resolved, ancestry })
 }

@@ -80,7 +80,11 @@ pub fn paint(text: &str, colour: Colour, enabled: bool) -> String {
 /// Renders rows under headers with columns aligned by character count.
 /// Cells must already be escaped; `painters` may colour a cell after its
 /// width was measured (so SGR sequences do not skew the alignment).
-pub fn render_table(headers: &[&str], rows: &[Vec<String>], paint_cell: &dyn Fn(usize, &str) -> String) -> String {
+pub fn render_table(
+    headers: &[&str],
+    rows: &[Vec<String>],
+    paint_cell: &dyn Fn(usize, &str) -> String,
+) -> String {
     let mut widths: Vec<usize> = headers.iter().map(|header| header.chars().count()).collect();
     for row in rows {
         for (column, cell) in row.iter().enumerate() {
@@ -122,7 +126,8 @@ pub fn format_age(age: Duration) -> String {
 
 /// Parses `90s`, `90m`, `36h`, `7d` (a positive whole number and one unit).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let fail = || format!("{text:?} is not a duration; write a whole number and a unit, as in 90m, 36h or 7d");
+    let fail =
+        || format!("{text:?} is not a duration; write a whole number and a unit, as in 90m, 36h or 7d");
     let split = text.find(|character: char| !character.is_ascii_digit()).ok_or_else(fail)?;
     let (digits, unit) = text.split_at(split);
     if digits.is_empty() || (digits.len() > 1 && digits.starts_with('0')) {
@@ -199,7 +204,8 @@ mod tests {
 
     #[test]
     fn table_aligns_by_characters() {
-        let rows = vec![vec!["1".into(), "ünï".into(), "x".into()], vec!["4242".into(), "a".into(), "y".into()]];
+        let rows =
+            vec![vec!["1".into(), "ünï".into(), "x".into()], vec!["4242".into(), "a".into(), "y".into()]];
         let table = render_table(&["PID", "AGENT", "CWD"], &rows, &|_, cell| cell.to_owned());
         assert_eq!(table, "PID   AGENT  CWD\n1     ünï    x\n4242  a      y\n");
     }

@@ -36,7 +36,10 @@ pub enum DirectorySource {
 /// `~/.local/state/roster`. A relative `ROSTER_DIR` is refused (hooks run
 /// in arbitrary directories); a relative `XDG_STATE_HOME` is ignored, as
 /// the XDG base directory specification says.
-pub fn choose_directory(flag: Option<&Path>, env: &dyn Fn(&str) -> Option<OsString>) -> Result<DirectoryChoice> {
+pub fn choose_directory(
+    flag: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<OsString>,
+) -> Result<DirectoryChoice> {
     if let Some(path) = flag {
         if path.as_os_str().is_empty() {
             return Err(Error::BadInput("--dir is empty; give the roster directory's path".into()));
@@ -140,7 +143,11 @@ impl RosterDir {
 
     /// Full path of a file in a subdirectory, for messages and JSON rows.
     pub fn entry_path(&self, subdirectory: SubDir<'_>, name: &str) -> PathBuf {
-        if subdirectory.path == self.path { self.path.join(name) } else { self.path.join(subdirectory.path).join(name) }
+        if subdirectory.path == self.path {
+            self.path.join(name)
+        } else {
+            self.path.join(subdirectory.path).join(name)
+        }
     }
 }
 
@@ -193,7 +200,11 @@ fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &
     let fd = match opened {
         Ok(fd) => fd,
         Err(Errno::ELOOP) => {
-            return Err(untrusted(shown, "is a symlink", "point --dir or ROSTER_DIR at the real directory instead"));
+            return Err(untrusted(
+                shown,
+                "is a symlink",
+                "point --dir or ROSTER_DIR at the real directory instead",
+            ));
         }
         Err(Errno::ENOTDIR) => {
             let problem = if is_symlink(parent, path) { "is a symlink" } else { "is not a directory" };

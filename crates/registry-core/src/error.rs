@@ -13,7 +13,9 @@ pub enum Error {
     UntrustedDirectory { path: PathBuf, problem: String, fix: String },
 
     /// The lock stayed held past the bounded wait (exit 1).
-    #[error("registry busy: {path} stayed locked for {seconds} s; retry, or find the process holding it with `fuser {path}`")]
+    #[error(
+        "registry busy: {path} stayed locked for {seconds} s; retry, or find the process holding it with `fuser {path}`"
+    )]
     Busy { path: PathBuf, seconds: u64 },
 
     /// An operating-system call failed (exit 1).
@@ -25,7 +27,13 @@ pub enum Error {
         "session id {session_id:?} is held by pid {holder} ({holder_path}, {liveness}: {reason}); \
          a session id belongs to one live owner, so end that session or pick another id"
     )]
-    SessionIdConflict { session_id: String, holder: u32, holder_path: PathBuf, liveness: String, reason: String },
+    SessionIdConflict {
+        session_id: String,
+        holder: u32,
+        holder_path: PathBuf,
+        liveness: String,
+        reason: String,
+    },
 
     /// A value from a flag, the environment or a payload is invalid (exit 2).
     #[error("{0}")]

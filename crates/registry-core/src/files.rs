@@ -154,7 +154,8 @@ fn write_temp_and_rename(
     bytes: &[u8],
 ) -> std::result::Result<(), (&'static str, Errno)> {
     let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    let fd = openat(directory.fd, temp, flags, Mode::S_IRUSR | Mode::S_IWUSR).map_err(|errno| ("create", errno))?;
+    let fd = openat(directory.fd, temp, flags, Mode::S_IRUSR | Mode::S_IWUSR)
+        .map_err(|errno| ("create", errno))?;
     // The umask may have removed bits; it can never have added any, but a
     // restrictive umask could leave the owner unable to read, so set 0600.
     fchmod(&fd, Mode::S_IRUSR | Mode::S_IWUSR).map_err(|errno| ("chmod 600", errno))?;
@@ -186,8 +187,9 @@ pub fn remove_entry(roster: &RosterDir, directory: SubDir<'_>, name: &str) -> Re
 /// The names in a directory, `.` and `..` left out, in directory order.
 pub fn list_names(roster: &RosterDir, directory: SubDir<'_>) -> Result<Vec<std::ffi::OsString>> {
     let shown = roster.entry_path(directory, "");
-    let fd = openat(directory.fd, ".", OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())
-        .map_err(|errno| Error::io("open", &shown, errno.into()))?;
+    let fd =
+        openat(directory.fd, ".", OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())
+            .map_err(|errno| Error::io("open", &shown, errno.into()))?;
     let mut dir = nix::dir::Dir::from_fd(fd).map_err(|errno| Error::io("read", &shown, errno.into()))?;
     let mut names = Vec::new();
     for entry in dir.iter() {
@@ -266,7 +268,8 @@ pub fn read_names_from(
     limit: usize,
 ) -> std::result::Result<(Vec<std::ffi::OsString>, Option<i64>), Errno> {
     use nix::libc;
-    let fd = openat(directory.fd, ".", OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())?;
+    let fd =
+        openat(directory.fd, ".", OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())?;
     let raw = std::os::fd::IntoRawFd::into_raw_fd(fd);
     // SAFETY: `raw` is a directory fd we own; fdopendir takes it over and
     // closedir below closes it.

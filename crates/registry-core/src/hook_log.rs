@@ -19,9 +19,11 @@ const LOG_LOCK_WAIT: Duration = Duration::from_millis(300);
 /// keeping the last `HOOK_LOG_LINES` lines. Best effort by design.
 pub fn append_hook_error(roster: &RosterDir, tool: &str, message: &str) -> crate::error::Result<()> {
     let _lock = roster.lock_within(LOG_LOCK_WAIT)?;
-    let existing = read_entry(roster.root(), HOOK_LOG_NAME).map(|contents| contents.bytes).unwrap_or_default();
+    let existing =
+        read_entry(roster.root(), HOOK_LOG_NAME).map(|contents| contents.bytes).unwrap_or_default();
     let existing = String::from_utf8_lossy(&existing);
-    let flat: String = message.chars().map(|character| if character.is_control() { ' ' } else { character }).collect();
+    let flat: String =
+        message.chars().map(|character| if character.is_control() { ' ' } else { character }).collect();
     let line = format!("{} {tool}: {flat}", Timestamp::now());
     let mut lines: Vec<&str> = existing.lines().collect();
     lines.push(&line);

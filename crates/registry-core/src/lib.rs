@@ -15,7 +15,9 @@ mod session_index;
 mod session_row;
 mod timestamp;
 
-pub use directory::{CONSENT, DirectoryChoice, DirectorySource, RosterDir, SESSIONS, SubDir, choose_directory};
+pub use directory::{
+    CONSENT, DirectoryChoice, DirectorySource, RosterDir, SESSIONS, SubDir, choose_directory,
+};
 pub use error::{Error, Result};
 pub use files::{
     EntryContents, LOCK_NAME, LOCK_WAIT, MAX_ENTRY_BYTES, ReadProblem, RegistryLock, TEMP_PREFIX, list_names,

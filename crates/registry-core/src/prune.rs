@@ -100,7 +100,12 @@ pub fn remove_session_row(roster: &RosterDir, _lock: &RegistryLock, row: &Sessio
 
 /// Removes the record of `pid` whatever its verdict (a session-end hook's
 /// `prune --current`), returning the row that was removed.
-pub fn remove_current(roster: &RosterDir, lock: &RegistryLock, pid: Pid, dry_run: bool) -> Result<Option<SessionRow>> {
+pub fn remove_current(
+    roster: &RosterDir,
+    lock: &RegistryLock,
+    pid: Pid,
+    dry_run: bool,
+) -> Result<Option<SessionRow>> {
     let Some(row) = read_session_row(roster, &record_file_name(pid)) else { return Ok(None) };
     if !dry_run && !remove_session_row(roster, lock, &row)? {
         return Ok(None);

@@ -21,7 +21,9 @@ impl SessionId {
         if text.is_empty() || text.len() > 128 {
             return Err(format!("session id {text:?} must be 1 to 128 characters long"));
         }
-        if let Some(bad) = text.chars().find(|character| !(' '..='~').contains(character) || *character == '/') {
+        if let Some(bad) =
+            text.chars().find(|character| !(' '..='~').contains(character) || *character == '/')
+        {
             return Err(format!(
                 "session id {text:?} contains {bad:?}; only printable ASCII without '/' is allowed"
             ));
@@ -162,7 +164,10 @@ fn validate(record: &Record, file_pid: Pid) -> Result<(), String> {
         return Err("session_pid is 0".into());
     }
     if record.session_pid != file_pid.get() {
-        return Err(format!("session_pid {} does not match the file name {file_pid}.json", record.session_pid));
+        return Err(format!(
+            "session_pid {} does not match the file name {file_pid}.json",
+            record.session_pid
+        ));
     }
     if Timestamp::parse(&record.registered_at).is_none() {
         return Err(format!("registered_at {:?} is not an RFC 3339 time", record.registered_at));
@@ -323,7 +328,11 @@ mod tests {
             map.insert("cwd".into(), "relative/dir".into());
         })));
         let duplicated = sample().to_bytes();
-        let text = String::from_utf8(duplicated).unwrap().replacen("\"format\": 1,", "\"format\": 1, \"owner_uid\": 0,", 1);
+        let text = String::from_utf8(duplicated).unwrap().replacen(
+            "\"format\": 1,",
+            "\"format\": 1, \"owner_uid\": 0,",
+            1,
+        );
         assert!(malformed(&text));
         let mut invalid_utf8 = sample().to_bytes();
         let position = invalid_utf8.iter().position(|&byte| byte == b'w').unwrap();

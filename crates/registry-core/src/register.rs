@@ -9,7 +9,10 @@ use owner_liveness::{Liveness, OwnerIdentity, Pid, SocketIdentity};
 use crate::directory::RosterDir;
 use crate::error::{Error, Result};
 use crate::files::{RegistryLock, read_hint, read_names_from, remove_entry, write_atomically, write_hint};
-use crate::record::{AgentName, Parsed, RECORD_FORMAT, Record, SessionId, SocketRecord, parse_record, record_file_name, same_owner};
+use crate::record::{
+    AgentName, Parsed, RECORD_FORMAT, Record, SessionId, SocketRecord, parse_record, record_file_name,
+    same_owner,
+};
 use crate::session_index::{indexed_holder, point_index_at, remove_index_if_pointing_at};
 use crate::session_row::read_session_row;
 use crate::timestamp::Timestamp;
@@ -110,7 +113,13 @@ pub fn register(roster: &RosterDir, registration: &Registration) -> Result<Regis
     }
     reaped.extend(reap_a_few(roster, &lock, pid));
     drop(lock);
-    Ok(Registered { path: roster.entry_path(sessions, &file_name), record, refreshed, replaced_previous_owner, reaped })
+    Ok(Registered {
+        path: roster.entry_path(sessions, &file_name),
+        record,
+        refreshed,
+        replaced_previous_owner,
+        reaped,
+    })
 }
 
 fn build_record(registration: &Registration, registered_at: String, now: Timestamp) -> Record {

@@ -26,7 +26,9 @@ pub const INDEX_PREFIX: &str = ".sid-";
 /// FNV-1a, 64 bits: stable across processes and releases, which std's
 /// hasher does not promise. Collisions are harmless: the record is checked.
 fn fnv1a_64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// The index entry's name for a session id.

@@ -148,7 +148,8 @@ impl SessionRow {
     /// The row as the JSON contract has it: every key present, `null`
     /// where absent. `consent` is the live marker state the caller found.
     pub fn to_json(&self, consent: &str) -> serde_json::Value {
-        let record = self.record.as_ref().map(|record| serde_json::to_value(record).expect("records serialize"));
+        let record =
+            self.record.as_ref().map(|record| serde_json::to_value(record).expect("records serialize"));
         let mut row = serde_json::Map::new();
         for key in ROW_KEYS {
             let value = match key {
@@ -156,10 +157,16 @@ impl SessionRow {
                 "registered_at" => self.registered_at.to_string().into(),
                 "liveness" => self.verdict.liveness.as_str().into(),
                 "liveness_reason" => self.verdict.reason.clone().into(),
-                "problem" => self.problem.as_ref().map_or(serde_json::Value::Null, |problem| problem.kind.as_str().into()),
+                "problem" => self
+                    .problem
+                    .as_ref()
+                    .map_or(serde_json::Value::Null, |problem| problem.kind.as_str().into()),
                 "consent" => consent.into(),
                 "path" => self.path.to_string_lossy().into_owned().into(),
-                _ => record.as_ref().and_then(|record| record.get(key).cloned()).unwrap_or(serde_json::Value::Null),
+                _ => record
+                    .as_ref()
+                    .and_then(|record| record.get(key).cloned())
+                    .unwrap_or(serde_json::Value::Null),
             };
             row.insert(key.to_owned(), value);
         }

@@ -51,11 +51,20 @@ impl Timestamp {
         let hour = number(11..13)?;
         let minute = number(14..16)?;
         let second = number(17..19)?;
-        if bytes[4] != b'-' || bytes[7] != b'-' || !matches!(bytes[10], b'T' | b't') || bytes[13] != b':' || bytes[16] != b':'
+        if bytes[4] != b'-'
+            || bytes[7] != b'-'
+            || !matches!(bytes[10], b'T' | b't')
+            || bytes[13] != b':'
+            || bytes[16] != b':'
         {
             return None;
         }
-        if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) || hour > 23 || minute > 59 || second > 60
+        if !(1..=12).contains(&month)
+            || day < 1
+            || day > days_in_month(year, month)
+            || hour > 23
+            || minute > 59
+            || second > 60
         {
             return None;
         }
@@ -72,7 +81,10 @@ impl Timestamp {
         }
         let offset_seconds = match &text[position..] {
             "Z" | "z" => 0,
-            zone if zone.len() == 6 && (zone.starts_with('+') || zone.starts_with('-')) && zone.as_bytes()[3] == b':' => {
+            zone if zone.len() == 6
+                && (zone.starts_with('+') || zone.starts_with('-'))
+                && zone.as_bytes()[3] == b':' =>
+            {
                 let hours = number(position + 1..position + 3)?;
                 let minutes = number(position + 4..position + 6)?;
                 if hours > 23 || minutes > 59 {
@@ -154,7 +166,10 @@ mod tests {
         assert_eq!(stamp.to_string(), "2026-11-30T02:03:05.123456789Z");
         assert_eq!(stamp.unix_nanos(), 1_796_004_185_123_456_789);
         assert_eq!(Timestamp::parse("2026-11-30T03:03:05.123456789+01:00"), Some(stamp));
-        assert_eq!(Timestamp::parse("2024-02-29T00:00:00Z").unwrap().to_string(), "2024-02-29T00:00:00.000000000Z");
+        assert_eq!(
+            Timestamp::parse("2024-02-29T00:00:00Z").unwrap().to_string(),
+            "2024-02-29T00:00:00.000000000Z"
+        );
         assert_eq!(Timestamp::parse("1969-12-31T23:59:59.5Z").unwrap().unix_nanos(), -500_000_000);
     }
 

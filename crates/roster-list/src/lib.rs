@@ -105,7 +105,9 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
             _ => "none",
         })
         .collect();
-    let mut out = std::io::stdout().lock();
+    // Stdout is line-buffered: unbuffered, a JSON listing cost one write
+    // per line, 27 per record.
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     match args.common.output_format() {
         OutputFormat::Json => {
             let rows: Vec<serde_json::Value> =
@@ -127,7 +129,11 @@ fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
         && Harness::parse(name).is_none()
     {
         let names: Vec<&str> = Harness::ALL.iter().map(|harness| harness.as_str()).collect();
-        return Err(BadInput(format!("--harness {name:?} is not a harness roster knows; use one of {}", names.join(", "))).into());
+        return Err(BadInput(format!(
+            "--harness {name:?} is not a harness roster knows; use one of {}",
+            names.join(", ")
+        ))
+        .into());
     }
     let cwd = match &args.cwd {
         Some(dir) => Some(std::fs::canonicalize(dir).map_err(|error| {
@@ -186,13 +192,23 @@ fn text_row(row: &SessionRow, consent: &str, home: Option<&Path>, now: Timestamp
     match (&row.record, &row.problem) {
         (Some(record), _) => vec![
             pid,
-            if record.harness.is_empty() { "-".to_owned() } else { escape_for_terminal(&record.harness).into_owned() },
-            record.agent.as_deref().map_or_else(|| "-".to_owned(), |agent| escape_for_terminal(agent).into_owned()),
+            if record.harness.is_empty() {
+                "-".to_owned()
+            } else {
+                escape_for_terminal(&record.harness).into_owned()
+            },
+            record
+                .agent
+                .as_deref()
+                .map_or_else(|| "-".to_owned(), |agent| escape_for_terminal(agent).into_owned()),
             state,
             consent.to_owned(),
             age,
             home_relative(Path::new(&record.cwd), home),
-            record.session_id.as_deref().map_or_else(|| "-".to_owned(), |id| escape_for_terminal(id).into_owned()),
+            record
+                .session_id
+                .as_deref()
+                .map_or_else(|| "-".to_owned(), |id| escape_for_terminal(id).into_owned()),
         ],
         (None, problem) => vec![
             pid,
@@ -219,7 +235,10 @@ fn footer(listing: &Listing, roster: Option<&RosterDir>, now: Timestamp) -> Vec<
         return lines;
     };
     if listing.rows.is_empty() && listing.dead_hidden == 0 {
-        lines.push(format!("no sessions registered in {}", escape_for_terminal(&roster.path().display().to_string())));
+        lines.push(format!(
+            "no sessions registered in {}",
+            escape_for_terminal(&roster.path().display().to_string())
+        ));
     }
     if listing.dead_hidden > 0 {
         lines.push(format!(
@@ -231,7 +250,8 @@ fn footer(listing: &Listing, roster: Option<&RosterDir>, now: Timestamp) -> Vec<
     let unknown = listing.rows.iter().filter(|row| row.liveness() == Liveness::Unknown).count();
     if unknown > 0 {
         let problems = listing.rows.iter().filter(|row| row.problem.is_some()).count();
-        let problem_note = if problems > 0 { format!(" ({problems} of them problem entries)") } else { String::new() };
+        let problem_note =
+            if problems > 0 { format!(" ({problems} of them problem entries)") } else { String::new() };
         lines.push(format!(
             "{unknown} unknown entr{}{problem_note}: only `roster-prune --older-than DURATION` removes them",
             if unknown == 1 { "y" } else { "ies" }

@@ -128,8 +128,9 @@ fn prune_all(args: &PruneArgs, older_than: Option<Duration>) -> anyhow::Result<O
 
 fn prune_current(args: &PruneArgs) -> anyhow::Result<Outcome> {
     if let Some(value) = &args.hook {
-        HookTarget::parse(value)
-            .ok_or_else(|| BadInput(format!("--hook {value:?} is not a harness; use auto or a harness name")))?;
+        HookTarget::parse(value).ok_or_else(|| {
+            BadInput(format!("--hook {value:?} is not a harness; use auto or a harness name"))
+        })?;
         // The payload tells nothing prune needs (the owner comes from the
         // process tree), but it must be read so the harness's write never
         // blocks, and a broken one is worth a line in the log.
@@ -149,16 +150,19 @@ fn prune_current(args: &PruneArgs) -> anyhow::Result<Outcome> {
         }
         report.removed.push(row);
     }
-    let consent_removed = usize::from(consent::remove_marker(&roster, &lock, owner.resolved.pid, args.dry_run)?);
+    let consent_removed =
+        usize::from(consent::remove_marker(&roster, &lock, owner.resolved.pid, args.dry_run)?);
     Ok(Outcome { report, consent_removed })
 }
 
 fn print_outcome(args: &PruneArgs, outcome: &Outcome) -> anyhow::Result<()> {
     let report = &outcome.report;
-    let mut out = std::io::stdout().lock();
+    // Stdout is line-buffered: unbuffered, a report cost one write per line.
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     match args.common.output_format() {
         OutputFormat::Json => {
-            let removed: Vec<serde_json::Value> = report.removed.iter().map(|row| row.to_json("none")).collect();
+            let removed: Vec<serde_json::Value> =
+                report.removed.iter().map(|row| row.to_json("none")).collect();
             let value = serde_json::json!({
                 "removed": removed,
                 "dead_removed": report.dead_removed,
@@ -190,6 +194,7 @@ fn print_outcome(args: &PruneArgs, outcome: &Outcome) -> anyhow::Result<()> {
             )?;
         }
     }
+    out.flush()?;
     Ok(())
 }
 

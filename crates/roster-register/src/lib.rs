@@ -156,7 +156,10 @@ fn gather_registration(
     let harness = match (&args.harness, target, payload) {
         (Some(name), _, _) => Some(Harness::parse(name).ok_or_else(|| {
             let names: Vec<&str> = Harness::ALL.iter().map(|harness| harness.as_str()).collect();
-            BadInput(format!("--harness {name:?} is not a harness roster knows; use one of {}", names.join(", ")))
+            BadInput(format!(
+                "--harness {name:?} is not a harness roster knows; use one of {}",
+                names.join(", ")
+            ))
         })?),
         (None, Some(target), Some(payload)) => detect_hook_harness(target, payload, &owner.ancestry, &env)
             .or_else(|| owner.resolved.harness.and_then(Harness::parse)),
