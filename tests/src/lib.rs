@@ -60,7 +60,8 @@ pub const COMMAND_DEADLINE: Duration = Duration::from_secs(30);
 pub fn binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("the test executable has a path");
     // <target>/<profile>/deps/<test>-<hash> → <target>/<profile>/<name>
-    let profile_dir = exe.parent().and_then(Path::parent).expect("the test executable sits in <profile>/deps");
+    let profile_dir =
+        exe.parent().and_then(Path::parent).expect("the test executable sits in <profile>/deps");
     let path = profile_dir.join(name);
     assert!(
         path.is_file(),
@@ -93,7 +94,9 @@ pub struct Outcome {
 impl Outcome {
     /// The exit code; a death by signal is a test failure in itself.
     pub fn code(&self) -> i32 {
-        self.status.code().unwrap_or_else(|| panic!("{} died by a signal: {:?}\n{}", self.description, self.status, self))
+        self.status
+            .code()
+            .unwrap_or_else(|| panic!("{} died by a signal: {:?}\n{}", self.description, self.status, self))
     }
 
     pub fn stdout_text(&self) -> String {
@@ -109,7 +112,8 @@ impl Outcome {
     /// Asserts success and parses stdout as JSON.
     pub fn json(&self) -> Value {
         self.expect_code(0);
-        serde_json::from_slice(&self.stdout).unwrap_or_else(|error| panic!("stdout is not JSON ({error})\n{self}"))
+        serde_json::from_slice(&self.stdout)
+            .unwrap_or_else(|error| panic!("stdout is not JSON ({error})\n{self}"))
     }
 
     /// Asserts success and parses stdout as a JSON array of rows.
@@ -188,7 +192,9 @@ pub fn describe(command: &Command) -> String {
     let envs: Vec<String> = command
         .get_envs()
         .filter(|(key, _)| key.to_string_lossy().starts_with("ROSTER") || *key == "CLAUDE_PID")
-        .map(|(key, value)| format!("{}={:?}", key.to_string_lossy(), value.map(|v| v.to_string_lossy().into_owned())))
+        .map(|(key, value)| {
+            format!("{}={:?}", key.to_string_lossy(), value.map(|v| v.to_string_lossy().into_owned()))
+        })
         .collect();
     if !envs.is_empty() {
         text = format!("{} {text}", envs.join(" "));
@@ -368,7 +374,8 @@ impl Sandbox {
     pub fn record(&self, pid: u32) -> Value {
         let path = self.record_path(pid);
         let bytes = std::fs::read(&path).unwrap_or_else(|error| panic!("read {}: {error}", path.display()));
-        serde_json::from_slice(&bytes).unwrap_or_else(|error| panic!("{} is not JSON: {error}", path.display()))
+        serde_json::from_slice(&bytes)
+            .unwrap_or_else(|error| panic!("{} is not JSON: {error}", path.display()))
     }
 
     /// Writes `sessions/<name>` with `bytes`, mode 0600, atomically (via a
@@ -405,7 +412,9 @@ impl Sandbox {
     pub fn temporaries(&self) -> Vec<PathBuf> {
         [self.root.clone(), self.sessions(), self.consent()]
             .iter()
-            .flat_map(|dir| names_in(dir).into_iter().filter(|name| name.starts_with(".tmp-")).map(|name| dir.join(name)))
+            .flat_map(|dir| {
+                names_in(dir).into_iter().filter(|name| name.starts_with(".tmp-")).map(|name| dir.join(name))
+            })
             .collect()
     }
 }
@@ -413,8 +422,9 @@ impl Sandbox {
 /// Names in a directory, sorted; empty when it does not exist.
 pub fn names_in(dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut names: Vec<String> =
-        entries.map(|entry| entry.expect("read_dir entry").file_name().to_string_lossy().into_owned()).collect();
+    let mut names: Vec<String> = entries
+        .map(|entry| entry.expect("read_dir entry").file_name().to_string_lossy().into_owned())
+        .collect();
     names.sort();
     names
 }
@@ -425,7 +435,11 @@ static EDIT_COUNTER: AtomicU64 = AtomicU64::new(0);
 /// rename over the target.
 pub fn write_file_atomically(target: &Path, bytes: &[u8]) -> PathBuf {
     let dir = target.parent().expect("a file has a parent");
-    let temp = dir.join(format!(".test-edit-{}-{}", std::process::id(), EDIT_COUNTER.fetch_add(1, Ordering::Relaxed)));
+    let temp = dir.join(format!(
+        ".test-edit-{}-{}",
+        std::process::id(),
+        EDIT_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -481,8 +495,11 @@ impl Owner {
     /// Sends SIGKILL without reaping: the owner stays a zombie until this
     /// value is dropped.
     pub fn kill_leaving_zombie(&self) {
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid() as i32), nix::sys::signal::Signal::SIGKILL)
-            .expect("kill the owner");
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.pid() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .expect("kill the owner");
     }
 
     /// Kills the owner and reaps it, so its pid names no process (not even
@@ -584,13 +601,15 @@ pub fn parse_rfc3339(text: &str) -> Option<i128> {
         if digits == 0 || digits > 9 {
             return None;
         }
-        nanos = text[position + 1..position + 1 + digits].parse::<i128>().ok()? * 10_i128.pow(9 - digits as u32);
+        nanos =
+            text[position + 1..position + 1 + digits].parse::<i128>().ok()? * 10_i128.pow(9 - digits as u32);
         position += 1 + digits;
     }
     let offset_seconds: i64 = match &text[position..] {
         "Z" => 0,
         zone if zone.len() == 6 && (zone.starts_with('+') || zone.starts_with('-')) => {
-            let magnitude = number(position + 1..position + 3)? * 3600 + number(position + 4..position + 6)? * 60;
+            let magnitude =
+                number(position + 1..position + 3)? * 3600 + number(position + 4..position + 6)? * 60;
             if zone.starts_with('+') { magnitude } else { -magnitude }
         }
         _ => return None,
@@ -631,7 +650,9 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 /// Checks that a JSON row has every record key and every row key; returns
 /// the missing ones.
 pub fn missing_row_keys(row: &Value) -> Vec<&'static str> {
-    let Some(object) = row.as_object() else { return RECORD_KEYS.iter().chain(&ROW_EXTRA_KEYS).copied().collect() };
+    let Some(object) = row.as_object() else {
+        return RECORD_KEYS.iter().chain(&ROW_EXTRA_KEYS).copied().collect();
+    };
     RECORD_KEYS.iter().chain(&ROW_EXTRA_KEYS).copied().filter(|key| !object.contains_key(*key)).collect()
 }
 
@@ -726,7 +747,9 @@ pub fn lock_is_held(path: &Path) -> bool {
 /// Whether process `pid` has `target` open (by `/proc/<pid>/fd`).
 pub fn process_has_open(pid: u32, target: &Path) -> bool {
     let Ok(entries) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return false };
-    entries.filter_map(Result::ok).any(|entry| std::fs::read_link(entry.path()).is_ok_and(|link| link == target))
+    entries
+        .filter_map(Result::ok)
+        .any(|entry| std::fs::read_link(entry.path()).is_ok_and(|link| link == target))
 }
 
 /// A small deterministic random generator (xorshift64*), seeded from the
@@ -738,9 +761,10 @@ pub struct Random {
 
 impl Random {
     pub fn new() -> Random {
-        let seed = std::env::var("ROSTER_TEST_SEED").ok().and_then(|text| text.parse().ok()).unwrap_or_else(|| {
-            SystemTime::now().duration_since(UNIX_EPOCH).expect("after the epoch").as_nanos() as u64 | 1
-        });
+        let seed =
+            std::env::var("ROSTER_TEST_SEED").ok().and_then(|text| text.parse().ok()).unwrap_or_else(|| {
+                SystemTime::now().duration_since(UNIX_EPOCH).expect("after the epoch").as_nanos() as u64 | 1
+            });
         Random { state: seed.max(1), seed }
     }
 
@@ -796,5 +820,27 @@ pub fn make_identity_stale(record: &mut Map<String, Value>) {
     record.insert("start_ticks".into(), Value::from(ticks + 1));
     if let Some(inode) = record.get("pidfs_ino").and_then(Value::as_u64) {
         record.insert("pidfs_ino".into(), Value::from(inode + 1));
+    }
+}
+
+impl Sandbox {
+    /// Registers and arms a session whose owner is a short-lived shell,
+    /// and returns the shell's pid once it has exited: a record and a
+    /// consent marker of a dead owner, made the only way a real session
+    /// makes them (consent only arms a verified owner: the caller or one of
+    /// its ancestors, here the shell).
+    pub fn session_of_an_exited_shell(&self) -> u32 {
+        let script = r#""$REGISTER" --dir "$DIR" --pid parent --quiet \
+            && "$CONSENT" --dir "$DIR" arm --pid parent --quiet \
+            && echo $$"#;
+        let clean = self.command("roster-register");
+        let mut shell = Command::new("sh");
+        shell.args(["-c", script]).env_clear().current_dir(&self.home);
+        shell.envs(clean.get_envs().filter_map(|(key, value)| Some((key, value?))));
+        shell.env("REGISTER", binary("roster-register")).env("CONSENT", binary("roster-consent"));
+        shell.env("DIR", &self.root);
+        let outcome = run_with_deadline(&mut shell, COMMAND_DEADLINE);
+        outcome.expect_code(0);
+        outcome.stdout_text().trim().parse().unwrap_or_else(|_| panic!("the shell printed no pid\n{outcome}"))
     }
 }

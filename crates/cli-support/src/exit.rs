@@ -85,10 +85,7 @@ pub fn lookup<E: ExitCoded>(cause: &(dyn std::error::Error + 'static)) -> Option
 /// type knows one (the built-in types, then `lookups`), else 1. A broken
 /// pipe is not a failure of the tool: exit 0.
 pub fn exit_code_of(error: &anyhow::Error, lookups: &[ErrorLookup]) -> u8 {
-    if error
-        .chain()
-        .any(|cause| cause.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe))
-    {
+    if error.chain().any(is_broken_pipe) {
         return 0;
     }
     let builtin: [ErrorLookup; 6] = [
@@ -103,6 +100,16 @@ pub fn exit_code_of(error: &anyhow::Error, lookups: &[ErrorLookup]) -> u8 {
         .chain()
         .find_map(|cause| builtin.iter().chain(lookups).find_map(|lookup| lookup(cause)))
         .unwrap_or(1)
+}
+
+/// Whether a cause is a write to a closed pipe, bare or inside a JSON
+/// serializer's error.
+fn is_broken_pipe(cause: &(dyn std::error::Error + 'static)) -> bool {
+    let kind = cause
+        .downcast_ref::<io::Error>()
+        .map(io::Error::kind)
+        .or_else(|| cause.downcast_ref::<serde_json::Error>().and_then(serde_json::Error::io_error_kind));
+    kind == Some(io::ErrorKind::BrokenPipe)
 }
 
 /// Prints `tool: {error:#}` on one escaped line to stderr and returns the
@@ -125,12 +132,35 @@ pub fn run_tool(tool: &str, lookups: &[ErrorLookup], body: impl FnOnce() -> anyh
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             if let Some(clap_error) = error.downcast_ref::<clap::Error>() {
-                let _ = clap_error.print();
-                return ExitCode::from(if clap_error.use_stderr() { 2 } else { 0 });
+                if !clap_error.use_stderr() {
+                    // --help and --version: clap prints them to stdout.
+                    let _ = clap_error.print();
+                    return ExitCode::SUCCESS;
+                }
+                let _ = writeln!(io::stderr().lock(), "{tool}: {}", one_line_usage_error(clap_error));
+                return ExitCode::from(2);
             }
             report_and_exit(tool, &error, lookups)
         }
     }
+}
+
+/// clap's usage error as one line: its first line without the `error: `
+/// prefix, the possible values if it lists them, and where to read more.
+pub fn one_line_usage_error(error: &clap::Error) -> String {
+    let rendered = error.render().to_string();
+    let mut lines = rendered.lines().map(str::trim).filter(|line| !line.is_empty());
+    let first = lines.next().unwrap_or("invalid arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let mut message = crate::text::escape_for_terminal(first).into_owned();
+    for line in lines {
+        if line.starts_with("[possible values:") || line.starts_with("tip:") {
+            message.push_str("; ");
+            message.push_str(&crate::text::escape_for_terminal(line.trim_start_matches("tip: ")));
+        }
+    }
+    message.push_str("; see --help");
+    message
 }
 
 #[cfg(test)]

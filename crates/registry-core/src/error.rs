@@ -18,9 +18,10 @@ pub enum Error {
     )]
     Busy { path: PathBuf, seconds: u64 },
 
-    /// An operating-system call failed (exit 1).
-    #[error("{operation} {path}: {source}")]
-    Io { operation: &'static str, path: PathBuf, source: io::Error },
+    /// An operating-system call failed (exit 1). The cause is part of the
+    /// message, not a `source`, so a `{:#}` report names it once.
+    #[error("{operation} {path}: {cause}")]
+    Io { operation: &'static str, path: PathBuf, cause: io::Error },
 
     /// Another live (or unknown) session holds the session id (exit 3).
     #[error(
@@ -53,8 +54,8 @@ impl Error {
         }
     }
 
-    pub(crate) fn io(operation: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Error {
-        Error::Io { operation, path: path.into(), source }
+    pub(crate) fn io(operation: &'static str, path: impl Into<PathBuf>, cause: io::Error) -> Error {
+        Error::Io { operation, path: path.into(), cause }
     }
 }
 

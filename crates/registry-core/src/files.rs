@@ -48,12 +48,49 @@ pub enum ReadProblem {
     Failed(String),
 }
 
+/// Which file a name pointed at, and its state: equal stamps taken at two
+/// instants mean the same inode, unchanged in between (a rename puts a new
+/// inode there; a write in place moves the change time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FileStamp {
+    device: u64,
+    inode: u64,
+    size: i64,
+    change_seconds: i64,
+    change_nanoseconds: i64,
+}
+
+impl FileStamp {
+    fn of(stat: &nix::sys::stat::FileStat) -> FileStamp {
+        FileStamp {
+            device: stat.st_dev,
+            inode: stat.st_ino,
+            size: stat.st_size,
+            change_seconds: stat.st_ctime,
+            change_nanoseconds: stat.st_ctime_nsec,
+        }
+    }
+}
+
+/// The stamp of what `name` names now, without following a symlink.
+pub(crate) fn entry_stamp(directory: SubDir<'_>, name: &str) -> Option<FileStamp> {
+    fstatat(directory.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW).ok().map(|stat| FileStamp::of(&stat))
+}
+
 /// Reads `name` in `directory` safely: the type is checked before opening
 /// (so no FIFO or device is ever opened), the open does not follow
 /// symlinks, the handle is checked again (regular file, same inode, owned
 /// by the effective uid, no group/other write bit, one link, at most
 /// `MAX_ENTRY_BYTES`), and at most that many bytes are read.
 pub fn read_entry(directory: SubDir<'_>, name: &str) -> std::result::Result<EntryContents, ReadProblem> {
+    read_stamped_entry(directory, name).map(|(contents, _)| contents)
+}
+
+/// `read_entry`, also returning the stamp of the handle the bytes came from.
+pub(crate) fn read_stamped_entry(
+    directory: SubDir<'_>,
+    name: &str,
+) -> std::result::Result<(EntryContents, FileStamp), ReadProblem> {
     let before = match fstatat(directory.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
         Ok(stat) => stat,
         Err(Errno::ENOENT) => return Err(ReadProblem::Missing),
@@ -85,7 +122,7 @@ pub fn read_entry(directory: SubDir<'_>, name: &str) -> std::result::Result<Entr
     if bytes.len() as u64 > MAX_ENTRY_BYTES {
         return Err(ReadProblem::Untrusted { reason: "grew past 64 KiB while being read".into(), mtime });
     }
-    Ok(EntryContents { bytes, mtime: stat_mtime(&after) })
+    Ok((EntryContents { bytes, mtime: stat_mtime(&after) }, FileStamp::of(&after)))
 }
 
 fn untrusted_reason(stat: &nix::sys::stat::FileStat) -> Option<String> {
@@ -176,11 +213,17 @@ pub fn sync_directory(directory: SubDir<'_>) -> std::result::Result<(), Errno> {
 }
 
 /// Removes `name`; `Ok(false)` when it was already gone.
-pub fn remove_entry(roster: &RosterDir, directory: SubDir<'_>, name: &str) -> Result<bool> {
+/// A directory is never removed (roster never makes one there): `Ok(false)`.
+pub fn remove_entry(roster: &RosterDir, directory: SubDir<'_>, name: &(impl AsRef<OsStr> + ?Sized)) -> Result<bool> {
+    let name = name.as_ref();
     match unlinkat(directory.fd, name, UnlinkatFlags::NoRemoveDir) {
         Ok(()) => Ok(true),
-        Err(Errno::ENOENT) => Ok(false),
-        Err(errno) => Err(Error::io("remove", roster.entry_path(directory, name), errno.into())),
+        Err(Errno::ENOENT | Errno::EISDIR) => Ok(false),
+        Err(errno) => Err(Error::io(
+            "remove",
+            roster.entry_path(directory, &name.to_string_lossy()),
+            errno.into(),
+        )),
     }
 }
 

@@ -9,7 +9,7 @@ use owner_liveness::Liveness;
 use crate::directory::RosterDir;
 use crate::error::Result;
 use crate::files::list_names;
-use crate::session_row::{SessionRow, read_session_row};
+use crate::session_row::{SessionRow, non_utf8_name_row, read_session_row};
 
 /// Which rows to show.
 #[derive(Clone, Debug, Default)]
@@ -52,10 +52,8 @@ pub fn list_sessions(roster: &RosterDir, filter: &ListFilter) -> Result<Listing>
     for name in list_names(roster, roster.sessions())? {
         let Some(name) = name.to_str() else {
             // A non-UTF-8 name is not one roster wrote; show it escaped.
-            let shown = name.to_string_lossy().into_owned();
-            if let Some(row) = read_session_row_lossy(roster, &shown)
-                && filter.admits(&row)
-            {
+            let row = non_utf8_name_row(roster, &name);
+            if filter.admits(&row) {
                 listing.rows.push(row);
             }
             continue;
@@ -72,21 +70,6 @@ pub fn list_sessions(roster: &RosterDir, filter: &ListFilter) -> Result<Listing>
     }
     sort_newest_first(&mut listing.rows);
     Ok(listing)
-}
-
-fn read_session_row_lossy(roster: &RosterDir, shown: &str) -> Option<SessionRow> {
-    use crate::session_row::{Problem, ProblemKind};
-    use owner_liveness::Verdict;
-    let detail = "name is not valid UTF-8".to_owned();
-    Some(SessionRow {
-        file_name: shown.to_owned(),
-        path: roster.entry_path(roster.sessions(), shown),
-        pid: None,
-        record: None,
-        verdict: Verdict { liveness: Liveness::Unknown, reason: format!("malformed: {detail}") },
-        problem: Some(Problem { kind: ProblemKind::Malformed, detail }),
-        registered_at: crate::timestamp::Timestamp::from_unix_nanos(0),
-    })
 }
 
 /// Newest `registered_at` first (compared as times), ties by pid, then name.

@@ -8,10 +8,10 @@ use owner_liveness::{Liveness, Pid};
 
 use crate::directory::{RosterDir, SubDir};
 use crate::error::Result;
-use crate::files::{RegistryLock, TEMP_PREFIX, entry_mtime, list_names, remove_entry};
+use crate::files::{FileStamp, RegistryLock, TEMP_PREFIX, entry_mtime, entry_stamp, list_names, remove_entry};
 use crate::record::{SessionId, record_file_name};
 use crate::session_index::remove_index_if_pointing_at;
-use crate::session_row::{SessionRow, read_session_row};
+use crate::session_row::{SessionRow, non_utf8_name_row, read_session_row, read_stamped_session_row};
 use crate::timestamp::Timestamp;
 
 /// Temporaries older than this are leftovers of a crashed writer.
@@ -45,28 +45,61 @@ fn removable(row: &SessionRow, options: &PruneOptions, now: Timestamp) -> bool {
     }
 }
 
+/// A dead verdict that still holds for as long as its file is unchanged:
+/// the identity it judged can never come back to life (a new process at
+/// the pid has another start tick and pidfs inode, and a boot never comes
+/// back). A recorded socket is left out, because a path that vanished
+/// may be created again.
+fn dead_for_good(row: &SessionRow) -> bool {
+    row.liveness() == Liveness::Dead && row.record.as_ref().is_some_and(|record| record.socket.is_none())
+}
+
 /// Judges every entry of `sessions/` without the lock, then takes the lock
-/// and re-reads each candidate just before removing it, keeping any that
+/// and re-checks each candidate just before removing it, keeping any that
 /// is no longer removable (it came alive, or was replaced by a live one).
+///
+/// The re-check of a candidate that is dead for good is a stat: when the
+/// name still holds the very file judged (same inode, same change time),
+/// the verdict stands, and reading and judging it again would double the
+/// cost of pruning for nothing. Anything else is read and judged again.
 pub fn prune_sessions(roster: &RosterDir, options: &PruneOptions) -> Result<PruneReport> {
     let now = Timestamp::now();
     let mut report = PruneReport::default();
-    let mut candidates = Vec::new();
+    let mut candidates: Vec<(SessionRow, Option<FileStamp>)> = Vec::new();
     for name in list_names(roster, roster.sessions())? {
         let Some(name) = name.to_str() else {
+            // No roster wrote a name that is not UTF-8: it is malformed, and
+            // goes like any problem entry, only past --older-than.
+            let row = non_utf8_name_row(roster, &name);
+            if removable(&row, options, now) {
+                let _lock = roster.lock()?;
+                if options.dry_run || remove_entry(roster, roster.sessions(), &name)? {
+                    report.unknown_removed += 1;
+                    report.removed.push(row);
+                    continue;
+                }
+            }
             report.kept += 1;
             continue;
         };
-        let Some(row) = read_session_row(roster, name) else { continue };
+        let Some((row, stamp)) = read_stamped_session_row(roster, name) else { continue };
         if removable(&row, options, now) {
-            candidates.push(row.file_name);
+            let stamp = stamp.filter(|_| dead_for_good(&row));
+            candidates.push((row, stamp));
         } else {
             report.kept += 1;
         }
     }
     let lock = roster.lock()?;
-    for name in candidates {
-        let Some(row) = read_session_row(roster, &name) else { continue };
+    for (judged, stamp_when_judged) in candidates {
+        let unchanged = stamp_when_judged
+            .is_some_and(|stamp| entry_stamp(roster.sessions(), &judged.file_name) == Some(stamp));
+        let row = if unchanged {
+            judged
+        } else {
+            let Some(row) = read_session_row(roster, &judged.file_name) else { continue };
+            row
+        };
         if !removable(&row, options, now) {
             report.kept += 1;
             continue;

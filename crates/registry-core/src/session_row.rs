@@ -2,12 +2,17 @@
 //! verdict, or a problem (malformed, untrusted, unsupported-format) that is
 //! listed but never believed. Used by list, prune and register alike.
 
-use std::path::PathBuf;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
-use owner_liveness::{Liveness, Pid, Verdict, judge_now};
+use owner_liveness::{
+    LinuxFacts, LinuxProcess, Liveness, Namespaces, OpenProcessError, Pid, SocketIdentity, SystemFacts, Verdict,
+    judge, own_namespaces, read_boot_id,
+};
 
 use crate::directory::RosterDir;
-use crate::files::{ReadProblem, read_entry};
+use crate::files::{FileStamp, ReadProblem, read_stamped_entry};
 use crate::record::{Parsed, Record, parse_record, pid_of_file_name};
 use crate::timestamp::Timestamp;
 
@@ -59,6 +64,12 @@ impl SessionRow {
 /// Reads and judges one entry of `sessions/`; `None` when the name is a
 /// roster dotfile or no longer exists.
 pub fn read_session_row(roster: &RosterDir, file_name: &str) -> Option<SessionRow> {
+    read_stamped_session_row(roster, file_name).map(|(row, _)| row)
+}
+
+/// `read_session_row`, also returning the stamp of the file the record was
+/// read from (`None` for an entry that could not be read).
+pub(crate) fn read_stamped_session_row(roster: &RosterDir, file_name: &str) -> Option<(SessionRow, Option<FileStamp>)> {
     if file_name.starts_with('.') {
         return None;
     }
@@ -74,28 +85,25 @@ pub fn read_session_row(roster: &RosterDir, file_name: &str) -> Option<SessionRo
         problem: Some(Problem { kind, detail }),
         registered_at: mtime.unwrap_or(Timestamp::from_unix_nanos(0)),
     };
-    let contents = match read_entry(sessions, file_name) {
-        Ok(contents) => contents,
+    let (contents, stamp) = match read_stamped_entry(sessions, file_name) {
+        Ok(read) => read,
         Err(ReadProblem::Missing) => return None,
         Err(ReadProblem::Untrusted { reason, mtime }) => {
-            return Some(problem_row(ProblemKind::Untrusted, reason, mtime));
+            return Some((problem_row(ProblemKind::Untrusted, reason, mtime), None));
         }
         Err(ReadProblem::Failed(why)) => {
             let mtime = crate::files::entry_mtime(sessions, file_name.as_ref());
-            return Some(problem_row(ProblemKind::Untrusted, format!("unreadable: {why}"), mtime));
+            return Some((problem_row(ProblemKind::Untrusted, format!("unreadable: {why}"), mtime), None));
         }
     };
     let Some(file_pid) = file_pid else {
-        return Some(problem_row(
-            ProblemKind::Malformed,
-            "name is not <pid>.json with the pid in canonical decimal".into(),
-            Some(contents.mtime),
-        ));
+        let detail = "name is not <pid>.json with the pid in canonical decimal".into();
+        return Some((problem_row(ProblemKind::Malformed, detail, Some(contents.mtime)), Some(stamp)));
     };
-    match parse_record(&contents.bytes, file_pid) {
+    let row = match parse_record(&contents.bytes, file_pid) {
         Parsed::Record(record) => {
-            let verdict = judge_now(&record.identity(), record.socket_identity().as_ref());
-            Some(SessionRow {
+            let verdict = judge(&record.identity(), record.socket_identity().as_ref(), this_process_facts());
+            SessionRow {
                 file_name: file_name.to_owned(),
                 path,
                 pid: Some(record.pid()),
@@ -103,14 +111,72 @@ pub fn read_session_row(roster: &RosterDir, file_name: &str) -> Option<SessionRo
                 record: Some(*record),
                 problem: None,
                 verdict,
-            })
+            }
         }
-        Parsed::Malformed(detail) => Some(problem_row(ProblemKind::Malformed, detail, Some(contents.mtime))),
-        Parsed::UnsupportedFormat(format) => Some(problem_row(
+        Parsed::Malformed(detail) => problem_row(ProblemKind::Malformed, detail, Some(contents.mtime)),
+        Parsed::UnsupportedFormat(format) => problem_row(
             ProblemKind::UnsupportedFormat,
             format!("format {format} was written by a newer roster"),
             Some(contents.mtime),
-        )),
+        ),
+    };
+    Some((row, Some(stamp)))
+}
+
+/// The real system, with the facts that cannot change while this process
+/// runs read once: the boot id, and the process's own pid and time
+/// namespaces (`/proc/self/ns/{pid,time}` name the namespaces the process
+/// lives in, which neither `setns` nor `unshare` changes; those only affect
+/// its children). Re-reading them for each of ten thousand records made
+/// them a third of a listing's system calls.
+#[derive(Debug)]
+struct ProcessLifetimeFacts {
+    boot_id: Result<String, (io::ErrorKind, String)>,
+    namespaces: Result<Namespaces, (io::ErrorKind, String)>,
+}
+
+fn this_process_facts() -> &'static ProcessLifetimeFacts {
+    static FACTS: OnceLock<ProcessLifetimeFacts> = OnceLock::new();
+    let remembered = |error: io::Error| (error.kind(), error.to_string());
+    FACTS.get_or_init(|| ProcessLifetimeFacts {
+        boot_id: read_boot_id().map_err(remembered),
+        namespaces: own_namespaces().map_err(remembered),
+    })
+}
+
+impl SystemFacts for ProcessLifetimeFacts {
+    type Process = LinuxProcess;
+
+    fn boot_id(&self) -> io::Result<String> {
+        self.boot_id.clone().map_err(|(kind, message)| io::Error::new(kind, message))
+    }
+
+    fn own_namespaces(&self) -> io::Result<Namespaces> {
+        self.namespaces.clone().map_err(|(kind, message)| io::Error::new(kind, message))
+    }
+
+    fn open_process(&self, pid: Pid) -> Result<LinuxProcess, OpenProcessError> {
+        LinuxFacts.open_process(pid)
+    }
+
+    fn stat_socket(&self, path: &Path) -> io::Result<SocketIdentity> {
+        LinuxFacts.stat_socket(path)
+    }
+}
+
+/// The row of an entry whose name is not UTF-8: no roster wrote it, so it
+/// is malformed without being opened; its mtime serves as its age.
+pub fn non_utf8_name_row(roster: &RosterDir, name: &std::ffi::OsStr) -> SessionRow {
+    let shown = name.to_string_lossy().into_owned();
+    let detail = "name is not valid UTF-8".to_owned();
+    SessionRow {
+        path: roster.entry_path(roster.sessions(), &shown),
+        file_name: shown,
+        pid: None,
+        record: None,
+        verdict: Verdict { liveness: Liveness::Unknown, reason: format!("malformed: {detail}") },
+        problem: Some(Problem { kind: ProblemKind::Malformed, detail }),
+        registered_at: crate::files::entry_mtime(roster.sessions(), name).unwrap_or(Timestamp::from_unix_nanos(0)),
     }
 }
 

@@ -1,0 +1,175 @@
+//! Text output for people (SPEC §6, §6.2): every printed field is escaped,
+//! so a cwd, an agent name or a file name holding escape sequences or
+//! newlines can never reach a terminal raw — the table keeps one line per
+//! row and JSON keeps the exact value. Also the table's header and footer.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+use tests::{Outcome, Owner, Sandbox, ago, os_str, raw_controls, row_named, set_mtime, write_file_0600};
+
+/// A directory name that clears the screen, sets the title, turns text
+/// red, breaks the line and sends a C1 CSI — everything a terminal obeys.
+const HOSTILE: &str = "evil\u{1b}]0;pwned\u{7}\u{1b}[31mred\nline2\u{9b}2J\rcr\u{7f}end";
+
+fn assert_clean(outcome: &Outcome, what: &str) {
+    let found = raw_controls(&outcome.stdout);
+    assert!(
+        found.is_empty(),
+        "{what}: raw control characters {found:?} reached stdout:\n{}",
+        outcome.stdout_text()
+    );
+    let found = raw_controls(outcome.stderr.as_bytes());
+    assert!(
+        found.is_empty(),
+        "{what}: raw control characters {found:?} reached stderr: {:?}",
+        outcome.stderr
+    );
+}
+
+fn hostile_dir(sandbox: &Sandbox) -> PathBuf {
+    let dir = sandbox.home().join(HOSTILE);
+    std::fs::create_dir(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn hostile_cwd_is_escaped_in_text_and_exact_in_json() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    let dir = hostile_dir(&sandbox);
+    let pid = owner.pid().to_string();
+
+    let registered =
+        sandbox.run("roster-register", &["--pid", &pid, "--agent", "wren", "--cwd", dir.to_str().unwrap()]);
+    registered.expect_code(0);
+    assert_clean(&registered, "roster-register");
+    assert_eq!(
+        registered.stdout_text().lines().count(),
+        1,
+        "register's line was split: {:?}",
+        registered.stdout_text()
+    );
+
+    let listed = sandbox.run("roster-list", &[]);
+    listed.expect_code(0);
+    assert_clean(&listed, "roster-list");
+    let text = listed.stdout_text();
+    let row_line = text
+        .lines()
+        .find(|line| line.split_whitespace().next() == Some(pid.as_str()))
+        .unwrap_or_else(|| panic!("no line starts with pid {pid}:\n{text}"));
+    // The part after the newline stays on the row's own line.
+    assert!(
+        row_line.contains("line2") && row_line.contains("end"),
+        "the cwd was split across lines:\n{text}"
+    );
+
+    let rows = sandbox.list(&[]);
+    assert_eq!(rows[0]["cwd"], dir.to_str().unwrap(), "JSON must carry the exact cwd");
+}
+
+#[test]
+fn hostile_names_in_records_and_file_names_are_escaped() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    sandbox.register(owner.pid(), &[]);
+    // A record a hand (or a foreign tool) wrote, with an agent name no
+    // roster would accept and a cwd full of escapes.
+    sandbox.edit_record(owner.pid(), |record| {
+        record.insert("agent".into(), Value::from("\u{1b}[2Jwren\nx"));
+        record.insert("cwd".into(), Value::from(format!("/tmp/{HOSTILE}")));
+    });
+    // File names that are escape sequences themselves, one not even UTF-8.
+    for name in [&b"\x1b[2J.json"[..], b"a\nb.json", b"\xff\x9b31m.json", b"\xc2\x9b2J.json"] {
+        write_file_0600(&sandbox.sessions().join(os_str(name)), b"{}");
+    }
+
+    let rows = sandbox.list(&[]);
+    let row = &tests::rows_for_pid(&rows, owner.pid());
+    let row = row.first().copied().or_else(|| row_named(&rows, &format!("{}.json", owner.pid())));
+    let row = row.unwrap_or_else(|| panic!("the hand-written record is not listed: {rows:#?}"));
+    assert_eq!(
+        row["problem"], "malformed",
+        "an agent name with control characters breaks the record: {row:#}"
+    );
+    assert_eq!(rows.len(), 5, "every bad name is listed: {rows:#?}");
+
+    for args in [&[][..], &["--all"]] {
+        let listed = sandbox.run("roster-list", args);
+        listed.expect_code(0);
+        assert_clean(&listed, "roster-list");
+    }
+    for name in std::fs::read_dir(sandbox.sessions()).unwrap() {
+        set_mtime(&name.unwrap().path(), ago(Duration::from_secs(2 * 86400)));
+    }
+    let pruned = sandbox.run("roster-prune", &["--older-than", "1d"]);
+    pruned.expect_code(0);
+    assert_clean(&pruned, "roster-prune");
+    assert!(!pruned.stdout.is_empty(), "prune reported nothing of its removals");
+}
+
+#[test]
+fn error_messages_are_escaped_too() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    let pid = owner.pid().to_string();
+    let missing = sandbox.home().join(HOSTILE).join("missing");
+    let outcome = sandbox.run("roster-register", &["--pid", &pid, "--cwd", missing.to_str().unwrap()]);
+    assert_ne!(outcome.code(), 0);
+    assert_clean(&outcome, "register with a hostile --cwd");
+    assert_eq!(outcome.stderr.lines().count(), 1, "the error was split: {:?}", outcome.stderr);
+    let outcome = sandbox.run("roster-register", &["--pid", &pid, "--agent", "\u{1b}[31mred\u{7}"]);
+    outcome.expect_code(2);
+    assert_clean(&outcome, "register with a hostile --agent");
+    let outcome = sandbox.run("roster-list", &["--agent", HOSTILE]);
+    assert_clean(&outcome, "list filtered by a hostile agent name");
+    // A hostile roster directory path in an error.
+    let bad_dir = sandbox.base().join(HOSTILE);
+    std::fs::create_dir(&bad_dir).unwrap();
+    std::fs::set_permissions(&bad_dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let mut command = sandbox.command("roster-list");
+    command.arg("--dir").arg(&bad_dir);
+    let outcome = tests::run_with_deadline(&mut command, tests::COMMAND_DEADLINE);
+    outcome.expect_code(3);
+    assert_clean(&outcome, "list of a hostile, untrusted directory");
+}
+
+#[test]
+fn table_has_the_header_and_a_footer_naming_what_to_act_on() {
+    let sandbox = Sandbox::new();
+    let alive = Owner::spawn();
+    let unknown = Owner::spawn();
+    let doomed = Owner::spawn();
+    for owner in [&alive, &unknown, &doomed] {
+        sandbox.register(owner.pid(), &["--agent", "wren"]);
+    }
+    sandbox.edit_record(unknown.pid(), |record| {
+        let namespace = record["pid_ns"].as_u64().unwrap();
+        record.insert("pid_ns".into(), Value::from(namespace + 1));
+    });
+    let dead = doomed.kill();
+    let listed = sandbox.run("roster-list", &[]);
+    listed.expect_code(0);
+    let text = listed.stdout_text();
+    let has_row =
+        |pid: u32| text.lines().any(|line| line.split_whitespace().next() == Some(&pid.to_string()));
+    assert!(has_row(alive.pid()) && has_row(unknown.pid()), "{text}");
+    assert!(!has_row(dead), "a dead row is shown without --all:\n{text}");
+    assert!(text.contains("~"), "the cwd under home is not shown with ~:\n{text}");
+    // The footer: hidden dead rows, and unknown rows only --older-than removes.
+    let footer: String = text.lines().skip(3).collect::<Vec<_>>().join("\n");
+    assert!(footer.contains("dead"), "the footer does not mention the hidden dead row:\n{text}");
+    assert!(footer.contains("--older-than"), "the footer does not say how unknown rows go:\n{text}");
+    let all = sandbox.run("roster-list", &["--all"]).stdout_text();
+    assert!(all.lines().any(|line| line.split_whitespace().next() == Some(&dead.to_string())), "{all}");
+    let header: Vec<&str> = text.lines().next().unwrap_or("").split_whitespace().collect();
+    // SPEC §6.2's columns, with the consent column the consent issue (newer
+    // than the SPEC) asks roster-list to show after STATE.
+    assert_eq!(
+        header,
+        ["PID", "HARNESS", "AGENT", "STATE", "CONSENT", "AGE", "CWD", "SESSION"],
+        "the header of SPEC §6.2 plus CONSENT:\n{text}"
+    );
+}

@@ -1,0 +1,127 @@
+//! A session that starts over inside the same harness process (`/clear`, `/resume`,
+//! compaction: a SessionStart hook with `source` `clear`, `resume` or `compact` and a new
+//! session id) refreshes its record rather than adding one: the new id replaces the old,
+//! `registered_at` is kept, and the session-id index follows, so the old id is free for
+//! another session and the new one is held.
+
+mod hook_support;
+
+use hook_support::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
+use serde_json::Value;
+
+const FIRST_SESSION_ID: &str = "7c660e54-2e19-4577-b46a-16f46484eaf4";
+const NEXT_SESSION_ID: &str = "0d9e6a8c-51f7-4b7e-a0a4-3f2cbbd0c2e1";
+
+fn session_start_payload(sandbox: &Sandbox, session_id: &str, source: &str) -> Vec<u8> {
+    serde_json::json!({
+        "session_id": session_id,
+        "transcript_path": format!("{}/.claude/projects/app/{session_id}.jsonl", sandbox.home.display()),
+        "cwd": sandbox.project,
+        "hook_event_name": "SessionStart",
+        "source": source,
+    })
+    .to_string()
+    .into_bytes()
+}
+
+fn hook_register(sandbox: &Sandbox, owner_pid: u32, payload: Vec<u8>) -> hook_support::Finished {
+    let mut command = sandbox.roster_command("roster-register");
+    command.args(["--hook", "claude-code", "--pid", &owner_pid.to_string()]);
+    let finished = run_to_completion(command, StdinFeed::Bytes(payload), MACHINE_DEADLINE);
+    assert_eq!(finished.code(), Some(0), "stderr {}", finished.stderr_text());
+    assert!(finished.stdout.is_empty(), "wrote to stdout: {}", finished.stdout_text());
+    finished
+}
+
+fn plain_register(sandbox: &Sandbox, owner_pid: u32, session_id: &str) -> hook_support::Finished {
+    let mut command = sandbox.roster_command("roster-register");
+    command.args(["--pid", &owner_pid.to_string(), "--session-id", session_id, "--quiet"]);
+    run_to_completion(command, StdinFeed::Null, MACHINE_DEADLINE)
+}
+
+fn text(record: &Value, key: &str) -> String {
+    record[key].as_str().unwrap_or_else(|| panic!("{key} missing from {record:#}")).to_owned()
+}
+
+#[test]
+fn a_restarted_session_refreshes_its_record_and_moves_its_session_id() {
+    for source in ["clear", "resume", "compact"] {
+        let sandbox = Sandbox::new();
+        let owner = sandbox.spawn_idle_owner();
+        hook_register(&sandbox, owner.pid(), session_start_payload(&sandbox, FIRST_SESSION_ID, "startup"));
+        let first = sandbox.record(owner.pid()).expect("the first registration");
+        assert_eq!(text(&first, "session_id"), FIRST_SESSION_ID);
+
+        let quiet =
+            hook_register(&sandbox, owner.pid(), session_start_payload(&sandbox, NEXT_SESSION_ID, source));
+        assert!(quiet.stderr.is_empty(), "source {source}: {}", quiet.stderr_text());
+        let refreshed = sandbox.record(owner.pid()).expect("the refreshed record");
+        assert_eq!(text(&refreshed, "session_id"), NEXT_SESSION_ID, "source {source}");
+        assert!(
+            text(&refreshed, "transcript_path").ends_with(&format!("{NEXT_SESSION_ID}.jsonl")),
+            "source {source}"
+        );
+        assert_eq!(text(&refreshed, "registered_at"), text(&first, "registered_at"), "source {source}");
+        assert!(
+            text(&refreshed, "refreshed_at") > text(&first, "refreshed_at"),
+            "source {source}: refreshed_at did not move: {refreshed:#}"
+        );
+        assert_eq!(sandbox.record_names(), vec![format!("{}.json", owner.pid())], "source {source}");
+        assert_eq!(
+            sandbox.session_index_entries().len(),
+            1,
+            "source {source}: {:?}",
+            sandbox.session_index_entries()
+        );
+
+        // The old id is free: another live session may take it.
+        let another = sandbox.spawn_idle_owner();
+        let finished = plain_register(&sandbox, another.pid(), FIRST_SESSION_ID);
+        assert_eq!(
+            finished.code(),
+            Some(0),
+            "source {source}: the old id is still held: {}",
+            finished.stderr_text()
+        );
+        assert_eq!(text(&sandbox.record(another.pid()).expect("registered"), "session_id"), FIRST_SESSION_ID);
+
+        // The new id is held by the refreshed owner: a third session is refused, told who holds it.
+        let third = sandbox.spawn_idle_owner();
+        let finished = plain_register(&sandbox, third.pid(), NEXT_SESSION_ID);
+        assert_eq!(finished.code(), Some(3), "source {source}: {}", finished.stderr_text());
+        assert!(
+            finished.stderr_text().contains(&owner.pid().to_string()),
+            "source {source}: the refusal must name holder pid {}: {}",
+            owner.pid(),
+            finished.stderr_text()
+        );
+        assert!(sandbox.record(third.pid()).is_none(), "source {source}: the refused session was written");
+
+        // In hook mode the same conflict is silent and exits 0, but is logged with the holder.
+        let before = sandbox.hook_error_lines().len();
+        let finished =
+            hook_register(&sandbox, third.pid(), session_start_payload(&sandbox, NEXT_SESSION_ID, "startup"));
+        assert_eq!(finished.stderr_text().lines().count(), 1, "source {source}: {}", finished.stderr_text());
+        let log = sandbox.hook_error_lines();
+        assert_eq!(log.len(), before + 1, "source {source}: {log:?}");
+        assert!(log.last().is_some_and(|line| line.contains(&owner.pid().to_string())), "{log:?}");
+        assert!(sandbox.record(third.pid()).is_none(), "source {source}: the refused session was written");
+    }
+}
+
+/// When the holder of an id has ended, the id goes to whoever asks next: first writer wins
+/// only while it lives.
+#[test]
+fn a_session_id_of_an_ended_session_can_be_taken_over() {
+    let sandbox = Sandbox::new();
+    let first = sandbox.spawn_idle_owner();
+    let first_pid = first.pid();
+    hook_register(&sandbox, first_pid, session_start_payload(&sandbox, FIRST_SESSION_ID, "startup"));
+    first.end();
+    let resumed = sandbox.spawn_idle_owner();
+    let finished =
+        hook_register(&sandbox, resumed.pid(), session_start_payload(&sandbox, FIRST_SESSION_ID, "resume"));
+    assert!(finished.stderr.is_empty(), "{}", finished.stderr_text());
+    assert_eq!(text(&sandbox.record(resumed.pid()).expect("registered"), "session_id"), FIRST_SESSION_ID);
+    assert!(sandbox.record(first_pid).is_none(), "the dead holder's record was kept");
+}
