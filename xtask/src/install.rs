@@ -190,35 +190,29 @@ fn enabling_instructions(prefix: &Path) -> String {
         ));
     }
 
-    text.push_str("Completions:\n");
     text.push_str(&format!(
-        "  bash: bash-completion loads them on demand when {prefix_text}/bin is on PATH or \
-         {prefix_text}/share is in XDG_DATA_DIRS;\n        without bash-completion, add to ~/.bashrc:\n          \
-         for file in {prefix_text}/share/bash-completion/completions/roster-*; do . \"$file\"; done\n"
+        "Completions:\n\
+         \x20 bash:       bash-completion loads them on first use when {prefix_text}/bin is on PATH;\n\
+         \x20             without bash-completion, add to ~/.bashrc:\n\
+         \x20               for file in {prefix_text}/share/bash-completion/completions/roster-*; do . \"$file\"; done\n\
+         \x20 zsh:        add to ~/.zshrc, before compinit:\n\
+         \x20               fpath=({prefix_text}/share/zsh/site-functions $fpath)\n\
+         \x20 fish:       found on its own when the prefix is ~/.local or its share/ is in XDG_DATA_DIRS;\n\
+         \x20             otherwise add to ~/.config/fish/config.fish:\n\
+         \x20               set -p fish_complete_path {prefix_text}/share/fish/vendor_completions.d\n\
+         \x20 elvish:     add to rc.elv, one line per tool:\n\
+         \x20               eval (slurp < {prefix_text}/share/roster/completions/roster-list.elv)\n\
+         \x20 PowerShell: add to $PROFILE, one line per tool:\n\
+         \x20               . {prefix_text}/share/roster/completions/_roster-list.ps1\n"
     ));
-    text.push_str(&format!(
-        "  zsh:  add to ~/.zshrc, before compinit:\n          fpath=({prefix_text}/share/zsh/site-functions $fpath)\n"
-    ));
-    text.push_str(&format!(
-        "  fish: found on its own under ~/.local/share or a directory in XDG_DATA_DIRS; otherwise add to \
-         config.fish:\n          set -p fish_complete_path {prefix_text}/share/fish/vendor_completions.d\n"
-    ));
-    text.push_str(&format!(
-        "  elvish: add to rc.elv, one line per tool:\n          eval (slurp < {prefix_text}/share/roster/completions/roster-list.elv)\n"
-    ));
-    text.push_str(&format!(
-        "  PowerShell: add to $PROFILE, one line per tool:\n          . {prefix_text}/share/roster/completions/_roster-list.ps1\n"
-    ));
-
-    text.push_str("\nMan pages: man roster (overview), man roster-list, ...\n");
+    text.push_str("\nMan pages: man roster for the overview, man roster-list and so on for each tool.\n");
     match directory_is_on_man_path(&man_directory) {
         Some(true) => {}
         Some(false) => text.push_str(&format!(
-            "  {} is not on the man path; add to your shell's start-up file:\n    \
-             export MANPATH=\"{}:$MANPATH\"\n  (an empty entry, as the trailing colon leaves when MANPATH \
-             was unset, keeps the system's pages)\n",
-            man_directory.display(),
-            man_directory.display()
+            "  {man} is not on the man path; add to your shell's start-up file:\n\
+             \x20   export MANPATH=\"{man}:$MANPATH\"\n\
+             \x20 (where MANPATH was unset this leaves a trailing colon, which keeps the system's pages)\n",
+            man = man_directory.display()
         )),
         None => text
             .push_str(&format!("  if man does not find them, add {} to MANPATH\n", man_directory.display())),

@@ -141,8 +141,10 @@ Examples:
 
 Files:
   $ROSTER_DIR/consent/<pid>.json   one consent marker per session (0600)
-  .roster.toml                     nearest from the session's directory upward: agent_name, [consent] auto_arm
-  $XDG_CONFIG_HOME/roster/config.toml, else ~/.config/roster/config.toml: [consent] auto_arm = false vetoes
+  .roster.toml                     agent_name and [consent] auto_arm; the nearest one
+                                   from the session's directory upward
+  ~/.config/roster/config.toml     [consent] auto_arm = false vetoes auto-arm
+                                   ($XDG_CONFIG_HOME/roster/config.toml when that is set)
 
 Environment:
   ROSTER_DIR           roster directory (below --dir)

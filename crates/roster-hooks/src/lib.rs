@@ -146,8 +146,9 @@ pub fn command() -> clap::Command {
          Codex runs a hook only once you trust it ({CODEX_TRUST_HINT}); roster-hooks cannot compute Codex's \
          trust hash, so it never writes trust entries, and status reports hooks Codex has not trusted. \
          Copilot CLI runs project hooks only in a folder you trust.\n\n\
-         {} A configuration file roster-hooks cannot parse is refused with exit 3, nothing written.",
-            cli_support::common_args_help()
+         Exit status: 0 done; 1 failed (I/O); 2 bad input or usage (an unknown harness, a scope the \
+         harness has no file for); 3 refused: a configuration file roster-hooks cannot parse, nothing \
+         written."
         ))
 }
 

@@ -1,0 +1,81 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_roster_hooks_global_optspecs
+    string join \n format= json q/quiet dir= h/help V/version
+end
+
+function __fish_roster_hooks_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_roster_hooks_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_roster_hooks_using_subcommand
+    set -l cmd (__fish_roster_hooks_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
+json\t''"
+complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
+complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -l json -d 'Same as --format json'
+complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
+complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -s V -l version -d 'Print version'
+complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "print" -d 'Show the hook entries install would merge, for adding them by hand'
+complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "install" -d 'Merge roster\'s SessionStart and SessionEnd hooks into a harness\'s configuration'
+complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "uninstall" -d 'Remove exactly the hooks install added'
+complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "status" -d 'Say for each harness whether roster\'s hooks are installed'
+complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l scope -d 'Edit the user\'s file (every project) or the current project\'s file (default: user; copilot only has project)' -r -f -a "user\t'The user\'s file, read in every project'
+project\t'The current directory\'s project file'"
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l bin-dir -d 'Call roster-register and roster-prune in DIR (default: the directory roster-hooks runs from, else by name through PATH)' -r -F
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
+json\t''"
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l json -d 'Same as --format json'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -s V -l version -d 'Print version'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l scope -d 'Edit the user\'s file (every project) or the current project\'s file (default: user; copilot only has project)' -r -f -a "user\t'The user\'s file, read in every project'
+project\t'The current directory\'s project file'"
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l bin-dir -d 'Call roster-register and roster-prune in DIR (default: the directory roster-hooks runs from, else by name through PATH)' -r -F
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
+json\t''"
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l json -d 'Same as --format json'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -s V -l version -d 'Print version'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l scope -d 'Edit the user\'s file (every project) or the current project\'s file (default: user; copilot only has project)' -r -f -a "user\t'The user\'s file, read in every project'
+project\t'The current directory\'s project file'"
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
+json\t''"
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l json -d 'Same as --format json'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -s V -l version -d 'Print version'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l scope -d 'Report only files of this scope (default: every scope)' -r -f -a "user\t'The user\'s file, read in every project'
+project\t'The current directory\'s project file'"
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
+json\t''"
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l json -d 'Same as --format json'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -s V -l version -d 'Print version'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand help; and not __fish_seen_subcommand_from print install uninstall status help" -f -a "print" -d 'Show the hook entries install would merge, for adding them by hand'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand help; and not __fish_seen_subcommand_from print install uninstall status help" -f -a "install" -d 'Merge roster\'s SessionStart and SessionEnd hooks into a harness\'s configuration'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand help; and not __fish_seen_subcommand_from print install uninstall status help" -f -a "uninstall" -d 'Remove exactly the hooks install added'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand help; and not __fish_seen_subcommand_from print install uninstall status help" -f -a "status" -d 'Say for each harness whether roster\'s hooks are installed'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand help; and not __fish_seen_subcommand_from print install uninstall status help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

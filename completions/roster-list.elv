@@ -1,0 +1,38 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[roster-list] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'roster-list'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'roster-list'= {
+            cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
+            cand --format 'Print for people (text) or for scripts (json, the stable contract)'
+            cand --agent 'Show only sessions registered under this agent name'
+            cand --harness 'Show only sessions of this harness (claude-code, codex, gemini-cli, ...)'
+            cand --session-id 'Show only the session with this session id'
+            cand --cwd 'Show only sessions working in DIR or below it'
+            cand --json 'Same as --format json'
+            cand -q 'Print nothing on success; errors still go to stderr'
+            cand --quiet 'Print nothing on success; errors still go to stderr'
+            cand --all 'Show dead sessions too'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+    ]
+    $completions[$command]
+}

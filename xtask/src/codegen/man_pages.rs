@@ -1,0 +1,345 @@
+//! Renders one binary's man page: NAME, SYNOPSIS and OPTIONS from
+//! clap_mangen, DESCRIPTION and the subcommands from the same clap
+//! `Command`, then the sections of `man_tables` (EXIT STATUS, ENVIRONMENT,
+//! FILES, EXAMPLES, SEE ALSO). clap_mangen would turn `after_long_help` into
+//! an "EXTRA" section of run-together lines and point subcommands at pages
+//! that do not exist, so those two parts are rendered here instead.
+
+use std::io::Write;
+
+use anyhow::{Context, anyhow};
+use clap_mangen::Man;
+use clap_mangen::roff::{Inline, Roff, bold, italic, roman};
+
+use super::man_tables::{BinaryManual, PageSections};
+
+/// The fifth `.TH` argument: the manual every roster page belongs to.
+pub const MANUAL_NAME: &str = "roster manual";
+
+/// Paragraphs of `after_long_help` that the table-driven sections already
+/// say, by the word they start with; every other paragraph becomes NOTES.
+const PARAGRAPHS_COVERED_BY_TABLES: [&str; 5] = ["Example", "Environment", "Exit status", "Files", "Usage"];
+
+/// The complete roff source of `manual.binary`'s page in section 1.
+pub fn render_binary_page(manual: &BinaryManual) -> anyhow::Result<String> {
+    let mut command = (manual.command)();
+    command.build();
+    let version = command
+        .get_version()
+        .ok_or_else(|| anyhow!("{} has no version; add `version` to its #[command]", manual.binary))?
+        .to_owned();
+    let man = Man::new(command.clone());
+
+    let mut page = apostrophe_preamble();
+    page.push_str(&title_line(manual.binary, "1", &version));
+    page.push_str(&clap_mangen_section(manual.binary, |out| man.render_name_section(out))?);
+    page.push_str(&clap_mangen_section(manual.binary, |out| man.render_synopsis_section(out))?);
+
+    let mut roff = Roff::new();
+    render_description(&mut roff, &command);
+    page.push_str(&render_without_preamble(&roff));
+
+    page.push_str(&clap_mangen_section(manual.binary, |out| man.render_options_section(out))?);
+
+    let mut roff = Roff::new();
+    render_subcommands(&mut roff, &command);
+    render_exit_status_environment_and_files(&mut roff, &manual.sections);
+    let notes = note_paragraphs(command.get_after_long_help().or(command.get_after_help()));
+    if !notes.is_empty() {
+        roff.control("SH", ["NOTES"]);
+        render_paragraphs(&mut roff, &notes);
+    }
+    render_examples_and_see_also(&mut roff, &manual.sections, manual.binary);
+    page.push_str(&render_without_preamble(&roff));
+    Ok(finish_page(&page))
+}
+
+/// The `.ie/.el` lines the `roff` crate puts before every document, which
+/// define the apostrophe string; a page needs them once, at the top.
+pub fn apostrophe_preamble() -> String {
+    Roff::new().render()
+}
+
+/// The `.TH` line, then no hyphenation and a ragged right margin so that
+/// commands, flags and paths are never split or stretched. Written by hand
+/// because clap_mangen leaves the date empty without quoting it, which
+/// shifts the footer; an empty date keeps the output identical from run to
+/// run.
+pub fn title_line(name: &str, section: &str, version: &str) -> String {
+    format!(".TH {} {section} \"\" \"roster {version}\" \"{MANUAL_NAME}\"\n.nh\n.ad l\n", name.to_uppercase())
+}
+
+/// Renders `roff` without the apostrophe preamble, for appending to a page
+/// that already has it.
+pub fn render_without_preamble(roff: &Roff) -> String {
+    let rendered = roff.render();
+    rendered.strip_prefix(&apostrophe_preamble()).map(str::to_owned).unwrap_or(rendered)
+}
+
+/// EXIT STATUS, ENVIRONMENT and FILES from a table.
+pub fn render_exit_status_environment_and_files(roff: &mut Roff, sections: &PageSections) {
+    roff.control("SH", ["EXIT STATUS"]);
+    for status in sections.exit_statuses {
+        roff.control("TP", []);
+        roff.text([bold(status.code)]);
+        roff.text([roman(status.meaning)]);
+    }
+    if let Some(note) = sections.exit_status_note {
+        roff.control("PP", []);
+        roff.text([roman(note)]);
+    }
+
+    roff.control("SH", ["ENVIRONMENT"]);
+    for variable in sections.environment {
+        roff.control("TP", []);
+        roff.text([bold(variable.name)]);
+        roff.text([roman(variable.meaning)]);
+    }
+
+    roff.control("SH", ["FILES"]);
+    for file in sections.files {
+        roff.control("TP", []);
+        roff.text([italic(file.path)]);
+        roff.text([roman(file.meaning)]);
+    }
+}
+
+/// EXAMPLES and SEE ALSO from a table; `own_page` is left out of SEE ALSO.
+pub fn render_examples_and_see_also(roff: &mut Roff, sections: &PageSections, own_page: &str) {
+    roff.control("SH", ["EXAMPLES"]);
+    for (index, example) in sections.examples.iter().enumerate() {
+        if index > 0 {
+            roff.control("PP", []);
+        }
+        roff.text([roman(example.description)]);
+        roff.control("PP", []);
+        roff.control("RS", ["4"]);
+        roff.control("nf", []);
+        // A transcript (commands and what they print) marks the commands with a prompt.
+        let prompt = if example.output.is_empty() { "" } else { "$ " };
+        for command in example.commands {
+            roff.text([roman(prompt), bold(*command)]);
+        }
+        for line in example.output {
+            roff.text([roman(*line)]);
+        }
+        roff.control("fi", []);
+        roff.control("RE", []);
+    }
+
+    roff.control("SH", ["SEE ALSO"]);
+    let pages: Vec<&str> =
+        sections.see_also.iter().copied().filter(|page| page.split('(').next() != Some(own_page)).collect();
+    let mut line = Vec::new();
+    for (index, page) in pages.iter().enumerate() {
+        let (name, section) = page.split_once('(').unwrap_or((page, ""));
+        line.push(bold(name));
+        let separator = if index + 1 < pages.len() { ", " } else { "" };
+        line.push(roman(format!("({section}{separator}")));
+    }
+    roff.text(line);
+}
+
+/// The last pass over a page: every character outside ASCII becomes its
+/// groff escape, so the page renders the same whatever input encoding the
+/// formatter assumes, and trailing blanks (clap_mangen leaves one after the
+/// synopsis), which roff ignores, are dropped.
+pub fn finish_page(page: &str) -> String {
+    let mut finished = String::with_capacity(page.len());
+    for line in page.lines() {
+        for character in line.trim_end().chars() {
+            if character.is_ascii() {
+                finished.push(character);
+            } else {
+                finished.push_str(&format!("\\[u{:04X}]", u32::from(character)));
+            }
+        }
+        finished.push('\n');
+    }
+    finished
+}
+
+/// Runs one of clap_mangen's section renderers and returns its roff without
+/// the preamble it writes each time.
+fn clap_mangen_section(
+    binary: &str,
+    render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<String> {
+    let mut buffer = Vec::new();
+    render(&mut buffer).with_context(|| format!("cannot render the man page of {binary}"))?;
+    let text = String::from_utf8(buffer).with_context(|| format!("the man page of {binary} is not UTF-8"))?;
+    Ok(text.strip_prefix(&apostrophe_preamble()).map(str::to_owned).unwrap_or(text))
+}
+
+/// DESCRIPTION: the long about, without its first paragraph when that only
+/// repeats the one-line about already shown under NAME.
+fn render_description(roff: &mut Roff, command: &clap::Command) {
+    let about = command.get_about().map(|about| about.to_string()).unwrap_or_default();
+    let long_about = command.get_long_about().map(|long_about| long_about.to_string());
+    let mut paragraphs = split_paragraphs(long_about.as_deref().unwrap_or(&about));
+    if paragraphs.len() > 1 && paragraphs[0].trim() == about.trim() {
+        paragraphs.remove(0);
+    }
+    roff.control("SH", ["DESCRIPTION"]);
+    render_paragraphs(roff, &paragraphs);
+}
+
+/// One `.SS` per subcommand: its usage, description, its own options and
+/// arguments (the global ones are under OPTIONS), and any notes.
+fn render_subcommands(roff: &mut Roff, command: &clap::Command) {
+    let subcommands: Vec<&clap::Command> = command
+        .get_subcommands()
+        .filter(|subcommand| !subcommand.is_hide_set() && subcommand.get_name() != "help")
+        .collect();
+    if subcommands.is_empty() {
+        return;
+    }
+    roff.control("SH", ["COMMANDS"]);
+    for subcommand in subcommands {
+        let full_name = format!("{} {}", command.get_name(), subcommand.get_name());
+        roff.control("SS", [full_name.as_str()]);
+
+        let usage = subcommand.clone().render_usage().to_string();
+        let usage = usage.trim().trim_start_matches("Usage:").trim();
+        let arguments_part = usage.strip_prefix(full_name.as_str()).unwrap_or(usage);
+        roff.text([bold(full_name.as_str()), roman(arguments_part)]);
+
+        let description = subcommand
+            .get_long_about()
+            .or(subcommand.get_about())
+            .map(|about| about.to_string())
+            .unwrap_or_default();
+        roff.control("PP", []);
+        render_paragraphs(roff, &split_paragraphs(&description));
+
+        let arguments: Vec<&clap::Arg> = subcommand
+            .get_arguments()
+            .filter(|argument| {
+                !argument.is_hide_set()
+                    && !argument.is_global_set()
+                    && !matches!(argument.get_id().as_str(), "help" | "version")
+            })
+            .collect();
+        let (positionals, options): (Vec<&clap::Arg>, Vec<&clap::Arg>) =
+            arguments.into_iter().partition(|argument| argument.is_positional());
+        for argument in positionals.into_iter().chain(options) {
+            render_argument(roff, argument);
+        }
+
+        let notes = note_paragraphs(subcommand.get_after_long_help().or(subcommand.get_after_help()));
+        if !notes.is_empty() {
+            roff.control("PP", []);
+            render_paragraphs(roff, &notes);
+        }
+    }
+}
+
+/// One `.TP` entry for an option or positional argument of a subcommand.
+fn render_argument(roff: &mut Roff, argument: &clap::Arg) {
+    let value_names: Vec<String> = argument
+        .get_value_names()
+        .map(|names| names.iter().map(|name| name.to_string()).collect())
+        .unwrap_or_else(|| vec![argument.get_id().as_str().to_uppercase()]);
+    let takes_values = argument.get_num_args().is_some_and(|range| range.takes_values());
+
+    let mut header: Vec<Inline> = Vec::new();
+    if argument.is_positional() {
+        let (open, close) = if argument.is_required_set() { ("<", ">") } else { ("[", "]") };
+        header.push(italic(format!("{open}{}{close}", value_names.join(" "))));
+    } else {
+        if let Some(short) = argument.get_short() {
+            header.push(bold(format!("-{short}")));
+            if argument.get_long().is_some() {
+                header.push(roman(", "));
+            }
+        }
+        if let Some(long) = argument.get_long() {
+            header.push(bold(format!("--{long}")));
+        }
+        if takes_values {
+            header.push(roman(" "));
+            header.push(italic(format!("<{}>", value_names.join(" "))));
+        }
+    }
+    let defaults: Vec<String> =
+        argument.get_default_values().iter().map(|value| value.to_string_lossy().into_owned()).collect();
+    if takes_values && !defaults.is_empty() && !argument.is_hide_default_value_set() {
+        header.push(roman(format!(" [default: {}]", defaults.join(","))));
+    }
+    roff.control("TP", []);
+    roff.text(header);
+
+    let help =
+        argument.get_long_help().or(argument.get_help()).map(|help| help.to_string()).unwrap_or_default();
+    roff.text([roman(help)]);
+
+    let possible_values: Vec<clap::builder::PossibleValue> = if argument.is_hide_possible_values_set() {
+        Vec::new()
+    } else {
+        argument.get_possible_values().into_iter().filter(|value| !value.is_hide_set()).collect()
+    };
+    if !possible_values.is_empty() {
+        roff.text([Inline::LineBreak, roman("Possible values:")]);
+        for value in possible_values {
+            let mut line = vec![Inline::LineBreak, roman("  "), bold(value.get_name())];
+            if let Some(help) = value.get_help() {
+                line.push(roman(format!(": {help}")));
+            }
+            roff.text(line);
+        }
+    }
+}
+
+/// The paragraphs of an `after_long_help` that the tables do not already
+/// cover (examples, environment, exit status, files).
+fn note_paragraphs(after_help: Option<&clap::builder::StyledStr>) -> Vec<String> {
+    let Some(after_help) = after_help else { return Vec::new() };
+    split_paragraphs(&after_help.to_string())
+        .into_iter()
+        .filter(|paragraph| {
+            !PARAGRAPHS_COVERED_BY_TABLES.iter().any(|covered| paragraph.trim_start().starts_with(covered))
+        })
+        .collect()
+}
+
+/// Splits help text at blank lines.
+fn split_paragraphs(text: &str) -> Vec<String> {
+    let mut paragraphs = Vec::new();
+    let mut current: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        if line.trim().is_empty() {
+            if !current.is_empty() {
+                paragraphs.push(current.join("\n"));
+                current.clear();
+            }
+        } else {
+            current.push(line.trim_end());
+        }
+    }
+    if !current.is_empty() {
+        paragraphs.push(current.join("\n"));
+    }
+    paragraphs
+}
+
+/// Renders help paragraphs: prose is filled; a paragraph with indented lines
+/// (a list or a command) keeps its line breaks and indentation.
+fn render_paragraphs(roff: &mut Roff, paragraphs: &[String]) {
+    for (index, paragraph) in paragraphs.iter().enumerate() {
+        if index > 0 {
+            roff.control("PP", []);
+        }
+        let has_indented_lines = paragraph.lines().any(|line| line.starts_with(' '));
+        if has_indented_lines {
+            roff.control("nf", []);
+            for line in paragraph.lines() {
+                roff.text([roman(line)]);
+            }
+            roff.control("fi", []);
+        } else {
+            for line in paragraph.lines() {
+                roff.text([roman(line)]);
+            }
+        }
+    }
+}

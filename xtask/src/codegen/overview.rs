@@ -1,0 +1,199 @@
+//! `roster(7)`: the overview page. Its prose is roff written here, once;
+//! the sections every page shares (exit status, environment, files, the
+//! worked example, see also) come from `man_tables` like the binaries' pages.
+
+use clap_mangen::roff::Roff;
+
+use super::man_pages::{
+    apostrophe_preamble, finish_page, render_examples_and_see_also, render_exit_status_environment_and_files,
+    render_without_preamble, title_line,
+};
+use super::man_tables::OVERVIEW_SECTIONS;
+
+/// The complete roff source of `roster(7)`.
+pub fn render_overview_page() -> String {
+    let version = roster_list::command().get_version().map(str::to_owned).unwrap_or_default();
+    let mut page = apostrophe_preamble();
+    page.push_str(&title_line("roster", "7", &version));
+    page.push_str(OVERVIEW_BODY);
+    let mut roff = Roff::new();
+    render_exit_status_environment_and_files(&mut roff, &OVERVIEW_SECTIONS);
+    render_examples_and_see_also(&mut roff, &OVERVIEW_SECTIONS, "roster");
+    page.push_str(&render_without_preamble(&roff));
+    finish_page(&page)
+}
+
+/// Everything of `roster(7)` between the title line and EXIT STATUS.
+const OVERVIEW_BODY: &str = r#".SH NAME
+roster \- registry of the AI coding\-agent sessions running on this machine
+.SH DESCRIPTION
+roster answers, locally and without a server, which agent sessions (Claude Code,
+Codex CLI, Gemini CLI, Cursor agent, Copilot CLI, Goose, opencode, aider) run on
+this machine right now, which harness and agent name each runs as, where it
+works, and whether it accepts being messaged by other tools.
+Every answer carries a liveness verdict that a reused pid, a reboot or a stale
+file cannot fool.
+.PP
+roster is five small tools, each meant to be called from scripts and from a
+harness's hooks:
+.TP
+.BR roster\-register (1)
+Write or refresh the calling session's record; what a session\-start hook runs.
+.TP
+.BR roster\-list (1)
+List the sessions with a verdict each.
+.TP
+.BR roster\-prune (1)
+Remove what is provably gone; with \fB\-\-current\fR, what a session\-end hook runs.
+.TP
+.BR roster\-consent (1)
+Say whether the calling session accepts being messaged.
+.TP
+.BR roster\-hooks (1)
+Wire the two hook calls into a harness's own configuration.
+.PP
+Every tool takes \fB\-\-dir\fR \fIDIR\fR, \fB\-\-format\fR \fBtext\fR|\fBjson\fR
+(or \fB\-\-json\fR), \fB\-q\fR/\fB\-\-quiet\fR, \fB\-h\fR/\fB\-\-help\fR and
+\fB\-V\fR/\fB\-\-version\fR.
+Text output is for people: aligned columns, \fB~\fR for the home directory,
+colour only on a terminal, every field escaped so that no control character
+reaches the terminal.
+JSON output is the stable contract for scripts.
+An error is one line on standard error,
+\fBroster\-\fR\fItool\fR\fB: \fR\fIwhat failed\fR\fB: \fR\fIwhy\fR.
+.SH TERMS
+.TP
+.B session
+One running harness session.
+.TP
+.B owner
+The long\-lived process that lives exactly as long as the session (the
+\fBclaude\fR process, the \fBcodex\fR process, ...), never the short\-lived
+command that registers it.
+It is found, most explicit first, from \fB\-\-pid\fR, \fBROSTER_SESSION_PID\fR,
+the harness's own \fBCLAUDE_PID\fR or \fBOPENCODE_PID\fR (believed only when it
+names an ancestor), or the nearest harness process among the caller's ancestors.
+An owner is \fIverified\fR when it is the calling process or one of its
+ancestors.
+.TP
+.B owner identity
+What proves that the process at a pid today is the one that registered: the boot
+id, the pid, its start time, its pidfs inode, its uid, and the pid and time
+namespaces.
+.TP
+.B record
+One session's file, \fIsessions/<pid>.json\fR, named after the owner pid.
+It holds the owner identity and the harness, agent name, session id, working
+directory and registration times.
+A file that breaks the format is \fImalformed\fR; one written by a newer roster
+is \fIunsupported\-format\fR; one that fails the safety checks below is
+\fIuntrusted\fR.
+Such entries are listed as problems, never believed, and never hide the others.
+.TP
+.B verdict
+\fBalive\fR, \fBdead\fR or \fBunknown\fR, always with a one\-line reason such as
+\(lqpid 4242 is gone\(rq or \(lqrecorded in an earlier boot\(rq.
+\fBdead\fR is said only on positive evidence; \fBunknown\fR means the session
+could not be examined.
+.TP
+.B consent
+Whether a session accepts being messaged (\(lqpushed to\(rq) by other tools:
+an explicit marker written by \fBroster\-consent arm\fR or \fBdisarm\fR, or
+auto\-arm, which only a repository's \fI.roster.toml\fR can enable.
+.SH LAYOUT
+.RS 4
+.nf
+$ROSTER_DIR               the roster directory (0700)
+|\-\- sessions/<pid>.json   one record per session (0600)
+|\-\- consent/<pid>.json    one consent marker per session (0600)
+|\-\- .lock                 the lock every change takes
+|\-\- hook\-errors.log       failed hook calls, the last 100
+|\-\- .tmp\-*                atomic\-write temporaries, never listed
+.fi
+.RE
+.PP
+\fB\-\-dir\fR beats \fBROSTER_DIR\fR, which beats the default:
+\fI$XDG_STATE_HOME/roster\fR, else \fI~/.local/state/roster\fR.
+The directory and its subdirectories are created with mode 0700.
+The roster directory must be a real directory (not a symlink) owned by the
+user, with no write permission for group or others; otherwise every command
+refuses with exit status 3 and says how to fix it.
+Files are written with mode 0600 through a temporary file and a rename, so a
+crash leaves the old or the new file, never a torn one.
+Each file is opened without following symlinks and is believed only when it is
+a regular file owned by the user, writable by nobody else, with one link and at
+most 64 KiB.
+.SH VERDICT
+Every recorded signal must agree; they are examined in this order:
+.IP 1. 4
+The boot id differs from the current one: \fBdead\fR (a process of an earlier
+boot).
+.IP 2. 4
+The reader runs in another pid or time namespace than the registrar:
+\fBunknown\fR (pids and start times mean other things there).
+.IP 3. 4
+No process has the pid: \fBdead\fR.
+.IP 4. 4
+The pidfs inode, the start time or the uid differs: \fBdead\fR (the pid was
+reused).
+\fI/proc/<pid>\fR unreadable while the pid exists: \fBunknown\fR.
+.IP 5. 4
+The process has exited and awaits reaping: \fBdead\fR.
+.IP 6. 4
+A recorded messaging socket is gone or replaced: \fBdead\fR; it cannot be
+examined: \fBunknown\fR.
+.IP 7. 4
+Otherwise \fBalive\fR.
+.PP
+Any \fBdead\fR signal makes the session dead; otherwise any \fBunknown\fR makes
+it unknown.
+Two postures act on the one verdict.
+\fBroster\-prune\fR is the \fIreaper\fR: it removes \fBdead\fR entries, removes
+\fBunknown\fR and problem entries only when they are older than an explicit
+\fB\-\-older\-than\fR, and never removes an \fBalive\fR one.
+\fBroster\-consent\fR is the \fIgate\fR: only an \fBalive\fR, verified owner
+counts; \fBdead\fR and \fBunknown\fR mean \(lqnot consented\(rq.
+.SH CONSENT AND CONFIGURATION
+A session accepts messages when it has a live \fBarmed\fR marker, or when
+auto\-arm is on and it has no live \fBdisarmed\fR marker.
+A marker counts only while its owner is \fBalive\fR, so it can never outlive its
+session and a reused pid can never revive it.
+.PP
+The repository file is the nearest \fI.roster.toml\fR from the session's working
+directory upward:
+.PP
+.RS 4
+.nf
+agent_name = "wren"
+[consent]
+auto_arm = true
+.fi
+.RE
+.PP
+It names the agent the sessions in it work as, and it is the only thing that
+can enable auto\-arm.
+The user file \fI$XDG_CONFIG_HOME/roster/config.toml\fR (default
+\fI~/.config/roster/config.toml\fR) can only say no: \fBauto_arm = false\fR
+under \fB[consent]\fR vetoes every repository.
+A user file that cannot be read or parsed counts as a veto; a repository file
+that cannot be parsed counts as not opted in.
+Unknown keys are an error in both.
+Without either file, auto\-arm is off.
+.SH HOOKS
+A harness tells roster about its sessions through its own hooks:
+\fBroster\-hooks install\fR \fIharness\fR merges a session\-start entry running
+\fBroster\-register \-\-hook\fR \fIharness\fR and a session\-end entry running
+\fBroster\-prune \-\-current \-\-hook\fR \fIharness\fR into the harness's
+configuration (Claude Code, Codex, Gemini CLI, Cursor agent, Copilot CLI).
+In hook mode a tool reads the harness's JSON payload from standard input, takes
+the session id, working directory and transcript path from it, writes nothing to
+standard output, finishes well inside the harness's hook budget, and always
+exits 0: a failure is one line on standard error and one line in
+\fIhook\-errors.log\fR, which \fBroster\-list\fR reports.
+.PP
+Codex runs a hook only after the user trusts it, and Copilot CLI runs project
+hooks only in a trusted folder; \fBroster\-hooks status\fR reports hooks that
+are installed but not yet trusted.
+Harnesses without hooks (Goose, aider) are registered from a wrapper script with
+\fBroster\-register \-\-pid $$\fR before it execs the harness.
+"#;

@@ -1,0 +1,205 @@
+//! Tests of the generated files: the committed ones match a fresh
+//! generation, every man page formats without a groff warning and carries
+//! the house sections, every completion script passes its shell's syntax
+//! check, and the help text they are generated from follows the house
+//! style.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use super::man_tables::BINARY_MANUALS;
+use super::temporary_directory::TemporaryDirectory;
+use super::{drift_report, drifted_files, generate_completion_scripts, generate_man_pages, repository_root};
+use clap_complete::Shell;
+
+#[test]
+fn committed_man_pages_and_completions_match_codegen() {
+    let drifted = drifted_files(&repository_root()).expect("the generated directories can be read");
+    assert!(drifted.is_empty(), "{}", drift_report(&drifted));
+}
+
+#[test]
+fn every_man_page_formats_without_groff_warnings() {
+    require_program("groff", "groff (Debian and Ubuntu package: groff-base)");
+    for (path, page) in generate_man_pages().expect("man pages render") {
+        // -ww turns on every warning; -z formats the page and throws the output away.
+        let output = run_with_input("groff", &["-ww", "-z", "-man"], &page);
+        assert!(
+            output.status.success() && output.stderr.is_empty(),
+            "groff -ww -z -man {} warns ({}):\n{}",
+            path.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+#[test]
+fn every_man_page_carries_the_house_sections() {
+    let required =
+        ["NAME", "DESCRIPTION", "EXAMPLES", "FILES", "ENVIRONMENT", "\"EXIT STATUS\"", "\"SEE ALSO\""];
+    for (path, page) in generate_man_pages().expect("man pages render") {
+        let page = String::from_utf8(page).expect("man pages are UTF-8");
+        let headings: Vec<&str> = page.lines().filter_map(|line| line.strip_prefix(".SH ")).collect();
+        for section in required {
+            assert!(
+                headings.contains(&section),
+                "{} has no {section} section; it has {headings:?}",
+                path.display()
+            );
+        }
+        if path.extension().is_some_and(|extension| extension == "1") {
+            assert!(headings.contains(&"SYNOPSIS"), "{} has no SYNOPSIS section", path.display());
+            assert!(headings.contains(&"OPTIONS"), "{} has no OPTIONS section", path.display());
+        }
+    }
+}
+
+#[test]
+fn man_pages_and_completions_are_the_same_on_every_run() {
+    assert_eq!(
+        generate_man_pages().expect("man pages render"),
+        generate_man_pages().expect("man pages render")
+    );
+    let scripts = |scripts: Vec<super::CompletionScript>| -> Vec<(String, Vec<u8>)> {
+        scripts.into_iter().map(|script| (script.file_name, script.script)).collect()
+    };
+    assert_eq!(scripts(generate_completion_scripts()), scripts(generate_completion_scripts()));
+}
+
+#[test]
+fn completion_scripts_pass_their_shells_syntax_check() {
+    require_program("bash", "bash");
+    let directory = TemporaryDirectory::new("completions");
+    for script in generate_completion_scripts() {
+        let path = directory.path().join(&script.file_name);
+        let checked_script = match script.shell {
+            Shell::Elvish => elvish_script_with_editor_stand_ins(&script.script),
+            _ => script.script.clone(),
+        };
+        std::fs::write(&path, checked_script).expect("the temporary directory is writable");
+        let check: (&str, &[&str]) = match script.shell {
+            Shell::Bash => ("bash", &["-n"]),
+            Shell::Zsh => ("zsh", &["-n"]),
+            Shell::Fish => ("fish", &["--no-execute"]),
+            Shell::Elvish => ("elvish", &["-compileonly"]),
+            // No PowerShell on the machines this runs on; clap_complete's own tests cover its output.
+            _ => continue,
+        };
+        let (program, flags) = check;
+        if program != "bash" && !program_is_installed(program) {
+            eprintln!("{program} is not installed: {} was not syntax-checked", script.file_name);
+            continue;
+        }
+        let output = Command::new(program)
+            .args(flags)
+            .arg(&path)
+            .output()
+            .unwrap_or_else(|error| panic!("cannot run {program}: {error}"));
+        assert!(
+            output.status.success() && output.stderr.is_empty(),
+            "{program} {} rejects {}:\n{}{}",
+            flags.join(" "),
+            script.file_name,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+/// Elvish defines its `edit:` module only in an interactive shell, so
+/// `elvish -compileonly` rejects any completion script for naming
+/// `edit:completion:arg-completer`. The check compiles the script with
+/// local stand-ins for the two `edit:` names it uses instead.
+fn elvish_script_with_editor_stand_ins(script: &[u8]) -> Vec<u8> {
+    let script = String::from_utf8_lossy(script);
+    let stand_ins = "var arg-completers = [&]\nfn complex-candidate {|@arguments| }\n";
+    let script = script
+        .replace("edit:completion:arg-completer", "arg-completers")
+        .replace("edit:complex-candidate", "complex-candidate");
+    format!("{stand_ins}{script}").into_bytes()
+}
+
+/// The house style for help text (STYLE.md, "Help text"): a first line
+/// that is short, starts with a capital and has no trailing period, help
+/// for every argument, and an example in every command's long help.
+#[test]
+fn help_text_follows_the_house_style() {
+    let mut problems = Vec::new();
+    for manual in &BINARY_MANUALS {
+        let mut command = (manual.command)();
+        command.build();
+        check_command_help(&command, manual.binary, true, &mut problems);
+    }
+    assert!(problems.is_empty(), "help text breaks the house style:\n  {}", problems.join("\n  "));
+}
+
+fn check_command_help(command: &clap::Command, name: &str, top_level: bool, problems: &mut Vec<String>) {
+    match command.get_about().map(|about| about.to_string()) {
+        None => problems.push(format!("{name}: no about line")),
+        Some(about) => check_one_line(&about, &format!("{name}: about"), problems),
+    }
+    let after_help = command.get_after_long_help().or(command.get_after_help()).map(|help| help.to_string());
+    if !after_help.is_some_and(|help| help.contains("Example")) {
+        problems.push(format!("{name}: no example in after_long_help"));
+    }
+    for argument in command.get_arguments() {
+        let id = argument.get_id().as_str();
+        // Subcommands inherit the global flags, which are checked on the top-level command.
+        if argument.is_hide_set()
+            || matches!(id, "help" | "version")
+            || (!top_level && argument.is_global_set())
+        {
+            continue;
+        }
+        match argument.get_help().or(argument.get_long_help()).map(|help| help.to_string()) {
+            None => problems.push(format!("{name}: argument {id} has no help")),
+            Some(help) => check_one_line(&help, &format!("{name}: help of {id}"), problems),
+        }
+    }
+    for subcommand in command.get_subcommands().filter(|subcommand| subcommand.get_name() != "help") {
+        check_command_help(subcommand, &format!("{name} {}", subcommand.get_name()), false, problems);
+    }
+}
+
+fn check_one_line(text: &str, what: &str, problems: &mut Vec<String>) {
+    if text.contains('\n') {
+        problems.push(format!("{what} spans several lines: {text:?}"));
+    }
+    if text.trim_end().ends_with('.') {
+        problems.push(format!("{what} ends with a period: {text:?}"));
+    }
+    if !text.starts_with(|first: char| first.is_uppercase()) {
+        problems.push(format!("{what} does not start with a capital: {text:?}"));
+    }
+}
+
+/// Fails the test, naming the package to install, when `program` is absent:
+/// a check that quietly passes without its tool would prove nothing.
+pub(crate) fn require_program(program: &str, package: &str) {
+    assert!(program_is_installed(program), "{program} is not installed; install {package} to run this test");
+}
+
+pub(crate) fn program_is_installed(program: &str) -> bool {
+    let Some(path) = std::env::var_os("PATH") else { return false };
+    std::env::split_paths(&path).any(|directory| is_executable_file(&directory.join(program)))
+}
+
+fn is_executable_file(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
+}
+
+fn run_with_input(program: &str, arguments: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(program)
+        .args(arguments)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|error| panic!("cannot run {program}: {error}"));
+    child.stdin.take().expect("stdin is piped").write_all(input).expect("the program reads its input");
+    child.wait_with_output().unwrap_or_else(|error| panic!("cannot wait for {program}: {error}"))
+}
