@@ -389,7 +389,7 @@ impl Bench {
                 let registry = SeededRegistry::create(&self.scratch.join(format!("dead-{size}")))?;
 
                 reseed(&registry, &dead_identities[..size], &self.work_directory)?;
-                let prune = Invocation::new(self.tool("roster-prune")).arg("--dir").arg(&registry.root).arg("--quiet");
+                let prune = Invocation::new(self.tool("roster-prune")).arg("--dir").arg(&registry.root);
                 let prune_time = prune.time_once()?;
                 let left = registry.record_file_names()?.len();
                 if left != 0 {

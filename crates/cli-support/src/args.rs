@@ -25,7 +25,7 @@ pub struct CommonArgs {
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = OutputFormat::Text, global = true)]
     pub format: OutputFormat,
 
-    /// Same as --format json
+    /// Print JSON, same as --format json
     #[arg(long, global = true)]
     pub json: bool,
 
@@ -39,11 +39,4 @@ impl CommonArgs {
     pub fn output_format(&self) -> OutputFormat {
         if self.json { OutputFormat::Json } else { self.format }
     }
-}
-
-/// A paragraph for `after_long_help` that explains the shared conventions.
-pub fn common_args_help() -> &'static str {
-    "Exit status: 0 done; 1 failed (I/O, registry busy); 2 bad input or usage; \
-     3 refused by rule (untrusted roster directory, session-id conflict, owner not running, \
-     unverified owner for consent)."
 }

@@ -12,7 +12,7 @@ mod owner;
 mod roster;
 mod text;
 
-pub use args::{CommonArgs, OutputFormat, common_args_help};
+pub use args::{CommonArgs, OutputFormat};
 pub use exit::{BadInput, ErrorLookup, ExitCoded, Refused, exit_code_of, lookup, report_and_exit, run_tool};
 pub use hook_mode::{hook_mode_requested, report_unparsable_hook_invocation, run_hook};
 pub use owner::{CallingOwner, process_env, resolve_calling_owner};
