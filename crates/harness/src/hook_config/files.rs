@@ -1,0 +1,490 @@
+//! The disk side of hook-config editing: reads a configuration file safely,
+//! keeps a backup of it, and replaces it atomically (temporary file in the
+//! same directory, fsync, rename, fsync of the directory), so a crash leaves
+//! the old file or the new one and never a torn one.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use serde_json::{Map, Value};
+
+use super::codex_trust::{codex_trust_key, read_codex_trust};
+use super::commands::{HookCommands, RosterHookCall};
+use super::document::{
+    FoundHook, find_installed_hooks, parse_hook_document, with_hooks_installed, with_hooks_removed,
+    without_roster_hooks_or_empty_structures,
+};
+use super::{HookConfigError, HookConfigFile, HookEvent, HookHarness, HookPaths, Scope};
+
+/// What install did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InstallOutcome {
+    pub target: HookConfigFile,
+    /// The file actually written: the target, or the file a symbolic link at
+    /// the target points to (the link itself is kept).
+    pub written_path: PathBuf,
+    /// False when the hooks were already there exactly: nothing was written.
+    pub changed: bool,
+    /// True when there was no file before.
+    pub created: bool,
+    /// Where the previous file was copied, when there was one and it changed.
+    pub backup: Option<PathBuf>,
+}
+
+/// What uninstall did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UninstallOutcome {
+    pub target: HookConfigFile,
+    pub written_path: PathBuf,
+    /// False when there was no file at the target.
+    pub file_existed: bool,
+    /// False when there was no file or no roster hook in it.
+    pub changed: bool,
+    /// Where the file as it was before uninstall was copied.
+    pub backup: Option<PathBuf>,
+    /// True when the file held nothing but roster's hooks and was removed.
+    pub removed_file: bool,
+    /// True when the backup install made was put back byte for byte, because
+    /// the file still meant exactly that plus roster's hooks.
+    pub restored_backup: bool,
+}
+
+/// Whether roster's hooks are in one configuration file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookState {
+    /// Both hooks are there (and, for Codex, trusted).
+    Installed,
+    /// Only one of the two hooks is there.
+    PartlyInstalled,
+    /// No roster hook, or no file.
+    NotInstalled,
+    /// Codex: both hooks are there, but Codex has no trust entry for one of
+    /// them, so it skips it.
+    Untrusted,
+    /// The file exists but cannot be parsed (install would refuse it).
+    Unparseable,
+    /// The file could not be read.
+    Unreadable,
+}
+
+/// The status of one configuration file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HookStatus {
+    pub target: HookConfigFile,
+    pub state: HookState,
+    /// One line for people: what was found and, where there is one, the fix.
+    pub detail: String,
+}
+
+/// Configuration files are small; anything larger is not one, and reading it
+/// whole would only cost memory.
+const LARGEST_CONFIG_FILE: u64 = 16 * 1024 * 1024;
+
+impl HookState {
+    /// The name `status` prints and `--format json` carries.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookState::Installed => "installed",
+            HookState::PartlyInstalled => "partly-installed",
+            HookState::NotInstalled => "not-installed",
+            HookState::Untrusted => "untrusted",
+            HookState::Unparseable => "unparseable",
+            HookState::Unreadable => "unreadable",
+        }
+    }
+}
+
+/// Merges roster's hooks into the target file (see
+/// [`with_hooks_installed`]). Idempotent: when the file already holds exactly
+/// these hooks nothing is written. A file that cannot be parsed is refused and
+/// left untouched. The previous file is kept as `<file>.roster-backup`.
+pub fn install(target: &HookConfigFile, commands: &HookCommands) -> Result<InstallOutcome, HookConfigError> {
+    let existing = read_existing(&target.path)?;
+    let before = match &existing {
+        Some(file) => Some(parse_existing(target, file)?),
+        None => None,
+    };
+    let empty = Value::Object(Map::new());
+    let after = with_hooks_installed(target.harness, before.as_ref().unwrap_or(&empty), commands);
+    let written_path = existing.as_ref().map_or_else(|| target.path.clone(), |file| file.real_path.clone());
+    let mut outcome = InstallOutcome {
+        target: target.clone(),
+        written_path,
+        changed: false,
+        created: existing.is_none(),
+        backup: None,
+    };
+    if before.as_ref() == Some(&after) {
+        return Ok(outcome);
+    }
+    let mode = match &existing {
+        Some(file) => {
+            let backup = backup_path_for(&file.real_path);
+            write_atomically(&backup, &file.bytes, file.mode)?;
+            outcome.backup = Some(backup);
+            file.mode
+        }
+        None => {
+            create_parent_directories(&target.path)?;
+            new_file_mode(target.scope)
+        }
+    };
+    write_atomically(&outcome.written_path, print_document(&after).as_bytes(), mode)?;
+    outcome.changed = true;
+    Ok(outcome)
+}
+
+/// Removes exactly the hooks install added. When the file, without them,
+/// still means what the backup install made means, the backup is put back
+/// byte for byte (the user's formatting included); otherwise roster's entries
+/// are cut out, and a file left with nothing of the user's is removed. The
+/// file as it was before uninstall is kept as `<file>.roster-backup`.
+pub fn uninstall(target: &HookConfigFile) -> Result<UninstallOutcome, HookConfigError> {
+    let existing = read_existing(&target.path)?;
+    let mut outcome = UninstallOutcome {
+        target: target.clone(),
+        written_path: target.path.clone(),
+        file_existed: existing.is_some(),
+        changed: false,
+        backup: None,
+        removed_file: false,
+        restored_backup: false,
+    };
+    let Some(file) = existing else { return Ok(outcome) };
+    outcome.written_path = file.real_path.clone();
+    let before = parse_existing(target, &file)?;
+    let after = with_hooks_removed(target.harness, &before);
+    if after == before {
+        return Ok(outcome);
+    }
+    let backup = backup_path_for(&file.real_path);
+    let restorable = restorable_backup(target.harness, &backup, &after);
+    write_atomically(&backup, &file.bytes, file.mode)?;
+    outcome.backup = Some(backup);
+    outcome.changed = true;
+    if let Some(original) = restorable {
+        write_atomically(&file.real_path, &original, file.mode)?;
+        outcome.restored_backup = true;
+    } else if without_roster_hooks_or_empty_structures(target.harness, &after) == Value::Object(Map::new()) {
+        fs::remove_file(&file.real_path)
+            .map_err(|error| HookConfigError::io("remove", &file.real_path, error))?;
+        sync_directory(&file.real_path)?;
+        outcome.removed_file = true;
+    } else {
+        write_atomically(&file.real_path, print_document(&after).as_bytes(), file.mode)?;
+    }
+    Ok(outcome)
+}
+
+/// Reports whether roster's hooks are in the target file. Never fails: a file
+/// that cannot be read or parsed is a state of its own.
+pub fn status(target: &HookConfigFile, paths: &HookPaths) -> HookStatus {
+    let report = |state, detail: String| HookStatus { target: target.clone(), state, detail };
+    let file = match read_existing(&target.path) {
+        Ok(Some(file)) => file,
+        Ok(None) => return report(HookState::NotInstalled, "no such file".to_owned()),
+        Err(HookConfigError::Unusable { reason, .. }) => return report(HookState::Unparseable, reason),
+        Err(error) => return report(HookState::Unreadable, error_with_causes(&error)),
+    };
+    let document = match parse_hook_document(target.harness, &file.bytes) {
+        Ok(document) => document,
+        Err(reason) => return report(HookState::Unparseable, reason),
+    };
+    let found = find_installed_hooks(target.harness, &document);
+    let install_hint = format!("run roster-hooks install {}{}", target.harness, scope_flag(target));
+    let missing: Vec<&str> = HookEvent::BOTH
+        .into_iter()
+        .filter(|event| found.for_event(*event).is_empty())
+        .map(|event| target.harness.event_name(event))
+        .collect();
+    match missing.len() {
+        2 => return report(HookState::NotInstalled, "no roster hooks in the file".to_owned()),
+        1 => return report(HookState::PartlyInstalled, format!("no {} hook; {install_hint}", missing[0])),
+        _ => {}
+    }
+    let mut problems = Vec::new();
+    for event in HookEvent::BOTH {
+        let hooks = found.for_event(event);
+        let name = target.harness.event_name(event);
+        let expected = match event {
+            HookEvent::SessionStart => RosterHookCall::Register,
+            HookEvent::SessionEnd => RosterHookCall::Prune,
+        };
+        if hooks.len() > 1 {
+            problems.push(format!("{} roster {name} hooks; {install_hint} to keep one", hooks.len()));
+        }
+        if hooks.iter().any(|hook| hook.call != expected) {
+            problems.push(format!("a {name} hook runs the wrong roster command; {install_hint}"));
+        }
+        for program in hooks.iter().filter_map(|hook| missing_program(&hook.command)) {
+            problems.push(format!("{program} does not exist; {install_hint} --bin-dir DIR"));
+        }
+    }
+    if target.harness == HookHarness::Codex {
+        let config_toml = paths.codex_config_toml();
+        match read_codex_trust(&config_toml) {
+            Err(reason) => {
+                return report(HookState::Untrusted, format!("cannot read Codex's trust entries: {reason}"));
+            }
+            Ok(trust) => {
+                let hooks_files = equivalent_paths(&target.path);
+                let untrusted: Vec<&FoundHook> = HookEvent::BOTH
+                    .into_iter()
+                    .flat_map(|event| found.for_event(event))
+                    .filter(|hook| {
+                        !hooks_files.iter().any(|file| {
+                            trust.is_trusted(&codex_trust_key(
+                                file,
+                                hook.event,
+                                hook.group_index,
+                                hook.hook_index,
+                            ))
+                        })
+                    })
+                    .collect();
+                if !untrusted.is_empty() {
+                    let names: Vec<&str> =
+                        untrusted.iter().map(|hook| target.harness.event_name(hook.event)).collect();
+                    return report(
+                        HookState::Untrusted,
+                        format!(
+                            "Codex's config.toml has no trust entry for the {} hook{}, so Codex skips {}; \
+                             {CODEX_TRUST_HINT}",
+                            names.join(" and "),
+                            if names.len() > 1 { "s" } else { "" },
+                            if names.len() > 1 { "them" } else { "it" },
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        let trusted = if target.harness == HookHarness::Codex { " and trusted" } else { "" };
+        let start = target.harness.event_name(HookEvent::SessionStart);
+        let end = target.harness.event_name(HookEvent::SessionEnd);
+        report(HookState::Installed, format!("{start} and {end} hooks present{trusted}"))
+    } else {
+        report(HookState::Installed, problems.join("; "))
+    }
+}
+
+/// How to make Codex trust roster's hooks, for install and status to say.
+pub const CODEX_TRUST_HINT: &str = "start codex and approve roster's hooks in its /hooks view, \
+    or run codex with --dangerously-bypass-hook-trust";
+
+/// `<file>.roster-backup`, next to the file.
+pub fn backup_path_for(path: &Path) -> PathBuf {
+    let mut name = path.file_name().map(|name| name.to_os_string()).unwrap_or_default();
+    name.push(".roster-backup");
+    path.with_file_name(name)
+}
+
+/// A document as roster writes it: pretty JSON, two-space indent, a final
+/// newline.
+pub fn print_document(document: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(document).unwrap_or_else(|_| "{}".to_owned());
+    text.push('\n');
+    text
+}
+
+/// A configuration file read from disk.
+struct ExistingFile {
+    /// The file itself, after following a symbolic link at the target.
+    real_path: PathBuf,
+    bytes: Vec<u8>,
+    mode: u32,
+}
+
+/// Reads the file at `path`, following a symbolic link (dotfile managers link
+/// settings files; writing through keeps the link). `None` when there is no
+/// file. Refuses what is not a regular file or is too large.
+fn read_existing(path: &Path) -> Result<Option<ExistingFile>, HookConfigError> {
+    let link_metadata = match fs::symlink_metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(HookConfigError::io("inspect", path, error)),
+    };
+    let real_path = if link_metadata.file_type().is_symlink() {
+        fs::canonicalize(path).map_err(|error| match error.kind() {
+            io::ErrorKind::NotFound => {
+                HookConfigError::unusable(path, "it is a symbolic link to a file that does not exist")
+            }
+            _ => HookConfigError::io("follow the symbolic link", path, error),
+        })?
+    } else {
+        path.to_owned()
+    };
+    let metadata =
+        fs::metadata(&real_path).map_err(|error| HookConfigError::io("inspect", &real_path, error))?;
+    if !metadata.is_file() {
+        return Err(HookConfigError::unusable(path, "it is not a regular file"));
+    }
+    if metadata.len() > LARGEST_CONFIG_FILE {
+        return Err(HookConfigError::unusable(path, "it is larger than 16 MiB"));
+    }
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    File::open(&real_path)
+        .and_then(|file| file.take(LARGEST_CONFIG_FILE + 1).read_to_end(&mut bytes))
+        .map_err(|error| HookConfigError::io("read", &real_path, error))?;
+    if bytes.len() as u64 > LARGEST_CONFIG_FILE {
+        return Err(HookConfigError::unusable(path, "it is larger than 16 MiB"));
+    }
+    Ok(Some(ExistingFile { real_path, bytes, mode: metadata.permissions().mode() & 0o7777 }))
+}
+
+fn parse_existing(target: &HookConfigFile, file: &ExistingFile) -> Result<Value, HookConfigError> {
+    parse_hook_document(target.harness, &file.bytes)
+        .map_err(|reason| HookConfigError::unusable(&target.path, reason))
+}
+
+/// The bytes of the backup at `backup` when putting them back is exactly
+/// undoing install: the backup holds no roster hook and means what
+/// `without_roster` means, up to empty scaffolding.
+fn restorable_backup(harness: HookHarness, backup: &Path, without_roster: &Value) -> Option<Vec<u8>> {
+    let file = read_existing(backup).ok()??;
+    let document = parse_hook_document(harness, &file.bytes).ok()?;
+    let same_meaning = without_roster_hooks_or_empty_structures(harness, &document)
+        == without_roster_hooks_or_empty_structures(harness, without_roster);
+    (find_installed_hooks(harness, &document).is_empty() && same_meaning).then_some(file.bytes)
+}
+
+/// A new user-scope file may come to hold secrets (Claude Code keeps `env`
+/// in its settings), so only its owner reads it; a project file is meant to
+/// be committed and shared.
+fn new_file_mode(scope: Scope) -> u32 {
+    match scope {
+        Scope::User => 0o600,
+        Scope::Project => 0o644,
+    }
+}
+
+fn create_parent_directories(path: &Path) -> Result<(), HookConfigError> {
+    match path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+        Some(parent) => fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)
+            .map_err(|error| HookConfigError::io("create the directory", parent, error)),
+        None => Ok(()),
+    }
+}
+
+/// Writes `bytes` to `path` with `mode`: a temporary file in the same
+/// directory, fsync, rename over `path`, fsync of the directory. A failure at
+/// any step removes the temporary and leaves `path` as it was.
+fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), HookConfigError> {
+    static TEMPORARY_COUNTER: AtomicU32 = AtomicU32::new(0);
+    let file_name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    let temporary = path.with_file_name(format!(
+        ".{file_name}.roster-tmp-{}-{}",
+        std::process::id(),
+        TEMPORARY_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let written = (|| -> io::Result<()> {
+        let mut file = OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temporary)?;
+        file.set_permissions(fs::Permissions::from_mode(mode))?;
+        file.write_all(bytes)?;
+        file.sync_all()
+    })();
+    if let Err(error) = written {
+        let _ = fs::remove_file(&temporary);
+        return Err(HookConfigError::io("write", path, error));
+    }
+    if let Err(error) = fs::rename(&temporary, path) {
+        let _ = fs::remove_file(&temporary);
+        return Err(HookConfigError::io("replace", path, error));
+    }
+    sync_directory(path)
+}
+
+/// Makes the rename or removal of `path` durable.
+fn sync_directory(path: &Path) -> Result<(), HookConfigError> {
+    let directory = path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    File::open(directory)
+        .and_then(|directory| directory.sync_all())
+        .map_err(|error| HookConfigError::io("sync the directory", directory, error))
+}
+
+/// `path` and, when it differs, its canonical form: Codex may key its trust
+/// entries by either.
+fn equivalent_paths(path: &Path) -> Vec<PathBuf> {
+    let mut paths = vec![path.to_owned()];
+    if let Ok(canonical) = fs::canonicalize(path)
+        && canonical != path
+    {
+        paths.push(canonical);
+    }
+    paths
+}
+
+/// The program a hook command runs, when it is named by an absolute path
+/// that does not exist.
+fn missing_program(command: &str) -> Option<String> {
+    let program = first_shell_word(command);
+    (program.starts_with('/') && !Path::new(&program).exists()).then_some(program)
+}
+
+/// The first word of a shell command, with single quotes and backslashes
+/// undone as `sh` would (enough for the commands roster writes).
+fn first_shell_word(command: &str) -> String {
+    let mut word = String::new();
+    let mut characters = command.trim_start().chars();
+    while let Some(character) = characters.next() {
+        match character {
+            '\'' => word.extend(characters.by_ref().take_while(|inner| *inner != '\'')),
+            '\\' => word.extend(characters.next()),
+            blank if blank.is_whitespace() => break,
+            other => word.push(other),
+        }
+    }
+    word
+}
+
+fn scope_flag(target: &HookConfigFile) -> String {
+    if target.scope == target.harness.default_scope() {
+        String::new()
+    } else {
+        format!(" --scope {}", target.scope)
+    }
+}
+
+fn error_with_causes(error: &HookConfigError) -> String {
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(inner) = cause {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        cause = inner.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_word_undoes_the_quoting_roster_writes() {
+        let cases = [
+            ("/usr/bin/roster-register --hook codex", "/usr/bin/roster-register"),
+            ("'/opt/my tools/roster-register' --hook codex", "/opt/my tools/roster-register"),
+            ("'/opt/it'\\''s/roster-prune' --current", "/opt/it's/roster-prune"),
+            ("roster-register --hook codex", "roster-register"),
+        ];
+        for (command, expect) in cases {
+            assert_eq!(first_shell_word(command), expect, "command {command:?}");
+        }
+    }
+
+    #[test]
+    fn backup_sits_next_to_the_file() {
+        assert_eq!(
+            backup_path_for(Path::new("/home/dev/.claude/settings.json")),
+            Path::new("/home/dev/.claude/settings.json.roster-backup")
+        );
+    }
+}

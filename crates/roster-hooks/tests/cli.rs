@@ -1,0 +1,345 @@
+//! Black-box tests of the `roster-hooks` binary: a temporary HOME, a
+//! temporary project as the working directory, and the exit codes, output
+//! and files only a real process shows.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const ROSTER_HOOKS: &str = env!("CARGO_BIN_EXE_roster-hooks");
+
+const HARNESSES: [(&str, &str); 5] = [
+    ("claude-code", "home/.claude/settings.json"),
+    ("codex", "home/.codex/hooks.json"),
+    ("gemini-cli", "home/.gemini/settings.json"),
+    ("cursor-agent", "home/.cursor/hooks.json"),
+    ("copilot", "project/.github/hooks/roster.json"),
+];
+
+struct Sandbox {
+    root: tempfile::TempDir,
+}
+
+impl Sandbox {
+    fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        for directory in ["home", "project", "bin"] {
+            fs::create_dir(root.path().join(directory)).unwrap();
+        }
+        for name in ["roster-register", "roster-prune"] {
+            fs::write(root.path().join("bin").join(name), "#!/bin/sh\n").unwrap();
+        }
+        Sandbox { root }
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.root.path().join(relative)
+    }
+
+    fn bin_dir(&self) -> String {
+        self.path("bin").display().to_string()
+    }
+
+    fn run(&self, arguments: &[&str]) -> Output {
+        self.run_program(Path::new(ROSTER_HOOKS), arguments)
+    }
+
+    fn run_program(&self, program: &Path, arguments: &[&str]) -> Output {
+        Command::new(program)
+            .args(arguments)
+            .current_dir(self.path("project"))
+            .env("HOME", self.path("home"))
+            .env("NO_COLOR", "1")
+            .env_remove("CODEX_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("ROSTER_DIR")
+            .output()
+            .unwrap()
+    }
+}
+
+fn code(output: &Output) -> i32 {
+    output.status.code().expect("exited, not killed")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+fn json_of(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| panic!("{error}: {}", stdout(output)))
+}
+
+#[test]
+fn install_status_uninstall_for_each_harness() {
+    for (harness, relative) in HARNESSES {
+        let sandbox = Sandbox::new();
+        let file = sandbox.path(relative);
+        let installed = sandbox.run(&["install", harness, "--bin-dir", &sandbox.bin_dir()]);
+        assert_eq!(code(&installed), 0, "{harness}: {}", stderr(&installed));
+        assert!(stdout(&installed).contains("installed roster hooks for"), "{}", stdout(&installed));
+        assert_eq!(
+            stderr(&installed),
+            "",
+            "{harness}: no warning when the binaries are where --bin-dir says"
+        );
+        let text = fs::read_to_string(&file).unwrap();
+        assert!(text.contains(&format!("{}/roster-register --hook {harness}", sandbox.bin_dir())), "{text}");
+        assert!(
+            text.contains(&format!("{}/roster-prune --current --hook {harness}", sandbox.bin_dir())),
+            "{text}"
+        );
+
+        let status = sandbox.run(&["status", harness, "--format", "json"]);
+        assert_eq!(code(&status), 0);
+        let rows = json_of(&status);
+        let expected_state = if harness == "codex" { "untrusted" } else { "installed" };
+        assert_eq!(rows[0]["state"], expected_state, "{harness}: {rows}");
+        assert_eq!(rows[0]["path"], file.display().to_string());
+
+        let removed = sandbox.run(&["uninstall", harness]);
+        assert_eq!(code(&removed), 0, "{harness}: {}", stderr(&removed));
+        assert!(!file.exists(), "{harness}: install created the file, uninstall removes it");
+        let after = json_of(&sandbox.run(&["status", harness, "--json"]));
+        assert_eq!(after[0]["state"], "not-installed", "{harness}");
+    }
+}
+
+#[test]
+fn install_json_reports_change_and_backup() {
+    let sandbox = Sandbox::new();
+    let settings = sandbox.path("home/.claude/settings.json");
+    fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    fs::write(&settings, "{\"model\": \"opus\"}\n").unwrap();
+
+    let first = sandbox.run(&["install", "claude-code", "--bin-dir", &sandbox.bin_dir(), "--format", "json"]);
+    assert_eq!(code(&first), 0, "{}", stderr(&first));
+    let report = json_of(&first);
+    assert_eq!(report["harness"], "claude-code");
+    assert_eq!(report["scope"], "user");
+    assert_eq!(report["path"], settings.display().to_string());
+    assert_eq!(report["changed"], true);
+    assert_eq!(report["created"], false);
+    let backup = report["backup"].as_str().unwrap();
+    assert_eq!(fs::read_to_string(backup).unwrap(), "{\"model\": \"opus\"}\n");
+    assert!(
+        report["commands"]["session_start"].as_str().unwrap().ends_with("roster-register --hook claude-code")
+    );
+    assert!(report["notes"].is_array());
+
+    let second = sandbox.run(&["install", "claude-code", "--bin-dir", &sandbox.bin_dir(), "--json"]);
+    let report = json_of(&second);
+    assert_eq!(report["changed"], false);
+    assert_eq!(report["backup"], Value::Null);
+
+    let removed = json_of(&sandbox.run(&["uninstall", "claude-code", "--json"]));
+    assert_eq!(removed["changed"], true);
+    assert_eq!(removed["restored_backup"], true);
+    assert_eq!(removed["removed_file"], false);
+    assert_eq!(fs::read_to_string(&settings).unwrap(), "{\"model\": \"opus\"}\n");
+}
+
+#[test]
+fn status_lists_every_harness_and_scope() {
+    let sandbox = Sandbox::new();
+    let output = sandbox.run(&["status", "--json"]);
+    assert_eq!(code(&output), 0);
+    let rows = json_of(&output);
+    let pairs: Vec<(String, String)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            for key in ["harness", "scope", "path", "state", "detail"] {
+                assert!(row[key].is_string(), "{key} in {row}");
+            }
+            (row["harness"].as_str().unwrap().to_owned(), row["scope"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    let expect = [
+        ("claude-code", "user"),
+        ("claude-code", "project"),
+        ("codex", "user"),
+        ("gemini-cli", "user"),
+        ("cursor-agent", "user"),
+        ("copilot", "project"),
+    ];
+    assert_eq!(pairs, expect.map(|(harness, scope)| (harness.to_owned(), scope.to_owned())));
+
+    let project_only = json_of(&sandbox.run(&["status", "--scope", "project", "--json"]));
+    assert_eq!(project_only.as_array().unwrap().len(), 2);
+
+    let text = sandbox.run(&["status"]);
+    let first_line = stdout(&text).lines().next().unwrap().to_owned();
+    assert_eq!(
+        first_line.split_whitespace().collect::<Vec<_>>(),
+        ["HARNESS", "SCOPE", "STATE", "PATH", "DETAIL"]
+    );
+    assert!(stdout(&text).contains("~/.claude/settings.json"), "{}", stdout(&text));
+}
+
+#[test]
+fn unparseable_file_is_refused_with_exit_3_and_left_alone() {
+    let sandbox = Sandbox::new();
+    let settings = sandbox.path("home/.gemini/settings.json");
+    fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    for bytes in ["{\"hooks\": {", "{\"hooks\": \"none\"}"] {
+        fs::write(&settings, bytes).unwrap();
+        for action in ["install", "uninstall"] {
+            let output = sandbox.run(&[action, "gemini-cli"]);
+            assert_eq!(code(&output), 3, "{action} {bytes}: {}", stderr(&output));
+            assert_eq!(stdout(&output), "");
+            let message = stderr(&output);
+            assert_eq!(message.lines().count(), 1, "{message}");
+            assert!(
+                message.starts_with(&format!("roster-hooks: {action} gemini-cli: refusing to edit ")),
+                "{message}"
+            );
+            assert!(!message.trim_end().ends_with('.'), "{message}");
+            assert_eq!(fs::read_to_string(&settings).unwrap(), bytes);
+        }
+        let rows = json_of(&sandbox.run(&["status", "gemini-cli", "--json"]));
+        assert_eq!(rows[0]["state"], "unparseable");
+    }
+    assert!(!sandbox.path("home/.gemini/settings.json.roster-backup").exists());
+}
+
+#[test]
+fn bad_input_exits_2() {
+    let sandbox = Sandbox::new();
+    let cases: [(&[&str], &str); 8] = [
+        (&["install", "vim"], "unknown harness"),
+        (&["install", "goose"], "roster-register --pid"),
+        (&["install", "aider"], "wrapper script"),
+        (&["install", "opencode"], "OPENCODE_PID"),
+        (&["install", "copilot", "--scope", "user"], "--scope project"),
+        (&["install", "codex", "--scope", "project"], "--scope user"),
+        (&["install"], "required"),
+        (&["status", "--format", "yaml"], "yaml"),
+    ];
+    for (arguments, expect) in cases {
+        let output = sandbox.run(arguments);
+        assert_eq!(code(&output), 2, "{arguments:?}: {}", stderr(&output));
+        assert!(stderr(&output).contains(expect), "{arguments:?}: {}", stderr(&output));
+        assert_eq!(stdout(&output), "", "{arguments:?}");
+    }
+    let output = sandbox.run(&["install", "codex", "--bin-dir", "relative/bin"]);
+    assert_eq!(code(&output), 0, "a relative --bin-dir is made absolute: {}", stderr(&output));
+
+    let no_home = Command::new(ROSTER_HOOKS)
+        .args(["status"])
+        .current_dir(sandbox.path("project"))
+        .env_remove("HOME")
+        .output()
+        .unwrap();
+    assert_eq!(code(&no_home), 2, "{}", stderr(&no_home));
+    assert!(stderr(&no_home).contains("HOME"));
+    assert!(!sandbox.path("home/.copilot").exists() && !sandbox.path("project/.github").exists());
+}
+
+#[test]
+fn help_and_version_exit_0() {
+    let sandbox = Sandbox::new();
+    let help = sandbox.run(&["--help"]);
+    assert_eq!(code(&help), 0);
+    assert!(stdout(&help).contains("Examples:"), "{}", stdout(&help));
+    for subcommand in ["print", "install", "uninstall", "status"] {
+        let help = sandbox.run(&[subcommand, "--help"]);
+        assert_eq!(code(&help), 0);
+        assert!(stdout(&help).contains("Example"), "{subcommand}: {}", stdout(&help));
+    }
+    let version = sandbox.run(&["--version"]);
+    assert_eq!(code(&version), 0);
+    assert!(stdout(&version).starts_with("roster-hooks "));
+}
+
+#[test]
+fn print_shows_the_snippet_and_writes_nothing() {
+    let sandbox = Sandbox::new();
+    let output = sandbox.run(&["print", "copilot", "--bin-dir", &sandbox.bin_dir(), "--json"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let report = json_of(&output);
+    assert_eq!(report["snippet"]["version"], 1);
+    let bash = report["snippet"]["hooks"]["sessionStart"][0]["bash"].as_str().unwrap();
+    assert_eq!(bash, format!("{}/roster-register --hook copilot", sandbox.bin_dir()));
+    assert!(report["notes"][0].as_str().unwrap().contains("trust"), "{report}");
+    let text = sandbox.run(&["print", "claude-code", "--bin-dir", &sandbox.bin_dir()]);
+    assert!(stdout(&text).starts_with("Merge into ~/.claude/settings.json:\n{\n"), "{}", stdout(&text));
+    assert!(!sandbox.path("project/.github").exists() && !sandbox.path("home/.claude").exists());
+}
+
+#[test]
+fn dir_flag_is_carried_into_the_hooks_and_quiet_prints_nothing() {
+    let sandbox = Sandbox::new();
+    let roster_dir = sandbox.path("state dir");
+    let output = sandbox.run(&[
+        "install",
+        "cursor-agent",
+        "--bin-dir",
+        &sandbox.bin_dir(),
+        "--dir",
+        &roster_dir.display().to_string(),
+        "-q",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(stdout(&output), "");
+    let hooks: Value =
+        serde_json::from_slice(&fs::read(sandbox.path("home/.cursor/hooks.json")).unwrap()).unwrap();
+    let command = hooks["hooks"]["sessionEnd"][0]["command"].as_str().unwrap();
+    assert_eq!(
+        command,
+        format!(
+            "{}/roster-prune --current --hook cursor-agent --dir '{}'",
+            sandbox.bin_dir(),
+            roster_dir.display()
+        )
+    );
+}
+
+/// Puts a link to the real binary at `directory/roster-hooks`, so that it
+/// runs from there (a hard link: `/proc/self/exe` names the path it was run
+/// by, and no write handle can make the exec fail with ETXTBSY).
+fn roster_hooks_in(directory: &Path) -> PathBuf {
+    let program = directory.join("roster-hooks");
+    if fs::hard_link(ROSTER_HOOKS, &program).is_err() {
+        fs::copy(ROSTER_HOOKS, &program).unwrap();
+    }
+    program
+}
+
+#[test]
+fn binaries_next_to_roster_hooks_are_called_by_absolute_path() {
+    let sandbox = Sandbox::new();
+    let program = roster_hooks_in(&sandbox.path("bin"));
+    let output = sandbox.run_program(&program, &["install", "gemini-cli", "--json"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(stderr(&output), "");
+    let report = json_of(&output);
+    assert_eq!(
+        report["commands"]["session_start"],
+        format!("{}/roster-register --hook gemini-cli", sandbox.bin_dir())
+    );
+}
+
+#[test]
+fn without_neighbours_the_hooks_use_path_and_say_so() {
+    let sandbox = Sandbox::new();
+    let lonely = sandbox.path("lonely");
+    fs::create_dir(&lonely).unwrap();
+    let program = roster_hooks_in(&lonely);
+    let output = sandbox.run_program(&program, &["install", "claude-code"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert!(stderr(&output).contains("must be on the PATH"), "{}", stderr(&output));
+    let settings: Value =
+        serde_json::from_slice(&fs::read(sandbox.path("home/.claude/settings.json")).unwrap()).unwrap();
+    assert_eq!(
+        settings["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+        "roster-register --hook claude-code"
+    );
+}
