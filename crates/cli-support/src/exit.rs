@@ -145,22 +145,25 @@ pub fn run_tool(tool: &str, lookups: &[ErrorLookup], body: impl FnOnce() -> anyh
     }
 }
 
-/// clap's usage error as one line: its first line without the `error: `
-/// prefix, the possible values if it lists them, and where to read more.
+/// clap's usage error as one line: its first paragraph without the
+/// `error: ` prefix (which names the missing or wrong arguments), the
+/// possible values or tip if clap gives one, and where to read more.
 pub fn one_line_usage_error(error: &clap::Error) -> String {
     let rendered = error.render().to_string();
-    let mut lines = rendered.lines().map(str::trim).filter(|line| !line.is_empty());
-    let first = lines.next().unwrap_or("invalid arguments");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    let mut message = crate::text::escape_for_terminal(first).into_owned();
-    for line in lines {
-        if line.starts_with("[possible values:") || line.starts_with("tip:") {
-            message.push_str("; ");
-            message.push_str(&crate::text::escape_for_terminal(line.trim_start_matches("tip: ")));
-        }
+    let mut paragraphs = rendered.split("\n\n");
+    let first: Vec<&str> =
+        paragraphs.next().unwrap_or("").lines().map(str::trim).filter(|line| !line.is_empty()).collect();
+    let mut parts: Vec<String> = Vec::new();
+    for (index, line) in first.iter().enumerate() {
+        let line = if index == 0 { line.strip_prefix("error: ").unwrap_or(line) } else { line };
+        let line = line.strip_prefix("tip: ").unwrap_or(line);
+        parts.push(line.trim_end_matches(':').to_owned());
     }
-    message.push_str("; see --help");
-    message
+    if parts.is_empty() {
+        parts.push("invalid arguments".to_owned());
+    }
+    let message = format!("{}; see --help", parts.join(": ").replace(": [", " ["));
+    crate::text::escape_for_terminal(&message).into_owned()
 }
 
 #[cfg(test)]

@@ -234,6 +234,11 @@ pub fn detect_hook_harness(
     env: EnvLookup<'_>,
 ) -> Option<Harness> {
     match target {
+        // Cursor runs Claude Code's hooks too: a claude-code hook whose
+        // payload carries Cursor's keys was sent by Cursor.
+        HookTarget::Named(Harness::ClaudeCode) if payload.harness == Some(Harness::CursorAgent) => {
+            Some(Harness::CursorAgent)
+        }
         HookTarget::Named(harness) => Some(harness),
         HookTarget::Auto => {
             payload.harness.or_else(|| nearest_harness(ancestry)).or_else(|| harness_from_env(env))

@@ -435,3 +435,19 @@ proptest! {
         prop_assert_eq!(parsed.harness, copilot_dialect.then_some(Harness::Copilot));
     }
 }
+
+// Regression: Cursor also runs Claude Code's hooks, so a session with both
+// hook sets installed called `--hook claude-code` with Cursor's payload and
+// its record flip-flopped between the two harness names.
+#[test]
+fn a_claude_code_hook_carrying_cursor_keys_is_cursor() {
+    let payload = parse_payload(br#"{"conversation_id":"c1","cursor_version":"1.7.2","workspace_roots":["/w"]}"#)
+        .unwrap();
+    let env = |_: &str| None;
+    let named = HookTarget::Named(Harness::ClaudeCode);
+    assert_eq!(detect_hook_harness(named, &payload, &[], &env), Some(Harness::CursorAgent));
+    let plain = parse_payload(br#"{"session_id":"s1","cwd":"/w"}"#).unwrap();
+    assert_eq!(detect_hook_harness(named, &plain, &[], &env), Some(Harness::ClaudeCode));
+    let codex = HookTarget::Named(Harness::Codex);
+    assert_eq!(detect_hook_harness(codex, &payload, &[], &env), Some(Harness::Codex));
+}
