@@ -150,6 +150,63 @@ fn each_failed_hook_call_adds_exactly_one_log_line() {
     assert!(listing.contains("3 hook failures"), "roster-list footer: {listing}");
 }
 
+/// Regression: a failure naming a long path made a long log line; some 20 of them took the
+/// log past the 64 KiB that roster reads of any file, after which the next failure could not
+/// read it, started it over, and `roster-list` counted only what was left. The log must keep
+/// one line per failure up to its bound of 100, however long the messages.
+#[test]
+fn long_failure_messages_never_cost_the_log_its_history() {
+    let sandbox = Sandbox::new();
+    let owner = sandbox.spawn_idle_owner();
+    let long_directory = format!("{}/{}", sandbox.project.display(), "missing-directory-".repeat(200));
+    let payload = format!(r#"{{"session_id":"long-1","cwd":"{long_directory}"}}"#);
+    for failure in 1..=105 {
+        let mut command = sandbox.roster_command("roster-register");
+        command.args(["--hook", "codex", "--pid", &owner.pid().to_string()]);
+        let finished =
+            run_to_completion(command, StdinFeed::Bytes(payload.clone().into_bytes()), MACHINE_DEADLINE);
+        assert_eq!(finished.code(), Some(0));
+        assert!(finished.stderr_text().contains("missing-directory-"), "{}", finished.stderr_text());
+        let lines = sandbox.hook_error_lines().len();
+        assert_eq!(lines, failure.min(100), "after failure {failure} the log holds {lines} lines");
+    }
+    let listing = sandbox.list_text();
+    assert!(listing.contains("100 hook failures"), "roster-list footer: {listing}");
+}
+
+/// A hook command line that does not parse (a flag this roster does not know) still exits
+/// 0 silently, and its failure is logged in the roster directory the command names with
+/// `--dir`. Regression: it was logged in the default directory, which it created.
+#[test]
+fn an_unparsable_hook_command_line_is_logged_where_its_dir_points() {
+    for binary in ["roster-register", "roster-prune"] {
+        let sandbox = Sandbox::new();
+        let owner = sandbox.spawn_idle_owner();
+        let named = sandbox.root.join("named-roster");
+        let mut arguments = hook_arguments(binary, owner.pid());
+        arguments.extend([
+            "--dir".to_owned(),
+            named.display().to_string(),
+            "--from-a-newer-roster".to_owned(),
+        ]);
+        let mut command = sandbox.roster_command(binary);
+        command.args(&arguments);
+        let finished = run_to_completion(command, StdinFeed::Bytes(b"{}".to_vec()), MACHINE_DEADLINE);
+        let what = format!("{binary} {}", arguments.join(" "));
+        assert_eq!(finished.code(), Some(0), "{what}: stderr {}", finished.stderr_text());
+        assert!(finished.stdout.is_empty(), "{what}: wrote to stdout: {}", finished.stdout_text());
+        assert_eq!(finished.stderr_text().lines().count(), 1, "{what}: {:?}", finished.stderr_text());
+        assert!(
+            finished.stderr_text().contains("--from-a-newer-roster"),
+            "{what}: {}",
+            finished.stderr_text()
+        );
+        let log = std::fs::read_to_string(named.join("hook-errors.log")).unwrap_or_default();
+        assert_eq!(log.lines().count(), 1, "{what}: the log in --dir: {log:?}");
+        assert!(!sandbox.roster.exists(), "{what}: the default roster directory was created");
+    }
+}
+
 /// Failures that are not about the payload: a `--hook` value that names no harness, an
 /// invalid ROSTER_SESSION_PID, an owner that is not running, a payload cwd that does not
 /// exist, a session id roster cannot store.

@@ -35,7 +35,42 @@ pub fn hook_mode_requested() -> bool {
 /// line and, where the default roster directory can be opened, one log
 /// line; exit 0.
 pub fn report_unparsable_hook_invocation(tool: &str, error: &clap::Error) -> ExitCode {
-    let common = CommonArgs::default();
+    // The flags did not parse, but a `--dir` among them still says where this hook's
+    // roster is: log there, not in (and never by creating) the default directory.
+    let common =
+        CommonArgs { dir: dir_from_raw_arguments(std::env::args_os().skip(1)), ..CommonArgs::default() };
     let first_line = error.to_string().lines().next().unwrap_or("invalid arguments").to_owned();
     run_hook(tool, &common, || Err(anyhow::anyhow!("invalid hook command line: {first_line}")))
+}
+
+/// The value of the last `--dir DIR` or `--dir=DIR` among raw arguments, if any.
+fn dir_from_raw_arguments(
+    mut arguments: impl Iterator<Item = std::ffi::OsString>,
+) -> Option<std::path::PathBuf> {
+    let mut dir = None;
+    while let Some(argument) = arguments.next() {
+        if argument == "--dir" {
+            dir = arguments.next().map(std::path::PathBuf::from);
+        } else if let Some(value) = argument.to_str().and_then(|text| text.strip_prefix("--dir=")) {
+            dir = Some(std::path::PathBuf::from(value));
+        }
+    }
+    dir
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dir_is_recovered_from_an_unparsable_command_line() {
+        let check = |words: &[&str], expect: Option<&str>| {
+            let arguments = words.iter().map(std::ffi::OsString::from);
+            assert_eq!(dir_from_raw_arguments(arguments), expect.map(std::path::PathBuf::from), "{words:?}");
+        };
+        check(&["--hook", "codex", "--dir", "/r", "--bogus"], Some("/r"));
+        check(&["--hook=codex", "--dir=/r", "--bogus"], Some("/r"));
+        check(&["--hook", "codex", "--bogus"], None);
+        check(&["--hook", "codex", "--dir"], None);
+    }
 }

@@ -3,7 +3,7 @@
 //! points at recent failures in its footer.
 
 use crate::directory::RosterDir;
-use crate::files::{read_entry, write_atomically};
+use crate::files::{MAX_ENTRY_BYTES, read_entry, write_atomically};
 use crate::timestamp::Timestamp;
 use std::time::Duration;
 
@@ -11,6 +11,11 @@ use std::time::Duration;
 pub const HOOK_LOG_NAME: &str = "hook-errors.log";
 /// How many lines the log keeps.
 pub const HOOK_LOG_LINES: usize = 100;
+/// The longest line the log keeps. The log is read like every roster file, at most
+/// `MAX_ENTRY_BYTES`; lines of at most this length keep `HOOK_LOG_LINES` of them inside
+/// that limit, so the log never becomes unreadable (which dropped its history and hid
+/// failures from `roster-list`).
+const HOOK_LOG_LINE_BYTES: usize = (MAX_ENTRY_BYTES as usize / HOOK_LOG_LINES) - 1;
 /// How long a failing hook waits for the lock to log; a hook's budget is
 /// tight, and stderr already carries the message.
 const LOG_LOCK_WAIT: Duration = Duration::from_millis(300);
@@ -24,7 +29,7 @@ pub fn append_hook_error(roster: &RosterDir, tool: &str, message: &str) -> crate
     let existing = String::from_utf8_lossy(&existing);
     let flat: String =
         message.chars().map(|character| if character.is_control() { ' ' } else { character }).collect();
-    let line = format!("{} {tool}: {flat}", Timestamp::now());
+    let line = truncate_line(format!("{} {tool}: {flat}", Timestamp::now()));
     let mut lines: Vec<&str> = existing.lines().collect();
     lines.push(&line);
     let keep_from = lines.len().saturating_sub(HOOK_LOG_LINES);
@@ -44,4 +49,30 @@ pub fn recent_hook_errors(roster: &RosterDir, now: Timestamp, window: Duration) 
         })
         .collect();
     (recent.len(), recent.last().map(|line| (*line).to_owned()))
+}
+
+/// Cuts a line to `HOOK_LOG_LINE_BYTES` at a character boundary, marking the cut.
+fn truncate_line(line: String) -> String {
+    const MARK: &str = " [...]";
+    if line.len() <= HOOK_LOG_LINE_BYTES {
+        return line;
+    }
+    let mut end = HOOK_LOG_LINE_BYTES - MARK.len();
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{MARK}", &line[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_log_of_the_longest_lines_stays_readable() {
+        assert!((HOOK_LOG_LINE_BYTES + 1) * HOOK_LOG_LINES <= MAX_ENTRY_BYTES as usize);
+        let long = truncate_line("é".repeat(HOOK_LOG_LINE_BYTES));
+        assert!(long.len() <= HOOK_LOG_LINE_BYTES && long.ends_with(" [...]"), "{}", long.len());
+        assert_eq!(truncate_line("short".to_owned()), "short");
+    }
 }

@@ -6,7 +6,6 @@
 //! Each `hook_*.rs` test crate uses a different subset of these helpers.
 #![allow(dead_code)]
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -814,7 +813,7 @@ fn pid_of(pid: u32) -> Pid {
 }
 
 /// The parent of `pid`, from `/proc/<pid>/stat` (field 4, after the last `)`).
-pub fn parent_pid(pid: u32) -> u32 {
+fn parent_pid(pid: u32) -> u32 {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).expect("reading stat");
     let after_comm = &stat[stat.rfind(')').expect("stat has a comm") + 2..];
     after_comm.split(' ').nth(1).and_then(|ppid| ppid.parse().ok()).expect("stat has a ppid")
@@ -853,11 +852,4 @@ pub fn median(durations: &mut [Duration]) -> Duration {
     assert!(!durations.is_empty(), "no durations");
     durations.sort();
     durations[durations.len() / 2]
-}
-
-/// Keys of `map` written as `key=value` for failure messages.
-pub fn describe_environment(environment: &[(String, String)]) -> String {
-    let map: BTreeMap<&str, &str> =
-        environment.iter().map(|(key, value)| (key.as_str(), value.as_str())).collect();
-    map.iter().map(|(key, value)| format!("{key}={value}")).collect::<Vec<_>>().join(" ")
 }

@@ -1,0 +1,163 @@
+//! The real harnesses `cargo xtask e2e` drives: which npm package each comes from, how it is
+//! run offline against the fake model server with a fake API key, and what it needs in its
+//! home directory first. The recipes follow how the harness captures were made.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use super::CODEX_BYPASS_HOOK_TRUST;
+use super::fake_model_server::ModelApi;
+
+/// One harness as installed from npm and run in print mode.
+#[derive(Clone, Copy, Debug)]
+pub struct RealHarness {
+    /// The harness's name in roster (records, `roster-hooks install`, `--hook`).
+    pub name: &'static str,
+    pub package: &'static str,
+    /// The command the package puts in `node_modules/.bin/`.
+    pub command: &'static str,
+    pub api: ModelApi,
+    /// Whether the record must carry the installed version as `harness_version` (the
+    /// harness exports it: Claude Code's `AI_AGENT`, Copilot's `COPILOT_CLI_BINARY_VERSION`).
+    pub exports_its_version: bool,
+}
+
+/// Every harness the e2e run knows, in the order it runs them.
+pub const REAL_HARNESSES: [RealHarness; 4] = [
+    RealHarness {
+        name: "claude-code",
+        package: "@anthropic-ai/claude-code",
+        command: "claude",
+        api: ModelApi::AnthropicMessages,
+        exports_its_version: true,
+    },
+    RealHarness {
+        name: "codex",
+        package: "@openai/codex",
+        command: "codex",
+        api: ModelApi::OpenAiResponses,
+        exports_its_version: false,
+    },
+    RealHarness {
+        name: "gemini-cli",
+        package: "@google/gemini-cli",
+        command: "gemini",
+        api: ModelApi::GeminiGenerateContent,
+        exports_its_version: false,
+    },
+    RealHarness {
+        name: "copilot",
+        package: "@github/copilot",
+        command: "copilot",
+        api: ModelApi::OpenAiChatCompletions,
+        exports_its_version: true,
+    },
+];
+
+/// A harness installed under an npm prefix.
+#[derive(Clone, Debug)]
+pub struct InstalledHarness {
+    pub harness: RealHarness,
+    /// `<prefix>/node_modules/.bin/<command>`.
+    pub executable: PathBuf,
+    /// The package's `version`.
+    pub version: String,
+    /// The command's own help text, to see which flags this release has.
+    pub help: String,
+}
+
+impl RealHarness {
+    /// Finds a harness by its roster name, or by the command people type for it.
+    pub fn named(name: &str) -> Option<RealHarness> {
+        REAL_HARNESSES.into_iter().find(|harness| harness.name == name || harness.command == name)
+    }
+
+    /// Writes what the harness needs in its home before roster's hooks are installed (which
+    /// merge into the same files and must keep these settings).
+    pub fn prepare_home(&self, home: &Path, model_base_url: &str) -> anyhow::Result<()> {
+        match self.name {
+            "codex" => {
+                let codex = home.join(".codex");
+                fs::create_dir_all(&codex)?;
+                let config = format!("openai_base_url = \"{model_base_url}/v1\"\n");
+                fs::write(codex.join("config.toml"), config).context("writing ~/.codex/config.toml")?;
+            }
+            "gemini-cli" => {
+                let gemini = home.join(".gemini");
+                fs::create_dir_all(&gemini)?;
+                let settings = serde_json::json!({"security": {"auth": {"selectedType": "gemini-api-key"}}});
+                fs::write(gemini.join("settings.json"), format!("{settings:#}\n"))
+                    .context("writing ~/.gemini/settings.json")?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The harness's arguments for one print-mode turn saying "hi". `help` is its help
+    /// text: trust-skipping flags are used where this release has them.
+    pub fn arguments(&self, help: &str) -> Vec<String> {
+        let words: &[&str] = match self.name {
+            "claude-code" => &["-p", "hi"],
+            "codex" => {
+                // Codex runs only hooks the user trusted; roster-hooks does not write trust
+                // entries, so the run asks Codex to skip the check for this invocation.
+                if help.contains(CODEX_BYPASS_HOOK_TRUST) {
+                    &["exec", "--skip-git-repo-check", CODEX_BYPASS_HOOK_TRUST, "hi"]
+                } else {
+                    &["exec", "--skip-git-repo-check", "hi"]
+                }
+            }
+            "gemini-cli" => {
+                if help.contains("--skip-trust") {
+                    &["--skip-trust", "-p", "hi"]
+                } else {
+                    &["-p", "hi"]
+                }
+            }
+            "copilot" => &["--trust-folder", "--allow-all-tools", "-p", "hi"],
+            other => unreachable!("no arguments for {other}"),
+        };
+        words.iter().map(|word| (*word).to_owned()).collect()
+    }
+
+    /// The environment that points the harness at the fake model server with a fake key.
+    pub fn environment(&self, model_base_url: &str) -> Vec<(String, String)> {
+        let pairs: Vec<(&str, String)> = match self.name {
+            "claude-code" => vec![
+                ("ANTHROPIC_API_KEY", "sk-ant-fake".to_owned()),
+                ("ANTHROPIC_BASE_URL", model_base_url.to_owned()),
+                ("DISABLE_AUTOUPDATER", "1".to_owned()),
+                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
+            ],
+            "codex" => vec![("OPENAI_API_KEY", "sk-fake".to_owned())],
+            "gemini-cli" => vec![
+                ("GEMINI_API_KEY", "fake-gemini-key".to_owned()),
+                ("GOOGLE_GEMINI_BASE_URL", model_base_url.to_owned()),
+                ("GEMINI_CLI_TRUST_WORKSPACE", "true".to_owned()),
+            ],
+            "copilot" => vec![
+                ("COPILOT_OFFLINE", "true".to_owned()),
+                ("COPILOT_PROVIDER_BASE_URL", format!("{model_base_url}/v1")),
+                ("COPILOT_MODEL", "fake-model".to_owned()),
+            ],
+            other => unreachable!("no environment for {other}"),
+        };
+        pairs.into_iter().map(|(key, value)| (key.to_owned(), value)).collect()
+    }
+
+    /// What the run had to do about the harness's hook trust, for the report.
+    pub fn trust_note(&self, help: &str) -> Option<&'static str> {
+        match self.name {
+            "codex" if help.contains(CODEX_BYPASS_HOOK_TRUST) => {
+                Some("hooks run with --dangerously-bypass-hook-trust (roster-hooks writes no trust entries)")
+            }
+            "codex" => Some("this Codex has no --dangerously-bypass-hook-trust: its hooks stay untrusted"),
+            "gemini-cli" => Some("workspace trusted with --skip-trust / GEMINI_CLI_TRUST_WORKSPACE=true"),
+            "copilot" => Some("folder trusted with --trust-folder; provider mode with COPILOT_OFFLINE=true"),
+            _ => None,
+        }
+    }
+}
