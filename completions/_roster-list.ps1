@@ -27,7 +27,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-list' -ScriptBlock {
             [CompletionResult]::new('--harness', '--harness', [CompletionResultType]::ParameterName, 'Show only sessions of this harness (claude-code, codex, gemini-cli, ...)')
             [CompletionResult]::new('--session-id', '--session-id', [CompletionResultType]::ParameterName, 'Show only the session with this session id')
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Show only sessions working in DIR or below it')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Same as --format json')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Show dead sessions too')

@@ -30,7 +30,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-register' -ScriptBlock {
             [CompletionResult]::new('--harness', '--harness', [CompletionResultType]::ParameterName, 'Record the harness by name (default: detected from the owner process)')
             [CompletionResult]::new('--socket', '--socket', [CompletionResultType]::ParameterName, 'Record the harness''s messaging socket (default: CLAUDE_CODE_MESSAGING_SOCKET when it exists)')
             [CompletionResult]::new('--hook', '--hook', [CompletionResultType]::ParameterName, 'Run as a session-start hook: read the payload from stdin, print nothing, always exit 0')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Same as --format json')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

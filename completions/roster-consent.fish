@@ -27,7 +27,7 @@ end
 complete -c roster-consent -n "__fish_roster_consent_needs_command" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_needs_command" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
-complete -c roster-consent -n "__fish_roster_consent_needs_command" -l json -d 'Same as --format json'
+complete -c roster-consent -n "__fish_roster_consent_needs_command" -l json -d 'Print JSON, same as --format json'
 complete -c roster-consent -n "__fish_roster_consent_needs_command" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-consent -n "__fish_roster_consent_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roster-consent -n "__fish_roster_consent_needs_command" -s V -l version -d 'Print version'
@@ -41,7 +41,7 @@ complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l cw
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
-complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l json -d 'Same as --format json'
+complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l json -d 'Print JSON, same as --format json'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l pid -d 'Name the session\'s owner process: a pid, or `parent` for the process that ran this command' -r
@@ -49,7 +49,7 @@ complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
-complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l json -d 'Same as --format json'
+complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l json -d 'Print JSON, same as --format json'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l pid -d 'Name the session\'s owner process: a pid, or `parent` for the process that ran this command' -r
@@ -57,7 +57,7 @@ complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
-complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l json -d 'Same as --format json'
+complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l json -d 'Print JSON, same as --format json'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -l pid -d 'Name the session\'s owner process: a pid, or `parent` for the process that ran this command' -r
@@ -65,7 +65,7 @@ complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
-complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -l json -d 'Same as --format json'
+complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -l json -d 'Print JSON, same as --format json'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand help; and not __fish_seen_subcommand_from arm disarm status should-arm help" -f -a "arm" -d 'Accept pushes for the calling session until it ends or disarms'

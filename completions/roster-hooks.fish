@@ -27,7 +27,7 @@ end
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
-complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -l json -d 'Same as --format json'
+complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -l json -d 'Print JSON, same as --format json'
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -s V -l version -d 'Print version'
@@ -42,7 +42,7 @@ complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l bin-
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
-complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l json -d 'Same as --format json'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l json -d 'Print JSON, same as --format json'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -s V -l version -d 'Print version'
@@ -52,7 +52,7 @@ complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l bi
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
-complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l json -d 'Same as --format json'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l json -d 'Print JSON, same as --format json'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -s V -l version -d 'Print version'
@@ -61,7 +61,7 @@ project\t'The current directory\'s project file'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
-complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l json -d 'Same as --format json'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l json -d 'Print JSON, same as --format json'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -s V -l version -d 'Print version'
@@ -70,7 +70,7 @@ project\t'The current directory\'s project file'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
-complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l json -d 'Same as --format json'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l json -d 'Print JSON, same as --format json'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -s V -l version -d 'Print version'

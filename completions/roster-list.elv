@@ -24,7 +24,7 @@ set edit:completion:arg-completer[roster-list] = {|@words|
             cand --harness 'Show only sessions of this harness (claude-code, codex, gemini-cli, ...)'
             cand --session-id 'Show only the session with this session id'
             cand --cwd 'Show only sessions working in DIR or below it'
-            cand --json 'Same as --format json'
+            cand --json 'Print JSON, same as --format json'
             cand -q 'Print nothing on success; errors still go to stderr'
             cand --quiet 'Print nothing on success; errors still go to stderr'
             cand --all 'Show dead sessions too'

@@ -5,7 +5,7 @@ complete -c roster-list -l agent -d 'Show only sessions registered under this ag
 complete -c roster-list -l harness -d 'Show only sessions of this harness (claude-code, codex, gemini-cli, ...)' -r
 complete -c roster-list -l session-id -d 'Show only the session with this session id' -r
 complete -c roster-list -l cwd -d 'Show only sessions working in DIR or below it' -r -F
-complete -c roster-list -l json -d 'Same as --format json'
+complete -c roster-list -l json -d 'Print JSON, same as --format json'
 complete -c roster-list -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-list -l all -d 'Show dead sessions too'
 complete -c roster-list -s h -l help -d 'Print help (see more with \'--help\')'

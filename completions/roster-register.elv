@@ -27,7 +27,7 @@ set edit:completion:arg-completer[roster-register] = {|@words|
             cand --harness 'Record the harness by name (default: detected from the owner process)'
             cand --socket 'Record the harness''s messaging socket (default: CLAUDE_CODE_MESSAGING_SOCKET when it exists)'
             cand --hook 'Run as a session-start hook: read the payload from stdin, print nothing, always exit 0'
-            cand --json 'Same as --format json'
+            cand --json 'Print JSON, same as --format json'
             cand -q 'Print nothing on success; errors still go to stderr'
             cand --quiet 'Print nothing on success; errors still go to stderr'
             cand -h 'Print help (see more with ''--help'')'

@@ -8,7 +8,7 @@ complete -c roster-register -l cwd -d 'Record DIR as the session\'s working dire
 complete -c roster-register -l harness -d 'Record the harness by name (default: detected from the owner process)' -r
 complete -c roster-register -l socket -d 'Record the harness\'s messaging socket (default: CLAUDE_CODE_MESSAGING_SOCKET when it exists)' -r -F
 complete -c roster-register -l hook -d 'Run as a session-start hook: read the payload from stdin, print nothing, always exit 0' -r
-complete -c roster-register -l json -d 'Same as --format json'
+complete -c roster-register -l json -d 'Print JSON, same as --format json'
 complete -c roster-register -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-register -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roster-register -s V -l version -d 'Print version'
