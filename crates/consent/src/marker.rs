@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use owner_liveness::{OwnerIdentity, Pid};
-use registry_core::Timestamp;
+use registry_core::{FormatProblem, Timestamp, check_session_pid, parse_versioned};
 use serde::{Deserialize, Serialize};
 
 /// The marker format this roster writes and fully understands.
@@ -60,11 +60,6 @@ pub enum ParsedMarker {
     Malformed(String),
     /// Written by a newer roster (`format` above ours).
     UnsupportedFormat(u64),
-}
-
-#[derive(Deserialize)]
-struct FormatOnly {
-    format: Option<serde_json::Value>,
 }
 
 impl Marker {
@@ -122,44 +117,18 @@ impl Marker {
 /// file name, a state other than `armed`/`disarmed`, a relative `cwd`, an
 /// empty `boot_id` or an unparseable `written_at` are all malformed.
 pub fn parse_marker(bytes: &[u8], file_pid: Pid) -> ParsedMarker {
-    let text = match std::str::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(error) => return ParsedMarker::Malformed(format!("not UTF-8: {error}")),
-    };
-    let format = match serde_json::from_str::<FormatOnly>(text) {
-        Ok(FormatOnly { format: Some(value) }) => value,
-        Ok(FormatOnly { format: None }) => return ParsedMarker::Malformed("no \"format\" key".into()),
-        Err(error) => return ParsedMarker::Malformed(format!("not a JSON object: {error}")),
-    };
-    let Some(format) = format.as_u64() else {
-        return ParsedMarker::Malformed(format!("\"format\" is {format}, not a positive integer"));
-    };
-    if format > MARKER_FORMAT {
-        return ParsedMarker::UnsupportedFormat(format);
-    }
-    if format < MARKER_FORMAT {
-        return ParsedMarker::Malformed(format!("\"format\" is {format}; the lowest format is 1"));
-    }
-    let marker: Marker = match serde_json::from_str(text) {
-        Ok(marker) => marker,
-        Err(error) => return ParsedMarker::Malformed(error.to_string()),
-    };
-    match validate(&marker, file_pid) {
-        Ok(()) => ParsedMarker::Marker(Box::new(marker)),
-        Err(problem) => ParsedMarker::Malformed(problem),
+    match parse_versioned::<Marker>(bytes, MARKER_FORMAT) {
+        Ok(marker) => match validate(&marker, file_pid) {
+            Ok(()) => ParsedMarker::Marker(Box::new(marker)),
+            Err(problem) => ParsedMarker::Malformed(problem),
+        },
+        Err(FormatProblem::Malformed(problem)) => ParsedMarker::Malformed(problem),
+        Err(FormatProblem::Unsupported(format)) => ParsedMarker::UnsupportedFormat(format),
     }
 }
 
 fn validate(marker: &Marker, file_pid: Pid) -> Result<(), String> {
-    if marker.session_pid == 0 {
-        return Err("session_pid is 0".into());
-    }
-    if marker.session_pid != file_pid.get() {
-        return Err(format!(
-            "session_pid {} does not match the file name {file_pid}.json",
-            marker.session_pid
-        ));
-    }
+    check_session_pid(marker.session_pid, file_pid)?;
     if marker.boot_id.is_empty() {
         return Err("boot_id is empty".into());
     }

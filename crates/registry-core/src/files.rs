@@ -214,16 +214,18 @@ pub fn sync_directory(directory: SubDir<'_>) -> std::result::Result<(), Errno> {
 
 /// Removes `name`; `Ok(false)` when it was already gone.
 /// A directory is never removed (roster never makes one there): `Ok(false)`.
-pub fn remove_entry(roster: &RosterDir, directory: SubDir<'_>, name: &(impl AsRef<OsStr> + ?Sized)) -> Result<bool> {
+pub fn remove_entry(
+    roster: &RosterDir,
+    directory: SubDir<'_>,
+    name: &(impl AsRef<OsStr> + ?Sized),
+) -> Result<bool> {
     let name = name.as_ref();
     match unlinkat(directory.fd, name, UnlinkatFlags::NoRemoveDir) {
         Ok(()) => Ok(true),
         Err(Errno::ENOENT | Errno::EISDIR) => Ok(false),
-        Err(errno) => Err(Error::io(
-            "remove",
-            roster.entry_path(directory, &name.to_string_lossy()),
-            errno.into(),
-        )),
+        Err(errno) => {
+            Err(Error::io("remove", roster.entry_path(directory, &name.to_string_lossy()), errno.into()))
+        }
     }
 }
 

@@ -30,8 +30,8 @@ pub use prune::{
     remove_session_row,
 };
 pub use record::{
-    AgentName, Parsed, RECORD_FORMAT, Record, SessionId, SocketRecord, parse_record, pid_of_file_name,
-    record_file_name, same_owner,
+    AgentName, FormatProblem, Parsed, RECORD_FORMAT, Record, SessionId, SocketRecord, check_session_pid,
+    parse_record, parse_versioned, pid_of_file_name, record_file_name, same_owner,
 };
 pub use register::{REAP_EXAMINE, REAP_REMOVE, Registered, Registration, register};
 pub use session_index::{INDEX_PREFIX, index_entry_name, indexed_holder};

@@ -8,7 +8,9 @@ use owner_liveness::{Liveness, Pid};
 
 use crate::directory::{RosterDir, SubDir};
 use crate::error::Result;
-use crate::files::{FileStamp, RegistryLock, TEMP_PREFIX, entry_mtime, entry_stamp, list_names, remove_entry};
+use crate::files::{
+    FileStamp, RegistryLock, TEMP_PREFIX, entry_mtime, entry_stamp, list_names, remove_entry,
+};
 use crate::record::{SessionId, record_file_name};
 use crate::session_index::remove_index_if_pointing_at;
 use crate::session_row::{SessionRow, non_utf8_name_row, read_session_row, read_stamped_session_row};

@@ -128,47 +128,67 @@ pub fn pid_of_file_name(name: &str) -> Option<Pid> {
     Pid::parse_canonical(digits, u32::MAX).ok()
 }
 
+/// Why a roster file's bytes are not a value of the format this roster
+/// understands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FormatProblem {
+    Malformed(String),
+    /// Written by a newer roster (`format` above ours).
+    Unsupported(u64),
+}
+
+/// The first step of parsing every roster file (records, consent markers):
+/// UTF-8, a JSON object, a `format` key between 1 and `supported`, then a
+/// strict parse into `T` (serde refuses duplicate keys and wrong types).
+pub fn parse_versioned<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    supported: u64,
+) -> Result<T, FormatProblem> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|error| FormatProblem::Malformed(format!("not UTF-8: {error}")))?;
+    let format = match serde_json::from_str::<FormatOnly>(text) {
+        Ok(FormatOnly { format: Some(value) }) => value,
+        Ok(FormatOnly { format: None }) => return Err(FormatProblem::Malformed("no \"format\" key".into())),
+        Err(error) => return Err(FormatProblem::Malformed(format!("not a JSON object: {error}"))),
+    };
+    let Some(format) = format.as_u64() else {
+        return Err(FormatProblem::Malformed(format!("\"format\" is {format}, not a positive integer")));
+    };
+    if format > supported {
+        return Err(FormatProblem::Unsupported(format));
+    }
+    if format < 1 {
+        return Err(FormatProblem::Malformed(format!("\"format\" is {format}; the lowest format is 1")));
+    }
+    serde_json::from_str(text).map_err(|error| FormatProblem::Malformed(error.to_string()))
+}
+
+/// A file's `session_pid` must be non-zero and equal the pid in its name.
+pub fn check_session_pid(session_pid: u32, file_pid: Pid) -> Result<(), String> {
+    if session_pid == 0 {
+        return Err("session_pid is 0".into());
+    }
+    if session_pid != file_pid.get() {
+        return Err(format!("session_pid {session_pid} does not match the file name {file_pid}.json"));
+    }
+    Ok(())
+}
+
 /// Parses a record file's bytes strictly (SPEC §3), checking the pid
 /// against the file name's.
 pub fn parse_record(bytes: &[u8], file_pid: Pid) -> Parsed {
-    let text = match std::str::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(error) => return Parsed::Malformed(format!("not UTF-8: {error}")),
-    };
-    let format = match serde_json::from_str::<FormatOnly>(text) {
-        Ok(FormatOnly { format: Some(value) }) => value,
-        Ok(FormatOnly { format: None }) => return Parsed::Malformed("no \"format\" key".into()),
-        Err(error) => return Parsed::Malformed(format!("not a JSON object: {error}")),
-    };
-    let Some(format) = format.as_u64() else {
-        return Parsed::Malformed(format!("\"format\" is {format}, not a positive integer"));
-    };
-    if format > RECORD_FORMAT {
-        return Parsed::UnsupportedFormat(format);
-    }
-    if format < RECORD_FORMAT {
-        return Parsed::Malformed(format!("\"format\" is {format}; the lowest format is 1"));
-    }
-    let record: Record = match serde_json::from_str(text) {
-        Ok(record) => record,
-        Err(error) => return Parsed::Malformed(error.to_string()),
-    };
-    match validate(&record, file_pid) {
-        Ok(()) => Parsed::Record(Box::new(record)),
-        Err(problem) => Parsed::Malformed(problem),
+    match parse_versioned::<Record>(bytes, RECORD_FORMAT) {
+        Ok(record) => match validate(&record, file_pid) {
+            Ok(()) => Parsed::Record(Box::new(record)),
+            Err(problem) => Parsed::Malformed(problem),
+        },
+        Err(FormatProblem::Malformed(problem)) => Parsed::Malformed(problem),
+        Err(FormatProblem::Unsupported(format)) => Parsed::UnsupportedFormat(format),
     }
 }
 
 fn validate(record: &Record, file_pid: Pid) -> Result<(), String> {
-    if record.session_pid == 0 {
-        return Err("session_pid is 0".into());
-    }
-    if record.session_pid != file_pid.get() {
-        return Err(format!(
-            "session_pid {} does not match the file name {file_pid}.json",
-            record.session_pid
-        ));
-    }
+    check_session_pid(record.session_pid, file_pid)?;
     if Timestamp::parse(&record.registered_at).is_none() {
         return Err(format!("registered_at {:?} is not an RFC 3339 time", record.registered_at));
     }

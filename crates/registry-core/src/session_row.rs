@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use owner_liveness::{
-    LinuxFacts, LinuxProcess, Liveness, Namespaces, OpenProcessError, Pid, SocketIdentity, SystemFacts, Verdict,
-    judge, own_namespaces, read_boot_id,
+    LinuxFacts, LinuxProcess, Liveness, Namespaces, OpenProcessError, Pid, SocketIdentity, SystemFacts,
+    Verdict, judge, own_namespaces, read_boot_id,
 };
 
 use crate::directory::RosterDir;
@@ -69,7 +69,10 @@ pub fn read_session_row(roster: &RosterDir, file_name: &str) -> Option<SessionRo
 
 /// `read_session_row`, also returning the stamp of the file the record was
 /// read from (`None` for an entry that could not be read).
-pub(crate) fn read_stamped_session_row(roster: &RosterDir, file_name: &str) -> Option<(SessionRow, Option<FileStamp>)> {
+pub(crate) fn read_stamped_session_row(
+    roster: &RosterDir,
+    file_name: &str,
+) -> Option<(SessionRow, Option<FileStamp>)> {
     if file_name.starts_with('.') {
         return None;
     }
@@ -176,7 +179,8 @@ pub fn non_utf8_name_row(roster: &RosterDir, name: &std::ffi::OsStr) -> SessionR
         record: None,
         verdict: Verdict { liveness: Liveness::Unknown, reason: format!("malformed: {detail}") },
         problem: Some(Problem { kind: ProblemKind::Malformed, detail }),
-        registered_at: crate::files::entry_mtime(roster.sessions(), name).unwrap_or(Timestamp::from_unix_nanos(0)),
+        registered_at: crate::files::entry_mtime(roster.sessions(), name)
+            .unwrap_or(Timestamp::from_unix_nanos(0)),
     }
 }
 
