@@ -20,6 +20,10 @@ use registry_core::{PruneOptions, PruneReport, SessionRow, prune_sessions, remov
 
 const TOOL: &str = "roster-prune";
 
+/// The session-end reason with which a harness (Claude Code) announces a
+/// `/clear`: a new session in the same owner, not an ended owner.
+const SESSION_END_REASON_CLEAR: &str = "clear";
+
 /// Remove roster records whose sessions are provably gone
 #[derive(Debug, Parser)]
 #[command(
@@ -127,18 +131,43 @@ fn prune_all(args: &PruneArgs, older_than: Option<Duration>) -> anyhow::Result<O
 }
 
 fn prune_current(args: &PruneArgs) -> anyhow::Result<Outcome> {
-    if let Some(value) = &args.hook {
-        HookTarget::parse(value).ok_or_else(|| {
-            BadInput(format!("--hook {value:?} is not a harness; use auto or a harness name"))
-        })?;
-        // The payload tells nothing prune needs (the owner comes from the
-        // process tree), but it must be read so the harness's write never
-        // blocks, and a broken one is worth a line in the log.
-        let bytes = read_payload(std::io::stdin().as_fd(), MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE)?;
-        parse_payload(&bytes)?;
+    // In hook mode the payload tells nothing prune needs to find the record
+    // (the owner comes from the process tree), so a broken payload does not
+    // keep a finished session's record alive: it is removed, and the
+    // payload's fault is reported (and logged) afterwards.
+    let payload = match &args.hook {
+        Some(value) => {
+            HookTarget::parse(value).ok_or_else(|| {
+                BadInput(format!("--hook {value:?} is not a harness; use auto or a harness name"))
+            })?;
+            Some(
+                read_payload(std::io::stdin().as_fd(), MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE)
+                    .and_then(|bytes| parse_payload(&bytes)),
+            )
+        }
+        None => None,
+    };
+    let report = PruneReport::default();
+    // `/clear` ends a harness's session but not its owner: the session start
+    // that follows refreshes the same record with the new session id, and
+    // removing it in between would lose its `registered_at`.
+    if let Some(Ok(payload)) = &payload
+        && payload.reason.as_deref() == Some(SESSION_END_REASON_CLEAR)
+    {
+        return Ok(Outcome { report, consent_removed: 0 });
     }
+    let outcome = remove_calling_session(args, report)?;
+    if let Some(Err(error)) = payload {
+        return Err(
+            anyhow::Error::new(error).context("the session's record was removed, but its hook payload")
+        );
+    }
+    Ok(outcome)
+}
+
+/// Removes the calling session's record and consent marker, alive or not.
+fn remove_calling_session(args: &PruneArgs, mut report: PruneReport) -> anyhow::Result<Outcome> {
     let owner = resolve_calling_owner(args.pid.as_deref())?;
-    let mut report = PruneReport::default();
     let Some(roster) = open_roster_for_reading(&args.common)? else {
         return Ok(Outcome { report, consent_removed: 0 });
     };
