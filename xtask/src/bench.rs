@@ -43,6 +43,9 @@ const REGISTER_GROWTH_LIMIT: f64 = 1.3;
 const LIST_VERSUS_CAT_LIMIT: f64 = 3.0;
 const PRUNE_VERSUS_RM_LIMIT: f64 = 4.0;
 
+/// Registrations are timed this many times more often than the rest.
+const REGISTER_RUNS_FACTOR: usize = 4;
+
 /// Concurrent writers of the contention figure.
 const CONTENDING_WRITERS: usize = 8;
 
@@ -86,7 +89,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let owners = OwnerPool::fork(largest)?;
     let identities = capture_identities(&owners)?;
     // Owners registered during the timed runs, one per run and mode.
-    let registrants = OwnerPool::fork(2 * (runs + 1))?;
+    let registrants = OwnerPool::fork(2 * (runs * REGISTER_RUNS_FACTOR + 1))?;
 
     let mut figures = Vec::new();
     let live = bench.seed_live_registries(&identities)?;
@@ -105,6 +108,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         ratios: ratio_checks(&figures, largest),
         sizes,
         runs,
+        register_runs: runs * REGISTER_RUNS_FACTOR,
         quick,
         figures,
         contention,
@@ -185,7 +189,8 @@ impl Bench {
         let mut list_samples = vec![Samples::default(); self.sizes.len()];
         let mut cat_samples = vec![Samples::default(); self.sizes.len()];
         for round in 0..=self.runs {
-            for (index, &size) in self.sizes.iter().enumerate() {
+            for index in rotated(self.sizes.len(), round) {
+                let size = self.sizes[index];
                 let registry = live.get(size);
                 let list = self.list_invocation(registry).time_once()?;
                 // `cat` without arguments would read stdin: no figure at 0.
@@ -257,18 +262,25 @@ impl Bench {
     }
 
     /// Each round registers a fresh owner (a session start, not a refresh)
-    /// in every registry, first by flags, then as a hook.
+    /// in every registry, first by flags, then as a hook. A registration
+    /// takes a few milliseconds, so it gets `REGISTER_RUNS_FACTOR` times the
+    /// runs: its ratio bound is the tightest, and a few milliseconds of
+    /// another process's disk flush weigh more on it.
     fn measure_register(&self, live: &LiveRegistries, registrants: &OwnerPool) -> anyhow::Result<Vec<Figure>> {
         progress("timing roster-register, by flags and as a claude-code hook");
+        let rounds = self.register_rounds();
         let identities = capture_identities(registrants)?;
-        let (flag_owners, hook_owners) = identities.split_at(self.runs + 1);
+        let (flag_owners, hook_owners) = identities.split_at(rounds + 1);
         let mut flag_samples = vec![Samples::default(); self.sizes.len()];
         let mut hook_samples = vec![Samples::default(); self.sizes.len()];
         let mut hook_reproduce = vec![String::new(); self.sizes.len()];
         let mut flag_reproduce = vec![String::new(); self.sizes.len()];
-        for round in 0..=self.runs {
+        for round in 0..=rounds {
             let payload = self.write_hook_payload(&hook_owners[round], round)?;
-            for (index, &size) in self.sizes.iter().enumerate() {
+            // Rotating the order keeps any one size from always running
+            // right after another's directory fsync.
+            for index in rotated(self.sizes.len(), round) {
+                let size = self.sizes[index];
                 let registry = live.get(size);
                 let by_flags = self.register_invocation(registry, &flag_owners[round], round);
                 let as_hook = self.hook_register_invocation(registry, &hook_owners[round], &payload);
@@ -304,6 +316,10 @@ impl Bench {
             });
         }
         Ok(figures)
+    }
+
+    fn register_rounds(&self) -> usize {
+        self.runs * REGISTER_RUNS_FACTOR
     }
 
     fn measure_true(&self) -> anyhow::Result<Figure> {
@@ -408,8 +424,8 @@ impl Bench {
                     prune_samples[index].push(prune_time);
                     rm_samples[index].push(rm_time);
                 }
-                prune_reproduce[index] = format!("{}   # after seeding dead records again", prune.shell_line());
-                rm_reproduce[index] = format!("{}   # after seeding dead records again", rm.shell_line());
+                prune_reproduce[index] = prune.shell_line();
+                rm_reproduce[index] = rm.shell_line();
             }
         }
         let mut figures = Vec::new();
@@ -429,6 +445,11 @@ impl Bench {
         }
         Ok(figures)
     }
+}
+
+/// `0..count`, starting at `round % count`.
+fn rotated(count: usize, round: usize) -> impl Iterator<Item = usize> {
+    (0..count).map(move |offset| (round + offset) % count)
 }
 
 /// Empties `sessions/` and writes one record per identity.
@@ -489,19 +510,18 @@ fn ratio_checks(figures: &[Figure], largest: usize) -> Vec<RatioCheck> {
 
 fn print_reproduction(report: &BenchReport) {
     let hyperfine = find_on_path("hyperfine").is_ok();
-    println!("reproduce any figure with public tools (the directories are removed when the bench ends;");
-    println!("seed a registry of your own with `roster-register --pid PID` for each of N live processes):");
+    println!("reproduce a figure with public tools: `/usr/bin/time -v sh -c '<line>'`, or");
+    if hyperfine {
+        println!("`hyperfine --warmup 1 '<line>' '<other line>'` to compare two; lines of the last round:");
+    } else {
+        println!("`hyperfine --warmup 1 '<line>' '<other line>'` (not installed here) to compare two; lines of the last round:");
+    }
     for figure in &report.figures {
         let size = figure.records.map(|records| format!(", {} records", thousands(records))).unwrap_or_default();
-        println!("  {}{size}:", figure.name);
-        println!("    /usr/bin/time -v sh -c '{}'", figure.reproduce.replace('\'', r"'\''"));
-        if hyperfine {
-            println!("    hyperfine --warmup 1 --runs {} '{}'", report.runs, figure.reproduce.replace('\'', r"'\''"));
-        }
+        println!("  {}{size}: {}", figure.name, figure.reproduce);
     }
-    if !hyperfine {
-        println!("  (hyperfine is not installed; `cargo install hyperfine` adds medians and spreads to the above)");
-    }
+    println!("(the bench's directories and owners are gone when it ends: seed a registry of your own with");
+    println!("`roster-register --pid PID` for each of N live processes; prune and rm need dead records seeded anew)");
 }
 
 fn save_json(report: &BenchReport) -> anyhow::Result<PathBuf> {

@@ -6,6 +6,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use serde::Serialize;
+
 use owner_liveness::{
     LinuxFacts, LinuxProcess, Liveness, Namespaces, OpenProcessError, Pid, SocketIdentity, SystemFacts,
     Verdict, judge, own_namespaces, read_boot_id,
@@ -13,7 +15,7 @@ use owner_liveness::{
 
 use crate::directory::RosterDir;
 use crate::files::{FileStamp, ReadProblem, read_stamped_entry};
-use crate::record::{Parsed, Record, parse_record, pid_of_file_name};
+use crate::record::{Parsed, Record, SocketRecord, parse_record, pid_of_file_name};
 use crate::timestamp::Timestamp;
 
 /// The kinds of entry that are listed but not believed.
@@ -214,32 +216,148 @@ pub const ROW_KEYS: [&str; 25] = [
     "path",
 ];
 
+/// A row as the JSON contract has it (SPEC §6.2), borrowed from the row:
+/// every key of `ROW_KEYS` in order, `null` where absent. Serializing it
+/// writes the JSON without building a `serde_json::Value` first, which
+/// was most of the user time of listing ten thousand rows.
+#[derive(Debug, Serialize)]
+pub struct RowJson<'a> {
+    format: Option<u64>,
+    session_pid: Option<u32>,
+    session_pid_source: Option<&'a str>,
+    session_pid_verified: Option<bool>,
+    owner_uid: Option<u32>,
+    start_ticks: Option<u64>,
+    pidfs_ino: Option<u64>,
+    boot_id: Option<&'a str>,
+    pid_ns: Option<u64>,
+    time_ns: Option<u64>,
+    harness: Option<&'a str>,
+    harness_version: Option<&'a str>,
+    agent: Option<&'a str>,
+    session_id: Option<&'a str>,
+    transcript_path: Option<&'a str>,
+    socket: Option<&'a SocketRecord>,
+    cwd: Option<&'a str>,
+    registrar_pid: Option<u32>,
+    registered_at: String,
+    refreshed_at: Option<&'a str>,
+    liveness: &'static str,
+    liveness_reason: &'a str,
+    problem: Option<&'static str>,
+    consent: &'a str,
+    path: std::borrow::Cow<'a, str>,
+}
+
 impl SessionRow {
     /// The row as the JSON contract has it: every key present, `null`
     /// where absent. `consent` is the live marker state the caller found.
     pub fn to_json(&self, consent: &str) -> serde_json::Value {
-        let record =
-            self.record.as_ref().map(|record| serde_json::to_value(record).expect("records serialize"));
-        let mut row = serde_json::Map::new();
-        for key in ROW_KEYS {
-            let value = match key {
-                "session_pid" => self.pid.map_or(serde_json::Value::Null, |pid| pid.get().into()),
-                "registered_at" => self.registered_at.to_string().into(),
-                "liveness" => self.verdict.liveness.as_str().into(),
-                "liveness_reason" => self.verdict.reason.clone().into(),
-                "problem" => self
-                    .problem
-                    .as_ref()
-                    .map_or(serde_json::Value::Null, |problem| problem.kind.as_str().into()),
-                "consent" => consent.into(),
-                "path" => self.path.to_string_lossy().into_owned().into(),
-                _ => record
-                    .as_ref()
-                    .and_then(|record| record.get(key).cloned())
-                    .unwrap_or(serde_json::Value::Null),
-            };
-            row.insert(key.to_owned(), value);
+        serde_json::to_value(self.json_view(consent)).expect("rows serialize")
+    }
+
+    /// What `to_json` returns, as a value to serialize directly.
+    pub fn json_view<'a>(&'a self, consent: &'a str) -> RowJson<'a> {
+        let record = self.record.as_ref();
+        RowJson {
+            format: record.map(|record| record.format),
+            session_pid: self.pid.map(Pid::get),
+            session_pid_source: record.map(|record| record.session_pid_source.as_str()),
+            session_pid_verified: record.map(|record| record.session_pid_verified),
+            owner_uid: record.map(|record| record.owner_uid),
+            start_ticks: record.map(|record| record.start_ticks),
+            pidfs_ino: record.and_then(|record| record.pidfs_ino),
+            boot_id: record.map(|record| record.boot_id.as_str()),
+            pid_ns: record.map(|record| record.pid_ns),
+            time_ns: record.map(|record| record.time_ns),
+            harness: record.map(|record| record.harness.as_str()),
+            harness_version: record.and_then(|record| record.harness_version.as_deref()),
+            agent: record.and_then(|record| record.agent.as_deref()),
+            session_id: record.and_then(|record| record.session_id.as_deref()),
+            transcript_path: record.and_then(|record| record.transcript_path.as_deref()),
+            socket: record.and_then(|record| record.socket.as_ref()),
+            cwd: record.map(|record| record.cwd.as_str()),
+            registrar_pid: record.map(|record| record.registrar_pid),
+            registered_at: self.registered_at.to_string(),
+            refreshed_at: record.map(|record| record.refreshed_at.as_str()),
+            liveness: self.verdict.liveness.as_str(),
+            liveness_reason: &self.verdict.reason,
+            problem: self.problem.as_ref().map(|problem| problem.kind.as_str()),
+            consent,
+            path: self.path.to_string_lossy(),
         }
-        serde_json::Value::Object(row)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record() -> Record {
+        Record {
+            format: 1,
+            session_pid: 4242,
+            session_pid_source: "ancestor".into(),
+            session_pid_verified: true,
+            owner_uid: 1000,
+            start_ticks: 870,
+            pidfs_ino: None,
+            boot_id: "0f0e0d0c-0b0a-0908-0706-050403020100".into(),
+            pid_ns: 4026531836,
+            time_ns: 4026531834,
+            harness: "claude-code".into(),
+            harness_version: None,
+            agent: Some("wren".into()),
+            session_id: Some("7c660e54-2e19-4577-b46a-16f46484eaf4".into()),
+            transcript_path: None,
+            socket: Some(SocketRecord { path: "/run/s.sock".into(), dev: 1, ino: 2, mtime_ns: 3 }),
+            cwd: "/home/dev/src/app".into(),
+            registrar_pid: 4300,
+            registered_at: "2026-11-30T02:03:05.123456789Z".into(),
+            refreshed_at: "2026-11-30T03:03:05.123456789+01:00".into(),
+        }
+    }
+
+    fn row(record: Option<Record>, problem: Option<Problem>) -> SessionRow {
+        SessionRow {
+            file_name: "4242.json".into(),
+            path: PathBuf::from("/roster/sessions/4242.json"),
+            pid: Pid::new(4242),
+            registered_at: Timestamp::parse("2026-11-30T02:03:05.123456789Z").unwrap(),
+            record,
+            problem,
+            verdict: Verdict { liveness: Liveness::Alive, reason: "pid 4242 running".into() },
+        }
+    }
+
+    #[test]
+    fn json_rows_carry_every_key_in_order_with_record_values_as_written() {
+        let json = row(Some(record()), None).to_json("armed");
+        let object = json.as_object().unwrap();
+        assert_eq!(object.keys().map(String::as_str).collect::<Vec<_>>(), ROW_KEYS);
+        let written = serde_json::to_value(record()).unwrap();
+        for (key, value) in written.as_object().unwrap() {
+            assert_eq!(&object[key], value, "{key}");
+        }
+        for absent in ["pidfs_ino", "harness_version", "transcript_path", "problem"] {
+            assert_eq!(object[absent], serde_json::Value::Null, "{absent}");
+        }
+        assert_eq!(object["consent"], "armed");
+        assert_eq!(object["liveness"], "alive");
+        assert_eq!(object["path"], "/roster/sessions/4242.json");
+    }
+
+    #[test]
+    fn problem_rows_carry_every_key_with_nulls_for_the_record() {
+        let problem = Problem { kind: ProblemKind::Malformed, detail: "not JSON".into() };
+        let json = row(None, Some(problem)).to_json("none");
+        let object = json.as_object().unwrap();
+        assert_eq!(object.keys().map(String::as_str).collect::<Vec<_>>(), ROW_KEYS);
+        assert_eq!(object["problem"], "malformed");
+        assert_eq!(object["session_pid"], 4242);
+        assert_eq!(object["registered_at"], "2026-11-30T02:03:05.123456789Z");
+        for absent in ["format", "boot_id", "cwd", "agent", "socket"] {
+            assert_eq!(object[absent], serde_json::Value::Null, "{absent}");
+        }
     }
 }

@@ -110,8 +110,8 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     match args.common.output_format() {
         OutputFormat::Json => {
-            let rows: Vec<serde_json::Value> =
-                listing.rows.iter().zip(&consents).map(|(row, consent)| row.to_json(consent)).collect();
+            let rows: Vec<registry_core::RowJson<'_>> =
+                listing.rows.iter().zip(&consents).map(|(row, consent)| row.json_view(consent)).collect();
             serde_json::to_writer_pretty(&mut out, &rows)?;
             writeln!(out)?;
         }
