@@ -441,8 +441,9 @@ proptest! {
 // its record flip-flopped between the two harness names.
 #[test]
 fn a_claude_code_hook_carrying_cursor_keys_is_cursor() {
-    let payload = parse_payload(br#"{"conversation_id":"c1","cursor_version":"1.7.2","workspace_roots":["/w"]}"#)
-        .unwrap();
+    let payload =
+        parse_payload(br#"{"conversation_id":"c1","cursor_version":"1.7.2","workspace_roots":["/w"]}"#)
+            .unwrap();
     let env = |_: &str| None;
     let named = HookTarget::Named(Harness::ClaudeCode);
     assert_eq!(detect_hook_harness(named, &payload, &[], &env), Some(Harness::CursorAgent));
