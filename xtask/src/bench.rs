@@ -70,7 +70,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let registrations_per_writer = if quick { 50 } else { 500 };
 
     let binaries = build_binaries(Profile::Release)?;
-    let scratch_holder = tempfile::Builder::new().prefix("roster-bench-").tempdir().context("create a scratch directory")?;
+    let scratch_holder =
+        tempfile::Builder::new().prefix("roster-bench-").tempdir().context("create a scratch directory")?;
     let scratch = scratch_holder.path().to_owned();
     let work_directory = scratch.join("work");
     std::fs::create_dir(&work_directory)?;
@@ -224,7 +225,12 @@ impl Bench {
         Ok(figures)
     }
 
-    fn register_invocation(&self, registry: &SeededRegistry, identity: &OwnerIdentity, round: usize) -> Invocation {
+    fn register_invocation(
+        &self,
+        registry: &SeededRegistry,
+        identity: &OwnerIdentity,
+        round: usize,
+    ) -> Invocation {
         Invocation::new(self.tool("roster-register"))
             .arg("--dir")
             .arg(&registry.root)
@@ -252,7 +258,12 @@ impl Bench {
         Ok(path)
     }
 
-    fn hook_register_invocation(&self, registry: &SeededRegistry, identity: &OwnerIdentity, payload: &Path) -> Invocation {
+    fn hook_register_invocation(
+        &self,
+        registry: &SeededRegistry,
+        identity: &OwnerIdentity,
+        payload: &Path,
+    ) -> Invocation {
         Invocation::new(self.tool("roster-register"))
             .args(["--hook", "claude-code", "--dir"])
             .arg(&registry.root)
@@ -266,7 +277,11 @@ impl Bench {
     /// takes a few milliseconds, so it gets `REGISTER_RUNS_FACTOR` times the
     /// runs: its ratio bound is the tightest, and a few milliseconds of
     /// another process's disk flush weigh more on it.
-    fn measure_register(&self, live: &LiveRegistries, registrants: &OwnerPool) -> anyhow::Result<Vec<Figure>> {
+    fn measure_register(
+        &self,
+        live: &LiveRegistries,
+        registrants: &OwnerPool,
+    ) -> anyhow::Result<Vec<Figure>> {
         progress("timing roster-register, by flags and as a claude-code hook");
         let rounds = self.register_rounds();
         let identities = capture_identities(registrants)?;
@@ -290,7 +305,11 @@ impl Bench {
                 // fails, so check that the record is really there.
                 let record = registry.sessions.join(format!("{}.json", hook_owners[round].pid));
                 if !record.is_file() {
-                    bail!("`{}` wrote no record; see {}/hook-errors.log", as_hook.shell_line(), registry.root.display());
+                    bail!(
+                        "`{}` wrote no record; see {}/hook-errors.log",
+                        as_hook.shell_line(),
+                        registry.root.display()
+                    );
                 }
                 if round > 0 {
                     flag_samples[index].push(flag_time);
@@ -340,8 +359,8 @@ impl Bench {
     fn measure_contention(&self, owners: &OwnerPool, per_writer: usize) -> anyhow::Result<Contention> {
         progress(&format!("timing {CONTENDING_WRITERS} concurrent writers × {per_writer} registrations"));
         let total = CONTENDING_WRITERS * per_writer;
-        if owners.len() < total {
-            bail!("{total} contended registrations need as many owners, only {} forked", owners.len());
+        if owners.count() < total {
+            bail!("{total} contended registrations need as many owners, only {} forked", owners.count());
         }
         let registry = SeededRegistry::create(&self.scratch.join("contention"))?;
         let owner_pids: Vec<String> = (0..total).map(|index| owners.get(index).to_string()).collect();
@@ -349,21 +368,23 @@ impl Bench {
         let failures = Mutex::new(Vec::new());
         let started = Instant::now();
         std::thread::scope(|scope| {
-            for writer in 0..CONTENDING_WRITERS {
-                let (registry, owner_pids, latencies, failures) = (&registry, &owner_pids, &latencies, &failures);
+            for (writer, pids) in owner_pids.chunks(per_writer).enumerate() {
+                let (registry, latencies, failures) = (&registry, &latencies, &failures);
                 scope.spawn(move || {
-                    for index in writer * per_writer..(writer + 1) * per_writer {
+                    for (index, pid) in pids.iter().enumerate() {
                         let invocation = Invocation::new(self.tool("roster-register"))
                             .arg("--dir")
                             .arg(&registry.root)
-                            .args(["--pid", &owner_pids[index], "--harness", "claude-code", "--session-id"])
-                            .arg(format!("contention-{index}"))
+                            .args(["--pid", pid, "--harness", "claude-code", "--session-id"])
+                            .arg(format!("contention-{writer}-{index}"))
                             .arg("--cwd")
                             .arg(&self.work_directory)
                             .arg("--quiet");
                         match invocation.time_once() {
                             Ok(elapsed) => latencies.lock().expect("no writer panics").push(elapsed),
-                            Err(error) => failures.lock().expect("no writer panics").push(format!("{error:#}")),
+                            Err(error) => {
+                                failures.lock().expect("no writer panics").push(format!("{error:#}"))
+                            }
                         }
                     }
                 });
@@ -514,20 +535,26 @@ fn print_reproduction(report: &BenchReport) {
     if hyperfine {
         println!("`hyperfine --warmup 1 '<line>' '<other line>'` to compare two; lines of the last round:");
     } else {
-        println!("`hyperfine --warmup 1 '<line>' '<other line>'` (not installed here) to compare two; lines of the last round:");
+        println!(
+            "`hyperfine --warmup 1 '<line>' '<other line>'` (not installed here) to compare two; lines of the last round:"
+        );
     }
     for figure in &report.figures {
-        let size = figure.records.map(|records| format!(", {} records", thousands(records))).unwrap_or_default();
+        let size =
+            figure.records.map(|records| format!(", {} records", thousands(records))).unwrap_or_default();
         println!("  {}{size}: {}", figure.name, figure.reproduce);
     }
     println!("(the bench's directories and owners are gone when it ends: seed a registry of your own with");
-    println!("`roster-register --pid PID` for each of N live processes; prune and rm need dead records seeded anew)");
+    println!(
+        "`roster-register --pid PID` for each of N live processes; prune and rm need dead records seeded anew)"
+    );
 }
 
 fn save_json(report: &BenchReport) -> anyhow::Result<PathBuf> {
     let directory = target_directory()?.join("bench");
     std::fs::create_dir_all(&directory).with_context(|| format!("create {}", directory.display()))?;
-    let seconds = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs();
+    let seconds =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs();
     let bytes = serde_json::to_vec_pretty(&report.to_json())?;
     let path = directory.join(format!("bench-{seconds}.json"));
     std::fs::write(&path, &bytes).with_context(|| format!("write {}", path.display()))?;

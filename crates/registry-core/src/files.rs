@@ -91,12 +91,39 @@ pub(crate) fn read_stamped_entry(
     directory: SubDir<'_>,
     name: &str,
 ) -> std::result::Result<(EntryContents, FileStamp), ReadProblem> {
+    // Readers take no lock, so a writer may replace or remove the name
+    // between the stat and the open, or right after the open. That is the
+    // registry working, not an entry to distrust: look again, a few times.
+    for _ in 0..READ_ATTEMPTS {
+        match read_entry_once(directory, name)? {
+            Some(read) => return Ok(read),
+            None => continue,
+        }
+    }
+    let mtime = entry_mtime(directory, name.as_ref());
+    Err(ReadProblem::Untrusted { reason: "kept being replaced while being read".into(), mtime })
+}
+
+/// How often a read starts over when a writer replaced the entry under it.
+const READ_ATTEMPTS: usize = 4;
+
+/// One attempt of `read_stamped_entry`; `None` when the name was replaced or
+/// removed while it was being opened, and the read should start over.
+fn read_entry_once(
+    directory: SubDir<'_>,
+    name: &str,
+) -> std::result::Result<Option<(EntryContents, FileStamp)>, ReadProblem> {
     let before = match fstatat(directory.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
         Ok(stat) => stat,
         Err(Errno::ENOENT) => return Err(ReadProblem::Missing),
         Err(errno) => return Err(ReadProblem::Failed(format!("stat: {}", errno.desc()))),
     };
     let mtime = Some(stat_mtime(&before));
+    // No link left: the name was looked up, then replaced or removed before
+    // the stat read the inode.
+    if before.st_nlink == 0 {
+        return Ok(None);
+    }
     if let Some(reason) = untrusted_reason(&before) {
         return Err(ReadProblem::Untrusted { reason, mtime });
     }
@@ -108,8 +135,10 @@ pub(crate) fn read_stamped_entry(
         Err(errno) => return Err(ReadProblem::Failed(format!("open: {}", errno.desc()))),
     };
     let after = fstat(&fd).map_err(|errno| ReadProblem::Failed(format!("fstat: {}", errno.desc())))?;
-    if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) {
-        return Err(ReadProblem::Untrusted { reason: "was replaced while being opened".into(), mtime });
+    // Another inode under the name: replaced between the stat and the open.
+    // No link left: replaced or removed right after the open.
+    if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) || after.st_nlink == 0 {
+        return Ok(None);
     }
     if let Some(reason) = untrusted_reason(&after) {
         return Err(ReadProblem::Untrusted { reason, mtime: Some(stat_mtime(&after)) });
@@ -122,7 +151,7 @@ pub(crate) fn read_stamped_entry(
     if bytes.len() as u64 > MAX_ENTRY_BYTES {
         return Err(ReadProblem::Untrusted { reason: "grew past 64 KiB while being read".into(), mtime });
     }
-    Ok((EntryContents { bytes, mtime: stat_mtime(&after) }, FileStamp::of(&after)))
+    Ok(Some((EntryContents { bytes, mtime: stat_mtime(&after) }, FileStamp::of(&after))))
 }
 
 fn untrusted_reason(stat: &nix::sys::stat::FileStat) -> Option<String> {
@@ -365,4 +394,50 @@ pub fn write_hint(directory: SubDir<'_>, name: &str, bytes: &[u8]) -> std::resul
 /// untrusted or unreadable.
 pub fn read_hint(directory: SubDir<'_>, name: &str) -> Option<Vec<u8>> {
     read_entry(directory, name).ok().map(|contents| contents.bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    /// Regression: a reader that lost a race with an atomic replacement
+    /// (the name held a new inode by the time it was opened) or with a
+    /// removal (the opened file had no link left) called a live record
+    /// "untrusted", so `roster-list` showed it as a problem row. Found by
+    /// `cargo xtask soak`. A reader must see the old file, the new one, or
+    /// nothing; never a problem.
+    #[test]
+    fn reads_racing_with_replacements_and_removals_never_see_an_untrusted_entry() {
+        let temp = tempfile::tempdir().unwrap();
+        let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let sessions = roster.sessions();
+                let mut round = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    round += 1;
+                    write_atomically(&roster, sessions, "7.json", format!("{round}").as_bytes()).unwrap();
+                    if round.is_multiple_of(3) {
+                        remove_entry(&roster, sessions, "7.json").unwrap();
+                    }
+                }
+            });
+            let mut problems = Vec::new();
+            for _ in 0..20_000 {
+                match read_entry(roster.sessions(), "7.json") {
+                    Ok(_) | Err(ReadProblem::Missing) => {}
+                    Err(problem) => problems.push(problem),
+                }
+            }
+            stop.store(true, Ordering::Relaxed);
+            assert!(
+                problems.is_empty(),
+                "{} reads saw a problem, e.g. {:?}",
+                problems.len(),
+                problems.first()
+            );
+        });
+    }
 }

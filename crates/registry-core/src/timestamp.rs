@@ -97,7 +97,18 @@ impl Timestamp {
         };
         let days = days_from_civil(year, month, day);
         let seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset_seconds;
-        Some(Timestamp(i128::from(seconds) * 1_000_000_000 + i128::from(nanos)))
+        let stamp = Timestamp(i128::from(seconds) * 1_000_000_000 + i128::from(nanos));
+        // An offset can carry a four-digit year out of RFC 3339's range
+        // (`9999-12-31T23:59:59-23:59` is in the year 10000 in UTC); such a
+        // time could not be written back as roster writes times, in UTC.
+        stamp.is_writable().then_some(stamp)
+    }
+
+    /// Whether the UTC form of this time has a four-digit year, 0000 to 9999.
+    fn is_writable(self) -> bool {
+        let first = i128::from(days_from_civil(0, 1, 1)) * 86_400 * 1_000_000_000;
+        let after_last = i128::from(days_from_civil(10_000, 1, 1)) * 86_400 * 1_000_000_000;
+        (first..after_last).contains(&self.0)
     }
 }
 
@@ -171,6 +182,21 @@ mod tests {
             "2024-02-29T00:00:00.000000000Z"
         );
         assert_eq!(Timestamp::parse("1969-12-31T23:59:59.5Z").unwrap().unix_nanos(), -500_000_000);
+    }
+
+    /// Regression, found by the `timestamp` fuzz target: an offset that
+    /// moves a time out of the years 0000 to 9999 in UTC was accepted, and
+    /// its UTC form (`10000-01-01T23:58:59.999999000Z`), which is what
+    /// `roster-list` shows, did not parse back.
+    #[test]
+    fn offsets_that_leave_the_four_digit_years_are_malformed() {
+        assert_eq!(Timestamp::parse("9999-12-31T23:59:59.999999-23:59"), None);
+        assert_eq!(Timestamp::parse("0000-01-01T00:00:00+00:01"), None);
+        let last = Timestamp::parse("9999-12-31T23:59:59.999999999Z").unwrap();
+        assert_eq!(Timestamp::parse(&last.to_string()), Some(last));
+        let first = Timestamp::parse("0000-01-01T00:00:00Z").unwrap();
+        assert_eq!(Timestamp::parse(&first.to_string()), Some(first));
+        assert!(Timestamp::parse("9999-12-31T23:59:59+00:01").is_some());
     }
 
     #[test]

@@ -1,0 +1,264 @@
+//! The benchmark's results: the table people read, the verdict on each
+//! target of SPEC §9, and the same facts as JSON for later comparison.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::measure::{Samples, milliseconds};
+
+/// One measured figure: a command at one registry size.
+#[derive(Clone, Debug)]
+pub struct Figure {
+    /// Short name, the table's row (`register`, `list --format json`, …).
+    pub name: &'static str,
+    /// Records in the registry; `None` for figures without a registry.
+    pub records: Option<usize>,
+    pub samples: Samples,
+    /// The shell line that reproduces one run.
+    pub reproduce: String,
+}
+
+/// A ratio the SPEC bounds (or only asks to report, `limit: None`).
+#[derive(Clone, Debug)]
+pub struct RatioCheck {
+    pub description: String,
+    pub numerator: Duration,
+    pub denominator: Duration,
+    pub limit: Option<f64>,
+}
+
+/// The concurrent-writers figure.
+#[derive(Clone, Debug)]
+pub struct Contention {
+    pub writers: usize,
+    pub registrations_per_writer: usize,
+    pub succeeded: usize,
+    /// A few of the failures' messages, for the report.
+    pub failures: Vec<String>,
+    pub failed: usize,
+    pub wall: Duration,
+    pub latencies: Samples,
+}
+
+/// Everything one benchmark run found.
+#[derive(Clone, Debug)]
+pub struct BenchReport {
+    pub sizes: Vec<usize>,
+    pub runs: usize,
+    pub register_runs: usize,
+    pub quick: bool,
+    pub figures: Vec<Figure>,
+    pub ratios: Vec<RatioCheck>,
+    pub contention: Contention,
+}
+
+impl RatioCheck {
+    pub fn ratio(&self) -> f64 {
+        if self.denominator.is_zero() {
+            return f64::INFINITY;
+        }
+        self.numerator.as_secs_f64() / self.denominator.as_secs_f64()
+    }
+
+    pub fn met(&self) -> bool {
+        self.limit.is_none_or(|limit| self.ratio() <= limit)
+    }
+}
+
+impl Contention {
+    pub fn throughput_per_second(&self) -> f64 {
+        self.succeeded as f64 / self.wall.as_secs_f64().max(f64::EPSILON)
+    }
+}
+
+impl BenchReport {
+    pub fn figure(&self, name: &str, records: Option<usize>) -> Option<&Figure> {
+        self.figures.iter().find(|figure| figure.name == name && figure.records == records)
+    }
+
+    /// Whether every bounded ratio held and no contended write failed.
+    pub fn all_targets_met(&self) -> bool {
+        self.ratios.iter().all(RatioCheck::met) && self.contention.failed == 0
+    }
+
+    /// The table: one row per command, one column per registry size, each
+    /// cell `median [min–max]` in milliseconds; then the ratios.
+    pub fn render_table(&self) -> String {
+        let mut text = String::new();
+        let _ = writeln!(
+            text,
+            "roster bench: median [min–max] of {} runs ({} for register) after one warm-up, \
+             milliseconds of wall time per process",
+            self.runs, self.register_runs
+        );
+        let mut names: Vec<&'static str> = Vec::new();
+        for figure in &self.figures {
+            if !names.contains(&figure.name) {
+                names.push(figure.name);
+            }
+        }
+        let name_width = names.iter().map(|name| name.chars().count()).max().unwrap_or(0).max(8);
+        const CELL: usize = 24;
+        let _ = write!(text, "{:name_width$}", "");
+        for size in &self.sizes {
+            let _ = write!(text, "  {:>CELL$}", format!("{} records", thousands(*size)));
+        }
+        text.push('\n');
+        for name in names {
+            let _ = write!(text, "{name:name_width$}");
+            let without_registry = self.figure(name, None);
+            for size in &self.sizes {
+                let cell = match (self.figure(name, Some(*size)), without_registry) {
+                    (Some(figure), _) => cell(&figure.samples),
+                    (None, Some(figure)) if *size == self.sizes[0] => cell(&figure.samples),
+                    _ => "-".to_owned(),
+                };
+                let _ = write!(text, "  {cell:>CELL$}");
+            }
+            text.push('\n');
+        }
+        text.push('\n');
+        let description_width =
+            self.ratios.iter().map(|ratio| ratio.description.chars().count()).max().unwrap_or(0);
+        for ratio in &self.ratios {
+            let verdict = match ratio.limit {
+                None => "reported".to_owned(),
+                Some(limit) if self.quick => format!("limit {limit}× (quick run: not judged)"),
+                Some(limit) if ratio.met() => format!("limit {limit}×: met"),
+                Some(limit) => format!("limit {limit}×: MISSED"),
+            };
+            let _ = writeln!(
+                text,
+                "{:description_width$}  {:>7.2}×  ({:.2} / {:.2} ms)  {verdict}",
+                ratio.description,
+                ratio.ratio(),
+                milliseconds(ratio.numerator),
+                milliseconds(ratio.denominator),
+            );
+        }
+        let contention = &self.contention;
+        let _ = writeln!(
+            text,
+            "contention: {} writers × {} registrations: {} ok, {} failed in {:.2} s = {:.0} registrations/s; \
+             latency median {:.2} ms, p99 {:.2} ms, worst wait {:.2} ms",
+            contention.writers,
+            contention.registrations_per_writer,
+            contention.succeeded,
+            contention.failed,
+            contention.wall.as_secs_f64(),
+            contention.throughput_per_second(),
+            milliseconds(contention.latencies.median()),
+            milliseconds(contention.latencies.percentile(0.99)),
+            milliseconds(contention.latencies.max()),
+        );
+        for failure in &contention.failures {
+            let _ = writeln!(text, "  failed: {failure}");
+        }
+        text
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        let figures: Vec<serde_json::Value> = self
+            .figures
+            .iter()
+            .map(|figure| {
+                json!({
+                    "name": figure.name,
+                    "records": figure.records,
+                    "median_ms": milliseconds(figure.samples.median()),
+                    "min_ms": milliseconds(figure.samples.min()),
+                    "max_ms": milliseconds(figure.samples.max()),
+                    "samples_ms": figure.samples.durations.iter().map(|d| milliseconds(*d)).collect::<Vec<_>>(),
+                    "reproduce": figure.reproduce,
+                })
+            })
+            .collect();
+        let ratios: Vec<serde_json::Value> = self
+            .ratios
+            .iter()
+            .map(|ratio| {
+                json!({
+                    "description": ratio.description,
+                    "ratio": ratio.ratio(),
+                    "limit": ratio.limit,
+                    "met": ratio.met(),
+                    "numerator_ms": milliseconds(ratio.numerator),
+                    "denominator_ms": milliseconds(ratio.denominator),
+                })
+            })
+            .collect();
+        let contention = &self.contention;
+        json!({
+            "sizes": self.sizes,
+            "runs": self.runs,
+            "register_runs": self.register_runs,
+            "quick": self.quick,
+            "figures": figures,
+            "ratios": ratios,
+            "contention": {
+                "writers": contention.writers,
+                "registrations_per_writer": contention.registrations_per_writer,
+                "succeeded": contention.succeeded,
+                "failed": contention.failed,
+                "failures": contention.failures,
+                "wall_s": contention.wall.as_secs_f64(),
+                "registrations_per_second": contention.throughput_per_second(),
+                "median_ms": milliseconds(contention.latencies.median()),
+                "p99_ms": milliseconds(contention.latencies.percentile(0.99)),
+                "worst_ms": milliseconds(contention.latencies.max()),
+            },
+            "all_targets_met": self.all_targets_met(),
+        })
+    }
+}
+
+fn cell(samples: &Samples) -> String {
+    format!(
+        "{:.2} [{:.2}–{:.2}]",
+        milliseconds(samples.median()),
+        milliseconds(samples.min()),
+        milliseconds(samples.max())
+    )
+}
+
+/// `10,000` as people write it.
+pub fn thousands(value: usize) -> String {
+    let digits = value.to_string();
+    let mut grouped = String::new();
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    grouped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(10000), "10,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn ratios_judge_against_their_limit() {
+        let check = |numerator: u64, limit: Option<f64>| RatioCheck {
+            description: String::new(),
+            numerator: Duration::from_millis(numerator),
+            denominator: Duration::from_millis(10),
+            limit,
+        };
+        assert!(check(13, Some(1.3)).met());
+        assert!(!check(14, Some(1.3)).met());
+        assert!(check(1000, None).met());
+    }
+}

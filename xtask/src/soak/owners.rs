@@ -1,0 +1,156 @@
+//! Session owners for the soak: real processes that can run
+//! `roster-consent` as their own children, because consent is only ever
+//! given by a verified owner, the caller itself or one of its ancestors
+//! (SPEC §4.1, §6.4). Each owner is this very xtask binary re-executed in
+//! an owner role: it reads one command per line on stdin, runs
+//! `roster-consent <verb> --pid parent`, and answers one line on stdout.
+//! It exits when stdin closes, so an owner never outlives the soak.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use owner_liveness::{OwnerIdentity, Pid, capture_identity};
+
+use super::tools::{Ending, run_tool};
+
+/// The environment variable that puts a re-executed xtask in the owner role.
+pub const OWNER_ROLE_VARIABLE: &str = "ROSTER_SOAK_ROLE";
+const OWNER_ROLE: &str = "owner";
+const CONSENT_BINARY_VARIABLE: &str = "ROSTER_SOAK_CONSENT_BINARY";
+const ROSTER_DIRECTORY_VARIABLE: &str = "ROSTER_SOAK_DIRECTORY";
+
+/// Whether this process was started as a soak owner.
+pub fn running_as_owner() -> bool {
+    std::env::var_os(OWNER_ROLE_VARIABLE).is_some_and(|role| role == OWNER_ROLE)
+}
+
+/// The owner role's main loop; never returns.
+///
+/// A command line is `<verb> <kill-after-microseconds>` (0: no kill); the
+/// answer is `<ending> <code> <first stderr line>` with ending `exit`,
+/// `killed`, `signal` or `hung`.
+pub fn serve_as_owner() -> ! {
+    let consent_binary = std::env::var_os(CONSENT_BINARY_VARIABLE).map(PathBuf::from);
+    let roster_directory = std::env::var_os(ROSTER_DIRECTORY_VARIABLE).map(PathBuf::from);
+    let (Some(consent_binary), Some(roster_directory)) = (consent_binary, roster_directory) else {
+        eprintln!("soak owner: started without {CONSENT_BINARY_VARIABLE} and {ROSTER_DIRECTORY_VARIABLE}");
+        std::process::exit(2);
+    };
+    let stdin = std::io::stdin().lock();
+    let mut stdout = std::io::stdout().lock();
+    for line in stdin.lines() {
+        let Ok(line) = line else { break };
+        let mut words = line.split_whitespace();
+        let (Some(verb), Some(kill_after)) =
+            (words.next(), words.next().and_then(|word| word.parse::<u64>().ok()))
+        else {
+            let _ = writeln!(stdout, "exit 2 soak owner: cannot read the command {line:?}");
+            continue;
+        };
+        let mut command = Command::new(&consent_binary);
+        command
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .args([verb, "--pid", "parent", "--quiet", "--dir"])
+            .arg(&roster_directory);
+        let kill_after = (kill_after > 0).then(|| Duration::from_micros(kill_after));
+        let answer = match run_tool(command, None, kill_after) {
+            Ok(run) => {
+                let (ending, code) = match run.ending {
+                    Ending::Exited(code) => ("exit", code),
+                    Ending::KilledOnPurpose => ("killed", 9),
+                    Ending::Signalled(signal) => ("signal", signal),
+                    Ending::Hung => ("hung", 0),
+                };
+                format!("{ending} {code} {}", run.first_error_line())
+            }
+            Err(error) => format!("exit 125 soak owner: {error:#}"),
+        };
+        if writeln!(stdout, "{}", answer.replace('\n', " ")).and_then(|()| stdout.flush()).is_err() {
+            break;
+        }
+    }
+    std::process::exit(0);
+}
+
+/// The soak's handle on one owner process.
+#[derive(Debug)]
+pub struct SoakOwner {
+    child: Child,
+    commands: ChildStdin,
+    answers: BufReader<ChildStdout>,
+    pub identity: OwnerIdentity,
+}
+
+/// What an owner answered about one consent command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsentAnswer {
+    pub ending: Ending,
+    pub first_error_line: String,
+}
+
+impl SoakOwner {
+    /// Starts an owner: this binary again, in the owner role.
+    pub fn start(consent_binary: &Path, roster_directory: &Path) -> anyhow::Result<SoakOwner> {
+        let executable = std::env::current_exe().context("find the xtask executable")?;
+        let mut child = Command::new(executable)
+            .args(["soak", "0"])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env(OWNER_ROLE_VARIABLE, OWNER_ROLE)
+            .env(CONSENT_BINARY_VARIABLE, consent_binary)
+            .env(ROSTER_DIRECTORY_VARIABLE, roster_directory)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("start an owner process")?;
+        let commands = child.stdin.take().expect("stdin is piped");
+        let answers = BufReader::new(child.stdout.take().expect("stdout is piped"));
+        let pid = Pid::new(child.id()).expect("a child has a non-zero pid");
+        let identity = match capture_identity(pid) {
+            Ok(identity) => identity,
+            Err(error) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                bail!("capture the identity of owner {pid}: {error}");
+            }
+        };
+        Ok(SoakOwner { child, commands, answers, identity })
+    }
+
+    pub fn pid(&self) -> Pid {
+        self.identity.pid
+    }
+
+    /// Has the owner run `roster-consent <verb>`; `None` when the owner is
+    /// gone (killed meanwhile).
+    pub fn consent(&mut self, verb: &str, kill_after: Option<Duration>) -> Option<ConsentAnswer> {
+        let micros = kill_after.map_or(0, |delay| delay.as_micros().max(1) as u64);
+        writeln!(self.commands, "{verb} {micros}").ok()?;
+        self.commands.flush().ok()?;
+        let mut line = String::new();
+        if self.answers.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let mut words = line.trim_end().splitn(3, ' ');
+        let ending = words.next()?;
+        let code: i32 = words.next()?.parse().ok()?;
+        let ending = match ending {
+            "exit" => Ending::Exited(code),
+            "killed" => Ending::KilledOnPurpose,
+            "signal" => Ending::Signalled(code),
+            _ => Ending::Hung,
+        };
+        Some(ConsentAnswer { ending, first_error_line: words.next().unwrap_or("").to_owned() })
+    }
+
+    /// Ends the owner the way a crashed harness ends: SIGKILL, then reaped.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
