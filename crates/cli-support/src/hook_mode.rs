@@ -74,3 +74,26 @@ mod tests {
         check(&["--hook", "codex", "--dir"], None);
     }
 }
+
+/// The entry point of a tool that has a hook mode (`roster-register`,
+/// `roster-prune --current`): parses the flags, then runs `body` under the
+/// hook discipline when `hook_of(&args)` says so, else as a normal tool
+/// whose errors map to exit codes through `lookups`.
+pub fn run_tool_with_hook_mode<Args: clap::Parser>(
+    tool: &str,
+    lookups: &[crate::exit::ErrorLookup],
+    hook_of: impl Fn(&Args) -> Option<&CommonArgs>,
+    body: impl FnOnce(Args) -> anyhow::Result<()>,
+) -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(error) if error.use_stderr() && hook_mode_requested() => {
+            return report_unparsable_hook_invocation(tool, &error);
+        }
+        Err(error) => return crate::exit::run_tool(tool, &[], || Err(error.into())),
+    };
+    if let Some(common) = hook_of(&args).cloned() {
+        return run_hook(tool, &common, || body(args));
+    }
+    crate::exit::run_tool(tool, lookups, || body(args))
+}

@@ -10,11 +10,14 @@ mod exit;
 mod hook_mode;
 mod owner;
 mod roster;
+pub mod testing;
 mod text;
 
 pub use args::{CommonArgs, OutputFormat};
 pub use exit::{BadInput, ErrorLookup, ExitCoded, Refused, exit_code_of, lookup, report_and_exit, run_tool};
-pub use hook_mode::{hook_mode_requested, report_unparsable_hook_invocation, run_hook};
+pub use hook_mode::{
+    hook_mode_requested, report_unparsable_hook_invocation, run_hook, run_tool_with_hook_mode,
+};
 pub use owner::{CallingOwner, process_env, resolve_calling_owner};
 pub use roster::{open_roster_for_reading, open_roster_for_writing, roster_directory_choice};
 pub use text::{

@@ -12,7 +12,7 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use cli_support::{
     BadInput, CommonArgs, OutputFormat, escape_for_terminal, home_relative, open_roster_for_reading,
-    parse_duration, resolve_calling_owner, roster_directory_choice, run_hook, run_tool,
+    parse_duration, resolve_calling_owner, roster_directory_choice,
 };
 use harness::{HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, parse_payload, read_payload};
 use owner_liveness::Liveness;
@@ -85,18 +85,12 @@ pub fn command() -> clap::Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    let args = match PruneArgs::try_parse() {
-        Ok(args) => args,
-        Err(error) if error.use_stderr() && cli_support::hook_mode_requested() => {
-            return cli_support::report_unparsable_hook_invocation(TOOL, &error);
-        }
-        Err(error) => return run_tool(TOOL, &[], || Err(error.into())),
-    };
-    if args.hook.is_some() {
-        let common = args.common.clone();
-        return run_hook(TOOL, &common, || run(args));
-    }
-    run_tool(TOOL, &[], || run(args))
+    cli_support::run_tool_with_hook_mode(
+        TOOL,
+        &[],
+        |args: &PruneArgs| args.hook.as_ref().map(|_| &args.common),
+        run,
+    )
 }
 
 /// What one run removed, sessions and consent markers together.

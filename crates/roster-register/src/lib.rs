@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::{CommandFactory, Parser};
 use cli_support::{
     BadInput, CommonArgs, OutputFormat, Refused, home_relative, open_roster_for_writing, process_env,
-    resolve_calling_owner, roster_directory_choice, run_hook, run_tool,
+    resolve_calling_owner, roster_directory_choice,
 };
 use harness::{
     Harness, HookPayload, HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, detect_hook_harness,
@@ -98,18 +98,12 @@ pub fn command() -> clap::Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    let args = match RegisterArgs::try_parse() {
-        Ok(args) => args,
-        Err(error) if error.use_stderr() && cli_support::hook_mode_requested() => {
-            return cli_support::report_unparsable_hook_invocation(TOOL, &error);
-        }
-        Err(error) => return run_tool(TOOL, &[], || Err(error.into())),
-    };
-    if args.hook.is_some() {
-        let common = args.common.clone();
-        return run_hook(TOOL, &common, || run(args));
-    }
-    run_tool(TOOL, &[consent_error_code], || run(args))
+    cli_support::run_tool_with_hook_mode(
+        TOOL,
+        &[consent_error_code],
+        |args: &RegisterArgs| args.hook.as_ref().map(|_| &args.common),
+        run,
+    )
 }
 
 /// Exit codes of the consent crate's errors (reading `.roster.toml`).
