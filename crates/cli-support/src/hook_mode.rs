@@ -58,23 +58,6 @@ fn dir_from_raw_arguments(
     dir
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dir_is_recovered_from_an_unparsable_command_line() {
-        let check = |words: &[&str], expect: Option<&str>| {
-            let arguments = words.iter().map(std::ffi::OsString::from);
-            assert_eq!(dir_from_raw_arguments(arguments), expect.map(std::path::PathBuf::from), "{words:?}");
-        };
-        check(&["--hook", "codex", "--dir", "/r", "--bogus"], Some("/r"));
-        check(&["--hook=codex", "--dir=/r", "--bogus"], Some("/r"));
-        check(&["--hook", "codex", "--bogus"], None);
-        check(&["--hook", "codex", "--dir"], None);
-    }
-}
-
 /// The entry point of a tool that has a hook mode (`roster-register`,
 /// `roster-prune --current`): parses the flags, then runs `body` under the
 /// hook discipline when `hook_of(&args)` says so, else as a normal tool
@@ -96,4 +79,21 @@ pub fn run_tool_with_hook_mode<Args: clap::Parser>(
         return run_hook(tool, &common, || body(args));
     }
     crate::exit::run_tool(tool, lookups, || body(args))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dir_is_recovered_from_an_unparsable_command_line() {
+        let check = |words: &[&str], expect: Option<&str>| {
+            let arguments = words.iter().map(std::ffi::OsString::from);
+            assert_eq!(dir_from_raw_arguments(arguments), expect.map(std::path::PathBuf::from), "{words:?}");
+        };
+        check(&["--hook", "codex", "--dir", "/r", "--bogus"], Some("/r"));
+        check(&["--hook=codex", "--dir=/r", "--bogus"], Some("/r"));
+        check(&["--hook", "codex", "--bogus"], None);
+        check(&["--hook", "codex", "--dir"], None);
+    }
 }
