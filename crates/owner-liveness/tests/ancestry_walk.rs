@@ -19,11 +19,13 @@ const CHAIN_DEPTH: usize = MAX_ANCESTRY_HOPS + 10;
 /// and whose innermost copy writes its pid to `$2` and sleeps.
 const NESTING_SCRIPT: &str = r#"n=$1; if [ "$n" -gt 0 ]; then sh -c "$0" "$0" $((n-1)) "$2"; true; else echo $$ > "$2.tmp" && mv "$2.tmp" "$2"; exec sleep 300; fi"#;
 
-struct ProcessGroup(i32);
+/// The chain's process group, killed (and its leader reaped) on drop.
+struct ProcessGroup(std::process::Child);
 
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
-        let _ = killpg(NixPid::from_raw(self.0), Signal::SIGKILL);
+        let _ = killpg(NixPid::from_raw(self.0.id() as i32), Signal::SIGKILL);
+        let _ = self.0.wait();
     }
 }
 
@@ -53,7 +55,7 @@ fn the_walk_stops_at_its_bound_on_a_deeper_chain() {
         .process_group(0)
         .spawn()
         .expect("sh runs");
-    let _group = ProcessGroup(child.id() as i32);
+    let _group = ProcessGroup(child);
     let innermost = Pid::new(wait_for_pid_file(&pid_file)).unwrap();
     // The pid file is written just before the shell becomes `sleep`.
     let deadline = Instant::now() + Duration::from_secs(30);
