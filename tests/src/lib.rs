@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 pub const REGISTRY_TOOLS: [&str; 3] = ["roster-register", "roster-list", "roster-prune"];
 
 /// Every key of a record (SPEC §3); a JSON row carries each, null where absent.
-pub const RECORD_KEYS: [&str; 20] = [
+pub const RECORD_KEYS: [&str; 21] = [
     "format",
     "session_pid",
     "session_pid_source",
@@ -36,6 +36,7 @@ pub const RECORD_KEYS: [&str; 20] = [
     "boot_id",
     "pid_ns",
     "time_ns",
+    "user_ns",
     "harness",
     "harness_version",
     "agent",

@@ -1,4 +1,4 @@
-//! The consent marker (format 1): `consent/<pid>.json`, one session's
+//! The consent marker (format 2; format 1 is still read): `consent/<pid>.json`, one session's
 //! explicit `armed` or `disarmed`, bound to its owner's identity with the
 //! same keys as the record (SPEC §3, §6.4). Parsing is strict, because a
 //! marker is believed only when everything in it checks out.
@@ -9,8 +9,11 @@ use owner_liveness::{OwnerIdentity, Pid};
 use registry_core::{FormatProblem, Timestamp, check_session_pid, parse_versioned};
 use serde::{Deserialize, Serialize};
 
-/// The marker format this roster writes and fully understands.
-pub const MARKER_FORMAT: u64 = 1;
+/// The marker format this roster writes and fully understands. Format 2
+/// added `user_ns`; since unknown keys are refused, an older roster must
+/// see a marker that carries it as a newer format, not as a broken one.
+/// Format 1 markers (without it) are read as before.
+pub const MARKER_FORMAT: u64 = 2;
 
 /// What the session said.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -45,6 +48,10 @@ pub struct Marker {
     pub boot_id: String,
     pub pid_ns: u64,
     pub time_ns: u64,
+    /// The user namespace `owner_uid` is expressed in (format 2 on);
+    /// absent in format 1 markers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_ns: Option<u64>,
     /// The session's working directory when the marker was written
     /// (information only).
     pub cwd: String,
@@ -75,6 +82,7 @@ impl Marker {
             boot_id: identity.boot_id.clone(),
             pid_ns: identity.pid_ns,
             time_ns: identity.time_ns,
+            user_ns: identity.user_ns,
             // Information only, so a non-UTF-8 directory is kept lossy
             // rather than refused.
             cwd: cwd.to_string_lossy().into_owned(),
@@ -96,6 +104,7 @@ impl Marker {
             boot_id: self.boot_id.clone(),
             pid_ns: self.pid_ns,
             time_ns: self.time_ns,
+            user_ns: self.user_ns,
         }
     }
 
@@ -147,7 +156,7 @@ mod tests {
 
     fn sample() -> Marker {
         Marker {
-            format: 1,
+            format: 2,
             state: MarkerState::Armed,
             session_pid: 4242,
             owner_uid: 1000,
@@ -156,6 +165,7 @@ mod tests {
             boot_id: "0f0e0d0c-0b0a-0908-0706-050403020100".into(),
             pid_ns: 4026531836,
             time_ns: 4026531834,
+            user_ns: Some(4026531837),
             cwd: "/home/dev/src/app".into(),
             written_at: "2026-11-30T02:03:05.123456789Z".into(),
         }
@@ -192,6 +202,7 @@ mod tests {
                 "boot_id",
                 "pid_ns",
                 "time_ns",
+                "user_ns",
                 "cwd",
                 "written_at"
             ]
@@ -266,9 +277,17 @@ mod tests {
     #[test]
     fn newer_formats_are_unsupported_not_malformed() {
         assert_eq!(
-            parse_marker(br#"{"format": 2, "anything": true}"#, pid(4242)),
-            ParsedMarker::UnsupportedFormat(2)
+            parse_marker(br#"{"format": 3, "anything": true}"#, pid(4242)),
+            ParsedMarker::UnsupportedFormat(3)
         );
+    }
+
+    #[test]
+    fn format_1_markers_without_a_user_namespace_are_still_read() {
+        let format_1 = Marker { format: 1, user_ns: None, ..sample() };
+        let text = String::from_utf8(format_1.to_bytes()).unwrap();
+        assert!(!text.contains("user_ns"), "{text}");
+        assert_eq!(parse_marker(text.as_bytes(), pid(4242)), ParsedMarker::Marker(Box::new(format_1)));
     }
 
     proptest::proptest! {

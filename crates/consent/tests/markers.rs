@@ -266,6 +266,7 @@ fn judged(state: MarkerState, liveness: Liveness) -> MarkerEntry {
         boot_id: "b".into(),
         pid_ns: 1,
         time_ns: 2,
+        user_ns: None,
     };
     MarkerEntry {
         finding: MarkerFinding::Judged {

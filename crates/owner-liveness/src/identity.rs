@@ -29,6 +29,13 @@ pub struct OwnerIdentity {
     /// the kernel has no time namespaces.
     pub pid_ns: u64,
     pub time_ns: u64,
+    /// Inode of the user namespace `uid` is expressed in: the capturing
+    /// process's own (`/proc/self/ns/user`). Inside a user namespace the
+    /// kernel shows every uid translated (an unmapped one as the overflow
+    /// uid, usually 65534), so a uid means something only to a reader in
+    /// the same user namespace. `None` in records written before roster
+    /// recorded it.
+    pub user_ns: Option<u64>,
 }
 
 /// The capturing or judging process's own namespaces.
@@ -36,6 +43,8 @@ pub struct OwnerIdentity {
 pub struct Namespaces {
     pub pid_ns: u64,
     pub time_ns: u64,
+    /// Inode of `/proc/self/ns/user`.
+    pub user_ns: u64,
 }
 
 /// What `/proc/<pid>` says about a process.
@@ -133,6 +142,7 @@ pub fn capture_identity(pid: Pid) -> Result<OwnerIdentity, CaptureError> {
         boot_id,
         pid_ns: namespaces.pid_ns,
         time_ns: namespaces.time_ns,
+        user_ns: Some(namespaces.user_ns),
     })
 }
 
@@ -165,8 +175,8 @@ pub fn read_boot_id() -> io::Result<String> {
     Ok(std::fs::read_to_string(BOOT_ID_PATH)?.trim().to_owned())
 }
 
-/// The calling process's pid and time namespace inodes; a kernel without
-/// time namespaces (before 5.6) reports 0 for that one.
+/// The calling process's pid, time and user namespace inodes; a kernel
+/// without time namespaces (before 5.6) reports 0 for that one.
 pub fn own_namespaces() -> io::Result<Namespaces> {
     let pid_ns = std::fs::metadata("/proc/self/ns/pid")?.ino();
     let time_ns = match std::fs::metadata("/proc/self/ns/time") {
@@ -174,5 +184,14 @@ pub fn own_namespaces() -> io::Result<Namespaces> {
         Err(error) if error.kind() == io::ErrorKind::NotFound => 0,
         Err(error) => return Err(error),
     };
-    Ok(Namespaces { pid_ns, time_ns })
+    let user_ns = std::fs::metadata("/proc/self/ns/user")?.ino();
+    Ok(Namespaces { pid_ns, time_ns, user_ns })
+}
+
+/// The inode of the user namespace process `pid` lives in, when this
+/// process may look (reading another process's namespace links needs
+/// ptrace-read access, which a reader inside a user namespace lacks for
+/// processes outside it).
+pub fn read_user_namespace(pid: Pid) -> Option<u64> {
+    std::fs::metadata(format!("/proc/{pid}/ns/user")).ok().map(|metadata| metadata.ino())
 }

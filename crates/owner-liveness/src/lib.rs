@@ -15,7 +15,7 @@ mod verdict;
 pub use ancestry::{ARGV_ENTRIES_KEPT, AncestorStep, MAX_ANCESTRY_HOPS, read_step, walk_ancestry};
 pub use identity::{
     BOOT_ID_PATH, CaptureError, Namespaces, OwnerIdentity, ProcIdentity, ProcReadError, SocketIdentity,
-    capture_identity, own_namespaces, read_boot_id, read_proc_identity,
+    capture_identity, own_namespaces, read_boot_id, read_proc_identity, read_user_namespace,
 };
 pub use pid::{Pid, PidParseError, kernel_pid_max};
 pub use pidfd::PidFd;
@@ -25,6 +25,6 @@ pub use resolve::{
     resolve_owner,
 };
 pub use verdict::{
-    LinuxFacts, LinuxProcess, Liveness, OpenProcessError, ProcessFacts, SystemFacts, Verdict, judge,
-    judge_now,
+    INITIAL_USER_NS_INODE, LinuxFacts, LinuxProcess, Liveness, OpenProcessError, ProcessFacts, SystemFacts,
+    Verdict, judge, judge_now,
 };

@@ -10,7 +10,7 @@ use nix::errno::Errno;
 
 use crate::identity::{
     Namespaces, OwnerIdentity, ProcIdentity, ProcReadError, SocketIdentity, mtime_ns, own_namespaces,
-    read_boot_id, read_proc_identity,
+    read_boot_id, read_proc_identity, read_user_namespace,
 };
 use crate::pid::Pid;
 use crate::pidfd::PidFd;
@@ -67,6 +67,8 @@ pub trait ProcessFacts {
     fn pidfs_inode(&self) -> Option<u64>;
     fn proc_identity(&self) -> Result<ProcIdentity, ProcReadError>;
     fn has_exited(&self) -> io::Result<bool>;
+    /// Inode of the process's user namespace, when it may be read.
+    fn user_namespace(&self) -> Option<u64>;
 }
 
 /// Why no handle could be opened on a pid.
@@ -103,26 +105,27 @@ pub fn judge<F: SystemFacts>(
     }
 
     // 2. Namespaces: pids and start times mean other things elsewhere, so
-    // nothing below could be trusted.
-    match facts.own_namespaces() {
+    // nothing below could be trusted. (A user namespace changes only what
+    // uids look like; rule 4 deals with it.)
+    let own = match facts.own_namespaces() {
         Ok(own) if own.pid_ns != identity.pid_ns => {
             return Verdict::new(Liveness::Unknown, "recorded in another pid namespace");
         }
         Ok(own) if own.time_ns != identity.time_ns => {
             return Verdict::new(Liveness::Unknown, "recorded in another time namespace");
         }
-        Ok(_) => {}
+        Ok(own) => own,
         Err(error) => {
             return Verdict::new(Liveness::Unknown, format!("own namespaces unreadable: {error}"));
         }
-    }
+    };
 
     // 3 to 5. The process itself. A handle that cannot be opened for a
     // reason other than the pid's absence leaves the process unexamined,
     // but the socket below may still prove death.
     let mut running_since = None;
     match facts.open_process(pid) {
-        Ok(process) => match judge_process(identity, &process, &mut unknowns) {
+        Ok(process) => match judge_process(identity, own.user_ns, &process, &mut unknowns) {
             ProcessFinding::Dead(reason) => return Verdict::new(Liveness::Dead, reason),
             ProcessFinding::RunningSince(ticks) => running_since = ticks,
         },
@@ -175,19 +178,22 @@ enum ProcessFinding {
 /// `/proc` may describe the newcomer, but the exit check then says dead.
 fn judge_process<P: ProcessFacts>(
     identity: &OwnerIdentity,
+    own_user_ns: u64,
     process: &P,
     unknowns: &mut Vec<String>,
 ) -> ProcessFinding {
     let pid = identity.pid;
 
     // 4. Is it the same process?
-    if let (Some(recorded), Some(now)) = (identity.pidfs_ino, process.pidfs_inode())
-        && recorded != now
-    {
-        return ProcessFinding::Dead(format!(
-            "pid {pid} now names another process (pidfs inode {now}, not {recorded})"
-        ));
-    }
+    let pidfs_agrees = match (identity.pidfs_ino, process.pidfs_inode()) {
+        (Some(recorded), Some(now)) if recorded != now => {
+            return ProcessFinding::Dead(format!(
+                "pid {pid} now names another process (pidfs inode {now}, not {recorded})"
+            ));
+        }
+        (Some(_), Some(_)) => true,
+        _ => false,
+    };
     let mut running_since = None;
     match process.proc_identity() {
         Ok(ProcIdentity { start_ticks, .. }) if start_ticks != identity.start_ticks => {
@@ -196,10 +202,30 @@ fn judge_process<P: ProcessFacts>(
                 identity.start_ticks
             ));
         }
-        Ok(ProcIdentity { uid, .. }) if uid != identity.uid => {
-            return ProcessFinding::Dead(format!("pid {pid} now belongs to uid {uid}, not {}", identity.uid));
-        }
-        Ok(ProcIdentity { start_ticks, .. }) => running_since = Some(start_ticks),
+        Ok(ProcIdentity { uid, start_ticks }) => match uid_frame(identity, own_user_ns, process) {
+            UidFrame::Shared if uid == identity.uid => running_since = Some(start_ticks),
+            UidFrame::Shared if own_user_ns == INITIAL_USER_NS_INODE => {
+                return ProcessFinding::Dead(format!(
+                    "pid {pid} now belongs to uid {uid}, not {}",
+                    identity.uid
+                ));
+            }
+            // Only the initial user namespace's inode is never reused; any
+            // other one may be a new namespace with the inode of a gone one,
+            // where the same owner shows another uid.
+            UidFrame::Shared => unknowns.push(format!(
+                "pid {pid} now shows uid {uid}, not {}, but in user namespace {own_user_ns}, whose \
+                 inode may have been reused, that proves nothing",
+                identity.uid
+            )),
+            // The uid is translated here, so it proves nothing either way;
+            // the pidfs inode and the start tick must prove the identity.
+            UidFrame::Foreign(_) if pidfs_agrees => running_since = Some(start_ticks),
+            UidFrame::Foreign(why) => unknowns.push(format!(
+                "pid {pid} started at tick {start_ticks} as recorded, but its uid cannot be compared \
+                 ({why}) and no pidfs inode proves it is the same process"
+            )),
+        },
         // The pid exists (the handle opened), so a missing /proc entry is a
         // hidden one, never proof of death.
         Err(why) => unknowns.push(format!("/proc/{pid} unreadable: {why}")),
@@ -214,6 +240,39 @@ fn judge_process<P: ProcessFacts>(
         Err(error) => unknowns.push(format!("pid {pid} cannot be polled: {error}")),
     }
     ProcessFinding::RunningSince(running_since)
+}
+
+/// The inode of the initial user namespace (the kernel's
+/// `PROC_USER_INIT_INO`): fixed, and never given to another namespace.
+pub const INITIAL_USER_NS_INODE: u64 = 0xEFFF_FFFD;
+
+/// Whether the recorded uid and the one `/proc` shows now are in the same
+/// user namespace, so that comparing them means anything.
+enum UidFrame {
+    Shared,
+    /// Not comparable, and why.
+    Foreign(String),
+}
+
+fn uid_frame<P: ProcessFacts>(identity: &OwnerIdentity, own_user_ns: u64, process: &P) -> UidFrame {
+    match identity.user_ns {
+        Some(recorded) if recorded == own_user_ns => UidFrame::Shared,
+        Some(recorded) => UidFrame::Foreign(format!(
+            "recorded in user namespace {recorded}, read from user namespace {own_user_ns}"
+        )),
+        // An older record does not say which user namespace its uid is
+        // in; its registrar ran in the session, so the owner's own user
+        // namespace stands for it.
+        None => match process.user_namespace() {
+            Some(owner) if owner == own_user_ns => UidFrame::Shared,
+            Some(owner) => UidFrame::Foreign(format!(
+                "the owner is in user namespace {owner}, read from user namespace {own_user_ns}"
+            )),
+            None => UidFrame::Foreign(format!(
+                "the owner's user namespace cannot be read from user namespace {own_user_ns}"
+            )),
+        },
+    }
 }
 
 fn unknown(reasons: Vec<String>) -> Verdict {
@@ -277,6 +336,10 @@ impl ProcessFacts for LinuxProcess {
 
     fn has_exited(&self) -> io::Result<bool> {
         self.pidfd.has_exited()
+    }
+
+    fn user_namespace(&self) -> Option<u64> {
+        read_user_namespace(self.pid)
     }
 }
 

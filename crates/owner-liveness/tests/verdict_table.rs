@@ -10,6 +10,9 @@ use owner_liveness::{
     SocketIdentity, SystemFacts, judge,
 };
 
+/// The initial user namespace, where a uid means the same to everyone.
+const INITIAL: u64 = owner_liveness::INITIAL_USER_NS_INODE;
+
 /// What the fake system answers. `io::Error` is not `Clone`, so errors are
 /// kept as kinds and built on each call.
 #[derive(Clone)]
@@ -25,6 +28,7 @@ struct FakeProcess {
     pidfs_inode: Option<u64>,
     proc: Result<ProcIdentity, ProcReadError>,
     exited: Result<bool, io::ErrorKind>,
+    user_namespace: Option<u64>,
 }
 
 impl SystemFacts for World {
@@ -59,6 +63,10 @@ impl ProcessFacts for FakeProcess {
     fn has_exited(&self) -> io::Result<bool> {
         self.exited.map_err(io::Error::from)
     }
+
+    fn user_namespace(&self) -> Option<u64> {
+        self.user_namespace
+    }
 }
 
 /// One row: what was recorded and what the system says now.
@@ -84,14 +92,16 @@ fn agreeing_case() -> Case {
         boot_id: "boot-a".to_owned(),
         pid_ns: 11,
         time_ns: 12,
+        user_ns: Some(INITIAL),
     };
     let world = World {
         boot_id: Ok("boot-a".to_owned()),
-        namespaces: Ok(Namespaces { pid_ns: 11, time_ns: 12 }),
+        namespaces: Ok(Namespaces { pid_ns: 11, time_ns: 12, user_ns: INITIAL }),
         open: Ok(FakeProcess {
             pidfs_inode: Some(77),
             proc: Ok(ProcIdentity { uid: 1000, start_ticks: 870 }),
             exited: Ok(false),
+            user_namespace: Some(INITIAL),
         }),
         socket: Ok(socket(5, 6, 7)),
     };
@@ -122,7 +132,7 @@ fn rule_1_another_boot_is_dead_before_anything_else() {
     check(
         |case| {
             case.world.boot_id = Ok("boot-b".to_owned());
-            case.world.namespaces = Ok(Namespaces { pid_ns: 99, time_ns: 12 });
+            case.world.namespaces = Ok(Namespaces { pid_ns: 99, time_ns: 12, user_ns: INITIAL });
         },
         "dead: recorded in an earlier boot",
     );
@@ -146,18 +156,18 @@ fn rule_1_an_unreadable_boot_id_is_unknown_but_does_not_hide_a_death() {
 #[test]
 fn rule_2_another_pid_or_time_namespace_is_unknown() {
     check(
-        |case| case.world.namespaces = Ok(Namespaces { pid_ns: 99, time_ns: 12 }),
+        |case| case.world.namespaces = Ok(Namespaces { pid_ns: 99, time_ns: 12, user_ns: INITIAL }),
         "unknown: recorded in another pid namespace",
     );
     check(
-        |case| case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 99 }),
+        |case| case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 99, user_ns: INITIAL }),
         "unknown: recorded in another time namespace",
     );
     // Pids mean other things in another namespace, so even a missing pid
     // proves nothing.
     check(
         |case| {
-            case.world.namespaces = Ok(Namespaces { pid_ns: 99, time_ns: 12 });
+            case.world.namespaces = Ok(Namespaces { pid_ns: 99, time_ns: 12, user_ns: INITIAL });
             case.world.open = Err(OpenProcessError::Gone);
         },
         "unknown: recorded in another pid namespace",
@@ -364,5 +374,111 @@ fn rule_7_every_unknown_is_named_in_the_reason() {
             "unknown: boot id unreadable: permission denied; /proc/4242 unreadable: not found; \
              socket {SOCKET_PATH} unreadable: permission denied"
         ),
+    );
+}
+
+/// A reader in another user namespace (a sandbox built on `unshare -U`,
+/// bubblewrap, a rootless container) sees every uid translated, often as
+/// the overflow uid 65534: the uid proves nothing there, so it never makes
+/// a live owner dead, and the pidfs inode with the start tick must prove
+/// the identity instead.
+#[test]
+fn rule_4_a_uid_read_from_another_user_namespace_is_not_compared() {
+    let translated = |case: &mut Case| {
+        case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 12, user_ns: 99 });
+        process(case).proc = Ok(ProcIdentity { uid: 65534, start_ticks: 870 });
+    };
+    check(translated, "alive: pid 4242 running since tick 870");
+    // Without a pidfs inode to agree, the start tick alone is no proof.
+    check(
+        |case| {
+            translated(case);
+            process(case).pidfs_inode = None;
+        },
+        "unknown: pid 4242 started at tick 870 as recorded, but its uid cannot be compared (recorded \
+         in user namespace 4026531837, read from user namespace 99) and no pidfs inode proves it is the same process",
+    );
+    // What does prove death still does.
+    check(
+        |case| {
+            translated(case);
+            process(case).proc = Ok(ProcIdentity { uid: 65534, start_ticks: 871 });
+        },
+        "dead: pid 4242 now names a process started at tick 871, not 870",
+    );
+    check(
+        |case| {
+            translated(case);
+            process(case).pidfs_inode = Some(78);
+        },
+        "dead: pid 4242 now names another process (pidfs inode 78, not 77)",
+    );
+    check(
+        |case| {
+            translated(case);
+            case.world.open = Err(OpenProcessError::Gone);
+        },
+        "dead: pid 4242 is gone",
+    );
+    // In the recorded user namespace the uid is compared as always.
+    check(
+        |case| process(case).proc = Ok(ProcIdentity { uid: 65534, start_ticks: 870 }),
+        "dead: pid 4242 now belongs to uid 65534, not 1000",
+    );
+}
+
+/// A record written before the user namespace was recorded: the owner's
+/// own user namespace stands for the registrar's.
+#[test]
+fn rule_4_older_records_compare_the_uid_only_in_the_owners_user_namespace() {
+    let older = |case: &mut Case| case.recorded.user_ns = None;
+    check(older, "alive: pid 4242 running since tick 870");
+    check(
+        |case| {
+            older(case);
+            process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 870 });
+        },
+        "dead: pid 4242 now belongs to uid 0, not 1000",
+    );
+    check(
+        |case| {
+            older(case);
+            process(case).user_namespace = None;
+            process(case).proc = Ok(ProcIdentity { uid: 65534, start_ticks: 870 });
+        },
+        "alive: pid 4242 running since tick 870",
+    );
+    check(
+        |case| {
+            older(case);
+            process(case).user_namespace = Some(14);
+            process(case).pidfs_inode = None;
+        },
+        "unknown: pid 4242 started at tick 870 as recorded, but its uid cannot be compared (the owner \
+         is in user namespace 14, read from user namespace 4026531837) and no pidfs inode proves it is the same \
+         process",
+    );
+}
+
+/// In a user namespace other than the initial one, an equal inode is no
+/// proof of the same namespace (inodes of gone namespaces are reused), so
+/// a uid that differs there leaves the verdict unknown, never dead.
+#[test]
+fn rule_4_a_uid_that_differs_outside_the_initial_user_namespace_is_unknown() {
+    check(
+        |case| {
+            case.recorded.user_ns = Some(99);
+            case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 12, user_ns: 99 });
+            process(case).proc = Ok(ProcIdentity { uid: 1001, start_ticks: 870 });
+        },
+        "unknown: pid 4242 now shows uid 1001, not 1000, but in user namespace 99, whose inode may have \
+         been reused, that proves nothing",
+    );
+    check(
+        |case| {
+            case.recorded.user_ns = Some(99);
+            case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 12, user_ns: 99 });
+        },
+        "alive: pid 4242 running since tick 870",
     );
 }

@@ -85,6 +85,10 @@ pub struct Record {
     pub boot_id: String,
     pub pid_ns: u64,
     pub time_ns: u64,
+    /// The user namespace `owner_uid` is expressed in; absent in records
+    /// written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_ns: Option<u64>,
     pub harness: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub harness_version: Option<String>,
@@ -225,6 +229,7 @@ impl Record {
             boot_id: self.boot_id.clone(),
             pid_ns: self.pid_ns,
             time_ns: self.time_ns,
+            user_ns: self.user_ns,
         }
     }
 
@@ -256,9 +261,15 @@ pub fn same_owner(recorded: &Record, identity: &OwnerIdentity) -> bool {
         (Some(a), Some(b)) => a == b,
         _ => true,
     };
+    // A uid means something only beside another from the same user
+    // namespace; a sandboxed registrar sees the owner's uid translated.
+    let uid_agrees = match (recorded.user_ns, identity.user_ns) {
+        (Some(a), Some(b)) if a != b => true,
+        _ => recorded.owner_uid == identity.uid,
+    };
     recorded.session_pid == identity.pid.get()
         && recorded.start_ticks == identity.start_ticks
-        && recorded.owner_uid == identity.uid
+        && uid_agrees
         && recorded.boot_id == identity.boot_id
         && recorded.pid_ns == identity.pid_ns
         && recorded.time_ns == identity.time_ns
@@ -281,6 +292,7 @@ mod tests {
             boot_id: "0f0e0d0c-0b0a-0908-0706-050403020100".into(),
             pid_ns: 4026531836,
             time_ns: 4026531834,
+            user_ns: Some(4026531837),
             harness: "claude-code".into(),
             harness_version: Some("2.1.328".into()),
             agent: Some("wren".into()),

@@ -135,6 +135,7 @@ fn build_record(registration: &Registration, registered_at: String, now: Timesta
         boot_id: identity.boot_id.clone(),
         pid_ns: identity.pid_ns,
         time_ns: identity.time_ns,
+        user_ns: identity.user_ns,
         harness: registration.harness.clone(),
         harness_version: registration.harness_version.clone(),
         agent: registration.agent.as_ref().map(|agent| agent.as_str().to_owned()),

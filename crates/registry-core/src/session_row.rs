@@ -188,7 +188,7 @@ pub fn non_utf8_name_row(roster: &RosterDir, name: &std::ffi::OsStr) -> SessionR
 
 /// Every key a JSON row carries (SPEC §6.2), in output order: the record's
 /// keys, then the verdict, problem, consent and path.
-pub const ROW_KEYS: [&str; 25] = [
+pub const ROW_KEYS: [&str; 26] = [
     "format",
     "session_pid",
     "session_pid_source",
@@ -199,6 +199,7 @@ pub const ROW_KEYS: [&str; 25] = [
     "boot_id",
     "pid_ns",
     "time_ns",
+    "user_ns",
     "harness",
     "harness_version",
     "agent",
@@ -232,6 +233,7 @@ pub struct RowJson<'a> {
     boot_id: Option<&'a str>,
     pid_ns: Option<u64>,
     time_ns: Option<u64>,
+    user_ns: Option<u64>,
     harness: Option<&'a str>,
     harness_version: Option<&'a str>,
     agent: Option<&'a str>,
@@ -270,6 +272,7 @@ impl SessionRow {
             boot_id: record.map(|record| record.boot_id.as_str()),
             pid_ns: record.map(|record| record.pid_ns),
             time_ns: record.map(|record| record.time_ns),
+            user_ns: record.and_then(|record| record.user_ns),
             harness: record.map(|record| record.harness.as_str()),
             harness_version: record.and_then(|record| record.harness_version.as_deref()),
             agent: record.and_then(|record| record.agent.as_deref()),
@@ -305,6 +308,7 @@ mod tests {
             boot_id: "0f0e0d0c-0b0a-0908-0706-050403020100".into(),
             pid_ns: 4026531836,
             time_ns: 4026531834,
+            user_ns: Some(4026531837),
             harness: "claude-code".into(),
             harness_version: None,
             agent: Some("wren".into()),

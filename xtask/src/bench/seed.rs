@@ -80,6 +80,7 @@ pub fn realistic_record(identity: &OwnerIdentity, ordinal: usize, cwd: &Path) ->
         boot_id: identity.boot_id.clone(),
         pid_ns: identity.pid_ns,
         time_ns: identity.time_ns,
+        user_ns: identity.user_ns,
         harness: "claude-code".to_owned(),
         harness_version: Some("2.1.328".to_owned()),
         agent: Some(format!("agent-{}", ordinal % 97)),
