@@ -4,7 +4,8 @@
 //! `prune --current` all resolve the owner this one way.
 
 use owner_liveness::{
-    AncestorStep, OwnerQuery, Pid, ResolveError, ResolvedOwner, kernel_pid_max, resolve_owner, walk_ancestry,
+    AncestorStep, OwnerQuery, OwnerSource, Pid, ResolveError, ResolvedOwner, is_kernel_thread,
+    kernel_pid_max, resolve_owner, walk_ancestry,
 };
 
 /// The owner and the ancestry it was found in.
@@ -38,5 +39,12 @@ pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, Res
         pid_max: kernel_pid_max(),
     };
     let resolved = resolve_owner(&query, &harness::HarnessTable)?;
+    if is_kernel_thread(resolved.pid) {
+        let named_by = match resolved.source {
+            OwnerSource::Flag => "--pid",
+            other => other.as_str(),
+        };
+        return Err(ResolveError::NotAnOwner { named_by, pid: resolved.pid, what: "a kernel thread" });
+    }
     Ok(CallingOwner { resolved, ancestry })
 }

@@ -19,10 +19,10 @@ pub use identity::{
 };
 pub use pid::{Pid, PidParseError, kernel_pid_max};
 pub use pidfd::PidFd;
-pub use proc_stat::{ProcStat, ProcStatParseError, parse_proc_stat};
+pub use proc_stat::{PF_KTHREAD, ProcStat, ProcStatParseError, is_kernel_thread, parse_proc_stat};
 pub use resolve::{
-    HarnessPatterns, OwnerQuery, OwnerSource, PidExport, ROSTER_SESSION_PID, ResolveError, ResolvedOwner,
-    resolve_owner,
+    HarnessPatterns, INIT_PID, OwnerQuery, OwnerSource, PidExport, ROSTER_SESSION_PID, ResolveError,
+    ResolvedOwner, resolve_owner,
 };
 pub use verdict::{
     INITIAL_USER_NS_INODE, LinuxFacts, LinuxProcess, Liveness, OpenProcessError, ProcessFacts, SystemFacts,

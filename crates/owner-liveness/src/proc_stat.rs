@@ -11,6 +11,8 @@ pub struct ProcStat {
     pub state: char,
     /// Field 4; 0 for the kernel's first processes.
     pub ppid: u32,
+    /// Field 9: the kernel's `PF_*` flags of the process.
+    pub flags: u64,
     /// Field 22: clock ticks since boot when the process started.
     pub start_ticks: u64,
 }
@@ -43,12 +45,36 @@ pub fn parse_proc_stat(line: &[u8]) -> Result<ProcStat, ProcStatParseError> {
         .ok_or(ProcStatParseError("no ppid"))?
         .parse()
         .map_err(|_| ProcStatParseError("ppid is not a number"))?;
+    let flags: u64 = fields
+        .nth(4)
+        .ok_or(ProcStatParseError("no flags (field 9)"))?
+        .parse()
+        .map_err(|_| ProcStatParseError("flags are not a number"))?;
     let start_ticks = fields
-        .nth(17)
+        .nth(12)
         .ok_or(ProcStatParseError("no start time (field 22)"))?
         .parse()
         .map_err(|_| ProcStatParseError("start time is not a number"))?;
-    Ok(ProcStat { comm, state, ppid, start_ticks })
+    Ok(ProcStat { comm, state, ppid, flags, start_ticks })
+}
+
+/// The kernel's flag for its own threads (`PF_KTHREAD`).
+pub const PF_KTHREAD: u64 = 0x0020_0000;
+
+impl ProcStat {
+    /// A kernel thread (kthreadd and its children): no user-space session
+    /// ever runs as one.
+    pub fn is_kernel_thread(&self) -> bool {
+        self.flags & PF_KTHREAD != 0
+    }
+}
+
+/// Whether `pid` is a kernel thread now; `false` when it cannot be read.
+pub fn is_kernel_thread(pid: crate::pid::Pid) -> bool {
+    std::fs::read(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|bytes| parse_proc_stat(&bytes).ok())
+        .is_some_and(|stat| stat.is_kernel_thread())
 }
 
 #[cfg(test)]
@@ -64,7 +90,21 @@ mod tests {
     #[test]
     fn plain_comm() {
         let stat = parse_proc_stat(line("claude", 870).as_bytes()).unwrap();
-        assert_eq!(stat, ProcStat { comm: "claude".into(), state: 'S', ppid: 17, start_ticks: 870 });
+        assert_eq!(
+            stat,
+            ProcStat { comm: "claude".into(), state: 'S', ppid: 17, flags: 4194304, start_ticks: 870 }
+        );
+        assert!(!stat.is_kernel_thread());
+    }
+
+    #[test]
+    fn kernel_threads_are_told_by_their_flags() {
+        assert!(!is_kernel_thread(crate::pid::Pid::new(std::process::id()).unwrap()));
+        // kthreadd, where this process can see it (not in a pid namespace).
+        let kthreadd = std::fs::read("/proc/2/stat").ok().and_then(|bytes| parse_proc_stat(&bytes).ok());
+        if let Some(stat) = kthreadd.filter(|stat| stat.comm == "kthreadd") {
+            assert!(stat.is_kernel_thread(), "{stat:?}");
+        }
     }
 
     #[test]

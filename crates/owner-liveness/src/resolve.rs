@@ -84,6 +84,27 @@ pub enum ResolveError {
          or run from inside a harness (CLAUDE_PID / OPENCODE_PID or the ancestor walk)"
     )]
     NotFound,
+    #[error(
+        "{named_by} names pid {pid}, {what}, which outlives every session and so can never own one; \
+         name the harness process instead: --pid with its pid, or --pid parent from the session's shell"
+    )]
+    NotAnOwner { named_by: &'static str, pid: Pid, what: &'static str },
+}
+
+/// pid 1 (init, or a container's first process): never a session's owner.
+pub const INIT_PID: u32 = 1;
+
+/// Refuses a candidate owner that is init.
+fn refuse_init(owner: ResolvedOwner) -> Result<ResolvedOwner, ResolveError> {
+    if owner.pid.get() != INIT_PID {
+        return Ok(owner);
+    }
+    let named_by = match owner.source {
+        OwnerSource::Flag => "--pid",
+        OwnerSource::Parent => "--pid parent (this command was started by init, or its parent exited)",
+        other => other.as_str(),
+    };
+    Err(ResolveError::NotAnOwner { named_by, pid: owner.pid, what: "init" })
 }
 
 /// Resolves the owner, most explicit first (SPEC §4.1).
@@ -107,15 +128,15 @@ pub fn resolve_owner(
             // The parent is an ancestor by definition, even when /proc could
             // not show the walk.
             owner.verified = true;
-            return Ok(owner);
+            return refuse_init(owner);
         }
         let pid = Pid::parse_canonical(value, query.pid_max)
             .map_err(|why| ResolveError::InvalidFlag { value: value.to_owned(), why })?;
-        return Ok(found(pid, OwnerSource::Flag));
+        return refuse_init(found(pid, OwnerSource::Flag));
     }
 
     if let Some(pid) = env_pid(query, ROSTER_SESSION_PID)? {
-        return Ok(found(pid, OwnerSource::RosterSessionPid));
+        return refuse_init(found(pid, OwnerSource::RosterSessionPid));
     }
 
     // Every export that is set is checked before any is trusted, so a bad
@@ -127,8 +148,8 @@ pub fn resolve_owner(
         }
     }
     for (export, pid) in exported {
-        if export_is_trustworthy(query.ancestry, pid, export.harness, patterns) {
-            return Ok(found(pid, OwnerSource::HarnessExport(export.variable)));
+        if pid.get() == INIT_PID || export_is_trustworthy(query.ancestry, pid, export.harness, patterns) {
+            return refuse_init(found(pid, OwnerSource::HarnessExport(export.variable)));
         }
     }
 
@@ -163,8 +184,11 @@ fn export_is_trustworthy(
 
 /// The nearest harness process above the caller, widened to the outermost
 /// of a run of consecutive ancestors of the same harness (wrapper → native
-/// binary, relaunch).
+/// binary, relaunch). Init never counts, even where it looks like a
+/// harness (a container whose first process is the harness).
 fn nearest_harness_run(ancestry: &[AncestorStep], patterns: &dyn HarnessPatterns) -> Option<Pid> {
+    let below_init = ancestry.iter().take_while(|step| step.pid.get() != INIT_PID).count();
+    let ancestry = &ancestry[..below_init];
     let (start, harness) = ancestry
         .iter()
         .enumerate()

@@ -360,3 +360,56 @@ fn error_messages_name_the_value_and_the_fix() {
         assert!(not_found.contains(way), "{not_found:?} does not name {way}");
     }
 }
+
+/// Init outlives every session: a record naming it would never die, so no
+/// source may name it and the walk never settles on it.
+#[test]
+fn init_is_never_an_owner() {
+    let refused =
+        |named_by: &str| format!("NotAnOwner {{ named_by: {named_by:?}, pid: Pid(1), what: \"init\" }}");
+    check(Situation { flag: Some("1"), env: &[], tree: CALLER_UNDER_CLAUDE }, &refused("--pid"));
+    check(
+        Situation { flag: None, env: &[("ROSTER_SESSION_PID", "1")], tree: CALLER_UNDER_CLAUDE },
+        &refused("ROSTER_SESSION_PID"),
+    );
+    check(
+        Situation { flag: None, env: &[("CLAUDE_PID", "1")], tree: CALLER_UNDER_CLAUDE },
+        &refused("CLAUDE_PID"),
+    );
+    // A shell whose parent is init: `--pid parent` names init.
+    check(
+        Situation { flag: Some("parent"), env: &[], tree: &["1000 roster-register", "1 systemd"] },
+        &refused("--pid parent (this command was started by init, or its parent exited)"),
+    );
+    // A container whose first process is the harness: the walk passes it by.
+    check(
+        Situation { flag: None, env: &[], tree: &["1000 roster-register", "900 bash", "1 claude"] },
+        "NotFound",
+    );
+    check(
+        Situation {
+            flag: None,
+            env: &[],
+            tree: &["1000 roster-register", "900 bash", "800 claude", "1 claude"],
+        },
+        "800 ancestor verified claude-code",
+    );
+}
+
+#[test]
+fn refusing_init_says_what_to_name_instead() {
+    let ancestry = ancestry_of(CALLER_UNDER_CLAUDE);
+    let no_env = |_: &str| None;
+    let query = OwnerQuery {
+        flag: Some("1"),
+        env: &no_env,
+        parent: ancestry[1].pid,
+        ancestry: &ancestry,
+        pid_max: PID_MAX,
+    };
+    assert_eq!(
+        resolve_owner(&query, &SyntheticHarnesses).unwrap_err().to_string(),
+        "--pid names pid 1, init, which outlives every session and so can never own one; name the harness \
+         process instead: --pid with its pid, or --pid parent from the session's shell"
+    );
+}
