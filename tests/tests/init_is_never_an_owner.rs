@@ -17,10 +17,13 @@ fn kthreadd_pid() -> &'static str {
     "2"
 }
 
+/// Flags, environment, and what the refusal must say.
+type Claim<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>, &'a str);
+
 #[test]
 fn init_and_kernel_threads_are_refused_by_every_tool_that_names_an_owner() {
     let sandbox = Sandbox::new();
-    let claims: Vec<(Vec<&str>, Vec<(&str, &str)>, &str)> = vec![
+    let claims: Vec<Claim> = vec![
         (vec!["--pid", "1"], vec![], "--pid names pid 1, init"),
         (vec!["--pid", kthreadd_pid()], vec![], "--pid names pid 2, a kernel thread"),
         (vec![], vec![("ROSTER_SESSION_PID", "1")], "ROSTER_SESSION_PID names pid 1, init"),
