@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use hook_support::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
 
-/// The payload read deadline is 2 s; everything after it (logging under a lock) is short.
+/// The payload read deadline is at most 2 s (in hook mode less, inside the hook's budget);
+/// everything after it (logging under a lock) is short.
 const HOOK_WALL_LIMIT: Duration = Duration::from_secs(4);
 
 /// A payload one byte over the 1 MiB limit, otherwise a perfectly good one.
@@ -64,7 +65,7 @@ const BAD_PAYLOADS: [BadPayload; 8] = [
     BadPayload {
         name: "a writer that never closes stdin",
         feed: || StdinFeed::HeldOpen,
-        message_mentions: "2 s",
+        message_mentions: "kept stdin open",
     },
 ];
 
@@ -115,10 +116,11 @@ fn bad_payloads_exit_zero_silently_log_one_line_and_finish_within_the_deadline()
     }
 }
 
-/// The never-ending writer is cut off by the deadline, not by anything else: the command
-/// waits the full 2 s, then gives up.
+/// The never-ending writer is cut off by the payload deadline, not by anything else: the
+/// command waits the session start's share of its budget for the payload (600 ms), then gives
+/// up, well inside the 1 s a harness allows a session-start hook.
 #[test]
-fn a_writer_that_never_closes_stdin_is_cut_off_at_the_two_second_deadline() {
+fn a_writer_that_never_closes_stdin_is_cut_off_within_the_session_start_budget() {
     let sandbox = Sandbox::new();
     let owner = sandbox.spawn_idle_owner();
     let mut command = sandbox.roster_command("roster-register");
@@ -127,10 +129,11 @@ fn a_writer_that_never_closes_stdin_is_cut_off_at_the_two_second_deadline() {
     assert_eq!(finished.code(), Some(0), "stderr {}", finished.stderr_text());
     assert!(finished.stdout.is_empty());
     assert!(
-        finished.elapsed >= Duration::from_millis(1900) && finished.elapsed < HOOK_WALL_LIMIT,
+        finished.elapsed >= Duration::from_millis(550) && finished.elapsed < Duration::from_secs(1),
         "took {:?}",
         finished.elapsed
     );
+    assert!(finished.stderr_text().contains("payload"), "stderr {}", finished.stderr_text());
 }
 
 /// Each failure is one more line: the log grows by exactly one per failed hook call.

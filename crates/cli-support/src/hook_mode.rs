@@ -1,24 +1,126 @@
 //! Hook mode's discipline (SPEC §8.2), shared by `roster-register --hook`
 //! and `roster-prune --current --hook`: never a byte on stdout, always exit
-//! 0, a failure is one line on stderr and one line in `hook-errors.log`.
+//! 0, a failure is one line on stderr and one line in `hook-errors.log`,
+//! and the whole run fits the harness's time budget for the event.
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use crate::args::CommonArgs;
 use crate::roster::open_roster_for_writing;
 
-/// Runs a hook-mode body. Whatever happens, exits 0 and writes nothing to
-/// stdout; a failure is reported on stderr and logged for `roster-list`.
-pub fn run_hook(tool: &str, common: &CommonArgs, body: impl FnOnce() -> anyhow::Result<()>) -> ExitCode {
-    if let Err(error) = body() {
-        let message = crate::text::escape_for_terminal(&format!("{error:#}")).into_owned();
-        let _ = writeln!(std::io::stderr().lock(), "{tool}: hook: {message}");
-        if let Ok(roster) = open_roster_for_writing(common) {
-            let _ = registry_core::append_hook_error(&roster, tool, &message);
+/// The hook event a tool serves, which sets its time budget. Harnesses
+/// kill slow hooks, and give a session-end hook the least time of all
+/// (Codex 1 s, Claude Code about 1.5 s while it exits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookEvent {
+    /// `roster-register --hook`: the whole run within 1 s.
+    SessionStart,
+    /// `roster-prune --current --hook`: the whole run within 500 ms.
+    SessionEnd,
+}
+
+impl HookEvent {
+    /// The most the whole run may take, from start to exit.
+    pub fn budget(self) -> Duration {
+        match self {
+            HookEvent::SessionStart => Duration::from_millis(1000),
+            HookEvent::SessionEnd => Duration::from_millis(500),
         }
     }
+
+    /// How long the payload may take to arrive. A session start needs it
+    /// (the session id is in it); a session end finds its owner without it,
+    /// so it waits only briefly and goes on without.
+    fn payload_share(self) -> Duration {
+        match self {
+            HookEvent::SessionStart => Duration::from_millis(600),
+            HookEvent::SessionEnd => Duration::from_millis(150),
+        }
+    }
+}
+
+/// What is kept back from a budget for reporting a failure and exiting.
+const BUDGET_RESERVE: Duration = Duration::from_millis(120);
+
+/// The running hook's timing, set once when hook mode starts.
+struct HookClock {
+    event: HookEvent,
+    started: Instant,
+}
+
+static HOOK_CLOCK: OnceLock<HookClock> = OnceLock::new();
+
+/// When this hook run's work must be done (lock waits included): the
+/// budget less the reserve. `None` outside hook mode.
+pub fn hook_work_deadline() -> Option<Instant> {
+    HOOK_CLOCK.get().map(|clock| clock.started + clock.event.budget().saturating_sub(BUDGET_RESERVE))
+}
+
+/// How long a hook may wait for its payload now: the event's share, never
+/// past the work deadline. `fallback` outside hook mode.
+pub fn payload_wait(fallback: Duration) -> Duration {
+    match HOOK_CLOCK.get() {
+        Some(clock) => {
+            let share_ends = clock.started + clock.event.payload_share();
+            let ends = hook_work_deadline().map_or(share_ends, |work| work.min(share_ends));
+            ends.saturating_duration_since(Instant::now()).min(fallback)
+        }
+        None => fallback,
+    }
+}
+
+/// Runs a hook-mode body. Whatever happens, exits 0 and writes nothing to
+/// stdout; a failure is reported on stderr and logged for `roster-list`.
+/// A watchdog ends the run at the event's budget if anything still blocks
+/// then (the lock and payload waits end well before it on their own).
+pub fn run_hook(
+    tool: &'static str,
+    common: &CommonArgs,
+    event: HookEvent,
+    body: impl FnOnce() -> anyhow::Result<()>,
+) -> ExitCode {
+    let clock = HOOK_CLOCK.get_or_init(|| HookClock { event, started: Instant::now() });
+    start_watchdog(tool, common.clone(), clock.started + event.budget().saturating_sub(BUDGET_RESERVE / 2));
+    if let Err(error) = body() {
+        report_hook_failure(tool, common, &format!("{error:#}"));
+    }
     ExitCode::SUCCESS
+}
+
+/// One stderr line and one log line, within what is left of the budget.
+fn report_hook_failure(tool: &str, common: &CommonArgs, message: &str) {
+    let message = crate::text::escape_for_terminal(message).into_owned();
+    let _ = writeln!(std::io::stderr().lock(), "{tool}: hook: {message}");
+    let wait = hook_work_deadline()
+        .map_or(Duration::from_millis(300), |deadline| {
+            (deadline + BUDGET_RESERVE / 4).saturating_duration_since(Instant::now())
+        })
+        .min(Duration::from_millis(300));
+    if let Ok(roster) = open_roster_for_writing(common) {
+        let _ = registry_core::append_hook_error_within(&roster, tool, &message, wait);
+    }
+}
+
+/// Ends the process at `at` with exit 0 if it is still running then,
+/// after saying so on stderr and in the log.
+fn start_watchdog(tool: &'static str, common: CommonArgs, at: Instant) {
+    let spawned = std::thread::Builder::new().name("hook-watchdog".into()).spawn(move || {
+        std::thread::sleep(at.saturating_duration_since(Instant::now()));
+        let budget = HOOK_CLOCK.get().map_or(0, |clock| clock.event.budget().as_millis());
+        report_hook_failure(
+            tool,
+            &common,
+            &format!("gave up: the run did not finish within the {budget} ms hook budget"),
+        );
+        // Nothing is half-written by stopping here: every file is replaced
+        // by a rename, and the kernel frees the lock with the process.
+        std::process::exit(0);
+    });
+    // Without a watchdog thread the lock and payload deadlines still hold.
+    drop(spawned);
 }
 
 /// Whether the raw command line asks for hook mode. Used when the flags
@@ -34,13 +136,18 @@ pub fn hook_mode_requested() -> bool {
 /// Reports a command line that failed to parse in hook mode: one stderr
 /// line and, where the default roster directory can be opened, one log
 /// line; exit 0.
-pub fn report_unparsable_hook_invocation(tool: &str, error: &clap::Error) -> ExitCode {
+pub fn report_unparsable_hook_invocation(tool: &'static str, error: &clap::Error) -> ExitCode {
     // The flags did not parse, but a `--dir` among them still says where this hook's
     // roster is: log there, not in (and never by creating) the default directory.
     let common =
         CommonArgs { dir: dir_from_raw_arguments(std::env::args_os().skip(1)), ..CommonArgs::default() };
     let first_line = error.to_string().lines().next().unwrap_or("invalid arguments").to_owned();
-    run_hook(tool, &common, || Err(anyhow::anyhow!("invalid hook command line: {first_line}")))
+    let event = if std::env::args_os().any(|arg| arg == "--current") {
+        HookEvent::SessionEnd
+    } else {
+        HookEvent::SessionStart
+    };
+    run_hook(tool, &common, event, || Err(anyhow::anyhow!("invalid hook command line: {first_line}")))
 }
 
 /// The value of the last `--dir DIR` or `--dir=DIR` among raw arguments, if any.
@@ -60,12 +167,13 @@ fn dir_from_raw_arguments(
 
 /// The entry point of a tool that has a hook mode (`roster-register`,
 /// `roster-prune --current`): parses the flags, then runs `body` under the
-/// hook discipline when `hook_of(&args)` says so, else as a normal tool
-/// whose errors map to exit codes through `lookups`.
+/// hook discipline when `hook_of(&args)` says so (with the event it
+/// serves), else as a normal tool whose errors map to exit codes through
+/// `lookups`.
 pub fn run_tool_with_hook_mode<Args: clap::Parser>(
-    tool: &str,
+    tool: &'static str,
     lookups: &[crate::exit::ErrorLookup],
-    hook_of: impl Fn(&Args) -> Option<&CommonArgs>,
+    hook_of: impl Fn(&Args) -> Option<(&CommonArgs, HookEvent)>,
     body: impl FnOnce(Args) -> anyhow::Result<()>,
 ) -> ExitCode {
     let args = match Args::try_parse() {
@@ -75,8 +183,8 @@ pub fn run_tool_with_hook_mode<Args: clap::Parser>(
         }
         Err(error) => return crate::exit::run_tool(tool, &[], || Err(error.into())),
     };
-    if let Some(common) = hook_of(&args).cloned() {
-        return run_hook(tool, &common, || body(args));
+    if let Some((common, event)) = hook_of(&args).map(|(common, event)| (common.clone(), event)) {
+        return run_hook(tool, &common, event, || body(args));
     }
     crate::exit::run_tool(tool, lookups, || body(args))
 }

@@ -14,9 +14,38 @@ pub fn roster_directory_choice(common: &CommonArgs) -> registry_core::Result<Dir
 /// Opens (creating it if needed) the roster directory, for a writer.
 pub fn open_roster_for_writing(common: &CommonArgs) -> registry_core::Result<RosterDir> {
     RosterDir::open_or_create(&roster_directory_choice(common)?.path)
+        .map(|roster| with_lock_manners(roster, common))
 }
 
 /// Opens the roster directory for a reader; `None` when it does not exist.
 pub fn open_roster_for_reading(common: &CommonArgs) -> registry_core::Result<Option<RosterDir>> {
-    RosterDir::open_existing(&roster_directory_choice(common)?.path)
+    Ok(RosterDir::open_existing(&roster_directory_choice(common)?.path)?
+        .map(|roster| with_lock_manners(roster, common)))
+}
+
+/// In hook mode every lock wait ends within the hook's budget; otherwise a
+/// long wait says on stderr what it waits for (unless `--quiet`).
+fn with_lock_manners(roster: RosterDir, common: &CommonArgs) -> RosterDir {
+    match crate::hook_mode::hook_work_deadline() {
+        Some(deadline) => roster.with_lock_deadline(deadline),
+        None if common.quiet => roster,
+        None => roster.with_long_lock_wait_notice(say_what_the_wait_is_for),
+    }
+}
+
+fn say_what_the_wait_is_for(lock: &std::path::Path, holder: Option<u32>) {
+    use std::io::Write;
+    let tool = std::env::args_os()
+        .next()
+        .and_then(|argv0| {
+            std::path::Path::new(&argv0).file_name().map(|name| name.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "roster".to_owned());
+    let holder = holder.map(|pid| format!(" (held by pid {pid})")).unwrap_or_default();
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "{tool}: waiting for the registry lock {}{holder}, at most {} s",
+        crate::text::escape_for_terminal(&lock.display().to_string()),
+        registry_core::LOCK_WAIT.as_secs()
+    );
 }

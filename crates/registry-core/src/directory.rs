@@ -74,6 +74,12 @@ pub struct RosterDir {
     root: OwnedFd,
     sessions: OwnedFd,
     consent: OwnedFd,
+    /// The latest instant a lock wait may end, below `LOCK_WAIT`: a hook's
+    /// budget (see `with_lock_deadline`).
+    pub(crate) lock_deadline: Option<std::time::Instant>,
+    /// Called once when a lock wait has lasted a while, with the holder's
+    /// pid when the kernel tells it: how a person learns what they wait for.
+    pub(crate) on_long_lock_wait: Option<fn(&Path, Option<u32>)>,
 }
 
 /// A verified subdirectory handle with its path, for messages.
@@ -107,7 +113,7 @@ impl RosterDir {
         let root = open_verified_directory(None, path, path)?;
         let sessions = open_subdirectory(&root, path, SESSIONS)?;
         let consent = open_subdirectory(&root, path, CONSENT)?;
-        Ok(RosterDir { path: path.to_owned(), root, sessions, consent })
+        Ok(RosterDir::with_handles(path, root, sessions, consent))
     }
 
     /// Opens an existing roster directory for reading; `Ok(None)` when it
@@ -122,7 +128,31 @@ impl RosterDir {
         let root = open_verified_directory(None, path, path)?;
         let sessions = open_subdirectory(&root, path, SESSIONS)?;
         let consent = open_subdirectory(&root, path, CONSENT)?;
-        Ok(Some(RosterDir { path: path.to_owned(), root, sessions, consent }))
+        Ok(Some(RosterDir::with_handles(path, root, sessions, consent)))
+    }
+
+    fn with_handles(path: &Path, root: OwnedFd, sessions: OwnedFd, consent: OwnedFd) -> RosterDir {
+        RosterDir {
+            path: path.to_owned(),
+            root,
+            sessions,
+            consent,
+            lock_deadline: None,
+            on_long_lock_wait: None,
+        }
+    }
+
+    /// Bounds every lock wait of this handle to end by `deadline` (a hook's
+    /// whole run must fit the harness's budget), however long `LOCK_WAIT`.
+    pub fn with_lock_deadline(mut self, deadline: std::time::Instant) -> RosterDir {
+        self.lock_deadline = Some(deadline);
+        self
+    }
+
+    /// Calls `notice` once whenever a lock wait lasts `LOCK_WAIT_NOTICE`.
+    pub fn with_long_lock_wait_notice(mut self, notice: fn(&Path, Option<u32>)) -> RosterDir {
+        self.on_long_lock_wait = Some(notice);
+        self
     }
 
     pub fn path(&self) -> &Path {

@@ -14,9 +14,10 @@ pub enum Error {
 
     /// The lock stayed held past the bounded wait (exit 1).
     #[error(
-        "registry busy: {path} stayed locked for {seconds} s; retry, or find the process holding it with `fuser {path}`"
+        "registry busy: {path} stayed locked for {waited_ms} ms{held_by}; retry, or find the process holding it with `fuser {path}`",
+        held_by = holder.map(|pid| format!(" by pid {pid}")).unwrap_or_default()
     )]
-    Busy { path: PathBuf, seconds: u64 },
+    Busy { path: PathBuf, waited_ms: u128, holder: Option<u32> },
 
     /// An operating-system call failed (exit 1). The cause is part of the
     /// message, not a `source`, so a `{:#}` report names it once.

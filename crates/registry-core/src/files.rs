@@ -295,14 +295,20 @@ impl RosterDir {
         self.lock_within(LOCK_WAIT)
     }
 
-    /// Takes the lock, waiting at most `wait`.
+    /// Takes the lock, waiting at most `wait`, and never past the handle's
+    /// lock deadline (`with_lock_deadline`).
     pub fn lock_within(&self, wait: Duration) -> Result<RegistryLock> {
         let path = self.path().join(LOCK_NAME);
         let flags = OFlag::O_RDWR | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
         let fd: OwnedFd = openat(self.root().fd, LOCK_NAME, flags, Mode::S_IRUSR | Mode::S_IWUSR)
             .map_err(|errno| Error::io("open", &path, errno.into()))?;
         let file = File::from(fd);
-        let deadline = Instant::now() + wait;
+        let started = Instant::now();
+        let deadline = match self.lock_deadline {
+            Some(limit) => limit.min(started + wait),
+            None => started + wait,
+        };
+        let mut noticed = self.on_long_lock_wait.is_none();
         // Short sleeps first: most holders finish within a millisecond.
         let mut pause = Duration::from_micros(200);
         loop {
@@ -313,12 +319,42 @@ impl RosterDir {
             }
             let now = Instant::now();
             if now >= deadline {
-                return Err(Error::Busy { path, seconds: wait.as_secs() });
+                let holder = lock_holder(&file);
+                return Err(Error::Busy { path, waited_ms: (now - started).as_millis(), holder });
+            }
+            if !noticed && now - started >= LOCK_WAIT_NOTICE {
+                noticed = true;
+                if let Some(notice) = self.on_long_lock_wait {
+                    notice(&path, lock_holder(&file));
+                }
             }
             std::thread::sleep(pause.min(deadline - now));
             pause = (pause * 2).min(Duration::from_millis(20));
         }
     }
+}
+
+/// How long a lock wait lasts before the handle's notice is given.
+pub const LOCK_WAIT_NOTICE: Duration = Duration::from_millis(500);
+
+/// The pid holding an `flock` on `file`, from `/proc/locks` (matched by
+/// device and inode); `None` when it cannot be told (the holder is in
+/// another pid namespace, or `/proc/locks` is unreadable).
+fn lock_holder(file: &File) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = file.metadata().ok()?;
+    let (major, minor) = (nix::sys::stat::major(metadata.dev()), nix::sys::stat::minor(metadata.dev()));
+    let wanted = format!("{major:02x}:{minor:02x}:{}", metadata.ino());
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    locks.lines().find_map(|line| {
+        // `1: FLOCK  ADVISORY  WRITE 4711 00:1f:12345 0 EOF`; a waiter's
+        // line has `->` after the number.
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.get(1) != Some(&"FLOCK") || fields.get(5) != Some(&wanted.as_str()) {
+            return None;
+        }
+        fields.get(4)?.parse().ok()
+    })
 }
 
 impl RegistryLock {

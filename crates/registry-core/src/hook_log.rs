@@ -23,19 +23,59 @@ const LOG_LOCK_WAIT: Duration = Duration::from_millis(300);
 /// Appends `<time> <tool>: <message>` (one line, newlines flattened),
 /// keeping the last `HOOK_LOG_LINES` lines. Best effort by design.
 pub fn append_hook_error(roster: &RosterDir, tool: &str, message: &str) -> crate::error::Result<()> {
-    let _lock = roster.lock_within(LOG_LOCK_WAIT)?;
-    let existing =
-        read_entry(roster.root(), HOOK_LOG_NAME).map(|contents| contents.bytes).unwrap_or_default();
-    let existing = String::from_utf8_lossy(&existing);
+    append_hook_error_within(roster, tool, message, LOG_LOCK_WAIT)
+}
+
+/// `append_hook_error`, waiting at most `wait` for the lock. When the lock
+/// stays busy (the very failure a hook may be reporting), the line is
+/// appended without it, in one `O_APPEND` write, as long as the log is
+/// still well under the read limit; the next locked append trims it.
+pub fn append_hook_error_within(
+    roster: &RosterDir,
+    tool: &str,
+    message: &str,
+    wait: std::time::Duration,
+) -> crate::error::Result<()> {
     let flat: String =
         message.chars().map(|character| if character.is_control() { ' ' } else { character }).collect();
     let line = truncate_line(format!("{} {tool}: {flat}", Timestamp::now()));
+    let _lock = match roster.lock_within(wait) {
+        Ok(lock) => lock,
+        Err(crate::error::Error::Busy { .. }) => return append_without_lock(roster, &line),
+        Err(other) => return Err(other),
+    };
+    let existing =
+        read_entry(roster.root(), HOOK_LOG_NAME).map(|contents| contents.bytes).unwrap_or_default();
+    let existing = String::from_utf8_lossy(&existing);
     let mut lines: Vec<&str> = existing.lines().collect();
     lines.push(&line);
     let keep_from = lines.len().saturating_sub(HOOK_LOG_LINES);
     let mut text = lines[keep_from..].join("\n");
     text.push('\n');
     write_atomically(roster, roster.root(), HOOK_LOG_NAME, text.as_bytes())
+}
+
+/// One line appended to the log while another process holds the lock.
+fn append_without_lock(roster: &RosterDir, line: &str) -> crate::error::Result<()> {
+    use nix::fcntl::{OFlag, openat};
+    use nix::sys::stat::{Mode, fstat};
+    let path = roster.path().join(HOOK_LOG_NAME);
+    let flags = OFlag::O_WRONLY | OFlag::O_APPEND | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+    let fd = openat(roster.root().fd(), HOOK_LOG_NAME, flags | OFlag::O_CREAT, Mode::S_IRUSR | Mode::S_IWUSR)
+        .map_err(|errno| crate::error::Error::io("open", &path, errno.into()))?;
+    let stat = fstat(&fd).map_err(|errno| crate::error::Error::io("stat", &path, errno.into()))?;
+    let regular = stat.st_mode & nix::libc::S_IFMT == nix::libc::S_IFREG;
+    // Unlocked appends stop well inside the read limit, so the log stays
+    // readable (a log over it would be dropped whole by the next append).
+    let size_after = u64::try_from(stat.st_size).unwrap_or(u64::MAX).saturating_add(line.len() as u64 + 1);
+    if !regular || stat.st_nlink != 1 || size_after > MAX_ENTRY_BYTES * 3 / 4 {
+        return Ok(());
+    }
+    let mut bytes = line.as_bytes().to_vec();
+    bytes.push(b'\n');
+    nix::unistd::write(&fd, &bytes)
+        .map_err(|errno| crate::error::Error::io("append to", &path, errno.into()))?;
+    Ok(())
 }
 
 /// Hook failures logged within `window` of `now`: how many, and the last.

@@ -20,10 +20,12 @@ pub use directory::{
 };
 pub use error::{Error, Result};
 pub use files::{
-    EntryContents, LOCK_NAME, LOCK_WAIT, MAX_ENTRY_BYTES, ReadProblem, RegistryLock, TEMP_PREFIX, list_names,
-    read_entry, remove_entry, write_atomically,
+    EntryContents, LOCK_NAME, LOCK_WAIT, LOCK_WAIT_NOTICE, MAX_ENTRY_BYTES, ReadProblem, RegistryLock,
+    TEMP_PREFIX, list_names, read_entry, remove_entry, write_atomically,
 };
-pub use hook_log::{HOOK_LOG_LINES, HOOK_LOG_NAME, append_hook_error, recent_hook_errors};
+pub use hook_log::{
+    HOOK_LOG_LINES, HOOK_LOG_NAME, append_hook_error, append_hook_error_within, recent_hook_errors,
+};
 pub use list::{ListFilter, Listing, list_sessions, sort_newest_first};
 pub use prune::{
     PruneOptions, PruneReport, TEMP_MAX_AGE, prune_sessions, remove_current, remove_old_temporaries,

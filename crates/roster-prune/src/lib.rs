@@ -88,7 +88,7 @@ pub fn main() -> ExitCode {
     cli_support::run_tool_with_hook_mode(
         TOOL,
         &[],
-        |args: &PruneArgs| args.hook.as_ref().map(|_| &args.common),
+        |args: &PruneArgs| args.hook.as_ref().map(|_| (&args.common, cli_support::HookEvent::SessionEnd)),
         run,
     )
 }
@@ -135,8 +135,12 @@ fn prune_current(args: &PruneArgs) -> anyhow::Result<Outcome> {
                 BadInput(format!("--hook {value:?} is not a harness; use auto or a harness name"))
             })?;
             Some(
-                read_payload(std::io::stdin().as_fd(), MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE)
-                    .and_then(|bytes| parse_payload(&bytes)),
+                read_payload(
+                    std::io::stdin().as_fd(),
+                    MAX_PAYLOAD_BYTES,
+                    cli_support::payload_wait(PAYLOAD_READ_DEADLINE),
+                )
+                .and_then(|bytes| parse_payload(&bytes)),
             )
         }
         None => None,

@@ -101,7 +101,9 @@ pub fn main() -> ExitCode {
     cli_support::run_tool_with_hook_mode(
         TOOL,
         &[consent_error_code],
-        |args: &RegisterArgs| args.hook.as_ref().map(|_| &args.common),
+        |args: &RegisterArgs| {
+            args.hook.as_ref().map(|_| (&args.common, cli_support::HookEvent::SessionStart))
+        },
         run,
     )
 }
@@ -116,7 +118,11 @@ pub fn run(args: RegisterArgs) -> anyhow::Result<()> {
     let (target, payload) = match &args.hook {
         Some(value) => {
             let target = HookTarget::parse(value).ok_or_else(|| bad_hook_value(value))?;
-            let bytes = read_payload(std::io::stdin().as_fd(), MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE)?;
+            let bytes = read_payload(
+                std::io::stdin().as_fd(),
+                MAX_PAYLOAD_BYTES,
+                cli_support::payload_wait(PAYLOAD_READ_DEADLINE),
+            )?;
             (Some(target), Some(parse_payload(&bytes)?))
         }
         None => (None, None),

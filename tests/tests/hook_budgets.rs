@@ -1,0 +1,112 @@
+//! Harnesses kill slow hooks, and give a session-end hook the least time
+//! of all. In hook mode the whole run, lock wait and payload wait included,
+//! fits its budget: a session start within 1 s, a session end within
+//! 500 ms, even when another process holds the registry lock forever and
+//! when stdin stays open with no data. Past the bound the hook logs what
+//! held it, exits 0 and prints nothing on stdout.
+
+mod hook_support;
+
+use std::time::Duration;
+
+use hook_support::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
+use tests::LockHolder;
+
+const SESSION_START_BUDGET: Duration = Duration::from_millis(1000);
+const SESSION_END_BUDGET: Duration = Duration::from_millis(500);
+
+fn payload(sandbox: &Sandbox) -> Vec<u8> {
+    format!(
+        r#"{{"session_id":"budget-1","hook_event_name":"SessionStart","source":"startup","cwd":{:?}}}"#,
+        sandbox.project.to_string_lossy()
+    )
+    .into_bytes()
+}
+
+/// `feed` for each run: a payload, or stdin held open with nothing on it.
+fn feeds(sandbox: &Sandbox) -> Vec<(&'static str, StdinFeed)> {
+    vec![("payload", StdinFeed::Bytes(payload(sandbox))), ("stdin held open", StdinFeed::HeldOpen)]
+}
+
+#[test]
+fn hooks_fit_their_budget_while_another_process_holds_the_lock_forever() {
+    let sandbox = Sandbox::new();
+    let owner = sandbox.spawn_idle_owner();
+    let pid = owner.pid().to_string();
+    sandbox.create_roster_directory();
+    let _holder = LockHolder::spawn(&sandbox.roster.join(".lock"));
+    let runs: [(&str, &[&str], Duration); 2] = [
+        ("roster-register", &["--hook", "claude-code"], SESSION_START_BUDGET),
+        ("roster-prune", &["--current", "--hook", "claude-code"], SESSION_END_BUDGET),
+    ];
+    let mut logged = 0;
+    for (tool, args, budget) in runs {
+        for (what, feed) in feeds(&sandbox) {
+            let mut command = sandbox.roster_command(tool);
+            command.args(args).args(["--pid", &pid]);
+            let finished = run_to_completion(command, feed, MACHINE_DEADLINE);
+            let context =
+                format!("{tool} ({what}): {:?}, stderr {}", finished.elapsed, finished.stderr_text());
+            assert_eq!(finished.code(), Some(0), "{context}");
+            assert!(finished.stdout.is_empty(), "{context}");
+            assert!(finished.elapsed < budget, "over the {budget:?} budget: {context}");
+            logged += 1;
+            let lines = sandbox.hook_error_lines();
+            assert_eq!(lines.len(), logged, "{context}: the log holds {lines:?}");
+            let last = lines.last().expect("a line");
+            assert!(
+                last.contains(&format!("{tool}: "))
+                    && (last.contains("registry busy") || last.contains("payload")),
+                "{context}: logged {last:?}"
+            );
+        }
+    }
+    assert!(sandbox.record(owner.pid()).is_none(), "nothing was registered under a held lock");
+}
+
+/// A session end does not need its payload to find its owner: with stdin
+/// held open, the record is still removed within the budget.
+#[test]
+fn a_session_end_with_stdin_held_open_removes_the_record_within_its_budget() {
+    let sandbox = Sandbox::new();
+    let owner = sandbox.spawn_idle_owner();
+    let pid = owner.pid().to_string();
+    let mut register = sandbox.roster_command("roster-register");
+    register.args(["--hook", "claude-code", "--pid", &pid]);
+    let finished = run_to_completion(register, StdinFeed::Bytes(payload(&sandbox)), MACHINE_DEADLINE);
+    assert_eq!(finished.code(), Some(0));
+    assert!(sandbox.record(owner.pid()).is_some(), "registered: {}", finished.stderr_text());
+
+    let mut end = sandbox.roster_command("roster-prune");
+    end.args(["--current", "--hook", "claude-code", "--pid", &pid]);
+    let finished = run_to_completion(end, StdinFeed::HeldOpen, MACHINE_DEADLINE);
+    assert_eq!(finished.code(), Some(0));
+    assert!(finished.stdout.is_empty());
+    assert!(finished.elapsed < SESSION_END_BUDGET, "took {:?}", finished.elapsed);
+    assert!(sandbox.record(owner.pid()).is_none(), "the session end kept the record");
+}
+
+/// Outside hook mode a person waits the full 5 s, and is told what for.
+#[test]
+fn plain_mode_keeps_its_longer_wait_and_says_what_it_waits_for() {
+    let sandbox = Sandbox::new();
+    let owner = sandbox.spawn_idle_owner();
+    sandbox.create_roster_directory();
+    let holder = LockHolder::spawn(&sandbox.roster.join(".lock"));
+    let mut command = sandbox.roster_command("roster-register");
+    command.args(["--pid", &owner.pid().to_string()]);
+    let finished = run_to_completion(command, StdinFeed::Null, MACHINE_DEADLINE);
+    let stderr = finished.stderr_text();
+    assert_eq!(finished.code(), Some(1), "{stderr}");
+    assert!(finished.elapsed >= Duration::from_millis(4900), "gave up after {:?}", finished.elapsed);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(lines[0].starts_with("roster-register: waiting for the registry lock "), "{stderr}");
+    assert!(lines[0].contains(&format!("(held by pid {})", holder.pid())), "{stderr}");
+    assert!(lines[1].starts_with("roster-register: registry busy: "), "{stderr}");
+    // Quiet means quiet: only the error.
+    let mut command = sandbox.roster_command("roster-register");
+    command.args(["--pid", &owner.pid().to_string(), "--quiet"]);
+    let finished = run_to_completion(command, StdinFeed::Null, MACHINE_DEADLINE);
+    assert_eq!(finished.stderr_text().lines().count(), 1, "{}", finished.stderr_text());
+}
