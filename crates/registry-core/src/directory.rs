@@ -105,6 +105,7 @@ impl RosterDir {
     pub fn open_or_create(path: &Path) -> Result<RosterDir> {
         if let Some(parent) = path.parent() {
             create_parents(parent)?;
+            check_ancestors(parent)?;
         }
         match mkdir_0700(None, path) {
             Ok(()) | Err(Errno::EEXIST) => {}
@@ -124,6 +125,9 @@ impl RosterDir {
         match std::fs::symlink_metadata(path) {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             _ => {}
+        }
+        if let Some(parent) = path.parent() {
+            check_ancestors(parent)?;
         }
         let root = open_verified_directory(None, path, path)?;
         let sessions = open_subdirectory(&root, path, SESSIONS)?;
@@ -264,6 +268,74 @@ fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &
         fchmod(&fd, Mode::S_IRWXU).map_err(|errno| Error::io("chmod 700", shown, errno.into()))?;
     }
     Ok(fd)
+}
+
+/// Checks every directory above the roster directory: another user who
+/// may write to one of them could rename the roster directory (or a
+/// directory above it) away and put one of theirs in its place. Each must
+/// be owned by root or you, and writable by group or others only with the
+/// sticky bit (as `/tmp` is), which lets nobody rename what is not theirs.
+/// A symlink on the way must be yours or root's too: whoever owns it may
+/// point it elsewhere.
+fn check_ancestors(parent: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let euid = nix::unistd::geteuid().as_raw();
+    let owner_ok = |uid: u32| uid == euid || uid == 0;
+    let given = absolute(parent);
+    for ancestor in given.ancestors() {
+        let Ok(metadata) = std::fs::symlink_metadata(ancestor) else { continue };
+        if metadata.file_type().is_symlink() && !owner_ok(metadata.uid()) {
+            return Err(untrusted_parent(
+                ancestor,
+                &format!("is a symlink owned by uid {}, so that user may point it elsewhere", metadata.uid()),
+                "point --dir or ROSTER_DIR at a path through directories of your own",
+            ));
+        }
+    }
+    let real = std::fs::canonicalize(&given).map_err(|error| Error::io("resolve", &given, error))?;
+    for ancestor in real.ancestors() {
+        let metadata = std::fs::metadata(ancestor).map_err(|error| Error::io("stat", ancestor, error))?;
+        let mode = metadata.mode() & 0o7777;
+        if !owner_ok(metadata.uid()) {
+            return Err(untrusted_parent(
+                ancestor,
+                &format!("is owned by uid {}, neither you (uid {euid}) nor root", metadata.uid()),
+                "use a roster directory under directories of your own (--dir or ROSTER_DIR)",
+            ));
+        }
+        let sticky = mode & 0o1000 != 0;
+        let others_may_write = mode & 0o002 != 0 || (mode & 0o020 != 0 && !is_private_group(metadata.gid()));
+        if others_may_write && !sticky {
+            let who = if mode & 0o002 != 0 { "anyone" } else { "its group" };
+            return Err(untrusted_parent(
+                ancestor,
+                &format!("is writable by {who} without the sticky bit (mode {mode:04o})"),
+                &format!("run `chmod go-w {}` (or `chmod +t` for a shared directory)", ancestor.display()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `gid` is your own user private group (named as you, with no
+/// other members): group write on a directory of that group lets nobody
+/// else in, and umask 002 gives it to every directory you make.
+fn is_private_group(gid: u32) -> bool {
+    let euid = nix::unistd::geteuid();
+    let (Ok(Some(user)), Ok(Some(group))) =
+        (nix::unistd::User::from_uid(euid), nix::unistd::Group::from_gid(nix::unistd::Gid::from_raw(gid)))
+    else {
+        return false;
+    };
+    user.gid.as_raw() == gid && group.name == user.name && group.mem.iter().all(|member| *member == user.name)
+}
+
+fn untrusted_parent(path: &Path, problem: &str, fix: &str) -> Error {
+    untrusted(
+        path,
+        &format!("{problem}; it is above the roster directory, so another user could swap that"),
+        fix,
+    )
 }
 
 fn is_symlink(parent: Option<BorrowedFd<'_>>, path: &Path) -> bool {

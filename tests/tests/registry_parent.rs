@@ -1,0 +1,96 @@
+//! The directories above the roster directory are checked too: another
+//! user who may write to one of them (without the sticky bit) could rename
+//! the roster directory away and put their own in its place. Every tool
+//! refuses such a registry like an untrusted roster directory, exit 3,
+//! naming the path and the fix; a sticky shared directory like `/tmp` is
+//! fine.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use tests::{Owner, Sandbox, run_with_deadline};
+
+fn set_mode(path: &Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .unwrap_or_else(|error| panic!("chmod {mode:o} {}: {error}", path.display()));
+}
+
+fn chown(path: &Path, uid: u32, gid: u32) {
+    std::os::unix::fs::lchown(path, Some(uid), Some(gid))
+        .unwrap_or_else(|error| panic!("chown {uid} {} (the tests run as root): {error}", path.display()));
+}
+
+/// Runs each tool against `roster` and checks it is refused, naming `culprit`.
+fn assert_refused(sandbox: &Sandbox, roster: &Path, culprit: &Path, says: &str) {
+    let owner = Owner::spawn();
+    let pid = owner.pid().to_string();
+    let runs: [(&str, &[&str]); 5] = [
+        ("roster-register", &["--pid", &pid]),
+        ("roster-list", &[]),
+        ("roster-prune", &[]),
+        ("roster-consent", &["disarm", "--pid", &pid, "--cwd", "/"]),
+        ("roster-consent", &["status", "--pid", &pid, "--cwd", "/"]),
+    ];
+    for (tool, args) in runs {
+        let mut command = sandbox.command(tool);
+        command.arg("--dir").arg(roster).args(args);
+        let outcome = run_with_deadline(&mut command, tests::COMMAND_DEADLINE);
+        assert_eq!(outcome.code(), 3, "{tool} with {}: {outcome}", culprit.display());
+        outcome.expect_error_line(tool);
+        assert!(
+            outcome.stderr.contains(&culprit.display().to_string()),
+            "{tool} names the path: {}",
+            outcome.stderr
+        );
+        assert!(outcome.stderr.contains(says), "{tool}: {}", outcome.stderr);
+    }
+    assert!(
+        !roster.join("sessions").join(format!("{pid}.json")).exists(),
+        "a record was written under an untrusted parent"
+    );
+}
+
+#[test]
+fn a_parent_others_may_write_to_without_the_sticky_bit_is_refused() {
+    let sandbox = Sandbox::new();
+    let shared = sandbox.base().join("shared");
+    let roster = shared.join("roster");
+    std::fs::create_dir_all(&roster).expect("create the roster directory");
+    set_mode(&roster, 0o700);
+
+    set_mode(&shared, 0o777);
+    assert_refused(&sandbox, &roster, &shared, "writable by anyone without the sticky bit");
+    set_mode(&shared, 0o757);
+    assert_refused(&sandbox, &roster, &shared, "chmod go-w");
+    // Group write for a group that is not yours alone.
+    chown(&shared, 0, 4242);
+    set_mode(&shared, 0o775);
+    assert_refused(&sandbox, &roster, &shared, "writable by its group without the sticky bit");
+
+    // The sticky bit, as on /tmp, stops renames of what is not yours.
+    set_mode(&shared, 0o1777);
+    let owner = Owner::spawn();
+    let mut command = sandbox.command("roster-register");
+    command.arg("--dir").arg(&roster).args(["--pid", &owner.pid().to_string()]);
+    run_with_deadline(&mut command, tests::COMMAND_DEADLINE).expect_code(0);
+}
+
+#[test]
+fn a_parent_or_a_symlink_above_owned_by_another_user_is_refused() {
+    let sandbox = Sandbox::new();
+    let theirs = sandbox.base().join("theirs");
+    let roster = theirs.join("roster");
+    std::fs::create_dir_all(&roster).expect("create the roster directory");
+    set_mode(&roster, 0o700);
+    chown(&theirs, 4242, 4242);
+    assert_refused(&sandbox, &roster, &theirs, "owned by uid 4242");
+
+    // A symlink on the way that another user owns (and so may repoint).
+    let mine = sandbox.base().join("mine");
+    std::fs::create_dir_all(mine.join("roster")).expect("create the roster directory");
+    set_mode(&mine.join("roster"), 0o700);
+    let link = sandbox.base().join("link");
+    std::os::unix::fs::symlink(&mine, &link).expect("symlink");
+    chown(&link, 4242, 4242);
+    assert_refused(&sandbox, &link.join("roster"), &link, "is a symlink owned by uid 4242");
+}
