@@ -21,6 +21,18 @@ pub fn run_hook(tool: &str, common: &CommonArgs, body: impl FnOnce() -> anyhow::
     ExitCode::SUCCESS
 }
 
+/// Reports a warning (something the user should fix that did not stop the
+/// command): one line `tool: warning: message` on stderr and, in hook mode
+/// (`hook_log` is the roster), one line in `hook-errors.log` as well, since
+/// nobody reads a hook's stderr. Best effort: a warning never fails a run.
+pub fn report_warning(tool: &str, message: &str, hook_log: Option<&registry_core::RosterDir>) {
+    let message = crate::text::escape_for_terminal(&format!("warning: {message}")).into_owned();
+    let _ = writeln!(std::io::stderr().lock(), "{tool}: {message}");
+    if let Some(roster) = hook_log {
+        let _ = registry_core::append_hook_error(roster, tool, &message);
+    }
+}
+
 /// Whether the raw command line asks for hook mode. Used when the flags
 /// themselves fail to parse: a hook must exit 0 even then, because a
 /// harness may treat a non-zero hook as a reason to stop the session.

@@ -15,8 +15,9 @@ use cli_support::{
     home_relative, lookup, paint, resolve_calling_owner, run_tool, use_colour,
 };
 use consent::{
-    AutoArmInputs, ConfigInput, ConfigOutcome, Effective, MarkerEntry, MarkerFinding, MarkerState,
-    canonical_session_directory, effective_should_arm, load_auto_arm_inputs, read_marker, write_marker,
+    AutoArmInputs, ConfigInput, ConfigOutcome, DirectorySource, Effective, MarkerEntry, MarkerFinding,
+    MarkerState, SessionDirectory, canonical_session_directory, effective_should_arm, load_auto_arm_inputs,
+    read_marker, session_directory, write_marker,
 };
 use owner_liveness::{CaptureError, OwnerIdentity, capture_identity};
 use registry_core::{RosterDir, choose_directory};
@@ -251,6 +252,8 @@ struct Assessment {
     owner: CallingOwner,
     /// The owner's identity, or why it could not be captured.
     owner_identity: Result<OwnerIdentity, CaptureError>,
+    /// The session's own directory, whose `.roster.toml` may auto-arm it.
+    directory: SessionDirectory,
     marker: MarkerEntry,
     inputs: AutoArmInputs,
     effective: Effective,
@@ -276,28 +279,53 @@ impl Assessment {
 fn assess(common: &CommonArgs, session: &SessionArgs) -> anyhow::Result<Assessment> {
     let owner = resolve_calling_owner(session.pid.as_deref())?;
     let owner_identity = capture_identity(owner.resolved.pid);
-    let directory = session_directory(session)?;
     let roster_path = choose_directory(common.dir.as_deref(), &|name| std::env::var_os(name))?.path;
-    let marker = match RosterDir::open_existing(&roster_path)? {
-        Some(roster) => read_marker(&roster, owner.resolved.pid),
+    let roster = RosterDir::open_existing(&roster_path)?;
+    let directory = session_directory(
+        roster.as_ref(),
+        &roster_path,
+        owner.resolved.pid,
+        owner_identity.as_ref().ok(),
+        session.cwd.as_deref(),
+    )?;
+    let marker = match &roster {
+        Some(roster) => read_marker(roster, owner.resolved.pid),
         None => MarkerEntry::absent(&roster_path, owner.resolved.pid),
     };
-    let inputs = load_auto_arm_inputs(&directory, &|name| std::env::var_os(name));
+    let inputs = load_auto_arm_inputs(&directory.path, &|name| std::env::var_os(name));
     let effective = effective_should_arm(&marker, &inputs.decision);
-    Ok(Assessment { owner, owner_identity, marker, inputs, effective })
+    Ok(Assessment { owner, owner_identity, directory, marker, inputs, effective })
 }
 
-/// `--cwd`, else the current directory, canonicalized.
-fn session_directory(session: &SessionArgs) -> anyhow::Result<PathBuf> {
-    let directory = match &session.cwd {
-        Some(directory) => directory.clone(),
-        None => std::env::current_dir().map_err(|error| {
-            BadInput(format!(
-                "the current directory cannot be read ({error}); pass the session's directory with --cwd"
-            ))
-        })?,
-    };
-    Ok(canonical_session_directory(&directory)?)
+/// The directory a marker records (information only: it decides nothing):
+/// the session's directory as `status` finds it, else, for a session that
+/// never registered, the current directory.
+fn marker_directory(
+    roster_path: &Path,
+    identity: &OwnerIdentity,
+    session: &SessionArgs,
+) -> anyhow::Result<SessionDirectory> {
+    let roster = RosterDir::open_existing(roster_path)?;
+    match session_directory(
+        roster.as_ref(),
+        roster_path,
+        identity.pid,
+        Some(identity),
+        session.cwd.as_deref(),
+    ) {
+        Err(consent::Error::NoSessionDirectory { .. }) => {
+            let here = std::env::current_dir().map_err(|error| {
+                BadInput(format!(
+                    "the current directory cannot be read ({error}); pass the session's directory with --cwd"
+                ))
+            })?;
+            Ok(SessionDirectory {
+                path: canonical_session_directory(&here)?,
+                source: DirectorySource::CurrentDirectory,
+            })
+        }
+        other => Ok(other?),
+    }
 }
 
 /// `arm` and `disarm`.
@@ -320,10 +348,9 @@ fn write_state(common: &CommonArgs, session: &SessionArgs, state: MarkerState) -
     }
     let identity =
         capture_identity(resolved.pid).with_context(|| format!("cannot {verb} pid {}", resolved.pid))?;
-    let directory = session_directory(session)?;
-    let roster = RosterDir::open_or_create(
-        &choose_directory(common.dir.as_deref(), &|name| std::env::var_os(name))?.path,
-    )?;
+    let roster_path = choose_directory(common.dir.as_deref(), &|name| std::env::var_os(name))?.path;
+    let directory = marker_directory(&roster_path, &identity, session)?.path;
+    let roster = RosterDir::open_or_create(&roster_path)?;
     let written = write_marker(&roster, &identity, state, &directory)?;
     if common.quiet {
         return Ok(());
@@ -419,6 +446,10 @@ fn status_json(assessment: &Assessment) -> serde_json::Value {
         "pid_verified": assessment.owner.resolved.verified,
         "owner_running": assessment.owner_identity.is_ok(),
         "owner_reason": assessment.owner_identity.as_ref().err().map(ToString::to_string),
+        "directory": {
+            "path": path_json(Some(&assessment.directory.path)),
+            "source": assessment.directory.source.as_str(),
+        },
         "marker": {
             "state": marker.counted_state().as_str(),
             "written_state": marker.written_state().map(MarkerState::as_str),
@@ -435,6 +466,15 @@ fn status_json(assessment: &Assessment) -> serde_json::Value {
         "reasons": assessment.reasons(),
         "warnings": assessment.inputs.decision.warnings,
     })
+}
+
+/// Where the session's directory came from, in words.
+fn directory_origin(source: DirectorySource) -> &'static str {
+    match source {
+        DirectorySource::CwdFlag => "from --cwd",
+        DirectorySource::Record => "from the session's record",
+        DirectorySource::CurrentDirectory => "the current directory",
+    }
 }
 
 fn user_vetoes(outcome: &ConfigOutcome) -> bool {
@@ -473,6 +513,14 @@ fn status_text(assessment: &Assessment, home: Option<&Path>, colour: bool) -> St
                 "pid {} (via {}, {verified}), {running}",
                 resolved.pid,
                 source_description(&assessment.owner)
+            ),
+        ),
+        (
+            "directory",
+            format!(
+                "{} ({})",
+                shown_path(Some(&assessment.directory.path)),
+                directory_origin(assessment.directory.source)
             ),
         ),
         ("local", format!("{}; {}", marker.counted_state().as_str(), escaped(&marker.reason()))),
