@@ -39,7 +39,15 @@ const TOOL: &str = "roster-consent";
         session, and a reused pid can never revive it.\n\n\
         The session's owner is found, most explicit first, from --pid, ROSTER_SESSION_PID, \
         the harness's own CLAUDE_PID or OPENCODE_PID (only when it names an ancestor), or the \
-        nearest harness process among the caller's ancestors.",
+        nearest harness process among the caller's ancestors.\n\n\
+        The session's directory (where .roster.toml is looked for) is the session's own, never \
+        the caller's: --cwd when given, else the cwd recorded when the session registered, and \
+        only while that record's owner is the very process running at the pid. A session with \
+        no such record needs --cwd: status then exits 2 naming the record it looked for, and \
+        should-arm exits 1.\n\n\
+        A .roster.toml is believed only as a regular file (not a symlink) owned by you or root \
+        and writable by nobody else; any other is untrusted, enables nothing, and status says \
+        why.",
     after_long_help = AFTER_HELP,
     subcommand_required = true,
     arg_required_else_help = true,
@@ -61,7 +69,8 @@ pub enum ConsentCommand {
             Writes consent/<pid>.json with state \"armed\" and the owner's identity. Refused \
             (exit 3) unless the owner is this command or one of its ancestors (so a session \
             can only consent for itself, never for an unrelated process named with --pid) and \
-            is running. Prints `armed pid PID (DIR)`.",
+            is running. Prints `armed pid PID (DIR)`. DIR, kept in the marker for information, \
+            is --cwd, else the session's recorded directory, else the current directory.",
         after_long_help = ARM_EXAMPLES
     )]
     Arm(SessionArgs),
@@ -73,7 +82,7 @@ pub enum ConsentCommand {
             that beats auto_arm (removing the marker would let auto_arm re-arm it). Any running \
             owner may be disarmed, even one named with --pid that is not an ancestor: \
             disarming grants nothing. Refused (exit 3) when the owner is not running. Prints \
-            `disarmed pid PID (DIR)`.",
+            `disarmed pid PID (DIR)`, DIR as for arm.",
         after_long_help = DISARM_EXAMPLES
     )]
     Disarm(SessionArgs),
@@ -83,10 +92,14 @@ pub enum ConsentCommand {
         long_about = "Show whether the calling session accepts pushes, and why\n\n\
             Shows the session's own state (armed, disarmed or none, and why a marker that is \
             present does not count: its owner is dead or of unknown liveness, or the file is \
-            untrusted or malformed), the auto-arm inputs (the repository's .roster.toml and \
-            your config.toml, and any error reading them), the decision and why.\n\n\
+            untrusted or malformed), the session's directory and where it came from, the \
+            auto-arm inputs (the repository's .roster.toml and your config.toml, and any error \
+            reading them or reason not to believe them), the decision and why.\n\n\
+            The directory is --cwd when given, else the cwd in the session's record (only while \
+            the record's owner is the very process running at the pid); never the directory \
+            status runs in. Without either, status exits 2 and names the record it looked for.\n\n\
             JSON keys: pid, pid_source, pid_verified, owner_running, owner_reason, \
-            marker {state, written_state, counts, liveness, problem, reason, path}, \
+            directory {path, source} (source \"--cwd\" or \"record\"), marker {state, written_state, counts, liveness, problem, reason, path}, \
             repo {path, auto_arm, error}, user {path, auto_arm, veto, error}, auto_arm, \
             should_arm, reasons, warnings. marker.state is the state that counts (\"armed\", \
             \"disarmed\" or \"none\"); marker.written_state is what the file says.",
@@ -102,9 +115,11 @@ pub enum ConsentCommand {
             present but cannot be believed (untrusted, malformed, or of an owner whose liveness \
             is unknown) might be a disarm, so it holds auto-arm off. Every error (a bad flag, an \
             untrusted roster directory, an owner that cannot be found, an unreadable \
-            configuration, ...) is exit 1 too, and nothing is ever printed: the answer fails \
-            closed. Run `roster-consent status` to see why. --pid may name any session, \
-            verified or not: asking grants nothing.",
+            configuration, a session with no record and no --cwd, ...) is exit 1 too, and \
+            nothing is ever printed: the answer fails closed. Run `roster-consent status` to see \
+            why. --pid may name any session, verified or not: asking grants nothing. The answer \
+            is the session's, wherever it is asked from: its .roster.toml is looked for from the \
+            directory it registered with (or --cwd).",
         after_long_help = SHOULD_ARM_EXAMPLES
     )]
     ShouldArm(SessionArgs),
@@ -117,7 +132,7 @@ pub struct SessionArgs {
     #[arg(long, value_name = "PID|parent")]
     pub pid: Option<String>,
 
-    /// Look for .roster.toml from DIR upward, and record DIR as the session's directory (default: the current directory)
+    /// Take DIR as the session's directory, where .roster.toml is looked for (default: the cwd of the session's record)
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 }
@@ -132,6 +147,8 @@ Examples:
     roster-consent status
   In a script: arm the messaging channel only when the session consents:
     roster-consent should-arm && start-listening
+  From an orchestrator, anywhere: may it push to the registered session 6120?
+    roster-consent should-arm --pid 6120 && echo \"may push to 6120\"
   Opt a repository in (commit it as .roster.toml):
     agent_name = \"wren\"
     [consent]
@@ -143,7 +160,9 @@ Examples:
 Files:
   $ROSTER_DIR/consent/<pid>.json   one consent marker per session (0600)
   .roster.toml                     agent_name and [consent] auto_arm; the nearest one
-                                   from the session's directory upward
+                                   from the session's directory upward; believed only
+                                   as a regular file of yours or root's, writable by
+                                   nobody else
   ~/.config/roster/config.toml     [consent] auto_arm = false vetoes auto-arm
                                    ($XDG_CONFIG_HOME/roster/config.toml when that is set)
 
@@ -153,7 +172,8 @@ Environment:
   XDG_CONFIG_HOME      where the user config lives
   NO_COLOR             never colour the output
 
-Exit status: 0 done; 1 failed (I/O, registry busy); 2 bad input or usage; 3 refused (untrusted \
+Exit status: 0 done; 1 failed (I/O, registry busy); 2 bad input or usage (including a session \
+with no record and no --cwd); 3 refused (untrusted \
 roster directory, owner not running, arm for an owner that is not this command or an ancestor). \
 should-arm: 0 should accept pushes, 1 otherwise, including on every error.";
 
@@ -176,12 +196,14 @@ Examples:
 const STATUS_EXAMPLES: &str = "\
 Examples:
   roster-consent status
+  roster-consent status --pid 5854
   roster-consent status --pid 5854 --cwd ~/src/app
   roster-consent status --json | jq .should_arm";
 
 const SHOULD_ARM_EXAMPLES: &str = "\
 Examples:
   if roster-consent should-arm; then echo accepting pushes; fi
+  roster-consent should-arm --pid 6120 && echo \"may push to 6120\"
   roster-consent should-arm --pid \"$CLAUDE_PID\" --cwd \"$PWD\" || exit 0";
 
 /// The clap definition, for xtask's man pages and completions.

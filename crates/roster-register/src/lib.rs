@@ -37,7 +37,14 @@ const TOOL: &str = "roster-register";
         is found, most explicit first, from --pid, ROSTER_SESSION_PID, the harness's own \
         CLAUDE_PID or OPENCODE_PID (only when it names an ancestor), or the nearest harness \
         process among the caller's ancestors. Its identity (boot id, start time, pidfs inode, \
-        uid, namespaces) is recorded so that a reused pid can never pass for it.",
+        uid, namespaces) is recorded so that a reused pid can never pass for it.\n\n\
+        The agent name comes from --agent, else ROSTER_AGENT, else agent_name in the nearest \
+        .roster.toml from the session's directory upward. An invalid --agent or ROSTER_AGENT is \
+        bad input (exit 2). A repository file that cannot be used (unreadable, invalid TOML, an \
+        unknown key, an invalid name, or untrusted: a symlink, another user's file, a file its \
+        group or anyone may write) never stops registration: the session is registered without \
+        its name and a one-line warning names the file and what is wrong (in hook mode it goes \
+        to hook-errors.log).",
     after_long_help = AFTER_HELP,
 )]
 pub struct RegisterArgs {
