@@ -225,10 +225,11 @@ fn canonical_directory(path: &Path, what: &str) -> anyhow::Result<PathBuf> {
 }
 
 /// `--agent` > `ROSTER_AGENT` > `agent_name` in the nearest `.roster.toml`
-/// > anonymous. `--agent ""` asks for anonymous explicitly. An invalid
-/// explicit value is bad input; a repository file that cannot be used
-/// (unreadable, untrusted, invalid, an unknown key, an invalid name) only
-/// warns, and the session registers anonymously.
+/// > anonymous. `--agent ""` asks for anonymous explicitly.
+///
+/// An invalid explicit value is bad input; a repository file that cannot be
+/// used (unreadable, untrusted, invalid, an unknown key, an invalid name)
+/// only warns, and the session registers anonymously.
 fn choose_agent(
     flag: Option<&str>,
     cwd: &Path,
