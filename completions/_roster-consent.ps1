@@ -39,7 +39,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-consent' -ScriptBlock {
         }
         'roster-consent;arm' {
             [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid, or `parent` for the process that ran this command')
-            [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Look for .roster.toml from DIR upward, and record DIR as the session''s directory (default: the current directory)')
+            [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
@@ -51,7 +51,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-consent' -ScriptBlock {
         }
         'roster-consent;disarm' {
             [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid, or `parent` for the process that ran this command')
-            [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Look for .roster.toml from DIR upward, and record DIR as the session''s directory (default: the current directory)')
+            [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
@@ -63,7 +63,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-consent' -ScriptBlock {
         }
         'roster-consent;status' {
             [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid, or `parent` for the process that ran this command')
-            [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Look for .roster.toml from DIR upward, and record DIR as the session''s directory (default: the current directory)')
+            [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
@@ -75,7 +75,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-consent' -ScriptBlock {
         }
         'roster-consent;should-arm' {
             [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid, or `parent` for the process that ran this command')
-            [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Look for .roster.toml from DIR upward, and record DIR as the session''s directory (default: the current directory)')
+            [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')

@@ -35,7 +35,7 @@ set edit:completion:arg-completer[roster-consent] = {|@words|
         }
         &'roster-consent;arm'= {
             cand --pid 'Name the session''s owner process: a pid, or `parent` for the process that ran this command'
-            cand --cwd 'Look for .roster.toml from DIR upward, and record DIR as the session''s directory (default: the current directory)'
+            cand --cwd 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)'
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
             cand --json 'Print JSON, same as --format json'
@@ -46,7 +46,7 @@ set edit:completion:arg-completer[roster-consent] = {|@words|
         }
         &'roster-consent;disarm'= {
             cand --pid 'Name the session''s owner process: a pid, or `parent` for the process that ran this command'
-            cand --cwd 'Look for .roster.toml from DIR upward, and record DIR as the session''s directory (default: the current directory)'
+            cand --cwd 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)'
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
             cand --json 'Print JSON, same as --format json'
@@ -57,7 +57,7 @@ set edit:completion:arg-completer[roster-consent] = {|@words|
         }
         &'roster-consent;status'= {
             cand --pid 'Name the session''s owner process: a pid, or `parent` for the process that ran this command'
-            cand --cwd 'Look for .roster.toml from DIR upward, and record DIR as the session''s directory (default: the current directory)'
+            cand --cwd 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)'
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
             cand --json 'Print JSON, same as --format json'
@@ -68,7 +68,7 @@ set edit:completion:arg-completer[roster-consent] = {|@words|
         }
         &'roster-consent;should-arm'= {
             cand --pid 'Name the session''s owner process: a pid, or `parent` for the process that ran this command'
-            cand --cwd 'Look for .roster.toml from DIR upward, and record DIR as the session''s directory (default: the current directory)'
+            cand --cwd 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)'
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
             cand --json 'Print JSON, same as --format json'

@@ -94,14 +94,19 @@ pub fn run_hook(
 fn report_hook_failure(tool: &str, common: &CommonArgs, message: &str) {
     let message = crate::text::escape_for_terminal(message).into_owned();
     let _ = writeln!(std::io::stderr().lock(), "{tool}: hook: {message}");
-    let wait = hook_work_deadline()
+    if let Ok(roster) = open_roster_for_writing(common) {
+        let _ = registry_core::append_hook_error_within(&roster, tool, &message, log_lock_wait());
+    }
+}
+
+/// How long logging may wait for the lock: briefly, and in hook mode never
+/// much past the work deadline (past it the line is appended unlocked).
+fn log_lock_wait() -> Duration {
+    hook_work_deadline()
         .map_or(Duration::from_millis(300), |deadline| {
             (deadline + BUDGET_RESERVE / 4).saturating_duration_since(Instant::now())
         })
-        .min(Duration::from_millis(300));
-    if let Ok(roster) = open_roster_for_writing(common) {
-        let _ = registry_core::append_hook_error_within(&roster, tool, &message, wait);
-    }
+        .min(Duration::from_millis(300))
 }
 
 /// Ends the process at `at` with exit 0 if it is still running then,
@@ -121,6 +126,18 @@ fn start_watchdog(tool: &'static str, common: CommonArgs, at: Instant) {
     });
     // Without a watchdog thread the lock and payload deadlines still hold.
     drop(spawned);
+}
+
+/// Reports a warning (something the user should fix that did not stop the
+/// command): one line `tool: warning: message` on stderr and, in hook mode
+/// (`hook_log` is the roster), one line in `hook-errors.log` as well, since
+/// nobody reads a hook's stderr. Best effort: a warning never fails a run.
+pub fn report_warning(tool: &str, message: &str, hook_log: Option<&registry_core::RosterDir>) {
+    let message = crate::text::escape_for_terminal(&format!("warning: {message}")).into_owned();
+    let _ = writeln!(std::io::stderr().lock(), "{tool}: {message}");
+    if let Some(roster) = hook_log {
+        let _ = registry_core::append_hook_error_within(roster, tool, &message, log_lock_wait());
+    }
 }
 
 /// Whether the raw command line asks for hook mode. Used when the flags

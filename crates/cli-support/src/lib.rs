@@ -17,7 +17,7 @@ pub use args::{CommonArgs, OutputFormat};
 pub use exit::{BadInput, ErrorLookup, ExitCoded, Refused, exit_code_of, lookup, report_and_exit, run_tool};
 pub use hook_mode::{
     HookEvent, hook_mode_requested, hook_work_deadline, payload_wait, report_unparsable_hook_invocation,
-    run_hook, run_tool_with_hook_mode,
+    report_warning, run_hook, run_tool_with_hook_mode,
 };
 pub use owner::{CallingOwner, process_env, resolve_calling_owner};
 pub use roster::{open_roster_for_reading, open_roster_for_writing, roster_directory_choice};

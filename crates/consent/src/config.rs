@@ -3,6 +3,8 @@
 //! (`~/.config/roster/config.toml`), and the resolution of both into one
 //! auto-arm decision. No I/O here, so every rule is a row of a table test.
 
+use std::path::Path;
+
 use registry_core::AgentName;
 
 /// What one configuration file says about `[consent] auto_arm`, including
@@ -17,6 +19,10 @@ pub enum ConfigOutcome {
     AutoArm(bool),
     /// The file exists but cannot be read; the text says why.
     Unreadable(String),
+    /// The file exists but is not believed: someone other than the user
+    /// could have written it (a symlink, another user's file, a file
+    /// others may write); the text says why and how to fix it.
+    Untrusted(String),
     /// The file is not valid TOML or a value has the wrong type or form.
     Unparseable(String),
     /// The file has a key roster does not know; the dotted key name.
@@ -36,6 +42,7 @@ impl ConfigOutcome {
     pub fn error(&self) -> Option<String> {
         match self {
             ConfigOutcome::Unreadable(why) => Some(format!("unreadable: {why}")),
+            ConfigOutcome::Untrusted(why) => Some(format!("untrusted: {why}")),
             ConfigOutcome::Unparseable(why) => Some(format!("does not parse: {why}")),
             ConfigOutcome::UnknownKey(key) => Some(unknown_key_message(key)),
             _ => None,
@@ -78,9 +85,55 @@ pub enum ConfigProblem {
 }
 
 fn unknown_key_message(key: &str) -> String {
+    let suggestion =
+        nearest_known_key(key).map(|known| format!(" (did you mean {known}?)")).unwrap_or_default();
     format!(
-        "unknown key `{key}`; the known keys are `agent_name` (repository file only) and `[consent] auto_arm`"
+        "unknown key `{key}`{suggestion}; the known keys are `agent_name` (repository file only) and \
+         `[consent] auto_arm`"
     )
+}
+
+/// Every key either configuration file may hold, for suggestions.
+const KNOWN_KEYS: [&str; 3] = ["agent_name", "consent", "auto_arm"];
+
+/// The known key nearest to an unknown one (its last dotted part), when it
+/// is close enough to be a typo: at most two edits, and fewer edits than
+/// the key has characters.
+fn nearest_known_key(key: &str) -> Option<&'static str> {
+    let last = key.rsplit('.').next().unwrap_or(key).to_lowercase();
+    KNOWN_KEYS
+        .iter()
+        .map(|known| (edit_distance(&last, known), *known))
+        .filter(|(distance, _)| *distance <= 2 && *distance < last.chars().count())
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, known)| known)
+}
+
+/// The optimal string alignment distance: insertions, deletions,
+/// substitutions and swaps of two neighbours (`nmae` for `name`) count one
+/// edit each.
+fn edit_distance(left: &str, right: &str) -> usize {
+    let left: Vec<char> = left.chars().collect();
+    let right: Vec<char> = right.chars().collect();
+    let mut rows = vec![vec![0usize; right.len() + 1]; left.len() + 1];
+    for (index, row) in rows.iter_mut().enumerate() {
+        row[0] = index;
+    }
+    for (index, cell) in rows[0].iter_mut().enumerate() {
+        *cell = index;
+    }
+    for i in 1..=left.len() {
+        for j in 1..=right.len() {
+            let substitution = usize::from(left[i - 1] != right[j - 1]);
+            let mut best =
+                (rows[i - 1][j] + 1).min(rows[i][j - 1] + 1).min(rows[i - 1][j - 1] + substitution);
+            if i > 1 && j > 1 && left[i - 1] == right[j - 2] && left[i - 2] == right[j - 1] {
+                best = best.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = best;
+        }
+    }
+    rows[left.len()][right.len()]
 }
 
 /// The repository file: `agent_name = "wren"` and `[consent] auto_arm = true`.
@@ -145,6 +198,16 @@ pub fn parse_user_config(bytes: &[u8]) -> Result<UserConfig, ConfigProblem> {
 /// - a repository file that cannot be read or parsed, or has an unknown
 ///   key, is "not opted in", with a warning.
 pub fn resolve_auto_arm(repo: &ConfigOutcome, user: &ConfigOutcome) -> Decision {
+    resolve_auto_arm_naming_repo_file(repo, None, user)
+}
+
+/// `resolve_auto_arm`, with a warning about the repository file that names
+/// its path, when it is known.
+pub(crate) fn resolve_auto_arm_naming_repo_file(
+    repo: &ConfigOutcome,
+    repo_path: Option<&Path>,
+    user: &ConfigOutcome,
+) -> Decision {
     let mut reasons = Vec::new();
     let mut warnings = Vec::new();
 
@@ -172,7 +235,10 @@ pub fn resolve_auto_arm(repo: &ConfigOutcome, user: &ConfigOutcome) -> Decision 
         failed => {
             let why = failed.error().unwrap_or_default();
             reasons.push(format!("the repository's .roster.toml cannot be used ({why}): not opted in"));
-            warnings.push(format!("the repository's .roster.toml {why}; fix it to opt in"));
+            warnings.push(match repo_path {
+                Some(path) => format!("the repository file {}: {why}; fix it to opt in", path.display()),
+                None => format!("the repository's .roster.toml {why}; fix it to opt in"),
+            });
             false
         }
     };
@@ -348,6 +414,25 @@ mod tests {
             Err(ConfigProblem::UnknownKey("consent.autoarm".into()))
         );
         assert!(matches!(user("[consent]\nauto_arm = "), Err(ConfigProblem::Unparseable(_))));
+    }
+
+    #[test]
+    fn unknown_keys_suggest_the_nearest_known_key() {
+        let check = |key: &str, expect: Option<&str>| assert_eq!(nearest_known_key(key), expect, "{key}");
+        check("agent_nmae", Some("agent_name"));
+        check("agent-name", Some("agent_name"));
+        check("Agent_Name", Some("agent_name"));
+        check("agentname", Some("agent_name"));
+        check("consnet", Some("consent"));
+        check("consent.autoarm", Some("auto_arm"));
+        check("consent.auto-arm", Some("auto_arm"));
+        check("agent", None);
+        check("shout", None);
+        check("x", None);
+        let message = ConfigProblem::UnknownKey("agent_nmae".into()).to_string();
+        assert!(message.starts_with("unknown key `agent_nmae` (did you mean agent_name?); "), "{message}");
+        let message = ConfigProblem::UnknownKey("shout".into()).to_string();
+        assert!(message.starts_with("unknown key `shout`; the known keys"), "{message}");
     }
 
     #[test]

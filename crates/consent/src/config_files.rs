@@ -1,8 +1,10 @@
 //! Finding and reading the two configuration files (SPEC §7): the nearest
 //! `.roster.toml` from the session's directory upward, and the user's
 //! `$XDG_CONFIG_HOME/roster/config.toml`. Reads are bounded (64 KiB), never
-//! block on a FIFO and never open anything but a regular file; every
-//! failure becomes a `ConfigOutcome` that the resolution counts as "no".
+//! block on a FIFO and never open anything but a regular file; a repository
+//! file the user did not write (a symlink, another user's file, a file
+//! others may write) is untrusted. Every failure becomes a `ConfigOutcome`
+//! that the resolution counts as "no".
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -10,9 +12,11 @@ use std::io::{self, Read};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use registry_core::AgentName;
+
 use crate::config::{
-    ConfigOutcome, ConfigProblem, Decision, RepoConfig, parse_repo_config, parse_user_config,
-    resolve_auto_arm,
+    ConfigOutcome, Decision, RepoConfig, parse_repo_config, parse_user_config,
+    resolve_auto_arm_naming_repo_file,
 };
 use crate::error::{Error, Result};
 
@@ -85,10 +89,11 @@ pub fn load_repo_input(directory: &Path) -> (ConfigInput, Option<RepoConfig>) {
     let Some(path) = find_repo_config(directory) else {
         return (ConfigInput { path: None, outcome: ConfigOutcome::Absent }, None);
     };
-    let (outcome, parsed) = match read_config_file(&path, Trust::OwnedByYouOrRoot) {
+    let (outcome, parsed) = match read_config_file(&path, Trust::WrittenByYou) {
         // Found by name a moment ago: vanishing now is a failed read.
-        FileRead::Absent => (ConfigOutcome::Unreadable("vanished, or is a dangling symlink".into()), None),
+        FileRead::Absent => (ConfigOutcome::Unreadable("vanished while being read".into()), None),
         FileRead::Unreadable(why) => (ConfigOutcome::Unreadable(why), None),
+        FileRead::Untrusted(why) => (ConfigOutcome::Untrusted(why), None),
         FileRead::Bytes(bytes) => {
             let parsed = parse_repo_config(&bytes);
             (ConfigOutcome::of_repo(&parsed), parsed.ok())
@@ -107,6 +112,7 @@ pub fn load_user_input(env: &dyn Fn(&str) -> Option<OsString>) -> ConfigInput {
     let outcome = match read_config_file(&path, Trust::Anyone) {
         FileRead::Absent => ConfigOutcome::Absent,
         FileRead::Unreadable(why) => ConfigOutcome::Unreadable(why),
+        FileRead::Untrusted(why) => ConfigOutcome::Untrusted(why),
         FileRead::Bytes(bytes) => ConfigOutcome::of_user(&parse_user_config(&bytes)),
     };
     ConfigInput { path: Some(path), outcome }
@@ -117,42 +123,68 @@ pub fn load_user_input(env: &dyn Fn(&str) -> Option<OsString>) -> ConfigInput {
 pub fn load_auto_arm_inputs(directory: &Path, env: &dyn Fn(&str) -> Option<OsString>) -> AutoArmInputs {
     let (repo, _) = load_repo_input(directory);
     let user = load_user_input(env);
-    let decision = resolve_auto_arm(&repo.outcome, &user.outcome);
+    let decision = resolve_auto_arm_naming_repo_file(&repo.outcome, repo.path.as_deref(), &user.outcome);
     AutoArmInputs { repo, user, decision }
 }
 
 /// The `agent_name` of the nearest `.roster.toml` at or above `directory`
 /// (SPEC §6.1: below `--agent` and `ROSTER_AGENT`), with the file it came
-/// from. `Ok(None)` when there is no such file or it sets no name; an error
-/// when the nearest file cannot be read (exit 1) or is invalid (exit 2:
-/// it does not parse, has an unknown key, or the name is not a valid agent
-/// name), naming the file.
-pub fn repo_agent_name(directory: &Path) -> Result<Option<(String, PathBuf)>> {
+/// from; `Ok(None)` when there is no such file or it sets no name.
+///
+/// A nearest file that cannot be used (unreadable, untrusted, invalid TOML,
+/// an unknown key, an invalid name) is a warning, never an error: a bad
+/// repository file must not keep a session out of the registry, so the
+/// caller registers it anonymously and shows the warning.
+pub fn repo_agent_name(directory: &Path) -> Result<Option<(AgentName, PathBuf)>, RepoConfigWarning> {
     let (input, parsed) = load_repo_input(directory);
-    let path = input.path.clone().unwrap_or_else(|| directory.join(REPO_CONFIG_NAME));
-    match input.outcome {
-        ConfigOutcome::Absent | ConfigOutcome::AutoArmUnset | ConfigOutcome::AutoArm(_) => {
-            Ok(parsed.and_then(|config| config.agent_name).map(|name| (name.as_str().to_owned(), path)))
-        }
-        ConfigOutcome::Unreadable(why) => Err(Error::RepoConfigUnreadable { path, why }),
-        ConfigOutcome::Unparseable(why) => Err(Error::RepoConfigInvalid { path, why }),
-        ConfigOutcome::UnknownKey(key) => {
-            Err(Error::RepoConfigInvalid { path, why: ConfigProblem::UnknownKey(key).to_string() })
-        }
+    let Some(path) = input.path else { return Ok(None) };
+    match input.outcome.error() {
+        Some(problem) => Err(RepoConfigWarning { path, problem }),
+        None => Ok(parsed.and_then(|config| config.agent_name).map(|name| (name, path))),
     }
+}
+
+/// Why the nearest repository file's `agent_name` was not used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {problem}; its agent_name is not used", path.display())]
+pub struct RepoConfigWarning {
+    pub path: PathBuf,
+    /// What is wrong with the file, as `ConfigOutcome::error` says it.
+    pub problem: String,
+}
+
+/// Why a repository file is not believed, from its owner and mode (`None`:
+/// it is believed). The repository file is the only enabler of auto-arm,
+/// so one that anybody but the user (or root) could have written enables
+/// nothing: another user's file, or one that a group or everyone may
+/// rewrite. Group write is refused too, although a umask of 002 gives it
+/// to every checkout: a group is other people.
+pub fn repo_file_distrust(owner_uid: u32, mode: u32, euid: u32) -> Option<String> {
+    if owner_uid != euid && owner_uid != 0 {
+        return Some(format!(
+            "is owned by uid {owner_uid}, neither you (uid {euid}) nor root; only a file you wrote is \
+             believed, so remove it or replace it with your own"
+        ));
+    }
+    let writers = match (mode & 0o020 != 0, mode & 0o002 != 0) {
+        (false, false) => return None,
+        (true, false) => "its group",
+        (false, true) => "anyone",
+        (true, true) => "its group and anyone",
+    };
+    Some(format!("is writable by {writers} (mode {:04o}); run chmod go-w on it", mode & 0o7777))
 }
 
 /// Whose files are believed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Trust {
-    /// The repository file is the only enabler of auto-arm, so one that
-    /// another user could have written (a `.roster.toml` dropped in `/tmp`
-    /// by someone else, or one anybody may rewrite) is not believed. Group
-    /// write is allowed: with the common umask 002 and per-user groups,
-    /// every checkout has it.
-    OwnedByYouOrRoot,
+    /// The repository file: only a regular file, found and opened without
+    /// following a symlink (a link anybody may plant in a shared directory
+    /// such as `/tmp`), that passes `repo_file_distrust`.
+    WrittenByYou,
     /// The user file can only veto or do nothing, so whoever wrote it, it
-    /// is read (and a failure to read it vetoes).
+    /// is read (and a failure to read it vetoes). Symlinks are followed:
+    /// dotfiles are often links into a dotfiles repository.
     Anyone,
 }
 
@@ -160,15 +192,19 @@ enum FileRead {
     Absent,
     Bytes(Vec<u8>),
     Unreadable(String),
+    Untrusted(String),
 }
 
 /// Reads a configuration file: its type is checked before it is opened
 /// (no FIFO or device is ever opened), the open does not block, the handle
-/// is checked again (regular file, same inode, at most `MAX_CONFIG_BYTES`),
-/// and at most that many bytes are read. Symlinks are followed: dotfiles
-/// are often links into a dotfiles repository.
+/// is checked again (regular file, same inode, the same trust, at most
+/// `MAX_CONFIG_BYTES`), and at most that many bytes are read.
 fn read_config_file(path: &Path, trust: Trust) -> FileRead {
-    let before = match std::fs::metadata(path) {
+    let examined = match trust {
+        Trust::WrittenByYou => std::fs::symlink_metadata(path),
+        Trust::Anyone => std::fs::metadata(path),
+    };
+    let before = match examined {
         Ok(metadata) => metadata,
         Err(error) if error.kind() == io::ErrorKind::NotFound => {
             // A dangling symlink is a file the user meant to have.
@@ -179,15 +215,18 @@ fn read_config_file(path: &Path, trust: Trust) -> FileRead {
         }
         Err(error) => return FileRead::Unreadable(error.to_string()),
     };
-    if let Some(why) = refusal(&before, trust) {
-        return FileRead::Unreadable(why);
+    if let Some(refused) = refusal(&before, trust) {
+        return refused;
     }
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY | nix::libc::O_CLOEXEC)
-        .open(path);
-    let file: File = match opened {
+    let mut flags = nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY | nix::libc::O_CLOEXEC;
+    if trust == Trust::WrittenByYou {
+        flags |= nix::libc::O_NOFOLLOW;
+    }
+    let file: File = match std::fs::OpenOptions::new().read(true).custom_flags(flags).open(path) {
         Ok(file) => file,
+        Err(error) if error.raw_os_error() == Some(nix::libc::ELOOP) => {
+            return FileRead::Untrusted(format!("{SYMLINK_REFUSAL} (it became one while being opened)"));
+        }
         Err(error) => return FileRead::Unreadable(error.to_string()),
     };
     let after = match file.metadata() {
@@ -197,8 +236,8 @@ fn read_config_file(path: &Path, trust: Trust) -> FileRead {
     if (after.dev(), after.ino()) != (before.dev(), before.ino()) {
         return FileRead::Unreadable("was replaced while being opened".into());
     }
-    if let Some(why) = refusal(&after, trust) {
-        return FileRead::Unreadable(why);
+    if let Some(refused) = refusal(&after, trust) {
+        return refused;
     }
     let mut bytes = Vec::with_capacity(after.len().min(MAX_CONFIG_BYTES) as usize);
     if let Err(error) = file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes) {
@@ -210,8 +249,14 @@ fn read_config_file(path: &Path, trust: Trust) -> FileRead {
     FileRead::Bytes(bytes)
 }
 
-fn refusal(metadata: &std::fs::Metadata, trust: Trust) -> Option<String> {
+const SYMLINK_REFUSAL: &str =
+    "is a symlink, and only a regular file you wrote is believed; replace it with a copy of its target";
+
+fn refusal(metadata: &std::fs::Metadata, trust: Trust) -> Option<FileRead> {
     let file_type = metadata.file_type();
+    if file_type.is_symlink() {
+        return Some(FileRead::Untrusted(SYMLINK_REFUSAL.into()));
+    }
     if !file_type.is_file() {
         use std::os::unix::fs::FileTypeExt;
         let kind = if file_type.is_dir() {
@@ -225,19 +270,14 @@ fn refusal(metadata: &std::fs::Metadata, trust: Trust) -> Option<String> {
         } else {
             "not a regular file"
         };
-        return Some(format!("is {kind}, not a regular file"));
+        return Some(FileRead::Unreadable(format!("is {kind}, not a regular file")));
     }
     if metadata.len() > MAX_CONFIG_BYTES {
-        return Some(format!("is {} bytes, over the 64 KiB limit", metadata.len()));
+        return Some(FileRead::Unreadable(format!("is {} bytes, over the 64 KiB limit", metadata.len())));
     }
-    if trust == Trust::OwnedByYouOrRoot {
+    if trust == Trust::WrittenByYou {
         let euid = nix::unistd::geteuid().as_raw();
-        if metadata.uid() != euid && metadata.uid() != 0 {
-            return Some(format!("is owned by uid {}, neither you (uid {euid}) nor root", metadata.uid()));
-        }
-        if metadata.mode() & 0o002 != 0 {
-            return Some(format!("is writable by anyone (mode {:04o})", metadata.mode() & 0o7777));
-        }
+        return repo_file_distrust(metadata.uid(), metadata.mode(), euid).map(FileRead::Untrusted);
     }
     None
 }

@@ -17,16 +17,13 @@ pub enum Error {
     #[error("session directory {path}: {source}; pass an existing directory with --cwd")]
     SessionDirectory { path: PathBuf, source: io::Error },
 
-    /// The nearest `.roster.toml` exists but cannot be read (exit 1).
+    /// The session's directory is not known: no `--cwd`, and no record of
+    /// the running owner to take it from (exit 2: the caller must say it).
     #[error(
-        "repository config {path} cannot be read: {why}; fix or remove it, or name the agent with --agent"
+        "cannot tell pid {pid}'s directory: {why}; pass the session's directory with --cwd DIR, \
+         or register the session with roster-register"
     )]
-    RepoConfigUnreadable { path: PathBuf, why: String },
-
-    /// The nearest `.roster.toml` does not parse, has an unknown key or an
-    /// invalid value (exit 2).
-    #[error("repository config {path} is invalid: {why}; fix it, or name the agent with --agent")]
-    RepoConfigInvalid { path: PathBuf, why: String },
+    NoSessionDirectory { pid: owner_liveness::Pid, why: String },
 }
 
 impl Error {
@@ -34,8 +31,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Registry(inner) => inner.exit_code(),
-            Error::SessionDirectory { .. } | Error::RepoConfigInvalid { .. } => 2,
-            Error::RepoConfigUnreadable { .. } => 1,
+            Error::SessionDirectory { .. } | Error::NoSessionDirectory { .. } => 2,
         }
     }
 }

@@ -6,7 +6,9 @@
 //!
 //! The binaries call it: `roster-consent` for everything, `roster-list` for
 //! each row's consent column, `roster-prune` to reap markers and
-//! `roster-register` for the repository's `agent_name`.
+//! `roster-register` for the repository's `agent_name`. A session's
+//! consent is decided from its own directory (its record's `cwd`), never
+//! from the caller's.
 
 mod config;
 mod config_files;
@@ -14,15 +16,16 @@ mod error;
 mod gate;
 mod marker;
 mod prune;
+mod session_directory;
 
 pub use config::{
     ConfigOutcome, ConfigProblem, Decision, RepoConfig, UserConfig, parse_repo_config, parse_user_config,
     resolve_auto_arm,
 };
 pub use config_files::{
-    AutoArmInputs, ConfigInput, MAX_CONFIG_BYTES, REPO_CONFIG_NAME, USER_CONFIG_RELATIVE,
+    AutoArmInputs, ConfigInput, MAX_CONFIG_BYTES, REPO_CONFIG_NAME, RepoConfigWarning, USER_CONFIG_RELATIVE,
     canonical_session_directory, find_repo_config, load_auto_arm_inputs, load_repo_input, load_user_input,
-    repo_agent_name, user_config_path,
+    repo_agent_name, repo_file_distrust, user_config_path,
 };
 pub use error::{Error, Result};
 pub use gate::{
@@ -31,3 +34,4 @@ pub use gate::{
 };
 pub use marker::{MARKER_FORMAT, Marker, MarkerState, ParsedMarker, parse_marker};
 pub use prune::{MarkerPruneReport, prune_markers, remove_marker};
+pub use session_directory::{DirectorySource, SessionDirectory, session_directory};

@@ -8,9 +8,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use consent::{
-    ConfigOutcome, Error, load_auto_arm_inputs, load_repo_input, load_user_input, repo_agent_name,
-    user_config_path,
+    ConfigOutcome, load_auto_arm_inputs, load_repo_input, load_user_input, repo_agent_name,
+    repo_file_distrust, user_config_path,
 };
+use registry_core::AgentName;
 
 /// What to put where a configuration file goes.
 #[derive(Clone, Copy, Debug)]
@@ -70,6 +71,7 @@ fn outcome_name(outcome: &ConfigOutcome) -> &'static str {
         ConfigOutcome::AutoArm(false) => "false",
         ConfigOutcome::AutoArm(true) => "true",
         ConfigOutcome::Unreadable(_) => "unreadable",
+        ConfigOutcome::Untrusted(_) => "untrusted",
         ConfigOutcome::Unparseable(_) => "unparseable",
         ConfigOutcome::UnknownKey(_) => "unknown-key",
     }
@@ -158,15 +160,35 @@ fn the_nearest_repository_file_speaks_even_when_broken() {
 }
 
 #[test]
-fn a_dangling_symlink_is_found_and_unreadable() {
+fn a_dangling_symlink_is_found_and_not_used() {
     let scene = scene();
     std::os::unix::fs::symlink(scene.repo.join("missing"), scene.repo.join(".roster.toml")).unwrap();
     std::fs::create_dir_all(scene.user_file().parent().unwrap()).unwrap();
     std::os::unix::fs::symlink(scene.repo.join("missing"), scene.user_file()).unwrap();
     let inputs = load_auto_arm_inputs(&scene.session_directory, &scene.env());
-    assert_eq!(inputs.repo.outcome, ConfigOutcome::Unreadable("is a dangling symlink".into()));
+    let ConfigOutcome::Untrusted(why) = &inputs.repo.outcome else { panic!("{inputs:?}") };
+    assert!(why.starts_with("is a symlink"), "{why}");
     // The user meant to have a file there: fail closed, a veto.
     assert_eq!(inputs.user.outcome, ConfigOutcome::Unreadable("is a dangling symlink".into()));
+}
+
+/// A symlink planted by someone else used to be followed and armed
+/// consent: a repository file is believed only as a regular file, and the
+/// nearest entry still ends the upward search.
+#[test]
+fn a_symlinked_repository_file_is_not_followed() {
+    let scene = scene();
+    let target = scene.config_home.join("opted-in.toml");
+    place(&target, Fixture::True);
+    place(&scene.repo.join(".roster.toml"), Fixture::True);
+    std::os::unix::fs::symlink(&target, scene.repo.join("src/.roster.toml")).unwrap();
+    let inputs = load_auto_arm_inputs(&scene.session_directory, &scene.env());
+    assert_eq!(inputs.repo.path, Some(scene.repo.join("src/.roster.toml")), "{inputs:?}");
+    assert!(matches!(&inputs.repo.outcome, ConfigOutcome::Untrusted(why) if why.starts_with("is a symlink")));
+    assert!(!inputs.decision.auto_arm, "{inputs:?}");
+    let warning = &inputs.decision.warnings[0];
+    assert!(warning.contains(&scene.repo.join("src/.roster.toml").display().to_string()), "{warning}");
+    assert!(warning.contains("untrusted: is a symlink"), "{warning}");
 }
 
 #[test]
@@ -195,21 +217,42 @@ fn a_repository_file_someone_else_could_write_is_not_believed() {
     let scene = scene();
     let path = scene.repo.join(".roster.toml");
     place(&path, Fixture::True);
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
-    let (input, _) = load_repo_input(&scene.session_directory);
-    assert_eq!(input.outcome, ConfigOutcome::Unreadable("is writable by anyone (mode 0666)".into()));
-
-    // Group write is common (umask 002) and allowed.
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o664)).unwrap();
-    assert_eq!(load_repo_input(&scene.session_directory).0.outcome, ConfigOutcome::AutoArm(true));
-
-    if nix::unistd::geteuid().is_root() {
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        nix::unistd::chown(&path, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+    for (mode, why) in [
+        (0o666, "is writable by its group and anyone (mode 0666); run chmod go-w on it"),
+        (0o646, "is writable by anyone (mode 0646); run chmod go-w on it"),
+        // Group write was allowed once (umask 002); a group is other people.
+        (0o664, "is writable by its group (mode 0664); run chmod go-w on it"),
+    ] {
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
         let (input, _) = load_repo_input(&scene.session_directory);
-        let ConfigOutcome::Unreadable(why) = &input.outcome else { panic!("{input:?}") };
-        assert!(why.starts_with("is owned by uid 65534"), "{why}");
+        assert_eq!(input.outcome, ConfigOutcome::Untrusted(why.into()), "{mode:o}");
     }
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(load_repo_input(&scene.session_directory).0.outcome, ConfigOutcome::AutoArm(true));
+}
+
+#[test]
+fn whose_repository_files_are_believed() {
+    let check = |owner: u32, mode: u32, euid: u32, expect: Option<&str>| {
+        let found = repo_file_distrust(owner, mode, euid);
+        match expect {
+            None => assert_eq!(found, None, "owner {owner}, mode {mode:o}, you {euid}"),
+            Some(start) => {
+                let found =
+                    found.unwrap_or_else(|| panic!("owner {owner}, mode {mode:o}, you {euid}: believed"));
+                assert!(found.starts_with(start), "{found}");
+            }
+        }
+    };
+    check(1000, 0o100644, 1000, None);
+    check(1000, 0o100600, 1000, None);
+    check(0, 0o100644, 1000, None);
+    check(0, 0o100644, 0, None);
+    check(4242, 0o100644, 1000, Some("is owned by uid 4242, neither you (uid 1000) nor root"));
+    check(4242, 0o100644, 0, Some("is owned by uid 4242, neither you (uid 0) nor root"));
+    check(1000, 0o100664, 1000, Some("is writable by its group (mode 0664)"));
+    check(0, 0o100666, 1000, Some("is writable by its group and anyone (mode 0666)"));
+    check(1000, 0o100602, 1000, Some("is writable by anyone (mode 0602)"));
 }
 
 #[test]
@@ -237,27 +280,36 @@ fn the_user_file_location() {
 #[test]
 fn the_agent_name_for_register() {
     let scene = scene();
-    assert_eq!(repo_agent_name(&scene.session_directory).unwrap(), None);
-    std::fs::write(scene.repo.join(".roster.toml"), "agent_name = \"wren\"\n").unwrap();
+    let path = scene.repo.join(".roster.toml");
+    assert_eq!(repo_agent_name(&scene.session_directory), Ok(None));
+    std::fs::write(&path, "agent_name = \"wren\"\n").unwrap();
     assert_eq!(
-        repo_agent_name(&scene.session_directory).unwrap(),
-        Some(("wren".to_owned(), scene.repo.join(".roster.toml")))
+        repo_agent_name(&scene.session_directory),
+        Ok(Some((AgentName::parse("wren").unwrap(), path.clone())))
     );
 
-    std::fs::write(scene.repo.join(".roster.toml"), "agent_name = \"wren\"\nagent = \"x\"\n").unwrap();
-    let error = repo_agent_name(&scene.session_directory).unwrap_err();
-    assert!(matches!(error, Error::RepoConfigInvalid { .. }), "{error}");
-    assert_eq!(error.exit_code(), 2);
-    assert!(error.to_string().contains("unknown key `agent`"), "{error}");
-    assert!(error.to_string().contains(&scene.repo.join(".roster.toml").display().to_string()), "{error}");
+    // A file that cannot be used is a warning naming it, never an error.
+    let warning = |text: &str| {
+        std::fs::write(&path, text).unwrap();
+        let warning = repo_agent_name(&scene.session_directory).unwrap_err();
+        assert_eq!(warning.path, path);
+        let shown = warning.to_string();
+        assert!(shown.starts_with(&format!("{}: ", path.display())), "{shown}");
+        assert!(shown.ends_with("; its agent_name is not used"), "{shown}");
+        shown
+    };
+    let shown = warning("agent_nmae = \"x\"\n");
+    assert!(shown.contains("unknown key `agent_nmae` (did you mean agent_name?)"), "{shown}");
+    let shown = warning("agent_name = \"wren\"\nagent_name = \"x\"\n");
+    assert!(shown.contains("does not parse: line 2, column 1: "), "{shown}");
+    let shown = warning("agent_name = \"\\u001b[31m\"\n");
+    assert!(shown.contains("control character"), "{shown}");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o660)).unwrap();
+    let shown = warning("agent_name = \"wren\"\n");
+    assert!(shown.contains("untrusted: is writable by its group"), "{shown}");
 
-    std::fs::write(scene.repo.join(".roster.toml"), "agent_name = \"\\u001b[31m\"\n").unwrap();
-    let error = repo_agent_name(&scene.session_directory).unwrap_err();
-    assert!(error.to_string().contains("control character"), "{error}");
-
-    std::fs::remove_file(scene.repo.join(".roster.toml")).unwrap();
-    std::fs::create_dir(scene.repo.join(".roster.toml")).unwrap();
-    let error = repo_agent_name(&scene.session_directory).unwrap_err();
-    assert!(matches!(error, Error::RepoConfigUnreadable { .. }), "{error}");
-    assert_eq!(error.exit_code(), 1);
+    std::fs::remove_file(&path).unwrap();
+    std::fs::create_dir(&path).unwrap();
+    let warning = repo_agent_name(&scene.session_directory).unwrap_err();
+    assert!(warning.problem.starts_with("unreadable: is a directory"), "{warning}");
 }

@@ -15,8 +15,9 @@ use cli_support::{
     home_relative, lookup, paint, resolve_calling_owner, run_tool, use_colour,
 };
 use consent::{
-    AutoArmInputs, ConfigInput, ConfigOutcome, Effective, MarkerEntry, MarkerFinding, MarkerState,
-    canonical_session_directory, effective_should_arm, load_auto_arm_inputs, read_marker, write_marker,
+    AutoArmInputs, ConfigInput, ConfigOutcome, DirectorySource, Effective, MarkerEntry, MarkerFinding,
+    MarkerState, SessionDirectory, canonical_session_directory, effective_should_arm, load_auto_arm_inputs,
+    read_marker, session_directory, write_marker,
 };
 use owner_liveness::{CaptureError, OwnerIdentity, capture_identity};
 use registry_core::{RosterDir, choose_directory};
@@ -38,7 +39,15 @@ const TOOL: &str = "roster-consent";
         session, and a reused pid can never revive it.\n\n\
         The session's owner is found, most explicit first, from --pid, ROSTER_SESSION_PID, \
         the harness's own CLAUDE_PID or OPENCODE_PID (only when it names an ancestor), or the \
-        nearest harness process among the caller's ancestors.",
+        nearest harness process among the caller's ancestors.\n\n\
+        The session's directory (where .roster.toml is looked for) is the session's own, never \
+        the caller's: --cwd when given, else the cwd recorded when the session registered, and \
+        only while that record's owner is the very process running at the pid. A session with \
+        no such record needs --cwd: status then exits 2 naming the record it looked for, and \
+        should-arm exits 1.\n\n\
+        A .roster.toml is believed only as a regular file (not a symlink) owned by you or root \
+        and writable by nobody else; any other is untrusted, enables nothing, and status says \
+        why.",
     after_long_help = AFTER_HELP,
     subcommand_required = true,
     arg_required_else_help = true,
@@ -60,7 +69,8 @@ pub enum ConsentCommand {
             Writes consent/<pid>.json with state \"armed\" and the owner's identity. Refused \
             (exit 3) unless the owner is this command or one of its ancestors (so a session \
             can only consent for itself, never for an unrelated process named with --pid) and \
-            is running. Prints `armed pid PID (DIR)`.",
+            is running. Prints `armed pid PID (DIR)`. DIR, kept in the marker for information, \
+            is --cwd, else the session's recorded directory, else the current directory.",
         after_long_help = ARM_EXAMPLES
     )]
     Arm(SessionArgs),
@@ -72,7 +82,7 @@ pub enum ConsentCommand {
             that beats auto_arm (removing the marker would let auto_arm re-arm it). Any running \
             owner may be disarmed, even one named with --pid that is not an ancestor: \
             disarming grants nothing. Refused (exit 3) when the owner is not running. Prints \
-            `disarmed pid PID (DIR)`.",
+            `disarmed pid PID (DIR)`, DIR as for arm.",
         after_long_help = DISARM_EXAMPLES
     )]
     Disarm(SessionArgs),
@@ -82,10 +92,14 @@ pub enum ConsentCommand {
         long_about = "Show whether the calling session accepts pushes, and why\n\n\
             Shows the session's own state (armed, disarmed or none, and why a marker that is \
             present does not count: its owner is dead or of unknown liveness, or the file is \
-            untrusted or malformed), the auto-arm inputs (the repository's .roster.toml and \
-            your config.toml, and any error reading them), the decision and why.\n\n\
+            untrusted or malformed), the session's directory and where it came from, the \
+            auto-arm inputs (the repository's .roster.toml and your config.toml, and any error \
+            reading them or reason not to believe them), the decision and why.\n\n\
+            The directory is --cwd when given, else the cwd in the session's record (only while \
+            the record's owner is the very process running at the pid); never the directory \
+            status runs in. Without either, status exits 2 and names the record it looked for.\n\n\
             JSON keys: pid, pid_source, pid_verified, owner_running, owner_reason, \
-            marker {state, written_state, counts, liveness, problem, reason, path}, \
+            directory {path, source} (source \"--cwd\" or \"record\"), marker {state, written_state, counts, liveness, problem, reason, path}, \
             repo {path, auto_arm, error}, user {path, auto_arm, veto, error}, auto_arm, \
             should_arm, reasons, warnings. marker.state is the state that counts (\"armed\", \
             \"disarmed\" or \"none\"); marker.written_state is what the file says.",
@@ -101,9 +115,11 @@ pub enum ConsentCommand {
             present but cannot be believed (untrusted, malformed, or of an owner whose liveness \
             is unknown) might be a disarm, so it holds auto-arm off. Every error (a bad flag, an \
             untrusted roster directory, an owner that cannot be found, an unreadable \
-            configuration, ...) is exit 1 too, and nothing is ever printed: the answer fails \
-            closed. Run `roster-consent status` to see why. --pid may name any session, \
-            verified or not: asking grants nothing.",
+            configuration, a session with no record and no --cwd, ...) is exit 1 too, and \
+            nothing is ever printed: the answer fails closed. Run `roster-consent status` to see \
+            why. --pid may name any session, verified or not: asking grants nothing. The answer \
+            is the session's, wherever it is asked from: its .roster.toml is looked for from the \
+            directory it registered with (or --cwd).",
         after_long_help = SHOULD_ARM_EXAMPLES
     )]
     ShouldArm(SessionArgs),
@@ -116,7 +132,7 @@ pub struct SessionArgs {
     #[arg(long, value_name = "PID|parent")]
     pub pid: Option<String>,
 
-    /// Look for .roster.toml from DIR upward, and record DIR as the session's directory (default: the current directory)
+    /// Take DIR as the session's directory, where .roster.toml is looked for (default: the cwd of the session's record)
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 }
@@ -131,6 +147,8 @@ Examples:
     roster-consent status
   In a script: arm the messaging channel only when the session consents:
     roster-consent should-arm && start-listening
+  From an orchestrator, anywhere: may it push to the registered session 6120?
+    roster-consent should-arm --pid 6120 && echo \"may push to 6120\"
   Opt a repository in (commit it as .roster.toml):
     agent_name = \"wren\"
     [consent]
@@ -142,7 +160,9 @@ Examples:
 Files:
   $ROSTER_DIR/consent/<pid>.json   one consent marker per session (0600)
   .roster.toml                     agent_name and [consent] auto_arm; the nearest one
-                                   from the session's directory upward
+                                   from the session's directory upward; believed only
+                                   as a regular file of yours or root's, writable by
+                                   nobody else
   ~/.config/roster/config.toml     [consent] auto_arm = false vetoes auto-arm
                                    ($XDG_CONFIG_HOME/roster/config.toml when that is set)
 
@@ -152,7 +172,8 @@ Environment:
   XDG_CONFIG_HOME      where the user config lives
   NO_COLOR             never colour the output
 
-Exit status: 0 done; 1 failed (I/O, registry busy); 2 bad input or usage; 3 refused (untrusted \
+Exit status: 0 done; 1 failed (I/O, registry busy); 2 bad input or usage (including a session \
+with no record and no --cwd); 3 refused (untrusted \
 roster directory, owner not running, arm for an owner that is not this command or an ancestor). \
 should-arm: 0 should accept pushes, 1 otherwise, including on every error.";
 
@@ -175,12 +196,14 @@ Examples:
 const STATUS_EXAMPLES: &str = "\
 Examples:
   roster-consent status
+  roster-consent status --pid 5854
   roster-consent status --pid 5854 --cwd ~/src/app
   roster-consent status --json | jq .should_arm";
 
 const SHOULD_ARM_EXAMPLES: &str = "\
 Examples:
   if roster-consent should-arm; then echo accepting pushes; fi
+  roster-consent should-arm --pid 6120 && echo \"may push to 6120\"
   roster-consent should-arm --pid \"$CLAUDE_PID\" --cwd \"$PWD\" || exit 0";
 
 /// The clap definition, for xtask's man pages and completions.
@@ -251,6 +274,8 @@ struct Assessment {
     owner: CallingOwner,
     /// The owner's identity, or why it could not be captured.
     owner_identity: Result<OwnerIdentity, CaptureError>,
+    /// The session's own directory, whose `.roster.toml` may auto-arm it.
+    directory: SessionDirectory,
     marker: MarkerEntry,
     inputs: AutoArmInputs,
     effective: Effective,
@@ -276,28 +301,53 @@ impl Assessment {
 fn assess(common: &CommonArgs, session: &SessionArgs) -> anyhow::Result<Assessment> {
     let owner = resolve_calling_owner(session.pid.as_deref())?;
     let owner_identity = capture_identity(owner.resolved.pid);
-    let directory = session_directory(session)?;
     let roster_path = choose_directory(common.dir.as_deref(), &|name| std::env::var_os(name))?.path;
-    let marker = match RosterDir::open_existing(&roster_path)? {
-        Some(roster) => read_marker(&roster, owner.resolved.pid),
+    let roster = RosterDir::open_existing(&roster_path)?;
+    let directory = session_directory(
+        roster.as_ref(),
+        &roster_path,
+        owner.resolved.pid,
+        owner_identity.as_ref().ok(),
+        session.cwd.as_deref(),
+    )?;
+    let marker = match &roster {
+        Some(roster) => read_marker(roster, owner.resolved.pid),
         None => MarkerEntry::absent(&roster_path, owner.resolved.pid),
     };
-    let inputs = load_auto_arm_inputs(&directory, &|name| std::env::var_os(name));
+    let inputs = load_auto_arm_inputs(&directory.path, &|name| std::env::var_os(name));
     let effective = effective_should_arm(&marker, &inputs.decision);
-    Ok(Assessment { owner, owner_identity, marker, inputs, effective })
+    Ok(Assessment { owner, owner_identity, directory, marker, inputs, effective })
 }
 
-/// `--cwd`, else the current directory, canonicalized.
-fn session_directory(session: &SessionArgs) -> anyhow::Result<PathBuf> {
-    let directory = match &session.cwd {
-        Some(directory) => directory.clone(),
-        None => std::env::current_dir().map_err(|error| {
-            BadInput(format!(
-                "the current directory cannot be read ({error}); pass the session's directory with --cwd"
-            ))
-        })?,
-    };
-    Ok(canonical_session_directory(&directory)?)
+/// The directory a marker records (information only: it decides nothing):
+/// the session's directory as `status` finds it, else, for a session that
+/// never registered, the current directory.
+fn marker_directory(
+    roster_path: &Path,
+    identity: &OwnerIdentity,
+    session: &SessionArgs,
+) -> anyhow::Result<SessionDirectory> {
+    let roster = RosterDir::open_existing(roster_path)?;
+    match session_directory(
+        roster.as_ref(),
+        roster_path,
+        identity.pid,
+        Some(identity),
+        session.cwd.as_deref(),
+    ) {
+        Err(consent::Error::NoSessionDirectory { .. }) => {
+            let here = std::env::current_dir().map_err(|error| {
+                BadInput(format!(
+                    "the current directory cannot be read ({error}); pass the session's directory with --cwd"
+                ))
+            })?;
+            Ok(SessionDirectory {
+                path: canonical_session_directory(&here)?,
+                source: DirectorySource::CurrentDirectory,
+            })
+        }
+        other => Ok(other?),
+    }
 }
 
 /// `arm` and `disarm`.
@@ -320,10 +370,9 @@ fn write_state(common: &CommonArgs, session: &SessionArgs, state: MarkerState) -
     }
     let identity =
         capture_identity(resolved.pid).with_context(|| format!("cannot {verb} pid {}", resolved.pid))?;
-    let directory = session_directory(session)?;
-    let roster = RosterDir::open_or_create(
-        &choose_directory(common.dir.as_deref(), &|name| std::env::var_os(name))?.path,
-    )?;
+    let roster_path = choose_directory(common.dir.as_deref(), &|name| std::env::var_os(name))?.path;
+    let directory = marker_directory(&roster_path, &identity, session)?.path;
+    let roster = RosterDir::open_or_create(&roster_path)?;
     let written = write_marker(&roster, &identity, state, &directory)?;
     if common.quiet {
         return Ok(());
@@ -419,6 +468,10 @@ fn status_json(assessment: &Assessment) -> serde_json::Value {
         "pid_verified": assessment.owner.resolved.verified,
         "owner_running": assessment.owner_identity.is_ok(),
         "owner_reason": assessment.owner_identity.as_ref().err().map(ToString::to_string),
+        "directory": {
+            "path": path_json(Some(&assessment.directory.path)),
+            "source": assessment.directory.source.as_str(),
+        },
         "marker": {
             "state": marker.counted_state().as_str(),
             "written_state": marker.written_state().map(MarkerState::as_str),
@@ -435,6 +488,15 @@ fn status_json(assessment: &Assessment) -> serde_json::Value {
         "reasons": assessment.reasons(),
         "warnings": assessment.inputs.decision.warnings,
     })
+}
+
+/// Where the session's directory came from, in words.
+fn directory_origin(source: DirectorySource) -> &'static str {
+    match source {
+        DirectorySource::CwdFlag => "from --cwd",
+        DirectorySource::Record => "from the session's record",
+        DirectorySource::CurrentDirectory => "the current directory",
+    }
 }
 
 fn user_vetoes(outcome: &ConfigOutcome) -> bool {
@@ -473,6 +535,14 @@ fn status_text(assessment: &Assessment, home: Option<&Path>, colour: bool) -> St
                 "pid {} (via {}, {verified}), {running}",
                 resolved.pid,
                 source_description(&assessment.owner)
+            ),
+        ),
+        (
+            "directory",
+            format!(
+                "{} ({})",
+                shown_path(Some(&assessment.directory.path)),
+                directory_origin(assessment.directory.source)
             ),
         ),
         ("local", format!("{}; {}", marker.counted_state().as_str(), escaped(&marker.reason()))),

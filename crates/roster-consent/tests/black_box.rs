@@ -576,7 +576,20 @@ fn status_text_for_an_armed_session_in_an_opted_in_repository() {
     let labels: Vec<&str> = text.lines().map(|line| line.split("  ").next().unwrap().trim_end()).collect();
     assert_eq!(
         labels,
-        ["session", "local", "marker", "repo file", "user file", "auto-arm", "should arm", "why", "", "", ""],
+        [
+            "session",
+            "directory",
+            "local",
+            "marker",
+            "repo file",
+            "user file",
+            "auto-arm",
+            "should arm",
+            "why",
+            "",
+            "",
+            ""
+        ],
         "{text}"
     );
     // Values start in one column, after the longest label and two spaces.
@@ -584,12 +597,20 @@ fn status_text_for_an_armed_session_in_an_opted_in_repository() {
     for line in text.lines() {
         assert!(line[..column].ends_with("  ") && !line[column..].starts_with(' '), "{line:?} in\n{text}");
     }
+    assert!(text.contains("directory   ~/src/app (from --cwd)"), "{text}");
     assert!(text.contains("local       armed; the marker counts: its owner is alive"), "{text}");
     assert!(text.contains("repo file   ~/src/app/.roster.toml: [consent] auto_arm = true"), "{text}");
     assert!(text.contains("should arm  yes"), "{text}");
     assert!(text.contains("why         the session is armed"), "{text}");
 
-    let quiet = scene.run(&["status", "-q", "--pid", &session.pid().to_string()]);
+    let quiet = scene.run(&[
+        "status",
+        "-q",
+        "--pid",
+        &session.pid().to_string(),
+        "--cwd",
+        path_str(&scene.opted_in_repo),
+    ]);
     assert_eq!(quiet.status.code(), Some(0));
     assert!(quiet.stdout.is_empty());
 }

@@ -11,8 +11,9 @@ use anyhow::Context;
 use clap::{CommandFactory, Parser};
 use cli_support::{
     BadInput, CommonArgs, OutputFormat, Refused, home_relative, open_roster_for_writing, process_env,
-    resolve_calling_owner, roster_directory_choice,
+    report_warning, resolve_calling_owner, roster_directory_choice,
 };
+use consent::RepoConfigWarning;
 use harness::{
     Harness, HookPayload, HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, detect_hook_harness,
     harness_version_from_env, messaging_socket_from_env, parse_payload, read_payload, session_id_from_env,
@@ -36,7 +37,14 @@ const TOOL: &str = "roster-register";
         is found, most explicit first, from --pid, ROSTER_SESSION_PID, the harness's own \
         CLAUDE_PID or OPENCODE_PID (only when it names an ancestor), or the nearest harness \
         process among the caller's ancestors. Its identity (boot id, start time, pidfs inode, \
-        uid, namespaces) is recorded so that a reused pid can never pass for it.",
+        uid, namespaces) is recorded so that a reused pid can never pass for it.\n\n\
+        The agent name comes from --agent, else ROSTER_AGENT, else agent_name in the nearest \
+        .roster.toml from the session's directory upward. An invalid --agent or ROSTER_AGENT is \
+        bad input (exit 2). A repository file that cannot be used (unreadable, invalid TOML, an \
+        unknown key, an invalid name, or untrusted: a symlink, another user's file, a file its \
+        group or anyone may write) never stops registration: the session is registered without \
+        its name and a one-line warning names the file and what is wrong (in hook mode it goes \
+        to hook-errors.log).",
     after_long_help = AFTER_HELP,
 )]
 pub struct RegisterArgs {
@@ -100,17 +108,12 @@ pub fn command() -> clap::Command {
 pub fn main() -> ExitCode {
     cli_support::run_tool_with_hook_mode(
         TOOL,
-        &[consent_error_code],
+        &[],
         |args: &RegisterArgs| {
             args.hook.as_ref().map(|_| (&args.common, cli_support::HookEvent::SessionStart))
         },
         run,
     )
-}
-
-/// Exit codes of the consent crate's errors (reading `.roster.toml`).
-fn consent_error_code(cause: &(dyn std::error::Error + 'static)) -> Option<u8> {
-    cause.downcast_ref::<consent::Error>().map(consent::Error::exit_code)
 }
 
 /// Registers the calling session as `args` say.
@@ -127,8 +130,12 @@ pub fn run(args: RegisterArgs) -> anyhow::Result<()> {
         }
         None => (None, None),
     };
-    let registration = gather_registration(&args, target, payload.as_ref())?;
+    let (registration, repo_config_warning) = gather_registration(&args, target, payload.as_ref())?;
     let roster = open_roster_for_writing(&args.common)?;
+    if let Some(warning) = repo_config_warning {
+        let hook_log = args.hook.as_ref().map(|_| &roster);
+        report_warning(TOOL, &warning.to_string(), hook_log);
+    }
     let registered = register(&roster, &registration)?;
     if args.hook.is_none() && !args.common.quiet {
         print_registered(&args.common, &roster, &registered)?;
@@ -142,12 +149,13 @@ fn bad_hook_value(value: &str) -> BadInput {
 }
 
 /// Validates every input and captures the owner's identity. Nothing is
-/// written before all of it holds.
+/// written before all of it holds. A repository file whose `agent_name`
+/// cannot be used comes back as a warning: it never stops registration.
 fn gather_registration(
     args: &RegisterArgs,
     target: Option<HookTarget>,
     payload: Option<&HookPayload>,
-) -> anyhow::Result<Registration> {
+) -> anyhow::Result<(Registration, Option<RepoConfigWarning>)> {
     // Where the registry is, first: an invalid ROSTER_DIR is bad input.
     roster_directory_choice(&args.common)?;
     let owner = resolve_calling_owner(args.pid.as_deref())?;
@@ -175,7 +183,7 @@ fn gather_registration(
         }
     };
 
-    let agent = choose_agent(args.agent.as_deref(), &cwd)?;
+    let (agent, repo_config_warning) = choose_agent(args.agent.as_deref(), &cwd)?;
     let session_id = choose_session_id(args.session_id.as_deref(), payload, harness)?;
 
     let socket = match &args.socket {
@@ -196,7 +204,7 @@ fn gather_registration(
         other => anyhow::Error::new(other),
     })?;
 
-    Ok(Registration {
+    let registration = Registration {
         identity,
         session_pid_source: owner.resolved.source.as_str().to_owned(),
         session_pid_verified: owner.resolved.verified,
@@ -208,7 +216,8 @@ fn gather_registration(
         socket,
         cwd,
         registrar_pid: std::process::id(),
-    })
+    };
+    Ok((registration, repo_config_warning))
 }
 
 fn canonical_directory(path: &Path, what: &str) -> anyhow::Result<PathBuf> {
@@ -223,17 +232,27 @@ fn canonical_directory(path: &Path, what: &str) -> anyhow::Result<PathBuf> {
 
 /// `--agent` > `ROSTER_AGENT` > `agent_name` in the nearest `.roster.toml`
 /// > anonymous. `--agent ""` asks for anonymous explicitly.
-fn choose_agent(flag: Option<&str>, cwd: &Path) -> anyhow::Result<Option<AgentName>> {
+///
+/// An invalid explicit value is bad input; a repository file that cannot be
+/// used (unreadable, untrusted, invalid, an unknown key, an invalid name)
+/// only warns, and the session registers anonymously.
+fn choose_agent(
+    flag: Option<&str>,
+    cwd: &Path,
+) -> anyhow::Result<(Option<AgentName>, Option<RepoConfigWarning>)> {
     let (value, origin) = match (flag, process_env("ROSTER_AGENT")) {
-        (Some(""), _) => return Ok(None),
-        (Some(value), _) => (value.to_owned(), "--agent".to_owned()),
-        (None, Some(value)) => (value, "ROSTER_AGENT".to_owned()),
-        (None, None) => match consent::repo_agent_name(cwd)? {
-            Some((value, path)) => (value, format!("agent_name in {}", path.display())),
-            None => return Ok(None),
-        },
+        (Some(""), _) => return Ok((None, None)),
+        (Some(value), _) => (value.to_owned(), "--agent"),
+        (None, Some(value)) => (value, "ROSTER_AGENT"),
+        (None, None) => {
+            return Ok(match consent::repo_agent_name(cwd) {
+                Ok(found) => (found.map(|(name, _)| name), None),
+                Err(warning) => (None, Some(warning)),
+            });
+        }
     };
-    AgentName::parse(&value).map(Some).map_err(|why| BadInput(format!("{origin}: {why}")).into())
+    let name = AgentName::parse(&value).map_err(|why| BadInput(format!("{origin}: {why}")))?;
+    Ok((Some(name), None))
 }
 
 /// `--session-id` > hook payload > `ROSTER_SESSION_ID` > the harness's export.

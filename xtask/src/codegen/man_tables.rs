@@ -154,7 +154,9 @@ const HOOK_ERRORS_FILE: FileEntry = FileEntry {
 const REPOSITORY_CONFIG_FILE: FileEntry = FileEntry {
     path: ".roster.toml",
     meaning: "Repository configuration, the nearest one from the session's working directory upward: \
-              agent_name = \"NAME\" and, under [consent], auto_arm = true.",
+              agent_name = \"NAME\" and, under [consent], auto_arm = true. Believed only as a regular \
+              file (not a symlink) owned by you or root and writable by nobody else; any other is \
+              ignored with a warning.",
 };
 const USER_CONFIG_FILE: FileEntry = FileEntry {
     path: "~/.config/roster/config.toml",
@@ -345,6 +347,12 @@ const CONSENT_SECTIONS: PageSections = PageSections {
             output: &[],
         },
         Example {
+            description: "From an orchestrator, in any directory: may it message the registered session \
+                          6120? The answer comes from the directory that session registered with:",
+            commands: &["roster-consent should-arm --pid 6120 && echo \"may push to 6120\""],
+            output: &[],
+        },
+        Example {
             description: "Opt a repository in to auto-arm, in the .roster.toml committed at its root:",
             commands: &["cat .roster.toml"],
             output: &["agent_name = \"wren\"", "[consent]", "auto_arm = true"],
@@ -360,8 +368,8 @@ const CONSENT_SECTIONS: PageSections = PageSections {
         EXIT_FAILED,
         ExitStatus {
             code: "2",
-            meaning: "Bad input or usage: an invalid flag or flag value, an invalid owner variable, or no \
-                      owner found.",
+            meaning: "Bad input or usage: an invalid flag or flag value, an invalid owner variable, no \
+                      owner found, or (status) a session with no record of its directory and no --cwd.",
         },
         ExitStatus {
             code: "3",

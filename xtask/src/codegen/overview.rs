@@ -160,7 +160,8 @@ A marker counts only while its owner is \fBalive\fR, so it can never outlive its
 session and a reused pid can never revive it.
 .PP
 The repository file is the nearest \fI.roster.toml\fR from the session's working
-directory upward:
+directory upward (the directory recorded when the session registered, or
+\fB\-\-cwd\fR; never the directory of whoever asks):
 .PP
 .RS 4
 .nf
@@ -178,6 +179,11 @@ under \fB[consent]\fR vetoes every repository.
 A user file that cannot be read or parsed counts as a veto; a repository file
 that cannot be parsed counts as not opted in.
 Unknown keys are an error in both.
+A repository file is believed only as a regular file (not a symlink) owned by
+the user or root and writable by nobody else; any other is untrusted: it
+enables nothing and names no agent, and \fBroster\-consent status\fR says why.
+A repository file that cannot be used never stops \fBroster\-register\fR: the
+session is registered without its agent name, with a warning.
 Without either file, auto\-arm is off.
 .SH HOOKS
 A harness tells roster about its sessions through its own hooks:

@@ -1,0 +1,111 @@
+//! Where a session works, for its consent (SPEC §6.4, §7): the directory
+//! whose nearest `.roster.toml` may auto-arm it. It is the session's own
+//! directory, never the caller's: an orchestrator that asks about a session
+//! from `/`, or from a repository of its own, must get the session's answer.
+
+use std::path::{Path, PathBuf};
+
+use owner_liveness::{Liveness, OwnerIdentity, Pid};
+use registry_core::{RosterDir, read_session_row, record_file_name, same_owner};
+
+use crate::config_files::canonical_session_directory;
+use crate::error::{Error, Result};
+
+/// Where a session's directory was taken from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirectorySource {
+    /// `--cwd DIR`: the caller said it.
+    CwdFlag,
+    /// The `cwd` of the session's record, written when it registered.
+    Record,
+    /// The caller's current directory. Only `arm` and `disarm` fall back
+    /// to it, for the marker's `cwd`, which decides nothing.
+    CurrentDirectory,
+}
+
+impl DirectorySource {
+    /// `"--cwd"`, `"record"` or `"current-directory"`, as `status` shows it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DirectorySource::CwdFlag => "--cwd",
+            DirectorySource::Record => "record",
+            DirectorySource::CurrentDirectory => "current-directory",
+        }
+    }
+}
+
+/// A session's directory (canonical) and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionDirectory {
+    pub path: PathBuf,
+    pub source: DirectorySource,
+}
+
+/// The directory of the session whose owner runs at `pid`: `cwd_flag` when
+/// given; else the `cwd` of the session's record, but only when that record
+/// is believed and its owner is the very process running at `pid` now
+/// (`owner` is its identity as captured, `None` when it could not be).
+/// A dead or reused pid's record, an untrusted or malformed one, or none at
+/// all is an error that says which, never a guess from the caller's
+/// directory. `roster` is `None` when the registry at `roster_path` does
+/// not exist.
+pub fn session_directory(
+    roster: Option<&RosterDir>,
+    roster_path: &Path,
+    pid: Pid,
+    owner: Option<&OwnerIdentity>,
+    cwd_flag: Option<&Path>,
+) -> Result<SessionDirectory> {
+    if let Some(directory) = cwd_flag {
+        let path = canonical_session_directory(directory)?;
+        return Ok(SessionDirectory { path, source: DirectorySource::CwdFlag });
+    }
+    let unknown = |why: String| Error::NoSessionDirectory { pid, why };
+    let Some(roster) = roster else {
+        return Err(unknown(format!(
+            "it has no record, since the registry {} does not exist",
+            roster_path.display()
+        )));
+    };
+    let file_name = record_file_name(pid);
+    let record_path = roster.entry_path(roster.sessions(), &file_name);
+    let Some(row) = read_session_row(roster, &file_name) else {
+        return Err(unknown(format!("it has no record ({} does not exist)", record_path.display())));
+    };
+    if let Some(problem) = &row.problem {
+        return Err(unknown(format!(
+            "its record {} is {} ({}) and is not believed",
+            record_path.display(),
+            problem.kind.as_str(),
+            problem.detail
+        )));
+    }
+    let Some(record) = &row.record else {
+        return Err(unknown(format!("its record {} could not be read", record_path.display())));
+    };
+    match row.liveness() {
+        Liveness::Alive => {}
+        Liveness::Dead => {
+            return Err(unknown(format!(
+                "its record {} belongs to a process that is gone ({})",
+                record_path.display(),
+                row.verdict.reason
+            )));
+        }
+        Liveness::Unknown => {
+            return Err(unknown(format!(
+                "its record {} cannot be matched to the process running now ({})",
+                record_path.display(),
+                row.verdict.reason
+            )));
+        }
+    }
+    if !owner.is_some_and(|identity| same_owner(record, identity)) {
+        return Err(unknown(format!(
+            "its record {} was written by another process than the one running at pid {pid} now",
+            record_path.display()
+        )));
+    }
+    let path = canonical_session_directory(Path::new(&record.cwd))?;
+    Ok(SessionDirectory { path, source: DirectorySource::Record })
+}
