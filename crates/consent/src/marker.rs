@@ -263,8 +263,8 @@ mod tests {
             map.insert("trusted".into(), true.into());
         }));
         let duplicated = String::from_utf8(sample().to_bytes()).unwrap().replacen(
-            "\"format\": 1,",
-            "\"format\": 1, \"state\": \"armed\",",
+            "\"format\": 2,",
+            "\"format\": 2, \"state\": \"armed\",",
             1,
         );
         check_malformed(&duplicated);
