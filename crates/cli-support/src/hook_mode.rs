@@ -12,13 +12,21 @@ use crate::roster::open_roster_for_writing;
 /// stdout; a failure is reported on stderr and logged for `roster-list`.
 pub fn run_hook(tool: &str, common: &CommonArgs, body: impl FnOnce() -> anyhow::Result<()>) -> ExitCode {
     if let Err(error) = body() {
-        let message = crate::text::escape_for_terminal(&format!("{error:#}")).into_owned();
-        let _ = writeln!(std::io::stderr().lock(), "{tool}: hook: {message}");
-        if let Ok(roster) = open_roster_for_writing(common) {
-            let _ = registry_core::append_hook_error(&roster, tool, &message);
-        }
+        report_hook_problem(tool, common, &format!("{error:#}"));
     }
     ExitCode::SUCCESS
+}
+
+/// Reports a hook-mode problem the way a hook may: one line on stderr and
+/// one line in `hook-errors.log` (where `roster-list` points at it), never
+/// stdout. Best effort: a roster directory that cannot be opened only loses
+/// the log line.
+pub fn report_hook_problem(tool: &str, common: &CommonArgs, message: &str) {
+    let message = crate::text::escape_for_terminal(message).into_owned();
+    let _ = writeln!(std::io::stderr().lock(), "{tool}: hook: {message}");
+    if let Ok(roster) = open_roster_for_writing(common) {
+        let _ = registry_core::append_hook_error(&roster, tool, &message);
+    }
 }
 
 /// Whether the raw command line asks for hook mode. Used when the flags

@@ -277,12 +277,12 @@ fn assess(common: &CommonArgs, session: &SessionArgs) -> anyhow::Result<Assessme
     let owner = resolve_calling_owner(session.pid.as_deref())?;
     let owner_identity = capture_identity(owner.resolved.pid);
     let directory = session_directory(session)?;
-    let roster_path = choose_directory(common.dir.as_deref(), &|name| std::env::var_os(name))?.path;
+    let roster_path = choose_directory(common.dir.as_deref(), &cli_support::process_env_os)?.path;
     let marker = match RosterDir::open_existing(&roster_path)? {
         Some(roster) => read_marker(&roster, owner.resolved.pid),
         None => MarkerEntry::absent(&roster_path, owner.resolved.pid),
     };
-    let inputs = load_auto_arm_inputs(&directory, &|name| std::env::var_os(name));
+    let inputs = load_auto_arm_inputs(&directory, &cli_support::process_env_os);
     let effective = effective_should_arm(&marker, &inputs.decision);
     Ok(Assessment { owner, owner_identity, marker, inputs, effective })
 }
@@ -322,7 +322,7 @@ fn write_state(common: &CommonArgs, session: &SessionArgs, state: MarkerState) -
         capture_identity(resolved.pid).with_context(|| format!("cannot {verb} pid {}", resolved.pid))?;
     let directory = session_directory(session)?;
     let roster = RosterDir::open_or_create(
-        &choose_directory(common.dir.as_deref(), &|name| std::env::var_os(name))?.path,
+        &choose_directory(common.dir.as_deref(), &cli_support::process_env_os)?.path,
     )?;
     let written = write_marker(&roster, &identity, state, &directory)?;
     if common.quiet {
@@ -390,7 +390,7 @@ fn status(common: &CommonArgs, session: &SessionArgs) -> anyhow::Result<()> {
 }
 
 fn home_directory() -> Option<PathBuf> {
-    std::env::var_os("HOME").map(PathBuf::from).filter(|home| home.is_absolute())
+    cli_support::process_env_os("HOME").map(PathBuf::from).filter(|home| home.is_absolute())
 }
 
 fn path_json(path: Option<&Path>) -> serde_json::Value {

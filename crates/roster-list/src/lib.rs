@@ -157,7 +157,7 @@ fn render_text(
     args: &ListArgs,
     colour: bool,
 ) -> String {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let home = cli_support::process_env_os("HOME").map(PathBuf::from);
     let now = Timestamp::now();
     let mut text = String::new();
     if !listing.rows.is_empty() {
