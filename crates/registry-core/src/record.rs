@@ -564,7 +564,10 @@ mod tests {
         let over = |limit: FieldLimit| "x".repeat(limit.max + 1);
         let cases: Vec<(&str, Box<dyn Fn(&mut Record)>)> = vec![
             ("cwd", Box::new(|record| record.cwd = format!("/{}", over(CWD_LIMIT)))),
-            ("transcript_path", Box::new(|record| record.transcript_path = Some(over(TRANSCRIPT_PATH_LIMIT)))),
+            (
+                "transcript_path",
+                Box::new(|record| record.transcript_path = Some(over(TRANSCRIPT_PATH_LIMIT))),
+            ),
             (
                 "socket.path",
                 Box::new(|record| {
@@ -572,11 +575,17 @@ mod tests {
                         Some(SocketRecord { path: over(SOCKET_PATH_LIMIT), dev: 1, ino: 2, mtime_ns: 3 })
                 }),
             ),
-            ("harness_version", Box::new(|record| record.harness_version = Some(over(HARNESS_VERSION_LIMIT)))),
+            (
+                "harness_version",
+                Box::new(|record| record.harness_version = Some(over(HARNESS_VERSION_LIMIT))),
+            ),
             ("session_id", Box::new(|record| record.session_id = Some(over(SESSION_ID_LIMIT)))),
             ("agent", Box::new(|record| record.agent = Some("é".repeat(AGENT_NAME_LIMIT.max + 1)))),
             ("harness", Box::new(|record| record.harness = over(HARNESS_LIMIT))),
-            ("session_pid_source", Box::new(|record| record.session_pid_source = over(SESSION_PID_SOURCE_LIMIT))),
+            (
+                "session_pid_source",
+                Box::new(|record| record.session_pid_source = over(SESSION_PID_SOURCE_LIMIT)),
+            ),
             ("boot_id", Box::new(|record| record.boot_id = over(BOOT_ID_LIMIT))),
         ];
         assert_eq!(cases.len(), FIELD_LIMITS.len());

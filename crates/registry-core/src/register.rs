@@ -8,7 +8,9 @@ use owner_liveness::{Liveness, OwnerIdentity, Pid, SocketIdentity};
 
 use crate::directory::RosterDir;
 use crate::error::{Error, Result};
-use crate::files::{MAX_ENTRY_BYTES, RegistryLock, read_hint, read_names_from, remove_entry, write_atomically, write_hint};
+use crate::files::{
+    MAX_ENTRY_BYTES, RegistryLock, read_hint, read_names_from, remove_entry, write_atomically, write_hint,
+};
 use crate::record::{
     AgentName, Parsed, RECORD_FORMAT, Record, SessionId, SocketRecord, check_field_limits, parse_record,
     record_file_name, same_owner,

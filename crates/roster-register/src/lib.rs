@@ -20,8 +20,8 @@ use harness::{
 use owner_liveness::{SocketIdentity, capture_identity};
 use registry_core::{
     AGENT_NAME_LIMIT, AgentChoice, AgentName, CWD_LIMIT, FieldLimit, HARNESS_LIMIT, HARNESS_VERSION_LIMIT,
-    Registered, Registration, RosterDir, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT, SessionId, TRANSCRIPT_PATH_LIMIT,
-    read_session_row, record_file_name, register,
+    Registered, Registration, RosterDir, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT, SessionId,
+    TRANSCRIPT_PATH_LIMIT, read_session_row, record_file_name, register,
 };
 
 const TOOL: &str = "roster-register";
@@ -165,12 +165,22 @@ impl OverLongValues {
     }
 
     /// `value` when it fits `limit`; `None` when it was dropped.
-    fn admit_text(&mut self, limit: FieldLimit, origin: &str, value: String) -> anyhow::Result<Option<String>> {
+    fn admit_text(
+        &mut self,
+        limit: FieldLimit,
+        origin: &str,
+        value: String,
+    ) -> anyhow::Result<Option<String>> {
         Ok(self.fits(limit, origin, &value)?.then_some(value))
     }
 
     /// `path` when it fits `limit` (as the record will spell it); `None` when it was dropped.
-    fn admit_path(&mut self, limit: FieldLimit, origin: &str, path: PathBuf) -> anyhow::Result<Option<PathBuf>> {
+    fn admit_path(
+        &mut self,
+        limit: FieldLimit,
+        origin: &str,
+        path: PathBuf,
+    ) -> anyhow::Result<Option<PathBuf>> {
         Ok(self.fits(limit, origin, &path.to_string_lossy())?.then_some(path))
     }
 }
@@ -225,7 +235,9 @@ fn gather_registration(
     let session_id = choose_session_id(args.session_id.as_deref(), payload, harness, over_long)?;
 
     let socket_given = match &args.socket {
-        Some(path) => over_long.admit_path(SOCKET_PATH_LIMIT, "--socket", path.clone())?.map(|path| (path, true)),
+        Some(path) => {
+            over_long.admit_path(SOCKET_PATH_LIMIT, "--socket", path.clone())?.map(|path| (path, true))
+        }
         None => match messaging_socket_from_env(&env) {
             Some(path) => over_long
                 .admit_path(SOCKET_PATH_LIMIT, "CLAUDE_CODE_MESSAGING_SOCKET", path)?
@@ -242,12 +254,16 @@ fn gather_registration(
     };
 
     let harness_version = match payload.and_then(|payload| payload.harness_version.clone()) {
-        Some(version) => over_long.admit_text(HARNESS_VERSION_LIMIT, "the hook payload's version", version)?,
+        Some(version) => {
+            over_long.admit_text(HARNESS_VERSION_LIMIT, "the hook payload's version", version)?
+        }
         None => None,
     }
     .or_else(|| harness_version_from_env(harness, &env));
     let transcript_path = match payload.and_then(|payload| payload.transcript_path.clone()) {
-        Some(path) => over_long.admit_text(TRANSCRIPT_PATH_LIMIT, "the hook payload's transcript_path", path)?,
+        Some(path) => {
+            over_long.admit_text(TRANSCRIPT_PATH_LIMIT, "the hook payload's transcript_path", path)?
+        }
         None => None,
     };
 
@@ -291,7 +307,11 @@ fn canonical_directory(path: &Path, what: &str) -> anyhow::Result<PathBuf> {
 /// > anonymous. `--agent ""` asks for anonymous explicitly. The first two
 /// are given by hand and replace a recorded name on a refresh; the
 /// repository file only names a session when it is first registered.
-fn choose_agent(flag: Option<&str>, cwd: &Path, over_long: &mut OverLongValues) -> anyhow::Result<AgentChoice> {
+fn choose_agent(
+    flag: Option<&str>,
+    cwd: &Path,
+    over_long: &mut OverLongValues,
+) -> anyhow::Result<AgentChoice> {
     let flag = match flag {
         Some(value) => over_long.admit_text(AGENT_NAME_LIMIT, "--agent", value.to_owned())?,
         None => None,
