@@ -49,7 +49,7 @@ pub struct RegisterArgs {
     #[arg(long, value_name = "PID|parent")]
     pub pid: Option<String>,
 
-    /// Register under this agent name ("" for anonymous; default: ROSTER_AGENT, then agent_name in .roster.toml)
+    /// Register under this agent name ("" for anonymous; default: ROSTER_AGENT, then the recorded name on a refresh, then agent_name in .roster.toml)
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
 
@@ -83,11 +83,25 @@ Examples:
   As Claude Code's SessionStart hook (what `roster-hooks install claude-code` writes):
     roster-register --hook claude-code
 
-Environment:
+Environment (a variable set to the empty string counts as unset):
   ROSTER_DIR           roster directory (below --dir)
   ROSTER_SESSION_PID   owner pid (below --pid)
   ROSTER_AGENT         agent name (below --agent)
   ROSTER_SESSION_ID    session id (below --session-id and the hook payload)
+
+Refresh: registering the same owner again (a new session id after /clear, /resume or \
+compaction) keeps the recorded agent name unless --agent NAME, ROSTER_AGENT or --agent \"\" \
+says otherwise; agent_name in .roster.toml names a session only when it is first registered.
+
+Field limits (longer values are refused with exit 2; in hook mode they are dropped, logged \
+to hook-errors.log, and the session is registered without them; a cwd falls back to the \
+current directory):
+  cwd, transcript_path       4096 bytes
+  socket path                 108 bytes
+  harness_version             128 bytes
+  session id                  128 bytes
+  agent name                   64 characters
+  harness                      32 bytes
 
 Exit status: 0 registered; 1 failed (I/O, registry busy); 2 bad input; 3 refused (untrusted \
 roster directory, session id held by another live session, owner not running). In hook mode \
