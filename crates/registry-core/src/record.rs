@@ -561,8 +561,11 @@ mod tests {
 
     #[test]
     fn a_field_over_its_limit_is_malformed() {
-        let over = |limit: FieldLimit| "x".repeat(limit.max + 1);
-        let cases: Vec<(&str, Box<dyn Fn(&mut Record)>)> = vec![
+        fn over(limit: FieldLimit) -> String {
+            "x".repeat(limit.max + 1)
+        }
+        type Edit = Box<dyn Fn(&mut Record)>;
+        let cases: Vec<(&str, Edit)> = vec![
             ("cwd", Box::new(|record| record.cwd = format!("/{}", over(CWD_LIMIT)))),
             (
                 "transcript_path",

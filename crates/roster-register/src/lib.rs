@@ -318,9 +318,11 @@ fn canonical_directory(path: &Path, what: &str) -> anyhow::Result<PathBuf> {
 }
 
 /// `--agent` > `ROSTER_AGENT` > `agent_name` in the nearest `.roster.toml`
-/// > anonymous. `--agent ""` asks for anonymous explicitly. The first two
-/// are given by hand and replace a recorded name on a refresh; the
-/// repository file only names a session when it is first registered.
+/// > anonymous. `--agent ""` asks for anonymous explicitly.
+///
+/// The flag and the variable are given by hand and replace a recorded name
+/// on a refresh; the repository file only names a session when it is first
+/// registered.
 fn choose_agent(
     flag: Option<&str>,
     cwd: &Path,
