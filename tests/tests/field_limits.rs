@@ -182,9 +182,9 @@ fn hook_mode_drops_an_over_long_value_logs_it_and_registers() {
         assert_eq!(rows[0]["liveness"], "alive", "{key}: {:#}", rows[0]);
         let log = sandbox.hook_error_lines();
         assert_eq!(log.len(), 1, "{key}: {log:?}");
-        let field = if absent.is_empty() { "cwd" } else { absent };
+        let field = if absent.is_empty() { "cwd".to_owned() } else { absent.replace('_', " ") };
         assert!(
-            log[0].contains(field) && log[0].contains(limit),
+            log[0].contains(&field) && log[0].contains(limit),
             "{key}: the log line does not name {field} and {limit}: {log:?}"
         );
     }

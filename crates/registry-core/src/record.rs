@@ -53,7 +53,8 @@ pub const BOOT_ID_LIMIT: FieldLimit = FieldLimit::bytes("boot_id", 64);
 /// The longest value a record field may hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FieldLimit {
-    /// The record key (`socket.path` for the socket object's path).
+    /// The record key (`socket.path` for the socket object's path);
+    /// messages spell it with spaces for underscores.
     pub field: &'static str,
     pub max: usize,
     pub unit: LengthUnit,
@@ -100,7 +101,7 @@ impl FieldLimit {
         if length > self.max {
             return Err(format!(
                 "{} is {length} {unit} long, over its limit of {} {unit}",
-                self.field,
+                self.field.replace('_', " "),
                 self.max,
                 unit = self.unit_name()
             ));
@@ -596,7 +597,9 @@ mod tests {
             let mut record = sample();
             edit(&mut record);
             match parse_record(&record.to_bytes(), pid(4242)) {
-                Parsed::Malformed(why) => assert!(why.starts_with(field), "{field}: {why}"),
+                Parsed::Malformed(why) => {
+                    assert!(why.starts_with(&field.replace('_', " ")), "{field}: {why}")
+                }
                 other => panic!("{field} over its limit parsed as {other:?}"),
             }
             assert!(check_field_limits(&record).is_err(), "{field}");
@@ -606,7 +609,7 @@ mod tests {
     #[test]
     fn a_limit_message_never_quotes_the_value() {
         let error = SessionId::parse(&"x".repeat(1 << 20)).unwrap_err();
-        assert_eq!(error, "session_id is 1048576 bytes long, over its limit of 128 bytes");
+        assert_eq!(error, "session id is 1048576 bytes long, over its limit of 128 bytes");
         let error = AgentName::parse(&"é".repeat(65)).unwrap_err();
         assert_eq!(error, "agent is 65 characters long, over its limit of 64 characters");
     }
