@@ -23,9 +23,9 @@ Register-ArgumentCompleter -Native -CommandName 'roster-list' -ScriptBlock {
         'roster-list' {
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
-            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Show only sessions registered under this agent name')
-            [CompletionResult]::new('--harness', '--harness', [CompletionResultType]::ParameterName, 'Show only sessions of this harness (claude-code, codex, gemini-cli, ...)')
-            [CompletionResult]::new('--session-id', '--session-id', [CompletionResultType]::ParameterName, 'Show only the session with this session id')
+            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Show only sessions registered under this agent name ("" for the anonymous ones)')
+            [CompletionResult]::new('--harness', '--harness', [CompletionResultType]::ParameterName, 'Show only sessions of this harness (claude-code, codex, gemini-cli, ...; "" for an unknown one)')
+            [CompletionResult]::new('--session-id', '--session-id', [CompletionResultType]::ParameterName, 'Show only the session with this session id ("" for the sessions without one)')
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Show only sessions working in DIR or below it')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')

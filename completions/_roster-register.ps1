@@ -24,7 +24,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-register' -ScriptBlock {
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
             [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the owner process: a pid, or `parent` for the process that ran this command')
-            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Register under this agent name ("" for anonymous; default: ROSTER_AGENT, then agent_name in .roster.toml)')
+            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Register under this agent name ("" for anonymous; default: ROSTER_AGENT, then the recorded name on a refresh, then agent_name in .roster.toml)')
             [CompletionResult]::new('--session-id', '--session-id', [CompletionResultType]::ParameterName, 'Record the harness''s session id (default: the hook payload, ROSTER_SESSION_ID, the harness''s export)')
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Record DIR as the session''s working directory (default: the payload''s cwd, else the current directory)')
             [CompletionResult]::new('--harness', '--harness', [CompletionResultType]::ParameterName, 'Record the harness by name (default: detected from the owner process)')

@@ -20,9 +20,9 @@ set edit:completion:arg-completer[roster-list] = {|@words|
         &'roster-list'= {
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
-            cand --agent 'Show only sessions registered under this agent name'
-            cand --harness 'Show only sessions of this harness (claude-code, codex, gemini-cli, ...)'
-            cand --session-id 'Show only the session with this session id'
+            cand --agent 'Show only sessions registered under this agent name ("" for the anonymous ones)'
+            cand --harness 'Show only sessions of this harness (claude-code, codex, gemini-cli, ...; "" for an unknown one)'
+            cand --session-id 'Show only the session with this session id ("" for the sessions without one)'
             cand --cwd 'Show only sessions working in DIR or below it'
             cand --json 'Print JSON, same as --format json'
             cand -q 'Print nothing on success; errors still go to stderr'

@@ -21,7 +21,7 @@ set edit:completion:arg-completer[roster-register] = {|@words|
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
             cand --pid 'Name the owner process: a pid, or `parent` for the process that ran this command'
-            cand --agent 'Register under this agent name ("" for anonymous; default: ROSTER_AGENT, then agent_name in .roster.toml)'
+            cand --agent 'Register under this agent name ("" for anonymous; default: ROSTER_AGENT, then the recorded name on a refresh, then agent_name in .roster.toml)'
             cand --session-id 'Record the harness''s session id (default: the hook payload, ROSTER_SESSION_ID, the harness''s export)'
             cand --cwd 'Record DIR as the session''s working directory (default: the payload''s cwd, else the current directory)'
             cand --harness 'Record the harness by name (default: detected from the owner process)'

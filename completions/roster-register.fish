@@ -2,7 +2,7 @@ complete -c roster-register -l dir -d 'Use DIR as the roster directory (beats RO
 complete -c roster-register -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
 complete -c roster-register -l pid -d 'Name the owner process: a pid, or `parent` for the process that ran this command' -r
-complete -c roster-register -l agent -d 'Register under this agent name ("" for anonymous; default: ROSTER_AGENT, then agent_name in .roster.toml)' -r
+complete -c roster-register -l agent -d 'Register under this agent name ("" for anonymous; default: ROSTER_AGENT, then the recorded name on a refresh, then agent_name in .roster.toml)' -r
 complete -c roster-register -l session-id -d 'Record the harness\'s session id (default: the hook payload, ROSTER_SESSION_ID, the harness\'s export)' -r
 complete -c roster-register -l cwd -d 'Record DIR as the session\'s working directory (default: the payload\'s cwd, else the current directory)' -r -F
 complete -c roster-register -l harness -d 'Record the harness by name (default: detected from the owner process)' -r

@@ -125,3 +125,64 @@ fn a_session_id_of_an_ended_session_can_be_taken_over() {
     assert_eq!(text(&sandbox.record(resumed.pid()).expect("registered"), "session_id"), FIRST_SESSION_ID);
     assert!(sandbox.record(first_pid).is_none(), "the dead holder's record was kept");
 }
+
+fn plain_register_with(sandbox: &Sandbox, owner_pid: u32, extra: &[&str]) {
+    let mut command = sandbox.roster_command("roster-register");
+    command.args(["--pid", &owner_pid.to_string(), "--quiet"]).args(extra);
+    let finished = run_to_completion(command, StdinFeed::Null, MACHINE_DEADLINE);
+    assert_eq!(finished.code(), Some(0), "{extra:?}: {}", finished.stderr_text());
+}
+
+fn recorded_agent(sandbox: &Sandbox, owner_pid: u32) -> Value {
+    sandbox.record(owner_pid).expect("registered")["agent"].clone()
+}
+
+/// Regression: a SessionStart hook after `/clear` (a new session id, same owner) dropped the
+/// agent name the user had given by hand. A refresh keeps it unless a name is given again:
+/// `--agent NAME` or `ROSTER_AGENT` replaces it, `--agent ""` clears it, and the repository
+/// file's `agent_name` never overrides it.
+#[test]
+fn a_refresh_keeps_the_agent_name_given_by_hand() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.project.join(".roster.toml"), "agent_name = \"from-repo\"\n").unwrap();
+    let owner = sandbox.spawn_idle_owner();
+    plain_register_with(&sandbox, owner.pid(), &["--agent", "wren", "--session-id", FIRST_SESSION_ID]);
+    assert_eq!(recorded_agent(&sandbox, owner.pid()), "wren");
+
+    for source in ["clear", "resume", "compact"] {
+        let session_id = format!("{NEXT_SESSION_ID}-{source}");
+        hook_register(&sandbox, owner.pid(), session_start_payload(&sandbox, &session_id, source));
+        let refreshed = sandbox.record(owner.pid()).expect("the refreshed record");
+        assert_eq!(text(&refreshed, "session_id"), session_id, "source {source}");
+        assert_eq!(refreshed["agent"], "wren", "source {source}: the hand-given name was dropped");
+    }
+
+    plain_register_with(&sandbox, owner.pid(), &["--agent", "robin"]);
+    assert_eq!(recorded_agent(&sandbox, owner.pid()), "robin", "an explicit name replaces the old one");
+    hook_register(&sandbox, owner.pid(), session_start_payload(&sandbox, FIRST_SESSION_ID, "clear"));
+    assert_eq!(recorded_agent(&sandbox, owner.pid()), "robin");
+
+    let mut command = sandbox.roster_command("roster-register");
+    command.args(["--hook", "claude-code", "--pid", &owner.pid().to_string()]).env("ROSTER_AGENT", "finch");
+    let finished = run_to_completion(
+        command,
+        StdinFeed::Bytes(session_start_payload(&sandbox, NEXT_SESSION_ID, "clear")),
+        MACHINE_DEADLINE,
+    );
+    assert_eq!(finished.code(), Some(0), "{}", finished.stderr_text());
+    assert_eq!(recorded_agent(&sandbox, owner.pid()), "finch", "ROSTER_AGENT is a name given by hand");
+
+    plain_register_with(&sandbox, owner.pid(), &["--agent", ""]);
+    assert_eq!(recorded_agent(&sandbox, owner.pid()), Value::Null, "--agent \"\" clears the name");
+    hook_register(&sandbox, owner.pid(), session_start_payload(&sandbox, FIRST_SESSION_ID, "clear"));
+    assert_eq!(
+        recorded_agent(&sandbox, owner.pid()),
+        Value::Null,
+        "a refresh keeps anonymous too: the repository file names a session only when it is first registered"
+    );
+
+    // A new owner still takes the repository file's name.
+    let newcomer = sandbox.spawn_idle_owner();
+    hook_register(&sandbox, newcomer.pid(), session_start_payload(&sandbox, "newcomer-session", "startup"));
+    assert_eq!(recorded_agent(&sandbox, newcomer.pid()), "from-repo");
+}

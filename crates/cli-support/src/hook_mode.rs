@@ -85,13 +85,16 @@ pub fn run_hook(
     let clock = HOOK_CLOCK.get_or_init(|| HookClock { event, started: Instant::now() });
     start_watchdog(tool, common.clone(), clock.started + event.budget().saturating_sub(BUDGET_RESERVE / 2));
     if let Err(error) = body() {
-        report_hook_failure(tool, common, &format!("{error:#}"));
+        report_hook_problem(tool, common, &format!("{error:#}"));
     }
     ExitCode::SUCCESS
 }
 
-/// One stderr line and one log line, within what is left of the budget.
-fn report_hook_failure(tool: &str, common: &CommonArgs, message: &str) {
+/// Reports a hook-mode problem the way a hook may: one line on stderr and
+/// one line in `hook-errors.log` (where `roster-list` points at it), never
+/// stdout, within what is left of the budget. Best effort: a roster
+/// directory that cannot be opened only loses the log line.
+pub fn report_hook_problem(tool: &str, common: &CommonArgs, message: &str) {
     let message = crate::text::escape_for_terminal(message).into_owned();
     let _ = writeln!(std::io::stderr().lock(), "{tool}: hook: {message}");
     if let Ok(roster) = open_roster_for_writing(common) {
@@ -115,7 +118,7 @@ fn start_watchdog(tool: &'static str, common: CommonArgs, at: Instant) {
     let spawned = std::thread::Builder::new().name("hook-watchdog".into()).spawn(move || {
         std::thread::sleep(at.saturating_duration_since(Instant::now()));
         let budget = HOOK_CLOCK.get().map_or(0, |clock| clock.event.budget().as_millis());
-        report_hook_failure(
+        report_hook_problem(
             tool,
             &common,
             &format!("gave up: the run did not finish within the {budget} ms hook budget"),

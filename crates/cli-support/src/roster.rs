@@ -5,10 +5,11 @@
 use registry_core::{DirectoryChoice, RosterDir, choose_directory};
 
 use crate::args::CommonArgs;
+use crate::owner::process_env_os;
 
 /// Where the roster directory is for these flags and this environment.
 pub fn roster_directory_choice(common: &CommonArgs) -> registry_core::Result<DirectoryChoice> {
-    choose_directory(common.dir.as_deref(), &|name| std::env::var_os(name))
+    choose_directory(common.dir.as_deref(), &process_env_os)
 }
 
 /// Opens (creating it if needed) the roster directory, for a writer.

@@ -32,10 +32,13 @@ pub use prune::{
     remove_session_row,
 };
 pub use record::{
-    AgentName, FormatProblem, Parsed, RECORD_FORMAT, Record, SessionId, SocketRecord, check_session_pid,
-    parse_record, parse_versioned, pid_of_file_name, record_file_name, same_owner,
+    AGENT_NAME_LIMIT, AgentName, BOOT_ID_LIMIT, CWD_LIMIT, FIELD_LIMITS, FieldLimit, FormatProblem,
+    HARNESS_LIMIT, HARNESS_VERSION_LIMIT, LengthUnit, Parsed, RECORD_FORMAT, Record, SESSION_ID_LIMIT,
+    SESSION_PID_SOURCE_LIMIT, SOCKET_PATH_LIMIT, SessionId, SocketRecord, TRANSCRIPT_PATH_LIMIT,
+    check_field_limits, check_session_pid, parse_record, parse_versioned, pid_of_file_name, record_file_name,
+    same_owner,
 };
-pub use register::{REAP_EXAMINE, REAP_REMOVE, Registered, Registration, register};
+pub use register::{AgentChoice, REAP_EXAMINE, REAP_REMOVE, Registered, Registration, register};
 pub use session_index::{INDEX_PREFIX, index_entry_name, indexed_holder};
 pub use session_row::{Problem, ProblemKind, ROW_KEYS, RowJson, SessionRow, read_session_row};
 pub use timestamp::Timestamp;

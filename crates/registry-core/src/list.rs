@@ -11,7 +11,10 @@ use crate::error::Result;
 use crate::files::list_names;
 use crate::session_row::{SessionRow, non_utf8_name_row, read_session_row};
 
-/// Which rows to show.
+/// Which rows to show. For the text filters, the empty string selects the
+/// records without a value: `agent: Some("")` the anonymous sessions,
+/// `harness: Some("")` those of an unknown harness, `session_id: Some("")`
+/// those without a session id (no record holds an empty value).
 #[derive(Clone, Debug, Default)]
 pub struct ListFilter {
     pub include_dead: bool,
@@ -23,7 +26,7 @@ pub struct ListFilter {
 }
 
 impl ListFilter {
-    fn filters_on_fields(&self) -> bool {
+    pub fn filters_on_fields(&self) -> bool {
         self.agent.is_some() || self.harness.is_some() || self.session_id.is_some() || self.cwd.is_some()
     }
 
@@ -31,9 +34,12 @@ impl ListFilter {
     /// problem row has no fields, so any field filter hides it.
     fn admits(&self, row: &SessionRow) -> bool {
         let Some(record) = &row.record else { return !self.filters_on_fields() };
-        self.agent.as_deref().is_none_or(|agent| record.agent.as_deref() == Some(agent))
+        self.agent.as_deref().is_none_or(|agent| record.agent.as_deref().unwrap_or_default() == agent)
             && self.harness.as_deref().is_none_or(|harness| record.harness == harness)
-            && self.session_id.as_deref().is_none_or(|id| record.session_id.as_deref() == Some(id))
+            && self
+                .session_id
+                .as_deref()
+                .is_none_or(|id| record.session_id.as_deref().unwrap_or_default() == id)
             && self.cwd.as_deref().is_none_or(|dir| Path::new(&record.cwd).starts_with(dir))
     }
 }
@@ -44,6 +50,9 @@ pub struct Listing {
     pub rows: Vec<SessionRow>,
     /// Dead rows left out because `include_dead` was off.
     pub dead_hidden: usize,
+    /// Entries left out by the field filters: with no rows, whether the
+    /// filters matched nothing or the registry is empty.
+    pub filtered_out: usize,
 }
 
 /// Lists the sessions of a roster directory.
@@ -55,11 +64,14 @@ pub fn list_sessions(roster: &RosterDir, filter: &ListFilter) -> Result<Listing>
             let row = non_utf8_name_row(roster, &name);
             if filter.admits(&row) {
                 listing.rows.push(row);
+            } else {
+                listing.filtered_out += 1;
             }
             continue;
         };
         let Some(row) = read_session_row(roster, name) else { continue };
         if !filter.admits(&row) {
+            listing.filtered_out += 1;
             continue;
         }
         if row.liveness() == Liveness::Dead && !filter.include_dead {

@@ -12,14 +12,113 @@ use crate::timestamp::Timestamp;
 /// The record format this roster writes and fully understands.
 pub const RECORD_FORMAT: u64 = 1;
 
+/// The longest value each string field of a record may hold. Register
+/// refuses (or, in hook mode, drops) a longer value and list calls a record
+/// carrying one malformed. The limits are sized so that a record with every
+/// field at its limit, every byte one that JSON escapes to six (`\u0001`),
+/// still fits in `MAX_ENTRY_BYTES`: a record register writes is always one
+/// list trusts.
+pub const FIELD_LIMITS: [FieldLimit; 9] = [
+    CWD_LIMIT,
+    TRANSCRIPT_PATH_LIMIT,
+    SOCKET_PATH_LIMIT,
+    HARNESS_VERSION_LIMIT,
+    SESSION_ID_LIMIT,
+    AGENT_NAME_LIMIT,
+    HARNESS_LIMIT,
+    SESSION_PID_SOURCE_LIMIT,
+    BOOT_ID_LIMIT,
+];
+
+/// `cwd`: `PATH_MAX`, the longest path the kernel resolves.
+pub const CWD_LIMIT: FieldLimit = FieldLimit::bytes("cwd", 4096);
+/// `transcript_path`: `PATH_MAX`, like `cwd`.
+pub const TRANSCRIPT_PATH_LIMIT: FieldLimit = FieldLimit::bytes("transcript_path", 4096);
+/// `socket.path`: the size of a unix socket address (`sun_path`); a longer
+/// path cannot be connected to, so it names no messaging socket.
+pub const SOCKET_PATH_LIMIT: FieldLimit = FieldLimit::bytes("socket.path", 108);
+/// `harness_version`: far above any version a harness prints.
+pub const HARNESS_VERSION_LIMIT: FieldLimit = FieldLimit::bytes("harness_version", 128);
+/// `session_id` (see `SessionId`).
+pub const SESSION_ID_LIMIT: FieldLimit = FieldLimit::bytes("session_id", 128);
+/// `agent`, in characters (see `AgentName`): at most 256 bytes.
+pub const AGENT_NAME_LIMIT: FieldLimit = FieldLimit::characters("agent", 64);
+/// `harness`: the longest harness name is 12 bytes.
+pub const HARNESS_LIMIT: FieldLimit = FieldLimit::bytes("harness", 32);
+/// `session_pid_source`: the longest source is 18 bytes.
+pub const SESSION_PID_SOURCE_LIMIT: FieldLimit = FieldLimit::bytes("session_pid_source", 32);
+/// `boot_id`: the kernel's boot id is a 36-byte UUID.
+pub const BOOT_ID_LIMIT: FieldLimit = FieldLimit::bytes("boot_id", 64);
+
+/// The longest value a record field may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldLimit {
+    /// The record key (`socket.path` for the socket object's path);
+    /// messages spell it with spaces for underscores.
+    pub field: &'static str,
+    pub max: usize,
+    pub unit: LengthUnit,
+}
+
+/// What a `FieldLimit` counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LengthUnit {
+    /// Bytes of UTF-8.
+    Bytes,
+    /// Unicode scalar values (each at most 4 bytes).
+    Characters,
+}
+
+impl FieldLimit {
+    const fn bytes(field: &'static str, max: usize) -> FieldLimit {
+        FieldLimit { field, max, unit: LengthUnit::Bytes }
+    }
+
+    const fn characters(field: &'static str, max: usize) -> FieldLimit {
+        FieldLimit { field, max, unit: LengthUnit::Characters }
+    }
+
+    /// The length of `value` in this limit's unit.
+    pub fn length_of(&self, value: &str) -> usize {
+        match self.unit {
+            LengthUnit::Bytes => value.len(),
+            LengthUnit::Characters => value.chars().count(),
+        }
+    }
+
+    /// The unit's name, plural: `bytes` or `characters`.
+    pub fn unit_name(&self) -> &'static str {
+        match self.unit {
+            LengthUnit::Bytes => "bytes",
+            LengthUnit::Characters => "characters",
+        }
+    }
+
+    /// `Err` naming the field, the length and the limit when `value` is
+    /// over it. Never quotes the value: it may be a megabyte long.
+    pub fn check(&self, value: &str) -> Result<(), String> {
+        let length = self.length_of(value);
+        if length > self.max {
+            return Err(format!(
+                "{} is {length} {unit} long, over its limit of {} {unit}",
+                self.field.replace('_', " "),
+                self.max,
+                unit = self.unit_name()
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// A session id: 1–128 printable ASCII characters, no `/`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SessionId(String);
 
 impl SessionId {
     pub fn parse(text: &str) -> Result<SessionId, String> {
-        if text.is_empty() || text.len() > 128 {
-            return Err(format!("session id {text:?} must be 1 to 128 characters long"));
+        SESSION_ID_LIMIT.check(text)?;
+        if text.is_empty() {
+            return Err("session id is empty; it must be 1 to 128 characters long".into());
         }
         if let Some(bad) =
             text.chars().find(|character| !(' '..='~').contains(character) || *character == '/')
@@ -43,9 +142,9 @@ pub struct AgentName(String);
 
 impl AgentName {
     pub fn parse(text: &str) -> Result<AgentName, String> {
-        let length = text.chars().count();
-        if length == 0 || length > 64 {
-            return Err(format!("agent name {text:?} must be 1 to 64 characters long"));
+        AGENT_NAME_LIMIT.check(text)?;
+        if text.is_empty() {
+            return Err("agent name is empty; it must be 1 to 64 characters long".into());
         }
         if text.chars().any(char::is_control) {
             return Err(format!("agent name {text:?} contains a control character"));
@@ -205,6 +304,7 @@ fn validate(record: &Record, file_pid: Pid) -> Result<(), String> {
     if record.boot_id.is_empty() {
         return Err("boot_id is empty".into());
     }
+    check_field_limits(record)?;
     if let Some(session_id) = &record.session_id {
         SessionId::parse(session_id)?;
     }
@@ -212,6 +312,26 @@ fn validate(record: &Record, file_pid: Pid) -> Result<(), String> {
         AgentName::parse(agent)?;
     }
     Ok(())
+}
+
+/// Every string field of `record` against its `FieldLimit`; the first one
+/// over its limit is the error.
+pub fn check_field_limits(record: &Record) -> Result<(), String> {
+    fn optional(value: &Option<String>) -> &str {
+        value.as_deref().unwrap_or_default()
+    }
+    let fields: [(FieldLimit, &str); 9] = [
+        (CWD_LIMIT, &record.cwd),
+        (TRANSCRIPT_PATH_LIMIT, optional(&record.transcript_path)),
+        (SOCKET_PATH_LIMIT, record.socket.as_ref().map_or("", |socket| socket.path.as_str())),
+        (HARNESS_VERSION_LIMIT, optional(&record.harness_version)),
+        (SESSION_ID_LIMIT, optional(&record.session_id)),
+        (AGENT_NAME_LIMIT, optional(&record.agent)),
+        (HARNESS_LIMIT, &record.harness),
+        (SESSION_PID_SOURCE_LIMIT, &record.session_pid_source),
+        (BOOT_ID_LIMIT, &record.boot_id),
+    ];
+    fields.iter().try_for_each(|(limit, value)| limit.check(value))
 }
 
 impl Record {
@@ -402,6 +522,108 @@ mod tests {
         for bad in ["", " wren", "wren ", "a\nb", "\u{1b}[31m", &"x".repeat(65)] {
             assert!(AgentName::parse(bad).is_err(), "{bad:?}");
         }
+    }
+
+    /// Every field at its limit, filled with what JSON escapes worst: a
+    /// control character (six bytes, `\u0001`) where the field allows one,
+    /// else a backslash (two bytes) or a four-byte character. Regression: a
+    /// 100 KiB `transcript_path` from a hook payload made a record over the
+    /// entry size cap that list then showed as untrusted.
+    fn maximal() -> Record {
+        let worst = |limit: FieldLimit| "\u{1}".repeat(limit.max);
+        Record {
+            session_pid: u32::MAX,
+            session_pid_source: worst(SESSION_PID_SOURCE_LIMIT),
+            owner_uid: u32::MAX,
+            start_ticks: u64::MAX,
+            pidfs_ino: Some(u64::MAX),
+            boot_id: worst(BOOT_ID_LIMIT),
+            pid_ns: u64::MAX,
+            time_ns: u64::MAX,
+            harness: worst(HARNESS_LIMIT),
+            harness_version: Some(worst(HARNESS_VERSION_LIMIT)),
+            agent: Some("\u{1F600}".repeat(AGENT_NAME_LIMIT.max)),
+            session_id: Some("\\".repeat(SESSION_ID_LIMIT.max)),
+            transcript_path: Some(worst(TRANSCRIPT_PATH_LIMIT)),
+            socket: Some(SocketRecord {
+                path: worst(SOCKET_PATH_LIMIT),
+                dev: u64::MAX,
+                ino: u64::MAX,
+                mtime_ns: i64::MIN,
+            }),
+            cwd: format!("/{}", "\u{1}".repeat(CWD_LIMIT.max - 1)),
+            registrar_pid: u32::MAX,
+            registered_at: "2026-11-30T02:03:05.123456789+23:59".into(),
+            refreshed_at: "2026-11-30T02:03:05.123456789-23:59".into(),
+            ..sample()
+        }
+    }
+
+    #[test]
+    fn a_record_with_every_field_at_its_limit_fits_the_entry_cap_and_parses() {
+        let record = maximal();
+        let bytes = record.to_bytes();
+        assert!(
+            bytes.len() as u64 <= crate::files::MAX_ENTRY_BYTES,
+            "a maximal record is {} bytes, over the {}-byte entry cap",
+            bytes.len(),
+            crate::files::MAX_ENTRY_BYTES
+        );
+        assert_eq!(parse_record(&bytes, pid(u32::MAX)), Parsed::Record(Box::new(record)));
+    }
+
+    #[test]
+    fn a_field_over_its_limit_is_malformed() {
+        fn over(limit: FieldLimit) -> String {
+            "x".repeat(limit.max + 1)
+        }
+        type Edit = Box<dyn Fn(&mut Record)>;
+        let cases: Vec<(&str, Edit)> = vec![
+            ("cwd", Box::new(|record| record.cwd = format!("/{}", over(CWD_LIMIT)))),
+            (
+                "transcript_path",
+                Box::new(|record| record.transcript_path = Some(over(TRANSCRIPT_PATH_LIMIT))),
+            ),
+            (
+                "socket.path",
+                Box::new(|record| {
+                    record.socket =
+                        Some(SocketRecord { path: over(SOCKET_PATH_LIMIT), dev: 1, ino: 2, mtime_ns: 3 })
+                }),
+            ),
+            (
+                "harness_version",
+                Box::new(|record| record.harness_version = Some(over(HARNESS_VERSION_LIMIT))),
+            ),
+            ("session_id", Box::new(|record| record.session_id = Some(over(SESSION_ID_LIMIT)))),
+            ("agent", Box::new(|record| record.agent = Some("é".repeat(AGENT_NAME_LIMIT.max + 1)))),
+            ("harness", Box::new(|record| record.harness = over(HARNESS_LIMIT))),
+            (
+                "session_pid_source",
+                Box::new(|record| record.session_pid_source = over(SESSION_PID_SOURCE_LIMIT)),
+            ),
+            ("boot_id", Box::new(|record| record.boot_id = over(BOOT_ID_LIMIT))),
+        ];
+        assert_eq!(cases.len(), FIELD_LIMITS.len());
+        for (field, edit) in cases {
+            let mut record = sample();
+            edit(&mut record);
+            match parse_record(&record.to_bytes(), pid(4242)) {
+                Parsed::Malformed(why) => {
+                    assert!(why.starts_with(&field.replace('_', " ")), "{field}: {why}")
+                }
+                other => panic!("{field} over its limit parsed as {other:?}"),
+            }
+            assert!(check_field_limits(&record).is_err(), "{field}");
+        }
+    }
+
+    #[test]
+    fn a_limit_message_never_quotes_the_value() {
+        let error = SessionId::parse(&"x".repeat(1 << 20)).unwrap_err();
+        assert_eq!(error, "session id is 1048576 bytes long, over its limit of 128 bytes");
+        let error = AgentName::parse(&"é".repeat(65)).unwrap_err();
+        assert_eq!(error, "agent is 65 characters long, over its limit of 64 characters");
     }
 
     proptest::proptest! {

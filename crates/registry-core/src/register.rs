@@ -8,10 +8,12 @@ use owner_liveness::{Liveness, OwnerIdentity, Pid, SocketIdentity};
 
 use crate::directory::RosterDir;
 use crate::error::{Error, Result};
-use crate::files::{RegistryLock, read_hint, read_names_from, remove_entry, write_atomically, write_hint};
+use crate::files::{
+    MAX_ENTRY_BYTES, RegistryLock, read_hint, read_names_from, remove_entry, write_atomically, write_hint,
+};
 use crate::record::{
-    AgentName, Parsed, RECORD_FORMAT, Record, SessionId, SocketRecord, parse_record, record_file_name,
-    same_owner,
+    AgentName, Parsed, RECORD_FORMAT, Record, SessionId, SocketRecord, check_field_limits, parse_record,
+    record_file_name, same_owner,
 };
 use crate::session_index::{indexed_holder, point_index_at, remove_index_if_pointing_at};
 use crate::session_row::read_session_row;
@@ -33,13 +35,29 @@ pub struct Registration {
     pub session_pid_verified: bool,
     pub harness: String,
     pub harness_version: Option<String>,
-    pub agent: Option<AgentName>,
+    pub agent: AgentChoice,
     pub session_id: Option<SessionId>,
     pub transcript_path: Option<String>,
     pub socket: Option<SocketIdentity>,
     /// Canonical (real) path.
     pub cwd: PathBuf,
     pub registrar_pid: u32,
+}
+
+/// What a registration says about the agent name. A refresh (same owner)
+/// keeps the name recorded earlier unless one is given by hand: a new
+/// session id after `/clear` must not drop the name the user gave.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AgentChoice {
+    /// A name given by hand (`--agent NAME`, `ROSTER_AGENT`): replaces any
+    /// recorded one.
+    Set(AgentName),
+    /// Anonymous asked for by hand (`--agent ""`): clears any recorded name.
+    Clear,
+    /// No name given by hand: a refresh keeps the recorded name (or its
+    /// absence); a new owner gets `default` (the repository file's
+    /// `agent_name`, or anonymous).
+    Keep { default: Option<AgentName> },
 }
 
 /// What register did.
@@ -78,6 +96,24 @@ pub fn register(roster: &RosterDir, registration: &Registration) -> Result<Regis
         _ => now.to_string(),
     };
 
+    let agent = match (&registration.agent, &previous, refreshed) {
+        (AgentChoice::Set(name), _, _) => Some(name.as_str().to_owned()),
+        (AgentChoice::Clear, _, _) => None,
+        (AgentChoice::Keep { .. }, Some(record), true) => record.agent.clone(),
+        (AgentChoice::Keep { default }, _, _) => default.as_ref().map(|name| name.as_str().to_owned()),
+    };
+    let record = build_record(registration, agent, registered_at, now);
+    // The caller checked each value against its limit; this is the promise
+    // itself: a record register writes is one list trusts.
+    check_field_limits(&record).map_err(|why| Error::BadInput(format!("the record's {why}")))?;
+    let bytes = record.to_bytes();
+    if bytes.len() as u64 > MAX_ENTRY_BYTES {
+        return Err(Error::BadInput(format!(
+            "the record is {} bytes, over the {MAX_ENTRY_BYTES}-byte limit of a roster file",
+            bytes.len()
+        )));
+    }
+
     let mut reaped = Vec::new();
     if let Some(session_id) = &registration.session_id
         && let Some(holder) = indexed_holder(roster, session_id)
@@ -100,11 +136,10 @@ pub fn register(roster: &RosterDir, registration: &Registration) -> Result<Regis
         }
     }
 
-    let record = build_record(registration, registered_at, now);
     if let Some(session_id) = &registration.session_id {
         point_index_at(roster, session_id, pid)?;
     }
-    write_atomically(roster, sessions, &file_name, &record.to_bytes())?;
+    write_atomically(roster, sessions, &file_name, &bytes)?;
     if let Some(old_id) = previous.as_ref().and_then(|record| record.session_id.as_deref())
         && Some(old_id) != registration.session_id.as_ref().map(SessionId::as_str)
         && let Ok(old_id) = SessionId::parse(old_id)
@@ -122,7 +157,12 @@ pub fn register(roster: &RosterDir, registration: &Registration) -> Result<Regis
     })
 }
 
-fn build_record(registration: &Registration, registered_at: String, now: Timestamp) -> Record {
+fn build_record(
+    registration: &Registration,
+    agent: Option<String>,
+    registered_at: String,
+    now: Timestamp,
+) -> Record {
     let identity = &registration.identity;
     Record {
         format: RECORD_FORMAT,
@@ -138,7 +178,7 @@ fn build_record(registration: &Registration, registered_at: String, now: Timesta
         user_ns: identity.user_ns,
         harness: registration.harness.clone(),
         harness_version: registration.harness_version.clone(),
-        agent: registration.agent.as_ref().map(|agent| agent.as_str().to_owned()),
+        agent,
         session_id: registration.session_id.as_ref().map(|id| id.as_str().to_owned()),
         transcript_path: registration.transcript_path.clone(),
         socket: registration.socket.as_ref().map(|socket| SocketRecord {

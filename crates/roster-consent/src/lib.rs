@@ -301,7 +301,7 @@ impl Assessment {
 fn assess(common: &CommonArgs, session: &SessionArgs) -> anyhow::Result<Assessment> {
     let owner = resolve_calling_owner(session.pid.as_deref())?;
     let owner_identity = capture_identity(owner.resolved.pid);
-    let roster_path = choose_directory(common.dir.as_deref(), &|name| std::env::var_os(name))?.path;
+    let roster_path = choose_directory(common.dir.as_deref(), &cli_support::process_env_os)?.path;
     let roster = RosterDir::open_existing(&roster_path)?;
     let directory = session_directory(
         roster.as_ref(),
@@ -314,7 +314,7 @@ fn assess(common: &CommonArgs, session: &SessionArgs) -> anyhow::Result<Assessme
         Some(roster) => read_marker(roster, owner.resolved.pid),
         None => MarkerEntry::absent(&roster_path, owner.resolved.pid),
     };
-    let inputs = load_auto_arm_inputs(&directory.path, &|name| std::env::var_os(name));
+    let inputs = load_auto_arm_inputs(&directory.path, &cli_support::process_env_os);
     let effective = effective_should_arm(&marker, &inputs.decision);
     Ok(Assessment { owner, owner_identity, directory, marker, inputs, effective })
 }
@@ -370,7 +370,7 @@ fn write_state(common: &CommonArgs, session: &SessionArgs, state: MarkerState) -
     }
     let identity =
         capture_identity(resolved.pid).with_context(|| format!("cannot {verb} pid {}", resolved.pid))?;
-    let roster_path = choose_directory(common.dir.as_deref(), &|name| std::env::var_os(name))?.path;
+    let roster_path = choose_directory(common.dir.as_deref(), &cli_support::process_env_os)?.path;
     let directory = marker_directory(&roster_path, &identity, session)?.path;
     let roster = RosterDir::open_or_create(&roster_path)?;
     let written = write_marker(&roster, &identity, state, &directory)?;
@@ -439,7 +439,7 @@ fn status(common: &CommonArgs, session: &SessionArgs) -> anyhow::Result<()> {
 }
 
 fn home_directory() -> Option<PathBuf> {
-    std::env::var_os("HOME").map(PathBuf::from).filter(|home| home.is_absolute())
+    cli_support::process_env_os("HOME").map(PathBuf::from).filter(|home| home.is_absolute())
 }
 
 fn path_json(path: Option<&Path>) -> serde_json::Value {

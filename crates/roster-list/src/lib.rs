@@ -46,15 +46,15 @@ pub struct ListArgs {
     #[arg(long)]
     pub all: bool,
 
-    /// Show only sessions registered under this agent name
+    /// Show only sessions registered under this agent name ("" for the anonymous ones)
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
 
-    /// Show only sessions of this harness (claude-code, codex, gemini-cli, ...)
+    /// Show only sessions of this harness (claude-code, codex, gemini-cli, ...; "" for an unknown one)
     #[arg(long, value_name = "NAME")]
     pub harness: Option<String>,
 
-    /// Show only the session with this session id
+    /// Show only the session with this session id ("" for the sessions without one)
     #[arg(long, value_name = "ID")]
     pub session_id: Option<String>,
 
@@ -71,6 +71,16 @@ Examples:
     roster-list --all --format json
   Pids of the live claude-code sessions in this repository:
     roster-list --harness claude-code --cwd . --json | jq '.[] | select(.liveness == \"alive\") | .session_pid'
+  The sessions registered without an agent name:
+    roster-list --agent \"\"
+
+Filters: --agent, --harness and --session-id given \"\" select the sessions without that value \
+(anonymous, unknown harness, no session id). With filters that match nothing the footer says \
+`no sessions match` and names them; `no sessions registered` means the registry holds none.
+
+Text output: a `?` after a pid marks an owner that was named by hand (--pid, ROSTER_SESSION_PID) \
+and is not the registering process or one of its ancestors; consent refuses it. A problem \
+entry shows its kind, its path and why it is not believed.
 
 JSON rows carry every record key (null where absent) plus liveness, liveness_reason, \
 problem (null, malformed, untrusted, unsupported-format), consent (armed, disarmed, none) \
@@ -126,11 +136,12 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
 
 fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
     if let Some(name) = &args.harness
+        && !name.is_empty()
         && Harness::parse(name).is_none()
     {
         let names: Vec<&str> = Harness::ALL.iter().map(|harness| harness.as_str()).collect();
         return Err(BadInput(format!(
-            "--harness {name:?} is not a harness roster knows; use one of {}",
+            "--harness {name:?} is not a harness roster knows; use one of {} (or \"\" for an unknown harness)",
             names.join(", ")
         ))
         .into());
@@ -157,7 +168,7 @@ fn render_text(
     args: &ListArgs,
     colour: bool,
 ) -> String {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let home = cli_support::process_env_os("HOME").map(PathBuf::from);
     let now = Timestamp::now();
     let mut text = String::new();
     if !listing.rows.is_empty() {
@@ -178,15 +189,24 @@ fn render_text(
     if args.common.quiet {
         return text;
     }
-    for line in footer(listing, roster, now) {
+    for line in footer(listing, roster, &filter_words(args, home.as_deref()), now) {
         text.push_str(&paint(&line, Colour::Dim, colour));
         text.push('\n');
     }
     text
 }
 
+/// The mark after the pid of an owner named by hand that is not an
+/// ancestor of the registering process (`session_pid_verified: false`).
+const UNVERIFIED_MARK: &str = "?";
+
 fn text_row(row: &SessionRow, consent: &str, home: Option<&Path>, now: Timestamp) -> Vec<String> {
-    let pid = row.pid.map_or_else(|| "?".to_owned(), |pid| pid.to_string());
+    let unverified = row.record.as_ref().is_some_and(|record| !record.session_pid_verified);
+    let pid = match row.pid {
+        Some(pid) if unverified => format!("{pid}{UNVERIFIED_MARK}"),
+        Some(pid) => pid.to_string(),
+        None => "?".to_owned(),
+    };
     let age = format_age(row.registered_at.age(now));
     let state = row.liveness().as_str().to_owned();
     match (&row.record, &row.problem) {
@@ -217,27 +237,71 @@ fn text_row(row: &SessionRow, consent: &str, home: Option<&Path>, now: Timestamp
             state,
             "-".to_owned(),
             age,
-            format!(
-                "{}: {}",
-                problem.as_ref().map_or("problem", |problem| problem.kind.as_str()),
-                home_relative(&row.path, home)
-            ),
+            match problem {
+                Some(problem) => format!(
+                    "{}: {} ({})",
+                    problem.kind.as_str(),
+                    home_relative(&row.path, home),
+                    escape_for_terminal(&problem.detail)
+                ),
+                None => format!("problem: {}", home_relative(&row.path, home)),
+            },
             "-".to_owned(),
         ],
     }
 }
 
+/// The field filters given, as flags a reader can retype: `--agent wren`,
+/// `--session-id ""`. Empty when none is given.
+fn filter_words(args: &ListArgs, home: Option<&Path>) -> String {
+    let quoted = |value: &str| {
+        let plain = !value.is_empty()
+            && !value.chars().any(|character| character.is_whitespace() || "\"'\\$`".contains(character));
+        let shown = if plain { value.to_owned() } else { format!("{value:?}") };
+        escape_for_terminal(&shown).into_owned()
+    };
+    let mut words = Vec::new();
+    for (flag, value) in
+        [("--agent", &args.agent), ("--harness", &args.harness), ("--session-id", &args.session_id)]
+    {
+        if let Some(value) = value {
+            words.push(format!("{flag} {}", quoted(value)));
+        }
+    }
+    if let Some(dir) = &args.cwd {
+        words.push(format!("--cwd {}", home_relative(dir, home)));
+    }
+    words.join(" ")
+}
+
 /// Lines naming what the reader should act on.
-fn footer(listing: &Listing, roster: Option<&RosterDir>, now: Timestamp) -> Vec<String> {
+fn footer(listing: &Listing, roster: Option<&RosterDir>, filters: &str, now: Timestamp) -> Vec<String> {
     let mut lines = Vec::new();
     let Some(roster) = roster else {
         lines.push("no sessions: nothing was ever registered here (roster-register adds one)".to_owned());
         return lines;
     };
-    if listing.rows.is_empty() && listing.dead_hidden == 0 {
+    let registry_is_empty = listing.rows.is_empty() && listing.dead_hidden == 0 && listing.filtered_out == 0;
+    if registry_is_empty {
         lines.push(format!(
             "no sessions registered in {}",
             escape_for_terminal(&roster.path().display().to_string())
+        ));
+    } else if listing.rows.is_empty() && !filters.is_empty() {
+        let except = if listing.dead_hidden > 0 { " except dead ones" } else { "" };
+        lines.push(format!("no sessions match {filters}{except}"));
+    }
+    let unverified = listing
+        .rows
+        .iter()
+        .filter(|row| row.record.as_ref().is_some_and(|record| !record.session_pid_verified))
+        .count();
+    if unverified > 0 {
+        lines.push(format!(
+            "{unverified} unverified owner{}, marked {UNVERIFIED_MARK} after the pid: named by hand, not the \
+             registering process or its ancestor; consent refuses {}",
+            plural(unverified),
+            if unverified == 1 { "it" } else { "them" }
         ));
     }
     if listing.dead_hidden > 0 {

@@ -203,7 +203,7 @@ fn print_outcome(args: &PruneArgs, outcome: &Outcome) -> anyhow::Result<()> {
             writeln!(out)?;
         }
         OutputFormat::Text => {
-            let home = std::env::var_os("HOME").map(PathBuf::from);
+            let home = cli_support::process_env_os("HOME").map(PathBuf::from);
             let verb = if args.dry_run { "would remove" } else { "removed" };
             for row in &report.removed {
                 writeln!(out, "{verb} {}", describe_row(row, home.as_deref()))?;

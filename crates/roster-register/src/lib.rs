@@ -20,7 +20,9 @@ use harness::{
 };
 use owner_liveness::{SocketIdentity, capture_identity};
 use registry_core::{
-    AgentName, Registered, Registration, RosterDir, SessionId, read_session_row, record_file_name, register,
+    AGENT_NAME_LIMIT, AgentChoice, AgentName, CWD_LIMIT, FieldLimit, HARNESS_LIMIT, HARNESS_VERSION_LIMIT,
+    Registered, Registration, RosterDir, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT, SessionId,
+    TRANSCRIPT_PATH_LIMIT, read_session_row, record_file_name, register,
 };
 
 const TOOL: &str = "roster-register";
@@ -55,7 +57,7 @@ pub struct RegisterArgs {
     #[arg(long, value_name = "PID|parent")]
     pub pid: Option<String>,
 
-    /// Register under this agent name ("" for anonymous; default: ROSTER_AGENT, then agent_name in .roster.toml)
+    /// Register under this agent name ("" for anonymous; default: ROSTER_AGENT, then the recorded name on a refresh, then agent_name in .roster.toml)
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
 
@@ -89,11 +91,25 @@ Examples:
   As Claude Code's SessionStart hook (what `roster-hooks install claude-code` writes):
     roster-register --hook claude-code
 
-Environment:
+Environment (a variable set to the empty string counts as unset):
   ROSTER_DIR           roster directory (below --dir)
   ROSTER_SESSION_PID   owner pid (below --pid)
   ROSTER_AGENT         agent name (below --agent)
   ROSTER_SESSION_ID    session id (below --session-id and the hook payload)
+
+Refresh: registering the same owner again (a new session id after /clear, /resume or \
+compaction) keeps the recorded agent name unless --agent NAME, ROSTER_AGENT or --agent \"\" \
+says otherwise; agent_name in .roster.toml names a session only when it is first registered.
+
+Field limits (longer values are refused with exit 2; in hook mode they are dropped, logged \
+to hook-errors.log, and the session is registered without them; a cwd falls back to the \
+current directory):
+  cwd, transcript_path       4096 bytes
+  socket path                 108 bytes
+  harness_version             128 bytes
+  session id                  128 bytes
+  agent name                   64 characters
+  harness                      32 bytes
 
 Exit status: 0 registered; 1 failed (I/O, registry busy); 2 bad input; 3 refused (untrusted \
 roster directory, session id held by another live session, owner not running). In hook mode \
@@ -130,7 +146,13 @@ pub fn run(args: RegisterArgs) -> anyhow::Result<()> {
         }
         None => (None, None),
     };
-    let (registration, repo_config_warning) = gather_registration(&args, target, payload.as_ref())?;
+    let mut over_long = OverLongValues { hook_mode: args.hook.is_some(), dropped: Vec::new() };
+    let gathered = gather_registration(&args, target, payload.as_ref(), &mut over_long);
+    // Said even when registration then fails for another reason.
+    for dropped in &over_long.dropped {
+        cli_support::report_hook_problem(TOOL, &args.common, dropped);
+    }
+    let (registration, repo_config_warning) = gathered?;
     let roster = open_roster_for_writing(&args.common)?;
     if let Some(warning) = repo_config_warning {
         let hook_log = args.hook.as_ref().map(|_| &roster);
@@ -148,6 +170,48 @@ fn bad_hook_value(value: &str) -> BadInput {
     BadInput(format!("--hook {value:?} is not a harness; use auto or one of {}", names.join(", ")))
 }
 
+/// What to do with a value longer than its record field's limit
+/// (`registry_core::FIELD_LIMITS`): refuse it (exit 2, naming where it came
+/// from and the limit), or in hook mode drop it as if it were not given and
+/// say so, so that the session is still registered.
+struct OverLongValues {
+    hook_mode: bool,
+    /// One message per value dropped, for stderr and `hook-errors.log`.
+    dropped: Vec<String>,
+}
+
+impl OverLongValues {
+    /// `true` when `text` fits `limit`; `false` when it was dropped.
+    fn fits(&mut self, limit: FieldLimit, origin: &str, text: &str) -> anyhow::Result<bool> {
+        let Err(why) = limit.check(text) else { return Ok(true) };
+        if !self.hook_mode {
+            return Err(BadInput(format!("{origin}: {why}; give a shorter value")).into());
+        }
+        self.dropped.push(format!("{origin} dropped: {why}; registered without it"));
+        Ok(false)
+    }
+
+    /// `value` when it fits `limit`; `None` when it was dropped.
+    fn admit_text(
+        &mut self,
+        limit: FieldLimit,
+        origin: &str,
+        value: String,
+    ) -> anyhow::Result<Option<String>> {
+        Ok(self.fits(limit, origin, &value)?.then_some(value))
+    }
+
+    /// `path` when it fits `limit` (as the record will spell it); `None` when it was dropped.
+    fn admit_path(
+        &mut self,
+        limit: FieldLimit,
+        origin: &str,
+        path: PathBuf,
+    ) -> anyhow::Result<Option<PathBuf>> {
+        Ok(self.fits(limit, origin, &path.to_string_lossy())?.then_some(path))
+    }
+}
+
 /// Validates every input and captures the owner's identity. Nothing is
 /// written before all of it holds. A repository file whose `agent_name`
 /// cannot be used comes back as a warning: it never stops registration.
@@ -155,12 +219,16 @@ fn gather_registration(
     args: &RegisterArgs,
     target: Option<HookTarget>,
     payload: Option<&HookPayload>,
+    over_long: &mut OverLongValues,
 ) -> anyhow::Result<(Registration, Option<RepoConfigWarning>)> {
     // Where the registry is, first: an invalid ROSTER_DIR is bad input.
     roster_directory_choice(&args.common)?;
     let owner = resolve_calling_owner(args.pid.as_deref())?;
     let env = process_env;
 
+    if let Some(name) = &args.harness {
+        HARNESS_LIMIT.check(name).map_err(|why| BadInput(format!("--harness: {why}")))?;
+    }
     let harness = match (&args.harness, target, payload) {
         (Some(name), _, _) => Some(Harness::parse(name).ok_or_else(|| {
             let names: Vec<&str> = Harness::ALL.iter().map(|harness| harness.as_str()).collect();
@@ -174,28 +242,58 @@ fn gather_registration(
         (None, _, _) => owner.resolved.harness.and_then(Harness::parse),
     };
 
-    let cwd = match (&args.cwd, payload.and_then(|payload| payload.cwd.as_ref())) {
-        (Some(dir), _) => canonical_directory(dir, "--cwd")?,
-        (None, Some(dir)) => canonical_directory(dir, "the hook payload's cwd")?,
-        (None, None) => {
+    // An over-long cwd in hook mode falls back to the current directory,
+    // where harnesses run their hooks: the same as a payload without one.
+    let cwd_given = match (&args.cwd, payload.and_then(|payload| payload.cwd.as_ref())) {
+        (Some(dir), _) => over_long.admit_path(CWD_LIMIT, "--cwd", dir.clone())?.map(|dir| (dir, "--cwd")),
+        (None, Some(dir)) => over_long
+            .admit_path(CWD_LIMIT, "the hook payload's cwd", dir.clone())?
+            .map(|dir| (dir, "the hook payload's cwd")),
+        (None, None) => None,
+    };
+    let cwd = match cwd_given {
+        Some((dir, origin)) => canonical_directory(&dir, origin)?,
+        None => {
             let here = std::env::current_dir().context("reading the current directory")?;
             canonical_directory(&here, "the current directory")?
         }
     };
 
-    let (agent, repo_config_warning) = choose_agent(args.agent.as_deref(), &cwd)?;
-    let session_id = choose_session_id(args.session_id.as_deref(), payload, harness)?;
+    let (agent, repo_config_warning) = choose_agent(args.agent.as_deref(), &cwd, over_long)?;
+    let session_id = choose_session_id(args.session_id.as_deref(), payload, harness, over_long)?;
 
-    let socket = match &args.socket {
-        Some(path) => Some(SocketIdentity::capture(path).map_err(|error| {
+    let socket_given = match &args.socket {
+        Some(path) => {
+            over_long.admit_path(SOCKET_PATH_LIMIT, "--socket", path.clone())?.map(|path| (path, true))
+        }
+        None => match messaging_socket_from_env(&env) {
+            Some(path) => over_long
+                .admit_path(SOCKET_PATH_LIMIT, "CLAUDE_CODE_MESSAGING_SOCKET", path)?
+                .map(|path| (path, false)),
+            None => None,
+        },
+    };
+    let socket = match socket_given {
+        Some((path, true)) => Some(SocketIdentity::capture(&path).map_err(|error| {
             BadInput(format!("--socket {}: {error}; give the path of an existing socket", path.display()))
         })?),
-        None => messaging_socket_from_env(&env).and_then(|path| SocketIdentity::capture(&path).ok()),
+        Some((path, false)) => SocketIdentity::capture(&path).ok(),
+        None => None,
     };
 
-    let harness_version = payload
-        .and_then(|payload| payload.harness_version.clone())
-        .or_else(|| harness_version_from_env(harness, &env));
+    let harness_version = match payload.and_then(|payload| payload.harness_version.clone()) {
+        Some(version) => {
+            over_long.admit_text(HARNESS_VERSION_LIMIT, "the hook payload's version", version)?
+        }
+        None => None,
+    }
+    .or_else(|| harness_version_from_env(harness, &env));
+    let transcript_path = match payload.and_then(|payload| payload.transcript_path.clone()) {
+        Some(path) => {
+            over_long.admit_text(TRANSCRIPT_PATH_LIMIT, "the hook payload's transcript_path", path)?
+        }
+        None => None,
+    };
 
     let identity = capture_identity(owner.resolved.pid).map_err(|error| match error {
         owner_liveness::CaptureError::NotRunning(pid) => anyhow::Error::new(Refused(format!(
@@ -212,7 +310,7 @@ fn gather_registration(
         harness_version,
         agent,
         session_id,
-        transcript_path: payload.and_then(|payload| payload.transcript_path.clone()),
+        transcript_path,
         socket,
         cwd,
         registrar_pid: std::process::id(),
@@ -227,32 +325,47 @@ fn canonical_directory(path: &Path, what: &str) -> anyhow::Result<PathBuf> {
     if !canonical.is_dir() {
         return Err(BadInput(format!("{what} {} is not a directory", path.display())).into());
     }
+    // Resolving symlinks can lengthen a path past the limit.
+    CWD_LIMIT
+        .check(&canonical.to_string_lossy())
+        .map_err(|why| BadInput(format!("{what} resolves to a real path that is too long: {why}")))?;
     Ok(canonical)
 }
 
 /// `--agent` > `ROSTER_AGENT` > `agent_name` in the nearest `.roster.toml`
 /// > anonymous. `--agent ""` asks for anonymous explicitly.
 ///
-/// An invalid explicit value is bad input; a repository file that cannot be
-/// used (unreadable, untrusted, invalid, an unknown key, an invalid name)
-/// only warns, and the session registers anonymously.
+/// The flag and the variable are given by hand and replace a recorded name
+/// on a refresh; the repository file only names a session when it is first
+/// registered. An invalid explicit value is bad input; a repository file
+/// that cannot be used (unreadable, untrusted, invalid, an unknown key, an
+/// invalid name) only warns, and the session registers without its name.
 fn choose_agent(
     flag: Option<&str>,
     cwd: &Path,
-) -> anyhow::Result<(Option<AgentName>, Option<RepoConfigWarning>)> {
-    let (value, origin) = match (flag, process_env("ROSTER_AGENT")) {
-        (Some(""), _) => return Ok((None, None)),
-        (Some(value), _) => (value.to_owned(), "--agent"),
+    over_long: &mut OverLongValues,
+) -> anyhow::Result<(AgentChoice, Option<RepoConfigWarning>)> {
+    let flag = match flag {
+        Some(value) => over_long.admit_text(AGENT_NAME_LIMIT, "--agent", value.to_owned())?,
+        None => None,
+    };
+    let from_env = match process_env("ROSTER_AGENT") {
+        Some(value) => over_long.admit_text(AGENT_NAME_LIMIT, "ROSTER_AGENT", value)?,
+        None => None,
+    };
+    let (value, origin) = match (flag, from_env) {
+        (Some(value), _) if value.is_empty() => return Ok((AgentChoice::Clear, None)),
+        (Some(value), _) => (value, "--agent"),
         (None, Some(value)) => (value, "ROSTER_AGENT"),
         (None, None) => {
             return Ok(match consent::repo_agent_name(cwd) {
-                Ok(found) => (found.map(|(name, _)| name), None),
-                Err(warning) => (None, Some(warning)),
+                Ok(found) => (AgentChoice::Keep { default: found.map(|(name, _)| name) }, None),
+                Err(warning) => (AgentChoice::Keep { default: None }, Some(warning)),
             });
         }
     };
     let name = AgentName::parse(&value).map_err(|why| BadInput(format!("{origin}: {why}")))?;
-    Ok((Some(name), None))
+    Ok((AgentChoice::Set(name), None))
 }
 
 /// `--session-id` > hook payload > `ROSTER_SESSION_ID` > the harness's export.
@@ -260,6 +373,7 @@ fn choose_session_id(
     flag: Option<&str>,
     payload: Option<&HookPayload>,
     harness: Option<Harness>,
+    over_long: &mut OverLongValues,
 ) -> anyhow::Result<Option<SessionId>> {
     let (value, origin) = if let Some(value) = flag {
         (value.to_owned(), "--session-id")
@@ -272,6 +386,9 @@ fn choose_session_id(
     } else {
         return Ok(None);
     };
+    // An over-long id dropped in hook mode leaves the session without one:
+    // taking a lower source instead could take another session's id.
+    let Some(value) = over_long.admit_text(SESSION_ID_LIMIT, origin, value)? else { return Ok(None) };
     SessionId::parse(&value).map(Some).map_err(|why| BadInput(format!("{origin}: {why}")).into())
 }
 
@@ -289,7 +406,7 @@ fn print_registered(common: &CommonArgs, roster: &RosterDir, registered: &Regist
         }
         OutputFormat::Text => {
             let record = &registered.record;
-            let home = std::env::var_os("HOME").map(PathBuf::from);
+            let home = cli_support::process_env_os("HOME").map(PathBuf::from);
             let verb = if registered.refreshed { "refreshed" } else { "registered" };
             let harness = if record.harness.is_empty() {
                 String::new()

@@ -1,0 +1,97 @@
+//! What `roster-list`'s filters and text table say. Regressions: `--agent ""` printed
+//! nothing with exit 0 although anonymous sessions existed; a filter that matched nothing
+//! said `no sessions registered`; the table did not mark an owner whose pid was never
+//! verified, and a problem row did not say why it was not believed.
+
+use std::os::unix::fs::PermissionsExt;
+
+use serde_json::Value;
+use tests::{Owner, Sandbox, row_pids};
+
+fn pids(rows: &[Value]) -> Vec<u64> {
+    row_pids(rows).into_iter().collect()
+}
+
+fn text(sandbox: &Sandbox, args: &[&str]) -> String {
+    let outcome = sandbox.run("roster-list", args);
+    outcome.expect_code(0);
+    String::from_utf8_lossy(&outcome.stdout).into_owned()
+}
+
+#[test]
+fn an_empty_filter_value_selects_the_sessions_without_that_value() {
+    let sandbox = Sandbox::new();
+    let (anonymous, named) = (Owner::spawn(), Owner::spawn());
+    sandbox.register(anonymous.pid(), &["--agent", ""]);
+    sandbox.register(named.pid(), &["--agent", "wren", "--session-id", "s-1", "--harness", "codex"]);
+    let (anonymous_pid, named_pid) = (u64::from(anonymous.pid()), u64::from(named.pid()));
+
+    assert_eq!(pids(&sandbox.list(&["--agent", ""])), vec![anonymous_pid]);
+    assert_eq!(pids(&sandbox.list(&["--agent", "wren"])), vec![named_pid]);
+    assert_eq!(pids(&sandbox.list(&["--session-id", ""])), vec![anonymous_pid]);
+    assert_eq!(pids(&sandbox.list(&["--session-id", "s-1"])), vec![named_pid]);
+    assert_eq!(pids(&sandbox.list(&["--harness", ""])), vec![anonymous_pid]);
+    assert_eq!(pids(&sandbox.list(&["--harness", "codex"])), vec![named_pid]);
+    assert!(text(&sandbox, &["--agent", ""]).contains(&anonymous.pid().to_string()));
+
+    let help = sandbox.run("roster-list", &["--help"]);
+    help.expect_code(0);
+    assert!(help.stdout_text().contains("\"\" for the anonymous ones"), "{}", help.stdout_text());
+}
+
+#[test]
+fn a_filter_that_matches_nothing_says_so_and_names_the_filter() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    sandbox.register(owner.pid(), &["--agent", "wren"]);
+
+    let listed = text(&sandbox, &["--agent", "robin"]);
+    assert!(listed.contains("no sessions match --agent robin"), "{listed}");
+    assert!(!listed.contains("no sessions registered"), "{listed}");
+    let listed = text(&sandbox, &["--agent", "wren", "--session-id", ""]);
+    assert!(!listed.contains("no sessions match"), "{listed}");
+    let listed = text(&sandbox, &["--agent", "robin", "--session-id", "two words"]);
+    assert!(listed.contains("no sessions match --agent robin --session-id \"two words\""), "{listed}");
+
+    std::fs::remove_file(sandbox.record_path(owner.pid())).unwrap();
+    let listed = text(&sandbox, &["--agent", "robin"]);
+    assert!(listed.contains("no sessions registered"), "an empty registry: {listed}");
+    assert!(!listed.contains("no sessions match"), "{listed}");
+}
+
+#[test]
+fn the_table_marks_an_unverified_owner_and_says_why_a_problem_row_is_not_believed() {
+    let sandbox = Sandbox::new();
+    // `--pid 4242` names an unrelated process: unverified. `--pid parent` names the caller's
+    // parent (this test process): verified.
+    let unrelated = Owner::spawn();
+    sandbox.register(unrelated.pid(), &["--agent", "unverified"]);
+    let verified =
+        sandbox.run("roster-register", &["--json", "--pid", "parent", "--agent", "verified"]).json();
+    assert_eq!(verified["session_pid_verified"], true, "{verified:#}");
+
+    let copy = sandbox.sessions().join("99.json");
+    std::fs::copy(sandbox.record_path(unrelated.pid()), &copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o660)).unwrap();
+    sandbox.write_entry("98.json", b"garbage");
+
+    let listed = text(&sandbox, &[]);
+    let line_of = |needle: &str| {
+        listed
+            .lines()
+            .find(|line| line.contains(needle))
+            .unwrap_or_else(|| panic!("no {needle} row:\n{listed}"))
+    };
+    assert!(line_of(" unverified ").starts_with(&format!("{}?", unrelated.pid())), "{listed}");
+    assert!(line_of(" verified ").starts_with(&format!("{} ", std::process::id())), "{listed}");
+    assert!(
+        listed.contains("unverified owner, marked ? after the pid"),
+        "no footer explains the mark:\n{listed}"
+    );
+    assert!(line_of("untrusted:").contains("writable by group or others"), "{listed}");
+    assert!(line_of("malformed:").contains("not a JSON object"), "{listed}");
+
+    // JSON keeps its shape: the pid is a number, the detail is the liveness reason.
+    let rows = sandbox.list(&[]);
+    assert!(rows.iter().all(|row| row["session_pid"].is_u64()), "{rows:#?}");
+}
