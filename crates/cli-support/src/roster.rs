@@ -25,11 +25,14 @@ pub fn open_roster_for_reading(common: &CommonArgs) -> registry_core::Result<Opt
 }
 
 /// In hook mode every lock wait ends within the hook's budget; otherwise a
-/// long wait says on stderr what it waits for (unless `--quiet`).
+/// long wait tells the person at the terminal what it waits for (never
+/// with `--quiet`, and never when stderr is not a terminal: a script gets
+/// the one-line error only).
 fn with_lock_manners(roster: RosterDir, common: &CommonArgs) -> RosterDir {
+    use std::io::IsTerminal;
     match crate::hook_mode::hook_work_deadline() {
         Some(deadline) => roster.with_lock_deadline(deadline),
-        None if common.quiet => roster,
+        None if common.quiet || !std::io::stderr().is_terminal() => roster,
         None => roster.with_long_lock_wait_notice(say_what_the_wait_is_for),
     }
 }
