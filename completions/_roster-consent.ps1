@@ -38,7 +38,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-consent' -ScriptBlock {
             break
         }
         'roster-consent;arm' {
-            [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid, or `parent` for the process that ran this command')
+            [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command')
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
@@ -50,7 +50,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-consent' -ScriptBlock {
             break
         }
         'roster-consent;disarm' {
-            [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid, or `parent` for the process that ran this command')
+            [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command')
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
@@ -62,7 +62,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-consent' -ScriptBlock {
             break
         }
         'roster-consent;status' {
-            [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid, or `parent` for the process that ran this command')
+            [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command')
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
@@ -74,7 +74,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-consent' -ScriptBlock {
             break
         }
         'roster-consent;should-arm' {
-            [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid, or `parent` for the process that ran this command')
+            [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command')
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')

@@ -25,7 +25,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-prune' -ScriptBlock {
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
             [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Also remove unknown and problem entries older than DURATION (90m, 36h, 7d)')
             [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'With --current: name the owner process, a pid or `parent`')
-            [CompletionResult]::new('--hook', '--hook', [CompletionResultType]::ParameterName, 'With --current: run as a session-end hook (read the payload, print nothing, always exit 0)')
+            [CompletionResult]::new('--hook', '--hook', [CompletionResultType]::ParameterName, 'With --current: run as a session-end hook (read the payload if it comes, print nothing, always exit 0, finish within 500 ms)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')

@@ -34,7 +34,7 @@ set edit:completion:arg-completer[roster-consent] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'roster-consent;arm'= {
-            cand --pid 'Name the session''s owner process: a pid, or `parent` for the process that ran this command'
+            cand --pid 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command'
             cand --cwd 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)'
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
@@ -45,7 +45,7 @@ set edit:completion:arg-completer[roster-consent] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'roster-consent;disarm'= {
-            cand --pid 'Name the session''s owner process: a pid, or `parent` for the process that ran this command'
+            cand --pid 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command'
             cand --cwd 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)'
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
@@ -56,7 +56,7 @@ set edit:completion:arg-completer[roster-consent] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'roster-consent;status'= {
-            cand --pid 'Name the session''s owner process: a pid, or `parent` for the process that ran this command'
+            cand --pid 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command'
             cand --cwd 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)'
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
@@ -67,7 +67,7 @@ set edit:completion:arg-completer[roster-consent] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'roster-consent;should-arm'= {
-            cand --pid 'Name the session''s owner process: a pid, or `parent` for the process that ran this command'
+            cand --pid 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command'
             cand --cwd 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)'
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'

@@ -22,7 +22,7 @@ set edit:completion:arg-completer[roster-prune] = {|@words|
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
             cand --older-than 'Also remove unknown and problem entries older than DURATION (90m, 36h, 7d)'
             cand --pid 'With --current: name the owner process, a pid or `parent`'
-            cand --hook 'With --current: run as a session-end hook (read the payload, print nothing, always exit 0)'
+            cand --hook 'With --current: run as a session-end hook (read the payload if it comes, print nothing, always exit 0, finish within 500 ms)'
             cand --json 'Print JSON, same as --format json'
             cand -q 'Print nothing on success; errors still go to stderr'
             cand --quiet 'Print nothing on success; errors still go to stderr'

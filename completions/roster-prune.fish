@@ -3,7 +3,7 @@ complete -c roster-prune -l format -d 'Print for people (text) or for scripts (j
 json\t''"
 complete -c roster-prune -l older-than -d 'Also remove unknown and problem entries older than DURATION (90m, 36h, 7d)' -r
 complete -c roster-prune -l pid -d 'With --current: name the owner process, a pid or `parent`' -r
-complete -c roster-prune -l hook -d 'With --current: run as a session-end hook (read the payload, print nothing, always exit 0)' -r
+complete -c roster-prune -l hook -d 'With --current: run as a session-end hook (read the payload if it comes, print nothing, always exit 0, finish within 500 ms)' -r
 complete -c roster-prune -l json -d 'Print JSON, same as --format json'
 complete -c roster-prune -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-prune -l dry-run -d 'Report what would be removed without removing anything'

@@ -128,7 +128,7 @@ pub enum ConsentCommand {
 /// Which session, and where it works.
 #[derive(Clone, Debug, Args)]
 pub struct SessionArgs {
-    /// Name the session's owner process: a pid, or `parent` for the process that ran this command
+    /// Name the session's owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command
     #[arg(long, value_name = "PID|parent")]
     pub pid: Option<String>,
 

@@ -58,7 +58,7 @@ pub struct PruneArgs {
     #[arg(long, value_name = "PID|parent", requires = "current")]
     pub pid: Option<String>,
 
-    /// With --current: run as a session-end hook (read the payload, print nothing, always exit 0)
+    /// With --current: run as a session-end hook (read the payload if it comes, print nothing, always exit 0, finish within 500 ms)
     #[arg(long, value_name = "HARNESS|auto", requires = "current")]
     pub hook: Option<String>,
 }

@@ -53,7 +53,7 @@ pub struct RegisterArgs {
     #[command(flatten)]
     pub common: CommonArgs,
 
-    /// Name the owner process: a pid, or `parent` for the process that ran this command
+    /// Name the owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command
     #[arg(long, value_name = "PID|parent")]
     pub pid: Option<String>,
 
@@ -77,7 +77,7 @@ pub struct RegisterArgs {
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
 
-    /// Run as a session-start hook: read the payload from stdin, print nothing, always exit 0
+    /// Run as a session-start hook: read the payload from stdin, print nothing, always exit 0, finish within 1 s
     #[arg(long, value_name = "HARNESS|auto")]
     pub hook: Option<String>,
 }
