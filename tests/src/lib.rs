@@ -50,7 +50,8 @@ pub const RECORD_KEYS: [&str; 21] = [
 ];
 
 /// The keys a JSON row adds to the record's (SPEC §6.2).
-pub const ROW_EXTRA_KEYS: [&str; 5] = ["liveness", "liveness_reason", "problem", "consent", "path"];
+pub const ROW_EXTRA_KEYS: [&str; 7] =
+    ["liveness", "liveness_reason", "problem", "consent", "should_arm", "consent_reason", "path"];
 
 /// How long any single command may run before a test calls it hung. Far
 /// above anything a healthy binary needs; it only turns a hang into a

@@ -150,7 +150,7 @@ pub struct UserConfig {
 }
 
 /// The auto-arm decision and the sentences that explain it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Decision {
     pub auto_arm: bool,
     /// Why, one sentence per input, then the conclusion.

@@ -12,6 +12,7 @@
 
 mod config;
 mod config_files;
+mod decision;
 mod error;
 mod gate;
 mod marker;
@@ -27,6 +28,7 @@ pub use config_files::{
     canonical_session_directory, find_repo_config, load_auto_arm_inputs, load_repo_input, load_user_input,
     repo_agent_name, repo_file_distrust, user_config_path,
 };
+pub use decision::{ConsentDecider, OwnerCondition, SessionConsent, decide};
 pub use error::{Error, Result};
 pub use gate::{
     ConsentState, Effective, MarkerEntry, MarkerFinding, MarkerProblem, WrittenMarker, consent_file_name,

@@ -40,5 +40,5 @@ pub use record::{
 };
 pub use register::{AgentChoice, REAP_EXAMINE, REAP_REMOVE, Registered, Registration, register};
 pub use session_index::{INDEX_PREFIX, index_entry_name, indexed_holder};
-pub use session_row::{Problem, ProblemKind, ROW_KEYS, RowJson, SessionRow, read_session_row};
+pub use session_row::{Problem, ProblemKind, ROW_KEYS, RowConsent, RowJson, SessionRow, read_session_row};
 pub use timestamp::Timestamp;

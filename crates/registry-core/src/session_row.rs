@@ -188,7 +188,7 @@ pub fn non_utf8_name_row(roster: &RosterDir, name: &std::ffi::OsStr) -> SessionR
 
 /// Every key a JSON row carries (SPEC §6.2), in output order: the record's
 /// keys, then the verdict, problem, consent and path.
-pub const ROW_KEYS: [&str; 26] = [
+pub const ROW_KEYS: [&str; 28] = [
     "format",
     "session_pid",
     "session_pid_source",
@@ -214,8 +214,26 @@ pub const ROW_KEYS: [&str; 26] = [
     "liveness_reason",
     "problem",
     "consent",
+    "should_arm",
+    "consent_reason",
     "path",
 ];
+
+/// A row's consent keys, as the consent crate decided them: the counted
+/// marker state (`consent`), the effective decision (`should_arm`) and its
+/// reason (`consent_reason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowConsent<'a> {
+    pub state: &'a str,
+    pub should_arm: bool,
+    pub reason: &'a str,
+}
+
+impl RowConsent<'static> {
+    /// The consent of a row whose record was just removed.
+    pub const REMOVED: RowConsent<'static> =
+        RowConsent { state: "none", should_arm: false, reason: "the session's record was removed" };
+}
 
 /// A row as the JSON contract has it (SPEC §6.2), borrowed from the row:
 /// every key of `ROW_KEYS` in order, `null` where absent. Serializing it
@@ -248,18 +266,20 @@ pub struct RowJson<'a> {
     liveness_reason: &'a str,
     problem: Option<&'static str>,
     consent: &'a str,
+    should_arm: bool,
+    consent_reason: &'a str,
     path: std::borrow::Cow<'a, str>,
 }
 
 impl SessionRow {
     /// The row as the JSON contract has it: every key present, `null`
-    /// where absent. `consent` is the live marker state the caller found.
-    pub fn to_json(&self, consent: &str) -> serde_json::Value {
+    /// where absent, with the consent the caller decided.
+    pub fn to_json(&self, consent: RowConsent<'_>) -> serde_json::Value {
         serde_json::to_value(self.json_view(consent)).expect("rows serialize")
     }
 
     /// What `to_json` returns, as a value to serialize directly.
-    pub fn json_view<'a>(&'a self, consent: &'a str) -> RowJson<'a> {
+    pub fn json_view<'a>(&'a self, consent: RowConsent<'a>) -> RowJson<'a> {
         let record = self.record.as_ref();
         RowJson {
             format: record.map(|record| record.format),
@@ -286,7 +306,9 @@ impl SessionRow {
             liveness: self.verdict.liveness.as_str(),
             liveness_reason: &self.verdict.reason,
             problem: self.problem.as_ref().map(|problem| problem.kind.as_str()),
-            consent,
+            consent: consent.state,
+            should_arm: consent.should_arm,
+            consent_reason: consent.reason,
             path: self.path.to_string_lossy(),
         }
     }
@@ -336,7 +358,8 @@ mod tests {
 
     #[test]
     fn json_rows_carry_every_key_in_order_with_record_values_as_written() {
-        let json = row(Some(record()), None).to_json("armed");
+        let consent = RowConsent { state: "armed", should_arm: true, reason: "the session is armed" };
+        let json = row(Some(record()), None).to_json(consent);
         let object = json.as_object().unwrap();
         assert_eq!(object.keys().map(String::as_str).collect::<Vec<_>>(), ROW_KEYS);
         let written = serde_json::to_value(record()).unwrap();
@@ -347,6 +370,8 @@ mod tests {
             assert_eq!(object[absent], serde_json::Value::Null, "{absent}");
         }
         assert_eq!(object["consent"], "armed");
+        assert_eq!(object["should_arm"], true);
+        assert_eq!(object["consent_reason"], "the session is armed");
         assert_eq!(object["liveness"], "alive");
         assert_eq!(object["path"], "/roster/sessions/4242.json");
     }
@@ -354,7 +379,7 @@ mod tests {
     #[test]
     fn problem_rows_carry_every_key_with_nulls_for_the_record() {
         let problem = Problem { kind: ProblemKind::Malformed, detail: "not JSON".into() };
-        let json = row(None, Some(problem)).to_json("none");
+        let json = row(None, Some(problem)).to_json(RowConsent::REMOVED);
         let object = json.as_object().unwrap();
         assert_eq!(object.keys().map(String::as_str).collect::<Vec<_>>(), ROW_KEYS);
         assert_eq!(object["problem"], "malformed");

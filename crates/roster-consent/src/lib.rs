@@ -15,9 +15,9 @@ use cli_support::{
     home_relative, lookup, paint, resolve_calling_owner, run_tool, use_colour,
 };
 use consent::{
-    AutoArmInputs, ConfigInput, ConfigOutcome, DirectorySource, Effective, MarkerEntry, MarkerFinding,
-    MarkerState, SessionDirectory, canonical_session_directory, effective_should_arm, load_auto_arm_inputs,
-    read_marker, session_directory, write_marker,
+    AutoArmInputs, ConfigInput, ConfigOutcome, DirectorySource, MarkerEntry, MarkerFinding, MarkerState,
+    OwnerCondition, SessionConsent, SessionDirectory, canonical_session_directory, decide,
+    load_auto_arm_inputs, read_marker, session_directory, write_marker,
 };
 use owner_liveness::{CaptureError, OwnerIdentity, capture_identity};
 use registry_core::{RosterDir, choose_directory};
@@ -278,21 +278,18 @@ struct Assessment {
     directory: SessionDirectory,
     marker: MarkerEntry,
     inputs: AutoArmInputs,
-    effective: Effective,
+    /// The decision, made by the one function every tool decides with.
+    consent: SessionConsent,
 }
 
 impl Assessment {
     /// A session whose owner is not running accepts nothing.
     fn should_arm(&self) -> bool {
-        self.owner_identity.is_ok() && self.effective.should_arm
+        self.consent.should_arm
     }
 
     fn reasons(&self) -> Vec<String> {
-        let mut reasons = vec![self.effective.reason.clone()];
-        if let Err(error) = &self.owner_identity {
-            reasons
-                .insert(0, format!("the session's owner {}, so it accepts nothing", owner_condition(error)));
-        }
+        let mut reasons = vec![self.consent.reason.clone()];
         reasons.extend(self.inputs.decision.reasons.iter().cloned());
         reasons
     }
@@ -315,8 +312,12 @@ fn assess(common: &CommonArgs, session: &SessionArgs) -> anyhow::Result<Assessme
         None => MarkerEntry::absent(&roster_path, owner.resolved.pid),
     };
     let inputs = load_auto_arm_inputs(&directory.path, &cli_support::process_env_os);
-    let effective = effective_should_arm(&marker, &inputs.decision);
-    Ok(Assessment { owner, owner_identity, directory, marker, inputs, effective })
+    let condition = match &owner_identity {
+        Ok(_) => OwnerCondition::Running,
+        Err(error) => OwnerCondition::NotRunning(owner_condition(error)),
+    };
+    let consent = decide(&condition, &marker, &inputs.decision, &inputs.repo.outcome);
+    Ok(Assessment { owner, owner_identity, directory, marker, inputs, consent })
 }
 
 /// The directory a marker records (information only: it decides nothing):

@@ -13,6 +13,7 @@ use cli_support::{
     BadInput, Colour, CommonArgs, OutputFormat, escape_for_terminal, format_age, home_relative,
     open_roster_for_reading, paint, render_table, run_tool, use_colour,
 };
+use consent::{ConsentDecider, SessionConsent};
 use harness::Harness;
 use owner_liveness::Liveness;
 use registry_core::{
@@ -82,9 +83,16 @@ Text output: a `?` after a pid marks an owner that was named by hand (--pid, ROS
 and is not the registering process or one of its ancestors; consent refuses it. A problem \
 entry shows its kind, its path and why it is not believed.
 
+The CONSENT column shows the decision `roster-consent should-arm --pid PID` gives, made from \
+the session's own recorded directory: armed (armed by hand), armed (repo) (its .roster.toml \
+auto-arms it), off (disarmed), off (repo) (the repository does not opt in), off (repo file) (its \
+.roster.toml cannot be used), off (marker) (a marker that cannot be believed holds auto-arm \
+off), denied (user) (your config vetoes auto-arm), or - (the owner does not run).
+
 JSON rows carry every record key (null where absent) plus liveness, liveness_reason, \
-problem (null, malformed, untrusted, unsupported-format), consent (armed, disarmed, none) \
-and path.
+problem (null, malformed, untrusted, unsupported-format), consent (the marker that counts: \
+armed, disarmed, none), should_arm (the decision, true or false), consent_reason (why, as \
+`roster-consent status` says it) and path.
 
 Exit status: 0 listed (even when some entries are problems); 1 failed; 2 bad input; 3 \
 untrusted roster directory.";
@@ -107,21 +115,24 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
         Some(roster) => list_sessions(roster, &filter)?,
         None => Listing::default(),
     };
-    let consents: Vec<&'static str> = listing
-        .rows
-        .iter()
-        .map(|row| match (&roster, row.record.as_ref()) {
-            (Some(roster), Some(record)) => consent::live_consent_state(roster, record.pid()).as_str(),
-            _ => "none",
-        })
-        .collect();
+    let consents: Vec<SessionConsent> = match &roster {
+        Some(roster) => {
+            let mut decider = ConsentDecider::new(&cli_support::process_env_os);
+            listing.rows.iter().map(|row| decider.for_row(roster, row)).collect()
+        }
+        None => Vec::new(),
+    };
     // Stdout is line-buffered: unbuffered, a JSON listing cost one write
     // per line, 27 per record.
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     match args.common.output_format() {
         OutputFormat::Json => {
-            let rows: Vec<registry_core::RowJson<'_>> =
-                listing.rows.iter().zip(&consents).map(|(row, consent)| row.json_view(consent)).collect();
+            let rows: Vec<registry_core::RowJson<'_>> = listing
+                .rows
+                .iter()
+                .zip(&consents)
+                .map(|(row, consent)| row.json_view(consent.row_consent()))
+                .collect();
             serde_json::to_writer_pretty(&mut out, &rows)?;
             writeln!(out)?;
         }
@@ -163,7 +174,7 @@ fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
 
 fn render_text(
     listing: &Listing,
-    consents: &[&str],
+    consents: &[SessionConsent],
     roster: Option<&RosterDir>,
     args: &ListArgs,
     colour: bool,
@@ -200,7 +211,7 @@ fn render_text(
 /// ancestor of the registering process (`session_pid_verified: false`).
 const UNVERIFIED_MARK: &str = "?";
 
-fn text_row(row: &SessionRow, consent: &str, home: Option<&Path>, now: Timestamp) -> Vec<String> {
+fn text_row(row: &SessionRow, consent: &SessionConsent, home: Option<&Path>, now: Timestamp) -> Vec<String> {
     let unverified = row.record.as_ref().is_some_and(|record| !record.session_pid_verified);
     let pid = match row.pid {
         Some(pid) if unverified => format!("{pid}{UNVERIFIED_MARK}"),
@@ -222,7 +233,7 @@ fn text_row(row: &SessionRow, consent: &str, home: Option<&Path>, now: Timestamp
                 .as_deref()
                 .map_or_else(|| "-".to_owned(), |agent| escape_for_terminal(agent).into_owned()),
             state,
-            consent.to_owned(),
+            consent.label.to_owned(),
             age,
             home_relative(Path::new(&record.cwd), home),
             record

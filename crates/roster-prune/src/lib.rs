@@ -16,7 +16,7 @@ use cli_support::{
 };
 use harness::{HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, parse_payload, read_payload};
 use owner_liveness::Liveness;
-use registry_core::{PruneOptions, PruneReport, SessionRow, prune_sessions, remove_current};
+use registry_core::{PruneOptions, PruneReport, RowConsent, SessionRow, prune_sessions, remove_current};
 
 const TOOL: &str = "roster-prune";
 
@@ -189,7 +189,7 @@ fn print_outcome(args: &PruneArgs, outcome: &Outcome) -> anyhow::Result<()> {
     match args.common.output_format() {
         OutputFormat::Json => {
             let removed: Vec<serde_json::Value> =
-                report.removed.iter().map(|row| row.to_json("none")).collect();
+                report.removed.iter().map(|row| row.to_json(RowConsent::REMOVED)).collect();
             let value = serde_json::json!({
                 "removed": removed,
                 "dead_removed": report.dead_removed,

@@ -400,8 +400,8 @@ fn print_registered(common: &CommonArgs, roster: &RosterDir, registered: &Regist
             let pid = registered.record.pid();
             let row = read_session_row(roster, &record_file_name(pid))
                 .with_context(|| format!("re-reading {}", registered.path.display()))?;
-            let consent = consent::live_consent_state(roster, pid);
-            serde_json::to_writer_pretty(&mut out, &row.to_json(consent.as_str()))?;
+            let consent = consent::ConsentDecider::new(&cli_support::process_env_os).for_row(roster, &row);
+            serde_json::to_writer_pretty(&mut out, &row.to_json(consent.row_consent()))?;
             writeln!(out)?;
         }
         OutputFormat::Text => {

@@ -1,0 +1,145 @@
+//! The effective consent of one session: should it accept pushes now, why,
+//! and the short label a table shows. One function decides it for
+//! `roster-consent status` and `should-arm`, each `roster-list` row and
+//! each `roster-list --watch` event, so they can never disagree.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use owner_liveness::Liveness;
+use registry_core::{RosterDir, SessionRow};
+
+use crate::config::{ConfigOutcome, Decision, resolve_auto_arm_naming_repo_file};
+use crate::config_files::{ConfigInput, load_repo_input, load_user_input};
+use crate::gate::{ConsentState, MarkerEntry, effective_should_arm, read_marker};
+
+/// Whether the session's owner runs now, as far as the caller could tell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OwnerCondition {
+    Running,
+    /// Not running, or not provably the same process; the words complete
+    /// "the session's owner …".
+    NotRunning(String),
+}
+
+/// The decision and what it rests on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionConsent {
+    /// The marker's state as the gate counts it (`consent` in a JSON row).
+    pub marker: ConsentState,
+    pub should_arm: bool,
+    /// One line: the first of the reasons `status` prints.
+    pub reason: String,
+    /// What the CONSENT column shows: `armed`, `armed (repo)`,
+    /// `off (disarmed)`, `off (repo)`, `off (repo file)`, `off (marker)`,
+    /// `denied (user)`, or `-` for a session that accepts nothing because
+    /// its owner does not run.
+    pub label: &'static str,
+}
+
+impl SessionConsent {
+    /// The keys a JSON row carries for it.
+    pub fn row_consent(&self) -> registry_core::RowConsent<'_> {
+        registry_core::RowConsent {
+            state: self.marker.as_str(),
+            should_arm: self.should_arm,
+            reason: &self.reason,
+        }
+    }
+}
+
+/// Decides the session's consent from its owner's condition, its marker
+/// and the auto-arm decision of its own directory.
+pub fn decide(
+    owner: &OwnerCondition,
+    marker: &MarkerEntry,
+    auto_arm: &Decision,
+    repo: &ConfigOutcome,
+) -> SessionConsent {
+    let counted = marker.counted_state();
+    if let OwnerCondition::NotRunning(why) = owner {
+        return SessionConsent {
+            marker: counted,
+            should_arm: false,
+            reason: format!("the session's owner {why}, so it accepts nothing"),
+            label: "-",
+        };
+    }
+    let effective = effective_should_arm(marker, auto_arm);
+    let label = match counted {
+        ConsentState::Armed => "armed",
+        ConsentState::Disarmed => "off (disarmed)",
+        ConsentState::None if marker.holds_off_auto_arm() && auto_arm.auto_arm => "off (marker)",
+        ConsentState::None if auto_arm.auto_arm => "armed (repo)",
+        ConsentState::None if repo.auto_arm() == Some(true) => "denied (user)",
+        ConsentState::None if repo.error().is_some() => "off (repo file)",
+        ConsentState::None => "off (repo)",
+    };
+    SessionConsent { marker: counted, should_arm: effective.should_arm, reason: effective.reason, label }
+}
+
+/// Decides many sessions at once, as a listing or a watcher does: the user
+/// file is read once, and each directory's `.roster.toml` once.
+pub struct ConsentDecider {
+    user: ConfigInput,
+    repo_by_directory: HashMap<PathBuf, ConfigInput>,
+}
+
+impl ConsentDecider {
+    pub fn new(env: &dyn Fn(&str) -> Option<OsString>) -> ConsentDecider {
+        ConsentDecider { user: load_user_input(env), repo_by_directory: HashMap::new() }
+    }
+
+    /// Forgets what was read, so the next decisions read the files again.
+    pub fn forget_files(&mut self, env: &dyn Fn(&str) -> Option<OsString>) {
+        *self = ConsentDecider::new(env);
+    }
+
+    /// The consent of the session a listed row stands for, decided from
+    /// the directory its record holds. A row whose owner is not alive, or
+    /// that is not believed, accepts nothing.
+    pub fn for_row(&mut self, roster: &RosterDir, row: &SessionRow) -> SessionConsent {
+        let Some(record) = &row.record else {
+            let marker = match row.pid {
+                Some(pid) => read_marker(roster, pid).counted_state(),
+                None => ConsentState::None,
+            };
+            return SessionConsent {
+                marker,
+                should_arm: false,
+                reason: "the record is not believed, so the session accepts nothing".into(),
+                label: "-",
+            };
+        };
+        let marker = read_marker(roster, record.pid());
+        let owner = match row.liveness() {
+            Liveness::Alive => OwnerCondition::Running,
+            other => OwnerCondition::NotRunning(format!("is {other} ({})", row.verdict.reason)),
+        };
+        if owner != OwnerCondition::Running {
+            return decide(&owner, &marker, &Decision::default(), &ConfigOutcome::Absent);
+        }
+        let repo = self.repo_input(Path::new(&record.cwd)).clone();
+        let decision =
+            resolve_auto_arm_naming_repo_file(&repo.outcome, repo.path.as_deref(), &self.user.outcome);
+        decide(&owner, &marker, &decision, &repo.outcome)
+    }
+
+    fn repo_input(&mut self, directory: &Path) -> &ConfigInput {
+        self.repo_by_directory.entry(directory.to_owned()).or_insert_with(|| {
+            // The record holds the canonical directory; one that is gone
+            // or unreadable now opts nothing in.
+            match std::fs::canonicalize(directory) {
+                Ok(canonical) => load_repo_input(&canonical).0,
+                Err(error) => ConfigInput {
+                    path: None,
+                    outcome: ConfigOutcome::Unreadable(format!(
+                        "the session's directory {} cannot be read: {error}",
+                        directory.display()
+                    )),
+                },
+            }
+        })
+    }
+}

@@ -1,0 +1,124 @@
+//! Every `roster-list` row carries the consent decision itself, the one
+//! `roster-consent should-arm --pid` gives, decided from the session's own
+//! recorded directory: JSON `should_arm` and `consent_reason`, and the text
+//! CONSENT column shows the decision, not the raw marker.
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use tests::{Owner, Sandbox, binary, poll_until};
+
+/// A shell that armed consent for itself, then became `sleep` in place.
+struct ArmedOwner(Child);
+
+impl ArmedOwner {
+    fn spawn(sandbox: &Sandbox) -> ArmedOwner {
+        let child = Command::new("sh")
+            .args(["-c", "\"$0\" --dir \"$1\" arm --pid parent --cwd / >/dev/null 2>&1 && exec sleep 100000"])
+            .arg(binary("roster-consent"))
+            .arg(sandbox.root())
+            .env_clear()
+            .env("HOME", sandbox.home())
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("spawn an owner that arms itself");
+        let marker = sandbox.consent().join(format!("{}.json", child.id()));
+        assert!(poll_until(Duration::from_secs(10), || marker.exists()), "the owner did not arm itself");
+        ArmedOwner(child)
+    }
+
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for ArmedOwner {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn repository(sandbox: &Sandbox, name: &str, roster_toml: Option<&str>) -> String {
+    let directory = sandbox.base().join(name);
+    std::fs::create_dir_all(&directory).expect("create a repository");
+    if let Some(text) = roster_toml {
+        std::fs::write(directory.join(".roster.toml"), text).expect("write .roster.toml");
+    }
+    directory.to_string_lossy().into_owned()
+}
+
+fn should_arm_exit(sandbox: &Sandbox, pid: u32) -> i32 {
+    let mut command = sandbox.command_in_root("roster-consent", &["should-arm", "--pid", &pid.to_string()]);
+    command.current_dir("/");
+    tests::run_with_deadline(&mut command, tests::COMMAND_DEADLINE).code()
+}
+
+#[test]
+fn each_row_shows_the_decision_should_arm_gives_from_the_sessions_own_directory() {
+    let sandbox = Sandbox::new();
+    let opted_in = repository(&sandbox, "opted-in", Some("[consent]\nauto_arm = true\n"));
+    let plain = repository(&sandbox, "plain", None);
+
+    let auto = Owner::spawn();
+    sandbox.register(auto.pid(), &["--cwd", &opted_in]);
+    let off = Owner::spawn();
+    sandbox.register(off.pid(), &["--cwd", &plain]);
+    let armed = ArmedOwner::spawn(&sandbox);
+    sandbox.register(armed.pid(), &["--cwd", &plain]);
+    let disarmed = Owner::spawn();
+    sandbox.register(disarmed.pid(), &["--cwd", &opted_in]);
+    sandbox.run("roster-consent", &["disarm", "--pid", &disarmed.pid().to_string()]).expect_code(0);
+    let dead = Owner::spawn();
+    sandbox.register(dead.pid(), &["--cwd", &opted_in]);
+    let dead_pid = dead.kill();
+
+    let expected: [(u32, bool, &str, &str); 5] = [
+        (auto.pid(), true, "armed (repo)", "auto-arms"),
+        (off.pid(), false, "off (repo)", "auto-arm is off"),
+        (armed.pid(), true, "armed", "armed"),
+        (disarmed.pid(), false, "off (disarmed)", "disarmed"),
+        (dead_pid, false, "-", "accepts nothing"),
+    ];
+    // From `/`, so nothing of the caller's directory can leak in.
+    let mut command = sandbox.command_in_root("roster-list", &["--json", "--all"]);
+    command.current_dir("/");
+    let rows = tests::run_with_deadline(&mut command, tests::COMMAND_DEADLINE).rows();
+    let mut text_command = sandbox.command_in_root("roster-list", &["--all"]);
+    text_command.current_dir("/");
+    let text = tests::run_with_deadline(&mut text_command, tests::COMMAND_DEADLINE).stdout_text();
+    for (pid, should_arm, label, reason_says) in expected {
+        let row = rows.iter().find(|row| row["session_pid"] == pid).expect("a row per session");
+        assert_eq!(row["should_arm"], should_arm, "pid {pid}: {row:#}");
+        let reason = row["consent_reason"].as_str().unwrap_or_default();
+        assert!(reason.contains(reason_says), "pid {pid}: {reason:?}");
+        let line =
+            text.lines().find(|line| line.starts_with(&pid.to_string())).expect("a text line per session");
+        assert!(line.contains(&format!("  {label}  ")), "pid {pid}: {line:?} should show {label:?}");
+        if pid != dead_pid {
+            assert_eq!(
+                should_arm_exit(&sandbox, pid) == 0,
+                should_arm,
+                "pid {pid}: should-arm disagrees with the row"
+            );
+        }
+    }
+    let header = text.lines().next().unwrap_or_default();
+    assert!(header.contains("CONSENT"), "{header}");
+}
+
+#[test]
+fn a_user_veto_shows_as_denied_in_every_row_it_turns_off() {
+    let sandbox = Sandbox::new();
+    let opted_in = repository(&sandbox, "opted-in", Some("[consent]\nauto_arm = true\n"));
+    let config = sandbox.home().join(".config/roster");
+    std::fs::create_dir_all(&config).expect("create the user config directory");
+    std::fs::write(config.join("config.toml"), "[consent]\nauto_arm = false\n").expect("write the veto");
+    let owner = Owner::spawn();
+    sandbox.register(owner.pid(), &["--cwd", &opted_in]);
+    let row = sandbox.list(&[]).into_iter().find(|row| row["session_pid"] == owner.pid()).expect("the row");
+    assert_eq!(row["should_arm"], false, "{row:#}");
+    let text = sandbox.run("roster-list", &[]).stdout_text();
+    assert!(text.contains("denied (user)"), "{text}");
+    assert_eq!(should_arm_exit(&sandbox, owner.pid()), 1);
+}
