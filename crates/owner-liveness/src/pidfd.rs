@@ -17,6 +17,12 @@ const PID_FS_MAGIC: i64 = 0x5049_4446;
 #[derive(Debug)]
 pub struct PidFd(OwnedFd);
 
+impl AsFd for PidFd {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.0.as_fd()
+    }
+}
+
 impl PidFd {
     /// `pidfd_open(2)`; `Err(Errno::ESRCH)` means no process has this pid.
     pub fn open(pid: Pid) -> Result<PidFd, Errno> {

@@ -14,6 +14,7 @@ mod register;
 mod session_index;
 mod session_row;
 mod timestamp;
+mod watch;
 
 pub use directory::{
     CONSENT, DirectoryChoice, DirectorySource, RosterDir, SESSIONS, SubDir, choose_directory,
@@ -42,3 +43,4 @@ pub use register::{AgentChoice, REAP_EXAMINE, REAP_REMOVE, Registered, Registrat
 pub use session_index::{INDEX_PREFIX, index_entry_name, indexed_holder};
 pub use session_row::{Problem, ProblemKind, ROW_KEYS, RowConsent, RowJson, SessionRow, read_session_row};
 pub use timestamp::Timestamp;
+pub use watch::{Change, RegistryWatch, raise_open_file_limit};

@@ -32,7 +32,7 @@ impl ListFilter {
 
     /// Whether a row passes the field filters (before its verdict). A
     /// problem row has no fields, so any field filter hides it.
-    fn admits(&self, row: &SessionRow) -> bool {
+    pub fn admits(&self, row: &SessionRow) -> bool {
         let Some(record) = &row.record else { return !self.filters_on_fields() };
         self.agent.as_deref().is_none_or(|agent| record.agent.as_deref().unwrap_or_default() == agent)
             && self.harness.as_deref().is_none_or(|harness| record.harness == harness)
@@ -82,6 +82,26 @@ pub fn list_sessions(roster: &RosterDir, filter: &ListFilter) -> Result<Listing>
     }
     sort_newest_first(&mut listing.rows);
     Ok(listing)
+}
+
+impl Listing {
+    /// The listing `filter` makes of rows already read (a watcher's
+    /// state): field filters, dead rows hidden unless asked for, newest
+    /// first.
+    pub fn of_rows<'a>(rows: impl IntoIterator<Item = &'a SessionRow>, filter: &ListFilter) -> Listing {
+        let mut listing = Listing::default();
+        for row in rows {
+            if !filter.admits(row) {
+                listing.filtered_out += 1;
+            } else if row.liveness() == Liveness::Dead && !filter.include_dead {
+                listing.dead_hidden += 1;
+            } else {
+                listing.rows.push(row.clone());
+            }
+        }
+        sort_newest_first(&mut listing.rows);
+        listing
+    }
 }
 
 /// Newest `registered_at` first (compared as times), ties by pid, then name.

@@ -36,6 +36,14 @@ impl Timestamp {
     }
 
     /// Parses RFC 3339 (`YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`).
+    /// RFC 3339 in UTC with milliseconds: `2026-12-01T21:30:00.123Z`, as
+    /// watch events carry it.
+    pub fn to_rfc3339_millis(self) -> String {
+        let full = self.to_string();
+        // `…:SS.nnnnnnnnnZ`: keep three of the nine digits.
+        format!("{}Z", &full[..full.len() - 7])
+    }
+
     pub fn parse(text: &str) -> Option<Timestamp> {
         let bytes = text.as_bytes();
         if bytes.len() < 20 || !text.is_ascii() {
@@ -169,6 +177,13 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn milliseconds_for_events() {
+        let stamp = Timestamp::parse("2026-11-30T02:03:05.123456789Z").unwrap();
+        assert_eq!(stamp.to_rfc3339_millis(), "2026-11-30T02:03:05.123Z");
+        assert_eq!(Timestamp::from_unix_nanos(0).to_rfc3339_millis(), "1970-01-01T00:00:00.000Z");
+    }
 
     #[test]
     fn known_instants() {

@@ -20,6 +20,10 @@ use registry_core::{
     HOOK_LOG_NAME, ListFilter, Listing, RosterDir, SessionRow, Timestamp, list_sessions, recent_hook_errors,
 };
 
+mod watch;
+
+pub use watch::{EVENT_SCHEMA, EventKind};
+
 const TOOL: &str = "roster-list";
 
 /// How far back the footer looks for hook failures.
@@ -62,6 +66,14 @@ pub struct ListArgs {
     /// Show only sessions working in DIR or below it
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+
+    /// After the rows, print one event per change until interrupted (see EVENTS)
+    #[arg(long)]
+    pub watch: bool,
+
+    /// Watch until the session with this owner pid or session id is gone, then exit 0
+    #[arg(long, value_name = "PID|SESSION_ID")]
+    pub until_gone: Option<String>,
 }
 
 const AFTER_HELP: &str = "\
@@ -110,6 +122,9 @@ pub fn main() -> ExitCode {
 /// Lists as `args` say.
 pub fn run(args: ListArgs) -> anyhow::Result<()> {
     let filter = build_filter(&args)?;
+    if args.watch || args.until_gone.is_some() {
+        return watch::run_watch(&args, &filter);
+    }
     let roster = open_roster_for_reading(&args.common)?;
     let listing = match &roster {
         Some(roster) => list_sessions(roster, &filter)?,

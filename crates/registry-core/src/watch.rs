@@ -1,0 +1,347 @@
+//! What changes in the registry, as it happens, without polling and
+//! without a daemon: inotify on the roster directory and its two
+//! subdirectories, a pidfd per watched owner (readable the instant it
+//! exits), SIGINT/SIGTERM through a signalfd and a closed stdout, all in
+//! one epoll. While nothing changes the process sleeps in `epoll_wait` and
+//! makes no system call. It reports raw changes; `roster-list --watch`
+//! turns them into events.
+
+use std::collections::HashMap;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+
+use nix::errno::Errno;
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
+use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use owner_liveness::{Pid, PidFd};
+
+use crate::directory::{CONSENT, SESSIONS};
+use crate::error::{Error, Result};
+
+/// One thing that changed, for the caller to look at again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// An entry of `sessions/` appeared, changed or went away.
+    SessionEntry(String),
+    /// An entry of `consent/` appeared, changed or went away.
+    ConsentEntry(String),
+    /// A watched owner's pidfd became readable: the process exited.
+    OwnerExited(Pid),
+    /// Events may have been lost (the inotify queue overflowed, or the
+    /// directory was replaced or recreated): everything must be read again.
+    Resync(String),
+    /// The registry directory is gone; the watch goes on and reports a
+    /// `Resync` when it is back.
+    Vanished,
+    /// SIGINT or SIGTERM arrived, or whoever reads stdout went away.
+    Stop,
+}
+
+const INOTIFY_TOKEN: u64 = 0;
+const SIGNAL_TOKEN: u64 = 1;
+const STDOUT_TOKEN: u64 = 2;
+/// Owner tokens are the pid plus this, so a token names its owner.
+const OWNER_TOKEN_BASE: u64 = 1 << 32;
+
+/// The inotify watches of a present registry, or of the nearest existing
+/// directory above a missing one (waiting for it to come back).
+#[derive(Debug, Default)]
+struct Watches {
+    root: Option<WatchDescriptor>,
+    sessions: Option<WatchDescriptor>,
+    consent: Option<WatchDescriptor>,
+    /// The nearest existing ancestor, while the registry is missing.
+    waiting_in: Option<WatchDescriptor>,
+}
+
+/// The watch: one epoll over the inotify fd, a signalfd, stdout and the
+/// owners' pidfds.
+#[derive(Debug)]
+pub struct RegistryWatch {
+    path: PathBuf,
+    epoll: Epoll,
+    inotify: Inotify,
+    _signals: SignalFd,
+    watches: Watches,
+    owners: HashMap<Pid, PidFd>,
+}
+
+fn entry_flags() -> AddWatchFlags {
+    AddWatchFlags::IN_CREATE
+        | AddWatchFlags::IN_MOVED_TO
+        | AddWatchFlags::IN_MOVED_FROM
+        | AddWatchFlags::IN_DELETE
+        | AddWatchFlags::IN_CLOSE_WRITE
+        | AddWatchFlags::IN_ATTRIB
+        | AddWatchFlags::IN_DELETE_SELF
+        | AddWatchFlags::IN_MOVE_SELF
+        | AddWatchFlags::IN_ONLYDIR
+        | AddWatchFlags::IN_DONT_FOLLOW
+}
+
+fn root_flags() -> AddWatchFlags {
+    AddWatchFlags::IN_CREATE
+        | AddWatchFlags::IN_MOVED_TO
+        | AddWatchFlags::IN_MOVED_FROM
+        | AddWatchFlags::IN_DELETE
+        | AddWatchFlags::IN_ATTRIB
+        | AddWatchFlags::IN_DELETE_SELF
+        | AddWatchFlags::IN_MOVE_SELF
+        | AddWatchFlags::IN_ONLYDIR
+        | AddWatchFlags::IN_DONT_FOLLOW
+}
+
+fn waiting_flags() -> AddWatchFlags {
+    AddWatchFlags::IN_CREATE
+        | AddWatchFlags::IN_MOVED_TO
+        | AddWatchFlags::IN_DELETE_SELF
+        | AddWatchFlags::IN_MOVE_SELF
+        | AddWatchFlags::IN_ONLYDIR
+}
+
+impl RegistryWatch {
+    /// Starts watching the registry at `path` (which need not exist yet).
+    /// SIGINT and SIGTERM are blocked from here on and arrive as `Stop`.
+    pub fn start(path: &Path) -> Result<RegistryWatch> {
+        let system = |what: &'static str| move |errno: Errno| Error::io(what, PathBuf::new(), errno.into());
+        let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(system("epoll_create"))?;
+        let inotify =
+            Inotify::init(InitFlags::IN_CLOEXEC | InitFlags::IN_NONBLOCK).map_err(system("inotify_init"))?;
+        let mut signals = SigSet::empty();
+        signals.add(Signal::SIGINT);
+        signals.add(Signal::SIGTERM);
+        signals.thread_block().map_err(system("sigprocmask"))?;
+        let signal_fd = SignalFd::with_flags(&signals, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
+            .map_err(system("signalfd"))?;
+        epoll
+            .add(inotify.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, INOTIFY_TOKEN))
+            .map_err(system("epoll_ctl"))?;
+        epoll
+            .add(signal_fd.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, SIGNAL_TOKEN))
+            .map_err(system("epoll_ctl"))?;
+        // A pipe's writing end reports EPOLLERR once its reader is gone;
+        // a terminal or a file cannot be watched that way, and need not be.
+        let _ = epoll.add(std::io::stdout().as_fd(), EpollEvent::new(EpollFlags::empty(), STDOUT_TOKEN));
+        let mut watch = RegistryWatch {
+            path: path.to_owned(),
+            epoll,
+            inotify,
+            _signals: signal_fd,
+            watches: Watches::default(),
+            owners: HashMap::new(),
+        };
+        watch.establish()?;
+        Ok(watch)
+    }
+
+    /// Whether the registry directory is being watched (it exists).
+    pub fn registry_present(&self) -> bool {
+        self.watches.sessions.is_some()
+    }
+
+    /// Watches `pid` through a pidfd: its exit arrives as `OwnerExited`.
+    /// `Ok(false)` when the process is already gone; an error when no more
+    /// descriptors can be opened (EMFILE, ENFILE).
+    pub fn watch_owner(&mut self, pid: Pid) -> std::result::Result<bool, Errno> {
+        if self.owners.contains_key(&pid) {
+            return Ok(true);
+        }
+        let pidfd = match PidFd::open(pid) {
+            Ok(pidfd) => pidfd,
+            Err(Errno::ESRCH | Errno::ENOENT | Errno::EINVAL) => return Ok(false),
+            Err(errno) => return Err(errno),
+        };
+        self.epoll.add(
+            pidfd.as_fd(),
+            EpollEvent::new(EpollFlags::EPOLLIN, OWNER_TOKEN_BASE + u64::from(pid.get())),
+        )?;
+        self.owners.insert(pid, pidfd);
+        Ok(true)
+    }
+
+    /// Stops watching `pid` (its record is gone, or it was seen to exit).
+    pub fn unwatch_owner(&mut self, pid: Pid) {
+        if let Some(pidfd) = self.owners.remove(&pid) {
+            let _ = self.epoll.delete(pidfd.as_fd());
+        }
+    }
+
+    /// How many owners are watched through a pidfd.
+    pub fn watched_owners(&self) -> usize {
+        self.owners.len()
+    }
+
+    /// Blocks until something changes; returns what did.
+    pub fn wait(&mut self) -> Result<Vec<Change>> {
+        let mut ready = [EpollEvent::empty(); 64];
+        let count = loop {
+            match self.epoll.wait(&mut ready, EpollTimeout::NONE) {
+                Ok(count) => break count,
+                Err(Errno::EINTR) => continue,
+                Err(errno) => return Err(Error::io("epoll_wait", &self.path, errno.into())),
+            }
+        };
+        let mut changes = Vec::new();
+        for event in &ready[..count] {
+            match event.data() {
+                INOTIFY_TOKEN => self.read_inotify(&mut changes)?,
+                SIGNAL_TOKEN | STDOUT_TOKEN => changes.push(Change::Stop),
+                token => {
+                    let pid = u32::try_from(token - OWNER_TOKEN_BASE).ok().and_then(Pid::new);
+                    if let Some(pid) = pid {
+                        self.unwatch_owner(pid);
+                        changes.push(Change::OwnerExited(pid));
+                    }
+                }
+            }
+        }
+        Ok(changes)
+    }
+
+    fn read_inotify(&mut self, changes: &mut Vec<Change>) -> Result<()> {
+        let mut reestablish = false;
+        loop {
+            let events = match self.inotify.read_events() {
+                Ok(events) => events,
+                Err(Errno::EAGAIN) => break,
+                Err(Errno::EINTR) => continue,
+                Err(errno) => return Err(Error::io("read inotify events for", &self.path, errno.into())),
+            };
+            for event in events {
+                if event.mask.contains(AddWatchFlags::IN_Q_OVERFLOW) {
+                    changes.push(Change::Resync("the kernel's event queue overflowed".into()));
+                    continue;
+                }
+                let self_event = AddWatchFlags::IN_DELETE_SELF
+                    | AddWatchFlags::IN_MOVE_SELF
+                    | AddWatchFlags::IN_IGNORED
+                    | AddWatchFlags::IN_UNMOUNT;
+                let wd = Some(event.wd);
+                // Events of watches this one removed itself (their
+                // IN_IGNORED above all) say nothing about the registry now.
+                let current =
+                    [self.watches.root, self.watches.sessions, self.watches.consent, self.watches.waiting_in];
+                if !current.contains(&wd) {
+                    continue;
+                }
+                if wd == self.watches.waiting_in {
+                    reestablish = true;
+                    continue;
+                }
+                if event.mask.intersects(self_event) {
+                    reestablish = true;
+                    continue;
+                }
+                let Some(name) = event.name.as_ref().and_then(|name| name.to_str()) else {
+                    // A name that is not UTF-8: a problem entry for the listing.
+                    if wd == self.watches.sessions {
+                        changes.push(Change::Resync("an entry with a name that is not UTF-8 changed".into()));
+                    }
+                    continue;
+                };
+                if wd == self.watches.sessions {
+                    if !name.starts_with('.') {
+                        changes.push(Change::SessionEntry(name.to_owned()));
+                    }
+                } else if wd == self.watches.consent {
+                    if !name.starts_with('.') {
+                        changes.push(Change::ConsentEntry(name.to_owned()));
+                    }
+                } else if wd == self.watches.root && (name == SESSIONS || name == CONSENT) {
+                    // A subdirectory removed, renamed or put in place.
+                    reestablish = true;
+                }
+            }
+        }
+        if reestablish {
+            let was_present = self.registry_present();
+            self.establish()?;
+            match (was_present, self.registry_present()) {
+                (_, true) => {
+                    changes.push(Change::Resync("the registry directory was replaced or recreated".into()))
+                }
+                (true, false) => changes.push(Change::Vanished),
+                (false, false) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// (Re)creates the inotify watches: on the registry and its
+    /// subdirectories when they exist, else on the nearest existing
+    /// directory above, to learn when the registry comes back.
+    fn establish(&mut self) -> Result<()> {
+        for wd in [
+            self.watches.root.take(),
+            self.watches.sessions.take(),
+            self.watches.consent.take(),
+            self.watches.waiting_in.take(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let _ = self.inotify.rm_watch(wd);
+        }
+        let add = |path: &Path, flags: AddWatchFlags| self.inotify.add_watch(path, flags);
+        let root = add(&self.path, root_flags());
+        let sessions = add(&self.path.join(SESSIONS), entry_flags());
+        let consent = add(&self.path.join(CONSENT), entry_flags());
+        match (root, sessions, consent) {
+            (Ok(root), Ok(sessions), Ok(consent)) => {
+                self.watches = Watches {
+                    root: Some(root),
+                    sessions: Some(sessions),
+                    consent: Some(consent),
+                    waiting_in: None,
+                };
+                Ok(())
+            }
+            (root, sessions, consent) => {
+                for wd in [root, sessions, consent].into_iter().flatten() {
+                    let _ = self.inotify.rm_watch(wd);
+                }
+                self.wait_for_the_registry()
+            }
+        }
+    }
+
+    fn wait_for_the_registry(&mut self) -> Result<()> {
+        // The registry itself may exist without its subdirectories: then
+        // watch it, for them to appear.
+        let mut candidate: Option<&Path> = Some(&self.path);
+        while let Some(directory) = candidate {
+            match self.inotify.add_watch(directory, waiting_flags()) {
+                Ok(wd) => {
+                    self.watches.waiting_in = Some(wd);
+                    return Ok(());
+                }
+                Err(Errno::ENOENT | Errno::ENOTDIR) => candidate = directory.parent(),
+                Err(errno) => return Err(Error::io("watch", directory, errno.into())),
+            }
+        }
+        Err(Error::io(
+            "watch",
+            &self.path,
+            std::io::Error::new(std::io::ErrorKind::NotFound, "no directory above it exists"),
+        ))
+    }
+}
+
+/// Raises the soft limit of open files to the hard limit, so thousands of
+/// owners can each be watched through a pidfd; returns the limit now.
+pub fn raise_open_file_limit() -> u64 {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, hard)) if soft < hard => {
+            if setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
+                hard
+            } else {
+                soft
+            }
+        }
+        Ok((soft, _)) => soft,
+        Err(_) => 0,
+    }
+}

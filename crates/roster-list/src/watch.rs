@@ -1,0 +1,460 @@
+//! `roster-list --watch`: the current rows, then one event per change until
+//! interrupted, from the registry's own changes (inotify) and its owners'
+//! exits (pidfds) without polling. `--until-gone` waits for one session to
+//! end, like `tail --pid`. The events and their JSON schema are a stable
+//! contract (`EVENT_SCHEMA`).
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use cli_support::{
+    Colour, OutputFormat, escape_for_terminal, home_relative, local_clock, paint, process_env_os,
+    roster_directory_choice, use_colour,
+};
+use consent::{ConsentDecider, SessionConsent};
+use owner_liveness::{Liveness, Pid};
+use registry_core::{
+    Change, ListFilter, Listing, RegistryWatch, RosterDir, SessionRow, Timestamp, list_sessions,
+    raise_open_file_limit, read_session_row, record_file_name,
+};
+
+use crate::ListArgs;
+
+/// The version of the event objects `--watch --format json` prints; it
+/// changes only when a key changes meaning or goes away.
+pub const EVENT_SCHEMA: u32 = 1;
+
+/// What happened to a session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    /// A row present when the watch started.
+    Listed,
+    /// A new session (or a new owner at a pid).
+    Registered,
+    /// The same owner wrote its record again (a new session id after
+    /// `/clear`, a new directory, …).
+    Refreshed,
+    /// The session's consent decision changed.
+    ConsentChanged,
+    /// The owner exited (its record may still be on disk).
+    Died,
+    /// The record is gone (pruned, or the session ended).
+    Removed,
+    /// An entry that cannot be believed appeared or changed.
+    Problem,
+    /// Events may have been lost; everything was read again.
+    Resync,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Listed => "listed",
+            EventKind::Registered => "registered",
+            EventKind::Refreshed => "refreshed",
+            EventKind::ConsentChanged => "consent-changed",
+            EventKind::Died => "died",
+            EventKind::Removed => "removed",
+            EventKind::Problem => "problem",
+            EventKind::Resync => "resync",
+        }
+    }
+
+    fn colour(self) -> Colour {
+        match self {
+            EventKind::Listed | EventKind::Registered | EventKind::Refreshed => Colour::Green,
+            EventKind::ConsentChanged | EventKind::Problem | EventKind::Resync => Colour::Yellow,
+            EventKind::Died => Colour::Red,
+            EventKind::Removed => Colour::Dim,
+        }
+    }
+}
+
+/// One known entry of `sessions/`: its row as last read, and its consent.
+struct Known {
+    row: SessionRow,
+    consent: SessionConsent,
+}
+
+/// The watcher: what it knows, where it writes, and how.
+struct Watcher<'a> {
+    args: &'a ListArgs,
+    filter: &'a ListFilter,
+    path: PathBuf,
+    roster: Option<RosterDir>,
+    known: BTreeMap<String, Known>,
+    decider: ConsentDecider,
+    source: RegistryWatch,
+    /// Owners that could not get a pidfd (the descriptor limit): judged
+    /// again on every change of the registry instead.
+    unwatched: HashSet<Pid>,
+    said_unwatched: bool,
+    target: Option<String>,
+    out: std::io::StdoutLock<'static>,
+    colour: bool,
+    home: Option<PathBuf>,
+}
+
+/// Runs the watch until SIGINT, SIGTERM, a closed stdout, or (with
+/// `--until-gone`) the end of the session named.
+pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
+    raise_open_file_limit();
+    let path = roster_directory_choice(&args.common)?.path;
+    // Watching starts before the first read, so no change falls between.
+    let source = RegistryWatch::start(&path)?;
+    let mut watcher = Watcher {
+        args,
+        filter,
+        roster: None,
+        known: BTreeMap::new(),
+        decider: ConsentDecider::new(&process_env_os),
+        source,
+        unwatched: HashSet::new(),
+        said_unwatched: false,
+        target: args.until_gone.clone(),
+        out: std::io::stdout().lock(),
+        colour: use_colour(),
+        home: process_env_os("HOME").map(PathBuf::from),
+        path,
+    };
+    watcher.start()?;
+    if watcher.target_is_gone() {
+        return Ok(());
+    }
+    loop {
+        let changes = watcher.source.wait()?;
+        for change in changes {
+            if !watcher.apply(change)? {
+                return Ok(());
+            }
+        }
+        watcher.judge_unwatched_owners()?;
+        watcher.out.flush()?;
+        if watcher.target_is_gone() {
+            return Ok(());
+        }
+    }
+}
+
+impl Watcher<'_> {
+    /// Reads everything, prints the current rows, watches each live owner.
+    fn start(&mut self) -> anyhow::Result<()> {
+        self.roster = self.open_roster()?;
+        for row in self.read_all()? {
+            self.remember(row);
+        }
+        let listing = Listing::of_rows(self.known.values().map(|known| &known.row), self.filter);
+        if !self.args.common.quiet {
+            match self.args.common.output_format() {
+                OutputFormat::Json => {
+                    for row in &listing.rows {
+                        let consent = &self.known[&row.file_name].consent;
+                        let line =
+                            event_json(EventKind::Listed, Timestamp::now(), Some(row), Some(consent), None);
+                        writeln!(self.out, "{line}")?;
+                    }
+                }
+                OutputFormat::Text => {
+                    let consents: Vec<SessionConsent> =
+                        listing.rows.iter().map(|row| self.known[&row.file_name].consent.clone()).collect();
+                    let text =
+                        crate::render_text(&listing, &consents, self.roster.as_ref(), self.args, self.colour);
+                    self.out.write_all(text.as_bytes())?;
+                }
+            }
+        }
+        self.out.flush()?;
+        Ok(())
+    }
+
+    fn open_roster(&self) -> anyhow::Result<Option<RosterDir>> {
+        Ok(RosterDir::open_existing(&self.path)?)
+    }
+
+    /// Every entry of `sessions/`, dead ones included.
+    fn read_all(&mut self) -> anyhow::Result<Vec<SessionRow>> {
+        let Some(roster) = &self.roster else { return Ok(Vec::new()) };
+        let everything = ListFilter { include_dead: true, ..ListFilter::default() };
+        Ok(list_sessions(roster, &everything)?.rows)
+    }
+
+    /// Stores a row as known, with its consent, and watches its owner.
+    fn remember(&mut self, row: SessionRow) {
+        let Some(roster) = &self.roster else { return };
+        let consent = self.decider.for_row(roster, &row);
+        if let (Some(record), Liveness::Alive) = (&row.record, row.liveness()) {
+            let pid = record.pid();
+            match self.source.watch_owner(pid) {
+                Ok(_) => {}
+                Err(errno) => {
+                    self.unwatched.insert(pid);
+                    if !self.said_unwatched {
+                        self.said_unwatched = true;
+                        eprintln!(
+                            "roster-list: watching owner {pid} and later ones without a pidfd ({}): after \
+                             {} owners the open-file limit is reached, so their exits are seen on the next \
+                             change of the registry; raise `ulimit -n` to see them at once",
+                            errno.desc(),
+                            self.source.watched_owners()
+                        );
+                    }
+                }
+            }
+        }
+        self.known.insert(row.file_name.clone(), Known { row, consent });
+    }
+
+    fn forget(&mut self, file_name: &str) -> Option<Known> {
+        let known = self.known.remove(file_name)?;
+        if let Some(pid) = known.row.record.as_ref().map(|record| record.pid()) {
+            self.source.unwatch_owner(pid);
+            self.unwatched.remove(&pid);
+        }
+        Some(known)
+    }
+
+    /// Acts on one change; `false` to stop.
+    fn apply(&mut self, change: Change) -> anyhow::Result<bool> {
+        match change {
+            Change::Stop => return Ok(false),
+            Change::SessionEntry(name) => self.session_entry_changed(&name)?,
+            Change::ConsentEntry(name) => self.consent_entry_changed(&name)?,
+            Change::OwnerExited(pid) => self.owner_exited(pid)?,
+            Change::Resync(why) => self.resync(&why)?,
+            Change::Vanished => self.vanished()?,
+        }
+        Ok(true)
+    }
+
+    fn session_entry_changed(&mut self, name: &str) -> anyhow::Result<()> {
+        let Some(roster) = &self.roster else {
+            return self.resync("the registry directory appeared");
+        };
+        let now = read_session_row(roster, name);
+        self.compare_and_report(name, now)
+    }
+
+    /// Reports what differs between the known row named `name` and `now`.
+    fn compare_and_report(&mut self, name: &str, now: Option<SessionRow>) -> anyhow::Result<()> {
+        let before = self.forget(name);
+        let Some(row) = now else {
+            if let Some(before) = before {
+                self.emit(EventKind::Removed, Some(&before.row), Some(&before.consent), None)?;
+            }
+            return Ok(());
+        };
+        let kind = match &before {
+            None if row.problem.is_some() => Some(EventKind::Problem),
+            None => Some(EventKind::Registered),
+            Some(before) => change_between(&before.row, &row),
+        };
+        self.remember(row);
+        let known = &self.known[name];
+        let consent_changed =
+            before.as_ref().is_some_and(|before| consent_differs(&before.consent, &known.consent));
+        let (row, consent) = (known.row.clone(), known.consent.clone());
+        if let Some(kind) = kind {
+            self.emit(kind, Some(&row), Some(&consent), None)?;
+        } else if consent_changed {
+            self.emit(EventKind::ConsentChanged, Some(&row), Some(&consent), None)?;
+        }
+        Ok(())
+    }
+
+    fn consent_entry_changed(&mut self, name: &str) -> anyhow::Result<()> {
+        let (Some(roster), Some(known)) = (&self.roster, self.known.get_mut(name)) else { return Ok(()) };
+        let consent = self.decider.for_row(roster, &known.row);
+        if consent_differs(&known.consent, &consent) {
+            known.consent = consent;
+            let (row, consent) = (known.row.clone(), known.consent.clone());
+            self.emit(EventKind::ConsentChanged, Some(&row), Some(&consent), None)?;
+        }
+        Ok(())
+    }
+
+    fn owner_exited(&mut self, pid: Pid) -> anyhow::Result<()> {
+        let name = record_file_name(pid);
+        let Some(roster) = &self.roster else { return Ok(()) };
+        let now = read_session_row(roster, &name);
+        self.compare_and_report(&name, now)
+    }
+
+    /// Reads everything again and reports every difference.
+    fn resync(&mut self, why: &str) -> anyhow::Result<()> {
+        self.emit(EventKind::Resync, None, None, Some(why))?;
+        self.roster = self.open_roster()?;
+        self.decider.forget_files(&process_env_os);
+        let rows = self.read_all()?;
+        let mut now: BTreeMap<String, SessionRow> =
+            rows.into_iter().map(|row| (row.file_name.clone(), row)).collect();
+        let names: Vec<String> =
+            self.known.keys().chain(now.keys()).cloned().collect::<HashSet<_>>().into_iter().collect();
+        let mut names = names;
+        names.sort();
+        for name in names {
+            let row = now.remove(&name);
+            self.compare_and_report(&name, row)?;
+        }
+        Ok(())
+    }
+
+    /// The registry directory is gone: every session in it with it.
+    fn vanished(&mut self) -> anyhow::Result<()> {
+        self.emit(EventKind::Resync, None, None, Some("the registry directory was removed"))?;
+        self.roster = None;
+        let names: Vec<String> = self.known.keys().cloned().collect();
+        for name in names {
+            self.compare_and_report(&name, None)?;
+        }
+        Ok(())
+    }
+
+    /// Owners without a pidfd are judged again after every change.
+    fn judge_unwatched_owners(&mut self) -> anyhow::Result<()> {
+        let pids: Vec<Pid> = self.unwatched.iter().copied().collect();
+        for pid in pids {
+            let name = record_file_name(pid);
+            let Some(roster) = &self.roster else { return Ok(()) };
+            let now = read_session_row(roster, &name);
+            if now.as_ref().is_some_and(|row| row.liveness() != Liveness::Alive) {
+                self.unwatched.remove(&pid);
+                self.compare_and_report(&name, now)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Prints one event, when its row passes the field filters.
+    fn emit(
+        &mut self,
+        kind: EventKind,
+        row: Option<&SessionRow>,
+        consent: Option<&SessionConsent>,
+        reason: Option<&str>,
+    ) -> anyhow::Result<()> {
+        if row.is_some_and(|row| !self.filter.admits(row)) || self.args.common.quiet {
+            return Ok(());
+        }
+        let at = Timestamp::now();
+        match self.args.common.output_format() {
+            OutputFormat::Json => writeln!(self.out, "{}", event_json(kind, at, row, consent, reason))?,
+            OutputFormat::Text => {
+                let line = event_text(kind, at, row, consent, reason, self.home.as_deref(), self.colour);
+                writeln!(self.out, "{line}")?;
+            }
+        }
+        self.out.flush()?;
+        Ok(())
+    }
+
+    /// With `--until-gone`: whether no live or unknown session matches the
+    /// target (a pid, or a session id) any more.
+    fn target_is_gone(&self) -> bool {
+        let Some(target) = &self.target else { return false };
+        !self.known.values().any(|known| {
+            let Some(record) = &known.row.record else { return false };
+            let named =
+                record.session_pid.to_string() == *target || record.session_id.as_deref() == Some(target);
+            named && known.row.liveness() != Liveness::Dead
+        })
+    }
+}
+
+/// What kind of change turned `before` into `now` (same file name), if any
+/// worth an event.
+fn change_between(before: &SessionRow, now: &SessionRow) -> Option<EventKind> {
+    match (&before.record, &now.record) {
+        (_, None) => {
+            let same_problem = before.problem == now.problem;
+            (!same_problem).then_some(EventKind::Problem)
+        }
+        (None, Some(_)) => Some(EventKind::Registered),
+        (Some(old), Some(new)) => {
+            let same_owner = old.session_pid == new.session_pid
+                && old.start_ticks == new.start_ticks
+                && old.boot_id == new.boot_id
+                && old.pidfs_ino == new.pidfs_ino;
+            if !same_owner {
+                Some(EventKind::Registered)
+            } else if before.liveness() != Liveness::Dead && now.liveness() == Liveness::Dead {
+                Some(EventKind::Died)
+            } else if old != new {
+                Some(EventKind::Refreshed)
+            } else {
+                None
+            }
+        }
+    }
+}
+
+fn consent_differs(before: &SessionConsent, now: &SessionConsent) -> bool {
+    (before.marker, before.should_arm, before.label) != (now.marker, now.should_arm, now.label)
+}
+
+/// One NDJSON line: `{"schema", "event", "at", "row", ["reason"]}`.
+fn event_json(
+    kind: EventKind,
+    at: Timestamp,
+    row: Option<&SessionRow>,
+    consent: Option<&SessionConsent>,
+    reason: Option<&str>,
+) -> String {
+    let row = match (row, consent) {
+        (Some(row), Some(consent)) => row.to_json(consent.row_consent()),
+        _ => serde_json::Value::Null,
+    };
+    let mut event = serde_json::json!({
+        "schema": EVENT_SCHEMA,
+        "event": kind.as_str(),
+        "at": at.to_rfc3339_millis(),
+        "row": row,
+    });
+    if let Some(reason) = reason {
+        event["reason"] = reason.into();
+    }
+    event.to_string()
+}
+
+/// One aligned line for people: local time, event, pid, harness, agent,
+/// state, consent, directory, session id.
+fn event_text(
+    kind: EventKind,
+    at: Timestamp,
+    row: Option<&SessionRow>,
+    consent: Option<&SessionConsent>,
+    reason: Option<&str>,
+    home: Option<&Path>,
+    colour: bool,
+) -> String {
+    let event = paint(&format!("{:<15}", kind.as_str()), kind.colour(), colour);
+    let clock = local_clock(at);
+    let Some(row) = row else {
+        return format!("{clock}  {event}  {}", escape_for_terminal(reason.unwrap_or_default()));
+    };
+    let pid = row.pid.map_or_else(|| "?".to_owned(), |pid| pid.to_string());
+    let dash = |value: Option<&str>| {
+        value
+            .filter(|value| !value.is_empty())
+            .map_or_else(|| "-".to_owned(), |value| escape_for_terminal(value).into_owned())
+    };
+    match &row.record {
+        Some(record) => format!(
+            "{clock}  {event}  {pid:<8} {:<12} {:<12} {:<8} {:<15} {}  {}",
+            dash(Some(&record.harness)),
+            dash(record.agent.as_deref()),
+            row.liveness().as_str(),
+            consent.map_or("-", |consent| consent.label),
+            home_relative(Path::new(&record.cwd), home),
+            dash(record.session_id.as_deref()),
+        ),
+        None => format!(
+            "{clock}  {event}  {pid:<8} {}: {} ({})",
+            row.problem.as_ref().map_or("problem", |problem| problem.kind.as_str()),
+            home_relative(&row.path, home),
+            escape_for_terminal(
+                &row.problem.as_ref().map(|problem| problem.detail.clone()).unwrap_or_default()
+            ),
+        ),
+    }
+}
