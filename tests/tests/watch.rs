@@ -1,0 +1,262 @@
+//! `roster-list --watch` as a script reads it: the NDJSON stream of a real
+//! watcher while real sessions register, refresh, arm, die by SIGKILL, are
+//! pruned, an untrusted entry is planted, and the registry is deleted and
+//! recreated; `--until-gone`; exit 0 on SIGINT, SIGTERM and a closed
+//! stdout; and no system call at all while nothing changes.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tests::{Owner, Sandbox, require_tool, wait_with_deadline};
+
+/// How long a test waits for one event before calling it missing.
+const EVENT_WAIT: Duration = Duration::from_secs(10);
+
+/// A running watcher and the events it printed, line by line.
+struct Watcher {
+    child: Child,
+    lines: Receiver<String>,
+}
+
+impl Watcher {
+    fn start(sandbox: &Sandbox, extra: &[&str]) -> Watcher {
+        let mut command = sandbox.command_in_root("roster-list", &["--watch", "--format", "json"]);
+        command.args(extra).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+        let mut child = command.spawn().expect("start roster-list --watch");
+        let lines = read_lines(child.stdout.take().expect("piped stdout"));
+        Watcher { child, lines }
+    }
+
+    /// The next event, parsed; fails the test if none comes in time.
+    fn next(&self) -> Value {
+        let line = match self.lines.recv_timeout(EVENT_WAIT) {
+            Ok(line) => line,
+            Err(RecvTimeoutError::Timeout) => panic!("no event within {EVENT_WAIT:?}"),
+            Err(RecvTimeoutError::Disconnected) => panic!("the watcher ended its output"),
+        };
+        let event: Value = serde_json::from_str(&line).unwrap_or_else(|error| panic!("{line:?}: {error}"));
+        assert_eq!(event["schema"], 1, "{event}");
+        assert!(tests::parse_rfc3339(event["at"].as_str().unwrap_or_default()).is_some(), "{event}");
+        event
+    }
+
+    /// The next event, which must be `kind` (for the row of `pid`, if given).
+    fn expect(&self, kind: &str, pid: Option<u32>) -> Value {
+        let event = self.next();
+        assert_eq!(event["event"], kind, "{event}");
+        if let Some(pid) = pid {
+            assert_eq!(event["row"]["session_pid"], pid, "{event}");
+        }
+        event
+    }
+
+    /// Nothing more arrives for a while.
+    fn expect_quiet(&self, wait: Duration) {
+        if let Ok(line) = self.lines.recv_timeout(wait) {
+            panic!("an unexpected event: {line}");
+        }
+    }
+
+    fn pid(&self) -> nix::unistd::Pid {
+        nix::unistd::Pid::from_raw(self.child.id() as i32)
+    }
+
+    fn finish(mut self) -> i32 {
+        let status =
+            wait_with_deadline(&mut self.child, Duration::from_secs(10)).expect("the watcher did not exit");
+        status.code().unwrap_or_else(|| panic!("the watcher died by a signal: {status:?}"))
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn read_lines(stdout: ChildStdout) -> Receiver<String> {
+    let (sender, receiver) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    receiver
+}
+
+fn run(sandbox: &Sandbox, tool: &str, args: &[&str]) {
+    sandbox.run(tool, args).expect_code(0);
+}
+
+#[test]
+fn a_watcher_reads_exactly_the_expected_event_sequence() {
+    let sandbox = Sandbox::new();
+    let first = Owner::spawn();
+    sandbox.register(first.pid(), &["--agent", "first"]);
+    let watcher = Watcher::start(&sandbox, &[]);
+    let listed = watcher.expect("listed", Some(first.pid()));
+    assert_eq!(listed["row"]["liveness"], "alive");
+    assert!(listed["row"]["should_arm"].is_boolean(), "{listed}");
+
+    let owner = Owner::spawn();
+    let pid = owner.pid().to_string();
+    run(&sandbox, "roster-register", &["--pid", &pid, "--session-id", "s-1", "--agent", "wren"]);
+    let registered = watcher.expect("registered", Some(owner.pid()));
+    assert_eq!(registered["row"]["session_id"], "s-1");
+
+    run(&sandbox, "roster-register", &["--pid", &pid, "--session-id", "s-2"]);
+    let refreshed = watcher.expect("refreshed", Some(owner.pid()));
+    assert_eq!(
+        (refreshed["row"]["session_id"].as_str(), refreshed["row"]["agent"].as_str()),
+        (Some("s-2"), Some("wren"))
+    );
+
+    run(&sandbox, "roster-consent", &["disarm", "--pid", &pid]);
+    let changed = watcher.expect("consent-changed", Some(owner.pid()));
+    assert_eq!(changed["row"]["consent"], "disarmed", "{changed}");
+    assert_eq!(changed["row"]["should_arm"], false);
+
+    let killed_at = Instant::now();
+    let dead_pid = owner.kill();
+    let died = watcher.expect("died", Some(dead_pid));
+    assert_eq!(died["row"]["liveness"], "dead", "{died}");
+    assert!(killed_at.elapsed() < EVENT_WAIT);
+
+    run(&sandbox, "roster-prune", &[]);
+    let removed = watcher.expect("removed", Some(dead_pid));
+    assert_eq!(removed["row"]["session_id"], "s-2", "the last known row: {removed}");
+
+    // An entry another process could have rewritten: listed, never believed.
+    let planted = sandbox.sessions().join("4242.json");
+    std::fs::write(&planted, b"{}").expect("plant an entry");
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+    let problem = watcher.expect("problem", Some(4242));
+    assert_eq!(problem["row"]["problem"], "untrusted", "{problem}");
+    watcher.expect_quiet(Duration::from_millis(300));
+
+    // The registry deleted: every entry goes, then the watcher says so.
+    std::fs::remove_dir_all(sandbox.root()).expect("delete the registry");
+    let mut removed_pids = vec![
+        watcher.expect("removed", None)["row"]["session_pid"].as_u64(),
+        watcher.expect("removed", None)["row"]["session_pid"].as_u64(),
+    ];
+    removed_pids.sort();
+    let mut expected = vec![Some(u64::from(first.pid())), Some(4242)];
+    expected.sort();
+    assert_eq!(removed_pids, expected);
+    let gone = watcher.expect("resync", None);
+    assert_eq!(gone["row"], Value::Null);
+    assert!(gone["reason"].as_str().is_some_and(|reason| reason.contains("removed")), "{gone}");
+
+    // ... and recreated: a resync, then what is there now.
+    let again = Owner::spawn();
+    sandbox.register(again.pid(), &["--agent", "again"]);
+    watcher.expect("resync", None);
+    watcher.expect("registered", Some(again.pid()));
+    watcher.expect_quiet(Duration::from_millis(300));
+
+    nix::sys::signal::kill(watcher.pid(), nix::sys::signal::Signal::SIGINT).expect("interrupt");
+    assert_eq!(watcher.finish(), 0, "SIGINT ends a watch with exit 0");
+}
+
+#[test]
+fn until_gone_returns_when_the_session_ends_by_pid_or_session_id() {
+    let sandbox = Sandbox::new();
+    let by_pid = Owner::spawn();
+    sandbox.register(by_pid.pid(), &[]);
+    let by_id = Owner::spawn();
+    sandbox.register(by_id.pid(), &["--session-id", "wait-for-me"]);
+
+    for (target, owner) in [(by_pid.pid().to_string(), by_pid), ("wait-for-me".to_owned(), by_id)] {
+        let mut command = sandbox.command_in_root("roster-list", &["--until-gone", &target, "-q"]);
+        command.stdout(Stdio::null()).stderr(Stdio::inherit());
+        let mut child = command.spawn().expect("start --until-gone");
+        // Still waiting while the session runs.
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(child.try_wait().expect("poll").is_none(), "--until-gone {target} returned early");
+        let killed = Instant::now();
+        owner.kill();
+        let status =
+            wait_with_deadline(&mut child, Duration::from_secs(10)).expect("--until-gone did not return");
+        assert_eq!(status.code(), Some(0), "{target}");
+        assert!(killed.elapsed() < Duration::from_secs(5), "{target}: took {:?}", killed.elapsed());
+    }
+    // A session that is not there is gone already.
+    let outcome = sandbox.run("roster-list", &["--until-gone", "no-such-session"]);
+    assert_eq!(outcome.code(), 0, "{outcome}");
+}
+
+#[test]
+fn a_closed_stdout_or_sigterm_ends_a_watch_with_exit_0() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    sandbox.register(owner.pid(), &[]);
+
+    let watcher = Watcher::start(&sandbox, &[]);
+    watcher.expect("listed", Some(owner.pid()));
+    nix::sys::signal::kill(watcher.pid(), nix::sys::signal::Signal::SIGTERM).expect("terminate");
+    assert_eq!(watcher.finish(), 0);
+
+    // The reader goes away while nothing happens: the watcher notices.
+    let mut command = sandbox.command_in_root("roster-list", &["--watch", "--format", "json"]);
+    command.stdin(Stdio::null()).stdout(Stdio::piped());
+    let mut child = command.spawn().expect("start the watcher");
+    let mut reader = BufReader::new(child.stdout.take().expect("piped"));
+    let mut first = String::new();
+    reader.read_line(&mut first).expect("the first row");
+    drop(reader);
+    let status =
+        wait_with_deadline(&mut child, Duration::from_secs(10)).expect("the watcher outlived its reader");
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
+/// While nothing changes, a watcher sleeps in the kernel: strace attached
+/// for five idle seconds sees no system call but the wait it interrupts.
+#[test]
+fn an_idle_watcher_makes_no_system_calls() {
+    let strace = require_tool("strace");
+    let sandbox = Sandbox::new();
+    let owners: Vec<Owner> = (0..3).map(|_| Owner::spawn()).collect();
+    for owner in &owners {
+        sandbox.register(owner.pid(), &[]);
+    }
+    let watcher = Watcher::start(&sandbox, &[]);
+    for _ in &owners {
+        watcher.expect("listed", None);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let trace = sandbox.base().join("idle.trace");
+    let mut tracer = Command::new(strace)
+        .args(["-f", "-qq", "-o"])
+        .arg(&trace)
+        .args(["-p", &watcher.child.id().to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("attach strace");
+    std::thread::sleep(Duration::from_secs(5));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(tracer.id() as i32), nix::sys::signal::Signal::SIGINT)
+        .expect("detach strace");
+    wait_with_deadline(&mut tracer, Duration::from_secs(10)).expect("strace did not detach");
+    let lines = std::fs::read_to_string(&trace).expect("read the trace");
+    // Attaching interrupts the wait in progress; strace shows it resumed
+    // (or restarted). Anything else is a wakeup.
+    let wakeups: Vec<&str> = lines
+        .lines()
+        .filter(|line| {
+            !line.contains("epoll_wait(") && !line.contains("restart_syscall(") && !line.contains("resumed>")
+        })
+        .collect();
+    assert!(wakeups.is_empty(), "an idle watcher made system calls:\n{lines}");
+    assert!(lines.contains("epoll_wait("), "strace saw no wait in progress, so it saw nothing:\n{lines}");
+    assert!(lines.lines().count() <= 2, "more than the one interrupted wait:\n{lines}");
+}
