@@ -23,7 +23,7 @@ _roster__list() {
 
     case "${cmd}" in
         roster__list)
-            opts="-q -h -V --dir --format --json --quiet --all --agent --harness --session-id --cwd --help --version"
+            opts="-q -h -V --dir --format --json --quiet --all --agent --harness --session-id --cwd --watch --until-gone --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -50,6 +50,10 @@ _roster__list() {
                     return 0
                     ;;
                 --cwd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --until-gone)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

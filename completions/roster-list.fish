@@ -5,8 +5,10 @@ complete -c roster-list -l agent -d 'Show only sessions registered under this ag
 complete -c roster-list -l harness -d 'Show only sessions of this harness (claude-code, codex, gemini-cli, ...; "" for an unknown one)' -r
 complete -c roster-list -l session-id -d 'Show only the session with this session id ("" for the sessions without one)' -r
 complete -c roster-list -l cwd -d 'Show only sessions working in DIR or below it' -r -F
+complete -c roster-list -l until-gone -d 'Watch until the session with this owner pid or session id is gone, then exit 0' -r
 complete -c roster-list -l json -d 'Print JSON, same as --format json'
 complete -c roster-list -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-list -l all -d 'Show dead sessions too'
+complete -c roster-list -l watch -d 'After the rows, print one event per change until interrupted (see EVENTS)'
 complete -c roster-list -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roster-list -s V -l version -d 'Print version'

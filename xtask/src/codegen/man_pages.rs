@@ -20,6 +20,10 @@ pub const MANUAL_NAME: &str = "roster manual";
 /// say, by the word they start with; every other paragraph becomes NOTES.
 const PARAGRAPHS_COVERED_BY_TABLES: [&str; 5] = ["Example", "Environment", "Exit status", "Files", "Usage"];
 
+/// Paragraphs of `after_long_help` that make a section of their own, by
+/// the word they start with: the same text in `--help` and in the page.
+const PARAGRAPHS_WITH_OWN_SECTION: [(&str, &str); 1] = [("Events", "EVENTS")];
+
 /// The complete roff source of `manual.binary`'s page in section 1.
 pub fn render_binary_page(manual: &BinaryManual) -> anyhow::Result<String> {
     let mut command = (manual.command)();
@@ -44,10 +48,18 @@ pub fn render_binary_page(manual: &BinaryManual) -> anyhow::Result<String> {
     let mut roff = Roff::new();
     render_subcommands(&mut roff, &command);
     render_exit_status_environment_and_files(&mut roff, &manual.sections);
-    let notes = note_paragraphs(command.get_after_long_help().or(command.get_after_help()));
+    let after_help = command.get_after_long_help().or(command.get_after_help());
+    let notes = note_paragraphs(after_help);
     if !notes.is_empty() {
         roff.control("SH", ["NOTES"]);
         render_paragraphs(&mut roff, &notes);
+    }
+    for (first_word, section) in PARAGRAPHS_WITH_OWN_SECTION {
+        let paragraphs = paragraphs_starting_with(after_help, first_word);
+        if !paragraphs.is_empty() {
+            roff.control("SH", [section]);
+            render_paragraphs(&mut roff, &paragraphs);
+        }
     }
     render_examples_and_see_also(&mut roff, &manual.sections, manual.binary);
     page.push_str(&render_without_preamble(&roff));
@@ -297,8 +309,19 @@ fn note_paragraphs(after_help: Option<&clap::builder::StyledStr>) -> Vec<String>
     split_paragraphs(&after_help.to_string())
         .into_iter()
         .filter(|paragraph| {
-            !PARAGRAPHS_COVERED_BY_TABLES.iter().any(|covered| paragraph.trim_start().starts_with(covered))
+            let start = paragraph.trim_start();
+            !PARAGRAPHS_COVERED_BY_TABLES.iter().any(|covered| start.starts_with(covered))
+                && !PARAGRAPHS_WITH_OWN_SECTION.iter().any(|(first_word, _)| start.starts_with(first_word))
         })
+        .collect()
+}
+
+/// The paragraphs of an `after_long_help` that start with `first_word`.
+fn paragraphs_starting_with(after_help: Option<&clap::builder::StyledStr>, first_word: &str) -> Vec<String> {
+    let Some(after_help) = after_help else { return Vec::new() };
+    split_paragraphs(&after_help.to_string())
+        .into_iter()
+        .filter(|paragraph| paragraph.trim_start().starts_with(first_word))
         .collect()
 }
 

@@ -254,12 +254,24 @@ const LIST_SECTIONS: PageSections = PageSections {
             commands: &["roster-list --agent wren"],
             output: &[],
         },
+        Example {
+            description: "Follow the registry live, one JSON event per line (see EVENTS):",
+            commands: &["roster-list --watch --json"],
+            output: &[],
+        },
+        Example {
+            description: "Wait until session 5854 has ended, like tail --pid:",
+            commands: &["roster-list --until-gone 5854 && echo finished"],
+            output: &[],
+        },
     ],
     exit_statuses: &[
         ExitStatus {
             code: "0",
             meaning: "Listed, even when some entries are problems (malformed, untrusted, \
-                      unsupported-format): one bad file never fails the command.",
+                      unsupported-format): one bad file never fails the command. With --watch, \
+                      also on SIGINT, SIGTERM or a reader that went away; with --until-gone, \
+                      once the session is gone.",
         },
         ExitStatus { code: "1", meaning: "Failed: an I/O error." },
         ExitStatus { code: "2", meaning: "Bad input or usage: an invalid flag or flag value." },
