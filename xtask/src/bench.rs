@@ -11,6 +11,7 @@ pub mod measure;
 pub mod owners;
 pub mod report;
 pub mod seed;
+pub mod watch;
 pub mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -99,6 +100,16 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     figures.push(bench.measure_true()?);
     drop(registrants);
 
+    progress(&format!("timing roster-list --watch over {} live sessions", thousands(largest)));
+    let watch = watch::measure_watch(
+        &bench.tool("roster-list"),
+        &bench.tool("roster-register"),
+        &live.get(largest).root,
+        &bench.work_directory,
+        largest,
+        if quick { 20 } else { 100 },
+    )?;
+
     let contention = bench.measure_contention(&owners, registrations_per_writer)?;
 
     progress("killing the owners: their records become dead ones for prune");
@@ -115,10 +126,14 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         contention,
     };
     println!("{}", report.render_table());
+    println!("{}", watch.render());
     print_reproduction(&report);
     let saved = save_json(&report)?;
     println!("saved {}", saved.display());
 
+    if !quick && !watch.targets_met() {
+        bail!("a target of roster-list --watch was missed (see the watch lines above)");
+    }
     if !quick && !report.all_targets_met() {
         bail!("a speed target of SPEC §9 was missed (see the table above)");
     }
