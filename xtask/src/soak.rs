@@ -12,6 +12,7 @@ mod invariants;
 mod namespace;
 mod owners;
 mod tools;
+mod watcher;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -165,7 +166,17 @@ fn soak_on(
         if soak.consent_binary.is_some() { "" } else { "; roster-consent is not built, so no consent flips" }
     );
 
+    let mut watch_command = soak.tool("roster-list");
+    watch_command.arg("--dir").arg(&soak.roster);
+    let mut watcher = watcher::SoakWatcher::start(watch_command)?;
+    let watcher_pid = watcher.pid();
+    let mut early_memory = None;
     let thread_failures: Vec<String> = std::thread::scope(|scope| {
+        let early_memory = &mut early_memory;
+        scope.spawn(move || {
+            std::thread::sleep(Duration::from_secs(seconds) / 4);
+            *early_memory = watcher::resident_kib(watcher_pid);
+        });
         let mut handles = Vec::new();
         let mut next_seed = seed;
         let mut random = || {
@@ -205,7 +216,9 @@ fn soak_on(
     }
 
     let final_prune = soak.final_prune()?;
-    let results = invariants::check_all(&soak, &stale_temporaries, run_started)?;
+    watcher.set_early_memory(early_memory);
+    let mut results = invariants::check_all(&soak, &stale_temporaries, run_started)?;
+    results.push(watcher.finish());
     print_summary(&soak, seconds, &final_prune, &results);
     for slot in soak.live_owners.lock().expect("no soak thread panics").drain(..) {
         if let Some(owner) = slot.process.lock().expect("no soak thread panics").take() {
