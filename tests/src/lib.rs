@@ -521,6 +521,49 @@ impl Drop for Owner {
     }
 }
 
+/// An owner that armed consent for itself: a shell that ran
+/// `roster-consent arm --pid parent` (so the owner is verified, as a
+/// session's own shell is), then became `sleep` in place, keeping the
+/// identity the marker holds. Killed and reaped when dropped.
+pub struct ArmedOwner {
+    child: Child,
+}
+
+impl ArmedOwner {
+    /// Arms in the roster directory `root`, recording `cwd`, with `home` as
+    /// HOME; waits until the marker exists.
+    pub fn spawn(root: &Path, home: &Path, cwd: &Path) -> ArmedOwner {
+        let child = Command::new("sh")
+            .args([
+                "-c",
+                "\"$0\" --dir \"$1\" arm --pid parent --cwd \"$2\" >/dev/null 2>&1 && exec sleep 100000",
+            ])
+            .arg(binary("roster-consent"))
+            .arg(root)
+            .arg(cwd)
+            .env_clear()
+            .env("HOME", home)
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("spawn an owner that arms itself");
+        let marker = root.join("consent").join(format!("{}.json", child.id()));
+        assert!(poll_until(Duration::from_secs(10), || marker.exists()), "the owner did not arm itself");
+        ArmedOwner { child }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for ArmedOwner {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// A pid that named a process a moment ago and now names none.
 pub fn dead_pid() -> u32 {
     Owner::spawn().kill()

@@ -3,41 +3,9 @@
 //! recorded directory: JSON `should_arm` and `consent_reason`, and the text
 //! CONSENT column shows the decision, not the raw marker.
 
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::path::Path;
 
-use tests::{Owner, Sandbox, binary, poll_until};
-
-/// A shell that armed consent for itself, then became `sleep` in place.
-struct ArmedOwner(Child);
-
-impl ArmedOwner {
-    fn spawn(sandbox: &Sandbox) -> ArmedOwner {
-        let child = Command::new("sh")
-            .args(["-c", "\"$0\" --dir \"$1\" arm --pid parent --cwd / >/dev/null 2>&1 && exec sleep 100000"])
-            .arg(binary("roster-consent"))
-            .arg(sandbox.root())
-            .env_clear()
-            .env("HOME", sandbox.home())
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("spawn an owner that arms itself");
-        let marker = sandbox.consent().join(format!("{}.json", child.id()));
-        assert!(poll_until(Duration::from_secs(10), || marker.exists()), "the owner did not arm itself");
-        ArmedOwner(child)
-    }
-
-    fn pid(&self) -> u32 {
-        self.0.id()
-    }
-}
-
-impl Drop for ArmedOwner {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use tests::{ArmedOwner, Owner, Sandbox};
 
 fn repository(sandbox: &Sandbox, name: &str, roster_toml: Option<&str>) -> String {
     let directory = sandbox.base().join(name);
@@ -64,7 +32,7 @@ fn each_row_shows_the_decision_should_arm_gives_from_the_sessions_own_directory(
     sandbox.register(auto.pid(), &["--cwd", &opted_in]);
     let off = Owner::spawn();
     sandbox.register(off.pid(), &["--cwd", &plain]);
-    let armed = ArmedOwner::spawn(&sandbox);
+    let armed = ArmedOwner::spawn(sandbox.root(), sandbox.home(), Path::new("/"));
     sandbox.register(armed.pid(), &["--cwd", &plain]);
     let disarmed = Owner::spawn();
     sandbox.register(disarmed.pid(), &["--cwd", &opted_in]);

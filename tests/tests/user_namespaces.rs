@@ -4,12 +4,10 @@
 //! pass of register and the consent gate must still see live host sessions
 //! alive, and dead ones must still go where their death is provable.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
 use serde_json::Value;
-use tests::{COMMAND_DEADLINE, Outcome, Owner, Sandbox, binary, require_tool, run_with_deadline};
+use tests::{ArmedOwner, COMMAND_DEADLINE, Outcome, Owner, Sandbox, require_tool, run_with_deadline};
 
 /// The ways agent sandboxes enter a user namespace that keeps the host's
 /// pid namespace: a wrapper command and its arguments before the tool.
@@ -79,49 +77,6 @@ fn liveness_of(rows: &[Value], pid: u32) -> String {
     format!("{}: {}", row["liveness"].as_str().unwrap_or("?"), row["liveness_reason"].as_str().unwrap_or("?"))
 }
 
-/// An owner that armed consent for itself (a shell that ran
-/// `roster-consent arm --pid parent`, then became `sleep` in place, so its
-/// identity is the one the marker holds).
-struct ArmedOwner {
-    child: std::process::Child,
-}
-
-impl ArmedOwner {
-    fn spawn(sandbox: &Sandbox, cwd: &Path) -> ArmedOwner {
-        let child = Command::new("sh")
-            .args([
-                "-c",
-                "\"$0\" --dir \"$1\" arm --pid parent --cwd \"$2\" >/dev/null 2>&1 && exec sleep 100000",
-            ])
-            .arg(binary("roster-consent"))
-            .arg(sandbox.root())
-            .arg(cwd)
-            .env_clear()
-            .env("HOME", sandbox.home())
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("spawn an owner that arms itself");
-        let marker = sandbox.consent().join(format!("{}.json", child.id()));
-        assert!(
-            tests::poll_until(Duration::from_secs(10), || marker.exists()),
-            "the owner did not arm itself"
-        );
-        ArmedOwner { child }
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-}
-
-impl Drop for ArmedOwner {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn live_host_sessions_stay_alive_seen_from_a_user_namespace_and_dead_ones_still_go() {
     for (name, wrapper) in user_namespace_wrappers() {
@@ -133,7 +88,7 @@ fn live_host_sessions_stay_alive_seen_from_a_user_namespace_and_dead_ones_still_
 
         let live = Owner::spawn();
         sandbox.register(live.pid(), &["--agent", "live", "--cwd", work_text]);
-        let armed = ArmedOwner::spawn(&sandbox, &work);
+        let armed = ArmedOwner::spawn(sandbox.root(), sandbox.home(), &work);
         sandbox.register(armed.pid(), &["--agent", "armed", "--cwd", work_text]);
         // Registered first and killed together, so no register reaps one
         // before the sandbox gets to judge it.
