@@ -131,3 +131,59 @@ fn a_harness_that_is_pid_1_of_its_namespace_is_named_in_the_refusal() {
     );
     assert!(outcome.stderr.contains("pid 1"), "the refusal does not say the harness is pid 1\n{outcome}");
 }
+
+/// Without a mapping, another user's roster directory looks like the
+/// caller's: it must still be refused, on the kernel's word.
+#[test]
+fn another_users_registry_is_refused_from_a_user_namespace_without_a_mapping() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    sandbox.register(owner.pid(), &[]);
+    for directory in [sandbox.root().to_owned(), sandbox.sessions(), sandbox.consent()] {
+        nix::unistd::chown(&directory, Some(nix::unistd::Uid::from_raw(OTHER_UID)), None)
+            .unwrap_or_else(|error| panic!("chown {} (the tests run as root): {error}", directory.display()));
+        // Readable by others, so the sandboxed caller can open it at all.
+        std::fs::set_permissions(&directory, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+    }
+    let listed = in_unmapped_user_namespace(&sandbox, "roster-list", &[], sandbox.home());
+    assert_eq!(listed.code(), 3, "another user's registry was trusted from `unshare -U`\n{listed}");
+    assert!(listed.stderr.contains("cannot be proved yours"), "{listed}");
+    // And the same registry, given back, is trusted again.
+    for directory in [sandbox.root().to_owned(), sandbox.sessions(), sandbox.consent()] {
+        nix::unistd::chown(&directory, Some(nix::unistd::Uid::from_raw(0)), None).expect("chown back");
+    }
+    let listed = in_unmapped_user_namespace(&sandbox, "roster-list", &["--json"], sandbox.home());
+    assert_eq!(listed.code(), 0, "{listed}");
+}
+
+/// An owner that changes its uid after registering (dropping privileges)
+/// is still the process the pidfs inode names: alive, and kept by prune.
+#[test]
+fn an_owner_that_changes_its_uid_is_still_alive() {
+    let setpriv = require_tool("setpriv");
+    let sandbox = Sandbox::new();
+    let script = format!(
+        "\"{}\" --dir \"{}\" --pid $$ --quiet && exec \"{}\" --reuid={OTHER_UID} --regid={OTHER_UID} --clear-groups sleep 100000",
+        binary("roster-register").display(),
+        sandbox.root().display(),
+        setpriv.display()
+    );
+    let mut child = Command::new("sh").args(["-c", &script]).spawn().expect("spawn an owner");
+    let pid = child.id();
+    let record = sandbox.record_path(pid);
+    let changed = tests::poll_until(std::time::Duration::from_secs(10), || {
+        record.exists()
+            && std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|status| {
+                status.lines().any(|line| line.starts_with("Uid:") && line.contains(&OTHER_UID.to_string()))
+            })
+    });
+    assert!(changed, "the owner did not register and change its uid");
+    let rows = sandbox.list_all();
+    let row = rows.iter().find(|row| row["session_pid"] == pid).expect("a row");
+    assert_eq!(row["liveness"], "alive", "{row:#}");
+    sandbox.run("roster-prune", &[]).expect_code(0);
+    assert!(record.exists(), "prune removed a live session whose owner changed its uid");
+    let _ = child.kill();
+    let _ = child.wait();
+}

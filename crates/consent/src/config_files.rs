@@ -9,6 +9,7 @@
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Read};
+use std::os::fd::AsFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -238,6 +239,15 @@ fn read_config_file(path: &Path, trust: Trust) -> FileRead {
     }
     if let Some(refused) = refusal(&after, trust) {
         return refused;
+    }
+    if trust == Trust::WrittenByYou
+        && after.uid() == nix::unistd::geteuid().as_raw()
+        && !registry_core::owned_by_caller(file.as_fd(), after.uid(), after.mode())
+    {
+        return FileRead::Untrusted(format!(
+            "cannot be proved yours: {}; it enables nothing",
+            registry_core::UNPROVABLE_OWNER
+        ));
     }
     let mut bytes = Vec::with_capacity(after.len().min(MAX_CONFIG_BYTES) as usize);
     if let Err(error) = file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes) {

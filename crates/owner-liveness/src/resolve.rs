@@ -89,6 +89,12 @@ pub enum ResolveError {
          name the harness process instead: --pid with its pid, or --pid parent from the session's shell"
     )]
     NotAnOwner { named_by: &'static str, pid: Pid, what: &'static str },
+    #[error(
+        "the {harness} process above this command is pid 1 of its pid namespace (a container's entry \
+         point), and pid 1 is never an owner since it outlives every session; start the harness under an \
+         init (`docker run --init`, tini) so that it gets a pid of its own"
+    )]
+    HarnessIsInit { harness: &'static str },
 }
 
 /// pid 1 (init, or a container's first process): never a session's owner.
@@ -153,9 +159,19 @@ pub fn resolve_owner(
         }
     }
 
-    nearest_harness_run(query.ancestry, patterns)
-        .map(|pid| found(pid, OwnerSource::Ancestor))
-        .ok_or(ResolveError::NotFound)
+    if let Some(pid) = nearest_harness_run(query.ancestry, patterns) {
+        return Ok(found(pid, OwnerSource::Ancestor));
+    }
+    // The walk passes init by; say so when init was the harness.
+    match query
+        .ancestry
+        .iter()
+        .find(|step| step.pid.get() == INIT_PID)
+        .and_then(|init| patterns.harness_of(init))
+    {
+        Some(harness) => Err(ResolveError::HarnessIsInit { harness }),
+        None => Err(ResolveError::NotFound),
+    }
 }
 
 fn env_pid(query: &OwnerQuery<'_>, variable: &str) -> Result<Option<Pid>, ResolveError> {

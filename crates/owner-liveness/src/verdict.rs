@@ -202,6 +202,11 @@ fn judge_process<P: ProcessFacts>(
                 identity.start_ticks
             ));
         }
+        // The pidfs inode names one process for the whole boot: where it
+        // agrees, the process is the one that registered, whatever uid it
+        // shows now (it may have changed its uid, or be seen through a user
+        // namespace that translates it), so the uid proves nothing.
+        Ok(ProcIdentity { start_ticks, .. }) if pidfs_agrees => running_since = Some(start_ticks),
         Ok(ProcIdentity { uid, start_ticks }) => match uid_frame(identity, own_user_ns, process) {
             UidFrame::Shared if uid == identity.uid => running_since = Some(start_ticks),
             UidFrame::Shared if own_user_ns == INITIAL_USER_NS_INODE => {
@@ -218,9 +223,8 @@ fn judge_process<P: ProcessFacts>(
                  inode may have been reused, that proves nothing",
                 identity.uid
             )),
-            // The uid is translated here, so it proves nothing either way;
-            // the pidfs inode and the start tick must prove the identity.
-            UidFrame::Foreign(_) if pidfs_agrees => running_since = Some(start_ticks),
+            // The uid is translated here, so it proves nothing either way,
+            // and without a pidfs inode the start tick alone is no proof.
             UidFrame::Foreign(why) => unknowns.push(format!(
                 "pid {pid} started at tick {start_ticks} as recorded, but its uid cannot be compared \
                  ({why}) and no pidfs inode proves it is the same process"

@@ -179,10 +179,20 @@ fn a_live_process_judged_against_a_changed_record() {
             identity.start_ticks + 1
         ),
     );
+    // Without a pidfs inode the uid witnesses pid reuse; with one that
+    // agrees, a uid change is the same process changing its uid.
     check(
-        |recorded| recorded.uid = recorded.uid.wrapping_add(1),
+        |recorded| {
+            recorded.uid = recorded.uid.wrapping_add(1);
+            recorded.pidfs_ino = None;
+        },
         Liveness::Dead,
         format!("pid {pid} now belongs to uid {}, not {}", identity.uid, identity.uid.wrapping_add(1)),
+    );
+    check(
+        |recorded| recorded.uid = recorded.uid.wrapping_add(1),
+        Liveness::Alive,
+        format!("pid {pid} running since tick {}", identity.start_ticks),
     );
     check(
         |recorded| recorded.boot_id = "00000000-0000-0000-0000-000000000000".to_owned(),

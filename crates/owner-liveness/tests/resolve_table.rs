@@ -384,7 +384,7 @@ fn init_is_never_an_owner() {
     // A container whose first process is the harness: the walk passes it by.
     check(
         Situation { flag: None, env: &[], tree: &["1000 roster-register", "900 bash", "1 claude"] },
-        "NotFound",
+        "HarnessIsInit { harness: \"claude-code\" }",
     );
     check(
         Situation {

@@ -238,13 +238,29 @@ fn rule_4_another_start_tick_or_uid_is_dead() {
         |case| process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 991 }),
         "dead: pid 4242 now names a process started at tick 991, not 870",
     );
+    // Without a pidfs inode to name the process, the uid is the only other
+    // witness of pid reuse.
     check(
-        |case| process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 870 }),
+        |case| {
+            process(case).pidfs_inode = None;
+            process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 870 });
+        },
         "dead: pid 4242 now belongs to uid 0, not 1000",
     );
     check(
         |case| process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 991 }),
         "dead: pid 4242 now names a process started at tick 991, not 870",
+    );
+}
+
+/// The pidfs inode names one process for the whole boot: where it agrees,
+/// a process that changed its uid (setuid, a dropped privilege) is still
+/// the one that registered, and a live session is never called dead.
+#[test]
+fn rule_4_a_uid_change_of_the_very_process_the_pidfs_inode_names_is_alive() {
+    check(
+        |case| process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 870 }),
+        "alive: pid 4242 running since tick 870",
     );
 }
 
@@ -420,9 +436,13 @@ fn rule_4_a_uid_read_from_another_user_namespace_is_not_compared() {
         },
         "dead: pid 4242 is gone",
     );
-    // In the recorded user namespace the uid is compared as always.
+    // In the recorded user namespace, without a pidfs inode, the uid is
+    // compared as always.
     check(
-        |case| process(case).proc = Ok(ProcIdentity { uid: 65534, start_ticks: 870 }),
+        |case| {
+            process(case).pidfs_inode = None;
+            process(case).proc = Ok(ProcIdentity { uid: 65534, start_ticks: 870 });
+        },
         "dead: pid 4242 now belongs to uid 65534, not 1000",
     );
 }
@@ -436,9 +456,20 @@ fn rule_4_older_records_compare_the_uid_only_in_the_owners_user_namespace() {
     check(
         |case| {
             older(case);
+            process(case).pidfs_inode = None;
             process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 870 });
         },
         "dead: pid 4242 now belongs to uid 0, not 1000",
+    );
+    // An older record written inside a user namespace that translated the
+    // uid, read from the host: the pidfs inode proves the owner.
+    check(
+        |case| {
+            older(case);
+            process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 870 });
+            case.recorded.uid = 65534;
+        },
+        "alive: pid 4242 running since tick 870",
     );
     check(
         |case| {
@@ -469,6 +500,7 @@ fn rule_4_a_uid_that_differs_outside_the_initial_user_namespace_is_unknown() {
         |case| {
             case.recorded.user_ns = Some(99);
             case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 12, user_ns: 99 });
+            process(case).pidfs_inode = None;
             process(case).proc = Ok(ProcIdentity { uid: 1001, start_ticks: 870 });
         },
         "unknown: pid 4242 now shows uid 1001, not 1000, but in user namespace 99, whose inode may have \

@@ -255,6 +255,13 @@ fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &
             "use a directory of your own (--dir or ROSTER_DIR)",
         ));
     }
+    if !crate::ownership::owned_by_caller(fd.as_fd(), stat.st_uid, stat.st_mode) {
+        return Err(untrusted(
+            shown,
+            &format!("cannot be proved yours: {}", crate::ownership::UNPROVABLE_OWNER),
+            "use a directory of your own (--dir or ROSTER_DIR)",
+        ));
+    }
     let mode = stat.st_mode & 0o7777;
     if mode & 0o022 != 0 {
         return Err(untrusted(
@@ -293,10 +300,14 @@ fn check_ancestors(parent: &Path) -> Result<()> {
         }
     }
     let real = std::fs::canonicalize(&given).map_err(|error| Error::io("resolve", &given, error))?;
+    // Where this user namespace maps no uid to the caller, root's
+    // directories and other users' look the same (the overflow uid): the
+    // owner cannot be told, and only the modes below are checked.
+    let owners_visible = !crate::ownership::caller_uid_is_unmapped();
     for ancestor in real.ancestors() {
         let metadata = std::fs::metadata(ancestor).map_err(|error| Error::io("stat", ancestor, error))?;
         let mode = metadata.mode() & 0o7777;
-        if !owner_ok(metadata.uid()) {
+        if owners_visible && !owner_ok(metadata.uid()) {
             return Err(untrusted_parent(
                 ancestor,
                 &format!("is owned by uid {}, neither you (uid {euid}) nor root", metadata.uid()),

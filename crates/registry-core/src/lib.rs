@@ -8,6 +8,7 @@ mod error;
 mod files;
 mod hook_log;
 mod list;
+mod ownership;
 mod prune;
 mod record;
 mod register;
@@ -28,6 +29,7 @@ pub use hook_log::{
     HOOK_LOG_LINES, HOOK_LOG_NAME, append_hook_error, append_hook_error_within, recent_hook_errors,
 };
 pub use list::{ListFilter, Listing, list_sessions, sort_newest_first};
+pub use ownership::{UNPROVABLE_OWNER, caller_uid_is_unmapped, owned_by_caller};
 pub use prune::{
     PruneOptions, PruneReport, TEMP_MAX_AGE, prune_sessions, remove_current, remove_old_temporaries,
     remove_session_row,
