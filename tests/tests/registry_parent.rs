@@ -94,3 +94,41 @@ fn a_parent_or_a_symlink_above_owned_by_another_user_is_refused() {
     chown(&link, 4242, 4242);
     assert_refused(&sandbox, &link.join("roster"), &link, "is a symlink owned by uid 4242");
 }
+
+/// Group write on a parent is harmless only when the group is the user's
+/// own private group: named as the user, no other member, and no other
+/// account's primary group. Run with a private /etc/passwd (bind-mounted
+/// in a mount namespace) that either has such an account or not.
+#[test]
+fn a_group_writable_parent_is_trusted_only_for_a_group_nobody_else_is_in() {
+    let unshare = tests::require_tool("unshare");
+    let sandbox = Sandbox::new();
+    let shared = sandbox.base().join("shared");
+    let roster = shared.join("roster");
+    std::fs::create_dir_all(&roster).expect("create the roster directory");
+    set_mode(&roster, 0o700);
+    chown(&shared, 0, 0);
+    set_mode(&shared, 0o775);
+    let only_root = "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n";
+    let with_another = format!("{only_root}intruder:x:1235:0:in root's group:/:/bin/sh\n");
+    for (passwd, trusted) in [(only_root.to_owned(), true), (with_another, false)] {
+        let passwd_file = sandbox.base().join("passwd");
+        std::fs::write(&passwd_file, &passwd).expect("write a passwd file");
+        let owner = Owner::spawn();
+        let script =
+            format!("mount --bind \"$0\" /etc/passwd && exec \"$1\" --dir \"$2\" --pid {}", owner.pid());
+        let mut command = std::process::Command::new(&unshare);
+        command
+            .args(["-m", "--propagation", "private", "--", "sh", "-c", &script])
+            .arg(&passwd_file)
+            .arg(tests::binary("roster-register"))
+            .arg(&roster);
+        let outcome = run_with_deadline(&mut command, tests::COMMAND_DEADLINE);
+        if trusted {
+            assert_eq!(outcome.code(), 0, "root's private group: {outcome}");
+        } else {
+            assert_eq!(outcome.code(), 3, "an account whose primary group is root's: {outcome}");
+            assert!(outcome.stderr.contains("writable by its group"), "{outcome}");
+        }
+    }
+}

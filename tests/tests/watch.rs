@@ -32,6 +32,7 @@ impl Watcher {
     }
 
     /// The next event, parsed; fails the test if none comes in time.
+    #[track_caller]
     fn next(&self) -> Value {
         let line = match self.lines.recv_timeout(EVENT_WAIT) {
             Ok(line) => line,
@@ -45,6 +46,7 @@ impl Watcher {
     }
 
     /// The next event, which must be `kind` (for the row of `pid`, if given).
+    #[track_caller]
     fn expect(&self, kind: &str, pid: Option<u32>) -> Value {
         let event = self.next();
         assert_eq!(event["event"], kind, "{event}");
@@ -135,9 +137,12 @@ fn a_watcher_reads_exactly_the_expected_event_sequence() {
     assert_eq!(removed["row"]["session_id"], "s-2", "the last known row: {removed}");
 
     // An entry another process could have rewritten: listed, never believed.
-    let planted = sandbox.sessions().join("4242.json");
-    std::fs::write(&planted, b"{}").expect("plant an entry");
-    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+    // Written aside (a dotfile, which the watcher ignores) and renamed into
+    // place, so it appears whole, in one event.
+    let aside = sandbox.sessions().join(".planting");
+    std::fs::write(&aside, b"{}").expect("plant an entry");
+    std::fs::set_permissions(&aside, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+    std::fs::rename(&aside, sandbox.sessions().join("4242.json")).expect("rename into place");
     let problem = watcher.expect("problem", Some(4242));
     assert_eq!(problem["row"]["problem"], "untrusted", "{problem}");
     watcher.expect_quiet(Duration::from_millis(300));

@@ -25,7 +25,8 @@ pub enum ConfigOutcome {
     Untrusted(String),
     /// The file is not valid TOML or a value has the wrong type or form.
     Unparseable(String),
-    /// The file has a key roster does not know; the dotted key name.
+    /// The file has a key roster does not know; the whole message (where,
+    /// which key, the nearest known one).
     UnknownKey(String),
 }
 
@@ -44,7 +45,7 @@ impl ConfigOutcome {
             ConfigOutcome::Unreadable(why) => Some(format!("unreadable: {why}")),
             ConfigOutcome::Untrusted(why) => Some(format!("untrusted: {why}")),
             ConfigOutcome::Unparseable(why) => Some(format!("does not parse: {why}")),
-            ConfigOutcome::UnknownKey(key) => Some(unknown_key_message(key)),
+            ConfigOutcome::UnknownKey(message) => Some(message.clone()),
             _ => None,
         }
     }
@@ -52,7 +53,7 @@ impl ConfigOutcome {
     fn from_problem(problem: ConfigProblem) -> ConfigOutcome {
         match problem {
             ConfigProblem::Unparseable(why) => ConfigOutcome::Unparseable(why),
-            ConfigProblem::UnknownKey(key) => ConfigOutcome::UnknownKey(key),
+            unknown @ ConfigProblem::UnknownKey { .. } => ConfigOutcome::UnknownKey(unknown.to_string()),
         }
     }
 
@@ -80,15 +81,17 @@ impl ConfigOutcome {
 pub enum ConfigProblem {
     #[error("{0}")]
     Unparseable(String),
-    #[error("{}", unknown_key_message(.0))]
-    UnknownKey(String),
+    /// The dotted key, and the line it is on when it can be told.
+    #[error("{}", unknown_key_message(key, *line))]
+    UnknownKey { key: String, line: Option<usize> },
 }
 
-fn unknown_key_message(key: &str) -> String {
+fn unknown_key_message(key: &str, line: Option<usize>) -> String {
     let suggestion =
         nearest_known_key(key).map(|known| format!(" (did you mean {known}?)")).unwrap_or_default();
+    let place = line.map(|line| format!("line {line}: ")).unwrap_or_default();
     format!(
-        "unknown key `{key}`{suggestion}; the known keys are `agent_name` (repository file only) and \
+        "{place}unknown key `{key}`{suggestion}; the known keys are `agent_name` (repository file only) and \
          `[consent] auto_arm`"
     )
 }
@@ -162,6 +165,10 @@ pub struct Decision {
 /// Parses a repository file strictly: unknown keys are an error naming the
 /// key, `agent_name` must be a valid agent name, `auto_arm` a boolean.
 pub fn parse_repo_config(bytes: &[u8]) -> Result<RepoConfig, ConfigProblem> {
+    parse_repo_table(bytes).map_err(|problem| locate_unknown_key(problem, bytes))
+}
+
+fn parse_repo_table(bytes: &[u8]) -> Result<RepoConfig, ConfigProblem> {
     let table = parse_table(bytes)?;
     reject_unknown_keys(&table, &["agent_name", "consent"])?;
     let agent_name = match table.get("agent_name") {
@@ -183,9 +190,36 @@ pub fn parse_repo_config(bytes: &[u8]) -> Result<RepoConfig, ConfigProblem> {
 
 /// Parses a user file strictly: only `[consent] auto_arm` is known.
 pub fn parse_user_config(bytes: &[u8]) -> Result<UserConfig, ConfigProblem> {
-    let table = parse_table(bytes)?;
-    reject_unknown_keys(&table, &["consent"])?;
-    Ok(UserConfig { auto_arm: consent_auto_arm(&table)? })
+    let parsed = parse_table(bytes).and_then(|table| {
+        reject_unknown_keys(&table, &["consent"])?;
+        Ok(UserConfig { auto_arm: consent_auto_arm(&table)? })
+    });
+    parsed.map_err(|problem| locate_unknown_key(problem, bytes))
+}
+
+/// Adds the line an unknown key is on, found in the file's spans.
+fn locate_unknown_key(problem: ConfigProblem, bytes: &[u8]) -> ConfigProblem {
+    let ConfigProblem::UnknownKey { key, line: None } = problem else { return problem };
+    let line = std::str::from_utf8(bytes).ok().and_then(|text| line_of_key(text, &key));
+    ConfigProblem::UnknownKey { key, line }
+}
+
+/// The line of a dotted key (`consent.auto_arn`) in a TOML text.
+fn line_of_key(text: &str, dotted: &str) -> Option<usize> {
+    let document = toml::de::DeTable::parse(text).ok()?;
+    let mut table = document.get_ref();
+    let mut parts = dotted.split('.').peekable();
+    while let Some(part) = parts.next() {
+        let (key, value) = table.iter().find(|(key, _)| key.get_ref().as_ref() == part)?;
+        if parts.peek().is_none() {
+            return Some(text[..key.span().start.min(text.len())].matches('\n').count() + 1);
+        }
+        match value.get_ref() {
+            toml::de::DeValue::Table(inner) => table = inner,
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// Resolves the two files into the auto-arm decision (SPEC §7):
@@ -307,7 +341,7 @@ fn line_and_column(text: &str, offset: usize) -> String {
 
 fn reject_unknown_keys(table: &toml::Table, known: &[&str]) -> Result<(), ConfigProblem> {
     if let Some(key) = table.keys().find(|key| !known.contains(&key.as_str())) {
-        return Err(ConfigProblem::UnknownKey(key.clone()));
+        return Err(ConfigProblem::UnknownKey { key: key.clone(), line: None });
     }
     Ok(())
 }
@@ -325,7 +359,7 @@ fn consent_auto_arm(table: &toml::Table) -> Result<Option<bool>, ConfigProblem> 
         }
     };
     if let Some(key) = consent.keys().find(|key| key.as_str() != "auto_arm") {
-        return Err(ConfigProblem::UnknownKey(format!("consent.{key}")));
+        return Err(ConfigProblem::UnknownKey { key: format!("consent.{key}"), line: None });
     }
     match consent.get("auto_arm") {
         None => Ok(None),
@@ -381,12 +415,18 @@ mod tests {
             Ok(RepoConfig { agent_name: None, auto_arm: Some(false) })
         );
         assert_eq!(repo("[consent]\n"), Ok(RepoConfig::default()));
-        assert_eq!(repo("agent = \"wren\""), Err(ConfigProblem::UnknownKey("agent".into())));
+        assert_eq!(
+            repo("agent = \"wren\""),
+            Err(ConfigProblem::UnknownKey { key: "agent".into(), line: Some(1) })
+        );
         assert_eq!(
             repo("[consent]\nauto-arm = true"),
-            Err(ConfigProblem::UnknownKey("consent.auto-arm".into()))
+            Err(ConfigProblem::UnknownKey { key: "consent.auto-arm".into(), line: Some(2) })
         );
-        assert_eq!(repo("[other]\nx = 1"), Err(ConfigProblem::UnknownKey("other".into())));
+        assert_eq!(
+            repo("[other]\nx = 1"),
+            Err(ConfigProblem::UnknownKey { key: "other".into(), line: Some(1) })
+        );
         for bad in [
             "[consent]\nauto_arm = \"yes\"",
             "[consent]\nauto_arm = 1",
@@ -408,10 +448,13 @@ mod tests {
     fn user_files() {
         assert_eq!(user(""), Ok(UserConfig::default()));
         assert_eq!(user("[consent]\nauto_arm = false"), Ok(UserConfig { auto_arm: Some(false) }));
-        assert_eq!(user("agent_name = \"wren\""), Err(ConfigProblem::UnknownKey("agent_name".into())));
+        assert_eq!(
+            user("agent_name = \"wren\""),
+            Err(ConfigProblem::UnknownKey { key: "agent_name".into(), line: Some(1) })
+        );
         assert_eq!(
             user("[consent]\nautoarm = false"),
-            Err(ConfigProblem::UnknownKey("consent.autoarm".into()))
+            Err(ConfigProblem::UnknownKey { key: "consent.autoarm".into(), line: Some(2) })
         );
         assert!(matches!(user("[consent]\nauto_arm = "), Err(ConfigProblem::Unparseable(_))));
     }
@@ -429,10 +472,20 @@ mod tests {
         check("agent", None);
         check("shout", None);
         check("x", None);
-        let message = ConfigProblem::UnknownKey("agent_nmae".into()).to_string();
+        let message = ConfigProblem::UnknownKey { key: "agent_nmae".into(), line: None }.to_string();
         assert!(message.starts_with("unknown key `agent_nmae` (did you mean agent_name?); "), "{message}");
-        let message = ConfigProblem::UnknownKey("shout".into()).to_string();
+        let message = ConfigProblem::UnknownKey { key: "shout".into(), line: None }.to_string();
         assert!(message.starts_with("unknown key `shout`; the known keys"), "{message}");
+        // Parsed from a file, the message says the line.
+        let Err(problem) = repo("agent_name = \"wren\"\n\n[consent]\nauto_arn = true\n") else {
+            panic!("an unknown key")
+        };
+        assert!(
+            problem
+                .to_string()
+                .starts_with("line 4: unknown key `consent.auto_arn` (did you mean auto_arm?)"),
+            "{problem}"
+        );
     }
 
     #[test]

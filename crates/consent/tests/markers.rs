@@ -146,9 +146,12 @@ fn identity_mismatches_are_dead() {
                 map.insert("start_ticks".into(), (ticks + 1).into());
             }
         }),
+        // The uid witnesses pid reuse where no pidfs inode names the
+        // process (a pidfs inode that agrees proves it whatever its uid).
         ("uid", |map| {
             let uid = map["owner_uid"].as_u64().unwrap();
             map.insert("owner_uid".into(), (uid + 1).into());
+            map.remove("pidfs_ino");
         }),
     ];
     for (name, edit) in cases {

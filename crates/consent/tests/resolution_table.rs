@@ -92,9 +92,14 @@ fn a_user_true_is_said_to_enable_nothing() {
 
 #[test]
 fn unknown_keys_are_named() {
-    let decision = resolve_auto_arm(&ConfigOutcome::UnknownKey("agnet_name".into()), &ConfigOutcome::Absent);
+    // An unknown key's outcome carries the whole message, as the parser made it.
+    let unknown = |key: &str| {
+        ConfigOutcome::UnknownKey(
+            consent::ConfigProblem::UnknownKey { key: key.into(), line: Some(1) }.to_string(),
+        )
+    };
+    let decision = resolve_auto_arm(&unknown("agnet_name"), &ConfigOutcome::Absent);
     assert!(decision.warnings[0].contains("`agnet_name`"), "{decision:?}");
-    let decision =
-        resolve_auto_arm(&ConfigOutcome::AutoArm(true), &ConfigOutcome::UnknownKey("consent.auto".into()));
+    let decision = resolve_auto_arm(&ConfigOutcome::AutoArm(true), &unknown("consent.auto"));
     assert!(decision.warnings[0].contains("`consent.auto`"), "{decision:?}");
 }

@@ -338,7 +338,21 @@ fn is_private_group(gid: u32) -> bool {
     else {
         return false;
     };
-    user.gid.as_raw() == gid && group.name == user.name && group.mem.iter().all(|member| *member == user.name)
+    user.gid.as_raw() == gid
+        && group.name == user.name
+        && group.mem.iter().all(|member| *member == user.name)
+        && no_other_account_has_primary_group(gid, &user.name)
+}
+
+/// Whether no account but `name` has `gid` as its primary group in
+/// `/etc/passwd` (such an account is in the group without being listed as
+/// a member). Unreadable: not provably private.
+fn no_other_account_has_primary_group(gid: u32, name: &str) -> bool {
+    let Ok(passwd) = std::fs::read_to_string("/etc/passwd") else { return false };
+    passwd.lines().all(|line| {
+        let fields: Vec<&str> = line.split(':').collect();
+        fields.len() < 4 || fields[0] == name || fields[3].parse::<u32>().ok() != Some(gid)
+    })
 }
 
 fn untrusted_parent(path: &Path, problem: &str, fix: &str) -> Error {

@@ -273,6 +273,24 @@ impl RegistryWatch {
     /// subdirectories when they exist, else on the nearest existing
     /// directory above, to learn when the registry comes back.
     fn establish(&mut self) -> Result<()> {
+        // A directory may appear between a failed watch and the watch that
+        // waits for it, and its creation would go unseen: after waiting
+        // starts, the registry is looked for again.
+        for _ in 0..16 {
+            if self.try_establish()? {
+                return Ok(());
+            }
+            let complete = [SESSIONS, CONSENT].iter().all(|name| self.path.join(name).is_dir());
+            if !complete {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// One attempt; `Ok(true)` when the registry is watched, `Ok(false)`
+    /// when the watch waits for it.
+    fn try_establish(&mut self) -> Result<bool> {
         for wd in [
             self.watches.root.take(),
             self.watches.sessions.take(),
@@ -296,13 +314,14 @@ impl RegistryWatch {
                     consent: Some(consent),
                     waiting_in: None,
                 };
-                Ok(())
+                Ok(true)
             }
             (root, sessions, consent) => {
                 for wd in [root, sessions, consent].into_iter().flatten() {
                     let _ = self.inotify.rm_watch(wd);
                 }
-                self.wait_for_the_registry()
+                self.wait_for_the_registry()?;
+                Ok(false)
             }
         }
     }
