@@ -78,8 +78,9 @@ ancestors.
 .TP
 .B owner identity
 What proves that the process at a pid today is the one that registered: the boot
-id, the pid, its start time, its pidfs inode, its uid, and the pid and time
-namespaces.
+id, the pid, its start time, its pidfs inode, its uid, the pid and time
+namespaces, and the user namespace the uid was read in.
+pid 1 (init) and kernel threads are never owners: they outlive every session.
 .TP
 .B record
 One session's file, \fIsessions/<pid>.json\fR, named after the owner pid.
@@ -118,11 +119,20 @@ The directory and its subdirectories are created with mode 0700.
 The roster directory must be a real directory (not a symlink) owned by the
 user, with no write permission for group or others; otherwise every command
 refuses with exit status 3 and says how to fix it.
+So does a directory above it that another user owns, or that group or others
+may write to without the sticky bit (as on \fI/tmp\fR): whoever may write there
+could swap the registry.
+In a user namespace that maps no uid to the user, where every other user's
+files look like the user's own, ownership is proved by the kernel instead (only
+an owner may change a file's mode).
 Files are written with mode 0600 through a temporary file and a rename, so a
 crash leaves the old or the new file, never a torn one.
 Each file is opened without following symlinks and is believed only when it is
 a regular file owned by the user, writable by nobody else, with one link and at
 most 64 KiB.
+Every text field of a record has a byte limit (paths 4096, session id and
+harness version 128, agent name 64 characters), so a record that
+\fBroster\-register\fR writes is always one that \fBroster\-list\fR believes.
 .SH VERDICT
 Every recorded signal must agree; they are examined in this order:
 .IP 1. 4
@@ -134,8 +144,14 @@ The reader runs in another pid or time namespace than the registrar:
 .IP 3. 4
 No process has the pid: \fBdead\fR.
 .IP 4. 4
-The pidfs inode, the start time or the uid differs: \fBdead\fR (the pid was
-reused).
+The pidfs inode or the start time differs: \fBdead\fR (the pid was reused).
+Where no pidfs inode names the process, a uid that differs is \fBdead\fR too;
+where one agrees, the process is the one that registered whatever uid it shows
+now.
+A reader in another user namespace than the one the uid was read in (a sandbox
+built on \fBunshare \-U\fR or bubblewrap) does not compare uids at all: the pidfs
+inode and the start time must prove the owner, else \fBunknown\fR, never
+\fBdead\fR.
 \fI/proc/<pid>\fR unreadable while the pid exists: \fBunknown\fR.
 .IP 5. 4
 The process has exited and awaits reaping: \fBdead\fR.
@@ -193,8 +209,9 @@ A harness tells roster about its sessions through its own hooks:
 configuration (Claude Code, Codex, Gemini CLI, Cursor agent, Copilot CLI).
 In hook mode a tool reads the harness's JSON payload from standard input, takes
 the session id, working directory and transcript path from it, writes nothing to
-standard output, finishes well inside the harness's hook budget, and always
-exits 0: a failure is one line on standard error and one line in
+standard output, finishes inside the harness's hook budget (a session start
+within 1 second, a session end within 500 ms, even when another process holds
+the lock or the payload never ends), and always exits 0: a failure is one line on standard error and one line in
 \fIhook\-errors.log\fR, which \fBroster\-list\fR reports.
 .PP
 Codex runs a hook only after the user trusts it, and Copilot CLI runs project
