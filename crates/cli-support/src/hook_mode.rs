@@ -161,7 +161,15 @@ pub fn report_unparsable_hook_invocation(tool: &'static str, error: &clap::Error
     // roster is: log there, not in (and never by creating) the default directory.
     let common =
         CommonArgs { dir: dir_from_raw_arguments(std::env::args_os().skip(1)), ..CommonArgs::default() };
-    let first_line = error.to_string().lines().next().unwrap_or("invalid arguments").to_owned();
+    // clap's message may go on below its first line (the missing flags);
+    // it ends where the usage begins.
+    let rendered = error.to_string();
+    let message: Vec<&str> = rendered
+        .lines()
+        .take_while(|line| !line.trim().is_empty() && !line.starts_with("Usage:"))
+        .map(str::trim)
+        .collect();
+    let first_line = if message.is_empty() { "invalid arguments".to_owned() } else { message.join(" ") };
     let event = if std::env::args_os().any(|arg| arg == "--current") {
         HookEvent::SessionEnd
     } else {

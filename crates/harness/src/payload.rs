@@ -102,6 +102,15 @@ impl HookTarget {
     }
 }
 
+/// Whether `bytes` hold exactly one complete JSON object (with white space
+/// around it).
+fn is_whole_json_object(bytes: &[u8]) -> bool {
+    let trimmed = bytes.trim_ascii();
+    trimmed.first() == Some(&b'{')
+        && trimmed.last() == Some(&b'}')
+        && serde_json::from_slice::<serde::de::IgnoredAny>(trimmed).is_ok()
+}
+
 /// Reads a hook payload from `fd` until end of file.
 ///
 /// Never blocks past `deadline` in total, even when the writer keeps the
@@ -146,6 +155,11 @@ pub fn read_payload(
                 payload.extend_from_slice(&chunk[..count]);
                 if payload.len() > max_bytes {
                     return Err(PayloadError::TooLarge { max_bytes });
+                }
+                // A harness that writes its payload and keeps stdin open
+                // has said all it will: a whole JSON object is the end.
+                if is_whole_json_object(&payload) {
+                    return Ok(payload);
                 }
             }
             // A non-blocking stdin can report readable and then have

@@ -105,7 +105,7 @@ impl RosterDir {
     pub fn open_or_create(path: &Path) -> Result<RosterDir> {
         if let Some(parent) = path.parent() {
             create_parents(parent)?;
-            check_ancestors(parent)?;
+            check_ancestors(path, parent)?;
         }
         match mkdir_0700(None, path) {
             Ok(()) | Err(Errno::EEXIST) => {}
@@ -127,7 +127,7 @@ impl RosterDir {
             _ => {}
         }
         if let Some(parent) = path.parent() {
-            check_ancestors(parent)?;
+            check_ancestors(path, parent)?;
         }
         let root = open_verified_directory(None, path, path)?;
         let sessions = open_subdirectory(&root, path, SESSIONS)?;
@@ -284,7 +284,7 @@ fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &
 /// sticky bit (as `/tmp` is), which lets nobody rename what is not theirs.
 /// A symlink on the way must be yours or root's too: whoever owns it may
 /// point it elsewhere.
-fn check_ancestors(parent: &Path) -> Result<()> {
+fn check_ancestors(roster: &Path, parent: &Path) -> Result<()> {
     use std::os::unix::fs::MetadataExt;
     let euid = nix::unistd::geteuid().as_raw();
     let owner_ok = |uid: u32| uid == euid || uid == 0;
@@ -293,6 +293,7 @@ fn check_ancestors(parent: &Path) -> Result<()> {
         let Ok(metadata) = std::fs::symlink_metadata(ancestor) else { continue };
         if metadata.file_type().is_symlink() && !owner_ok(metadata.uid()) {
             return Err(untrusted_parent(
+                roster,
                 ancestor,
                 &format!("is a symlink owned by uid {}, so that user may point it elsewhere", metadata.uid()),
                 "point --dir or ROSTER_DIR at a path through directories of your own",
@@ -309,6 +310,7 @@ fn check_ancestors(parent: &Path) -> Result<()> {
         let mode = metadata.mode() & 0o7777;
         if owners_visible && !owner_ok(metadata.uid()) {
             return Err(untrusted_parent(
+                roster,
                 ancestor,
                 &format!("is owned by uid {}, neither you (uid {euid}) nor root", metadata.uid()),
                 "use a roster directory under directories of your own (--dir or ROSTER_DIR)",
@@ -319,6 +321,7 @@ fn check_ancestors(parent: &Path) -> Result<()> {
         if others_may_write && !sticky {
             let who = if mode & 0o002 != 0 { "anyone" } else { "its group" };
             return Err(untrusted_parent(
+                roster,
                 ancestor,
                 &format!("is writable by {who} without the sticky bit (mode {mode:04o})"),
                 &format!("run `chmod go-w {}` (or `chmod +t` for a shared directory)", ancestor.display()),
@@ -355,10 +358,10 @@ fn no_other_account_has_primary_group(gid: u32, name: &str) -> bool {
     })
 }
 
-fn untrusted_parent(path: &Path, problem: &str, fix: &str) -> Error {
+fn untrusted_parent(roster: &Path, ancestor: &Path, problem: &str, fix: &str) -> Error {
     untrusted(
-        path,
-        &format!("{problem}; it is above the roster directory, so another user could swap that"),
+        roster,
+        &format!("is below {}, which {problem}, so another user could swap the registry", ancestor.display()),
         fix,
     )
 }

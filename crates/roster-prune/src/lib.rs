@@ -156,9 +156,12 @@ fn prune_current(args: &PruneArgs) -> anyhow::Result<Outcome> {
     }
     let outcome = remove_calling_session(args, report)?;
     if let Some(Err(error)) = payload {
-        return Err(
-            anyhow::Error::new(error).context("the session's record was removed, but its hook payload")
-        );
+        let done = if outcome.report.removed.is_empty() {
+            "the session had no record to remove"
+        } else {
+            "the session's record was removed"
+        };
+        return Err(anyhow::Error::new(error).context(format!("{done}, but its hook payload")));
     }
     Ok(outcome)
 }

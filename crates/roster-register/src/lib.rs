@@ -191,6 +191,22 @@ impl OverLongValues {
         Ok(false)
     }
 
+    /// An unusable value: refused (exit 2) outside hook mode; dropped, and
+    /// said in the log, in hook mode, where a session is better registered
+    /// without it than not at all.
+    fn unusable(&mut self, origin: &str, why: &str) -> anyhow::Result<()> {
+        self.unusable_as_said(format!("{origin}: {why}"))
+    }
+
+    /// `unusable`, with a message that already names what it is about.
+    fn unusable_as_said(&mut self, message: String) -> anyhow::Result<()> {
+        if !self.hook_mode {
+            return Err(BadInput(message).into());
+        }
+        self.dropped.push(format!("{message}; registered without it"));
+        Ok(())
+    }
+
     /// `value` when it fits `limit`; `None` when it was dropped.
     fn admit_text(
         &mut self,
@@ -251,8 +267,20 @@ fn gather_registration(
             .map(|dir| (dir, "the hook payload's cwd")),
         (None, None) => None,
     };
-    let cwd = match cwd_given {
-        Some((dir, origin)) => canonical_directory(&dir, origin)?,
+    let given = match cwd_given {
+        Some((dir, origin)) => match canonical_directory(&dir, origin) {
+            Ok(canonical) => Some(canonical),
+            Err(error) => {
+                // In hook mode: the directory the hook runs in, as for a
+                // payload without a cwd.
+                over_long.unusable_as_said(format!("{error:#}"))?;
+                None
+            }
+        },
+        None => None,
+    };
+    let cwd = match given {
+        Some(cwd) => cwd,
         None => {
             let here = std::env::current_dir().context("reading the current directory")?;
             canonical_directory(&here, "the current directory")?
@@ -389,7 +417,13 @@ fn choose_session_id(
     // An over-long id dropped in hook mode leaves the session without one:
     // taking a lower source instead could take another session's id.
     let Some(value) = over_long.admit_text(SESSION_ID_LIMIT, origin, value)? else { return Ok(None) };
-    SessionId::parse(&value).map(Some).map_err(|why| BadInput(format!("{origin}: {why}")).into())
+    match SessionId::parse(&value) {
+        Ok(id) => Ok(Some(id)),
+        Err(why) => {
+            over_long.unusable(origin, &why)?;
+            Ok(None)
+        }
+    }
 }
 
 fn print_registered(common: &CommonArgs, roster: &RosterDir, registered: &Registered) -> anyhow::Result<()> {
