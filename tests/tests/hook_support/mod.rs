@@ -261,6 +261,8 @@ pub enum StdinFeed {
     Bytes(Vec<u8>),
     /// A pipe nobody ever writes to or closes while the process runs.
     HeldOpen,
+    /// These bytes, then the pipe is held open until the process ends.
+    BytesHeldOpen(Vec<u8>),
     /// `/dev/null`.
     Null,
 }
@@ -311,6 +313,11 @@ pub fn run_to_completion(mut command: Command, stdin: StdinFeed, deadline: Durat
             None
         }
         StdinFeed::HeldOpen => child.stdin.take(),
+        StdinFeed::BytesHeldOpen(bytes) => {
+            let mut pipe = child.stdin.take().expect("piped stdin");
+            pipe.write_all(&bytes).expect("write the payload");
+            Some(pipe)
+        }
         StdinFeed::Null => None,
     };
     let (sender, receiver) = mpsc::channel();
