@@ -119,7 +119,8 @@ Filters: --agent, --harness and --session-id given \"\" select the sessions with
 `no sessions match` and names them; `no sessions registered` means the registry holds none.
 
 Text output: a `?` after a pid marks an owner that was named by hand (--pid, ROSTER_SESSION_PID) \
-and is not the registering process or one of its ancestors; consent refuses it. A problem \
+and is not the registering process or one of its ancestors; `roster-consent arm` refuses it (only a \
+session itself may arm; the repository's auto_arm still counts). A problem \
 entry shows its kind, its path and why it is not believed.
 
 The CONSENT column shows the decision `roster-consent should-arm --pid PID` gives, made from \
@@ -352,7 +353,8 @@ fn footer(listing: &Listing, roster: Option<&RosterDir>, filters: &str, now: Tim
     if unverified > 0 {
         lines.push(format!(
             "{unverified} unverified owner{}, marked {UNVERIFIED_MARK} after the pid: named by hand, not the \
-             registering process or its ancestor; consent refuses {}",
+             registering process or its ancestor; `roster-consent arm` refuses {} (only a session \
+             itself may arm)",
             plural(unverified),
             if unverified == 1 { "it" } else { "them" }
         ));
