@@ -74,9 +74,9 @@ pub struct ResolvedOwner {
 /// Why no owner could be named. Every kind is bad input (exit 2).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ResolveError {
-    #[error("--pid {value:?} {why}; give a pid or `parent`")]
+    #[error("--pid {} {why}; give a pid or `parent`", shown(value))]
     InvalidFlag { value: String, why: PidParseError },
-    #[error("{variable}={value:?} {why}; set it to the owner's pid or unset it")]
+    #[error("{variable}={} {why}; set it to the owner's pid or unset it", shown(value))]
     InvalidEnv { variable: String, value: String, why: PidParseError },
     #[error(
         "no session owner found: no harness process among the caller's ancestors; \
@@ -95,6 +95,17 @@ pub enum ResolveError {
          init (`docker run --init`, tini) so that it gets a pid of its own"
     )]
     HarnessIsInit { harness: &'static str },
+}
+
+/// A value as an error shows it: quoted, and cut short when it is long (a
+/// message is one line, whatever was given).
+fn shown(value: &str) -> String {
+    const SHOWN_CHARS: usize = 40;
+    if value.chars().count() <= SHOWN_CHARS {
+        return format!("{value:?}");
+    }
+    let head: String = value.chars().take(SHOWN_CHARS).collect();
+    format!("{head:?}… ({} bytes)", value.len())
 }
 
 /// pid 1 (init, or a container's first process): never a session's owner.
