@@ -73,14 +73,80 @@ pub fn binary(name: &str) -> PathBuf {
     path
 }
 
-/// The full path of an external tool a test needs, or a loud failure
-/// saying which tool to install (a test must never pass by skipping).
+/// The Debian package of each external tool a test may need.
+const TOOL_PACKAGES: [(&str, &str); 12] = [
+    ("bwrap", "bubblewrap"),
+    ("elvish", "elvish"),
+    ("fish", "fish"),
+    ("groff", "groff-base"),
+    ("man", "man-db"),
+    ("mount", "mount"),
+    ("script", "bsdutils"),
+    ("setpriv", "util-linux"),
+    ("strace", "strace"),
+    ("unshare", "util-linux"),
+    ("zsh", "zsh"),
+    ("flock", "util-linux"),
+];
+
+/// The full path of an external tool a test needs. A tool that is missing
+/// is installed from Debian's packages where that can be done (as root,
+/// with apt-get), so a fresh machine needs nothing installed by hand;
+/// otherwise the test fails loudly, naming the package (a test must never
+/// pass by skipping).
 pub fn require_tool(name: &str) -> PathBuf {
+    if let Some(path) = find_on_path(name) {
+        return path;
+    }
+    let package = TOOL_PACKAGES.iter().find(|(tool, _)| *tool == name).map(|(_, package)| *package);
+    if let Some(package) = package {
+        install_package(package);
+        if let Some(path) = find_on_path(name) {
+            return path;
+        }
+    }
+    panic!(
+        "this test needs `{name}` on PATH; install it (Debian package: {}); it is not optional",
+        package.unwrap_or("unknown")
+    )
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|candidate| candidate.is_file())
-        .unwrap_or_else(|| panic!("this test needs `{name}` on PATH; install it (it is not optional)"))
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| candidate.is_file())
+}
+
+/// `apt-get install` of one package, one test process at a time (a lock
+/// file serializes the test binaries that run at once). Best effort: the
+/// caller looks for the tool again and fails loudly if it is still missing.
+fn install_package(package: &str) {
+    if !nix::unistd::geteuid().is_root() || find_on_path("apt-get").is_none() {
+        return;
+    }
+    let Ok(lock) = File::options().create(true).truncate(false).write(true).open("/tmp/roster-tests-apt.lock") else {
+        return;
+    };
+    if lock.lock().is_err() {
+        return;
+    }
+    let install = || {
+        Command::new("apt-get")
+            .args(["install", "-y", "-qq", "--no-install-recommends", package])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
+    };
+    if !install() {
+        let _ = Command::new("apt-get")
+            .args(["update", "-qq"])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        install();
+    }
 }
 
 /// What a finished command did.
