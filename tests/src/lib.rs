@@ -123,7 +123,9 @@ fn install_package(package: &str) {
     if !nix::unistd::geteuid().is_root() || find_on_path("apt-get").is_none() {
         return;
     }
-    let Ok(lock) = File::options().create(true).truncate(false).write(true).open("/tmp/roster-tests-apt.lock") else {
+    let Ok(lock) =
+        File::options().create(true).truncate(false).write(true).open("/tmp/roster-tests-apt.lock")
+    else {
         return;
     };
     if lock.lock().is_err() {
