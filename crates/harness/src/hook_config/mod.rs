@@ -14,6 +14,7 @@ mod codex_trust;
 mod commands;
 mod document;
 mod files;
+pub mod jsonc;
 
 use std::io;
 use std::path::{Path, PathBuf};
