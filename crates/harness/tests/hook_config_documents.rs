@@ -221,7 +221,7 @@ fn refuses_what_it_cannot_merge_into() {
         ("[]", "top level is an array"),
         ("null", "top level is null"),
         ("{\"hooks\": {\"SessionStart\": {}}}", "\"SessionStart\" is an object"),
-        ("// comment\n{}", "not valid JSON"),
+        ("/* a comment that never ends\n{}", "not valid JSON"),
     ];
     for (text, expect) in cases {
         let reason = parse_hook_document(HookHarness::ClaudeCode, text.as_bytes()).unwrap_err();

@@ -22,12 +22,13 @@ use std::path::{Path, PathBuf};
 pub use codex_trust::{CodexTrust, codex_trust_key, read_codex_trust};
 pub use commands::{HookCommands, RosterHookCall, roster_hook_call, shell_quote};
 pub use document::{
-    FoundHook, InstalledHooks, find_installed_hooks, hook_snippet, parse_hook_document, with_hooks_installed,
-    with_hooks_removed, without_roster_hooks_or_empty_structures,
+    FoundHook, InstalledHooks, find_installed_hooks, hook_snippet, install_into_text, parse_hook_document,
+    print_document, remove_from_text, with_hooks_installed, with_hooks_removed,
+    without_roster_hooks_or_empty_structures,
 };
 pub use files::{
     CODEX_TRUST_HINT, HookState, HookStatus, InstallOutcome, UninstallOutcome, backup_path_for, install,
-    print_document, status, uninstall,
+    status, uninstall,
 };
 
 /// A harness whose configuration roster-hooks knows how to edit. Only these
