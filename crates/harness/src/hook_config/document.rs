@@ -392,7 +392,10 @@ pub fn find_installed_hooks(harness: HookHarness, document: &Value) -> Installed
 fn shape_of(harness: HookHarness) -> Shape {
     match harness {
         HookHarness::ClaudeCode | HookHarness::Codex | HookHarness::GeminiCli => Shape::Grouped,
-        HookHarness::CursorAgent | HookHarness::Copilot => Shape::Flat,
+        // Plugin harnesses have no hook entries; the flat shape is never used for them.
+        HookHarness::CursorAgent | HookHarness::Copilot | HookHarness::Opencode | HookHarness::Amp => {
+            Shape::Flat
+        }
     }
 }
 
@@ -418,7 +421,7 @@ fn roster_entry(harness: HookHarness, event: HookEvent, command: &str) -> Value 
             }
             json!({"hooks": [hook]})
         }
-        HookHarness::CursorAgent => json!({"command": command}),
+        HookHarness::CursorAgent | HookHarness::Opencode | HookHarness::Amp => json!({"command": command}),
         HookHarness::Copilot => {
             let mut hook = json!({"type": "command", "bash": command});
             if start {

@@ -17,6 +17,7 @@ use super::document::{
     FoundHook, find_installed_hooks, hook_snippet, install_into_text, parse_hook_document, print_document,
     remove_from_text, without_roster_hooks_or_empty_structures,
 };
+use super::plugins::{install_plugin, plugin_status, uninstall_plugin};
 use super::{HookConfigError, HookConfigFile, HookEvent, HookHarness, HookPaths, Scope};
 
 /// What install did.
@@ -102,6 +103,9 @@ impl HookState {
 /// these hooks nothing is written. A file that cannot be parsed is refused and
 /// left untouched. The previous file is kept as `<file>.roster-backup`.
 pub fn install(target: &HookConfigFile, commands: &HookCommands) -> Result<InstallOutcome, HookConfigError> {
+    if target.harness.uses_plugin_file() {
+        return install_plugin(target, commands);
+    }
     let existing = read_existing(&target.path)?;
     let (before, after, after_text) = match &existing {
         Some(file) => {
@@ -153,6 +157,9 @@ pub fn install(target: &HookConfigFile, commands: &HookCommands) -> Result<Insta
 /// are cut out, and a file left with nothing of the user's is removed. The
 /// file as it was before uninstall is kept as `<file>.roster-backup`.
 pub fn uninstall(target: &HookConfigFile) -> Result<UninstallOutcome, HookConfigError> {
+    if target.harness.uses_plugin_file() {
+        return uninstall_plugin(target);
+    }
     let existing = read_existing(&target.path)?;
     let mut outcome = UninstallOutcome {
         target: target.clone(),
@@ -195,6 +202,9 @@ pub fn uninstall(target: &HookConfigFile) -> Result<UninstallOutcome, HookConfig
 /// Reports whether roster's hooks are in the target file. Never fails: a file
 /// that cannot be read or parsed is a state of its own.
 pub fn status(target: &HookConfigFile, paths: &HookPaths) -> HookStatus {
+    if target.harness.uses_plugin_file() {
+        return plugin_status(target, None);
+    }
     let report = |state, detail: String| HookStatus { target: target.clone(), state, detail };
     let file = match read_existing(&target.path) {
         Ok(Some(file)) => file,
@@ -373,7 +383,7 @@ fn new_file_mode(scope: Scope) -> u32 {
     }
 }
 
-fn create_parent_directories(path: &Path) -> Result<(), HookConfigError> {
+pub(super) fn create_parent_directories(path: &Path) -> Result<(), HookConfigError> {
     match path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
         Some(parent) => fs::DirBuilder::new()
             .recursive(true)
@@ -387,7 +397,7 @@ fn create_parent_directories(path: &Path) -> Result<(), HookConfigError> {
 /// Writes `bytes` to `path` with `mode`: a temporary file in the same
 /// directory, fsync, rename over `path`, fsync of the directory. A failure at
 /// any step removes the temporary and leaves `path` as it was.
-fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), HookConfigError> {
+pub(super) fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), HookConfigError> {
     static TEMPORARY_COUNTER: AtomicU32 = AtomicU32::new(0);
     let file_name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
     let temporary = path.with_file_name(format!(
