@@ -406,6 +406,15 @@ mod tests {
         assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 
+    /// Detection and the harness list agree: every harness roster names is
+    /// recognised by at least one process name.
+    #[test]
+    fn every_harness_is_detected_by_a_process_name() {
+        for harness in Harness::ALL {
+            assert!(HARNESS_PROCESS_NAMES.iter().any(|(_, detected)| *detected == harness), "{harness}");
+        }
+    }
+
     #[test]
     fn every_pattern_name_is_unique() {
         for (index, (name, _)) in HARNESS_PROCESS_NAMES.iter().enumerate() {
