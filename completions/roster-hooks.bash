@@ -159,7 +159,7 @@ _roster__hooks() {
             return 0
             ;;
         roster__subcmd__hooks__subcmd__install)
-            opts="-q -h -V --scope --bin-dir --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot"
+            opts="-q -h -V --scope --bin-dir --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -189,7 +189,7 @@ _roster__hooks() {
             return 0
             ;;
         roster__subcmd__hooks__subcmd__print)
-            opts="-q -h -V --scope --bin-dir --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot"
+            opts="-q -h -V --scope --bin-dir --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -219,7 +219,7 @@ _roster__hooks() {
             return 0
             ;;
         roster__subcmd__hooks__subcmd__status)
-            opts="-q -h -V --scope --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot"
+            opts="-q -h -V --scope --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -245,7 +245,7 @@ _roster__hooks() {
             return 0
             ;;
         roster__subcmd__hooks__subcmd__uninstall)
-            opts="-q -h -V --scope --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot"
+            opts="-q -h -V --scope --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

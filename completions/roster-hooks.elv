@@ -34,7 +34,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'roster-hooks;print'= {
-            cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project)'
+            cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)'
             cand --bin-dir 'Call roster-register and roster-prune in DIR (default: the directory roster-hooks runs from, else by name through PATH)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
             cand --dir 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)'
@@ -47,7 +47,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
             cand --version 'Print version'
         }
         &'roster-hooks;install'= {
-            cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project)'
+            cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)'
             cand --bin-dir 'Call roster-register and roster-prune in DIR (default: the directory roster-hooks runs from, else by name through PATH)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
             cand --dir 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)'
@@ -60,7 +60,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
             cand --version 'Print version'
         }
         &'roster-hooks;uninstall'= {
-            cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project)'
+            cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
             cand --dir 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)'
             cand --json 'Print JSON, same as --format json'

@@ -18,6 +18,7 @@ pub enum Harness {
     Goose,
     Opencode,
     Aider,
+    Amp,
 }
 
 /// The pattern table `owner_liveness::resolve_owner` consults. A unit
@@ -29,7 +30,7 @@ pub struct HarnessTable;
 /// Process names (argv[0] basename, comm, exe basename, or an
 /// interpreter's script basename) that name a harness. Matching is on the
 /// whole name, so `codex-hook.sh` and `claude-helper` never match.
-const HARNESS_PROCESS_NAMES: [(&str, Harness); 8] = [
+const HARNESS_PROCESS_NAMES: [(&str, Harness); 9] = [
     ("claude", Harness::ClaudeCode),
     ("codex", Harness::Codex),
     ("gemini", Harness::GeminiCli),
@@ -38,6 +39,7 @@ const HARNESS_PROCESS_NAMES: [(&str, Harness); 8] = [
     ("goose", Harness::Goose),
     ("opencode", Harness::Opencode),
     ("aider", Harness::Aider),
+    ("amp", Harness::Amp),
 ];
 
 /// Extensions a harness's file may carry and still name it: the opencode
@@ -99,7 +101,7 @@ const HARNESS_PID_EXPORTS: [PidExport; 2] = [
 
 impl Harness {
     /// Every harness, in the order of the record's documentation.
-    pub const ALL: [Harness; 8] = [
+    pub const ALL: [Harness; 9] = [
         Harness::ClaudeCode,
         Harness::Codex,
         Harness::GeminiCli,
@@ -108,6 +110,7 @@ impl Harness {
         Harness::Goose,
         Harness::Opencode,
         Harness::Aider,
+        Harness::Amp,
     ];
 
     /// The name written to a record's `harness` key and accepted by
@@ -122,6 +125,7 @@ impl Harness {
             Harness::Goose => "goose",
             Harness::Opencode => "opencode",
             Harness::Aider => "aider",
+            Harness::Amp => "amp",
         }
     }
 
@@ -130,6 +134,58 @@ impl Harness {
     pub fn parse(name: &str) -> Option<Harness> {
         Harness::ALL.into_iter().find(|harness| harness.as_str() == name)
     }
+}
+
+/// The name in `known` a mistyped `name` most likely meant: a harness's
+/// process name (`claude` for `claude-code`), or the known name within a
+/// small edit distance (a third of the longer name, at least 1, at most 3).
+/// `None` when nothing is close.
+pub fn closest_harness_name<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    let lowered = name.to_ascii_lowercase();
+    if let Some(harness) = harness_named(&lowered)
+        && let Some(found) = known.iter().find(|known| **known == harness.as_str())
+    {
+        return Some(found);
+    }
+    known
+        .iter()
+        .map(|candidate| (edit_distance(&lowered, candidate), *candidate))
+        .filter(|(distance, candidate)| {
+            let allowed = (lowered.len().max(candidate.len()) / 3).clamp(1, 3);
+            *distance <= allowed
+        })
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// The message for a harness name that is not in `known`, said the same way
+/// wherever a harness name is parsed: `<what> is not <kind>; did you mean
+/// claude-code? (known: …)` for a typo, else `…; use one of …`.
+pub fn unknown_harness_message(what: &str, kind: &str, name: &str, known: &[&str]) -> String {
+    match closest_harness_name(name, known) {
+        Some(found) => format!("{what} is not {kind}; did you mean {found}? (known: {})", known.join(", ")),
+        None => format!("{what} is not {kind}; use one of {}", known.join(", ")),
+    }
+}
+
+/// The names of every harness roster knows, in [`Harness::ALL`] order.
+pub fn harness_names() -> Vec<&'static str> {
+    Harness::ALL.iter().map(|harness| harness.as_str()).collect()
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(left: &str, right: &str) -> usize {
+    let right: Vec<char> = right.chars().collect();
+    let mut previous: Vec<usize> = (0..=right.len()).collect();
+    for (row, left_character) in left.chars().enumerate() {
+        let mut current = vec![row + 1];
+        for (column, right_character) in right.iter().enumerate() {
+            let substitution = previous[column] + usize::from(left_character != *right_character);
+            current.push(substitution.min(previous[column + 1] + 1).min(current[column] + 1));
+        }
+        previous = current;
+    }
+    previous[right.len()]
 }
 
 impl fmt::Display for Harness {
@@ -316,6 +372,46 @@ mod tests {
         }
         for name in ["bash", "sh", "timeout", "python-config", "python3-x", "nodemon", "pythonista", ""] {
             assert!(!is_interpreter_name(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn typos_suggest_the_harness_meant() {
+        let known: Vec<&str> = Harness::ALL.iter().map(|harness| harness.as_str()).collect();
+        let cases = [
+            ("claude-cod", Some("claude-code")),
+            ("claud-code", Some("claude-code")),
+            ("claude", Some("claude-code")),
+            ("Claude-Code", Some("claude-code")),
+            ("gemini", Some("gemini-cli")),
+            ("gemni-cli", Some("gemini-cli")),
+            ("copliot", Some("copilot")),
+            ("opencod", Some("opencode")),
+            ("ampp", Some("amp")),
+            ("vim", None),
+            ("", None),
+            ("zzzzzzzzzzzz", None),
+        ];
+        for (typo, expect) in cases {
+            assert_eq!(closest_harness_name(typo, &known), expect, "{typo:?}");
+        }
+        assert_eq!(
+            unknown_harness_message("--harness \"codx\"", "a harness", "codx", &["codex", "amp"]),
+            "--harness \"codx\" is not a harness; did you mean codex? (known: codex, amp)"
+        );
+        assert_eq!(
+            unknown_harness_message("--harness \"vim\"", "a harness", "vim", &["codex", "amp"]),
+            "--harness \"vim\" is not a harness; use one of codex, amp"
+        );
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    /// Detection and the harness list agree: every harness roster names is
+    /// recognised by at least one process name.
+    #[test]
+    fn every_harness_is_detected_by_a_process_name() {
+        for harness in Harness::ALL {
+            assert!(HARNESS_PROCESS_NAMES.iter().any(|(_, detected)| *detected == harness), "{harness}");
         }
     }
 

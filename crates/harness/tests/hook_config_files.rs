@@ -89,13 +89,16 @@ fn hand_written_file(harness: HookHarness) -> Vec<u8> {
         HookHarness::Copilot => {
             fs::read_to_string(Path::new(CAPTURES).join("copilot/github-hooks.json.example")).unwrap()
         }
+        HookHarness::Opencode | HookHarness::Amp => {
+            unreachable!("{harness} gets a plugin file, not settings")
+        }
     };
     text.into_bytes()
 }
 
 #[test]
 fn install_on_no_file_creates_it_and_uninstall_removes_it() {
-    for harness in HookHarness::ALL {
+    for harness in HookHarness::WITH_SETTINGS_FILES {
         let sandbox = Sandbox::new();
         let target = sandbox.target(harness);
         let outcome = install(&target, &sandbox.commands(harness)).unwrap();
@@ -122,7 +125,7 @@ fn install_on_no_file_creates_it_and_uninstall_removes_it() {
 
 #[test]
 fn uninstall_restores_a_hand_written_file_byte_for_byte() {
-    for harness in HookHarness::ALL {
+    for harness in HookHarness::WITH_SETTINGS_FILES {
         let sandbox = Sandbox::new();
         let target = sandbox.target(harness);
         let original = hand_written_file(harness);
@@ -144,7 +147,7 @@ fn uninstall_restores_a_hand_written_file_byte_for_byte() {
 
 #[test]
 fn uninstall_after_other_edits_cuts_out_only_roster_hooks() {
-    for harness in HookHarness::ALL {
+    for harness in HookHarness::WITH_SETTINGS_FILES {
         let sandbox = Sandbox::new();
         let target = sandbox.target(harness);
         sandbox.write(&target, &hand_written_file(harness));
@@ -169,7 +172,7 @@ fn uninstall_after_other_edits_cuts_out_only_roster_hooks() {
 
 #[test]
 fn an_empty_file_reads_as_an_empty_object_and_comes_back_empty() {
-    for harness in HookHarness::ALL {
+    for harness in HookHarness::WITH_SETTINGS_FILES {
         let sandbox = Sandbox::new();
         let target = sandbox.target(harness);
         sandbox.write(&target, b"");
@@ -190,7 +193,7 @@ fn refused_files_stay_untouched_byte_for_byte() {
         b"\xff\xfe",
         b"{\"hooks\": {\"SessionStart\": 1, \"sessionStart\": 1}}",
     ];
-    for harness in HookHarness::ALL {
+    for harness in HookHarness::WITH_SETTINGS_FILES {
         for bytes in contents {
             let sandbox = Sandbox::new();
             let target = sandbox.target(harness);
@@ -309,4 +312,49 @@ fn a_project_scope_file_lives_in_the_project() {
     install(&target, &sandbox.commands(HookHarness::ClaudeCode)).unwrap();
     assert!(sandbox.paths.project.join(".claude/settings.json").is_file());
     assert!(!sandbox.paths.home.join(".claude").exists());
+}
+
+/// opencode and Amp get a plugin file of roster's own: install writes it,
+/// status finds it, uninstall removes exactly it, and a file of the same name
+/// that roster did not write is refused and left alone.
+#[test]
+fn plugin_files_are_written_found_and_removed_whole() {
+    for harness in [HookHarness::Opencode, HookHarness::Amp] {
+        for scope in [Scope::User, Scope::Project] {
+            let sandbox = Sandbox::new();
+            let target = sandbox.paths.target(harness, Some(scope)).unwrap();
+            let commands = sandbox.commands(harness);
+            let outcome = install(&target, &commands).unwrap();
+            assert!(outcome.changed && outcome.created, "{harness} {scope}");
+            let text = fs::read_to_string(&target.path).unwrap();
+            assert!(text.starts_with(harness::hook_config::PLUGIN_MARKER), "{harness}");
+            assert!(text.contains(&commands.session_start), "{harness}: {text}");
+            assert!(text.contains("--pid"), "{harness}: the owner is passed explicitly");
+            assert!(!install(&target, &commands).unwrap().changed, "{harness}: install twice");
+            assert_eq!(status(&target, &sandbox.paths).state, HookState::Installed, "{harness}");
+            let removed = uninstall(&target).unwrap();
+            assert!(removed.removed_file, "{harness}");
+            assert!(!target.path.exists(), "{harness}");
+            assert_eq!(status(&target, &sandbox.paths).state, HookState::NotInstalled, "{harness}");
+
+            fs::create_dir_all(target.path.parent().unwrap()).unwrap();
+            fs::write(&target.path, "export const Mine = async () => ({});\n").unwrap();
+            let error = install(&target, &commands).unwrap_err();
+            assert_eq!(error.exit_code(), 3, "{harness}: {error}");
+            assert!(uninstall(&target).is_err(), "{harness}");
+            assert_eq!(fs::read_to_string(&target.path).unwrap(), "export const Mine = async () => ({});\n");
+        }
+    }
+    let paths = HookPaths::new(Path::new("/home/dev"), Path::new("/home/dev/src/app"));
+    let file = |harness, scope| paths.target(harness, Some(scope)).unwrap().path;
+    assert_eq!(
+        file(HookHarness::Opencode, Scope::User),
+        Path::new("/home/dev/.config/opencode/plugins/roster.js")
+    );
+    assert_eq!(
+        file(HookHarness::Opencode, Scope::Project),
+        Path::new("/home/dev/src/app/.opencode/plugins/roster.js")
+    );
+    assert_eq!(file(HookHarness::Amp, Scope::User), Path::new("/home/dev/.config/amp/plugins/roster.ts"));
+    assert_eq!(file(HookHarness::Amp, Scope::Project), Path::new("/home/dev/src/app/.amp/plugins/roster.ts"));
 }

@@ -60,12 +60,13 @@ enum Action {
 
 #[derive(Debug, Args)]
 struct TargetArgs {
-    /// The harness: claude-code, codex, gemini-cli, cursor-agent or copilot
+    /// The harness: claude-code, codex, gemini-cli, cursor-agent, copilot, opencode or amp
     #[arg(value_name = "HARNESS", value_parser = HarnessNameParser)]
     harness: HookHarness,
 
     /// Edit the user's file (every project) or the current project's file
-    /// (default: user; copilot only has project)
+    /// (default: user; copilot only has project; codex, gemini-cli and
+    /// cursor-agent only user)
     #[arg(long, value_enum, value_name = "SCOPE")]
     scope: Option<ScopeName>,
 }
@@ -137,9 +138,13 @@ pub fn command() -> clap::Command {
          roster-hooks uninstall claude-code   remove exactly what install added\n\n\
          Files: claude-code ~/.claude/settings.json (--scope project: .claude/settings.json), \
          codex ~/.codex/hooks.json, gemini-cli ~/.gemini/settings.json, cursor-agent ~/.cursor/hooks.json, \
-         copilot .github/hooks/roster.json (project files are under the current directory). \
-         CLAUDE_CONFIG_DIR and CODEX_HOME move the first two. Every change keeps the previous file as \
-         <file>.roster-backup.\n\n\
+         copilot .github/hooks/roster.json, opencode ~/.config/opencode/plugins/roster.js (--scope project: \
+         .opencode/plugins/roster.js), amp ~/.config/amp/plugins/roster.ts (--scope project: \
+         .amp/plugins/roster.ts) (project files are under the current directory). CLAUDE_CONFIG_DIR, \
+         CODEX_HOME and XDG_CONFIG_HOME move the files of claude-code, codex and opencode. Every change to a \
+         settings file keeps the previous file as <file>.roster-backup and leaves every byte that is not \
+         roster's as it was (comments, key order, number spelling, line ends); the plugin files of opencode \
+         and amp are roster's own, written whole and removed whole.\n\n\
          The hooks call roster-register and roster-prune by absolute path: the directory roster-hooks runs \
          from, or --bin-dir. With --dir DIR the hooks carry --dir DIR as well; without it they use \
          ROSTER_DIR or the default when they run.\n\n\
@@ -192,21 +197,20 @@ impl TypedValueParser for HarnessNameParser {
         if let Some(harness) = HookHarness::parse(&name) {
             return Ok(harness);
         }
+        let known: Vec<&str> = HookHarness::ALL.iter().map(|harness| harness.as_str()).collect();
         let message = match name.as_ref() {
-            "goose" => "goose has no session hooks roster-hooks can install; start it from a wrapper script \
-                        that runs `roster-register --pid $$ --harness goose` (or exports ROSTER_SESSION_PID), \
+            "goose" => "goose has no session hooks or plugins roster-hooks can install; start it from a wrapper \
+                        script that runs `roster-register --pid $$ --harness goose` (or exports ROSTER_SESSION_PID), \
                         see docs/harnesses.md"
-                .to_owned(),
-            "opencode" => "opencode runs no shell hooks; use a plugin that runs \
-                           `roster-register --pid $OPENCODE_PID --harness opencode` on session events, \
-                           see docs/harnesses.md"
                 .to_owned(),
             "aider" => "aider runs no hooks; start it from a wrapper script that runs \
                         `roster-register --pid $$ --harness aider` and then execs aider, see docs/harnesses.md"
                 .to_owned(),
-            _ => format!(
-                "unknown harness {:?}; expected claude-code, codex, gemini-cli, cursor-agent or copilot",
-                escape_for_terminal(&name)
+            _ => harness::unknown_harness_message(
+                &format!("harness {:?}", escape_for_terminal(&name)),
+                "one roster-hooks can wire",
+                &name,
+                &known,
             ),
         };
         Err(clap::Error::raw(ErrorKind::InvalidValue, format!("{message}\n")).with_cmd(command))
@@ -273,8 +277,34 @@ impl Invocation {
 fn print_snippet(context: &Invocation, arguments: &PrintArgs) -> anyhow::Result<()> {
     let target = context.target(&arguments.target)?;
     let (commands, warnings) = context.hook_commands(target.harness, arguments.bin_dir.as_deref())?;
-    let snippet = hook_config::hook_snippet(target.harness, &commands);
     let notes = harness_notes(&target, false);
+    if let Some(plugin) = hook_config::plugin_text(target.harness, &commands) {
+        context.warn(&warnings);
+        if context.common.quiet {
+            return Ok(());
+        }
+        let mut out = io::stdout().lock();
+        if context.json() {
+            let report = json!({
+                "harness": target.harness.as_str(),
+                "scope": target.scope.as_str(),
+                "path": target.path.to_string_lossy(),
+                "plugin": plugin,
+                "commands": commands_json(&commands),
+                "notes": warnings.iter().chain(&notes).collect::<Vec<_>>(),
+            });
+            writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        } else {
+            writeln!(out, "Save as {}:", context.shown(&target.path))?;
+            for line in plugin.lines() {
+                writeln!(out, "{}", escape_for_terminal(line))?;
+            }
+            write_notes(&mut out, &notes)?;
+        }
+        out.flush()?;
+        return Ok(());
+    }
+    let snippet = hook_config::hook_snippet(target.harness, &commands);
     context.warn(&warnings);
     if context.common.quiet {
         return Ok(());
@@ -338,8 +368,12 @@ fn install(context: &Invocation, arguments: &InstallArgs) -> anyhow::Result<()> 
             writeln!(out, "roster hooks for {} are already in {shown}; nothing changed", target.harness)?;
         }
         for event in HookEvent::BOTH {
+            // Amp's plugin only registers: Amp has no session-end event.
+            if target.harness == HookHarness::Amp && event == HookEvent::SessionEnd {
+                continue;
+            }
             let name = format!("{}:", target.harness.event_name(event));
-            writeln!(out, "  {name:<14}{}", escape_for_terminal(commands.for_event(event)))?;
+            writeln!(out, "  {name:<17}{}", escape_for_terminal(commands.for_event(event)))?;
         }
         if let Some(backup) = &outcome.backup {
             writeln!(out, "  previous file kept as {}", context.shown(backup))?;
@@ -529,6 +563,17 @@ fn harness_notes(target: &HookConfigFile, installing: bool) -> Vec<String> {
         HookHarness::CursorAgent => notes.push(
             "Cursor's agent also runs Claude Code's hooks: with roster's claude-code hooks installed as well, \
              a Cursor session is registered by both (one owner, one record; the later call names the harness)"
+                .to_owned(),
+        ),
+        HookHarness::Opencode => notes.push(
+            "opencode loads the plugin when it starts: it registers each session on session.created with the \
+             opencode process as owner, and removes the record on session.deleted and when opencode exits"
+                .to_owned(),
+        ),
+        HookHarness::Amp => notes.push(
+            "Amp loads the plugin when it starts (or on `plugins: reload`): it registers each thread session on \
+             session.start with the amp process as owner; Amp has no session-end event, so the record turns dead \
+             when amp exits and roster-prune removes it"
                 .to_owned(),
         ),
         HookHarness::ClaudeCode | HookHarness::GeminiCli => {}

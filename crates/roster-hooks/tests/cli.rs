@@ -169,11 +169,15 @@ fn status_lists_every_harness_and_scope() {
         ("gemini-cli", "user"),
         ("cursor-agent", "user"),
         ("copilot", "project"),
+        ("opencode", "user"),
+        ("opencode", "project"),
+        ("amp", "user"),
+        ("amp", "project"),
     ];
     assert_eq!(pairs, expect.map(|(harness, scope)| (harness.to_owned(), scope.to_owned())));
 
     let project_only = json_of(&sandbox.run(&["status", "--scope", "project", "--json"]));
-    assert_eq!(project_only.as_array().unwrap().len(), 2);
+    assert_eq!(project_only.as_array().unwrap().len(), 4);
 
     let text = sandbox.run(&["status"]);
     let first_line = stdout(&text).lines().next().unwrap().to_owned();
@@ -214,10 +218,10 @@ fn unparseable_file_is_refused_with_exit_3_and_left_alone() {
 fn bad_input_exits_2() {
     let sandbox = Sandbox::new();
     let cases: [(&[&str], &str); 8] = [
-        (&["install", "vim"], "unknown harness"),
+        (&["install", "vim"], "is not one roster-hooks can wire; use one of claude-code,"),
         (&["install", "goose"], "roster-register --pid"),
         (&["install", "aider"], "wrapper script"),
-        (&["install", "opencode"], "OPENCODE_PID"),
+        (&["install", "claud-code"], "did you mean claude-code?"),
         (&["install", "copilot", "--scope", "user"], "--scope project"),
         (&["install", "codex", "--scope", "project"], "--scope user"),
         (&["install"], "required"),

@@ -193,12 +193,13 @@ fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
         && !name.is_empty()
         && Harness::parse(name).is_none()
     {
-        let names: Vec<&str> = Harness::ALL.iter().map(|harness| harness.as_str()).collect();
-        return Err(BadInput(format!(
-            "--harness {name:?} is not a harness roster knows; use one of {} (or \"\" for an unknown harness)",
-            names.join(", ")
-        ))
-        .into());
+        let message = harness::unknown_harness_message(
+            &format!("--harness {name:?}"),
+            "a harness roster knows",
+            name,
+            &harness::harness_names(),
+        );
+        return Err(BadInput(format!("{message} (or \"\" for an unknown harness)")).into());
     }
     let cwd = match &args.cwd {
         Some(dir) => Some(std::fs::canonicalize(dir).map_err(|error| {

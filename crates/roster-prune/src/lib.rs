@@ -132,7 +132,14 @@ fn prune_current(args: &PruneArgs) -> anyhow::Result<Outcome> {
     let payload = match &args.hook {
         Some(value) => {
             HookTarget::parse(value).ok_or_else(|| {
-                BadInput(format!("--hook {value:?} is not a harness; use auto or a harness name"))
+                let mut names = harness::harness_names();
+                names.insert(0, "auto");
+                BadInput(harness::unknown_harness_message(
+                    &format!("--hook {value:?}"),
+                    "a harness",
+                    value,
+                    &names,
+                ))
             })?;
             Some(
                 read_payload(

@@ -166,8 +166,9 @@ pub fn run(args: RegisterArgs) -> anyhow::Result<()> {
 }
 
 fn bad_hook_value(value: &str) -> BadInput {
-    let names: Vec<&str> = Harness::ALL.iter().map(|harness| harness.as_str()).collect();
-    BadInput(format!("--hook {value:?} is not a harness; use auto or one of {}", names.join(", ")))
+    let mut names = harness::harness_names();
+    names.insert(0, "auto");
+    BadInput(harness::unknown_harness_message(&format!("--hook {value:?}"), "a harness", value, &names))
 }
 
 /// What to do with a value longer than its record field's limit
@@ -247,10 +248,11 @@ fn gather_registration(
     }
     let harness = match (&args.harness, target, payload) {
         (Some(name), _, _) => Some(Harness::parse(name).ok_or_else(|| {
-            let names: Vec<&str> = Harness::ALL.iter().map(|harness| harness.as_str()).collect();
-            BadInput(format!(
-                "--harness {name:?} is not a harness roster knows; use one of {}",
-                names.join(", ")
+            BadInput(harness::unknown_harness_message(
+                &format!("--harness {name:?}"),
+                "a harness roster knows",
+                name,
+                &harness::harness_names(),
             ))
         })?),
         (None, Some(target), Some(payload)) => detect_hook_harness(target, payload, &owner.ancestry, &env)

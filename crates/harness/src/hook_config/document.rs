@@ -11,6 +11,8 @@
 
 use serde_json::{Map, Value, json};
 
+use super::jsonc::{Container, Entry, JsoncDocument, Node, apply_splices, render_entry};
+
 use super::commands::{HookCommands, RosterHookCall, roster_hook_call};
 use super::{HookEvent, HookHarness};
 
@@ -55,14 +57,12 @@ enum Shape {
     Flat,
 }
 
-/// What stripping roster's hooks did to one element of an event array.
+/// What one element of an event array holds of roster's hooks.
 enum Stripped {
-    /// It held none of roster's hooks.
-    Untouched,
-    /// It held only roster's hooks and disappears.
+    /// Only roster's hooks: the element goes.
     Emptied,
-    /// A group that held roster's hooks among others, now without them.
-    Kept(Value),
+    /// A group with roster's hook at this index among others: only it goes.
+    Kept(usize),
 }
 
 /// Seconds (milliseconds for Gemini CLI) a SessionStart hook may take. The
@@ -70,120 +70,261 @@ enum Stripped {
 /// so that a session's exit is never held up; roster-prune needs far less.
 const SESSION_START_TIMEOUT_SECONDS: u64 = 10;
 
-/// Parses the bytes of a configuration file. An empty file (or only blanks)
-/// reads as `{}`. Anything install could not merge into without guessing is
-/// refused with the reason: bytes that are not UTF-8 JSON, a top level that is
-/// not an object, a `hooks` that is not an object, a session-start or
-/// session-end entry that is not an array.
+/// Parses the bytes of a configuration file, JSON or JSONC (comments and
+/// trailing commas, as Gemini CLI allows). An empty file (or only blanks and
+/// comments) reads as `{}`. Anything install could not merge into without
+/// guessing is refused with the reason: bytes that are not UTF-8 JSON, a top
+/// level that is not an object, a `hooks` that is not an object, a
+/// session-start or session-end entry that is not an array, or one of those
+/// keys given twice.
 pub fn parse_hook_document(harness: HookHarness, bytes: &[u8]) -> Result<Value, String> {
     let text = std::str::from_utf8(bytes).map_err(|error| format!("it is not UTF-8 text ({error})"))?;
-    if text.trim().is_empty() {
-        return Ok(Value::Object(Map::new()));
-    }
-    let document: Value =
-        serde_json::from_str(text).map_err(|error| format!("it is not valid JSON ({error})"))?;
-    let object = document
-        .as_object()
-        .ok_or_else(|| format!("its top level is {}, not an object", kind_of(&document)))?;
-    if let Some(hooks) = object.get("hooks") {
-        let hooks =
-            hooks.as_object().ok_or_else(|| format!("its \"hooks\" is {}, not an object", kind_of(hooks)))?;
-        for event in HookEvent::BOTH {
-            let name = harness.event_name(event);
-            if let Some(entries) = hooks.get(name).filter(|entries| !entries.is_array()) {
-                return Err(format!("its \"hooks\".\"{name}\" is {}, not an array", kind_of(entries)));
-            }
-        }
-    }
-    Ok(document)
+    let document = JsoncDocument::parse(text)?;
+    check_shape(harness, &document)?;
+    Ok(document.root().map_or_else(|| Value::Object(Map::new()), |root| document.value_of(root)))
 }
 
 /// The fragment install merges into an empty file, for adding by hand.
 pub fn hook_snippet(harness: HookHarness, commands: &HookCommands) -> Value {
-    with_hooks_installed(harness, &Value::Object(Map::new()), commands)
-}
-
-/// `document` with roster's two hooks in it. An event that already held
-/// roster hooks gets the fresh entry in the place of the first of them (so a
-/// re-install after moving the binaries updates the commands without
-/// reordering anything); otherwise the entry goes last. Installing into a
-/// document that already has exactly these entries returns it unchanged.
-/// `document` is expected to have passed [`parse_hook_document`].
-pub fn with_hooks_installed(harness: HookHarness, document: &Value, commands: &HookCommands) -> Value {
-    let shape = shape_of(harness);
-    let mut document = document.as_object().cloned().unwrap_or_default();
-    if shape == Shape::Flat && !document.contains_key("version") {
+    let mut document = Map::new();
+    if shape_of(harness) == Shape::Flat {
         document.insert("version".to_owned(), json!(1));
     }
-    let hooks = document.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
-    if !hooks.is_object() {
-        *hooks = Value::Object(Map::new());
-    }
-    if let Some(hooks) = hooks.as_object_mut() {
-        for event in HookEvent::BOTH {
-            let name = harness.event_name(event);
-            let existing = hooks.get(name).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let hooks: Map<String, Value> = HookEvent::BOTH
+        .into_iter()
+        .map(|event| {
             let entry = roster_entry(harness, event, commands.for_event(event));
-            let mut updated = Vec::with_capacity(existing.len() + 1);
-            let mut insert_at = None;
-            for element in existing {
-                match strip_roster_hooks(shape, element) {
-                    Stripped::Untouched => updated.push(element.clone()),
-                    Stripped::Emptied => {
-                        insert_at.get_or_insert(updated.len());
-                    }
-                    Stripped::Kept(rest) => {
-                        insert_at.get_or_insert(updated.len());
-                        updated.push(rest);
-                    }
-                }
-            }
-            updated.insert(insert_at.unwrap_or(updated.len()), entry);
-            hooks.insert(name.to_owned(), Value::Array(updated));
-        }
-    }
+            (harness.event_name(event).to_owned(), Value::Array(vec![entry]))
+        })
+        .collect();
+    document.insert("hooks".to_owned(), Value::Object(hooks));
     Value::Object(document)
 }
 
-/// `document` without roster's hooks in the two session events. A group, an
-/// event array or the `hooks` object that held only roster's hooks goes too;
-/// everything else stays as it was, in its place.
-pub fn with_hooks_removed(harness: HookHarness, document: &Value) -> Value {
-    let shape = shape_of(harness);
-    let Some(mut document) = document.as_object().cloned() else {
-        return document.clone();
-    };
-    let mut removed_any = false;
-    if let Some(hooks) = document.get_mut("hooks").and_then(Value::as_object_mut) {
-        for event in HookEvent::BOTH {
-            let name = harness.event_name(event);
-            let Some(existing) = hooks.get(name).and_then(Value::as_array) else { continue };
-            let mut kept = Vec::with_capacity(existing.len());
-            let mut removed_here = false;
-            for element in existing {
-                match strip_roster_hooks(shape, element) {
-                    Stripped::Untouched => kept.push(element.clone()),
-                    Stripped::Emptied => removed_here = true,
-                    Stripped::Kept(rest) => {
-                        removed_here = true;
-                        kept.push(rest);
-                    }
-                }
+/// The text of a configuration file with roster's two hooks in it, every
+/// other byte as it was. An event that already held roster hooks gets the
+/// fresh entry in the place of the first of them (so a re-install after
+/// moving the binaries updates the commands without reordering anything);
+/// otherwise the entry goes last. The text must pass [`parse_hook_document`].
+pub fn install_into_text(
+    harness: HookHarness,
+    text: &str,
+    commands: &HookCommands,
+) -> Result<String, String> {
+    if JsoncDocument::parse(text)?.root().is_none() {
+        return Ok(format!("{text}{}", print_document(&hook_snippet(harness, commands))));
+    }
+    let (mut text, insert_at) = strip_roster_hooks_from_text(harness, text.to_owned(), KeepEmptied::Yes)?;
+    if shape_of(harness) == Shape::Flat && root_member(&JsoncDocument::parse(&text)?, "version").is_none() {
+        text = append_member(&text, &[], "version", &json!(1))?;
+    }
+    let document = JsoncDocument::parse(&text)?;
+    if root_member(&document, "hooks").is_none() {
+        let snippet = hook_snippet(harness, commands);
+        return append_member(&text, &[], "hooks", &snippet["hooks"]);
+    }
+    for event in HookEvent::BOTH {
+        let name = harness.event_name(event);
+        let entry = roster_entry(harness, event, commands.for_event(event));
+        let document = JsoncDocument::parse(&text)?;
+        let hooks =
+            root_member(&document, "hooks").and_then(|hooks| hooks.value.as_object()).ok_or("no hooks")?;
+        text = match hooks.member(name).and_then(|entries| entries.value.as_array()) {
+            None => append_member(&text, &["hooks"], name, &Value::Array(vec![entry]))?,
+            Some(entries) => {
+                let index = insert_at[event_slot(event)].unwrap_or(entries.entries.len());
+                let layout = document.layout();
+                let splice = document.insert_entry(entries, index, &layout, |indent| {
+                    render_entry(None, &entry, indent, &layout)
+                });
+                apply_splices(&text, &[splice])
             }
-            if removed_here {
-                removed_any = true;
-                if kept.is_empty() {
-                    hooks.shift_remove(name);
-                } else {
-                    hooks.insert(name.to_owned(), Value::Array(kept));
-                }
+        };
+    }
+    Ok(text)
+}
+
+/// The text of a configuration file without roster's hooks in the two
+/// session events, every other byte as it was. A group, an event array or the
+/// `hooks` object that held only roster's hooks goes too, with its line.
+///
+/// In the flat shapes `version` describes the `hooks` object only: when the
+/// whole `hooks` object goes, a `"version": 1` goes with it (install adds
+/// one to a file that has none).
+pub fn remove_from_text(harness: HookHarness, text: &str) -> Result<String, String> {
+    let had_hooks = root_member(&JsoncDocument::parse(text)?, "hooks").is_some();
+    let (text, _) = strip_roster_hooks_from_text(harness, text.to_owned(), KeepEmptied::No)?;
+    let document = JsoncDocument::parse(&text)?;
+    let Some(root) = document.root().and_then(Node::as_object) else { return Ok(text) };
+    if shape_of(harness) == Shape::Flat
+        && had_hooks
+        && root.member("hooks").is_none()
+        && let Some(version) = root.member_index("version")
+        && document.value_of(&root.entries[version].value) == json!(1)
+    {
+        return Ok(apply_splices(&text, &document.remove_entry(root, version)));
+    }
+    Ok(text)
+}
+
+/// `document` with roster's two hooks in it: [`install_into_text`] applied
+/// to the document as roster prints it.
+pub fn with_hooks_installed(harness: HookHarness, document: &Value, commands: &HookCommands) -> Value {
+    let text = install_into_text(harness, &print_document(document), commands).unwrap_or_default();
+    parse_hook_document(harness, text.as_bytes()).unwrap_or_else(|_| document.clone())
+}
+
+/// `document` without roster's hooks: [`remove_from_text`] applied to the
+/// document as roster prints it.
+pub fn with_hooks_removed(harness: HookHarness, document: &Value) -> Value {
+    let text = remove_from_text(harness, &print_document(document)).unwrap_or_default();
+    parse_hook_document(harness, text.as_bytes()).unwrap_or_else(|_| document.clone())
+}
+
+/// A document as roster writes a new file: pretty JSON, two-space indent, a
+/// final newline.
+pub fn print_document(document: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(document).unwrap_or_else(|_| "{}".to_owned());
+    text.push('\n');
+    text
+}
+
+/// Whether stripping roster's hooks before an install keeps the containers it
+/// empties (the fresh entries go into them) or removes them (uninstall).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum KeepEmptied {
+    Yes,
+    No,
+}
+
+/// Takes roster's hooks out of `text` one at a time, re-reading the text after
+/// each cut. Returns the text and, per event, the index where the first of
+/// them stood (where a re-install puts the fresh entry).
+fn strip_roster_hooks_from_text(
+    harness: HookHarness,
+    mut text: String,
+    keep_emptied: KeepEmptied,
+) -> Result<(String, [Option<usize>; 2]), String> {
+    let shape = shape_of(harness);
+    let mut insert_at = [None, None];
+    loop {
+        let document = JsoncDocument::parse(&text)?;
+        let Some(root) = document.root().and_then(Node::as_object) else { break };
+        let Some(hooks_index) = root.member_index("hooks") else { break };
+        let Some(hooks) = root.entries[hooks_index].value.as_object() else { break };
+        let mut cut = None;
+        'events: for event in HookEvent::BOTH {
+            let Some(event_index) = hooks.member_index(harness.event_name(event)) else { continue };
+            let Some(entries) = hooks.entries[event_index].value.as_array() else { continue };
+            for (group_index, element) in entries.entries.iter().enumerate() {
+                let found = match shape {
+                    Shape::Flat => roster_call_of_hook(&document.value_of(&element.value))
+                        .is_some()
+                        .then_some(Stripped::Emptied),
+                    Shape::Grouped => strip_group(&document, &element.value),
+                };
+                let Some(found) = found else { continue };
+                insert_at[event_slot(event)].get_or_insert(group_index);
+                let splices = match found {
+                    Stripped::Kept(hook_index) => {
+                        let group = element.value.as_object().and_then(|group| group.member("hooks"));
+                        let group_hooks = group.and_then(|hooks| hooks.value.as_array()).ok_or("no group")?;
+                        document.remove_entry(group_hooks, hook_index)
+                    }
+                    Stripped::Emptied if entries.entries.len() > 1 || keep_emptied == KeepEmptied::Yes => {
+                        document.remove_entry(entries, group_index)
+                    }
+                    Stripped::Emptied if hooks.entries.len() > 1 => document.remove_entry(hooks, event_index),
+                    Stripped::Emptied => document.remove_entry(root, hooks_index),
+                };
+                cut = Some(splices);
+                break 'events;
             }
         }
-        if removed_any && hooks.is_empty() {
-            document.shift_remove("hooks");
+        match cut {
+            Some(splices) => text = apply_splices(&text, &splices),
+            None => break,
         }
     }
-    Value::Object(document)
+    Ok((text, insert_at))
+}
+
+/// What a grouped-shape element holds of roster's: `None` when nothing,
+/// `Emptied` when only roster's hooks (the group goes), `Kept(j)` when
+/// roster's hook `j` sits among others (only it goes). A group that is not
+/// `{"hooks": [...]}` is somebody else's odd entry and never touched.
+fn strip_group(document: &JsoncDocument, group: &Node) -> Option<Stripped> {
+    let hooks = group.as_object()?.member("hooks")?.value.as_array()?;
+    let roster_hooks: Vec<usize> = hooks
+        .entries
+        .iter()
+        .enumerate()
+        .filter(|(_, hook)| roster_call_of_hook(&document.value_of(&hook.value)).is_some())
+        .map(|(index, _)| index)
+        .collect();
+    match roster_hooks.first() {
+        None => None,
+        Some(_) if roster_hooks.len() == hooks.entries.len() => Some(Stripped::Emptied),
+        Some(first) => Some(Stripped::Kept(*first)),
+    }
+}
+
+fn root_member<'d>(document: &'d JsoncDocument, key: &str) -> Option<&'d Entry> {
+    document.root()?.as_object()?.member(key)
+}
+
+/// `text` with the member `key: value` added last to the object at `path`
+/// (member names from the root).
+fn append_member(text: &str, path: &[&str], key: &str, value: &Value) -> Result<String, String> {
+    let document = JsoncDocument::parse(text)?;
+    let mut node = document.root().ok_or("an empty document")?;
+    for step in path {
+        node = &node.as_object().and_then(|object| object.member(step)).ok_or("a missing object")?.value;
+    }
+    let object = node.as_object().ok_or("not an object")?;
+    let layout = document.layout();
+    let splice = document.insert_entry(object, object.entries.len(), &layout, |indent| {
+        render_entry(Some(key), value, indent, &layout)
+    });
+    Ok(apply_splices(text, &[splice]))
+}
+
+fn event_slot(event: HookEvent) -> usize {
+    match event {
+        HookEvent::SessionStart => 0,
+        HookEvent::SessionEnd => 1,
+    }
+}
+
+/// The shape checks of [`parse_hook_document`] on a parsed text.
+fn check_shape(harness: HookHarness, document: &JsoncDocument) -> Result<(), String> {
+    let Some(root) = document.root() else { return Ok(()) };
+    let object = root
+        .as_object()
+        .ok_or_else(|| format!("its top level is {}, not an object", kind_of(&document.value_of(root))))?;
+    let once = |container: &Container, key: &str, place: &str| -> Result<(), String> {
+        let count = container.entries.iter().filter(|entry| entry.key.as_deref() == Some(key)).count();
+        if count > 1 {
+            return Err(format!("{place}\"{key}\" is given {count} times; keep one"));
+        }
+        Ok(())
+    };
+    once(object, "hooks", "its ")?;
+    let Some(hooks) = object.member("hooks") else { return Ok(()) };
+    let hooks = hooks.value.as_object().ok_or_else(|| {
+        format!("its \"hooks\" is {}, not an object", kind_of(&document.value_of(&hooks.value)))
+    })?;
+    for event in HookEvent::BOTH {
+        let name = harness.event_name(event);
+        once(hooks, name, "its \"hooks\".")?;
+        if let Some(entries) = hooks.member(name).filter(|entries| entries.value.as_array().is_none()) {
+            return Err(format!(
+                "its \"hooks\".\"{name}\" is {}, not an array",
+                kind_of(&document.value_of(&entries.value))
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `document` reduced to what roster does not own, for comparing two files by
@@ -251,7 +392,10 @@ pub fn find_installed_hooks(harness: HookHarness, document: &Value) -> Installed
 fn shape_of(harness: HookHarness) -> Shape {
     match harness {
         HookHarness::ClaudeCode | HookHarness::Codex | HookHarness::GeminiCli => Shape::Grouped,
-        HookHarness::CursorAgent | HookHarness::Copilot => Shape::Flat,
+        // Plugin harnesses have no hook entries; the flat shape is never used for them.
+        HookHarness::CursorAgent | HookHarness::Copilot | HookHarness::Opencode | HookHarness::Amp => {
+            Shape::Flat
+        }
     }
 }
 
@@ -277,44 +421,13 @@ fn roster_entry(harness: HookHarness, event: HookEvent, command: &str) -> Value 
             }
             json!({"hooks": [hook]})
         }
-        HookHarness::CursorAgent => json!({"command": command}),
+        HookHarness::CursorAgent | HookHarness::Opencode | HookHarness::Amp => json!({"command": command}),
         HookHarness::Copilot => {
             let mut hook = json!({"type": "command", "bash": command});
             if start {
                 hook["timeoutSec"] = json!(SESSION_START_TIMEOUT_SECONDS);
             }
             hook
-        }
-    }
-}
-
-/// Takes roster's hooks out of one element of an event array.
-fn strip_roster_hooks(shape: Shape, element: &Value) -> Stripped {
-    match shape {
-        Shape::Flat => {
-            if roster_call_of_hook(element).is_some() {
-                Stripped::Emptied
-            } else {
-                Stripped::Untouched
-            }
-        }
-        Shape::Grouped => {
-            // A group that is not `{"hooks": [...]}` is somebody else's odd
-            // entry: carried through as it is, never refused or rewritten.
-            let Some(hooks) = element.get("hooks").and_then(Value::as_array) else {
-                return Stripped::Untouched;
-            };
-            let kept: Vec<Value> =
-                hooks.iter().filter(|hook| roster_call_of_hook(hook).is_none()).cloned().collect();
-            if kept.len() == hooks.len() {
-                Stripped::Untouched
-            } else if kept.is_empty() {
-                Stripped::Emptied
-            } else {
-                let mut group = element.clone();
-                group["hooks"] = Value::Array(kept);
-                Stripped::Kept(group)
-            }
         }
     }
 }

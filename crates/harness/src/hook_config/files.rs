@@ -14,9 +14,10 @@ use serde_json::{Map, Value};
 use super::codex_trust::{codex_trust_key, read_codex_trust};
 use super::commands::{HookCommands, RosterHookCall};
 use super::document::{
-    FoundHook, find_installed_hooks, parse_hook_document, with_hooks_installed, with_hooks_removed,
-    without_roster_hooks_or_empty_structures,
+    FoundHook, find_installed_hooks, hook_snippet, install_into_text, parse_hook_document, print_document,
+    remove_from_text, without_roster_hooks_or_empty_structures,
 };
+use super::plugins::{install_plugin, plugin_status, uninstall_plugin};
 use super::{HookConfigError, HookConfigFile, HookEvent, HookHarness, HookPaths, Scope};
 
 /// What install did.
@@ -102,13 +103,26 @@ impl HookState {
 /// these hooks nothing is written. A file that cannot be parsed is refused and
 /// left untouched. The previous file is kept as `<file>.roster-backup`.
 pub fn install(target: &HookConfigFile, commands: &HookCommands) -> Result<InstallOutcome, HookConfigError> {
+    if target.harness.uses_plugin_file() {
+        return install_plugin(target, commands);
+    }
     let existing = read_existing(&target.path)?;
-    let before = match &existing {
-        Some(file) => Some(parse_existing(target, file)?),
-        None => None,
+    let (before, after, after_text) = match &existing {
+        Some(file) => {
+            let before = parse_existing(target, file)?;
+            let text = file_text(target, file)?;
+            let after_text = install_into_text(target.harness, text, commands)
+                .map_err(|reason| HookConfigError::unusable(&target.path, reason))?;
+            let after = parse_hook_document(target.harness, after_text.as_bytes())
+                .map_err(|reason| HookConfigError::unusable(&target.path, reason))?;
+            (Some(before), after, after_text)
+        }
+        None => {
+            let snippet = hook_snippet(target.harness, commands);
+            let text = print_document(&snippet);
+            (None, snippet, text)
+        }
     };
-    let empty = Value::Object(Map::new());
-    let after = with_hooks_installed(target.harness, before.as_ref().unwrap_or(&empty), commands);
     let written_path = existing.as_ref().map_or_else(|| target.path.clone(), |file| file.real_path.clone());
     let mut outcome = InstallOutcome {
         target: target.clone(),
@@ -132,7 +146,7 @@ pub fn install(target: &HookConfigFile, commands: &HookCommands) -> Result<Insta
             new_file_mode(target.scope)
         }
     };
-    write_atomically(&outcome.written_path, print_document(&after).as_bytes(), mode)?;
+    write_atomically(&outcome.written_path, after_text.as_bytes(), mode)?;
     outcome.changed = true;
     Ok(outcome)
 }
@@ -143,6 +157,9 @@ pub fn install(target: &HookConfigFile, commands: &HookCommands) -> Result<Insta
 /// are cut out, and a file left with nothing of the user's is removed. The
 /// file as it was before uninstall is kept as `<file>.roster-backup`.
 pub fn uninstall(target: &HookConfigFile) -> Result<UninstallOutcome, HookConfigError> {
+    if target.harness.uses_plugin_file() {
+        return uninstall_plugin(target);
+    }
     let existing = read_existing(&target.path)?;
     let mut outcome = UninstallOutcome {
         target: target.clone(),
@@ -156,7 +173,10 @@ pub fn uninstall(target: &HookConfigFile) -> Result<UninstallOutcome, HookConfig
     let Some(file) = existing else { return Ok(outcome) };
     outcome.written_path = file.real_path.clone();
     let before = parse_existing(target, &file)?;
-    let after = with_hooks_removed(target.harness, &before);
+    let after_text = remove_from_text(target.harness, file_text(target, &file)?)
+        .map_err(|reason| HookConfigError::unusable(&target.path, reason))?;
+    let after = parse_hook_document(target.harness, after_text.as_bytes())
+        .map_err(|reason| HookConfigError::unusable(&target.path, reason))?;
     if after == before {
         return Ok(outcome);
     }
@@ -174,7 +194,7 @@ pub fn uninstall(target: &HookConfigFile) -> Result<UninstallOutcome, HookConfig
         sync_directory(&file.real_path)?;
         outcome.removed_file = true;
     } else {
-        write_atomically(&file.real_path, print_document(&after).as_bytes(), file.mode)?;
+        write_atomically(&file.real_path, after_text.as_bytes(), file.mode)?;
     }
     Ok(outcome)
 }
@@ -182,6 +202,9 @@ pub fn uninstall(target: &HookConfigFile) -> Result<UninstallOutcome, HookConfig
 /// Reports whether roster's hooks are in the target file. Never fails: a file
 /// that cannot be read or parsed is a state of its own.
 pub fn status(target: &HookConfigFile, paths: &HookPaths) -> HookStatus {
+    if target.harness.uses_plugin_file() {
+        return plugin_status(target, None);
+    }
     let report = |state, detail: String| HookStatus { target: target.clone(), state, detail };
     let file = match read_existing(&target.path) {
         Ok(Some(file)) => file,
@@ -283,14 +306,6 @@ pub fn backup_path_for(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// A document as roster writes it: pretty JSON, two-space indent, a final
-/// newline.
-pub fn print_document(document: &Value) -> String {
-    let mut text = serde_json::to_string_pretty(document).unwrap_or_else(|_| "{}".to_owned());
-    text.push('\n');
-    text
-}
-
 /// A configuration file read from disk.
 struct ExistingFile {
     /// The file itself, after following a symbolic link at the target.
@@ -336,6 +351,12 @@ fn read_existing(path: &Path) -> Result<Option<ExistingFile>, HookConfigError> {
     Ok(Some(ExistingFile { real_path, bytes, mode: metadata.permissions().mode() & 0o7777 }))
 }
 
+/// The file's text; it passed [`parse_existing`], so it is UTF-8.
+fn file_text<'f>(target: &HookConfigFile, file: &'f ExistingFile) -> Result<&'f str, HookConfigError> {
+    std::str::from_utf8(&file.bytes)
+        .map_err(|error| HookConfigError::unusable(&target.path, error.to_string()))
+}
+
 fn parse_existing(target: &HookConfigFile, file: &ExistingFile) -> Result<Value, HookConfigError> {
     parse_hook_document(target.harness, &file.bytes)
         .map_err(|reason| HookConfigError::unusable(&target.path, reason))
@@ -362,7 +383,7 @@ fn new_file_mode(scope: Scope) -> u32 {
     }
 }
 
-fn create_parent_directories(path: &Path) -> Result<(), HookConfigError> {
+pub(super) fn create_parent_directories(path: &Path) -> Result<(), HookConfigError> {
     match path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
         Some(parent) => fs::DirBuilder::new()
             .recursive(true)
@@ -376,7 +397,7 @@ fn create_parent_directories(path: &Path) -> Result<(), HookConfigError> {
 /// Writes `bytes` to `path` with `mode`: a temporary file in the same
 /// directory, fsync, rename over `path`, fsync of the directory. A failure at
 /// any step removes the temporary and leaves `path` as it was.
-fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), HookConfigError> {
+pub(super) fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), HookConfigError> {
     static TEMPORARY_COUNTER: AtomicU32 = AtomicU32::new(0);
     let file_name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
     let temporary = path.with_file_name(format!(

@@ -14,6 +14,8 @@ mod codex_trust;
 mod commands;
 mod document;
 mod files;
+pub mod jsonc;
+mod plugins;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -21,18 +23,21 @@ use std::path::{Path, PathBuf};
 pub use codex_trust::{CodexTrust, codex_trust_key, read_codex_trust};
 pub use commands::{HookCommands, RosterHookCall, roster_hook_call, shell_quote};
 pub use document::{
-    FoundHook, InstalledHooks, find_installed_hooks, hook_snippet, parse_hook_document, with_hooks_installed,
-    with_hooks_removed, without_roster_hooks_or_empty_structures,
+    FoundHook, InstalledHooks, find_installed_hooks, hook_snippet, install_into_text, parse_hook_document,
+    print_document, remove_from_text, with_hooks_installed, with_hooks_removed,
+    without_roster_hooks_or_empty_structures,
 };
 pub use files::{
     CODEX_TRUST_HINT, HookState, HookStatus, InstallOutcome, UninstallOutcome, backup_path_for, install,
-    print_document, status, uninstall,
+    status, uninstall,
 };
+pub use plugins::{PLUGIN_MARKER, plugin_text};
 
-/// A harness whose configuration roster-hooks knows how to edit. Only these
-/// five have shell hooks on session start and end; Goose, opencode and Aider
-/// are served by wrappers and plugins instead (see docs/harnesses.md), so a
-/// value of this type can never name a harness without hook support.
+/// A harness whose configuration roster-hooks knows how to edit: five with
+/// shell hooks on session start and end, and opencode and Amp, which load a
+/// plugin file roster-hooks writes. Goose and Aider have neither and are
+/// served by wrappers (see docs/harnesses.md), so a value of this type can
+/// never name a harness roster-hooks cannot wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HookHarness {
     ClaudeCode,
@@ -40,6 +45,8 @@ pub enum HookHarness {
     GeminiCli,
     CursorAgent,
     Copilot,
+    Opencode,
+    Amp,
 }
 
 /// Where a configuration file lives: the user's home (every project) or the
@@ -70,6 +77,9 @@ pub struct HookPaths {
     pub claude_config_dir: Option<PathBuf>,
     /// `$CODEX_HOME`, which Codex reads instead of `~/.codex`.
     pub codex_home: Option<PathBuf>,
+    /// `$XDG_CONFIG_HOME`, where opencode keeps its configuration instead of
+    /// `~/.config`.
+    pub xdg_config_home: Option<PathBuf>,
 }
 
 /// One configuration file to edit: which harness, which scope, which path.
@@ -125,7 +135,24 @@ impl HookConfigError {
 
 impl HookHarness {
     /// Every hook-capable harness, in the order `status` reports them.
-    pub const ALL: [HookHarness; 5] = [
+    pub const ALL: [HookHarness; 7] = [
+        HookHarness::ClaudeCode,
+        HookHarness::Codex,
+        HookHarness::GeminiCli,
+        HookHarness::CursorAgent,
+        HookHarness::Copilot,
+        HookHarness::Opencode,
+        HookHarness::Amp,
+    ];
+
+    /// The harness's name as records and flags spell it (SPEC §3).
+    pub fn as_str(self) -> &'static str {
+        crate::Harness::from(self).as_str()
+    }
+
+    /// The harnesses whose own settings files roster-hooks edits (the others
+    /// get a plugin file of roster's own).
+    pub const WITH_SETTINGS_FILES: [HookHarness; 5] = [
         HookHarness::ClaudeCode,
         HookHarness::Codex,
         HookHarness::GeminiCli,
@@ -133,15 +160,10 @@ impl HookHarness {
         HookHarness::Copilot,
     ];
 
-    /// The harness's name as records and flags spell it (SPEC §3).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HookHarness::ClaudeCode => "claude-code",
-            HookHarness::Codex => "codex",
-            HookHarness::GeminiCli => "gemini-cli",
-            HookHarness::CursorAgent => "cursor-agent",
-            HookHarness::Copilot => "copilot",
-        }
+    /// Whether roster-hooks writes a plugin file of its own for this harness
+    /// rather than hook entries in the harness's settings.
+    pub fn uses_plugin_file(self) -> bool {
+        matches!(self, HookHarness::Opencode | HookHarness::Amp)
     }
 
     /// The harness named `name`, if it is one with hook support.
@@ -153,7 +175,9 @@ impl HookHarness {
     /// the default.
     pub fn scopes(self) -> &'static [Scope] {
         match self {
-            HookHarness::ClaudeCode => &[Scope::User, Scope::Project],
+            HookHarness::ClaudeCode | HookHarness::Opencode | HookHarness::Amp => {
+                &[Scope::User, Scope::Project]
+            }
             HookHarness::Codex | HookHarness::GeminiCli | HookHarness::CursorAgent => &[Scope::User],
             HookHarness::Copilot => &[Scope::Project],
         }
@@ -166,6 +190,13 @@ impl HookHarness {
 
     /// The key the harness files this event under in its `hooks` object.
     pub fn event_name(self, event: HookEvent) -> &'static str {
+        match (self, event) {
+            (HookHarness::Opencode, HookEvent::SessionStart) => return "session.created",
+            (HookHarness::Opencode, HookEvent::SessionEnd) => return "session.deleted",
+            (HookHarness::Amp, HookEvent::SessionStart) => return "session.start",
+            (HookHarness::Amp, HookEvent::SessionEnd) => return "(none)",
+            _ => {}
+        }
         let camel_case = matches!(self, HookHarness::CursorAgent | HookHarness::Copilot);
         match (event, camel_case) {
             (HookEvent::SessionStart, false) => "SessionStart",
@@ -221,6 +252,7 @@ impl HookPaths {
             project: project.to_owned(),
             claude_config_dir: None,
             codex_home: None,
+            xdg_config_home: None,
         }
     }
 
@@ -248,6 +280,7 @@ impl HookPaths {
         Ok(HookPaths {
             claude_config_dir: absolute_from_env("CLAUDE_CONFIG_DIR"),
             codex_home: absolute_from_env("CODEX_HOME"),
+            xdg_config_home: absolute_from_env("XDG_CONFIG_HOME"),
             home,
             project,
         })
@@ -270,6 +303,10 @@ impl HookPaths {
             (HookHarness::GeminiCli, _) => self.home.join(".gemini/settings.json"),
             (HookHarness::CursorAgent, _) => self.home.join(".cursor/hooks.json"),
             (HookHarness::Copilot, _) => self.project.join(".github/hooks/roster.json"),
+            (HookHarness::Opencode, Scope::User) => self.config_home().join("opencode/plugins/roster.js"),
+            (HookHarness::Opencode, Scope::Project) => self.project.join(".opencode/plugins/roster.js"),
+            (HookHarness::Amp, Scope::User) => self.home.join(".config/amp/plugins/roster.ts"),
+            (HookHarness::Amp, Scope::Project) => self.project.join(".amp/plugins/roster.ts"),
         })
     }
 
@@ -292,6 +329,10 @@ impl HookPaths {
         self.claude_config_dir.clone().unwrap_or_else(|| self.home.join(".claude"))
     }
 
+    fn config_home(&self) -> PathBuf {
+        self.xdg_config_home.clone().unwrap_or_else(|| self.home.join(".config"))
+    }
+
     fn codex_home(&self) -> PathBuf {
         self.codex_home.clone().unwrap_or_else(|| self.home.join(".codex"))
     }
@@ -305,6 +346,8 @@ impl From<HookHarness> for crate::Harness {
             HookHarness::GeminiCli => crate::Harness::GeminiCli,
             HookHarness::CursorAgent => crate::Harness::CursorAgent,
             HookHarness::Copilot => crate::Harness::Copilot,
+            HookHarness::Opencode => crate::Harness::Opencode,
+            HookHarness::Amp => crate::Harness::Amp,
         }
     }
 }

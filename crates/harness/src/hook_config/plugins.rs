@@ -1,0 +1,219 @@
+//! Plugin files for the harnesses that run no shell hooks: opencode loads
+//! JavaScript plugins into its own process, Amp runs TypeScript plugins in a
+//! plugin process it starts as its child. roster-hooks writes one file of its
+//! own into the harness's plugin directory, so install, uninstall and status
+//! deal with a whole file that roster owns (recognised by its first line),
+//! never with a file of the user's.
+//!
+//! opencode: the plugin runs inside the opencode process, so `process.pid` is
+//! opencode itself; on `session.created` it pipes the event (opencode's own
+//! shape, which `--hook opencode` reads) into `roster-register --hook opencode
+//! --pid <process.pid>`; on `session.deleted` and when the process exits it
+//! runs `roster-prune --current --hook opencode --pid <process.pid>`.
+//!
+//! Amp: the plugin's process is a child of the amp process, so the owner is
+//! `process.ppid`, taken when the plugin loads. On `session.start` (a thread
+//! starts or is switched to) it pipes a payload in the shape `--hook` reads
+//! (`session_id` = the thread id, `cwd` = the workspace root or amp's own
+//! directory) into `roster-register --hook amp --pid <amp>`. Amp has no
+//! session-end event, and its plugin process is restarted by a plugin reload
+//! while amp goes on, so nothing deregisters on exit: the record turns dead
+//! when amp exits, and `roster-prune` removes it.
+
+use std::fs;
+use std::io;
+
+use super::commands::HookCommands;
+use super::files::{
+    HookState, HookStatus, InstallOutcome, UninstallOutcome, create_parent_directories, write_atomically,
+};
+use super::{HookConfigError, HookConfigFile, HookHarness, Scope};
+
+/// The first line of every plugin file roster writes; how uninstall and
+/// status know the file is roster's.
+pub const PLUGIN_MARKER: &str = "// roster session plugin, written by roster-hooks";
+
+/// The text of the plugin file for `harness` with `commands`, or `None` for
+/// a harness configured through hook entries.
+pub fn plugin_text(harness: HookHarness, commands: &HookCommands) -> Option<String> {
+    let start = js_string(&commands.session_start);
+    let end = js_string(&commands.session_end);
+    match harness {
+        HookHarness::Opencode => Some(format!(
+            r#"{PLUGIN_MARKER}; `roster-hooks uninstall opencode` removes it.
+// It registers each opencode session with roster, the opencode process as its owner.
+const SESSION_START = {start};
+const SESSION_END = {end};
+
+function roster(command, payload) {{
+  const child = Bun.spawn(["/bin/sh", "-c", `${{command}} --pid ${{process.pid}}`], {{
+    stdin: "pipe",
+    stdout: "ignore",
+    stderr: "ignore",
+  }});
+  child.stdin.write(JSON.stringify(payload));
+  child.stdin.end();
+  return child.exited;
+}}
+
+export const RosterSessions = async () => {{
+  process.once("exit", () => {{
+    const payload = JSON.stringify({{ hook_event_name: "SessionEnd", reason: "exit" }});
+    Bun.spawnSync(["/bin/sh", "-c", `printf '%s' '${{payload}}' | ${{SESSION_END}} --pid ${{process.pid}}`], {{
+      stdout: "ignore",
+      stderr: "ignore",
+    }});
+  }});
+  return {{
+    event: async ({{ event }}) => {{
+      if (event.type === "session.created") await roster(SESSION_START, event);
+      else if (event.type === "session.deleted") await roster(SESSION_END, event);
+    }},
+  }};
+}};
+"#
+        )),
+        HookHarness::Amp => Some(format!(
+            r#"{PLUGIN_MARKER}; `roster-hooks uninstall amp` removes it.
+// It registers each Amp thread session with roster, the amp process as its owner.
+import {{ readlinkSync }} from "node:fs";
+
+export const description = "Registers Amp sessions with roster";
+
+const SESSION_START = {start};
+// Amp has no session-end event: the record turns dead when amp exits.
+// The plugin runs in a child process of amp, so amp is its parent.
+const AMP_PID = process.ppid;
+
+function ampDirectory() {{
+  try {{
+    return readlinkSync(`/proc/${{AMP_PID}}/cwd`);
+  }} catch {{
+    return undefined;
+  }}
+}}
+
+export default function (amp) {{
+  amp.on("session.start", async (event, ctx) => {{
+    const root = ctx.system.workspaceRoot;
+    const cwd = root ? amp.helpers.filePathFromURI(root) : ampDirectory();
+    const payload = {{ hook_event_name: "SessionStart", session_id: event.thread.id, cwd, source: "startup" }};
+    const child = Bun.spawn(["/bin/sh", "-c", `${{SESSION_START}} --pid ${{AMP_PID}}`], {{
+      stdin: "pipe",
+      stdout: "ignore",
+      stderr: "ignore",
+    }});
+    child.stdin.write(JSON.stringify(payload));
+    child.stdin.end();
+    await child.exited;
+  }});
+}}
+"#
+        )),
+        _ => None,
+    }
+}
+
+/// Writes the plugin file. Idempotent; a file of the same name that is not
+/// roster's is refused (exit 3) and left as it is.
+pub fn install_plugin(
+    target: &HookConfigFile,
+    commands: &HookCommands,
+) -> Result<InstallOutcome, HookConfigError> {
+    let text = plugin_text(target.harness, commands)
+        .ok_or_else(|| HookConfigError::BadInput(format!("{} has no plugin file", target.harness)))?;
+    let existing = read_plugin(target)?;
+    let mut outcome = InstallOutcome {
+        target: target.clone(),
+        written_path: target.path.clone(),
+        changed: false,
+        created: existing.is_none(),
+        backup: None,
+    };
+    if existing.as_deref() == Some(text.as_str()) {
+        return Ok(outcome);
+    }
+    if existing.is_none() {
+        create_parent_directories(&target.path)?;
+    }
+    write_atomically(&target.path, text.as_bytes(), plugin_mode(target.scope))?;
+    outcome.changed = true;
+    Ok(outcome)
+}
+
+/// Removes roster's plugin file; a file that is not roster's stays.
+pub fn uninstall_plugin(target: &HookConfigFile) -> Result<UninstallOutcome, HookConfigError> {
+    let existing = read_plugin(target)?;
+    let mut outcome = UninstallOutcome {
+        target: target.clone(),
+        written_path: target.path.clone(),
+        file_existed: existing.is_some(),
+        changed: false,
+        backup: None,
+        removed_file: false,
+        restored_backup: false,
+    };
+    if existing.is_some() {
+        fs::remove_file(&target.path).map_err(|error| HookConfigError::io("remove", &target.path, error))?;
+        outcome.changed = true;
+        outcome.removed_file = true;
+    }
+    Ok(outcome)
+}
+
+/// Whether roster's plugin file is there, and whether it is the one install
+/// would write now.
+pub fn plugin_status(target: &HookConfigFile, expected: Option<&HookCommands>) -> HookStatus {
+    let report = |state, detail: String| HookStatus { target: target.clone(), state, detail };
+    match read_plugin(target) {
+        Ok(None) => report(HookState::NotInstalled, "no such file".to_owned()),
+        Err(HookConfigError::Unusable { reason, .. }) => report(HookState::Unparseable, reason),
+        Err(error) => report(HookState::Unreadable, error.to_string()),
+        Ok(Some(text)) => {
+            let current = expected.and_then(|commands| plugin_text(target.harness, commands));
+            let detail = match current {
+                Some(current) if current != text => format!(
+                    "roster's plugin is present but differs from what install writes now; run roster-hooks install {}",
+                    target.harness
+                ),
+                _ => format!("roster's {} plugin present", target.harness),
+            };
+            report(HookState::Installed, detail)
+        }
+    }
+}
+
+/// The plugin file's text when it is roster's, `None` when there is none; a
+/// file that is not roster's, or not a regular file, is refused.
+fn read_plugin(target: &HookConfigFile) -> Result<Option<String>, HookConfigError> {
+    let metadata = match fs::symlink_metadata(&target.path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(HookConfigError::io("inspect", &target.path, error)),
+    };
+    if !metadata.is_file() {
+        return Err(HookConfigError::unusable(&target.path, "it is not a regular file"));
+    }
+    let text =
+        fs::read_to_string(&target.path).map_err(|error| HookConfigError::io("read", &target.path, error))?;
+    if !text.starts_with(PLUGIN_MARKER) {
+        return Err(HookConfigError::unusable(
+            &target.path,
+            "it is a plugin roster-hooks did not write (its first line is not roster's)",
+        ));
+    }
+    Ok(Some(text))
+}
+
+/// A plugin is code the harness runs: only its owner may change it.
+fn plugin_mode(scope: Scope) -> u32 {
+    match scope {
+        Scope::User => 0o600,
+        Scope::Project => 0o644,
+    }
+}
+
+/// `text` as a JavaScript string literal (JSON's escaping is valid there).
+fn js_string(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_owned())
+}
