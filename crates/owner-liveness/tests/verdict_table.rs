@@ -93,6 +93,7 @@ fn agreeing_case() -> Case {
         pid_ns: 11,
         time_ns: 12,
         user_ns: Some(INITIAL),
+        chain: Vec::new(),
     };
     let world = World {
         boot_id: Ok("boot-a".to_owned()),

@@ -19,7 +19,7 @@ use consent::{
     OwnerCondition, SessionConsent, SessionDirectory, canonical_session_directory, decide,
     load_auto_arm_inputs, read_marker, session_directory, write_marker,
 };
-use owner_liveness::{CaptureError, OwnerIdentity, capture_identity};
+use owner_liveness::{CaptureError, OwnerIdentity};
 use registry_core::{RosterDir, choose_directory};
 
 const TOOL: &str = "roster-consent";
@@ -297,7 +297,7 @@ impl Assessment {
 
 fn assess(common: &CommonArgs, session: &SessionArgs) -> anyhow::Result<Assessment> {
     let owner = resolve_calling_owner(session.pid.as_deref())?;
-    let owner_identity = capture_identity(owner.resolved.pid);
+    let owner_identity = owner.capture_identity();
     let roster_path = choose_directory(common.dir.as_deref(), &cli_support::process_env_os)?.path;
     let roster = RosterDir::open_existing(&roster_path)?;
     let directory = session_directory(
@@ -370,7 +370,7 @@ fn write_state(common: &CommonArgs, session: &SessionArgs, state: MarkerState) -
         .into());
     }
     let identity =
-        capture_identity(resolved.pid).with_context(|| format!("cannot {verb} pid {}", resolved.pid))?;
+        owner.capture_identity().with_context(|| format!("cannot {verb} pid {}", resolved.pid))?;
     let roster_path = choose_directory(common.dir.as_deref(), &cli_support::process_env_os)?.path;
     let directory = marker_directory(&roster_path, &identity, session)?.path;
     let roster = RosterDir::open_or_create(&roster_path)?;

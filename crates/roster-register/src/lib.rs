@@ -18,7 +18,7 @@ use harness::{
     Harness, HookPayload, HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, detect_hook_harness,
     harness_version_from_env, messaging_socket_from_env, parse_payload, read_payload, session_id_from_env,
 };
-use owner_liveness::{SocketIdentity, capture_identity};
+use owner_liveness::SocketIdentity;
 use registry_core::{
     AGENT_NAME_LIMIT, AgentChoice, AgentName, CWD_LIMIT, FieldLimit, HARNESS_LIMIT, HARNESS_VERSION_LIMIT,
     Registered, Registration, RosterDir, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT, SessionId,
@@ -295,7 +295,7 @@ fn gather_registration(
         None => None,
     };
 
-    let identity = capture_identity(owner.resolved.pid).map_err(|error| match error {
+    let identity = owner.capture_identity().map_err(|error| match error {
         owner_liveness::CaptureError::NotRunning(pid) => anyhow::Error::new(Refused(format!(
             "owner pid {pid} is not running; a record must never be born dead, so name a live process"
         ))),
