@@ -6,7 +6,9 @@
 use std::path::Path;
 
 use owner_liveness::{OwnerIdentity, Pid};
-use registry_core::{ChainMemberRecord, FormatProblem, Timestamp, check_chain, check_session_pid, parse_versioned};
+use registry_core::{
+    ChainMemberRecord, FormatProblem, Timestamp, check_chain, check_session_pid, parse_versioned,
+};
 use serde::{Deserialize, Serialize};
 
 /// The marker format this roster writes and fully understands. Format 2
@@ -182,7 +184,12 @@ mod tests {
             pid_ns: 4026531836,
             time_ns: 4026531834,
             user_ns: Some(4026531837),
-            chain: vec![ChainMemberRecord { pid: 4250, start_ticks: 871, pidfs_ino: Some(12346), owner_uid: 1000 }],
+            chain: vec![ChainMemberRecord {
+                pid: 4250,
+                start_ticks: 871,
+                pidfs_ino: Some(12346),
+                owner_uid: 1000,
+            }],
             cwd: "/home/dev/src/app".into(),
             written_at: "2026-11-30T02:03:05.123456789Z".into(),
         }
@@ -327,7 +334,10 @@ mod tests {
             check_malformed(&String::from_utf8(Marker { chain, ..sample() }.to_bytes()).unwrap());
         }
         check_malformed(&with(|map| {
-            map.insert("chain".into(), serde_json::json!([{"pid": 7, "start_ticks": 1, "owner_uid": 0, "x": 1}]));
+            map.insert(
+                "chain".into(),
+                serde_json::json!([{"pid": 7, "start_ticks": 1, "owner_uid": 0, "x": 1}]),
+            );
         }));
         let three = Marker { chain: vec![member(7), member(8), member(9)], ..sample() };
         assert_eq!(parse_marker(&three.to_bytes(), pid(4242)), ParsedMarker::Marker(Box::new(three)));

@@ -8,11 +8,11 @@ use std::path::Path;
 
 use nix::errno::Errno;
 
+use crate::chain::ChainMember;
 use crate::identity::{
     Namespaces, OwnerIdentity, ProcIdentity, ProcReadError, SocketIdentity, mtime_ns, own_namespaces,
     read_boot_id, read_proc_identity, read_user_namespace,
 };
-use crate::chain::ChainMember;
 use crate::pid::Pid;
 use crate::pidfd::PidFd;
 

@@ -619,7 +619,10 @@ mod tests {
             assert!(matches!(parse_record(&record.to_bytes(), pid(4242)), Parsed::Malformed(_)), "{chain:?}");
         }
         assert!(malformed(&with(|map| {
-            map.insert("chain".into(), serde_json::json!([{"pid": 7, "start_ticks": 1, "owner_uid": 0, "x": 1}]));
+            map.insert(
+                "chain".into(),
+                serde_json::json!([{"pid": 7, "start_ticks": 1, "owner_uid": 0, "x": 1}]),
+            );
         })));
         assert!(malformed(&with(|map| {
             map.insert("chain".into(), serde_json::json!({"pid": 7}));

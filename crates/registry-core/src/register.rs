@@ -12,8 +12,8 @@ use crate::files::{
     MAX_ENTRY_BYTES, RegistryLock, read_hint, read_names_from, remove_entry, write_atomically, write_hint,
 };
 use crate::record::{
-    AgentName, ChainMemberRecord, continues_chain, Parsed, RECORD_FORMAT, Record, SessionId, SocketRecord, check_field_limits, parse_record,
-    record_file_name, same_owner,
+    AgentName, ChainMemberRecord, Parsed, RECORD_FORMAT, Record, SessionId, SocketRecord, check_field_limits,
+    continues_chain, parse_record, record_file_name, same_owner,
 };
 use crate::session_index::{indexed_holder, point_index_at, remove_index_if_pointing_at};
 use crate::session_row::read_session_row;
