@@ -39,7 +39,9 @@ const TOOL: &str = "roster-consent";
         session, and a reused pid can never revive it.\n\n\
         The session's owner is found, most explicit first, from --pid, ROSTER_SESSION_PID, \
         the harness's own CLAUDE_PID or OPENCODE_PID (only when it names an ancestor), or the \
-        nearest harness process among the caller's ancestors.\n\n\
+        nearest harness process among the caller's ancestors (the outermost of a run of them). \
+        The marker records that run (a node loader and its native binary) and counts while any \
+        of its processes runs: consent dies with the whole session, not with its loader.\n\n\
         The session's directory (where .roster.toml is looked for) is the session's own, never \
         the caller's: --cwd when given, else the cwd recorded when the session registered, and \
         only while that record's owner is the very process running at the pid. A session with \

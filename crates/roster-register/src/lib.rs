@@ -38,8 +38,13 @@ const TOOL: &str = "roster-register";
         process (claude, codex, gemini, ...) that lives exactly as long as the session. The owner \
         is found, most explicit first, from --pid, ROSTER_SESSION_PID, the harness's own \
         CLAUDE_PID or OPENCODE_PID (only when it names an ancestor), or the nearest harness \
-        process among the caller's ancestors. Its identity (boot id, start time, pidfs inode, \
-        uid, namespaces) is recorded so that a reused pid can never pass for it.\n\n\
+        process among the caller's ancestors (the outermost of a run of them: Copilot's and \
+        Codex's node loader above their native binary, Gemini's relaunch). Its identity (boot \
+        id, start time, pidfs inode, uid, namespaces) is recorded so that a reused pid can never \
+        pass for it, and so is each process of that run below it (at most three, in `chain`), \
+        also when --pid or a variable names the outermost: the session lives while any of them \
+        runs, so a signal to the loader alone does not end it. An owner named by --pid that is \
+        not a harness process, or not an ancestor, is recorded alone.\n\n\
         The agent name comes from --agent, else ROSTER_AGENT, else agent_name in the nearest \
         .roster.toml from the session's directory upward. An invalid --agent or ROSTER_AGENT is \
         bad input (exit 2). A repository file that cannot be used (unreadable, invalid TOML, an \
