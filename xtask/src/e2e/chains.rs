@@ -1,7 +1,9 @@
 //! The e2e's chain case: Copilot and Codex run a `node` loader above their native binary,
 //! and a signal to the loader alone (what a terminal multiplexer or a supervisor may send)
 //! leaves the native process running, reparented, mid-turn. With the real harness held
-//! inside its turn at the fake model server, the loader gets SIGTERM alone; the record must
+//! inside its turn at the fake model server, the loader gets a signal alone (Copilot:
+//! SIGTERM; Codex: SIGKILL, since its wrapper forwards SIGTERM to the native binary, which
+//! then ends with it, as a real run showed); the record must
 //! stay alive, name the native process it rests on, and survive `roster-prune` while the
 //! native process runs. Then the turn is answered and the native process ends (or, if it
 //! does not, gets SIGTERM itself), and the record must be gone or dead within 1 s after it.
@@ -26,7 +28,14 @@ use super::{
 pub const CHAIN_HARNESSES: [&str; 2] = ["copilot", "codex"];
 
 /// What the case is called in the report and the summary.
-pub const CASE: &str = "loader SIGTERM alone";
+pub const CASE: &str = "loader killed alone";
+
+/// The signal that leaves the harness's native process running: Copilot's loader dies of
+/// SIGTERM alone; Codex's wrapper forwards SIGTERM to its native binary, so only SIGKILL
+/// (which it cannot forward) leaves that running.
+fn loader_signal(harness: &str) -> &'static str {
+    if harness == "codex" { "KILL" } else { "TERM" }
+}
 
 /// How long the record is watched after the loader died, while the native process runs.
 const WATCH_AFTER_LOADER: Duration = Duration::from_secs(2);
@@ -137,16 +146,20 @@ fn examine(
 
     // Mid-turn: the model call is held at the gate. The loader alone gets SIGTERM.
     wait_for_model_call(server, group, installed.harness)?;
-    signal(loader, "TERM");
+    let loader_signal = loader_signal(name);
+    signal(loader, loader_signal);
     let loader_signalled = Instant::now();
     let status = loop {
         if let Some(status) = group.try_wait() {
             break status;
         }
-        ensure!(loader_signalled.elapsed() < EXIT_DEADLINE, "the {name} loader {loader} ignored SIGTERM");
+        ensure!(
+            loader_signalled.elapsed() < EXIT_DEADLINE,
+            "the {name} loader {loader} ignored SIG{loader_signal}"
+        );
         std::thread::sleep(POLL_INTERVAL);
     };
-    report.note(format!("loader {loader} exited ({status}) after SIGTERM"));
+    report.note(format!("loader {loader} exited ({status}) after SIG{loader_signal} to it alone"));
     if !is_running(native) {
         report.fail(format!(
             "the native process {native} went with its loader: this {name} does not leave its native process \
