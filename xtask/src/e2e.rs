@@ -11,6 +11,7 @@
 //! terminal, `timeout`). Where no session-end hook removes the record, `roster-prune` must
 //! remove it as dead. Opt-in and slow (npm installs, real processes), so not part of CI.
 
+mod chains;
 mod fake_model_server;
 mod real_harnesses;
 
@@ -133,6 +134,16 @@ pub fn run(harness: Option<&str>) -> anyhow::Result<()> {
             summary.push(format!("{:<12} {:<18} {verdict}", harness.name, ending.describe()));
             if !report.failures.is_empty() {
                 failed.push(format!("{} ({})", harness.name, ending.describe()));
+            }
+        }
+        if chains::CHAIN_HARNESSES.contains(&harness.name) {
+            println!("--- {}: {}", harness.name, chains::CASE);
+            let report = chains::loader_killed_alone(&installed, &binaries, &node);
+            report.lines.iter().for_each(|line| println!("    {line}"));
+            let verdict = if report.failures.is_empty() { "ok" } else { "FAILED" };
+            summary.push(format!("{:<12} {:<18} {verdict}", harness.name, chains::CASE));
+            if !report.failures.is_empty() {
+                failed.push(format!("{} ({})", harness.name, chains::CASE));
             }
         }
     }

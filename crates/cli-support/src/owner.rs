@@ -4,8 +4,8 @@
 //! `prune --current` all resolve the owner this one way.
 
 use owner_liveness::{
-    AncestorStep, OwnerQuery, OwnerSource, Pid, ResolveError, ResolvedOwner, is_kernel_thread,
-    kernel_pid_max, resolve_owner, walk_ancestry,
+    AncestorStep, CaptureError, OwnerIdentity, OwnerQuery, OwnerSource, Pid, ResolveError, ResolvedOwner,
+    capture_owner_chain, is_kernel_thread, kernel_pid_max, resolve_owner, walk_ancestry,
 };
 
 /// The owner and the ancestry it was found in.
@@ -14,6 +14,17 @@ pub struct CallingOwner {
     pub resolved: ResolvedOwner,
     /// The caller's ancestry, caller first.
     pub ancestry: Vec<AncestorStep>,
+}
+
+impl CallingOwner {
+    /// Captures the owner's identity with every member of its chain (the
+    /// harness processes below it among the caller's ancestors), which
+    /// register and consent record so that the session lives while any of
+    /// them runs. The owner must be running; a member that cannot be
+    /// captured is left out.
+    pub fn capture_identity(&self) -> Result<OwnerIdentity, CaptureError> {
+        capture_owner_chain(self.resolved.pid, &self.resolved.chain)
+    }
 }
 
 /// Reads an environment variable of this process; a non-UTF-8 value comes

@@ -1,4 +1,4 @@
-//! The consent marker (format 2; format 1 is still read): `consent/<pid>.json`, one session's
+//! The consent marker (format 3; formats 1 and 2 are still read): `consent/<pid>.json`, one session's
 //! explicit `armed` or `disarmed`, bound to its owner's identity with the
 //! same keys as the record (SPEC §3, §6.4). Parsing is strict, because a
 //! marker is believed only when everything in it checks out.
@@ -6,14 +6,20 @@
 use std::path::Path;
 
 use owner_liveness::{OwnerIdentity, Pid};
-use registry_core::{FormatProblem, Timestamp, check_session_pid, parse_versioned};
+use registry_core::{
+    ChainMemberRecord, FormatProblem, Timestamp, check_chain, check_session_pid, parse_versioned,
+};
 use serde::{Deserialize, Serialize};
 
 /// The marker format this roster writes and fully understands. Format 2
-/// added `user_ns`; since unknown keys are refused, an older roster must
-/// see a marker that carries it as a newer format, not as a broken one.
-/// Format 1 markers (without it) are read as before.
-pub const MARKER_FORMAT: u64 = 2;
+/// added `user_ns`, format 3 the owner's `chain`; since unknown keys are
+/// refused, an older roster must see a marker that carries them as a newer
+/// format, not as a broken one. Format 1 and 2 markers (without them) are
+/// read as before: their owner is one process.
+pub const MARKER_FORMAT: u64 = 3;
+
+/// The first marker format that may carry `chain`.
+pub const CHAIN_MARKER_FORMAT: u64 = 3;
 
 /// What the session said.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -52,6 +58,12 @@ pub struct Marker {
     /// absent in format 1 markers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_ns: Option<u64>,
+    /// The harness processes below the owner (format 3 on), outermost
+    /// first, as in the record: the marker counts while any of them runs,
+    /// so consent dies with the whole chain, not with its loader. Absent
+    /// for a one-process owner.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chain: Vec<ChainMemberRecord>,
     /// The session's working directory when the marker was written
     /// (information only).
     pub cwd: String,
@@ -83,6 +95,7 @@ impl Marker {
             pid_ns: identity.pid_ns,
             time_ns: identity.time_ns,
             user_ns: identity.user_ns,
+            chain: identity.chain.iter().map(ChainMemberRecord::from_member).collect(),
             // Information only, so a non-UTF-8 directory is kept lossy
             // rather than refused.
             cwd: cwd.to_string_lossy().into_owned(),
@@ -105,6 +118,7 @@ impl Marker {
             pid_ns: self.pid_ns,
             time_ns: self.time_ns,
             user_ns: self.user_ns,
+            chain: self.chain.iter().map(ChainMemberRecord::member).collect(),
         }
     }
 
@@ -138,6 +152,10 @@ pub fn parse_marker(bytes: &[u8], file_pid: Pid) -> ParsedMarker {
 
 fn validate(marker: &Marker, file_pid: Pid) -> Result<(), String> {
     check_session_pid(marker.session_pid, file_pid)?;
+    if !marker.chain.is_empty() && marker.format < CHAIN_MARKER_FORMAT {
+        return Err(format!("chain in a format {} marker; it came with format 3", marker.format));
+    }
+    check_chain(marker.session_pid, &marker.chain)?;
     if marker.boot_id.is_empty() {
         return Err("boot_id is empty".into());
     }
@@ -156,7 +174,7 @@ mod tests {
 
     fn sample() -> Marker {
         Marker {
-            format: 2,
+            format: 3,
             state: MarkerState::Armed,
             session_pid: 4242,
             owner_uid: 1000,
@@ -166,6 +184,12 @@ mod tests {
             pid_ns: 4026531836,
             time_ns: 4026531834,
             user_ns: Some(4026531837),
+            chain: vec![ChainMemberRecord {
+                pid: 4250,
+                start_ticks: 871,
+                pidfs_ino: Some(12346),
+                owner_uid: 1000,
+            }],
             cwd: "/home/dev/src/app".into(),
             written_at: "2026-11-30T02:03:05.123456789Z".into(),
         }
@@ -203,6 +227,11 @@ mod tests {
                 "pid_ns",
                 "time_ns",
                 "user_ns",
+                "chain",
+                "pid",
+                "start_ticks",
+                "pidfs_ino",
+                "owner_uid",
                 "cwd",
                 "written_at"
             ]
@@ -263,8 +292,8 @@ mod tests {
             map.insert("trusted".into(), true.into());
         }));
         let duplicated = String::from_utf8(sample().to_bytes()).unwrap().replacen(
-            "\"format\": 2,",
-            "\"format\": 2, \"state\": \"armed\",",
+            "\"format\": 3,",
+            "\"format\": 3, \"state\": \"armed\",",
             1,
         );
         check_malformed(&duplicated);
@@ -277,14 +306,46 @@ mod tests {
     #[test]
     fn newer_formats_are_unsupported_not_malformed() {
         assert_eq!(
-            parse_marker(br#"{"format": 3, "anything": true}"#, pid(4242)),
-            ParsedMarker::UnsupportedFormat(3)
+            parse_marker(br#"{"format": 4, "anything": true}"#, pid(4242)),
+            ParsedMarker::UnsupportedFormat(4)
         );
     }
 
     #[test]
+    fn format_2_markers_without_a_chain_are_still_read_and_may_not_carry_one() {
+        let format_2 = Marker { format: 2, chain: Vec::new(), ..sample() };
+        let text = String::from_utf8(format_2.to_bytes()).unwrap();
+        assert!(!text.contains("chain"), "{text}");
+        assert_eq!(parse_marker(text.as_bytes(), pid(4242)), ParsedMarker::Marker(Box::new(format_2)));
+        // A chain in a format that predates it was not written by roster.
+        let text = String::from_utf8(Marker { format: 2, ..sample() }.to_bytes()).unwrap();
+        check_malformed(&text);
+    }
+
+    #[test]
+    fn a_chain_of_bad_pids_is_malformed() {
+        let member = |pid| ChainMemberRecord { pid, start_ticks: 1, pidfs_ino: None, owner_uid: 1000 };
+        for chain in [
+            vec![member(0)],
+            vec![member(4242)],
+            vec![member(7), member(7)],
+            vec![member(7), member(8), member(9), member(10)],
+        ] {
+            check_malformed(&String::from_utf8(Marker { chain, ..sample() }.to_bytes()).unwrap());
+        }
+        check_malformed(&with(|map| {
+            map.insert(
+                "chain".into(),
+                serde_json::json!([{"pid": 7, "start_ticks": 1, "owner_uid": 0, "x": 1}]),
+            );
+        }));
+        let three = Marker { chain: vec![member(7), member(8), member(9)], ..sample() };
+        assert_eq!(parse_marker(&three.to_bytes(), pid(4242)), ParsedMarker::Marker(Box::new(three)));
+    }
+
+    #[test]
     fn format_1_markers_without_a_user_namespace_are_still_read() {
-        let format_1 = Marker { format: 1, user_ns: None, ..sample() };
+        let format_1 = Marker { format: 1, user_ns: None, chain: Vec::new(), ..sample() };
         let text = String::from_utf8(format_1.to_bytes()).unwrap();
         assert!(!text.contains("user_ns"), "{text}");
         assert_eq!(parse_marker(text.as_bytes(), pid(4242)), ParsedMarker::Marker(Box::new(format_1)));
@@ -307,6 +368,8 @@ mod tests {
                 pidfs_ino: pidfs,
                 cwd,
                 written_at: Timestamp::from_unix_nanos(nanos).to_string(),
+                // The sample's member, moved off the owner's pid.
+                chain: vec![ChainMemberRecord { pid: if pid_raw == 4250 { 4251 } else { 4250 }, ..sample().chain[0] }],
                 ..sample()
             };
             let parsed = parse_marker(&marker.to_bytes(), Pid::new(pid_raw).unwrap());

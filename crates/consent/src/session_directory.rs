@@ -44,7 +44,9 @@ pub struct SessionDirectory {
 /// The directory of the session whose owner runs at `pid`: `cwd_flag` when
 /// given; else the `cwd` of the session's record, but only when that record
 /// is believed and its owner is the very process running at `pid` now
-/// (`owner` is its identity as captured, `None` when it could not be).
+/// (`owner` is its identity as captured, `None` when it could not be), or,
+/// for an owner that exited, while another process of its recorded chain
+/// runs (the record's verdict is alive).
 /// A dead or reused pid's record, an untrusted or malformed one, or none at
 /// all is an error that says which, never a guess from the caller's
 /// directory. `roster` is `None` when the registry at `roster_path` does
@@ -100,7 +102,11 @@ pub fn session_directory(
             )));
         }
     }
-    if !owner.is_some_and(|identity| same_owner(record, identity)) {
+    // An owner that could not be captured (it exited) while its record is
+    // alive is a chain's loader whose session runs on in another member:
+    // the verdict just proved that member is the recorded process.
+    let runs_on_in_chain = owner.is_none() && !record.chain.is_empty();
+    if !runs_on_in_chain && !owner.is_some_and(|identity| same_owner(record, identity)) {
         return Err(unknown(format!(
             "its record {} was written by another process than the one running at pid {pid} now",
             record_path.display()

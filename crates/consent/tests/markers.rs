@@ -270,6 +270,7 @@ fn judged(state: MarkerState, liveness: Liveness) -> MarkerEntry {
         pid_ns: 1,
         time_ns: 2,
         user_ns: None,
+        chain: Vec::new(),
     };
     MarkerEntry {
         finding: MarkerFinding::Judged {

@@ -44,6 +44,13 @@ fn check_owner(
     assert_eq!(owner.harness, Some(expect_harness.as_str()));
 }
 
+/// The chain below the owner: the native process under a loader, the
+/// relaunched copy, which keep the session alive after the owner is gone.
+fn check_chain(steps: &[AncestorStep], expect: &[u32]) {
+    let chain: Vec<u32> = resolve(steps, &HashMap::new()).chain.iter().map(|pid| pid.get()).collect();
+    assert_eq!(chain, expect, "chain of {steps:#?}");
+}
+
 #[test]
 fn the_ancestry_parser_reads_both_capture_formats() {
     let claude = ancestry("claude-code-2.1.328/ancestry.txt");
@@ -96,6 +103,7 @@ fn codex_owner_is_the_node_wrapper_above_the_native_binary() {
         );
         check_owner(&steps, &HashMap::new(), 15045, OwnerSource::Ancestor, Harness::Codex);
         check_owner(&steps, &env, 15045, OwnerSource::Ancestor, Harness::Codex);
+        check_chain(&steps, &[15056]);
     }
 }
 
@@ -112,6 +120,7 @@ fn gemini_owner_is_the_outer_node_of_the_relaunch() {
         );
         check_owner(&steps, &HashMap::new(), 15532, OwnerSource::Ancestor, Harness::GeminiCli);
         check_owner(&steps, &env, 15532, OwnerSource::Ancestor, Harness::GeminiCli);
+        check_chain(&steps, &[steps[1].pid.get()]);
     }
 }
 
@@ -129,6 +138,7 @@ fn copilot_owner_is_the_node_loader_above_main_thread() {
         check_owner(&steps, &HashMap::new(), 16099, OwnerSource::Ancestor, Harness::Copilot);
         // Copilot sets CLAUDE_PROJECT_DIR but no CLAUDE_PID: still copilot.
         check_owner(&steps, &env, 16099, OwnerSource::Ancestor, Harness::Copilot);
+        check_chain(&steps, &[16110]);
     }
 }
 

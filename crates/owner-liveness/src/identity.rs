@@ -36,6 +36,10 @@ pub struct OwnerIdentity {
     /// the same user namespace. `None` in records written before roster
     /// recorded it.
     pub user_ns: Option<u64>,
+    /// The other harness processes of the owner's chain (`chain.rs`),
+    /// outermost first, innermost last; empty for a single process. Boot
+    /// id and namespaces above are shared by every member.
+    pub chain: Vec<crate::chain::ChainMember>,
 }
 
 /// The capturing or judging process's own namespaces.
@@ -143,6 +147,7 @@ pub fn capture_identity(pid: Pid) -> Result<OwnerIdentity, CaptureError> {
         pid_ns: namespaces.pid_ns,
         time_ns: namespaces.time_ns,
         user_ns: Some(namespaces.user_ns),
+        chain: Vec::new(),
     })
 }
 

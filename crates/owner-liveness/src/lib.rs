@@ -5,6 +5,7 @@
 //! `unknown` with a reason. It knows nothing of records or files.
 
 mod ancestry;
+mod chain;
 mod identity;
 mod pid;
 mod pidfd;
@@ -13,6 +14,7 @@ mod resolve;
 mod verdict;
 
 pub use ancestry::{ARGV_ENTRIES_KEPT, AncestorStep, MAX_ANCESTRY_HOPS, read_step, walk_ancestry};
+pub use chain::{ChainMember, MAX_CHAIN_MEMBERS, capture_owner_chain};
 pub use identity::{
     BOOT_ID_PATH, CaptureError, Namespaces, OwnerIdentity, ProcIdentity, ProcReadError, SocketIdentity,
     capture_identity, own_namespaces, read_boot_id, read_proc_identity, read_user_namespace,

@@ -3,6 +3,7 @@
 //! the harness patterns, so every rule is a row of a table test.
 
 use crate::ancestry::AncestorStep;
+use crate::chain::MAX_CHAIN_MEMBERS;
 use crate::pid::{Pid, PidParseError};
 
 /// What the harness crate knows that resolution needs. Kept as a trait so
@@ -62,13 +63,21 @@ impl OwnerSource {
 }
 
 /// The answer: the owner pid, how it was found, whether it is the caller or
-/// one of its ancestors, and its harness when the ancestry shows one.
+/// one of its ancestors, its harness when the ancestry shows one, and the
+/// rest of its chain.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResolvedOwner {
     pub pid: Pid,
     pub source: OwnerSource,
     pub verified: bool,
     pub harness: Option<&'static str>,
+    /// The processes of the owner's harness run below it among the caller's
+    /// ancestors (SPEC §11 "Chains"), outermost first, innermost last, at
+    /// most `MAX_CHAIN_MEMBERS - 1`: the loader's native child, a
+    /// relaunched copy. Empty when the owner is no harness process or not
+    /// an ancestor. Whatever named the owner (the walk, `--pid`, a
+    /// variable), the run below it is the same session's.
+    pub chain: Vec<Pid>,
 }
 
 /// Why no owner could be named. Every kind is bad input (exit 2).
@@ -136,6 +145,7 @@ pub fn resolve_owner(
             source,
             verified: position.is_some(),
             harness: position.and_then(|index| patterns.harness_of(&query.ancestry[index])),
+            chain: position.map(|index| run_below(query.ancestry, index, patterns)).unwrap_or_default(),
         }
     };
 
@@ -207,6 +217,20 @@ fn export_is_trustworthy(
         return false;
     };
     ancestry[..position].iter().all(|step| patterns.harness_of(step).is_none_or(|other| other == harness))
+}
+
+/// The processes directly below `ancestry[owner]` (toward the caller) that
+/// belong to the same harness, outermost first. When the run is longer than
+/// a chain holds, the members nearest the caller are kept: the innermost
+/// process is the one doing the work (Copilot's and Codex's native binary).
+fn run_below(ancestry: &[AncestorStep], owner: usize, patterns: &dyn HarnessPatterns) -> Vec<Pid> {
+    let Some(harness) = patterns.harness_of(&ancestry[owner]) else { return Vec::new() };
+    let run_start = ancestry[..owner]
+        .iter()
+        .rposition(|step| patterns.harness_of(step) != Some(harness))
+        .map_or(0, |index| index + 1);
+    let kept_end = owner.min(run_start + MAX_CHAIN_MEMBERS - 1);
+    ancestry[run_start..kept_end].iter().rev().map(|step| step.pid).collect()
 }
 
 /// The nearest harness process above the caller, widened to the outermost

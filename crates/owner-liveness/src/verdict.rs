@@ -8,6 +8,7 @@ use std::path::Path;
 
 use nix::errno::Errno;
 
+use crate::chain::ChainMember;
 use crate::identity::{
     Namespaces, OwnerIdentity, ProcIdentity, ProcReadError, SocketIdentity, mtime_ns, own_namespaces,
     read_boot_id, read_proc_identity, read_user_namespace,
@@ -85,14 +86,19 @@ pub enum OpenProcessError {
 }
 
 /// Judges a recorded identity (and socket, if any) against the system now.
-/// Rules run in SPEC order; any dead makes the verdict dead, else any
-/// unknown makes it unknown, else alive.
+/// Rules run in SPEC order. The process rules (3 to 5) judge each member of
+/// the owner's chain on its own: the session is dead when every member is
+/// (or the boot or the socket says so), alive when a member provably runs
+/// and nothing else is in doubt, else unknown. An owner without a chain is
+/// the one-member case: any dead makes the verdict dead, else any unknown
+/// makes it unknown, else alive.
 pub fn judge<F: SystemFacts>(
     identity: &OwnerIdentity,
     socket: Option<&SocketIdentity>,
     facts: &F,
 ) -> Verdict {
-    let pid = identity.pid;
+    // What could not be examined, apart from the processes: the boot id,
+    // then the socket.
     let mut unknowns: Vec<String> = Vec::new();
 
     // 1. Boot.
@@ -103,6 +109,7 @@ pub fn judge<F: SystemFacts>(
         Ok(_) => {}
         Err(error) => unknowns.push(format!("boot id unreadable: {error}")),
     }
+    let boot_unknowns = unknowns.len();
 
     // 2. Namespaces: pids and start times mean other things elsewhere, so
     // nothing below could be trusted. (A user namespace changes only what
@@ -120,23 +127,21 @@ pub fn judge<F: SystemFacts>(
         }
     };
 
-    // 3 to 5. The process itself. A handle that cannot be opened for a
-    // reason other than the pid's absence leaves the process unexamined,
-    // but the socket below may still prove death.
-    let mut running_since = None;
-    match facts.open_process(pid) {
-        Ok(process) => match judge_process(identity, own.user_ns, &process, &mut unknowns) {
-            ProcessFinding::Dead(reason) => return Verdict::new(Liveness::Dead, reason),
-            ProcessFinding::RunningSince(ticks) => running_since = ticks,
-        },
-        Err(OpenProcessError::Gone) => return Verdict::new(Liveness::Dead, format!("pid {pid} is gone")),
-        Err(OpenProcessError::NotAProcess) => {
-            return Verdict::new(
-                Liveness::Dead,
-                format!("pid {pid} is not a process now (a thread of another process, or one being reaped)"),
-            );
-        }
-        Err(OpenProcessError::Other(why)) => unknowns.push(format!("pid {pid} cannot be opened: {why}")),
+    // 3 to 5. Each process of the chain. A handle that cannot be opened
+    // for a reason other than the pid's absence leaves that process
+    // unexamined, but the socket below may still prove death.
+    let findings: Vec<MemberFinding> = identity
+        .members()
+        .enumerate()
+        .map(|(index, member)| {
+            let name = member_name(identity, index, member.pid);
+            let survivor = index > 0;
+            judge_member(identity, &member, &name, survivor, own.user_ns, facts)
+        })
+        .collect();
+    // The session is dead only when every member is provably gone.
+    if findings.iter().all(|finding| matches!(finding, MemberFinding::Dead(_))) {
+        return Verdict::new(Liveness::Dead, join_reasons(&findings));
     }
 
     // 6. The harness's socket, when one was recorded.
@@ -160,11 +165,99 @@ pub fn judge<F: SystemFacts>(
         }
     }
 
-    if !unknowns.is_empty() {
-        return unknown(unknowns);
+    // 7. Alive while any member is provably the same process and running;
+    // the reason names the member it rests on, after the ones that ended.
+    let alive = findings.iter().position(|finding| matches!(finding, MemberFinding::Alive(_)));
+    match alive {
+        Some(index) if unknowns.is_empty() => {
+            let ended = findings[..index].iter().filter_map(MemberFinding::dead_reason);
+            let resting_on = match &findings[index] {
+                MemberFinding::Alive(reason) => reason.clone(),
+                _ => unreachable!("position found an alive member"),
+            };
+            let parts: Vec<String> = ended.map(str::to_owned).chain(std::iter::once(resting_on)).collect();
+            Verdict::new(Liveness::Alive, parts.join("; "))
+        }
+        Some(_) => unknown(unknowns),
+        None => {
+            let socket_unknowns = unknowns.split_off(boot_unknowns);
+            let mut reasons = unknowns;
+            reasons.extend(findings.iter().flat_map(MemberFinding::reasons));
+            reasons.extend(socket_unknowns);
+            unknown(reasons)
+        }
     }
-    let since = running_since.map(|ticks| format!(" since tick {ticks}")).unwrap_or_default();
-    Verdict::new(Liveness::Alive, format!("pid {pid} running{since}"))
+}
+
+/// What one member of the chain turned out to be.
+enum MemberFinding {
+    Dead(String),
+    /// Provably the recorded process, running; the reason says since when.
+    Alive(String),
+    /// Neither proven; why not.
+    Unknown(Vec<String>),
+}
+
+impl MemberFinding {
+    fn dead_reason(&self) -> Option<&str> {
+        match self {
+            MemberFinding::Dead(reason) => Some(reason),
+            _ => None,
+        }
+    }
+
+    fn reasons(&self) -> Vec<String> {
+        match self {
+            MemberFinding::Dead(reason) | MemberFinding::Alive(reason) => vec![reason.clone()],
+            MemberFinding::Unknown(reasons) => reasons.clone(),
+        }
+    }
+}
+
+fn join_reasons(findings: &[MemberFinding]) -> String {
+    findings.iter().flat_map(MemberFinding::reasons).collect::<Vec<_>>().join("; ")
+}
+
+/// How a reason names a member: `pid 4242` for an owner without a chain
+/// (as always), else `owner 4711` for the outermost and `harness process
+/// 4720` for the others.
+fn member_name(identity: &OwnerIdentity, index: usize, pid: Pid) -> String {
+    match (identity.chain.is_empty(), index) {
+        (true, _) => format!("pid {pid}"),
+        (false, 0) => format!("owner {pid}"),
+        (false, _) => format!("harness process {pid}"),
+    }
+}
+
+/// Rules 3 to 5 for one member; a `survivor` (a member below the owner)
+/// that runs is said to be still running.
+fn judge_member<F: SystemFacts>(
+    identity: &OwnerIdentity,
+    member: &ChainMember,
+    name: &str,
+    survivor: bool,
+    own_user_ns: u64,
+    facts: &F,
+) -> MemberFinding {
+    let mut unknowns = Vec::new();
+    match facts.open_process(member.pid) {
+        Ok(process) => match judge_process(identity, member, name, own_user_ns, &process, &mut unknowns) {
+            ProcessFinding::Dead(reason) => MemberFinding::Dead(reason),
+            ProcessFinding::RunningSince(_) if !unknowns.is_empty() => MemberFinding::Unknown(unknowns),
+            ProcessFinding::RunningSince(ticks) => {
+                let since = ticks.map(|ticks| format!(" since tick {ticks}")).unwrap_or_default();
+                let still = if survivor { "still " } else { "" };
+                MemberFinding::Alive(format!("{name} {still}running{since}"))
+            }
+        },
+        Err(OpenProcessError::Gone) => MemberFinding::Dead(format!("{name} is gone")),
+        Err(OpenProcessError::NotAProcess) => MemberFinding::Dead(format!(
+            "{name} is not a process now (a thread of another process, or one being reaped)"
+        )),
+        Err(OpenProcessError::Other(why)) => {
+            MemberFinding::Unknown(vec![format!("{name} cannot be opened: {why}")])
+        }
+    }
 }
 
 enum ProcessFinding {
@@ -178,17 +271,19 @@ enum ProcessFinding {
 /// `/proc` may describe the newcomer, but the exit check then says dead.
 fn judge_process<P: ProcessFacts>(
     identity: &OwnerIdentity,
+    member: &ChainMember,
+    name: &str,
     own_user_ns: u64,
     process: &P,
     unknowns: &mut Vec<String>,
 ) -> ProcessFinding {
-    let pid = identity.pid;
+    let pid = member.pid;
 
     // 4. Is it the same process?
-    let pidfs_agrees = match (identity.pidfs_ino, process.pidfs_inode()) {
+    let pidfs_agrees = match (member.pidfs_ino, process.pidfs_inode()) {
         (Some(recorded), Some(now)) if recorded != now => {
             return ProcessFinding::Dead(format!(
-                "pid {pid} now names another process (pidfs inode {now}, not {recorded})"
+                "{name} now names another process (pidfs inode {now}, not {recorded})"
             ));
         }
         (Some(_), Some(_)) => true,
@@ -196,10 +291,10 @@ fn judge_process<P: ProcessFacts>(
     };
     let mut running_since = None;
     match process.proc_identity() {
-        Ok(ProcIdentity { start_ticks, .. }) if start_ticks != identity.start_ticks => {
+        Ok(ProcIdentity { start_ticks, .. }) if start_ticks != member.start_ticks => {
             return ProcessFinding::Dead(format!(
-                "pid {pid} now names a process started at tick {start_ticks}, not {}",
-                identity.start_ticks
+                "{name} now names a process started at tick {start_ticks}, not {}",
+                member.start_ticks
             ));
         }
         // The pidfs inode names one process for the whole boot: where it
@@ -208,25 +303,22 @@ fn judge_process<P: ProcessFacts>(
         // namespace that translates it), so the uid proves nothing.
         Ok(ProcIdentity { start_ticks, .. }) if pidfs_agrees => running_since = Some(start_ticks),
         Ok(ProcIdentity { uid, start_ticks }) => match uid_frame(identity, own_user_ns, process) {
-            UidFrame::Shared if uid == identity.uid => running_since = Some(start_ticks),
+            UidFrame::Shared if uid == member.uid => running_since = Some(start_ticks),
             UidFrame::Shared if own_user_ns == INITIAL_USER_NS_INODE => {
-                return ProcessFinding::Dead(format!(
-                    "pid {pid} now belongs to uid {uid}, not {}",
-                    identity.uid
-                ));
+                return ProcessFinding::Dead(format!("{name} now belongs to uid {uid}, not {}", member.uid));
             }
             // Only the initial user namespace's inode is never reused; any
             // other one may be a new namespace with the inode of a gone one,
             // where the same owner shows another uid.
             UidFrame::Shared => unknowns.push(format!(
-                "pid {pid} now shows uid {uid}, not {}, but in user namespace {own_user_ns}, whose \
+                "{name} now shows uid {uid}, not {}, but in user namespace {own_user_ns}, whose \
                  inode may have been reused, that proves nothing",
-                identity.uid
+                member.uid
             )),
             // The uid is translated here, so it proves nothing either way,
             // and without a pidfs inode the start tick alone is no proof.
             UidFrame::Foreign(why) => unknowns.push(format!(
-                "pid {pid} started at tick {start_ticks} as recorded, but its uid cannot be compared \
+                "{name} started at tick {start_ticks} as recorded, but its uid cannot be compared \
                  ({why}) and no pidfs inode proves it is the same process"
             )),
         },
@@ -239,9 +331,9 @@ fn judge_process<P: ProcessFacts>(
     // the whole thread group is gone, so a leader that exited while its
     // threads run is not taken for dead.
     match process.has_exited() {
-        Ok(true) => return ProcessFinding::Dead(format!("pid {pid} has exited (zombie)")),
+        Ok(true) => return ProcessFinding::Dead(format!("{name} has exited (zombie)")),
         Ok(false) => {}
-        Err(error) => unknowns.push(format!("pid {pid} cannot be polled: {error}")),
+        Err(error) => unknowns.push(format!("{name} cannot be polled: {error}")),
     }
     ProcessFinding::RunningSince(running_since)
 }

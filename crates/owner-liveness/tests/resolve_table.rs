@@ -76,15 +76,22 @@ fn ancestry_of(tree: &[&str]) -> Vec<AncestorStep> {
 }
 
 /// Renders an answer as one line: `"<pid> <source> verified|unverified
-/// <harness or ->"`, or the error's debug form.
+/// <harness or -> [chain=<pid>,…]"` (the chain below the owner, when there
+/// is one), or the error's debug form.
 fn render(answer: Result<ResolvedOwner, ResolveError>) -> String {
     match answer {
         Ok(owner) => format!(
-            "{} {} {} {}",
+            "{} {} {} {}{}",
             owner.pid,
             owner.source.as_str(),
             if owner.verified { "verified" } else { "unverified" },
             owner.harness.unwrap_or("-"),
+            if owner.chain.is_empty() {
+                String::new()
+            } else {
+                let pids: Vec<String> = owner.chain.iter().map(ToString::to_string).collect();
+                format!(" chain={}", pids.join(","))
+            }
         ),
         Err(error) => format!("{error:?}"),
     }
@@ -225,7 +232,8 @@ fn a_claude_pid_naming_a_non_ancestor_falls_through_to_the_walk() {
 #[test]
 fn the_walk_takes_the_outermost_of_a_run_of_the_same_harness() {
     // node loader (700) above the native codex (800): one run, the loader is
-    // the owner. The codex at 500 is cut off by the shell at 600.
+    // the owner and the native binary its chain. The codex at 500 is cut
+    // off by the shell at 600.
     check(
         Situation {
             flag: None,
@@ -240,7 +248,7 @@ fn the_walk_takes_the_outermost_of_a_run_of_the_same_harness() {
                 "1 systemd",
             ],
         },
-        "700 ancestor verified codex",
+        "700 ancestor verified codex chain=800",
     );
     // A run is of one harness: a claude above a codex does not extend it.
     check(
@@ -411,5 +419,79 @@ fn refusing_init_says_what_to_name_instead() {
         resolve_owner(&query, &SyntheticHarnesses).unwrap_err().to_string(),
         "--pid names pid 1, init, which outlives every session and so can never own one; name the harness \
          process instead: --pid with its pid, or --pid parent from the session's shell"
+    );
+}
+
+/// A caller under Copilot-like loader 500 (`node …/codex`) above its native
+/// process 600, in a shell.
+const CALLER_UNDER_LOADER_AND_NATIVE: &[&str] = &[
+    "1000 roster-register",
+    "900 bash",
+    "600 codex",
+    "500 node /lib/node_modules/.bin/codex",
+    "400 zsh",
+    "1 systemd",
+];
+
+#[test]
+fn chains_the_walk_records_the_run_below_the_outermost() {
+    check(
+        Situation { flag: None, env: &[], tree: CALLER_UNDER_LOADER_AND_NATIVE },
+        "500 ancestor verified codex chain=600",
+    );
+    // A run longer than a chain holds keeps the owner and the three members
+    // nearest the caller (the innermost does the work), outermost first.
+    check(
+        Situation {
+            flag: None,
+            env: &[],
+            tree: &[
+                "1000 roster-register",
+                "610 codex",
+                "620 codex",
+                "630 codex",
+                "640 codex",
+                "650 codex",
+                "1 systemd",
+            ],
+        },
+        "650 ancestor verified codex chain=630,620,610",
+    );
+    // Another harness above the run is not part of it.
+    check(
+        Situation {
+            flag: None,
+            env: &[],
+            tree: &["1000 roster-register", "600 codex", "500 claude", "1 systemd"],
+        },
+        "600 ancestor verified codex",
+    );
+}
+
+#[test]
+fn chains_a_named_owner_keeps_the_run_below_it_and_nothing_above() {
+    // --pid naming the outermost of the run: the same chain as the walk.
+    check(
+        Situation { flag: Some("500"), env: &[], tree: CALLER_UNDER_LOADER_AND_NATIVE },
+        "500 flag verified codex chain=600",
+    );
+    check(
+        Situation { flag: None, env: &[("ROSTER_SESSION_PID", "500")], tree: CALLER_UNDER_LOADER_AND_NATIVE },
+        "500 ROSTER_SESSION_PID verified codex chain=600",
+    );
+    // Naming the inner process makes it the owner alone: what is above it
+    // was not named.
+    check(
+        Situation { flag: Some("600"), env: &[], tree: CALLER_UNDER_LOADER_AND_NATIVE },
+        "600 flag verified codex",
+    );
+    // Not an ancestor, or not a harness process: no chain.
+    check(
+        Situation { flag: Some("4242"), env: &[], tree: CALLER_UNDER_LOADER_AND_NATIVE },
+        "4242 flag unverified -",
+    );
+    check(
+        Situation { flag: Some("parent"), env: &[], tree: CALLER_UNDER_LOADER_AND_NATIVE },
+        "900 parent verified -",
     );
 }

@@ -2,11 +2,12 @@
 //! with the recorded identity, and one row per rule that changes one fact
 //! (or two, to show which rule wins) and names the verdict and its reason.
 
+use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use owner_liveness::{
-    Namespaces, OpenProcessError, OwnerIdentity, Pid, ProcIdentity, ProcReadError, ProcessFacts,
+    ChainMember, Namespaces, OpenProcessError, OwnerIdentity, Pid, ProcIdentity, ProcReadError, ProcessFacts,
     SocketIdentity, SystemFacts, judge,
 };
 
@@ -20,6 +21,8 @@ struct World {
     boot_id: Result<String, io::ErrorKind>,
     namespaces: Result<Namespaces, io::ErrorKind>,
     open: Result<FakeProcess, OpenProcessError>,
+    /// What opening each other pid (a chain member) gives.
+    others: HashMap<u32, Result<FakeProcess, OpenProcessError>>,
     socket: Result<SocketIdentity, io::ErrorKind>,
 }
 
@@ -42,8 +45,12 @@ impl SystemFacts for World {
         self.namespaces.map_err(io::Error::from)
     }
 
-    fn open_process(&self, _pid: Pid) -> Result<FakeProcess, OpenProcessError> {
-        self.open.clone()
+    fn open_process(&self, pid: Pid) -> Result<FakeProcess, OpenProcessError> {
+        match self.others.get(&pid.get()) {
+            Some(other) => other.clone(),
+            None if pid.get() == 4242 => self.open.clone(),
+            None => Err(OpenProcessError::Gone),
+        }
     }
 
     fn stat_socket(&self, _path: &Path) -> io::Result<SocketIdentity> {
@@ -93,6 +100,7 @@ fn agreeing_case() -> Case {
         pid_ns: 11,
         time_ns: 12,
         user_ns: Some(INITIAL),
+        chain: Vec::new(),
     };
     let world = World {
         boot_id: Ok("boot-a".to_owned()),
@@ -103,6 +111,7 @@ fn agreeing_case() -> Case {
             exited: Ok(false),
             user_namespace: Some(INITIAL),
         }),
+        others: HashMap::new(),
         socket: Ok(socket(5, 6, 7)),
     };
     Case { recorded, recorded_socket: Some(socket(5, 6, 7)), world }
@@ -512,5 +521,236 @@ fn rule_4_a_uid_that_differs_outside_the_initial_user_namespace_is_unknown() {
             case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 12, user_ns: 99 });
         },
         "alive: pid 4242 running since tick 870",
+    );
+}
+
+// Chains (SPEC §11): the owner 4242 is a loader above its native process
+// 4250 (and, where a row says so, a relaunch 4260). Every member is judged
+// by rules 3 to 5 on its own; the session lives while any member provably
+// runs and is dead only when every member is provably gone.
+
+/// The recorded identity of the member at `pid`, started at `ticks`.
+fn member(pid: u32, ticks: u64) -> ChainMember {
+    ChainMember {
+        pid: Pid::new(pid).unwrap(),
+        uid: 1000,
+        start_ticks: ticks,
+        pidfs_ino: Some(u64::from(pid)),
+    }
+}
+
+/// The process that agrees with `member` in every way.
+fn running(member: &ChainMember) -> FakeProcess {
+    FakeProcess {
+        pidfs_inode: member.pidfs_ino,
+        proc: Ok(ProcIdentity { uid: member.uid, start_ticks: member.start_ticks }),
+        exited: Ok(false),
+        user_namespace: Some(INITIAL),
+    }
+}
+
+/// A chain owner 4242 → 4250 (→ 4260 with `three`), every member running
+/// as recorded, no socket.
+fn chain_case(three: bool) -> Case {
+    let mut case = agreeing_case();
+    case.recorded_socket = None;
+    case.recorded.chain.push(member(4250, 990));
+    if three {
+        case.recorded.chain.push(member(4260, 995));
+    }
+    for member in case.recorded.chain.clone() {
+        case.world.others.insert(member.pid.get(), Ok(running(&member)));
+    }
+    case
+}
+
+fn set(case: &mut Case, pid: u32, process: Result<FakeProcess, OpenProcessError>) {
+    case.world.others.insert(pid, process);
+}
+
+fn check_chain(three: bool, change: impl FnOnce(&mut Case), expect: &str) {
+    let mut case = chain_case(three);
+    change(&mut case);
+    let verdict = judge(&case.recorded, case.recorded_socket.as_ref(), &case.world);
+    assert_eq!(format!("{}: {}", verdict.liveness, verdict.reason), expect);
+}
+
+#[test]
+fn chain_every_member_running_rests_on_the_owner() {
+    check_chain(false, |_| {}, "alive: owner 4242 running since tick 870");
+    check_chain(true, |_| {}, "alive: owner 4242 running since tick 870");
+}
+
+#[test]
+fn chain_the_loader_gone_leaves_the_session_alive_on_the_native_process() {
+    check_chain(
+        false,
+        |case| case.world.open = Err(OpenProcessError::Gone),
+        "alive: owner 4242 is gone; harness process 4250 still running since tick 990",
+    );
+    // Every way a member can be proven gone counts as gone, and the reason
+    // names each member that ended before the one the verdict rests on.
+    check_chain(
+        true,
+        |case| {
+            process(case).exited = Ok(true);
+            set(case, 4250, Ok(FakeProcess { pidfs_inode: Some(1), ..running(&member(4250, 990)) }));
+        },
+        "alive: owner 4242 has exited (zombie); harness process 4250 now names another process \
+         (pidfs inode 1, not 4250); harness process 4260 still running since tick 995",
+    );
+    // The innermost gone, the owner still there: alive on the owner.
+    check_chain(
+        false,
+        |case| set(case, 4250, Err(OpenProcessError::Gone)),
+        "alive: owner 4242 running since tick 870",
+    );
+}
+
+#[test]
+fn chain_is_dead_only_when_every_member_is_provably_gone() {
+    check_chain(
+        false,
+        |case| {
+            case.world.open = Err(OpenProcessError::Gone);
+            set(case, 4250, Err(OpenProcessError::Gone));
+        },
+        "dead: owner 4242 is gone; harness process 4250 is gone",
+    );
+    check_chain(
+        true,
+        |case| {
+            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 5 });
+            set(case, 4250, Ok(FakeProcess { exited: Ok(true), ..running(&member(4250, 990)) }));
+            set(case, 4260, Err(OpenProcessError::NotAProcess));
+        },
+        "dead: owner 4242 now names a process started at tick 5, not 870; harness process 4250 has \
+         exited (zombie); harness process 4260 is not a process now (a thread of another process, or one \
+         being reaped)",
+    );
+    // A reused pid is not its member: a newcomer at 4250 keeps nothing alive.
+    check_chain(
+        false,
+        |case| {
+            case.world.open = Err(OpenProcessError::Gone);
+            set(
+                case,
+                4250,
+                Ok(FakeProcess {
+                    proc: Ok(ProcIdentity { uid: 0, start_ticks: 990 }),
+                    ..running(&member(4250, 990))
+                }),
+            );
+        },
+        "dead: owner 4242 is gone; harness process 4250 now belongs to uid 0, not 1000",
+    );
+}
+
+#[test]
+fn chain_a_member_that_cannot_be_examined_makes_it_unknown_never_dead() {
+    check_chain(
+        false,
+        |case| {
+            case.world.open = Err(OpenProcessError::Gone);
+            set(
+                case,
+                4250,
+                Ok(FakeProcess { proc: Err(ProcReadError::PermissionDenied), ..running(&member(4250, 990)) }),
+            );
+        },
+        "unknown: owner 4242 is gone; /proc/4250 unreadable: permission denied",
+    );
+    check_chain(
+        false,
+        |case| {
+            case.world.open = Err(OpenProcessError::Other("Operation not permitted".to_owned()));
+            set(case, 4250, Err(OpenProcessError::Gone));
+        },
+        "unknown: owner 4242 cannot be opened: Operation not permitted; harness process 4250 is gone",
+    );
+    // One member alive is enough, whatever the others say.
+    check_chain(
+        true,
+        |case| {
+            case.world.open = Err(OpenProcessError::Gone);
+            set(case, 4250, Err(OpenProcessError::Other("Operation not permitted".to_owned())));
+        },
+        "alive: owner 4242 is gone; harness process 4260 still running since tick 995",
+    );
+}
+
+#[test]
+fn chain_the_shared_rules_still_decide_for_the_whole_chain() {
+    // Boot and namespaces are the whole chain's.
+    check_chain(
+        false,
+        |case| case.world.boot_id = Ok("boot-b".to_owned()),
+        "dead: recorded in an earlier boot",
+    );
+    check_chain(
+        false,
+        |case| case.world.namespaces = Ok(Namespaces { pid_ns: 99, time_ns: 12, user_ns: INITIAL }),
+        "unknown: recorded in another pid namespace",
+    );
+    check_chain(
+        false,
+        |case| {
+            case.world.boot_id = Err(io::ErrorKind::PermissionDenied);
+            case.world.open = Err(OpenProcessError::Gone);
+        },
+        "unknown: boot id unreadable: permission denied",
+    );
+    // The socket is the session's: gone, it ends the session even while a
+    // member runs.
+    check_chain(
+        false,
+        |case| {
+            case.recorded_socket = Some(socket(5, 6, 7));
+            case.world.open = Err(OpenProcessError::Gone);
+            case.world.socket = Err(io::ErrorKind::NotFound);
+        },
+        &format!("dead: socket {SOCKET_PATH} is gone"),
+    );
+}
+
+#[test]
+fn chain_uids_are_compared_only_within_the_recorded_user_namespace() {
+    // Read from another user namespace the uid proves nothing: the member
+    // is alive only on its pidfs inode and start tick.
+    let elsewhere = Namespaces { pid_ns: 11, time_ns: 12, user_ns: 4026532999 };
+    check_chain(
+        false,
+        |case| {
+            case.world.namespaces = Ok(elsewhere);
+            case.world.open = Err(OpenProcessError::Gone);
+            set(
+                case,
+                4250,
+                Ok(FakeProcess {
+                    proc: Ok(ProcIdentity { uid: 65534, start_ticks: 990 }),
+                    ..running(&member(4250, 990))
+                }),
+            );
+        },
+        "alive: owner 4242 is gone; harness process 4250 still running since tick 990",
+    );
+    check_chain(
+        false,
+        |case| {
+            case.world.namespaces = Ok(elsewhere);
+            case.world.open = Err(OpenProcessError::Gone);
+            set(
+                case,
+                4250,
+                Ok(FakeProcess {
+                    pidfs_inode: None,
+                    proc: Ok(ProcIdentity { uid: 65534, start_ticks: 990 }),
+                    ..running(&member(4250, 990))
+                }),
+            );
+        },
+        "unknown: owner 4242 is gone; harness process 4250 started at tick 990 as recorded, but its uid \
+         cannot be compared (recorded in user namespace 4026531837, read from user namespace 4026532999) \
+         and no pidfs inode proves it is the same process",
     );
 }

@@ -35,11 +35,11 @@ pub use prune::{
     remove_session_row,
 };
 pub use record::{
-    AGENT_NAME_LIMIT, AgentName, BOOT_ID_LIMIT, CWD_LIMIT, FIELD_LIMITS, FieldLimit, FormatProblem,
-    HARNESS_LIMIT, HARNESS_VERSION_LIMIT, LengthUnit, Parsed, RECORD_FORMAT, Record, SESSION_ID_LIMIT,
-    SESSION_PID_SOURCE_LIMIT, SOCKET_PATH_LIMIT, SessionId, SocketRecord, TRANSCRIPT_PATH_LIMIT,
-    check_field_limits, check_session_pid, parse_record, parse_versioned, pid_of_file_name, record_file_name,
-    same_owner,
+    AGENT_NAME_LIMIT, AgentName, BOOT_ID_LIMIT, CWD_LIMIT, ChainMemberRecord, FIELD_LIMITS, FieldLimit,
+    FormatProblem, HARNESS_LIMIT, HARNESS_VERSION_LIMIT, LengthUnit, Parsed, RECORD_FORMAT, Record,
+    SESSION_ID_LIMIT, SESSION_PID_SOURCE_LIMIT, SOCKET_PATH_LIMIT, SessionId, SocketRecord,
+    TRANSCRIPT_PATH_LIMIT, check_chain, check_field_limits, check_session_pid, continues_chain, parse_record,
+    parse_versioned, pid_of_file_name, record_file_name, same_owner,
 };
 pub use register::{AgentChoice, REAP_EXAMINE, REAP_REMOVE, Registered, Registration, register};
 pub use session_index::{INDEX_PREFIX, index_entry_name, indexed_holder};

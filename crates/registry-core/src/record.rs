@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use owner_liveness::{OwnerIdentity, Pid, SocketIdentity};
+use owner_liveness::{ChainMember, MAX_CHAIN_MEMBERS, OwnerIdentity, Pid, SocketIdentity};
 use serde::{Deserialize, Serialize};
 
 use crate::timestamp::Timestamp;
@@ -170,6 +170,61 @@ pub struct SocketRecord {
     pub mtime_ns: i64,
 }
 
+/// One entry of a record's `chain`: a harness process below the owner,
+/// with its own identity (SPEC §11 "Chains"). Boot id and namespaces are
+/// the record's. Shared with consent markers, which bind to the same chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChainMemberRecord {
+    pub pid: u32,
+    pub start_ticks: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pidfs_ino: Option<u64>,
+    pub owner_uid: u32,
+}
+
+impl ChainMemberRecord {
+    pub fn from_member(member: &ChainMember) -> ChainMemberRecord {
+        ChainMemberRecord {
+            pid: member.pid.get(),
+            start_ticks: member.start_ticks,
+            pidfs_ino: member.pidfs_ino,
+            owner_uid: member.uid,
+        }
+    }
+
+    /// The member as the verdict checks it; the pid was validated non-zero.
+    pub fn member(&self) -> ChainMember {
+        ChainMember {
+            pid: Pid::new(self.pid).expect("validated non-zero"),
+            uid: self.owner_uid,
+            start_ticks: self.start_ticks,
+            pidfs_ino: self.pidfs_ino,
+        }
+    }
+}
+
+/// A `chain` must name distinct non-zero pids other than the owner's, at
+/// most `MAX_CHAIN_MEMBERS - 1` of them.
+pub fn check_chain(session_pid: u32, chain: &[ChainMemberRecord]) -> Result<(), String> {
+    if chain.len() >= MAX_CHAIN_MEMBERS {
+        return Err(format!(
+            "chain has {} members besides the owner; at most {} are recorded",
+            chain.len(),
+            MAX_CHAIN_MEMBERS - 1
+        ));
+    }
+    for (index, member) in chain.iter().enumerate() {
+        if member.pid == 0 {
+            return Err("chain names pid 0".into());
+        }
+        if member.pid == session_pid || chain[..index].iter().any(|other| other.pid == member.pid) {
+            return Err(format!("chain names pid {} twice", member.pid));
+        }
+    }
+    Ok(())
+}
+
 /// A parsed, validated record. Field names are the file format.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
@@ -199,6 +254,12 @@ pub struct Record {
     pub transcript_path: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub socket: Option<SocketRecord>,
+    /// The harness processes below the owner in its chain, outermost
+    /// first, innermost last; absent for a one-process owner and in
+    /// records written before chains were recorded (both mean: the owner
+    /// alone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chain: Vec<ChainMemberRecord>,
     pub cwd: String,
     pub registrar_pid: u32,
     pub registered_at: String,
@@ -292,6 +353,7 @@ pub fn parse_record(bytes: &[u8], file_pid: Pid) -> Parsed {
 
 fn validate(record: &Record, file_pid: Pid) -> Result<(), String> {
     check_session_pid(record.session_pid, file_pid)?;
+    check_chain(record.session_pid, &record.chain)?;
     if Timestamp::parse(&record.registered_at).is_none() {
         return Err(format!("registered_at {:?} is not an RFC 3339 time", record.registered_at));
     }
@@ -350,6 +412,7 @@ impl Record {
             pid_ns: self.pid_ns,
             time_ns: self.time_ns,
             user_ns: self.user_ns,
+            chain: self.chain.iter().map(ChainMemberRecord::member).collect(),
         }
     }
 
@@ -375,9 +438,42 @@ impl Record {
     }
 }
 
-/// Whether two identities name the same process (a refresh, not a new owner).
+/// Whether a registration's `identity` is the owner `recorded` (a refresh,
+/// not a new owner): the same outermost process. The chain below it may
+/// differ from the recorded one (a member exited, a relaunch added one)
+/// and the session is still the same; the refresh records the chain seen
+/// now.
 pub fn same_owner(recorded: &Record, identity: &OwnerIdentity) -> bool {
-    let pidfs_agrees = match (recorded.pidfs_ino, identity.pidfs_ino) {
+    recorded.boot_id == identity.boot_id
+        && recorded.pid_ns == identity.pid_ns
+        && recorded.time_ns == identity.time_ns
+        && same_process(recorded, &recorded.identity().outermost(), identity, &identity.outermost())
+}
+
+/// Whether a registration's owner is one of the recorded chain's members
+/// below its owner: the same session, found again after its outer
+/// processes exited (Copilot's native process, its loader killed,
+/// registering once more). Register then refreshes the recorded session
+/// instead of starting a second one.
+pub fn continues_chain(recorded: &Record, identity: &OwnerIdentity) -> bool {
+    recorded.boot_id == identity.boot_id
+        && recorded.pid_ns == identity.pid_ns
+        && recorded.time_ns == identity.time_ns
+        && recorded
+            .chain
+            .iter()
+            .any(|member| same_process(recorded, &member.member(), identity, &identity.outermost()))
+}
+
+/// Whether a recorded member and a captured one are the same process, in
+/// frames already known to agree (boot, pid and time namespaces).
+fn same_process(
+    recorded: &Record,
+    recorded_member: &ChainMember,
+    identity: &OwnerIdentity,
+    member: &ChainMember,
+) -> bool {
+    let pidfs_agrees = match (recorded_member.pidfs_ino, member.pidfs_ino) {
         (Some(a), Some(b)) => a == b,
         _ => true,
     };
@@ -385,14 +481,11 @@ pub fn same_owner(recorded: &Record, identity: &OwnerIdentity) -> bool {
     // namespace; a sandboxed registrar sees the owner's uid translated.
     let uid_agrees = match (recorded.user_ns, identity.user_ns) {
         (Some(a), Some(b)) if a != b => true,
-        _ => recorded.owner_uid == identity.uid,
+        _ => recorded_member.uid == member.uid,
     };
-    recorded.session_pid == identity.pid.get()
-        && recorded.start_ticks == identity.start_ticks
+    recorded_member.pid == member.pid
+        && recorded_member.start_ticks == member.start_ticks
         && uid_agrees
-        && recorded.boot_id == identity.boot_id
-        && recorded.pid_ns == identity.pid_ns
-        && recorded.time_ns == identity.time_ns
         && pidfs_agrees
 }
 
@@ -419,6 +512,7 @@ mod tests {
             session_id: Some("7c660e54-2e19-4577-b46a-16f46484eaf4".into()),
             transcript_path: None,
             socket: None,
+            chain: Vec::new(),
             cwd: "/home/dev/src/app".into(),
             registrar_pid: 4300,
             registered_at: "2026-11-30T02:03:05.123456789Z".into(),
@@ -492,6 +586,76 @@ mod tests {
         assert!(matches!(parse_record(&invalid_utf8, pid(4242)), Parsed::Malformed(_)));
     }
 
+    fn member(pid: u32, start_ticks: u64) -> ChainMemberRecord {
+        ChainMemberRecord { pid, start_ticks, pidfs_ino: Some(u64::from(pid) + 10_000), owner_uid: 1000 }
+    }
+
+    #[test]
+    fn a_chain_round_trips_and_its_absence_is_an_owner_alone() {
+        let record = Record { chain: vec![member(4250, 871), member(4260, 872)], ..sample() };
+        let text = String::from_utf8(record.to_bytes()).unwrap();
+        assert!(text.contains("\"chain\": ["), "{text}");
+        assert_eq!(parse_record(text.as_bytes(), pid(4242)), Parsed::Record(Box::new(record.clone())));
+        let members: Vec<u32> = record.identity().members().map(|member| member.pid.get()).collect();
+        assert_eq!(members, [4242, 4250, 4260]);
+        // A record written before chains (no key) reads as an owner alone.
+        let older = String::from_utf8(sample().to_bytes()).unwrap();
+        assert!(!older.contains("chain"), "{older}");
+        match parse_record(older.as_bytes(), pid(4242)) {
+            Parsed::Record(record) => assert!(record.identity().chain.is_empty()),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_chain_that_breaks_a_rule_is_malformed() {
+        for chain in [
+            vec![member(0, 1)],
+            vec![member(4242, 1)],
+            vec![member(7, 1), member(7, 2)],
+            vec![member(7, 1), member(8, 1), member(9, 1), member(10, 1)],
+        ] {
+            let record = Record { chain: chain.clone(), ..sample() };
+            assert!(matches!(parse_record(&record.to_bytes(), pid(4242)), Parsed::Malformed(_)), "{chain:?}");
+        }
+        assert!(malformed(&with(|map| {
+            map.insert(
+                "chain".into(),
+                serde_json::json!([{"pid": 7, "start_ticks": 1, "owner_uid": 0, "x": 1}]),
+            );
+        })));
+        assert!(malformed(&with(|map| {
+            map.insert("chain".into(), serde_json::json!({"pid": 7}));
+        })));
+    }
+
+    #[test]
+    fn the_same_chain_is_the_same_owner() {
+        let recorded = Record { chain: vec![member(4250, 871)], ..sample() };
+        let identity = recorded.identity();
+        assert!(same_owner(&recorded, &identity));
+        // The chain seen at a refresh may differ: the owner is the same.
+        let fewer = OwnerIdentity { chain: Vec::new(), ..identity.clone() };
+        assert!(same_owner(&recorded, &fewer));
+        let other_ticks = OwnerIdentity { start_ticks: 999, ..identity.clone() };
+        assert!(!same_owner(&recorded, &other_ticks));
+        // The native process, its loader gone, registering on its own.
+        let inner = OwnerIdentity {
+            pid: pid(4250),
+            start_ticks: 871,
+            pidfs_ino: Some(14250),
+            chain: Vec::new(),
+            ..identity.clone()
+        };
+        assert!(!same_owner(&recorded, &inner));
+        assert!(continues_chain(&recorded, &inner));
+        // A newcomer at the member's pid is not the member.
+        assert!(!continues_chain(&recorded, &OwnerIdentity { start_ticks: 900, ..inner.clone() }));
+        assert!(!continues_chain(&recorded, &OwnerIdentity { pidfs_ino: Some(1), ..inner.clone() }));
+        assert!(!continues_chain(&recorded, &OwnerIdentity { boot_id: "other".into(), ..inner.clone() }));
+        assert!(!continues_chain(&sample(), &inner));
+    }
+
     #[test]
     fn newer_formats_are_unsupported_not_malformed() {
         let text = with(|map| {
@@ -551,6 +715,14 @@ mod tests {
                 ino: u64::MAX,
                 mtime_ns: i64::MIN,
             }),
+            chain: (1..MAX_CHAIN_MEMBERS as u32)
+                .map(|below| ChainMemberRecord {
+                    pid: u32::MAX - below,
+                    start_ticks: u64::MAX,
+                    pidfs_ino: Some(u64::MAX),
+                    owner_uid: u32::MAX,
+                })
+                .collect(),
             cwd: format!("/{}", "\u{1}".repeat(CWD_LIMIT.max - 1)),
             registrar_pid: u32::MAX,
             registered_at: "2026-11-30T02:03:05.123456789+23:59".into(),

@@ -12,8 +12,8 @@ use crate::files::{
     MAX_ENTRY_BYTES, RegistryLock, read_hint, read_names_from, remove_entry, write_atomically, write_hint,
 };
 use crate::record::{
-    AgentName, Parsed, RECORD_FORMAT, Record, SessionId, SocketRecord, check_field_limits, parse_record,
-    record_file_name, same_owner,
+    AgentName, ChainMemberRecord, Parsed, RECORD_FORMAT, Record, SessionId, SocketRecord, check_field_limits,
+    continues_chain, parse_record, record_file_name, same_owner,
 };
 use crate::session_index::{indexed_holder, point_index_at, remove_index_if_pointing_at};
 use crate::session_row::read_session_row;
@@ -77,6 +77,8 @@ pub struct Registered {
 /// Writes the record for `registration` under the lock.
 pub fn register(roster: &RosterDir, registration: &Registration) -> Result<Registered> {
     let lock = roster.lock()?;
+    let adopted = continued_session(roster, registration);
+    let registration = adopted.as_ref().unwrap_or(registration);
     let pid = registration.identity.pid;
     let file_name = record_file_name(pid);
     let sessions = roster.sessions();
@@ -157,6 +159,36 @@ pub fn register(roster: &RosterDir, registration: &Registration) -> Result<Regis
     })
 }
 
+/// A registration whose owner is a member of the chain of the record that
+/// holds its session id, that record not dead: the same session, found
+/// again below its exited outer processes (Copilot's native process
+/// registering after its loader was killed). It becomes a refresh of that
+/// record, which keeps its owner and chain, so the session stays one
+/// record and its consent marker stays its own. Found through the session
+/// id, so it costs no scan; a registration with a new session id starts
+/// a record of its own.
+fn continued_session(roster: &RosterDir, registration: &Registration) -> Option<Registration> {
+    let session_id = registration.session_id.as_ref()?;
+    let holder = indexed_holder(roster, session_id)?;
+    if holder == registration.identity.pid {
+        return None;
+    }
+    let row = read_session_row(roster, &record_file_name(holder))?;
+    let record = row.record.as_ref()?;
+    if record.session_id.as_deref() != Some(session_id.as_str())
+        || row.liveness() == Liveness::Dead
+        || !continues_chain(record, &registration.identity)
+    {
+        return None;
+    }
+    Some(Registration {
+        identity: record.identity(),
+        session_pid_source: record.session_pid_source.clone(),
+        session_pid_verified: record.session_pid_verified,
+        ..registration.clone()
+    })
+}
+
 fn build_record(
     registration: &Registration,
     agent: Option<String>,
@@ -187,6 +219,7 @@ fn build_record(
             ino: socket.ino,
             mtime_ns: i64::try_from(socket.mtime_ns).unwrap_or(i64::MAX),
         }),
+        chain: identity.chain.iter().map(ChainMemberRecord::from_member).collect(),
         cwd: registration.cwd.to_string_lossy().into_owned(),
         registrar_pid: registration.registrar_pid,
         registered_at,

@@ -15,7 +15,7 @@ use owner_liveness::{
 
 use crate::directory::RosterDir;
 use crate::files::{FileStamp, ReadProblem, read_stamped_entry};
-use crate::record::{Parsed, Record, SocketRecord, parse_record, pid_of_file_name};
+use crate::record::{ChainMemberRecord, Parsed, Record, SocketRecord, parse_record, pid_of_file_name};
 use crate::timestamp::Timestamp;
 
 /// The kinds of entry that are listed but not believed.
@@ -188,7 +188,7 @@ pub fn non_utf8_name_row(roster: &RosterDir, name: &std::ffi::OsStr) -> SessionR
 
 /// Every key a JSON row carries (SPEC §6.2), in output order: the record's
 /// keys, then the verdict, problem, consent and path.
-pub const ROW_KEYS: [&str; 28] = [
+pub const ROW_KEYS: [&str; 29] = [
     "format",
     "session_pid",
     "session_pid_source",
@@ -206,6 +206,7 @@ pub const ROW_KEYS: [&str; 28] = [
     "session_id",
     "transcript_path",
     "socket",
+    "chain",
     "cwd",
     "registrar_pid",
     "registered_at",
@@ -258,6 +259,8 @@ pub struct RowJson<'a> {
     session_id: Option<&'a str>,
     transcript_path: Option<&'a str>,
     socket: Option<&'a SocketRecord>,
+    /// `null` for an owner without a chain, as in the record file.
+    chain: Option<&'a [ChainMemberRecord]>,
     cwd: Option<&'a str>,
     registrar_pid: Option<u32>,
     registered_at: String,
@@ -299,6 +302,7 @@ impl SessionRow {
             session_id: record.and_then(|record| record.session_id.as_deref()),
             transcript_path: record.and_then(|record| record.transcript_path.as_deref()),
             socket: record.and_then(|record| record.socket.as_ref()),
+            chain: record.map(|record| record.chain.as_slice()).filter(|chain| !chain.is_empty()),
             cwd: record.map(|record| record.cwd.as_str()),
             registrar_pid: record.map(|record| record.registrar_pid),
             registered_at: self.registered_at.to_string(),
@@ -337,6 +341,7 @@ mod tests {
             session_id: Some("7c660e54-2e19-4577-b46a-16f46484eaf4".into()),
             transcript_path: None,
             socket: Some(SocketRecord { path: "/run/s.sock".into(), dev: 1, ino: 2, mtime_ns: 3 }),
+            chain: Vec::new(),
             cwd: "/home/dev/src/app".into(),
             registrar_pid: 4300,
             registered_at: "2026-11-30T02:03:05.123456789Z".into(),

@@ -19,7 +19,7 @@ use consent::{
     OwnerCondition, SessionConsent, SessionDirectory, canonical_session_directory, decide,
     load_auto_arm_inputs, read_marker, session_directory, write_marker,
 };
-use owner_liveness::{CaptureError, OwnerIdentity, capture_identity};
+use owner_liveness::{CaptureError, OwnerIdentity};
 use registry_core::{RosterDir, choose_directory};
 
 const TOOL: &str = "roster-consent";
@@ -39,7 +39,9 @@ const TOOL: &str = "roster-consent";
         session, and a reused pid can never revive it.\n\n\
         The session's owner is found, most explicit first, from --pid, ROSTER_SESSION_PID, \
         the harness's own CLAUDE_PID or OPENCODE_PID (only when it names an ancestor), or the \
-        nearest harness process among the caller's ancestors.\n\n\
+        nearest harness process among the caller's ancestors (the outermost of a run of them). \
+        The marker records that run (a node loader and its native binary) and counts while any \
+        of its processes runs: consent dies with the whole session, not with its loader.\n\n\
         The session's directory (where .roster.toml is looked for) is the session's own, never \
         the caller's: --cwd when given, else the cwd recorded when the session registered, and \
         only while that record's owner is the very process running at the pid. A session with \
@@ -297,7 +299,7 @@ impl Assessment {
 
 fn assess(common: &CommonArgs, session: &SessionArgs) -> anyhow::Result<Assessment> {
     let owner = resolve_calling_owner(session.pid.as_deref())?;
-    let owner_identity = capture_identity(owner.resolved.pid);
+    let owner_identity = owner.capture_identity();
     let roster_path = choose_directory(common.dir.as_deref(), &cli_support::process_env_os)?.path;
     let roster = RosterDir::open_existing(&roster_path)?;
     let directory = session_directory(
@@ -314,10 +316,37 @@ fn assess(common: &CommonArgs, session: &SessionArgs) -> anyhow::Result<Assessme
     let inputs = load_auto_arm_inputs(&directory.path, &cli_support::process_env_os);
     let condition = match &owner_identity {
         Ok(_) => OwnerCondition::Running,
+        Err(_) if session_runs_on_in_its_chain(roster.as_ref(), owner.resolved.pid, &marker) => {
+            OwnerCondition::Running
+        }
         Err(error) => OwnerCondition::NotRunning(owner_condition(error)),
     };
     let consent = decide(&condition, &marker, &inputs.decision, &inputs.repo.outcome);
     Ok(Assessment { owner, owner_identity, directory, marker, inputs, consent })
+}
+
+/// Whether the session of the owner `pid`, which is not running itself,
+/// still runs in another process of its chain (SPEC §11 "Chains": Copilot's
+/// native process after its loader was killed): its record's or its
+/// marker's verdict, which judge every member, says alive. Consent dies
+/// with the whole chain, not with the loader.
+fn session_runs_on_in_its_chain(
+    roster: Option<&RosterDir>,
+    pid: owner_liveness::Pid,
+    marker: &MarkerEntry,
+) -> bool {
+    let marker_alive = matches!(
+        &marker.finding,
+        MarkerFinding::Judged { marker, verdict }
+            if !marker.chain.is_empty() && verdict.liveness == owner_liveness::Liveness::Alive
+    );
+    let record_alive = roster
+        .and_then(|roster| registry_core::read_session_row(roster, &registry_core::record_file_name(pid)))
+        .is_some_and(|row| {
+            row.record.as_ref().is_some_and(|record| !record.chain.is_empty())
+                && row.liveness() == owner_liveness::Liveness::Alive
+        });
+    marker_alive || record_alive
 }
 
 /// The directory a marker records (information only: it decides nothing):
@@ -369,8 +398,7 @@ fn write_state(common: &CommonArgs, session: &SessionArgs, state: MarkerState) -
         ))
         .into());
     }
-    let identity =
-        capture_identity(resolved.pid).with_context(|| format!("cannot {verb} pid {}", resolved.pid))?;
+    let identity = owner.capture_identity().with_context(|| format!("cannot {verb} pid {}", resolved.pid))?;
     let roster_path = choose_directory(common.dir.as_deref(), &cli_support::process_env_os)?.path;
     let directory = marker_directory(&roster_path, &identity, session)?.path;
     let roster = RosterDir::open_or_create(&roster_path)?;

@@ -37,8 +37,10 @@ const HOOK_ERROR_WINDOW: Duration = Duration::from_secs(24 * 3600);
     about = "List the agent sessions running on this machine",
     long_about = "List the agent sessions running on this machine\n\n\
         Shows every registered session with a verdict: alive (the very process that registered \
-        still runs), dead (proven gone: exited, pid reused, earlier boot) or unknown (could not \
-        be examined, e.g. another pid namespace). Entries that cannot be believed (malformed, \
+        still runs, or another process of its recorded chain, such as Copilot's native binary \
+        after its node loader was killed), dead (every process of it proven gone: exited, pid \
+        reused, earlier boot) or unknown (could not be examined, e.g. another pid namespace). \
+        The reason names the process the verdict rests on. Entries that cannot be believed (malformed, \
         untrusted, written by a newer roster) are listed as problems and never hide the others. \
         Newest registration first.",
     after_long_help = AFTER_HELP,

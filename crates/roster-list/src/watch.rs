@@ -4,7 +4,7 @@
 //! end, like `tail --pid`. The events and their JSON schema are a stable
 //! contract (`EVENT_SCHEMA`).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -90,6 +90,9 @@ struct Watcher<'a> {
     /// again on every change of the registry instead.
     unwatched: HashSet<Pid>,
     said_unwatched: bool,
+    /// The record file each watched process belongs to: an owner, or a
+    /// member of its chain, whose exit may end the session.
+    watched_processes: HashMap<Pid, String>,
     target: Option<String>,
     out: std::io::StdoutLock<'static>,
     colour: bool,
@@ -112,6 +115,7 @@ pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
         source,
         unwatched: HashSet::new(),
         said_unwatched: false,
+        watched_processes: HashMap::new(),
         target: args.until_gone.clone(),
         out: std::io::stdout().lock(),
         colour: use_colour(),
@@ -179,25 +183,30 @@ impl Watcher<'_> {
         Ok(list_sessions(roster, &everything)?.rows)
     }
 
-    /// Stores a row as known, with its consent, and watches its owner.
+    /// Stores a row as known, with its consent, and watches its owner and
+    /// every member of its chain: the session ends with the last of them.
     fn remember(&mut self, row: SessionRow) {
         let Some(roster) = &self.roster else { return };
         let consent = self.decider.for_row(roster, &row);
         if let (Some(record), Liveness::Alive) = (&row.record, row.liveness()) {
-            let pid = record.pid();
-            match self.source.watch_owner(pid) {
-                Ok(_) => {}
-                Err(errno) => {
-                    self.unwatched.insert(pid);
-                    if !self.said_unwatched {
-                        self.said_unwatched = true;
-                        eprintln!(
-                            "roster-list: watching owner {pid} and later ones without a pidfd ({}): after \
-                             {} owners the open-file limit is reached, so their exits are seen on the next \
-                             change of the registry; raise `ulimit -n` to see them at once",
-                            errno.desc(),
-                            self.source.watched_owners()
-                        );
+            let owner = record.pid();
+            for member in record.identity().members() {
+                match self.source.watch_owner(member.pid) {
+                    Ok(_) => {
+                        self.watched_processes.insert(member.pid, row.file_name.clone());
+                    }
+                    Err(errno) => {
+                        self.unwatched.insert(owner);
+                        if !self.said_unwatched {
+                            self.said_unwatched = true;
+                            eprintln!(
+                                "roster-list: watching owner {owner} and later ones without a pidfd ({}): \
+                                 after {} owners the open-file limit is reached, so their exits are seen on \
+                                 the next change of the registry; raise `ulimit -n` to see them at once",
+                                errno.desc(),
+                                self.source.watched_owners()
+                            );
+                        }
                     }
                 }
             }
@@ -207,9 +216,14 @@ impl Watcher<'_> {
 
     fn forget(&mut self, file_name: &str) -> Option<Known> {
         let known = self.known.remove(file_name)?;
-        if let Some(pid) = known.row.record.as_ref().map(|record| record.pid()) {
-            self.source.unwatch_owner(pid);
-            self.unwatched.remove(&pid);
+        if let Some(record) = known.row.record.as_ref() {
+            for member in record.identity().members() {
+                if self.watched_processes.get(&member.pid).is_some_and(|name| name == file_name) {
+                    self.watched_processes.remove(&member.pid);
+                    self.source.unwatch_owner(member.pid);
+                }
+            }
+            self.unwatched.remove(&record.pid());
         }
         Some(known)
     }
@@ -274,7 +288,7 @@ impl Watcher<'_> {
     }
 
     fn owner_exited(&mut self, pid: Pid) -> anyhow::Result<()> {
-        let name = record_file_name(pid);
+        let name = self.watched_processes.remove(&pid).unwrap_or_else(|| record_file_name(pid));
         let Some(roster) = &self.roster else { return Ok(()) };
         let now = read_session_row(roster, &name);
         self.compare_and_report(&name, now)

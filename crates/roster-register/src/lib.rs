@@ -18,7 +18,7 @@ use harness::{
     Harness, HookPayload, HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, detect_hook_harness,
     harness_version_from_env, messaging_socket_from_env, parse_payload, read_payload, session_id_from_env,
 };
-use owner_liveness::{SocketIdentity, capture_identity};
+use owner_liveness::SocketIdentity;
 use registry_core::{
     AGENT_NAME_LIMIT, AgentChoice, AgentName, CWD_LIMIT, FieldLimit, HARNESS_LIMIT, HARNESS_VERSION_LIMIT,
     Registered, Registration, RosterDir, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT, SessionId,
@@ -38,8 +38,13 @@ const TOOL: &str = "roster-register";
         process (claude, codex, gemini, ...) that lives exactly as long as the session. The owner \
         is found, most explicit first, from --pid, ROSTER_SESSION_PID, the harness's own \
         CLAUDE_PID or OPENCODE_PID (only when it names an ancestor), or the nearest harness \
-        process among the caller's ancestors. Its identity (boot id, start time, pidfs inode, \
-        uid, namespaces) is recorded so that a reused pid can never pass for it.\n\n\
+        process among the caller's ancestors (the outermost of a run of them: Copilot's and \
+        Codex's node loader above their native binary, Gemini's relaunch). Its identity (boot \
+        id, start time, pidfs inode, uid, namespaces) is recorded so that a reused pid can never \
+        pass for it, and so is each process of that run below it (at most three, in `chain`), \
+        also when --pid or a variable names the outermost: the session lives while any of them \
+        runs, so a signal to the loader alone does not end it. An owner named by --pid that is \
+        not a harness process, or not an ancestor, is recorded alone.\n\n\
         The agent name comes from --agent, else ROSTER_AGENT, else agent_name in the nearest \
         .roster.toml from the session's directory upward. An invalid --agent or ROSTER_AGENT is \
         bad input (exit 2). A repository file that cannot be used (unreadable, invalid TOML, an \
@@ -325,7 +330,7 @@ fn gather_registration(
         None => None,
     };
 
-    let identity = capture_identity(owner.resolved.pid).map_err(|error| match error {
+    let identity = owner.capture_identity().map_err(|error| match error {
         owner_liveness::CaptureError::NotRunning(pid) => anyhow::Error::new(Refused(format!(
             "owner pid {pid} is not running; a record must never be born dead, so name a live process"
         ))),

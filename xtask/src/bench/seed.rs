@@ -87,6 +87,7 @@ pub fn realistic_record(identity: &OwnerIdentity, ordinal: usize, cwd: &Path) ->
         transcript_path: Some(format!("/home/dev/.claude/projects/-home-dev-src-app/{session_id}.jsonl")),
         session_id: Some(session_id),
         socket: None,
+        chain: Vec::new(),
         cwd: cwd.to_string_lossy().into_owned(),
         registrar_pid: std::process::id(),
         registered_at: now.clone(),
