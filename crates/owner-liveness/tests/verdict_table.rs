@@ -628,7 +628,8 @@ fn chain_is_dead_only_when_every_member_is_provably_gone() {
          exited (zombie); harness process 4260 is not a process now (a thread of another process, or one \
          being reaped)",
     );
-    // A reused pid is not its member: a newcomer at 4250 keeps nothing alive.
+    // A reused pid is not its member: a newcomer at 4250 keeps nothing
+    // alive. (With no pidfs inode to name it, the uid is the witness.)
     check_chain(
         false,
         |case| {
@@ -637,6 +638,7 @@ fn chain_is_dead_only_when_every_member_is_provably_gone() {
                 case,
                 4250,
                 Ok(FakeProcess {
+                    pidfs_inode: None,
                     proc: Ok(ProcIdentity { uid: 0, start_ticks: 990 }),
                     ..running(&member(4250, 990))
                 }),
