@@ -25,7 +25,12 @@ struct Watcher {
 impl Watcher {
     fn start(sandbox: &Sandbox, extra: &[&str]) -> Watcher {
         let mut command = sandbox.command_in_root("roster-list", &["--watch", "--format", "json"]);
-        command.args(extra).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+        command.args(extra).stderr(Stdio::inherit());
+        Watcher::spawn(command)
+    }
+
+    fn spawn(mut command: Command) -> Watcher {
+        command.stdin(Stdio::null()).stdout(Stdio::piped());
         let mut child = command.spawn().expect("start roster-list --watch");
         let lines = read_lines(child.stdout.take().expect("piped stdout"));
         Watcher { child, lines }
@@ -264,4 +269,51 @@ fn an_idle_watcher_makes_no_system_calls() {
     assert!(wakeups.is_empty(), "an idle watcher made system calls:\n{lines}");
     assert!(lines.contains("epoll_wait("), "strace saw no wait in progress, so it saw nothing:\n{lines}");
     assert!(lines.lines().count() <= 2, "more than the one interrupted wait:\n{lines}");
+}
+
+/// Past the open-file limit, owners get no pidfd: the watcher says so once
+/// on stderr and still reports their deaths, on the next change of the
+/// registry, never missing one.
+#[test]
+fn owners_beyond_the_open_file_limit_are_still_seen_to_die() {
+    let prlimit = require_tool("prlimit");
+    let sandbox = Sandbox::new();
+    let owners: Vec<Owner> = (0..24).map(|_| Owner::spawn()).collect();
+    for owner in &owners {
+        sandbox.register(owner.pid(), &[]);
+    }
+    let inner = sandbox.command_in_root("roster-list", &["--watch", "--format", "json"]);
+    let mut command = Command::new(prlimit);
+    // Room for the process's own descriptors and reading, not for pidfds.
+    command.args(["--nofile=48:48", "--"]).arg(inner.get_program()).args(inner.get_args());
+    command.env_clear().envs(inner.get_envs().filter_map(|(key, value)| value.map(|value| (key, value))));
+    let stderr_path = sandbox.base().join("watch.stderr");
+    command.stderr(std::fs::File::create(&stderr_path).expect("create the stderr file"));
+    let watcher = Watcher::spawn(command);
+    for _ in &owners {
+        watcher.expect("listed", None);
+    }
+    let said = std::fs::read_to_string(&stderr_path).expect("read stderr");
+    assert_eq!(said.lines().count(), 1, "said once: {said}");
+    assert!(said.contains("without a pidfd") && said.contains("ulimit -n"), "{said}");
+
+    // Under this limit no owner gets a pidfd (descriptors are kept for
+    // reading the registry): a death is not seen at once, but on the next
+    // change of the registry.
+    let mut owners = owners;
+    let first = owners.remove(0);
+    let dead_pid = first.kill();
+    watcher.expect_quiet(Duration::from_millis(300));
+    // A change that reaps nothing (a register might reap the dead record).
+    let other = owners.last().expect("an owner").pid().to_string();
+    sandbox.run("roster-consent", &["disarm", "--pid", &other]).expect_code(0);
+    let mut seen_dead = false;
+    for _ in 0..2 {
+        let event = watcher.next();
+        if event["event"] == "died" {
+            assert_eq!(event["row"]["session_pid"], dead_pid, "{event}");
+            seen_dead = true;
+        }
+    }
+    assert!(seen_dead, "the death of an owner without a pidfd was never reported");
 }

@@ -66,7 +66,13 @@ pub struct RegistryWatch {
     _signals: SignalFd,
     watches: Watches,
     owners: HashMap<Pid, PidFd>,
+    /// The most pidfds this watch opens: the open-file limit less a
+    /// reserve, so reading the registry never runs out of descriptors.
+    pidfd_budget: usize,
 }
+
+/// Descriptors kept free for reading records, markers and directories.
+const RESERVED_DESCRIPTORS: u64 = 64;
 
 fn entry_flags() -> AddWatchFlags {
     AddWatchFlags::IN_CREATE
@@ -131,6 +137,7 @@ impl RegistryWatch {
             _signals: signal_fd,
             watches: Watches::default(),
             owners: HashMap::new(),
+            pidfd_budget: pidfd_budget(),
         };
         watch.establish()?;
         Ok(watch)
@@ -147,6 +154,9 @@ impl RegistryWatch {
     pub fn watch_owner(&mut self, pid: Pid) -> std::result::Result<bool, Errno> {
         if self.owners.contains_key(&pid) {
             return Ok(true);
+        }
+        if self.owners.len() >= self.pidfd_budget {
+            return Err(Errno::EMFILE);
         }
         let pidfd = match PidFd::open(pid) {
             Ok(pidfd) => pidfd,
@@ -346,6 +356,13 @@ impl RegistryWatch {
             std::io::Error::new(std::io::ErrorKind::NotFound, "no directory above it exists"),
         ))
     }
+}
+
+/// How many pidfds fit under the open-file limit with the reserve kept.
+fn pidfd_budget() -> usize {
+    use nix::sys::resource::{Resource, getrlimit};
+    let soft = getrlimit(Resource::RLIMIT_NOFILE).map(|(soft, _)| soft).unwrap_or(1024);
+    usize::try_from(soft.saturating_sub(RESERVED_DESCRIPTORS)).unwrap_or(usize::MAX)
 }
 
 /// Raises the soft limit of open files to the hard limit, so thousands of
