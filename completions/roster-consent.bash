@@ -74,7 +74,7 @@ _roster__consent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__consent__subcmd__arm)
+        roster__consent__subcmd__arm)
             opts="-q -h --pid --cwd --dir --format --json --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -82,7 +82,7 @@ _roster__consent() {
             fi
             case "${prev}" in
                 --pid)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
                     return 0
                     ;;
                 --cwd)
@@ -104,7 +104,7 @@ _roster__consent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__consent__subcmd__disarm)
+        roster__consent__subcmd__disarm)
             opts="-q -h --pid --cwd --dir --format --json --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -112,7 +112,7 @@ _roster__consent() {
             fi
             case "${prev}" in
                 --pid)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
                     return 0
                     ;;
                 --cwd)
@@ -134,7 +134,7 @@ _roster__consent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__consent__subcmd__help)
+        roster__consent__subcmd__help)
             opts="arm disarm status should-arm help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -148,7 +148,7 @@ _roster__consent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__consent__subcmd__help__subcmd__arm)
+        roster__consent__subcmd__help__subcmd__arm)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -162,7 +162,7 @@ _roster__consent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__consent__subcmd__help__subcmd__disarm)
+        roster__consent__subcmd__help__subcmd__disarm)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -176,7 +176,7 @@ _roster__consent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__consent__subcmd__help__subcmd__help)
+        roster__consent__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -190,7 +190,7 @@ _roster__consent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__consent__subcmd__help__subcmd__should__subcmd__arm)
+        roster__consent__subcmd__help__subcmd__should__subcmd__arm)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -204,7 +204,7 @@ _roster__consent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__consent__subcmd__help__subcmd__status)
+        roster__consent__subcmd__help__subcmd__status)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -218,7 +218,7 @@ _roster__consent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__consent__subcmd__should__subcmd__arm)
+        roster__consent__subcmd__should__subcmd__arm)
             opts="-q -h --pid --cwd --dir --format --json --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -226,7 +226,7 @@ _roster__consent() {
             fi
             case "${prev}" in
                 --pid)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
                     return 0
                     ;;
                 --cwd)
@@ -248,7 +248,7 @@ _roster__consent() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__consent__subcmd__status)
+        roster__consent__subcmd__status)
             opts="-q -h --pid --cwd --dir --format --json --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -256,7 +256,7 @@ _roster__consent() {
             fi
             case "${prev}" in
                 --pid)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
                     return 0
                     ;;
                 --cwd)

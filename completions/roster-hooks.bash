@@ -74,7 +74,7 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__help)
+        roster__hooks__subcmd__help)
             opts="print install uninstall status help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -88,7 +88,7 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__help__subcmd__help)
+        roster__hooks__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -102,7 +102,7 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__help__subcmd__install)
+        roster__hooks__subcmd__help__subcmd__install)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -116,7 +116,7 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__help__subcmd__print)
+        roster__hooks__subcmd__help__subcmd__print)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -130,7 +130,7 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__help__subcmd__status)
+        roster__hooks__subcmd__help__subcmd__status)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -144,7 +144,7 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__help__subcmd__uninstall)
+        roster__hooks__subcmd__help__subcmd__uninstall)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -158,7 +158,7 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__install)
+        roster__hooks__subcmd__install)
             opts="-q -h -V --scope --bin-dir --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -188,7 +188,7 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__print)
+        roster__hooks__subcmd__print)
             opts="-q -h -V --scope --bin-dir --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -218,7 +218,7 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__status)
+        roster__hooks__subcmd__status)
             opts="-q -h -V --scope --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -244,7 +244,7 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__uninstall)
+        roster__hooks__subcmd__uninstall)
             opts="-q -h -V --scope --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

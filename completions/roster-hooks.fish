@@ -1,3 +1,7 @@
+function __fish_roster_live_pids
+    string replace -- /proc/ '' /proc/* | string match --regex -- '^(?:[2-9]|[1-9][0-9]+)$'
+end
+
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_roster_hooks_global_optspecs
     string join \n format= json q/quiet dir= h/help V/version
@@ -79,3 +83,7 @@ complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand help; and not 
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand help; and not __fish_seen_subcommand_from print install uninstall status help" -f -a "uninstall" -d 'Remove exactly the hooks install added'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand help; and not __fish_seen_subcommand_from print install uninstall status help" -f -a "status" -d 'Say for each harness whether roster\'s hooks are installed'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand help; and not __fish_seen_subcommand_from print install uninstall status help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print; and not __fish_seen_subcommand_from claude-code codex gemini-cli cursor-agent copilot" -f -a "claude-code codex gemini-cli cursor-agent copilot"
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install; and not __fish_seen_subcommand_from claude-code codex gemini-cli cursor-agent copilot" -f -a "claude-code codex gemini-cli cursor-agent copilot"
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall; and not __fish_seen_subcommand_from claude-code codex gemini-cli cursor-agent copilot" -f -a "claude-code codex gemini-cli cursor-agent copilot"
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status; and not __fish_seen_subcommand_from claude-code codex gemini-cli cursor-agent copilot" -f -a "claude-code codex gemini-cli cursor-agent copilot"

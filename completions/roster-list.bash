@@ -42,7 +42,7 @@ _roster__list() {
                     return 0
                     ;;
                 --harness)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini-cli cursor-agent copilot goose opencode aider" -- "${cur}"))
                     return 0
                     ;;
                 --session-id)

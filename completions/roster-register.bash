@@ -38,7 +38,7 @@ _roster__register() {
                     return 0
                     ;;
                 --pid)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
                     return 0
                     ;;
                 --agent)
@@ -54,7 +54,7 @@ _roster__register() {
                     return 0
                     ;;
                 --harness)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini-cli cursor-agent copilot goose opencode aider" -- "${cur}"))
                     return 0
                     ;;
                 --socket)
@@ -62,7 +62,7 @@ _roster__register() {
                     return 0
                     ;;
                 --hook)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini-cli cursor-agent copilot goose opencode aider auto" -- "${cur}"))
                     return 0
                     ;;
                 *)

@@ -1,8 +1,7 @@
 //! Tests of the generated files: the committed ones match a fresh
 //! generation, every man page formats without a groff warning and carries
-//! the house sections, every completion script passes its shell's syntax
-//! check, and the help text they are generated from follows the house
-//! style.
+//! the house sections, every elvish completion script compiles, and the
+//! help text they are generated from follows the house style.
 
 use std::io::Write;
 use std::path::Path;
@@ -68,39 +67,25 @@ fn man_pages_and_completions_are_the_same_on_every_run() {
     assert_eq!(scripts(generate_completion_scripts()), scripts(generate_completion_scripts()));
 }
 
+/// Elvish has no completion test that drives the shell (its completer runs
+/// only in an interactive editor), so its scripts are at least compiled.
+/// bash, zsh and fish scripts are driven for real in `completion_tests`.
 #[test]
-fn completion_scripts_pass_their_shells_syntax_check() {
-    require_program("bash", "bash");
+fn elvish_completion_scripts_compile() {
+    require_program("elvish", "elvish (Debian and Ubuntu package: elvish)");
     let directory = TemporaryDirectory::new("completions");
-    for script in generate_completion_scripts() {
+    for script in generate_completion_scripts().into_iter().filter(|script| script.shell == Shell::Elvish) {
         let path = directory.path().join(&script.file_name);
-        let checked_script = match script.shell {
-            Shell::Elvish => elvish_script_with_editor_stand_ins(&script.script),
-            _ => script.script.clone(),
-        };
-        std::fs::write(&path, checked_script).expect("the temporary directory is writable");
-        let check: (&str, &[&str]) = match script.shell {
-            Shell::Bash => ("bash", &["-n"]),
-            Shell::Zsh => ("zsh", &["-n"]),
-            Shell::Fish => ("fish", &["--no-execute"]),
-            Shell::Elvish => ("elvish", &["-compileonly"]),
-            // No PowerShell on the machines this runs on; clap_complete's own tests cover its output.
-            _ => continue,
-        };
-        let (program, flags) = check;
-        if program != "bash" && !program_is_installed(program) {
-            eprintln!("{program} is not installed: {} was not syntax-checked", script.file_name);
-            continue;
-        }
-        let output = Command::new(program)
-            .args(flags)
+        std::fs::write(&path, elvish_script_with_editor_stand_ins(&script.script))
+            .expect("the temporary directory is writable");
+        let output = Command::new("elvish")
+            .arg("-compileonly")
             .arg(&path)
             .output()
-            .unwrap_or_else(|error| panic!("cannot run {program}: {error}"));
+            .unwrap_or_else(|error| panic!("cannot run elvish: {error}"));
         assert!(
             output.status.success() && output.stderr.is_empty(),
-            "{program} {} rejects {}:\n{}{}",
-            flags.join(" "),
+            "elvish -compileonly rejects {}:\n{}{}",
             script.file_name,
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
