@@ -35,7 +35,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
         }
         &'roster-hooks;print'= {
             cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project)'
-            cand --bin-dir 'Call roster-register and roster-prune in DIR (default: the directory roster-hooks runs from, else by name through PATH)'
+            cand --bin-dir 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
             cand --dir 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)'
             cand --json 'Print JSON, same as --format json'
@@ -48,7 +48,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
         }
         &'roster-hooks;install'= {
             cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project)'
-            cand --bin-dir 'Call roster-register and roster-prune in DIR (default: the directory roster-hooks runs from, else by name through PATH)'
+            cand --bin-dir 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
             cand --dir 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)'
             cand --json 'Print JSON, same as --format json'

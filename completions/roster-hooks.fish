@@ -42,7 +42,7 @@ complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "status" -
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l scope -d 'Edit the user\'s file (every project) or the current project\'s file (default: user; copilot only has project)' -r -f -a "user\t'The user\'s file, read in every project'
 project\t'The current directory\'s project file'"
-complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l bin-dir -d 'Call roster-register and roster-prune in DIR (default: the directory roster-hooks runs from, else by name through PATH)' -r -F
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l bin-dir -d 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)' -r -F
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
@@ -52,7 +52,7 @@ complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -s h -l
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -s V -l version -d 'Print version'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l scope -d 'Edit the user\'s file (every project) or the current project\'s file (default: user; copilot only has project)' -r -f -a "user\t'The user\'s file, read in every project'
 project\t'The current directory\'s project file'"
-complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l bin-dir -d 'Call roster-register and roster-prune in DIR (default: the directory roster-hooks runs from, else by name through PATH)' -r -F
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l bin-dir -d 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)' -r -F
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F

@@ -75,8 +75,8 @@ struct InstallArgs {
     #[command(flatten)]
     target: TargetArgs,
 
-    /// Call roster-register and roster-prune in DIR (default: the directory
-    /// roster-hooks runs from, else by name through PATH)
+    /// Call roster-register and roster-prune in DIR (default: by name through PATH in
+    /// project files, else the directory roster-hooks runs from)
     #[arg(long, value_name = "DIR")]
     bin_dir: Option<PathBuf>,
 }
@@ -140,8 +140,10 @@ pub fn command() -> clap::Command {
          copilot .github/hooks/roster.json (project files are under the current directory). \
          CLAUDE_CONFIG_DIR and CODEX_HOME move the first two. Every change keeps the previous file as \
          <file>.roster-backup.\n\n\
-         The hooks call roster-register and roster-prune by absolute path: the directory roster-hooks runs \
-         from, or --bin-dir. With --dir DIR the hooks carry --dir DIR as well; without it they use \
+         User-scope hooks call roster-register and roster-prune by absolute path: the directory \
+         roster-hooks runs from, or --bin-dir. Project-scope hooks (.claude/settings.json, \
+         .github/hooks/roster.json) are committed and shared, so they call them by name through PATH \
+         unless --bin-dir is given; install and status warn when they are not on PATH. With --dir DIR the hooks carry --dir DIR as well; without it they use \
          ROSTER_DIR or the default when they run.\n\n\
          Codex runs a hook only once you trust it ({CODEX_TRUST_HINT}); roster-hooks cannot compute Codex's \
          trust hash, so it never writes trust entries, and status reports hooks Codex has not trusted. \
@@ -240,12 +242,21 @@ impl Invocation {
     }
 
     /// The commands install writes, and the warnings that go with them.
+    /// A project's file is committed and read on other machines, where this
+    /// machine's paths mean nothing: its hooks call the binaries by name,
+    /// through PATH, unless `--bin-dir` says otherwise.
     fn hook_commands(
         &self,
-        harness: HookHarness,
+        target: &HookConfigFile,
         bin_dir: Option<&Path>,
     ) -> anyhow::Result<(HookCommands, Vec<String>)> {
-        let location = locate_binaries(bin_dir)?;
+        let location = match (bin_dir, target.scope) {
+            (None, Scope::Project) => {
+                BinaryLocation { directory: None, warning: binaries_missing_from_path_warning() }
+            }
+            _ => locate_binaries(bin_dir)?,
+        };
+        let harness = target.harness;
         let roster_dir = match &self.common.dir {
             Some(dir) => Some(
                 std::path::absolute(dir)
@@ -272,7 +283,7 @@ impl Invocation {
 
 fn print_snippet(context: &Invocation, arguments: &PrintArgs) -> anyhow::Result<()> {
     let target = context.target(&arguments.target)?;
-    let (commands, warnings) = context.hook_commands(target.harness, arguments.bin_dir.as_deref())?;
+    let (commands, warnings) = context.hook_commands(&target, arguments.bin_dir.as_deref())?;
     let snippet = hook_config::hook_snippet(target.harness, &commands);
     let notes = harness_notes(&target, false);
     context.warn(&warnings);
@@ -303,7 +314,7 @@ fn print_snippet(context: &Invocation, arguments: &PrintArgs) -> anyhow::Result<
 
 fn install(context: &Invocation, arguments: &InstallArgs) -> anyhow::Result<()> {
     let target = context.target(&arguments.target)?;
-    let (commands, warnings) = context.hook_commands(target.harness, arguments.bin_dir.as_deref())?;
+    let (commands, warnings) = context.hook_commands(&target, arguments.bin_dir.as_deref())?;
     let outcome =
         hook_config::install(&target, &commands).with_context(|| format!("install {}", target.harness))?;
     let notes = harness_notes(&target, true);
@@ -426,6 +437,13 @@ fn status(context: &Invocation, arguments: &StatusArgs) -> anyhow::Result<()> {
     }
     let statuses: Vec<HookStatus> =
         targets.iter().map(|target| hook_config::status(target, &context.paths)).collect();
+    let any_installed = statuses.iter().any(|status| {
+        use hook_config::HookState;
+        matches!(status.state, HookState::Installed | HookState::PartlyInstalled | HookState::Untrusted)
+    });
+    if any_installed {
+        context.warn(&binaries_missing_from_path_warning().into_iter().collect::<Vec<_>>());
+    }
     if context.common.quiet {
         return Ok(());
     }
@@ -510,6 +528,35 @@ fn locate_binaries(bin_dir: Option<&Path>) -> anyhow::Result<BinaryLocation> {
              name: they must be on the PATH the harness runs its hooks with (or pass --bin-dir DIR)",
             directory.display()
         )),
+    })
+}
+
+/// The binaries the hooks call.
+const HOOK_BINARIES: [&str; 2] = ["roster-register", "roster-prune"];
+
+/// A warning naming the hook binaries that are not on PATH, if any: hooks
+/// that call them by name fail until they are.
+fn binaries_missing_from_path_warning() -> Option<String> {
+    let missing: Vec<&str> = HOOK_BINARIES.into_iter().filter(|name| find_on_path(name).is_none()).collect();
+    if missing.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{} {} not on PATH, so hooks that call {} by name fail; install roster (`cargo xtask install`, or the \
+         Debian package) or install the hooks with --bin-dir DIR",
+        missing.join(" and "),
+        if missing.len() == 1 { "is" } else { "are" },
+        if missing.len() == 1 { "it" } else { "them" },
+    ))
+}
+
+/// The executable `name` in the first PATH directory that holds one.
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|directory| directory.join(name)).find(|candidate| {
+        std::fs::metadata(candidate)
+            .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
     })
 }
 
