@@ -143,14 +143,13 @@ fn copyright_file() -> anyhow::Result<String> {
         .skip_while(|line| !line.starts_with("Permission is hereby granted"))
         .map(|line| if line.trim().is_empty() { " .\n".to_owned() } else { format!(" {line}\n") })
         .collect();
-    let repository = env!("CARGO_PKG_REPOSITORY");
+    let years = copyright_years()?;
     Ok(format!(
         "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\
          Upstream-Name: roster\n\
-         Source: {repository}\n\
          \n\
          Files: *\n\
-         Copyright: {copyright}\n\
+         Copyright: {years} {copyright}\n\
          License: Expat or Apache-2.0\n\
          \n\
          License: Expat\n{text}\
@@ -162,6 +161,21 @@ fn copyright_file() -> anyhow::Result<String> {
          On Debian systems, the complete text of the Apache License, Version 2.0\n \
          can be found in \"/usr/share/common-licenses/Apache-2.0\".\n"
     ))
+}
+
+/// The years of the first and the last commit (`2025-2026`, or one year),
+/// which Debian wants in a copyright notice and LICENSE-MIT does not name.
+fn copyright_years() -> anyhow::Result<String> {
+    let shell = CommandShell::new()?;
+    shell.change_dir(codegen::repository_root());
+    shell.set_var("TZ", "UTC");
+    let years = cmd!(shell, "git log --format=%cd --date=format-local:%Y")
+        .quiet()
+        .read()
+        .context("reading the years of the commits for the copyright file")?;
+    let first = years.lines().last().context("the repository has no commits")?;
+    let last = years.lines().next().context("the repository has no commits")?;
+    Ok(if first == last { first.to_owned() } else { format!("{first}-{last}") })
 }
 
 /// The Debian changelog: one entry for this version, dated by the last
@@ -187,7 +201,6 @@ fn changelog(version: &str) -> anyhow::Result<String> {
 
 /// The control file. `depends` is what dpkg-shlibdeps found the binaries need.
 fn control_file(version: &str, architecture: &str, depends: &str, installed_size_kib: u64) -> String {
-    let repository = env!("CARGO_PKG_REPOSITORY");
     format!(
         "Package: {PACKAGE_NAME}\n\
          Version: {version}\n\
@@ -197,7 +210,6 @@ fn control_file(version: &str, architecture: &str, depends: &str, installed_size
          Depends: {depends}\n\
          Section: utils\n\
          Priority: optional\n\
-         Homepage: {repository}\n\
          Description: registry of the AI coding-agent sessions running on this host\n \
          roster keeps a host-local, per-user registry of the agent sessions\n \
          (Claude Code, Codex CLI, Gemini CLI, Cursor's agent, Copilot CLI, Goose,\n \
