@@ -23,4 +23,5 @@ pub use owner::{CallingOwner, process_env, process_env_os, resolve_calling_owner
 pub use roster::{open_roster_for_reading, open_roster_for_writing, roster_directory_choice};
 pub use text::{
     Colour, escape_for_terminal, format_age, home_relative, paint, parse_duration, render_table, use_colour,
+    use_colour_on_stderr,
 };

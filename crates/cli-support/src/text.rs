@@ -54,6 +54,12 @@ pub fn use_colour() -> bool {
     !no_colour && std::io::stdout().is_terminal()
 }
 
+/// Whether to colour stderr (notes, warnings): as [`use_colour`], for stderr.
+pub fn use_colour_on_stderr() -> bool {
+    let no_colour = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
+    !no_colour && std::io::stderr().is_terminal()
+}
+
 /// The few colours roster uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Colour {
