@@ -37,7 +37,7 @@ complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -s h -l help -d 
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -s V -l version -d 'Print version'
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "print" -d 'Show the hook entries install would merge, for adding them by hand'
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "install" -d 'Merge roster\'s SessionStart and SessionEnd hooks into a harness\'s configuration'
-complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "uninstall" -d 'Remove exactly the hooks install added'
+complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "uninstall" -d 'Remove exactly the hooks install added, its backup and the directories it created'
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "status" -d 'Say for each harness whether roster\'s hooks are installed'
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l scope -d 'Edit the user\'s file (every project) or the current project\'s file (default: user; copilot only has project)' -r -f -a "user\t'The user\'s file, read in every project'
@@ -80,7 +80,7 @@ complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -s h -
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -s V -l version -d 'Print version'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand help; and not __fish_seen_subcommand_from print install uninstall status help" -f -a "print" -d 'Show the hook entries install would merge, for adding them by hand'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand help; and not __fish_seen_subcommand_from print install uninstall status help" -f -a "install" -d 'Merge roster\'s SessionStart and SessionEnd hooks into a harness\'s configuration'
-complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand help; and not __fish_seen_subcommand_from print install uninstall status help" -f -a "uninstall" -d 'Remove exactly the hooks install added'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand help; and not __fish_seen_subcommand_from print install uninstall status help" -f -a "uninstall" -d 'Remove exactly the hooks install added, its backup and the directories it created'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand help; and not __fish_seen_subcommand_from print install uninstall status help" -f -a "status" -d 'Say for each harness whether roster\'s hooks are installed'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand help; and not __fish_seen_subcommand_from print install uninstall status help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print; and not __fish_seen_subcommand_from claude-code codex gemini-cli cursor-agent copilot" -f -a "claude-code codex gemini-cli cursor-agent copilot"

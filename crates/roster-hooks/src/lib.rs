@@ -47,7 +47,7 @@ enum Action {
         roster-hooks install codex --bin-dir /usr/local/bin")]
     Install(InstallArgs),
 
-    /// Remove exactly the hooks install added
+    /// Remove exactly the hooks install added, its backup and the directories it created
     #[command(after_long_help = "Example:\n  roster-hooks uninstall gemini-cli")]
     Uninstall(TargetArgs),
 
@@ -138,8 +138,9 @@ pub fn command() -> clap::Command {
          Files: claude-code ~/.claude/settings.json (--scope project: .claude/settings.json), \
          codex ~/.codex/hooks.json, gemini-cli ~/.gemini/settings.json, cursor-agent ~/.cursor/hooks.json, \
          copilot .github/hooks/roster.json (project files are under the current directory). \
-         CLAUDE_CONFIG_DIR and CODEX_HOME move the first two. Every change keeps the previous file as \
-         <file>.roster-backup.\n\n\
+         CLAUDE_CONFIG_DIR and CODEX_HOME move the first two. Install keeps the previous file as \
+         <file>.roster-backup; uninstall removes roster's hooks, that backup, and a file and directories \
+         left holding nothing else, so nothing of roster's stays behind.\n\n\
          User-scope hooks call roster-register and roster-prune by absolute path: the directory \
          roster-hooks runs from, or --bin-dir. Project-scope hooks (.claude/settings.json, \
          .github/hooks/roster.json) are committed and shared, so they call them by name through PATH \
@@ -363,7 +364,8 @@ fn install(context: &Invocation, arguments: &InstallArgs) -> anyhow::Result<()> 
 
 fn uninstall(context: &Invocation, arguments: &TargetArgs) -> anyhow::Result<()> {
     let target = context.target(arguments)?;
-    let outcome = hook_config::uninstall(&target).with_context(|| format!("uninstall {}", target.harness))?;
+    let outcome = hook_config::uninstall(&target, &context.paths)
+        .with_context(|| format!("uninstall {}", target.harness))?;
     let mut notes = Vec::new();
     if target.harness == HookHarness::Codex && outcome.changed && context.paths.codex_config_toml().exists() {
         notes.push(format!(
@@ -381,7 +383,12 @@ fn uninstall(context: &Invocation, arguments: &TargetArgs) -> anyhow::Result<()>
             "scope": target.scope.as_str(),
             "path": target.path.to_string_lossy(),
             "changed": outcome.changed,
-            "backup": outcome.backup.as_ref().map(|backup| backup.to_string_lossy()),
+            "removed_backup": outcome.removed_backup.as_ref().map(|backup| backup.to_string_lossy()),
+            "removed_directories": outcome
+                .removed_directories
+                .iter()
+                .map(|directory| directory.to_string_lossy())
+                .collect::<Vec<_>>(),
             "removed_file": outcome.removed_file,
             "restored_backup": outcome.restored_backup,
             "notes": notes,
@@ -401,8 +408,11 @@ fn uninstall(context: &Invocation, arguments: &TargetArgs) -> anyhow::Result<()>
         } else {
             writeln!(out, "removed roster hooks for {harness} from {shown}")?;
         }
-        if let Some(backup) = &outcome.backup {
-            writeln!(out, "  previous file kept as {}", context.shown(backup))?;
+        if let Some(backup) = &outcome.removed_backup {
+            writeln!(out, "  removed install's backup {}", context.shown(backup))?;
+        }
+        for directory in &outcome.removed_directories {
+            writeln!(out, "  removed the empty directory {}", context.shown(directory))?;
         }
         write_notes(&mut out, &notes)?;
     }

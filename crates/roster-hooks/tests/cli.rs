@@ -111,6 +111,8 @@ fn install_status_uninstall_for_each_harness() {
         let removed = sandbox.run(&["uninstall", harness]);
         assert_eq!(code(&removed), 0, "{harness}: {}", stderr(&removed));
         assert!(!file.exists(), "{harness}: install created the file, uninstall removes it");
+        assert!(!file.parent().unwrap().exists(), "{harness}: and the directory it created for it");
+        assert!(sandbox.path("home").exists() && sandbox.path("project").exists(), "{harness}");
         let after = json_of(&sandbox.run(&["status", harness, "--json"]));
         assert_eq!(after[0]["state"], "not-installed", "{harness}");
     }
@@ -146,6 +148,8 @@ fn install_json_reports_change_and_backup() {
     let removed = json_of(&sandbox.run(&["uninstall", "claude-code", "--json"]));
     assert_eq!(removed["changed"], true);
     assert_eq!(removed["restored_backup"], true);
+    assert_eq!(removed["removed_backup"], backup, "uninstall removes install's backup");
+    assert!(!Path::new(backup).exists());
     assert_eq!(removed["removed_file"], false);
     assert_eq!(fs::read_to_string(&settings).unwrap(), "{\"model\": \"opus\"}\n");
 }
