@@ -1,4 +1,4 @@
-//! Text output for people (SPEC §6, §6.2): every printed field is escaped,
+//! Text output for people (docs/contract.md §6, §6.2): every printed field is escaped,
 //! so a cwd, an agent name or a file name holding escape sequences or
 //! newlines can never reach a terminal raw — the table keeps one line per
 //! row and JSON keeps the exact value. Also the table's header and footer.
@@ -171,11 +171,10 @@ fn table_has_the_header_and_a_footer_naming_what_to_act_on() {
     let all = sandbox.run("roster-list", &["--all"]).stdout_text();
     assert!(all.lines().any(|line| first_word(line) == Some(dead.to_string())), "{all}");
     let header: Vec<&str> = text.lines().next().unwrap_or("").split_whitespace().collect();
-    // SPEC §6.2's columns, with the consent column the consent issue (newer
-    // than the SPEC) asks roster-list to show after STATE.
+    // The columns of docs/contract.md §6.2, CONSENT among them.
     assert_eq!(
         header,
         ["PID", "HARNESS", "AGENT", "STATE", "CONSENT", "AGE", "CWD", "SESSION"],
-        "the header of SPEC §6.2 plus CONSENT:\n{text}"
+        "the header of docs/contract.md §6.2:\n{text}"
     );
 }

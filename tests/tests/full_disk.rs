@@ -1,4 +1,4 @@
-//! A full disk (SPEC §2, §10 "Full disk"): register on a tiny tmpfs that
+//! A full disk (docs/contract.md §2, §10 "Full disk"): register on a tiny tmpfs that
 //! has filled up must fail with exit 1 and a clear one-line message, leave
 //! the previous record byte for byte intact, and leave no temporary behind.
 //!

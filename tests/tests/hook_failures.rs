@@ -1,4 +1,4 @@
-//! Hook mode when things go wrong (SPEC §8.2): a garbage, empty, huge or never-ending
+//! Hook mode when things go wrong (docs/contract.md §8.2): a garbage, empty, huge or never-ending
 //! payload, a bad `--hook` value, an invalid environment, a dead owner, an untrusted roster
 //! directory. Whatever happens the command exits 0, writes nothing on stdout, says one line
 //! on stderr, appends one line to `hook-errors.log` (where the directory can be trusted),

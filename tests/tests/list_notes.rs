@@ -64,7 +64,10 @@ fn each_note_is_said_once_per_cause_on_stderr() {
     sandbox.register(another.pid(), &[]);
     another.kill();
     let back = list_stderr(&sandbox, &[]);
-    assert!(back.contains("1 dead session hidden"), "a cause that went away and came back is said again:\n{back}");
+    assert!(
+        back.contains("1 dead session hidden"),
+        "a cause that went away and came back is said again:\n{back}"
+    );
 }
 
 #[test]

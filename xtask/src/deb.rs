@@ -49,7 +49,8 @@ pub fn build_package(binaries_directory: &Path, output_directory: &Path) -> anyh
     // package's root), which is where dpkg-shlibdeps expects the binaries.
     let build_tree = output_directory.join(format!("{package_stem}.build"));
     if build_tree.exists() {
-        fs::remove_dir_all(&build_tree).with_context(|| format!("removing the old {}", build_tree.display()))?;
+        fs::remove_dir_all(&build_tree)
+            .with_context(|| format!("removing the old {}", build_tree.display()))?;
     }
     let staging = build_tree.join("debian").join(PACKAGE_NAME);
     fs::create_dir_all(&staging).with_context(|| format!("creating {}", staging.display()))?;
@@ -67,7 +68,10 @@ pub fn build_package(binaries_directory: &Path, output_directory: &Path) -> anyh
 
     let package = output_directory.join(format!("{package_stem}.deb"));
     let shell = CommandShell::new()?;
-    cmd!(shell, "dpkg-deb --root-owner-group -Zxz --build {staging} {package}").quiet().ignore_stdout().run()?;
+    cmd!(shell, "dpkg-deb --root-owner-group -Zxz --build {staging} {package}")
+        .quiet()
+        .ignore_stdout()
+        .run()?;
     Ok(package)
 }
 
@@ -98,10 +102,13 @@ fn package_files(binaries_directory: &Path, version: &str) -> anyhow::Result<Vec
         });
     }
     for (generated_path, page) in codegen::generate_man_pages()? {
-        let file_name = generated_path.file_name().and_then(|name| name.to_str()).context("a man page name")?;
+        let file_name =
+            generated_path.file_name().and_then(|name| name.to_str()).context("a man page name")?;
         let section = generated_path.extension().and_then(|section| section.to_str()).context("a section")?;
         files.push(InstalledFile {
-            destination: Path::new("usr/share/man").join(format!("man{section}")).join(format!("{file_name}.gz")),
+            destination: Path::new("usr/share/man")
+                .join(format!("man{section}"))
+                .join(format!("{file_name}.gz")),
             contents: FileContents::Generated(gzip(&page)?),
         });
     }

@@ -44,7 +44,7 @@ enum Verb {
         #[arg(long, value_name = "DIR")]
         prefix: Option<PathBuf>,
     },
-    /// Measure the speed targets of SPEC §9 and fail when one is missed
+    /// Measure the speed targets of docs/contract.md §9 and fail when one is missed
     Bench(bench::BenchArgs),
     /// Run writers, pruners, listers and crashes at once, then check every invariant
     Soak {

@@ -1,11 +1,11 @@
 //! `cargo xtask soak [SECONDS]`: writers, pruners, listers, consent flips
 //! and owners that exit, all at once and for a bounded time, with random
 //! SIGKILLs of the tools and a small tmpfs that fills up now and then; at
-//! the end every invariant of SPEC §10 is checked and a violation fails the
+//! the end every invariant of docs/contract.md §10 is checked and a violation fails the
 //! run.
 //!
-//! Only what the SPEC guarantees is asserted, whatever the machine's load:
-//! a failure is allowed when the SPEC allows it (a full disk, a lock wait
+//! Only what docs/contract.md guarantees is asserted, whatever the machine's load:
+//! a failure is allowed when the contract allows it (a full disk, a lock wait
 //! past its bound, an owner that exited meanwhile) and is counted instead.
 
 mod invariants;
@@ -215,7 +215,7 @@ fn soak_on(
     let violated: Vec<&invariants::InvariantResult> = results.iter().filter(|result| !result.held).collect();
     if !violated.is_empty() {
         bail!(
-            "{} invariant{} of SPEC §10 violated (see above)",
+            "{} invariant{} of docs/contract.md §10 violated (see above)",
             violated.len(),
             if violated.len() == 1 { "" } else { "s" }
         );

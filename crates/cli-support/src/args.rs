@@ -1,4 +1,4 @@
-//! The flags every roster binary takes (SPEC §6): `--dir`, `--format`,
+//! The flags every roster binary takes (docs/contract.md §6): `--dir`, `--format`,
 //! `--json` and `--quiet`. `--help` and `--version` come from clap itself.
 
 use std::path::PathBuf;

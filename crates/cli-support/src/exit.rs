@@ -1,4 +1,4 @@
-//! Exit codes and the one-line error report (SPEC §6): `0` done, `1`
+//! Exit codes and the one-line error report (docs/contract.md §6): `0` done, `1`
 //! failed, `2` bad input or usage, `3` refused by rule. Library errors know
 //! their own code through `ExitCoded`; the binary prints `{:#}` once.
 

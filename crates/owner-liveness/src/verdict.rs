@@ -1,4 +1,4 @@
-//! The verdict (SPEC §5): is the recorded owner still the process running at
+//! The verdict (docs/contract.md §5): is the recorded owner still the process running at
 //! its pid? One function over a small trait of OS facts, so each rule is a
 //! table test, and `LinuxFacts`, the real implementation.
 
@@ -85,7 +85,7 @@ pub enum OpenProcessError {
 }
 
 /// Judges a recorded identity (and socket, if any) against the system now.
-/// Rules run in SPEC order; any dead makes the verdict dead, else any
+/// Rules run in the order of docs/contract.md §5; any dead makes the verdict dead, else any
 /// unknown makes it unknown, else alive.
 pub fn judge<F: SystemFacts>(
     identity: &OwnerIdentity,

@@ -1,4 +1,4 @@
-//! The registry's typed errors. Each kind knows its exit code (SPEC §6) and
+//! The registry's typed errors. Each kind knows its exit code (docs/contract.md §6) and
 //! its message names the path or value it is about and, where there is one,
 //! the fix.
 

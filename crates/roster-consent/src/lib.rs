@@ -1,5 +1,5 @@
 //! `roster-consent`: whether the calling session accepts being messaged
-//! ("pushed to") by other tools (SPEC §6.4): `arm`, `disarm`, `status` and
+//! ("pushed to") by other tools (docs/contract.md §6.4): `arm`, `disarm`, `status` and
 //! `should-arm`. The clap `Command` lives here so xtask renders man pages
 //! and completions from the definition users run.
 

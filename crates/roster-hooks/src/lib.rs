@@ -1,5 +1,5 @@
 //! `roster-hooks`: wires `roster-register` and `roster-prune` into an agent
-//! harness's own hook configuration (SPEC §8.3), and says where they are
+//! harness's own hook configuration (docs/contract.md §8.3), and says where they are
 //! wired. The editing itself lives in `harness::hook_config`; this crate is
 //! the command line around it. The clap `Command` is built here so that xtask
 //! renders man pages and completions from the definition users run.

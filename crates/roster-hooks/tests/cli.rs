@@ -364,7 +364,8 @@ fn project_hooks_call_the_binaries_by_name_and_warn_when_path_lacks_them() {
     for (harness, file) in
         [("claude-code", "project/.claude/settings.json"), ("copilot", "project/.github/hooks/roster.json")]
     {
-        let output = sandbox.run_with_path(&program, &["install", harness, "--scope", "project"], without_bin);
+        let output =
+            sandbox.run_with_path(&program, &["install", harness, "--scope", "project"], without_bin);
         assert_eq!(code(&output), 0, "{}", stderr(&output));
         assert!(
             stderr(&output).contains("roster-register and roster-prune are not on PATH"),

@@ -1,5 +1,5 @@
 //! `roster-list`: which agent sessions run on this machine right now, each
-//! with a verdict that a reused pid or a stale file cannot fool (SPEC §6.2).
+//! with a verdict that a reused pid or a stale file cannot fool (docs/contract.md §6.2).
 //! The clap `Command` lives here so xtask renders man pages and
 //! completions from the definition users run.
 

@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use cli_support::escape_for_terminal;
 use owner_liveness::Liveness;
-use registry_core::{HOOK_LOG_NAME, Listing, ProblemKind, RosterDir, Timestamp, read_entry, write_atomically};
+use registry_core::{
+    HOOK_LOG_NAME, Listing, ProblemKind, RosterDir, Timestamp, read_entry, write_atomically,
+};
 
 /// The state file: which cause each note was last shown for.
 pub const NOTES_SHOWN_NAME: &str = ".notes-shown.json";
@@ -50,7 +52,11 @@ impl NoteKind {
 
 /// Every note the listing calls for now. `hook_failures_after` leaves out
 /// failures logged at or before that time (already shown).
-pub fn current_notes(listing: &Listing, roster: &RosterDir, hook_failures_after: Option<Timestamp>) -> Vec<Note> {
+pub fn current_notes(
+    listing: &Listing,
+    roster: &RosterDir,
+    hook_failures_after: Option<Timestamp>,
+) -> Vec<Note> {
     let mut notes = Vec::new();
     if listing.dead_hidden > 0 {
         notes.push(Note {
@@ -80,9 +86,15 @@ pub fn current_notes(listing: &Listing, roster: &RosterDir, hook_failures_after:
     let untrusted: Vec<String> = listing
         .rows
         .iter()
-        .filter_map(|row| row.problem.as_ref().filter(|problem| problem.kind == ProblemKind::Untrusted).map(|problem| (row, problem)))
+        .filter_map(|row| {
+            row.problem
+                .as_ref()
+                .filter(|problem| problem.kind == ProblemKind::Untrusted)
+                .map(|problem| (row, problem))
+        })
         .map(|(row, problem)| {
-            let name = row.path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+            let name =
+                row.path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
             format!("{}: {}", escape_for_terminal(&name), escape_for_terminal(&problem.detail))
         })
         .collect();
@@ -134,7 +146,9 @@ pub fn unseen_notes(listing: &Listing, roster: &RosterDir) -> (Vec<Note>, Option
     }
     let unseen: Vec<Note> = notes
         .into_iter()
-        .filter(|note| note.kind == NoteKind::HookFailures || shown.get(note.kind.as_str()) != Some(&note.cause))
+        .filter(|note| {
+            note.kind == NoteKind::HookFailures || shown.get(note.kind.as_str()) != Some(&note.cause)
+        })
         .collect();
     let changed = remembered != shown;
     let state = changed.then(|| serde_json::to_vec(&remembered).unwrap_or_default());
@@ -166,7 +180,11 @@ fn read_shown(roster: &RosterDir) -> BTreeMap<String, String> {
 
 /// Hook failures of the last day logged after `after`, oldest first, with
 /// the time each was logged.
-fn hook_failures_since(roster: &RosterDir, now: Timestamp, after: Option<Timestamp>) -> Vec<(Timestamp, String)> {
+fn hook_failures_since(
+    roster: &RosterDir,
+    now: Timestamp,
+    after: Option<Timestamp>,
+) -> Vec<(Timestamp, String)> {
     let Ok(contents) = read_entry(roster.root(), HOOK_LOG_NAME) else { return Vec::new() };
     String::from_utf8_lossy(&contents.bytes)
         .lines()

@@ -1,4 +1,4 @@
-//! `roster-prune`: removes what is provably gone (SPEC §6.3) in the reaper
+//! `roster-prune`: removes what is provably gone (docs/contract.md §6.3) in the reaper
 //! posture, and, with `--current`, the calling session's own record as a
 //! session-end hook (§8.2). The clap `Command` lives here so xtask renders
 //! man pages and completions from the definition users run.

@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::{BINARY_NAMES, generate_completion_scripts};
 use super::shell_completion::{CompletionDirectories, TestedShell, complete};
+use super::{BINARY_NAMES, generate_completion_scripts};
 use crate::install::completion_destination;
 
 /// What completing one line must give.
@@ -95,7 +95,8 @@ fn check_completions(directories: &CompletionDirectories, cases: &[(&str, Expect
                 Expect::Exactly(expected) => {
                     let expected: BTreeSet<&str> = expected.iter().copied().collect();
                     if offered_set != expected {
-                        problems.push(format!("{shell:?} {line:?}: offered {offered:?}, expected {expected:?}"));
+                        problems
+                            .push(format!("{shell:?} {line:?}: offered {offered:?}, expected {expected:?}"));
                     }
                 }
                 Expect::Includes(expected) => {
@@ -130,7 +131,8 @@ fn pid_flags_complete_parent_and_live_pids_but_never_init() {
             let offered = complete(shell, &directories, line);
             for wanted in ["parent", live_pid.as_str()] {
                 if !offered.iter().any(|candidate| candidate == wanted) {
-                    problems.push(format!("{shell:?} {line:?}: {wanted} missing ({} offered)", offered.len()));
+                    problems
+                        .push(format!("{shell:?} {line:?}: {wanted} missing ({} offered)", offered.len()));
                 }
             }
             if offered.iter().any(|candidate| candidate == "1") {

@@ -51,7 +51,12 @@ pub fn render_completions(binary: &'static str, command: &clap::Command) -> Vec<
                 "the {shell} script of {binary} still holds {LIVE_PIDS_STAND_IN}: clap_complete changed how \
                  it writes values; teach completions.rs the new shape"
             );
-            CompletionScript { binary, shell, file_name: shell.file_name(binary), script: script.into_bytes() }
+            CompletionScript {
+                binary,
+                shell,
+                file_name: shell.file_name(binary),
+                script: script.into_bytes(),
+            }
         })
         .collect()
 }
@@ -115,7 +120,10 @@ fn with_fish_positional_values(script: &str, binary: &str, command: &clap::Comma
         }
     }
     if !lines.is_empty() {
-        assert!(script.contains(&condition), "clap_complete's fish script for {binary} no longer defines {condition}");
+        assert!(
+            script.contains(&condition),
+            "clap_complete's fish script for {binary} no longer defines {condition}"
+        );
     }
     format!("{script}{lines}")
 }

@@ -39,7 +39,8 @@ fn package() -> &'static Path {
 #[test]
 fn package_holds_every_file_where_debian_wants_it() {
     let package = package();
-    let expected_name = format!("{PACKAGE_NAME}_{}_{}.deb", debian_version().unwrap(), host_architecture().unwrap());
+    let expected_name =
+        format!("{PACKAGE_NAME}_{}_{}.deb", debian_version().unwrap(), host_architecture().unwrap());
     assert_eq!(package.file_name().unwrap(), OsStr::new(&expected_name));
 
     let listing = run_checked(Command::new("dpkg-deb").arg("--contents").arg(package));
@@ -101,7 +102,8 @@ fn package_installs_into_a_clean_root_and_purges_without_a_trace() {
     }
     let man_directory = root.path().join("usr/share/man");
     for (section, page) in [("1", "roster-list"), ("7", "roster")] {
-        let output = run_checked(Command::new("man").args(["-w", section, page]).env("MANPATH", &man_directory));
+        let output =
+            run_checked(Command::new("man").args(["-w", section, page]).env("MANPATH", &man_directory));
         assert_eq!(
             Path::new(String::from_utf8_lossy(&output.stdout).trim()),
             man_directory.join(format!("man{section}/{page}.{section}.gz"))
@@ -113,11 +115,17 @@ fn package_installs_into_a_clean_root_and_purges_without_a_trace() {
     run_checked(dpkg().args(["--purge", PACKAGE_NAME]));
     let left: Vec<PathBuf> = walk(root.path())
         .into_iter()
-        .filter(|path| !path.starts_with(&admin) && path != &root.path().join("var/lib") && path != &root.path().join("var"))
+        .filter(|path| {
+            !path.starts_with(&admin)
+                && path != &root.path().join("var/lib")
+                && path != &root.path().join("var")
+        })
         .collect();
     assert!(left.is_empty(), "the purge left {left:#?}");
-    let dpkg_record: Vec<PathBuf> =
-        walk(&admin.join("info")).into_iter().filter(|path| path.to_string_lossy().contains("roster")).collect();
+    let dpkg_record: Vec<PathBuf> = walk(&admin.join("info"))
+        .into_iter()
+        .filter(|path| path.to_string_lossy().contains("roster"))
+        .collect();
     assert!(dpkg_record.is_empty(), "dpkg's record of the package stayed: {dpkg_record:#?}");
 }
 
@@ -144,10 +152,15 @@ fn package_installs_on_the_system_and_apt_get_removes_it_without_a_trace() {
     let version = in_system("roster-consent", &[OsStr::new("--version")]);
     assert_success("roster-consent --version", &version);
     let prefix = system.nsenter_prefix();
-    let wrapper: Vec<&OsStr> = [OsStr::new("nsenter")].into_iter().chain(prefix.iter().map(OsStr::new)).collect();
-    check_consent_subcommands_complete(&wrapper, &completion_directories(Path::new("/usr/share"), Path::new("/usr/bin")));
+    let wrapper: Vec<&OsStr> =
+        [OsStr::new("nsenter")].into_iter().chain(prefix.iter().map(OsStr::new)).collect();
+    check_consent_subcommands_complete(
+        &wrapper,
+        &completion_directories(Path::new("/usr/share"), Path::new("/usr/bin")),
+    );
 
-    let removed = in_system("apt-get", &[OsStr::new("remove"), OsStr::new("--yes"), OsStr::new(PACKAGE_NAME)]);
+    let removed =
+        in_system("apt-get", &[OsStr::new("remove"), OsStr::new("--yes"), OsStr::new(PACKAGE_NAME)]);
     assert_success("apt-get remove", &removed);
     for binary in BINARY_NAMES {
         let path = format!("/usr/bin/{binary}");
@@ -156,7 +169,11 @@ fn package_installs_on_the_system_and_apt_get_removes_it_without_a_trace() {
     }
     // The package has no configuration files, so removing it leaves nothing to purge: dpkg forgets it.
     let query = in_system("dpkg-query", &[OsStr::new("--status"), OsStr::new(PACKAGE_NAME)]);
-    assert!(!query.status.success(), "dpkg still knows the package: {}", String::from_utf8_lossy(&query.stdout));
+    assert!(
+        !query.status.success(),
+        "dpkg still knows the package: {}",
+        String::from_utf8_lossy(&query.stdout)
+    );
 
     // Everything the round trip changed sits in the overlays' upper layers:
     // nothing there may be roster's.
@@ -212,7 +229,11 @@ impl OverlaidSystem {
                 .arg(format!("/{directory}"))
                 .output()
                 .unwrap();
-            assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "overlayfs", "/{directory} is not overlaid");
+            assert_eq!(
+                String::from_utf8_lossy(&output.stdout).trim(),
+                "overlayfs",
+                "/{directory} is not overlaid"
+            );
         }
         system
     }

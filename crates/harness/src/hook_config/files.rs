@@ -174,7 +174,8 @@ pub fn uninstall(target: &HookConfigFile, paths: &HookPaths) -> Result<Uninstall
         if let Some(original) = restorable_backup(target.harness, &backup, &after) {
             write_atomically(&file.real_path, &original, file.mode)?;
             outcome.restored_backup = true;
-        } else if without_roster_hooks_or_empty_structures(target.harness, &after) == Value::Object(Map::new())
+        } else if without_roster_hooks_or_empty_structures(target.harness, &after)
+            == Value::Object(Map::new())
         {
             fs::remove_file(&file.real_path)
                 .map_err(|error| HookConfigError::io("remove", &file.real_path, error))?;
@@ -188,7 +189,8 @@ pub fn uninstall(target: &HookConfigFile, paths: &HookPaths) -> Result<Uninstall
     // Directories are removed only where install would have made them: not
     // above the file a symbolic link at the target pointed to.
     if outcome.removed_file && file.real_path == target.path {
-        outcome.removed_directories = remove_emptied_directories(&file.real_path, scope_directory(target, paths));
+        outcome.removed_directories =
+            remove_emptied_directories(&file.real_path, scope_directory(target, paths));
     }
     Ok(outcome)
 }
@@ -218,7 +220,10 @@ fn remove_emptied_directories(file: &Path, scope_directory: &Path) -> Vec<PathBu
     let mut removed = Vec::new();
     let mut directory = file.parent();
     while let Some(current) = directory {
-        if current == scope_directory || !current.starts_with(scope_directory) || fs::remove_dir(current).is_err() {
+        if current == scope_directory
+            || !current.starts_with(scope_directory)
+            || fs::remove_dir(current).is_err()
+        {
             break;
         }
         removed.push(current.to_path_buf());
