@@ -53,7 +53,7 @@ _roster__consent() {
 
     case "${cmd}" in
         roster__consent)
-            opts="-q -h -V --dir --format --json --quiet --help --version arm disarm status should-arm help"
+            opts="-q -h -V --dir --format --json --quiet --color --help --version arm disarm status should-arm help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -67,6 +67,10 @@ _roster__consent() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -75,7 +79,7 @@ _roster__consent() {
             return 0
             ;;
         roster__consent__subcmd__arm)
-            opts="-q -h --pid --cwd --dir --format --json --quiet --help"
+            opts="-q -h --pid --cwd --dir --format --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -95,6 +99,10 @@ _roster__consent() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -105,7 +113,7 @@ _roster__consent() {
             return 0
             ;;
         roster__consent__subcmd__disarm)
-            opts="-q -h --pid --cwd --dir --format --json --quiet --help"
+            opts="-q -h --pid --cwd --dir --format --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -125,6 +133,10 @@ _roster__consent() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -219,7 +231,7 @@ _roster__consent() {
             return 0
             ;;
         roster__consent__subcmd__should__subcmd__arm)
-            opts="-q -h --pid --cwd --dir --format --json --quiet --help"
+            opts="-q -h --pid --cwd --dir --format --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -239,6 +251,10 @@ _roster__consent() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -249,7 +265,7 @@ _roster__consent() {
             return 0
             ;;
         roster__consent__subcmd__status)
-            opts="-q -h --pid --cwd --dir --format --json --quiet --help"
+            opts="-q -h --pid --cwd --dir --format --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -269,6 +285,10 @@ _roster__consent() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)

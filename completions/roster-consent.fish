@@ -4,7 +4,7 @@ end
 
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_roster_consent_global_optspecs
-    string join \n dir= format= json q/quiet h/help V/version
+    string join \n dir= format= json q/quiet color= h/help V/version
 end
 
 function __fish_roster_consent_needs_command
@@ -31,6 +31,9 @@ end
 complete -c roster-consent -n "__fish_roster_consent_needs_command" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_needs_command" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
+complete -c roster-consent -n "__fish_roster_consent_needs_command" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+always\t'Always, even into a pipe or file'
+never\t'Never'"
 complete -c roster-consent -n "__fish_roster_consent_needs_command" -l json -d 'Print JSON, same as --format json'
 complete -c roster-consent -n "__fish_roster_consent_needs_command" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-consent -n "__fish_roster_consent_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -46,6 +49,9 @@ complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l cw
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
+complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+always\t'Always, even into a pipe or file'
+never\t'Never'"
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l json -d 'Print JSON, same as --format json'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -55,6 +61,9 @@ complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
+complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+always\t'Always, even into a pipe or file'
+never\t'Never'"
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l json -d 'Print JSON, same as --format json'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -64,6 +73,9 @@ complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
+complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+always\t'Always, even into a pipe or file'
+never\t'Never'"
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l json -d 'Print JSON, same as --format json'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -73,6 +85,9 @@ complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
+complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+always\t'Always, even into a pipe or file'
+never\t'Never'"
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -l json -d 'Print JSON, same as --format json'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -s h -l help -d 'Print help (see more with \'--help\')'

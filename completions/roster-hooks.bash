@@ -53,7 +53,7 @@ _roster__hooks() {
 
     case "${cmd}" in
         roster__hooks)
-            opts="-q -h -V --format --json --quiet --dir --help --version print install uninstall status help"
+            opts="-q -h -V --format --json --quiet --color --dir --help --version print install uninstall status help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -61,6 +61,10 @@ _roster__hooks() {
             case "${prev}" in
                 --format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --dir)
@@ -159,7 +163,7 @@ _roster__hooks() {
             return 0
             ;;
         roster__hooks__subcmd__install)
-            opts="-q -h -V --scope --bin-dir --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot"
+            opts="-q -h -V --scope --bin-dir --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -175,6 +179,10 @@ _roster__hooks() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --dir)
@@ -189,7 +197,7 @@ _roster__hooks() {
             return 0
             ;;
         roster__hooks__subcmd__print)
-            opts="-q -h -V --scope --bin-dir --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot"
+            opts="-q -h -V --scope --bin-dir --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -207,6 +215,10 @@ _roster__hooks() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -219,7 +231,7 @@ _roster__hooks() {
             return 0
             ;;
         roster__hooks__subcmd__status)
-            opts="-q -h -V --scope --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot"
+            opts="-q -h -V --scope --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -231,6 +243,10 @@ _roster__hooks() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --dir)
@@ -245,7 +261,7 @@ _roster__hooks() {
             return 0
             ;;
         roster__hooks__subcmd__uninstall)
-            opts="-q -h -V --scope --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot"
+            opts="-q -h -V --scope --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -257,6 +273,10 @@ _roster__hooks() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --dir)

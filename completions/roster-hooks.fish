@@ -4,7 +4,7 @@ end
 
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_roster_hooks_global_optspecs
-    string join \n format= json q/quiet dir= h/help V/version
+    string join \n format= json q/quiet color= dir= h/help V/version
 end
 
 function __fish_roster_hooks_needs_command
@@ -30,6 +30,9 @@ end
 
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
+complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+always\t'Always, even into a pipe or file'
+never\t'Never'"
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -l json -d 'Print JSON, same as --format json'
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
@@ -45,6 +48,9 @@ project\t'The current directory\'s project file'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l bin-dir -d 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)' -r -F
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+always\t'Always, even into a pipe or file'
+never\t'Never'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l json -d 'Print JSON, same as --format json'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
@@ -55,6 +61,9 @@ project\t'The current directory\'s project file'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l bin-dir -d 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)' -r -F
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+always\t'Always, even into a pipe or file'
+never\t'Never'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l json -d 'Print JSON, same as --format json'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
@@ -64,6 +73,9 @@ complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l 
 project\t'The current directory\'s project file'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+always\t'Always, even into a pipe or file'
+never\t'Never'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l json -d 'Print JSON, same as --format json'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
@@ -73,6 +85,9 @@ complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l sco
 project\t'The current directory\'s project file'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+always\t'Always, even into a pipe or file'
+never\t'Never'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l json -d 'Print JSON, same as --format json'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'

@@ -23,7 +23,7 @@ _roster__prune() {
 
     case "${cmd}" in
         roster__prune)
-            opts="-q -h -V --dir --format --json --quiet --older-than --dry-run --current --pid --hook --help --version"
+            opts="-q -h -V --dir --format --json --quiet --color --older-than --dry-run --current --pid --hook --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -35,6 +35,10 @@ _roster__prune() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --older-than)

@@ -23,7 +23,7 @@ _roster__register() {
 
     case "${cmd}" in
         roster__register)
-            opts="-q -h -V --dir --format --json --quiet --pid --agent --session-id --cwd --harness --socket --hook --help --version"
+            opts="-q -h -V --dir --format --json --quiet --color --pid --agent --session-id --cwd --harness --socket --hook --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -35,6 +35,10 @@ _roster__register() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --pid)

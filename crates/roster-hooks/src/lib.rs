@@ -13,9 +13,7 @@ use anyhow::Context;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use cli_support::{
-    CommonArgs, OutputFormat, escape_for_terminal, home_relative, paint, render_table, use_colour,
-};
+use cli_support::{CommonArgs, OutputFormat, escape_for_terminal, home_relative, paint, render_table};
 use harness::hook_config::{
     self, CODEX_TRUST_HINT, HookCommands, HookConfigError, HookConfigFile, HookEvent, HookHarness, HookPaths,
     HookStatus, Scope,
@@ -26,7 +24,13 @@ const TOOL: &str = "roster-hooks";
 
 /// Wire roster's session hooks into an agent harness's own configuration
 #[derive(Debug, Parser)]
-#[command(name = "roster-hooks", version, propagate_version = true)]
+#[command(
+    name = "roster-hooks",
+    version,
+    propagate_version = true,
+    subcommand_required = true,
+    arg_required_else_help = true
+)]
 struct HooksCommandLine {
     #[command(flatten)]
     common: CommonArgs,
@@ -485,7 +489,7 @@ fn status(context: &Invocation, arguments: &StatusArgs) -> anyhow::Result<()> {
                 ]
             })
             .collect();
-        let colour = use_colour();
+        let colour = context.common.colour_on_stdout();
         let paint_state = |column: usize, cell: &str| {
             if column != 2 {
                 return cell.to_owned();

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 use cli_support::{
     BadInput, Colour, CommonArgs, OutputFormat, escape_for_terminal, format_age, home_relative,
-    open_roster_for_reading, paint, render_table, run_tool, use_colour,
+    open_roster_for_reading, paint, render_table, run_tool,
 };
 use harness::Harness;
 use registry_core::{ListFilter, Listing, RosterDir, SessionRow, Timestamp, list_sessions};
@@ -79,7 +79,7 @@ directory's .notes-shown.json remembers what was said). With --format json stder
 current note on every call as one line {\"notes\":[{\"kind\":...,\"message\":...}]}, and stdout stays \
 the array of rows. -q silences them.
 
-Text output: a `?` after a pid marks an owner that was named by hand (--pid, ROSTER_SESSION_PID) \
+Text output: a `?` after a pid marks an owner that was named by hand (roster-register --pid) \
 and is not the registering process or one of its ancestors; consent refuses it. A problem \
 entry shows its kind, its path and why it is not believed.
 
@@ -127,7 +127,7 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
             writeln!(out)?;
         }
         OutputFormat::Text => {
-            let text = render_text(&listing, &consents, use_colour());
+            let text = render_text(&listing, &consents, args.common.colour_on_stdout());
             out.write_all(text.as_bytes())?;
         }
     }
@@ -161,7 +161,7 @@ fn report_notes(listing: &Listing, roster: Option<&RosterDir>, args: &ListArgs) 
         lines.extend(unseen.into_iter().map(|note| note.message));
         shown_state = state.map(|state| (roster, state));
     }
-    let colour = cli_support::use_colour_on_stderr();
+    let colour = args.common.colour_on_stderr();
     for line in lines {
         writeln!(err, "{}", paint(&line, Colour::Dim, colour))?;
     }

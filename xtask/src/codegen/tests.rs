@@ -240,3 +240,59 @@ fn every_contract_citation_names_a_section_of_docs_contract_md() {
         problems.join("\n  ")
     );
 }
+
+/// Every `ROSTER_*` variable a binary's `--help` names is in its man page's
+/// ENVIRONMENT section, and every one listed there is named by `--help`.
+#[test]
+fn roster_variables_are_the_same_in_help_and_man_page() {
+    fn roster_variables(text: &str) -> std::collections::BTreeSet<String> {
+        text.split(|character: char| !(character.is_ascii_uppercase() || character == '_'))
+            .filter(|word| word.starts_with("ROSTER_") && word.len() > "ROSTER_".len())
+            .map(str::to_owned)
+            .collect()
+    }
+    let mut problems = Vec::new();
+    for manual in &BINARY_MANUALS {
+        let mut command = (manual.command)();
+        command.build();
+        let mut help = command.render_long_help().to_string();
+        for subcommand in command.get_subcommands_mut() {
+            help.push_str(&subcommand.render_long_help().to_string());
+        }
+        let in_help = roster_variables(&help);
+        let in_man: std::collections::BTreeSet<String> = manual
+            .sections
+            .environment
+            .iter()
+            .map(|variable| variable.name.to_owned())
+            .filter(|name| name.starts_with("ROSTER_"))
+            .collect();
+        if in_help != in_man {
+            problems
+                .push(format!("{}: --help names {in_help:?}, the man page lists {in_man:?}", manual.binary));
+        }
+    }
+    assert!(problems.is_empty(), "ROSTER_ variables differ:\n  {}", problems.join("\n  "));
+}
+
+/// SYNOPSIS names the value of every option that takes one (`[--dir DIR]`).
+#[test]
+fn man_synopsis_shows_value_names() {
+    for manual in &BINARY_MANUALS {
+        let page = super::man_pages::render_binary_page(manual).expect("man pages render");
+        let synopsis =
+            page.lines().skip_while(|line| *line != ".SH SYNOPSIS").nth(1).unwrap_or("").to_owned();
+        let mut command = (manual.command)();
+        command.build();
+        for option in command.get_arguments().filter(|argument| !argument.is_positional()) {
+            let takes_values = option.get_num_args().is_some_and(|range| range.takes_values());
+            let (Some(long), Some(value_names), true) =
+                (option.get_long(), option.get_value_names(), takes_values)
+            else {
+                continue;
+            };
+            let shown = format!("\\fB\\-\\-{}\\fR \\fI{}\\fR", long.replace('-', "\\-"), value_names[0]);
+            assert!(synopsis.contains(&shown), "{}: SYNOPSIS lacks {shown}:\n{synopsis}", manual.binary);
+        }
+    }
+}
