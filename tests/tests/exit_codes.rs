@@ -231,7 +231,7 @@ fn invalid_older_than_exits_2_and_removes_nothing() {
     sandbox.register(doomed.pid(), &[]);
     let dead = doomed.kill();
     let mut cases = BadInputCases::new(&sandbox);
-    for value in ["", "7", "7w", "-1d", "1.5h", "07d", "d", " 7d", "7d ", "7 d", "99999999999999999999d"] {
+    for value in ["", "7", "7y", "-1d", "1.5h", "07d", "d", " 7d", "7d ", "7 d", "99999999999999999999d"] {
         let flag = format!("--older-than={value}");
         cases.check("roster-prune", &[&flag], &[], "--older-than");
     }
