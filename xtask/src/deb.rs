@@ -57,10 +57,11 @@ pub fn build_package(binaries_directory: &Path, output_directory: &Path) -> anyh
 
     install::write_installation_files(&staging, &package_files(binaries_directory, &version)?)?;
     strip_binaries(&staging)?;
-    let depends = shared_library_dependencies(&build_tree)?;
+    // dpkg-shlibdeps recognises the package's root by its DEBIAN directory.
     let control_directory = staging.join("DEBIAN");
     fs::create_dir_all(&control_directory)
         .with_context(|| format!("creating {}", control_directory.display()))?;
+    let depends = shared_library_dependencies(&build_tree)?;
     let control = control_file(&version, &architecture, &depends, installed_size_kib(&staging)?);
     write_file(&control_directory.join("control"), control.as_bytes())?;
     write_file(&control_directory.join("md5sums"), md5sums(&staging)?.as_bytes())?;

@@ -6,11 +6,12 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::shell_completion::{CompletionDirectories, TestedShell, complete};
+use super::shell_completion::{CompletionDirectories, TestedShell, complete_lines};
 use super::{BINARY_NAMES, generate_completion_scripts};
 use crate::install::completion_destination;
 
 /// What completing one line must give.
+#[derive(Clone, Copy)]
 enum Expect<'a> {
     /// Exactly these candidates: a fixed set of values.
     Exactly(&'a [&'a str]),
@@ -86,30 +87,48 @@ fn install_generated_completions(prefix: &Path) -> CompletionDirectories {
 /// Checks `lines` against what every shell offers, collecting every
 /// mismatch so one run shows them all.
 fn check_completions(directories: &CompletionDirectories, cases: &[(&str, Expect)]) {
+    // One thread per shell: the shells start a process per line, and zsh a terminal.
+    let problems: Vec<String> = std::thread::scope(|scope| {
+        let checks: Vec<_> = TestedShell::ALL
+            .into_iter()
+            .map(|shell| scope.spawn(move || completion_problems(shell, directories, cases)))
+            .collect();
+        checks
+            .into_iter()
+            .flat_map(|check| check.join().expect("a completion check does not panic"))
+            .collect()
+    });
+    assert!(problems.is_empty(), "completion is wrong:\n  {}", problems.join("\n  "));
+}
+
+/// What `shell` offers wrongly for `cases`.
+fn completion_problems(
+    shell: TestedShell,
+    directories: &CompletionDirectories,
+    cases: &[(&str, Expect)],
+) -> Vec<String> {
+    let lines: Vec<&str> = cases.iter().map(|(line, _)| *line).collect();
+    let answers = complete_lines(shell, directories, &lines);
     let mut problems = Vec::new();
-    for shell in TestedShell::ALL {
-        for (line, expect) in cases {
-            let offered = complete(shell, directories, line);
-            let offered_set: BTreeSet<&str> = offered.iter().map(String::as_str).collect();
-            match expect {
-                Expect::Exactly(expected) => {
-                    let expected: BTreeSet<&str> = expected.iter().copied().collect();
-                    if offered_set != expected {
-                        problems
-                            .push(format!("{shell:?} {line:?}: offered {offered:?}, expected {expected:?}"));
-                    }
+    for ((line, expect), offered) in cases.iter().zip(answers) {
+        let offered_set: BTreeSet<&str> = offered.iter().map(String::as_str).collect();
+        match expect {
+            Expect::Exactly(expected) => {
+                let expected: BTreeSet<&str> = expected.iter().copied().collect();
+                if offered_set != expected {
+                    problems.push(format!("{shell:?} {line:?}: offered {offered:?}, expected {expected:?}"));
                 }
-                Expect::Includes(expected) => {
-                    let missing: Vec<&&str> =
-                        expected.iter().filter(|candidate| !offered_set.contains(**candidate)).collect();
-                    if !missing.is_empty() {
-                        problems.push(format!("{shell:?} {line:?}: {missing:?} missing from {offered:?}"));
-                    }
+            }
+            Expect::Includes(expected) => {
+                let missing: Vec<&&str> =
+                    expected.iter().filter(|candidate| !offered_set.contains(**candidate)).collect();
+                if !missing.is_empty() {
+                    problems.push(format!("{shell:?} {line:?}: {missing:?} missing from {offered:?}"));
                 }
             }
         }
     }
-    assert!(problems.is_empty(), "completion is wrong:\n  {}", problems.join("\n  "));
+    problems
 }
 
 #[test]
@@ -127,8 +146,7 @@ fn pid_flags_complete_parent_and_live_pids_but_never_init() {
     let live_pid = live.id().to_string();
     let mut problems = Vec::new();
     for shell in TestedShell::ALL {
-        for line in PID_LINES {
-            let offered = complete(shell, &directories, line);
+        for (line, offered) in PID_LINES.iter().zip(complete_lines(shell, &directories, PID_LINES)) {
             for wanted in ["parent", live_pid.as_str()] {
                 if !offered.iter().any(|candidate| candidate == wanted) {
                     problems

@@ -44,27 +44,44 @@ pub struct CompletionDirectories {
 const SHELL_DEADLINE: Duration = Duration::from_secs(30);
 
 /// What `shell` offers when the user has typed `line` (the cursor at its
-/// end) and presses TAB. `line` starts with the binary's name; words are
-/// separated by single spaces, and a trailing space starts an empty word.
-pub fn complete(shell: TestedShell, directories: &CompletionDirectories, line: &str) -> Vec<String> {
-    complete_through(&[], shell, directories, line)
-}
-
-/// Like [`complete`], with the shell started through `wrapper` (a command
-/// and its arguments, such as `nsenter --target PID --mount --`), so that
-/// it runs where the wrapper puts it.
+/// end) and presses TAB, with the shell started through `wrapper` (a
+/// command and its arguments, such as `nsenter --target PID --mount --`,
+/// or none), so that it runs where the wrapper puts it. `line` starts with
+/// the binary's name; words are separated by single spaces, and a trailing
+/// space starts an empty word.
 pub fn complete_through(
     wrapper: &[&std::ffi::OsStr],
     shell: TestedShell,
     directories: &CompletionDirectories,
     line: &str,
 ) -> Vec<String> {
-    let binary = line.split(' ').next().expect("a line names the binary");
+    complete_lines_through(wrapper, shell, directories, &[line]).remove(0)
+}
+
+/// What `shell` offers for each of `lines`, in one run of the shell (zsh
+/// starts a terminal and loads compinit once for all of them).
+pub fn complete_lines(
+    shell: TestedShell,
+    directories: &CompletionDirectories,
+    lines: &[&str],
+) -> Vec<Vec<String>> {
+    complete_lines_through(&[], shell, directories, lines)
+}
+
+/// The line a driver prints after the candidates for each line typed.
+const NEXT_LINE_MARK: &str = "ROSTER-TEST-NEXT-LINE";
+
+fn complete_lines_through(
+    wrapper: &[&std::ffi::OsStr],
+    shell: TestedShell,
+    directories: &CompletionDirectories,
+    lines: &[&str],
+) -> Vec<Vec<String>> {
     let scratch = tempfile::tempdir().expect("a temporary directory can be made");
     let (program, mut command) = match shell {
-        TestedShell::Bash => ("bash", bash_command(&directories.bash.join(binary), binary, line)),
-        TestedShell::Zsh => ("zsh", zsh_command(&directories.zsh, line, scratch.path())),
-        TestedShell::Fish => ("fish", fish_command(&directories.fish, line)),
+        TestedShell::Bash => ("bash", bash_command(&directories.bash, lines)),
+        TestedShell::Zsh => ("zsh", zsh_command(&directories.zsh, lines, scratch.path())),
+        TestedShell::Fish => ("fish", fish_command(&directories.fish, lines)),
     };
     require_program(program, &format!("{program} (Debian and Ubuntu package: {program})"));
     // A scratch HOME keeps the user's start-up files and caches out of the answer.
@@ -86,62 +103,77 @@ pub fn complete_through(
         wrapped.stdin(Stdio::null());
         command = wrapped;
     }
-    let output = run_with_deadline(&mut command, program, line);
+    let output = run_with_deadline(&mut command, program, &lines.join(" | "));
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
-        "{program} completing {line:?} failed ({}):\n{stdout}\n{}",
+        "{program} completing {lines:?} failed ({}):\n{stdout}\n{}",
         output.status,
         String::from_utf8_lossy(&output.stderr)
     );
-    let mut candidates: Vec<String> = stdout
-        .lines()
+    let mut answers: Vec<Vec<String>> = vec![Vec::new()];
+    for printed in stdout.lines() {
+        if printed.trim_end() == NEXT_LINE_MARK {
+            answers.push(Vec::new());
+            continue;
+        }
         // fish prints `candidate<TAB>description`.
-        .map(|line| line.split('\t').next().unwrap_or("").trim_end().to_owned())
-        .filter(|candidate| !candidate.is_empty())
-        .collect();
-    candidates.sort();
-    candidates.dedup();
-    candidates
+        let candidate = printed.split('\t').next().unwrap_or("").trim_end();
+        if !candidate.is_empty() {
+            answers.last_mut().expect("one answer is open").push(candidate.to_owned());
+        }
+    }
+    answers.pop();
+    assert_eq!(answers.len(), lines.len(), "{program} answered {} of {lines:?}:\n{stdout}", answers.len());
+    for candidates in &mut answers {
+        candidates.sort();
+        candidates.dedup();
+    }
+    answers
 }
 
-/// bash: source the script, find the function `complete -p` registered for
-/// the binary, call it as readline would and print `COMPREPLY`.
-fn bash_command(script: &Path, binary: &str, line: &str) -> Command {
+/// bash: for each line, source the binary's script, find the function
+/// `complete -p` registered for it, call it as readline would and print
+/// `COMPREPLY`.
+fn bash_command(script_directory: &Path, lines: &[&str]) -> Command {
     const DRIVER: &str = r#"
-        script=$1 binary=$2 line=$3
-        source "$script" || exit 3
-        read -ra COMP_WORDS <<< "$line"
-        [[ $line == *" " ]] && COMP_WORDS+=("")
-        COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
-        COMP_LINE=$line
-        COMP_POINT=${#line}
-        read -ra registration <<< "$(complete -p "$binary")"
-        function=
-        for index in "${!registration[@]}"; do
-            [[ ${registration[index]} == -F ]] && function=${registration[index + 1]}
+        scripts=$1; shift
+        for line in "$@"; do
+            read -ra COMP_WORDS <<< "$line"
+            binary=${COMP_WORDS[0]}
+            source "$scripts/$binary" || exit 3
+            [[ $line == *" " ]] && COMP_WORDS+=("")
+            COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
+            COMP_LINE=$line
+            COMP_POINT=${#line}
+            read -ra registration <<< "$(complete -p "$binary")"
+            function=
+            for index in "${!registration[@]}"; do
+                [[ ${registration[index]} == -F ]] && function=${registration[index + 1]}
+            done
+            [[ -n $function ]] || { echo "no completion function registered for $binary" >&2; exit 4; }
+            COMPREPLY=()
+            "$function" "$binary" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+            printf '%s\n' "${COMPREPLY[@]}" ROSTER-TEST-NEXT-LINE
         done
-        [[ -n $function ]] || { echo "no completion function registered for $binary" >&2; exit 4; }
-        COMPREPLY=()
-        "$function" "$binary" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
-        printf '%s\n' "${COMPREPLY[@]}"
     "#;
     let mut command = Command::new("bash");
-    command.args(["--noprofile", "--norc", "-c", DRIVER, "bash"]).arg(script).args([binary, line]);
+    command.args(["--noprofile", "--norc", "-c", DRIVER, "bash"]).arg(script_directory).args(lines);
     command
 }
 
 /// zsh: an interactive `zsh -f` on a pseudo-terminal loads compinit with
-/// the scripts' directory first on `fpath`, records each match `compadd`
-/// adds into a file, and prints a marker once completion is done, which the
-/// driver waits for.
-fn zsh_command(fpath_directory: &Path, line: &str, scratch: &Path) -> Command {
+/// the scripts' directory first on `fpath`. TAB runs a widget that
+/// completes the line, with every match `compadd` adds recorded into a file
+/// of its own per line, and then prints a marker the driver waits for
+/// before it clears the line and types the next.
+fn zsh_command(fpath_directory: &Path, lines: &[&str], scratch: &Path) -> Command {
     const SETUP: &str = r#"
         PS1= PROMPT= RPROMPT=
         fpath=("$ROSTER_TEST_FPATH" $fpath)
         autoload -U compinit && compinit -u -D
         unsetopt autolist
-        bindkey '^I' complete-word
+        integer roster_test_count=0
         compadd() {
             local argument
             for argument in "$@"; do
@@ -151,42 +183,63 @@ fn zsh_command(fpath_directory: &Path, line: &str, scratch: &Path) -> Command {
             done
             local -a roster_matches
             builtin compadd -A roster_matches "$@"
-            (( ${#roster_matches} )) && print -rl -- $roster_matches >> "$ROSTER_TEST_MATCHES"
+            (( ${#roster_matches} )) && print -rl -- $roster_matches >> "$ROSTER_TEST_MATCHES/$roster_test_count"
             builtin compadd "$@"
         }
-        _roster_test_completion_done() { print -r -- ROSTER-TEST-COMPLETION'-'DONE }
-        comppostfuncs=(_roster_test_completion_done)
+        roster_test_complete() {
+            (( roster_test_count++ ))
+            : >> "$ROSTER_TEST_MATCHES/$roster_test_count"
+            zle complete-word
+            print -r -- ROSTER-TEST-COMPLETION'-'DONE
+        }
+        zle -N roster_test_complete
+        bindkey '^I' roster_test_complete
     "#;
     const DRIVER: &str = r#"
-        setup=$1 line=$2
+        setup=$1; shift
         zmodload zsh/zpty || exit 3
         zpty roster_test_shell zsh -f -i || exit 3
         zpty -w roster_test_shell "source ${(q)setup}"
-        zpty -w -n roster_test_shell "$line"$'\t'
-        zpty -r roster_test_shell seen '*ROSTER-TEST-COMPLETION-DONE*' || exit 5
+        for line in "$@"; do
+            zpty -w -n roster_test_shell "$line"$'\t'
+            zpty -r roster_test_shell seen '*ROSTER-TEST-COMPLETION-DONE*' || exit 5
+            # Ctrl-U empties the line for the next one.
+            zpty -w -n roster_test_shell $'\x15'
+        done
         zpty -d roster_test_shell
-        [[ -e $ROSTER_TEST_MATCHES ]] && cat -- "$ROSTER_TEST_MATCHES"
+        for (( index = 1; index <= $#; index++ )); do
+            cat -- "$ROSTER_TEST_MATCHES/$index" || exit 6
+            print -r -- ROSTER-TEST-NEXT-LINE
+        done
         exit 0
     "#;
     let setup = scratch.join("setup.zsh");
     std::fs::write(&setup, SETUP).expect("the scratch directory is writable");
+    let matches = scratch.join("matches");
+    std::fs::create_dir(&matches).expect("the scratch directory is writable");
     let mut command = Command::new("zsh");
     command
         .args(["-f", "-c", DRIVER, "zsh"])
         .arg(&setup)
-        .arg(line)
+        .args(lines)
         .env("ROSTER_TEST_FPATH", fpath_directory)
-        .env("ROSTER_TEST_MATCHES", scratch.join("matches"));
+        .env("ROSTER_TEST_MATCHES", matches);
     command
 }
 
-/// fish: `complete -C` prints what fish would offer for the line, with the
-/// scripts' directory first on `fish_complete_path`, so fish loads the
-/// script by the binary's name as it does for an installed one.
-fn fish_command(complete_directory: &Path, line: &str) -> Command {
-    const DRIVER: &str = r#"set --prepend fish_complete_path $argv[1]; complete --do-complete=$argv[2]"#;
+/// fish: `complete -C` prints what fish would offer for each line, with the
+/// scripts' directory first on `fish_complete_path`, so fish loads a script
+/// by the binary's name as it does for an installed one.
+fn fish_command(complete_directory: &Path, lines: &[&str]) -> Command {
+    const DRIVER: &str = r#"
+        set --prepend fish_complete_path $argv[1]
+        for line in $argv[2..]
+            complete --do-complete=$line
+            echo ROSTER-TEST-NEXT-LINE
+        end
+    "#;
     let mut command = Command::new("fish");
-    command.args(["--no-config", "-c", DRIVER]).arg(complete_directory).arg(line);
+    command.args(["--no-config", "-c", DRIVER]).arg(complete_directory).args(lines);
     command
 }
 
