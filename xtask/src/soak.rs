@@ -501,7 +501,11 @@ impl Soak {
 /// What a run's ending means. `owner_dying`: the owner the run was about
 /// was chosen to exit, so "not running" and friends are expected.
 fn classify(run: &ToolRun, owner_dying: bool) -> Class {
-    let message = run.stderr.as_str();
+    // roster-list --format json says its notes on stderr as one JSON line
+    // (docs/contract.md §6.2); they are part of a successful listing.
+    let message: String =
+        run.stderr.lines().filter(|line| !is_notes_line(line)).map(|line| format!("{line}\n")).collect();
+    let message = message.as_str();
     match run.ending {
         Ending::Exited(0) if message.is_empty() => return Class::Ok,
         // Hook mode exits 0 whatever happens and reports on stderr, so any
@@ -519,6 +523,13 @@ fn classify(run: &ToolRun, owner_dying: bool) -> Class {
     } else {
         Class::Unexpected(run.describe())
     }
+}
+
+/// Whether `line` is roster-list's JSON notes line, `{"notes":[...]}`.
+fn is_notes_line(line: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(line).is_ok_and(|value| {
+        value.as_object().is_some_and(|object| object.len() == 1 && object["notes"].is_array())
+    })
 }
 
 fn print_summary(
