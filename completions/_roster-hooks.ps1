@@ -22,6 +22,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-hooks' -ScriptBlock {
     $completions = @(switch ($command) {
         'roster-hooks' {
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
@@ -32,15 +33,16 @@ Register-ArgumentCompleter -Native -CommandName 'roster-hooks' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('print', 'print', [CompletionResultType]::ParameterValue, 'Show the hook entries install would merge, for adding them by hand')
             [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Merge roster''s SessionStart and SessionEnd hooks into a harness''s configuration')
-            [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove exactly the hooks install added')
+            [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove exactly the hooks install added, its backup and the directories it created')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Say for each harness whether roster''s hooks are installed')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'roster-hooks;print' {
             [CompletionResult]::new('--scope', '--scope', [CompletionResultType]::ParameterName, 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)')
-            [CompletionResult]::new('--bin-dir', '--bin-dir', [CompletionResultType]::ParameterName, 'Call roster-register and roster-prune in DIR (default: the directory roster-hooks runs from, else by name through PATH)')
+            [CompletionResult]::new('--bin-dir', '--bin-dir', [CompletionResultType]::ParameterName, 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
@@ -53,8 +55,9 @@ Register-ArgumentCompleter -Native -CommandName 'roster-hooks' -ScriptBlock {
         }
         'roster-hooks;install' {
             [CompletionResult]::new('--scope', '--scope', [CompletionResultType]::ParameterName, 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)')
-            [CompletionResult]::new('--bin-dir', '--bin-dir', [CompletionResultType]::ParameterName, 'Call roster-register and roster-prune in DIR (default: the directory roster-hooks runs from, else by name through PATH)')
+            [CompletionResult]::new('--bin-dir', '--bin-dir', [CompletionResultType]::ParameterName, 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
@@ -68,6 +71,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-hooks' -ScriptBlock {
         'roster-hooks;uninstall' {
             [CompletionResult]::new('--scope', '--scope', [CompletionResultType]::ParameterName, 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
@@ -81,6 +85,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-hooks' -ScriptBlock {
         'roster-hooks;status' {
             [CompletionResult]::new('--scope', '--scope', [CompletionResultType]::ParameterName, 'Report only files of this scope (default: every scope)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
@@ -94,7 +99,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-hooks' -ScriptBlock {
         'roster-hooks;help' {
             [CompletionResult]::new('print', 'print', [CompletionResultType]::ParameterValue, 'Show the hook entries install would merge, for adding them by hand')
             [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Merge roster''s SessionStart and SessionEnd hooks into a harness''s configuration')
-            [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove exactly the hooks install added')
+            [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove exactly the hooks install added, its backup and the directories it created')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Say for each harness whether roster''s hooks are installed')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break

@@ -53,7 +53,7 @@ _roster__hooks() {
 
     case "${cmd}" in
         roster__hooks)
-            opts="-q -h -V --format --json --quiet --dir --help --version print install uninstall status help"
+            opts="-q -h -V --format --json --quiet --color --dir --help --version print install uninstall status help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -61,6 +61,10 @@ _roster__hooks() {
             case "${prev}" in
                 --format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --dir)
@@ -74,7 +78,7 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__help)
+        roster__hooks__subcmd__help)
             opts="print install uninstall status help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -88,7 +92,7 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__help__subcmd__help)
+        roster__hooks__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -102,7 +106,7 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__help__subcmd__install)
+        roster__hooks__subcmd__help__subcmd__install)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -116,7 +120,7 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__help__subcmd__print)
+        roster__hooks__subcmd__help__subcmd__print)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -130,7 +134,7 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__help__subcmd__status)
+        roster__hooks__subcmd__help__subcmd__status)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -144,7 +148,7 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__help__subcmd__uninstall)
+        roster__hooks__subcmd__help__subcmd__uninstall)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -158,8 +162,8 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__install)
-            opts="-q -h -V --scope --bin-dir --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
+        roster__hooks__subcmd__install)
+            opts="-q -h -V --scope --bin-dir --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -177,6 +181,10 @@ _roster__hooks() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -188,8 +196,8 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__print)
-            opts="-q -h -V --scope --bin-dir --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
+        roster__hooks__subcmd__print)
+            opts="-q -h -V --scope --bin-dir --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -207,30 +215,8 @@ _roster__hooks() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
-                --dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        roster__subcmd__hooks__subcmd__status)
-            opts="-q -h -V --scope --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --scope)
-                    COMPREPLY=($(compgen -W "user project" -- "${cur}"))
-                    return 0
-                    ;;
-                --format)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --dir)
@@ -244,8 +230,8 @@ _roster__hooks() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roster__subcmd__hooks__subcmd__uninstall)
-            opts="-q -h -V --scope --format --json --quiet --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
+        roster__hooks__subcmd__status)
+            opts="-q -h -V --scope --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -257,6 +243,40 @@ _roster__hooks() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        roster__hooks__subcmd__uninstall)
+            opts="-q -h -V --scope --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --scope)
+                    COMPREPLY=($(compgen -W "user project" -- "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --dir)

@@ -19,6 +19,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
     var completions = [
         &'roster-hooks'= {
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
+            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never'
             cand --dir 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)'
             cand --json 'Print JSON, same as --format json'
             cand -q 'Print nothing on success; errors still go to stderr'
@@ -29,14 +30,15 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
             cand --version 'Print version'
             cand print 'Show the hook entries install would merge, for adding them by hand'
             cand install 'Merge roster''s SessionStart and SessionEnd hooks into a harness''s configuration'
-            cand uninstall 'Remove exactly the hooks install added'
+            cand uninstall 'Remove exactly the hooks install added, its backup and the directories it created'
             cand status 'Say for each harness whether roster''s hooks are installed'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'roster-hooks;print'= {
             cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)'
-            cand --bin-dir 'Call roster-register and roster-prune in DIR (default: the directory roster-hooks runs from, else by name through PATH)'
+            cand --bin-dir 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
+            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never'
             cand --dir 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)'
             cand --json 'Print JSON, same as --format json'
             cand -q 'Print nothing on success; errors still go to stderr'
@@ -48,8 +50,9 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
         }
         &'roster-hooks;install'= {
             cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)'
-            cand --bin-dir 'Call roster-register and roster-prune in DIR (default: the directory roster-hooks runs from, else by name through PATH)'
+            cand --bin-dir 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
+            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never'
             cand --dir 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)'
             cand --json 'Print JSON, same as --format json'
             cand -q 'Print nothing on success; errors still go to stderr'
@@ -62,6 +65,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
         &'roster-hooks;uninstall'= {
             cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
+            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never'
             cand --dir 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)'
             cand --json 'Print JSON, same as --format json'
             cand -q 'Print nothing on success; errors still go to stderr'
@@ -74,6 +78,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
         &'roster-hooks;status'= {
             cand --scope 'Report only files of this scope (default: every scope)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
+            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never'
             cand --dir 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)'
             cand --json 'Print JSON, same as --format json'
             cand -q 'Print nothing on success; errors still go to stderr'
@@ -86,7 +91,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
         &'roster-hooks;help'= {
             cand print 'Show the hook entries install would merge, for adding them by hand'
             cand install 'Merge roster''s SessionStart and SessionEnd hooks into a harness''s configuration'
-            cand uninstall 'Remove exactly the hooks install added'
+            cand uninstall 'Remove exactly the hooks install added, its backup and the directories it created'
             cand status 'Say for each harness whether roster''s hooks are installed'
             cand help 'Print this message or the help of the given subcommand(s)'
         }

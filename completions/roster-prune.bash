@@ -23,7 +23,7 @@ _roster__prune() {
 
     case "${cmd}" in
         roster__prune)
-            opts="-q -h -V --dir --format --json --quiet --older-than --dry-run --current --pid --hook --help --version"
+            opts="-q -h -V --dir --format --json --quiet --color --older-than --dry-run --current --pid --hook --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -37,16 +37,20 @@ _roster__prune() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --older-than)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --pid)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
                     return 0
                     ;;
                 --hook)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini-cli cursor-agent copilot goose opencode aider amp auto" -- "${cur}"))
                     return 0
                     ;;
                 *)

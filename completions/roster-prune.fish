@@ -1,9 +1,26 @@
+function __fish_roster_live_pids
+    string replace -- /proc/ '' /proc/* | string match --regex -- '^(?:[2-9]|[1-9][0-9]+)$'
+end
+
 complete -c roster-prune -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-prune -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
-complete -c roster-prune -l older-than -d 'Also remove unknown and problem entries older than DURATION (90m, 36h, 7d)' -r
-complete -c roster-prune -l pid -d 'With --current: name the owner process, a pid or `parent`' -r
-complete -c roster-prune -l hook -d 'With --current: run as a session-end hook (read the payload if it comes, print nothing, always exit 0, finish within 500 ms)' -r
+complete -c roster-prune -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+always\t'Always, even into a pipe or file'
+never\t'Never'"
+complete -c roster-prune -l older-than -d 'Also remove unknown and problem entries older than DURATION (90m, 36h, 7d, 2w)' -r
+complete -c roster-prune -l pid -d 'With --current: name the owner process, a pid or `parent`' -r -f -a "parent\t''
+(__fish_roster_live_pids)\t''"
+complete -c roster-prune -l hook -d 'With --current: run as a session-end hook (read the payload if it comes, print nothing, always exit 0, finish within 500 ms)' -r -f -a "claude-code\t''
+codex\t''
+gemini-cli\t''
+cursor-agent\t''
+copilot\t''
+goose\t''
+opencode\t''
+aider\t''
+amp\t''
+auto\t''"
 complete -c roster-prune -l json -d 'Print JSON, same as --format json'
 complete -c roster-prune -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-prune -l dry-run -d 'Report what would be removed without removing anything'

@@ -23,7 +23,7 @@ _roster__register() {
 
     case "${cmd}" in
         roster__register)
-            opts="-q -h -V --dir --format --json --quiet --pid --agent --session-id --cwd --harness --socket --hook --help --version"
+            opts="-q -h -V --dir --format --json --quiet --color --pid --agent --session-id --cwd --harness --socket --hook --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -37,8 +37,12 @@ _roster__register() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --pid)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
                     return 0
                     ;;
                 --agent)
@@ -54,7 +58,7 @@ _roster__register() {
                     return 0
                     ;;
                 --harness)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini-cli cursor-agent copilot goose opencode aider amp" -- "${cur}"))
                     return 0
                     ;;
                 --socket)
@@ -62,7 +66,7 @@ _roster__register() {
                     return 0
                     ;;
                 --hook)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code codex gemini-cli cursor-agent copilot goose opencode aider amp auto" -- "${cur}"))
                     return 0
                     ;;
                 *)

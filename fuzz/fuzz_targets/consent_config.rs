@@ -1,4 +1,4 @@
-//! Fuzzes the consent configuration parsers (SPEC §7): the repository's
+//! Fuzzes the consent configuration parsers (docs/contract.md §7): the repository's
 //! `.roster.toml` and the user's `config.toml`. Any bytes give a
 //! configuration or a problem, never a panic.
 

@@ -1,4 +1,4 @@
-//! Fuzzes the consent marker parser (SPEC §6.4): a marker grants consent,
+//! Fuzzes the consent marker parser (docs/contract.md §6.4): a marker grants consent,
 //! so any bytes must give a marker, a malformed entry or an unsupported
 //! format, never a panic; and a marker that parses must round-trip.
 

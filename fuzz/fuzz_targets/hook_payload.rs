@@ -1,4 +1,4 @@
-//! Fuzzes the hook payload parser (SPEC §8.2) with every harness dialect
+//! Fuzzes the hook payload parser (docs/contract.md §8.2) with every harness dialect
 //! as seeds: any bytes give a payload or an error naming what is wrong,
 //! never a panic.
 

@@ -1,4 +1,4 @@
-//! Fuzzes the `/proc/<pid>/stat` parser (SPEC §4.2), where a process
+//! Fuzzes the `/proc/<pid>/stat` parser (docs/contract.md §4.2), where a process
 //! chooses its own comm (any bytes, `)` and spaces included): any line
 //! gives the fields or an error, never a panic.
 

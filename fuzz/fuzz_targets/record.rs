@@ -1,4 +1,4 @@
-//! Fuzzes the record parser (SPEC §3): any bytes under any file name must
+//! Fuzzes the record parser (docs/contract.md §3): any bytes under any file name must
 //! give a record, a malformed entry or an unsupported format, never a
 //! panic; and a record that parses must round-trip through its own bytes.
 

@@ -1,4 +1,4 @@
-//! Fuzzes the RFC 3339 timestamp parser (SPEC §3): any text gives a time or
+//! Fuzzes the RFC 3339 timestamp parser (docs/contract.md §3): any text gives a time or
 //! nothing, never a panic; and a parsed time, written back as roster writes
 //! times, parses to the same instant (a listing shows `registered_at` that
 //! way, and scripts parse it again).

@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 /// The three registry binaries every contract test runs.
 pub const REGISTRY_TOOLS: [&str; 3] = ["roster-register", "roster-list", "roster-prune"];
 
-/// Every key of a record (SPEC §3); a JSON row carries each, null where absent.
+/// Every key of a record (docs/contract.md §3); a JSON row carries each, null where absent.
 pub const RECORD_KEYS: [&str; 21] = [
     "format",
     "session_pid",
@@ -49,7 +49,7 @@ pub const RECORD_KEYS: [&str; 21] = [
     "refreshed_at",
 ];
 
-/// The keys a JSON row adds to the record's (SPEC §6.2).
+/// The keys a JSON row adds to the record's (docs/contract.md §6.2).
 pub const ROW_EXTRA_KEYS: [&str; 7] =
     ["liveness", "liveness_reason", "problem", "consent", "should_arm", "consent_reason", "path"];
 
@@ -222,7 +222,7 @@ impl std::fmt::Display for Outcome {
     }
 }
 
-/// Checks the error report shape of SPEC §6: exactly one stderr line
+/// Checks the error report shape of docs/contract.md §6: exactly one stderr line
 /// `roster-<tool>: <message>`, no trailing period. Whether the message
 /// splits into `<what failed>: <why>` is prose, not checked here: a
 /// colon inside a value would make any such check guess. Returns the
@@ -927,7 +927,7 @@ pub fn os_str(bytes: &[u8]) -> &OsStr {
 /// Edits a record so it names another process at the same pid: a later
 /// start tick and, where recorded, another pidfs inode. Every identity
 /// signal then says "not this process", so the verdict is dead however the
-/// signals are weighed (SPEC §5 step 4).
+/// signals are weighed (docs/contract.md §5 step 4).
 pub fn make_identity_stale(record: &mut Map<String, Value>) {
     let ticks = record["start_ticks"].as_u64().expect("start_ticks is a number");
     record.insert("start_ticks".into(), Value::from(ticks + 1));

@@ -1,4 +1,4 @@
-//! Many writers, pruners and readers at once (SPEC §10 "Concurrency"): 64
+//! Many writers, pruners and readers at once (docs/contract.md §10 "Concurrency"): 64
 //! processes register distinct live owners while others prune and list.
 //! Every live record stays present and well-formed throughout, none is
 //! ever removed, no command fails, no temporary is ever visible; and when

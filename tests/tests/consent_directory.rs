@@ -1,4 +1,4 @@
-//! Consent is decided from the session's own directory (SPEC §6.4, §7,
+//! Consent is decided from the session's own directory (docs/contract.md §6.4, §7,
 //! §11): `roster-consent status --pid P` and `should-arm --pid P` find the
 //! repository file from the `cwd` recorded for the session, never from the
 //! caller's directory. Regression: an orchestrator asking from `/` got "no"

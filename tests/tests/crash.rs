@@ -1,4 +1,4 @@
-//! Writers killed with SIGKILL at random instants, hundreds of times (SPEC
+//! Writers killed with SIGKILL at random instants, hundreds of times (docs/contract.md
 //! §2 atomic writes, §10 "Crash"): every file in `sessions/` is always a
 //! complete old or new record, never a torn one; `roster-list` never shows
 //! a temporary; and `roster-prune` clears temporaries once they are more

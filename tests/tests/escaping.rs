@@ -1,4 +1,4 @@
-//! Text output for people (SPEC §6, §6.2): every printed field is escaped,
+//! Text output for people (docs/contract.md §6, §6.2): every printed field is escaped,
 //! so a cwd, an agent name or a file name holding escape sequences or
 //! newlines can never reach a terminal raw — the table keeps one line per
 //! row and JSON keeps the exact value. Also the table's header and footer.
@@ -163,18 +163,18 @@ fn table_has_the_header_and_a_footer_naming_what_to_act_on() {
     assert!(has_row(alive.pid()) && has_row(unknown.pid()), "{text}");
     assert!(!has_row(dead), "a dead row is shown without --all:\n{text}");
     assert!(text.contains("~"), "the cwd under home is not shown with ~:\n{text}");
-    // The footer: hidden dead rows, and unknown rows only --older-than removes.
-    let footer: String = text.lines().skip(3).collect::<Vec<_>>().join("\n");
-    assert!(footer.contains("dead"), "the footer does not mention the hidden dead row:\n{text}");
-    assert!(footer.contains("--older-than"), "the footer does not say how unknown rows go:\n{text}");
+    // The notes, on stderr: hidden dead rows, and unknown rows only --older-than removes.
+    assert_eq!(text.lines().count(), 3, "stdout holds the table only:\n{text}");
+    let notes = listed.stderr.clone();
+    assert!(notes.contains("1 dead session hidden"), "no note of the hidden dead row:\n{notes}");
+    assert!(notes.contains("--older-than"), "no note of how unknown rows go:\n{notes}");
     let all = sandbox.run("roster-list", &["--all"]).stdout_text();
     assert!(all.lines().any(|line| first_word(line) == Some(dead.to_string())), "{all}");
     let header: Vec<&str> = text.lines().next().unwrap_or("").split_whitespace().collect();
-    // SPEC §6.2's columns, with the consent column the consent issue (newer
-    // than the SPEC) asks roster-list to show after STATE.
+    // The columns of docs/contract.md §6.2, CONSENT among them.
     assert_eq!(
         header,
         ["PID", "HARNESS", "AGENT", "STATE", "CONSENT", "AGE", "CWD", "SESSION"],
-        "the header of SPEC §6.2 plus CONSENT:\n{text}"
+        "the header of docs/contract.md §6.2:\n{text}"
     );
 }

@@ -1,6 +1,6 @@
-//! Exit codes (SPEC §6) as a caller sees them: 0 done, 1 failed, 2 bad input
+//! Exit codes (docs/contract.md §6) as a caller sees them: 0 done, 1 failed, 2 bad input
 //! or usage, 3 refused by rule — and for every refused or invalid input,
-//! nothing written to the roster directory (SPEC §10 "every bad flag and env
+//! nothing written to the roster directory (docs/contract.md §10 "every bad flag and env
 //! value → a clear message and the documented exit code, nothing written").
 //!
 //! Session-id conflicts (3) are in `register_semantics.rs`, lock timeouts
@@ -148,7 +148,7 @@ fn invalid_pid_flag_exits_2_and_writes_nothing() {
 #[test]
 fn invalid_roster_session_pid_exits_2_and_never_falls_through() {
     // A set but invalid variable must be an error, never skipped in favour
-    // of the next source (SPEC §4.1): the message names the variable.
+    // of the next source (docs/contract.md §4.1): the message names the variable.
     let (sandbox, _owner) = populated_sandbox();
     let mut cases = BadInputCases::new(&sandbox);
     let at_max = pid_max().to_string();
@@ -231,7 +231,7 @@ fn invalid_older_than_exits_2_and_removes_nothing() {
     sandbox.register(doomed.pid(), &[]);
     let dead = doomed.kill();
     let mut cases = BadInputCases::new(&sandbox);
-    for value in ["", "7", "7w", "-1d", "1.5h", "07d", "d", " 7d", "7d ", "7 d", "99999999999999999999d"] {
+    for value in ["", "7", "7y", "-1d", "1.5h", "07d", "d", " 7d", "7d ", "7 d", "99999999999999999999d"] {
         let flag = format!("--older-than={value}");
         cases.check("roster-prune", &[&flag], &[], "--older-than");
     }
@@ -311,7 +311,7 @@ fn unwritable_location_exits_1() {
 #[test]
 fn no_owner_anywhere_exits_2_naming_the_ways() {
     // In a fresh pid namespace the command is pid 1: no flag, no variable,
-    // no harness ancestor — nothing names the owner (SPEC §4.1 step 5).
+    // no harness ancestor — nothing names the owner (docs/contract.md §4.1 step 5).
     let unshare = tests::require_tool("unshare");
     let sandbox = Sandbox::new();
     let mut command = std::process::Command::new(unshare);
@@ -334,7 +334,7 @@ fn no_owner_anywhere_exits_2_naming_the_ways() {
     assert!(!sandbox.record_path(1).exists());
 }
 
-/// One way of making the roster directory untrusted (SPEC §2).
+/// One way of making the roster directory untrusted (docs/contract.md §2).
 struct Untrusted {
     what: &'static str,
     /// The path the message must name.
@@ -499,7 +499,7 @@ fn group_and_other_read_bits_are_tightened_silently() {
 }
 
 /// `roster-list | head -0` and the like: a reader that went away is not a
-/// failure of the tool (SPEC §6 "broken pipe exits 0"), and says nothing.
+/// failure of the tool (docs/contract.md §6 "broken pipe exits 0"), and says nothing.
 /// Regression: `roster-register --json` into a closed pipe exited 1 with
 /// "Broken pipe (os error 32)" (the JSON writer's error hid the EPIPE).
 #[test]

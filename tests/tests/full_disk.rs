@@ -1,4 +1,4 @@
-//! A full disk (SPEC §2, §10 "Full disk"): register on a tiny tmpfs that
+//! A full disk (docs/contract.md §2, §10 "Full disk"): register on a tiny tmpfs that
 //! has filled up must fail with exit 1 and a clear one-line message, leave
 //! the previous record byte for byte intact, and leave no temporary behind.
 //!
@@ -87,6 +87,13 @@ fn register_on_a_full_disk_fails_cleanly_and_keeps_the_old_record() {
         lines[0].contains(mount_point.to_str().unwrap()),
         "the message does not name the path: {stderr:?}"
     );
+    // It says what was being done to the path, in words: `writing <path>: No space left on device`.
+    let before_path = lines[0].split(mount_point.to_str().unwrap()).next().unwrap_or("");
+    assert!(
+        before_path.starts_with("roster-register: ") && before_path.trim_end().ends_with("ing"),
+        "the message does not say what failed: {stderr:?}"
+    );
+    assert!(!lines[0].contains("(os error"), "errno noise in the message: {stderr:?}");
     assert!(read(&out, "second.out").is_empty(), "a failed register printed to stdout");
 
     assert_eq!(read(&out, "after.json"), read(&out, "before.json"), "the previous record changed");

@@ -1,5 +1,5 @@
 //! A SessionStart hook in a repository whose `.roster.toml` is broken or
-//! not the user's (SPEC §7, §8.2, §11). Regression: invalid TOML, a
+//! not the user's (docs/contract.md §7, §8.2). Regression: invalid TOML, a
 //! misspelt key or another user's file above the cwd made the hook fail,
 //! and the session silently went unregistered. Now the session is
 //! registered without the file's agent name, stdout stays silent, the exit

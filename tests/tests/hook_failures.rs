@@ -1,4 +1,4 @@
-//! Hook mode when things go wrong (SPEC §8.2): a garbage, empty, huge or never-ending
+//! Hook mode when things go wrong (docs/contract.md §8.2): a garbage, empty, huge or never-ending
 //! payload, a bad `--hook` value, an invalid environment, a dead owner, an untrusted roster
 //! directory. Whatever happens the command exits 0, writes nothing on stdout, says one line
 //! on stderr, appends one line to `hook-errors.log` (where the directory can be trusted),
@@ -109,9 +109,9 @@ fn bad_payloads_exit_zero_silently_log_one_line_and_finish_within_the_deadline()
             assert!(log[0].contains(binary) && log[0].contains(bad.message_mentions), "{what}: {log:?}");
             assert!(sandbox.record_names().is_empty(), "{what}: wrote {:?}", sandbox.record_names());
 
-            let listing = sandbox.list_text();
-            assert!(listing.contains("1 hook failure"), "{what}: roster-list footer: {listing}");
-            assert!(listing.contains("hook-errors.log"), "{what}: roster-list footer: {listing}");
+            let listing = sandbox.list_notes();
+            assert!(listing.contains("1 hook failure"), "{what}: roster-list notes: {listing}");
+            assert!(listing.contains("hook-errors.log"), "{what}: roster-list notes: {listing}");
         }
     }
 }
@@ -149,8 +149,8 @@ fn each_failed_hook_call_adds_exactly_one_log_line() {
         assert!(finished.stdout.is_empty());
         assert_eq!(sandbox.hook_error_lines().len(), round, "{:?}", sandbox.hook_error_lines());
     }
-    let listing = sandbox.list_text();
-    assert!(listing.contains("3 hook failures"), "roster-list footer: {listing}");
+    let listing = sandbox.list_notes();
+    assert!(listing.contains("3 hook failures"), "roster-list notes: {listing}");
 }
 
 /// Regression: a failure naming a long path made a long log line; some 20 of them took the
@@ -173,8 +173,8 @@ fn long_failure_messages_never_cost_the_log_its_history() {
         let lines = sandbox.hook_error_lines().len();
         assert_eq!(lines, failure.min(100), "after failure {failure} the log holds {lines} lines");
     }
-    let listing = sandbox.list_text();
-    assert!(listing.contains("100 hook failures"), "roster-list footer: {listing}");
+    let listing = sandbox.list_notes();
+    assert!(listing.contains("100 hook failures"), "roster-list notes: {listing}");
 }
 
 /// A hook command line that does not parse (a flag this roster does not know) still exits

@@ -1,4 +1,4 @@
-//! Hostile entries in `sessions/` (SPEC §2, §3, §10): symlinks, a FIFO, a
+//! Hostile entries in `sessions/` (docs/contract.md §2, §3, §10): symlinks, a FIFO, a
 //! device node, a socket, a directory, a hard link, a 1 GiB file, files
 //! with the wrong owner or mode, garbage, truncated JSON, `{}`, bad names.
 //! Each must be listed as a problem of the right kind, promptly, with

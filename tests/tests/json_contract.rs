@@ -1,4 +1,4 @@
-//! The JSON rows of `roster-list` and `roster-register` (SPEC §3, §6.1,
+//! The JSON rows of `roster-list` and `roster-register` (docs/contract.md §3, §6.1,
 //! §6.2): the stable contract scripts rely on. Every row carries every
 //! record key (null where absent) plus `liveness`, `liveness_reason`,
 //! `problem`, `consent` and `path`, whatever the row is: alive, dead,
@@ -103,7 +103,7 @@ fn alive_row_has_every_key_and_the_recorded_identity() {
     }
 
     // The file itself: mode 0600, JSON with every required key, and the
-    // optional ones omitted rather than null (SPEC §3).
+    // optional ones omitted rather than null (docs/contract.md §3).
     let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
     assert_eq!(mode, 0o600, "record mode");
     let file = sandbox.record(pid);

@@ -18,6 +18,14 @@ fn text(sandbox: &Sandbox, args: &[&str]) -> String {
     String::from_utf8_lossy(&outcome.stdout).into_owned()
 }
 
+/// What roster-list says on stderr beside the table: why it is empty, what
+/// its marks mean, notes.
+fn remarks(sandbox: &Sandbox, args: &[&str]) -> String {
+    let outcome = sandbox.run("roster-list", args);
+    outcome.expect_code(0);
+    outcome.stderr.clone()
+}
+
 #[test]
 fn an_empty_filter_value_selects_the_sessions_without_that_value() {
     let sandbox = Sandbox::new();
@@ -45,16 +53,16 @@ fn a_filter_that_matches_nothing_says_so_and_names_the_filter() {
     let owner = Owner::spawn();
     sandbox.register(owner.pid(), &["--agent", "wren"]);
 
-    let listed = text(&sandbox, &["--agent", "robin"]);
+    let listed = remarks(&sandbox, &["--agent", "robin"]);
     assert!(listed.contains("no sessions match --agent robin"), "{listed}");
     assert!(!listed.contains("no sessions registered"), "{listed}");
-    let listed = text(&sandbox, &["--agent", "wren", "--session-id", ""]);
+    let listed = remarks(&sandbox, &["--agent", "wren", "--session-id", ""]);
     assert!(!listed.contains("no sessions match"), "{listed}");
-    let listed = text(&sandbox, &["--agent", "robin", "--session-id", "two words"]);
+    let listed = remarks(&sandbox, &["--agent", "robin", "--session-id", "two words"]);
     assert!(listed.contains("no sessions match --agent robin --session-id \"two words\""), "{listed}");
 
     std::fs::remove_file(sandbox.record_path(owner.pid())).unwrap();
-    let listed = text(&sandbox, &["--agent", "robin"]);
+    let listed = remarks(&sandbox, &["--agent", "robin"]);
     assert!(listed.contains("no sessions registered"), "an empty registry: {listed}");
     assert!(!listed.contains("no sessions match"), "{listed}");
 }
@@ -84,10 +92,9 @@ fn the_table_marks_an_unverified_owner_and_says_why_a_problem_row_is_not_believe
     };
     assert!(line_of(" unverified ").starts_with(&format!("{}?", unrelated.pid())), "{listed}");
     assert!(line_of(" verified ").starts_with(&format!("{} ", std::process::id())), "{listed}");
-    assert!(
-        listed.contains("unverified owner, marked ? after the pid"),
-        "no footer explains the mark:\n{listed}"
-    );
+    let said = remarks(&sandbox, &[]);
+    assert!(said.contains("unverified owner, marked ? after the pid"), "nothing explains the mark:\n{said}");
+    assert!(!listed.contains("unverified owner"), "a remark on stdout, among the rows:\n{listed}");
     assert!(line_of("untrusted:").contains("writable by group or others"), "{listed}");
     assert!(line_of("malformed:").contains("not a JSON object"), "{listed}");
 

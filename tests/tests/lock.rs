@@ -1,4 +1,4 @@
-//! The registry lock (SPEC §2, §10 "Lock"): `.lock` is an `flock`, so a
+//! The registry lock (docs/contract.md §2, §10 "Lock"): `.lock` is an `flock`, so a
 //! holder killed with SIGKILL frees it at once; a writer waits for it at
 //! most about 5 s and then exits 1 with "registry busy"; readers never wait
 //! for it; and its fd is opened close-on-exec, so no child can inherit it.

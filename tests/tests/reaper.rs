@@ -1,4 +1,4 @@
-//! `roster-prune` in the reaper posture (SPEC §5, §6.3): dead goes, unknown
+//! `roster-prune` in the reaper posture (docs/contract.md §5, §6.3): dead goes, unknown
 //! and problem entries go only past an explicit `--older-than`, alive never;
 //! `--dry-run` changes nothing; a candidate that comes alive between the
 //! listing and the removal is kept; temporaries go after an hour; `.lock`
@@ -170,7 +170,7 @@ fn dry_run_removes_nothing_and_reports_the_same() {
 /// Regression guard for the time-of-check/time-of-use window in prune: it
 /// judges every entry without the lock, then takes the lock. A record that
 /// was dead at the first look and has been replaced by a live one by the
-/// time the lock is held must be re-read and kept (SPEC §6.3).
+/// time the lock is held must be re-read and kept (docs/contract.md §6.3).
 #[test]
 fn candidate_that_comes_alive_before_removal_is_kept() {
     let sandbox = Sandbox::new();

@@ -1,4 +1,4 @@
-//! What `roster-register` does to the registry (SPEC §3, §4.1, §6.1): a
+//! What `roster-register` does to the registry (docs/contract.md §3, §4.1, §6.1): a
 //! refresh keeps one file and `registered_at`; a record of another process
 //! at the same pid is replaced; one live owner per session id; a record is
 //! never born dead; and which source wins for the owner, the agent name,

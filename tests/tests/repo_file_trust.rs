@@ -1,4 +1,4 @@
-//! The repository file (`.roster.toml`, SPEC §7, §11) as another user or a
+//! The repository file (`.roster.toml`, docs/contract.md §7) as another user or a
 //! careless setup leaves it. A file the user did not write (a symlink,
 //! another user's file, a file its group or anyone may rewrite) enables
 //! nothing and names no agent, with a warning; and no repository file,

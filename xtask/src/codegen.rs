@@ -4,10 +4,14 @@
 //! that packagers need no Rust toolchain; `cargo xtask codegen --check` and a
 //! test regenerate them in memory and fail when the committed ones drift.
 
+#[cfg(test)]
+mod completion_tests;
 mod completions;
 mod man_pages;
 mod man_tables;
 mod overview;
+#[cfg(test)]
+pub(crate) mod shell_completion;
 #[cfg(test)]
 pub(crate) mod temporary_directory;
 #[cfg(test)]

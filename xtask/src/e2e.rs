@@ -1,5 +1,5 @@
 //! `cargo xtask e2e [HARNESS]`: drives the real harnesses, installed from npm, through
-//! their session hooks as `roster-hooks install` wires them, and checks what SPEC §8 claims:
+//! their session hooks as `roster-hooks install` wires them, and checks what docs/contract.md §8 claims:
 //! during the session the roster holds one record whose owner is the harness process (the
 //! outermost one: Codex's and Copilot's node loaders, Gemini's first node), and at session
 //! end the record goes.

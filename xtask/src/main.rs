@@ -3,6 +3,7 @@
 
 mod bench;
 mod codegen;
+mod deb;
 mod dist;
 mod e2e;
 mod fuzz;
@@ -35,13 +36,15 @@ enum Verb {
     },
     /// Build release binaries and a tarball under target/dist/
     Dist,
+    /// Build release binaries and the Debian package target/debian/roster_<version>_<arch>.deb
+    Deb,
     /// Install binaries, man pages and completions under a prefix
     Install {
         /// Install under DIR (default: ~/.local)
         #[arg(long, value_name = "DIR")]
         prefix: Option<PathBuf>,
     },
-    /// Measure the speed targets of SPEC §9 and fail when one is missed
+    /// Measure the speed targets of docs/contract.md §9 and fail when one is missed
     Bench(bench::BenchArgs),
     /// Run writers, pruners, listers and crashes at once, then check every invariant
     Soak {
@@ -69,6 +72,7 @@ fn main() -> anyhow::Result<()> {
         Verb::Codegen { check: false } => codegen::write_all(),
         Verb::Codegen { check: true } => codegen::check_all(),
         Verb::Dist => dist::run(),
+        Verb::Deb => deb::run(),
         Verb::Install { prefix } => install::run(prefix),
         Verb::Bench(args) => bench::run(args),
         Verb::Soak { seconds } => soak::run(seconds),

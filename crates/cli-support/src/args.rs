@@ -1,5 +1,5 @@
-//! The flags every roster binary takes (SPEC §6): `--dir`, `--format`,
-//! `--json` and `--quiet`. `--help` and `--version` come from clap itself.
+//! The flags every roster binary takes (docs/contract.md §6): `--dir`, `--format`,
+//! `--json`, `--quiet` and `--color`. `--help` and `--version` come from clap itself.
 
 use std::path::PathBuf;
 
@@ -11,6 +11,18 @@ pub enum OutputFormat {
     #[default]
     Text,
     Json,
+}
+
+/// When to colour output for people.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum ColourChoice {
+    /// On a terminal, unless NO_COLOR is set
+    #[default]
+    Auto,
+    /// Always, even into a pipe or file
+    Always,
+    /// Never
+    Never,
 }
 
 /// Flags shared by every binary; flatten into each tool's clap struct.
@@ -32,9 +44,23 @@ pub struct CommonArgs {
     /// Print nothing on success; errors still go to stderr
     #[arg(short, long, global = true)]
     pub quiet: bool,
+
+    /// Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColourChoice::Auto, global = true)]
+    pub color: ColourChoice,
 }
 
 impl CommonArgs {
+    /// Whether to colour what goes to stdout, as `--color` and NO_COLOR say.
+    pub fn colour_on_stdout(&self) -> bool {
+        crate::text::colour_enabled(self.color, std::io::IsTerminal::is_terminal(&std::io::stdout()))
+    }
+
+    /// Whether to colour what goes to stderr (notes, warnings).
+    pub fn colour_on_stderr(&self) -> bool {
+        crate::text::colour_enabled(self.color, std::io::IsTerminal::is_terminal(&std::io::stderr()))
+    }
+
     /// The format asked for, `--json` winning over `--format`.
     pub fn output_format(&self) -> OutputFormat {
         if self.json { OutputFormat::Json } else { self.format }

@@ -1,4 +1,4 @@
-//! Hook mode's discipline (SPEC §8.2), shared by `roster-register --hook`
+//! Hook mode's discipline (docs/contract.md §8.2), shared by `roster-register --hook`
 //! and `roster-prune --current --hook`: never a byte on stdout, always exit
 //! 0, a failure is one line on stderr and one line in `hook-errors.log`,
 //! and the whole run fits the harness's time budget for the event.

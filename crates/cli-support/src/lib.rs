@@ -13,7 +13,7 @@ mod roster;
 pub mod testing;
 mod text;
 
-pub use args::{CommonArgs, OutputFormat};
+pub use args::{ColourChoice, CommonArgs, OutputFormat};
 pub use exit::{BadInput, ErrorLookup, ExitCoded, Refused, exit_code_of, lookup, report_and_exit, run_tool};
 pub use hook_mode::{
     HookEvent, hook_mode_requested, hook_work_deadline, payload_wait, report_hook_problem,
@@ -22,6 +22,6 @@ pub use hook_mode::{
 pub use owner::{CallingOwner, process_env, process_env_os, resolve_calling_owner};
 pub use roster::{open_roster_for_reading, open_roster_for_writing, roster_directory_choice};
 pub use text::{
-    Colour, escape_for_terminal, format_age, home_relative, local_clock, paint, parse_duration, render_table,
-    use_colour,
+    Colour, colour_enabled, escape_for_terminal, format_age, home_relative, local_clock, paint,
+    parse_duration, render_table,
 };

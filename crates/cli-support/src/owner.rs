@@ -1,5 +1,5 @@
 //! Finding the calling session's owner from the real process: the glue
-//! between the pure resolution of owner-liveness (SPEC §4.1), the harness
+//! between the pure resolution of owner-liveness (docs/contract.md §4.1), the harness
 //! patterns, the environment and `/proc`. Register, consent and
 //! `prune --current` all resolve the owner this one way.
 

@@ -4,7 +4,6 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
 
@@ -47,11 +46,19 @@ pub fn home_relative(path: &Path, home: Option<&Path>) -> String {
     escape_for_terminal(&shown).into_owned()
 }
 
-/// Whether to colour stdout: only on a terminal, never with `NO_COLOR` set
-/// to a non-empty value (no-color.org).
-pub fn use_colour() -> bool {
-    let no_colour = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
-    !no_colour && std::io::stdout().is_terminal()
+/// Whether to colour a stream: `--color always` and `never` say so;
+/// `auto` colours a terminal only, and never with `NO_COLOR` set to a
+/// non-empty value (no-color.org).
+pub fn colour_enabled(choice: crate::args::ColourChoice, stream_is_terminal: bool) -> bool {
+    use crate::args::ColourChoice;
+    match choice {
+        ColourChoice::Always => true,
+        ColourChoice::Never => false,
+        ColourChoice::Auto => {
+            let no_colour = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
+            !no_colour && stream_is_terminal
+        }
+    }
 }
 
 /// The local wall-clock time of `time` as `HH:MM:SS.mmm`, for event lines
@@ -143,10 +150,14 @@ pub fn format_age(age: Duration) -> String {
     }
 }
 
-/// Parses `90s`, `90m`, `36h`, `7d` (a positive whole number and one unit).
+/// Parses `90s`, `90m`, `36h`, `7d`, `2w` (a whole number and one unit of
+/// `s m h d w`).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let fail =
-        || format!("{text:?} is not a duration; write a whole number and a unit, as in 90m, 36h or 7d");
+    let fail = || {
+        format!(
+            "{text:?} is not a duration; write a whole number and a unit (s m h d w), as in 90m, 36h, 7d or 2w"
+        )
+    };
     let split = text.find(|character: char| !character.is_ascii_digit()).ok_or_else(fail)?;
     let (digits, unit) = text.split_at(split);
     if digits.is_empty() || (digits.len() > 1 && digits.starts_with('0')) {
@@ -158,6 +169,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "m" => 60,
         "h" => 3600,
         "d" => 86400,
+        "w" => 7 * 86400,
         _ => return Err(fail()),
     };
     amount.checked_mul(unit_seconds).map(Duration::from_secs).ok_or_else(fail)
@@ -208,7 +220,9 @@ mod tests {
         assert_eq!(parse_duration("36h"), Ok(Duration::from_secs(36 * 3600)));
         assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86400)));
         assert_eq!(parse_duration("0s"), Ok(Duration::ZERO));
-        for bad in ["", "m", "7", "7w", "-1d", "1.5h", " 7d", "7d ", "07d", "99999999999999999999d"] {
+        assert_eq!(parse_duration("2w"), Ok(Duration::from_secs(14 * 86400)));
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        for bad in ["", "m", "7", "7y", "-1d", "1.5h", " 7d", "7d ", "07d", "99999999999999999999d"] {
             assert!(parse_duration(bad).is_err(), "{bad:?} parsed");
         }
     }

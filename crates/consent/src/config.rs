@@ -1,4 +1,4 @@
-//! The consent configuration (SPEC §7) as pure functions: strict parsing of
+//! The consent configuration (docs/contract.md §7) as pure functions: strict parsing of
 //! the repository file (`.roster.toml`) and the user file
 //! (`~/.config/roster/config.toml`), and the resolution of both into one
 //! auto-arm decision. No I/O here, so every rule is a row of a table test.
@@ -222,7 +222,7 @@ fn line_of_key(text: &str, dotted: &str) -> Option<usize> {
     None
 }
 
-/// Resolves the two files into the auto-arm decision (SPEC §7):
+/// Resolves the two files into the auto-arm decision (docs/contract.md §7):
 ///
 /// - the repository file is the only enabler: auto-arm is on only when it
 ///   says `[consent] auto_arm = true`;

@@ -1,4 +1,4 @@
-//! Finding and reading the two configuration files (SPEC §7): the nearest
+//! Finding and reading the two configuration files (docs/contract.md §7): the nearest
 //! `.roster.toml` from the session's directory upward, and the user's
 //! `$XDG_CONFIG_HOME/roster/config.toml`. Reads are bounded (64 KiB), never
 //! block on a FIFO and never open anything but a regular file; a repository
@@ -129,7 +129,7 @@ pub fn load_auto_arm_inputs(directory: &Path, env: &dyn Fn(&str) -> Option<OsStr
 }
 
 /// The `agent_name` of the nearest `.roster.toml` at or above `directory`
-/// (SPEC §6.1: below `--agent` and `ROSTER_AGENT`), with the file it came
+/// (docs/contract.md §6.1: below `--agent` and `ROSTER_AGENT`), with the file it came
 /// from; `Ok(None)` when there is no such file or it sets no name.
 ///
 /// A nearest file that cannot be used (unreadable, untrusted, invalid TOML,

@@ -1,5 +1,5 @@
 //! The consent library's typed errors. Each kind knows its exit code
-//! (SPEC §6) and its message names the path it is about and the fix.
+//! (docs/contract.md §6) and its message names the path it is about and the fix.
 
 use std::io;
 use std::path::PathBuf;
@@ -27,7 +27,7 @@ pub enum Error {
 }
 
 impl Error {
-    /// The exit code this error deserves (SPEC §6).
+    /// The exit code this error deserves (docs/contract.md §6).
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Registry(inner) => inner.exit_code(),

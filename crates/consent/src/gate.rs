@@ -1,4 +1,4 @@
-//! The gate (SPEC §5 gate posture, §6.4): reading a session's consent
+//! The gate (docs/contract.md §5 gate posture, §6.4): reading a session's consent
 //! marker safely and judging its owner, writing markers under the lock,
 //! and combining the marker with the auto-arm decision into "should this
 //! session accept pushes now". Only a marker whose owner is `alive` counts;
@@ -274,7 +274,7 @@ pub fn write_marker(
     Ok(WrittenMarker { path: roster.entry_path(roster.consent(), &name), marker, reaped })
 }
 
-/// Should the session accept pushes now (SPEC §6.4)? Yes for a live
+/// Should the session accept pushes now (docs/contract.md §6.4)? Yes for a live
 /// `armed` marker; no for a live `disarmed` one (an explicit off beats
 /// `auto_arm`); no while a marker is present that cannot be believed
 /// (fail closed); otherwise what the auto-arm decision says. A marker of a

@@ -1,5 +1,5 @@
 //! consent decides whether a session accepts being messaged ("pushed to")
-//! by other tools (SPEC §6.4, §7): the configuration that may auto-arm it,
+//! by other tools (docs/contract.md §6.4, §7): the configuration that may auto-arm it,
 //! the per-session consent markers in `consent/`, and the gate that combines
 //! them. Every input that cannot be believed counts as "no": the gate fails
 //! closed.

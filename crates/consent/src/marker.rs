@@ -1,6 +1,6 @@
 //! The consent marker (format 3; formats 1 and 2 are still read): `consent/<pid>.json`, one session's
 //! explicit `armed` or `disarmed`, bound to its owner's identity with the
-//! same keys as the record (SPEC §3, §6.4). Parsing is strict, because a
+//! same keys as the record (docs/contract.md §3, §6.4). Parsing is strict, because a
 //! marker is believed only when everything in it checks out.
 
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! Reaping consent markers in the reaper posture (SPEC §5, §6.3): markers
+//! Reaping consent markers in the reaper posture (docs/contract.md §5, §6.3): markers
 //! of dead owners go, unknown and problem entries go only past an explicit
 //! age, live ones never. `roster-prune` calls these with the registry lock
 //! held; `write_marker` calls `prune_markers` after each write.

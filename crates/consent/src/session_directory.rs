@@ -1,4 +1,4 @@
-//! Where a session works, for its consent (SPEC §6.4, §7): the directory
+//! Where a session works, for its consent (docs/contract.md §6.4, §7): the directory
 //! whose nearest `.roster.toml` may auto-arm it. It is the session's own
 //! directory, never the caller's: an orchestrator that asks about a session
 //! from `/`, or from a repository of its own, must get the session's answer.

@@ -1,4 +1,4 @@
-//! The auto-arm resolution (SPEC §7) as a complete table: every outcome of
+//! The auto-arm resolution (docs/contract.md §7) as a complete table: every outcome of
 //! the repository file against every outcome of the user file, written out
 //! cell by cell so the rules are read here, not recomputed.
 

@@ -1,4 +1,4 @@
-//! Harness detection (SPEC §8.1): which agent harness, if any, a process of
+//! Harness detection (docs/contract.md §8.1): which agent harness, if any, a process of
 //! the caller's ancestry belongs to, judged from its comm, its first argv
 //! entries and its exe basename. Every name roster recognises lives in the
 //! tables at the top of this file, so there is one place to extend.
@@ -93,7 +93,7 @@ const CURSOR_PATH_COMPONENTS: [&str; 2] = ["cursor-agent", ".cursor"];
 /// here no `agent` name backs the path up.
 const CURSOR_INSTALL_PATH_COMPONENTS: [&str; 2] = ["share", "cursor-agent"];
 
-/// The pid exports `resolve_owner` may trust (SPEC §4.1 rule 3).
+/// The pid exports `resolve_owner` may trust (docs/contract.md §4.1 rule 3).
 const HARNESS_PID_EXPORTS: [PidExport; 2] = [
     PidExport { variable: "CLAUDE_PID", harness: "claude-code" },
     PidExport { variable: "OPENCODE_PID", harness: "opencode" },
@@ -204,7 +204,7 @@ impl HarnessPatterns for HarnessTable {
     }
 }
 
-/// The harness a process belongs to (SPEC §8.1), or `None` for any other
+/// The harness a process belongs to (docs/contract.md §8.1), or `None` for any other
 /// process (a shell, `timeout`, roster's own commands, an unrelated script).
 ///
 /// A process is a harness process when its argv[0] basename, its comm or
@@ -250,7 +250,7 @@ pub fn harness_of(step: &AncestorStep) -> Option<Harness> {
 }
 
 /// The nearest harness process in an ancestry (caller first), as the
-/// ancestor walk of SPEC §4.1 would find it.
+/// ancestor walk of docs/contract.md §4.1 would find it.
 pub fn nearest_harness(ancestry: &[AncestorStep]) -> Option<Harness> {
     ancestry.iter().find_map(harness_of)
 }

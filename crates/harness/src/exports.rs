@@ -15,7 +15,7 @@ pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 pub const CLAUDE_CODE_MESSAGING_SOCKET: &str = "CLAUDE_CODE_MESSAGING_SOCKET";
 
 /// Session-id exports in the order they are tried when the harness is not
-/// known (SPEC §6.1). `AGENT_SESSION_ID` is not tied to one harness: no
+/// known (docs/contract.md §6.1). `AGENT_SESSION_ID` is not tied to one harness: no
 /// harness captured so far sets it, and its name is generic, so it is only
 /// ever a fallback.
 const SESSION_ID_EXPORTS: [(&str, Option<Harness>); 4] = [

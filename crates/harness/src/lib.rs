@@ -1,6 +1,6 @@
 //! harness knows each agent harness roster serves: how to recognise its
-//! processes (SPEC §8.1), what it exports in the environment, what its hook
-//! payloads say (SPEC §8.2), and how to edit its hook configuration (§8.3).
+//! processes (docs/contract.md §8.1), what it exports in the environment, what its hook
+//! payloads say (docs/contract.md §8.2), and how to edit its hook configuration (§8.3).
 
 mod detect;
 mod exports;

@@ -1,4 +1,4 @@
-//! Hook mode's input (SPEC §8.2): reading a harness's hook payload from
+//! Hook mode's input (docs/contract.md §8.2): reading a harness's hook payload from
 //! stdin without ever hanging the harness, parsing the few keys roster
 //! needs from each harness's dialect, and deciding which harness called.
 
@@ -14,10 +14,10 @@ use serde_json::{Map, Value};
 use crate::detect::{Harness, nearest_harness};
 use crate::exports::{EnvLookup, harness_from_env};
 
-/// The largest hook payload accepted (SPEC §8.2).
+/// The largest hook payload accepted (docs/contract.md §8.2).
 pub const MAX_PAYLOAD_BYTES: usize = 1 << 20;
 
-/// How long reading the payload may take in total (SPEC §8.2).
+/// How long reading the payload may take in total (docs/contract.md §8.2).
 pub const PAYLOAD_READ_DEADLINE: Duration = Duration::from_secs(2);
 
 /// The value of `--hook`: which harness's payload to expect.
@@ -55,7 +55,7 @@ pub struct HookPayload {
 }
 
 /// Why a hook payload could not be read or understood. Every kind is bad
-/// input (exit 2, SPEC §6); in hook mode it becomes one line of
+/// input (exit 2, docs/contract.md §6); in hook mode it becomes one line of
 /// `hook-errors.log`, so each message names what was wrong.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PayloadError {
@@ -170,7 +170,7 @@ pub fn read_payload(
     }
 }
 
-/// Parses a hook payload in any harness's dialect (SPEC §8.2).
+/// Parses a hook payload in any harness's dialect (docs/contract.md §8.2).
 ///
 /// Unknown keys are ignored (harnesses add fields every release), missing
 /// keys are fine, and `null` counts as missing. A known key of the wrong

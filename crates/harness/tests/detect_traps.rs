@@ -1,5 +1,5 @@
 //! Detection on hand-built processes and trees: each known disguise of a
-//! harness process (SPEC §8.1), each interpreter form, and the lookalikes
+//! harness process (docs/contract.md §8.1), each interpreter form, and the lookalikes
 //! that must not count.
 
 mod detect_support;

@@ -115,10 +115,11 @@ fn install_on_no_file_creates_it_and_uninstall_removes_it() {
         assert_eq!(fs::read_to_string(&target.path).unwrap(), written);
         assert!(!backup_path_for(&target.path).exists(), "{harness}: an unchanged file needs no backup");
 
-        let removed = uninstall(&target).unwrap();
+        let removed = uninstall(&target, &sandbox.paths).unwrap();
         assert!(removed.changed && removed.removed_file, "{harness}: {removed:?}");
         assert!(!target.path.exists(), "{harness}: install created it, uninstall removes it");
-        assert_eq!(fs::read_to_string(removed.backup.unwrap()).unwrap(), written);
+        assert!(!target.path.parent().unwrap().exists(), "{harness}: the directory install made stays");
+        assert!(!removed.removed_directories.is_empty(), "{harness}: {removed:?}");
         assert_no_temporaries(&target);
     }
 }
@@ -138,9 +139,12 @@ fn uninstall_restores_a_hand_written_file_byte_for_byte() {
         assert_eq!(fs::read(&backup).unwrap(), original, "{harness}: backup is the previous file");
         assert_eq!(mode_of(&target.path), 0o640, "{harness}: the file keeps its mode");
 
-        let removed = uninstall(&target).unwrap();
+        let removed = uninstall(&target, &sandbox.paths).unwrap();
         assert!(removed.restored_backup, "{harness}: {removed:?}");
         assert_eq!(fs::read(&target.path).unwrap(), original, "{harness}: byte for byte");
+        assert_eq!(removed.removed_backup, Some(backup.clone()), "{harness}");
+        assert!(!backup.exists(), "{harness}: uninstall leaves install's backup behind");
+        assert!(removed.removed_directories.is_empty(), "{harness}: the file stays, so does its directory");
         assert_no_temporaries(&target);
     }
 }
@@ -159,7 +163,7 @@ fn uninstall_after_other_edits_cuts_out_only_roster_hooks() {
         edited["editedLater"] = Value::Bool(true);
         fs::write(&target.path, serde_json::to_vec(&edited).unwrap()).unwrap();
 
-        let removed = uninstall(&target).unwrap();
+        let removed = uninstall(&target, &sandbox.paths).unwrap();
         assert!(
             removed.changed && !removed.restored_backup && !removed.removed_file,
             "{harness}: {removed:?}"
@@ -179,7 +183,7 @@ fn an_empty_file_reads_as_an_empty_object_and_comes_back_empty() {
         let outcome = install(&target, &sandbox.commands(harness)).unwrap();
         assert!(outcome.changed && !outcome.created, "{harness}");
         assert_eq!(fs::read(outcome.backup.unwrap()).unwrap(), b"");
-        uninstall(&target).unwrap();
+        uninstall(&target, &sandbox.paths).unwrap();
         assert_eq!(fs::read(&target.path).unwrap(), b"", "{harness}");
     }
 }
@@ -201,7 +205,7 @@ fn refused_files_stay_untouched_byte_for_byte() {
             let error = install(&target, &sandbox.commands(harness)).unwrap_err();
             assert_eq!(error.exit_code(), 3, "{harness} {bytes:?}: {error}");
             assert!(error.to_string().contains(&target.path.display().to_string()), "{error}");
-            let error = uninstall(&target).unwrap_err();
+            let error = uninstall(&target, &sandbox.paths).unwrap_err();
             assert_eq!(error.exit_code(), 3, "{harness} {bytes:?}: {error}");
             assert_eq!(fs::read(&target.path).unwrap(), bytes, "{harness}");
             assert!(!backup_path_for(&target.path).exists(), "{harness}: no backup of a refused file");
@@ -239,7 +243,7 @@ fn a_symbolic_link_is_written_through_and_kept() {
     assert_eq!(outcome.backup, Some(backup_path_for(&real)));
     assert_eq!(read_json(&real)["model"], "opus");
     assert_eq!(status(&target, &sandbox.paths).state, HookState::Installed);
-    uninstall(&target).unwrap();
+    uninstall(&target, &sandbox.paths).unwrap();
     assert_eq!(fs::read(&real).unwrap(), b"{\"model\": \"opus\"}");
 }
 
@@ -332,7 +336,7 @@ fn plugin_files_are_written_found_and_removed_whole() {
             assert!(text.contains("--pid"), "{harness}: the owner is passed explicitly");
             assert!(!install(&target, &commands).unwrap().changed, "{harness}: install twice");
             assert_eq!(status(&target, &sandbox.paths).state, HookState::Installed, "{harness}");
-            let removed = uninstall(&target).unwrap();
+            let removed = uninstall(&target, &sandbox.paths).unwrap();
             assert!(removed.removed_file, "{harness}");
             assert!(!target.path.exists(), "{harness}");
             assert_eq!(status(&target, &sandbox.paths).state, HookState::NotInstalled, "{harness}");
@@ -341,7 +345,7 @@ fn plugin_files_are_written_found_and_removed_whole() {
             fs::write(&target.path, "export const Mine = async () => ({});\n").unwrap();
             let error = install(&target, &commands).unwrap_err();
             assert_eq!(error.exit_code(), 3, "{harness}: {error}");
-            assert!(uninstall(&target).is_err(), "{harness}");
+            assert!(uninstall(&target, &sandbox.paths).is_err(), "{harness}");
             assert_eq!(fs::read_to_string(&target.path).unwrap(), "export const Mine = async () => ({});\n");
         }
     }

@@ -191,7 +191,7 @@ fn install_then_uninstall_gives_back_the_bytes_for_every_harness() {
 
                 // Pure splicing: without the backup to fall back on.
                 fs::remove_file(backup_path_for(&target.path)).unwrap();
-                uninstall(&target).unwrap();
+                uninstall(&target, &home.paths).unwrap();
                 assert_eq!(
                     String::from_utf8(fs::read(&target.path).unwrap()).unwrap(),
                     original,
@@ -203,7 +203,7 @@ fn install_then_uninstall_gives_back_the_bytes_for_every_harness() {
                 let once = fs::read(&target.path).unwrap();
                 assert!(!install(&target, &commands).unwrap().changed, "{harness} {name}");
                 assert_eq!(fs::read(&target.path).unwrap(), once, "{harness} {name}");
-                uninstall(&target).unwrap();
+                uninstall(&target, &home.paths).unwrap();
                 assert_eq!(
                     fs::read_to_string(&target.path).unwrap(),
                     original,
@@ -233,7 +233,7 @@ fn reinstall_with_other_binaries_then_uninstall_gives_back_the_bytes() {
                 "{harness} {name}"
             );
             fs::remove_file(backup_path_for(&target.path)).unwrap();
-            uninstall(&target).unwrap();
+            uninstall(&target, &home.paths).unwrap();
             assert_eq!(fs::read_to_string(&target.path).unwrap(), original, "{harness} {name}");
         }
     }

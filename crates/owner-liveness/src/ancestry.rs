@@ -4,7 +4,7 @@
 use crate::pid::Pid;
 use crate::proc_stat::parse_proc_stat;
 
-/// The most hops the walk takes (SPEC §4.1).
+/// The most hops the walk takes (docs/contract.md §4.1).
 pub const MAX_ANCESTRY_HOPS: usize = 64;
 
 /// How many argv entries each step keeps: enough for `node --flag script`.

@@ -1,5 +1,5 @@
 //! `OwnerIdentity`: what proves that the process at a pid today is the one
-//! that registered (SPEC §4.2), and its capture from a live process.
+//! that registered (docs/contract.md §4.2), and its capture from a live process.
 
 use std::io;
 use std::os::unix::fs::MetadataExt;
@@ -83,7 +83,7 @@ pub enum CaptureError {
     System { what: String, why: String },
 }
 
-/// The identity of a socket file a harness listens on (SPEC §3 `socket`).
+/// The identity of a socket file a harness listens on (docs/contract.md §3 `socket`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SocketIdentity {
     pub path: PathBuf,

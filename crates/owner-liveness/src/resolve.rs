@@ -1,4 +1,4 @@
-//! Owner resolution (SPEC §4.1): which process owns the calling session.
+//! Owner resolution (docs/contract.md §4.1): which process owns the calling session.
 //! A pure function of the explicit flag, the environment, the ancestry and
 //! the harness patterns, so every rule is a row of a table test.
 
@@ -9,7 +9,7 @@ use crate::pid::{Pid, PidParseError};
 /// What the harness crate knows that resolution needs. Kept as a trait so
 /// this crate stays below `harness` and tests can supply tiny tables.
 pub trait HarnessPatterns {
-    /// The harness a process belongs to by its comm, argv or exe (SPEC §8.1).
+    /// The harness a process belongs to by its comm, argv or exe (docs/contract.md §8.1).
     fn harness_of(&self, step: &AncestorStep) -> Option<&'static str>;
     /// Environment variables through which a harness exports its own pid.
     fn pid_exports(&self) -> &[PidExport];
@@ -133,7 +133,7 @@ fn refuse_init(owner: ResolvedOwner) -> Result<ResolvedOwner, ResolveError> {
     Err(ResolveError::NotAnOwner { named_by, pid: owner.pid, what: "init" })
 }
 
-/// Resolves the owner, most explicit first (SPEC §4.1).
+/// Resolves the owner, most explicit first (docs/contract.md §4.1).
 pub fn resolve_owner(
     query: &OwnerQuery<'_>,
     patterns: &dyn HarnessPatterns,

@@ -1,4 +1,4 @@
-//! The verdict (SPEC §5): is the recorded owner still the process running at
+//! The verdict (docs/contract.md §5): is the recorded owner still the process running at
 //! its pid? One function over a small trait of OS facts, so each rule is a
 //! table test, and `LinuxFacts`, the real implementation.
 
@@ -86,7 +86,7 @@ pub enum OpenProcessError {
 }
 
 /// Judges a recorded identity (and socket, if any) against the system now.
-/// Rules run in SPEC order. The process rules (3 to 5) judge each member of
+/// Rules run in the order of docs/contract.md §5. The process rules (3 to 5) judge each member of
 /// the owner's chain on its own: the session is dead when every member is
 /// (or the boot or the socket says so), alive when a member provably runs
 /// and nothing else is in doubt, else unknown. An owner without a chain is

@@ -1,5 +1,5 @@
 //! The ancestry walk over a real chain of processes deeper than its bound:
-//! it stops at `MAX_ANCESTRY_HOPS` steps (SPEC §4.1), each step's parent is
+//! it stops at `MAX_ANCESTRY_HOPS` steps (docs/contract.md §4.1), each step's parent is
 //! the next step, and the first step is the process it started from.
 
 use std::os::unix::process::CommandExt;

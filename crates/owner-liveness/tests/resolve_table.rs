@@ -1,4 +1,4 @@
-//! Owner resolution (SPEC §4.1) as a table: one row per rule, against a tiny
+//! Owner resolution (docs/contract.md §4.1) as a table: one row per rule, against a tiny
 //! synthetic harness table and process trees written as text, so a row
 //! reads like the situation it describes.
 
@@ -280,7 +280,7 @@ fn nothing_found_is_not_found() {
     check(Situation { flag: None, env: &[], tree: &["1000 roster-register", "900 bash"] }, "NotFound");
 }
 
-/// Every value SPEC §4.1 names as invalid, with the reason it is refused.
+/// Every value docs/contract.md §4.1 names as invalid, with the reason it is refused.
 const INVALID_PID_TEXTS: &[(&str, &str)] = &[
     ("0", "Zero"),
     ("-1", "NotCanonical"),

@@ -1,4 +1,4 @@
-//! The verdict (SPEC §5) as a table: a fake system where every fact agrees
+//! The verdict (docs/contract.md §5) as a table: a fake system where every fact agrees
 //! with the recorded identity, and one row per rule that changes one fact
 //! (or two, to show which rule wins) and names the verdict and its reason.
 

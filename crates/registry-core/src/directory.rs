@@ -1,4 +1,4 @@
-//! The roster directory (SPEC §2): where it is, its trust checks, and the
+//! The roster directory (docs/contract.md §2): where it is, its trust checks, and the
 //! verified handles every other file operation is made relative to, so a
 //! path swapped for a symlink after the check cannot redirect anything.
 
@@ -271,7 +271,7 @@ fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &
         ));
     }
     if mode & 0o077 != 0 {
-        // Read or search bits for others: quietly tighten (SPEC §2).
+        // Read or search bits for others: quietly tighten (docs/contract.md §2).
         fchmod(&fd, Mode::S_IRWXU).map_err(|errno| Error::io("chmod 700", shown, errno.into()))?;
     }
     Ok(fd)

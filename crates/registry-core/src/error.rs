@@ -1,4 +1,4 @@
-//! The registry's typed errors. Each kind knows its exit code (SPEC §6) and
+//! The registry's typed errors. Each kind knows its exit code (docs/contract.md §6) and
 //! its message names the path or value it is about and, where there is one,
 //! the fix.
 
@@ -20,8 +20,9 @@ pub enum Error {
     Busy { path: PathBuf, waited_ms: u128, holder: Option<u32> },
 
     /// An operating-system call failed (exit 1). The cause is part of the
-    /// message, not a `source`, so a `{:#}` report names it once.
-    #[error("{operation} {path}: {cause}")]
+    /// message, not a `source`, so a `{:#}` report names it once:
+    /// `writing /run/user/1000/roster/sessions/4711.json: No space left on device`.
+    #[error("{} {path}: {}", operation_in_words(operation), cause_in_words(cause))]
     Io { operation: &'static str, path: PathBuf, cause: io::Error },
 
     /// Another live (or unknown) session holds the session id (exit 3).
@@ -61,3 +62,58 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What was being done, as a message says it: `write` is "writing",
+/// `fsync directory of` is "syncing the directory of".
+fn operation_in_words(operation: &str) -> String {
+    let (verb, rest) = operation.split_once(' ').unwrap_or((operation, ""));
+    let words = match verb {
+        "fsync" => "syncing".to_owned(),
+        "stat" => "examining".to_owned(),
+        "chmod" => "setting the mode of".to_owned(),
+        "lock" => "locking".to_owned(),
+        verb if verb.ends_with('e') => format!("{}ing", &verb[..verb.len() - 1]),
+        verb => format!("{verb}ing"),
+    };
+    match (verb, rest) {
+        (_, "") => words,
+        ("fsync", "directory of") => "syncing the directory of".to_owned(),
+        ("chmod", mode) => format!("setting mode {mode} on"),
+        (_, rest) if ["of", "to", "into place"].iter().any(|tail| rest.ends_with(tail)) => {
+            format!("{words} {rest}")
+        }
+        (_, rest) => format!("{words} the {rest}"),
+    }
+}
+
+/// The OS error's text without the `(os error 28)` that follows it.
+fn cause_in_words(cause: &io::Error) -> String {
+    let text = cause.to_string();
+    match text.rfind(" (os error ") {
+        Some(start) if text.ends_with(')') => text[..start].to_owned(),
+        _ => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_errors_say_what_was_done_to_which_path() {
+        let check = |operation: &'static str, expect: &str| {
+            let error = Error::io(operation, "/r/sessions/4711.json", io::Error::from_raw_os_error(28));
+            assert_eq!(error.to_string(), format!("{expect} /r/sessions/4711.json: No space left on device"));
+        };
+        check("write", "writing");
+        check("create", "creating");
+        check("fsync", "syncing");
+        check("fsync directory of", "syncing the directory of");
+        check("rename into place", "renaming into place");
+        check("append to", "appending to");
+        check("create index entry", "creating the index entry");
+        check("chmod 600", "setting mode 600 on");
+        check("stat", "examining");
+        check("open", "opening");
+    }
+}

@@ -1,5 +1,5 @@
 //! File operations inside the verified directory: safe reads that never
-//! follow, block or trust what they should not (SPEC §2), atomic writes
+//! follow, block or trust what they should not (docs/contract.md §2), atomic writes
 //! that leave the old file or the new one and never a torn one, and the
 //! `.lock` every mutation holds.
 

@@ -1,6 +1,6 @@
 //! `hook-errors.log`: where hook-mode failures go, since a hook must stay
 //! silent on stdout and exit 0. Bounded to the last 100 lines; `roster-list`
-//! points at recent failures in its footer.
+//! points at recent failures in its notes.
 
 use crate::directory::RosterDir;
 use crate::files::{MAX_ENTRY_BYTES, read_entry, write_atomically};

@@ -1,5 +1,5 @@
 //! registry-core is the roster directory and everything done to it: the
-//! trust checks, safe reads, atomic writes and the lock (SPEC §2), the
+//! trust checks, safe reads, atomic writes and the lock (docs/contract.md §2), the
 //! record format (§3), and register, list and prune (§6.1–6.3) as library
 //! calls the binaries wrap. It stands on owner-liveness for every verdict.
 

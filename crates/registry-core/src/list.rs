@@ -1,4 +1,4 @@
-//! Listing (SPEC §6.2): every entry of `sessions/` as a row with its
+//! Listing (docs/contract.md §6.2): every entry of `sessions/` as a row with its
 //! verdict, filtered, newest `registered_at` first. One bad file never
 //! hides the others. Reads take no lock.
 

@@ -1,4 +1,4 @@
-//! Prune (SPEC §6.3) in the reaper posture: dead records go, unknown and
+//! Prune (docs/contract.md §6.3) in the reaper posture: dead records go, unknown and
 //! problem entries go only past an explicit age, alive ones never. Each
 //! candidate is re-read and re-judged under the lock just before removal.
 

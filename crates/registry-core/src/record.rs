@@ -1,4 +1,4 @@
-//! The record (SPEC §3, format 1): one session's file in `sessions/`, its
+//! The record (docs/contract.md §3, format 1): one session's file in `sessions/`, its
 //! validated field types, strict parsing into `Parsed` outcomes and the
 //! serialization that round-trips.
 
@@ -338,7 +338,7 @@ pub fn check_session_pid(session_pid: u32, file_pid: Pid) -> Result<(), String> 
     Ok(())
 }
 
-/// Parses a record file's bytes strictly (SPEC §3), checking the pid
+/// Parses a record file's bytes strictly (docs/contract.md §3), checking the pid
 /// against the file name's.
 pub fn parse_record(bytes: &[u8], file_pid: Pid) -> Parsed {
     match parse_versioned::<Record>(bytes, RECORD_FORMAT) {

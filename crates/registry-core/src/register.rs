@@ -1,4 +1,4 @@
-//! Register (SPEC §6.1): write or refresh the calling session's record,
+//! Register (docs/contract.md §6.1): write or refresh the calling session's record,
 //! keep one live owner per session id without scanning the registry, and
 //! reap a small bounded batch of dead records on the way.
 

@@ -186,7 +186,7 @@ pub fn non_utf8_name_row(roster: &RosterDir, name: &std::ffi::OsStr) -> SessionR
     }
 }
 
-/// Every key a JSON row carries (SPEC §6.2), in output order: the record's
+/// Every key a JSON row carries (docs/contract.md §6.2), in output order: the record's
 /// keys, then the verdict, problem, consent and path.
 pub const ROW_KEYS: [&str; 29] = [
     "format",
@@ -236,7 +236,7 @@ impl RowConsent<'static> {
         RowConsent { state: "none", should_arm: false, reason: "the session's record was removed" };
 }
 
-/// A row as the JSON contract has it (SPEC §6.2), borrowed from the row:
+/// A row as the JSON contract has it (docs/contract.md §6.2), borrowed from the row:
 /// every key of `ROW_KEYS` in order, `null` where absent. Serializing it
 /// writes the JSON without building a `serde_json::Value` first, which
 /// was most of the user time of listing ten thousand rows.

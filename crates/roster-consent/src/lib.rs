@@ -1,5 +1,5 @@
 //! `roster-consent`: whether the calling session accepts being messaged
-//! ("pushed to") by other tools (SPEC §6.4): `arm`, `disarm`, `status` and
+//! ("pushed to") by other tools (docs/contract.md §6.4): `arm`, `disarm`, `status` and
 //! `should-arm`. The clap `Command` lives here so xtask renders man pages
 //! and completions from the definition users run.
 
@@ -12,7 +12,7 @@ use anyhow::Context;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use cli_support::{
     BadInput, CallingOwner, Colour, CommonArgs, ErrorLookup, OutputFormat, Refused, escape_for_terminal,
-    home_relative, lookup, paint, resolve_calling_owner, run_tool, use_colour,
+    home_relative, lookup, paint, resolve_calling_owner, run_tool,
 };
 use consent::{
     AutoArmInputs, ConfigInput, ConfigOutcome, DirectorySource, MarkerEntry, MarkerFinding, MarkerState,
@@ -460,9 +460,9 @@ fn status(common: &CommonArgs, session: &SessionArgs) -> anyhow::Result<()> {
             serde_json::to_writer_pretty(&mut out, &status_json(&assessment))?;
             writeln!(out)?;
         }
-        OutputFormat::Text => {
-            out.write_all(status_text(&assessment, home_directory().as_deref(), use_colour()).as_bytes())?
-        }
+        OutputFormat::Text => out.write_all(
+            status_text(&assessment, home_directory().as_deref(), common.colour_on_stdout()).as_bytes(),
+        )?,
     }
     Ok(())
 }

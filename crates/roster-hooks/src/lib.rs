@@ -1,5 +1,5 @@
 //! `roster-hooks`: wires `roster-register` and `roster-prune` into an agent
-//! harness's own hook configuration (SPEC §8.3), and says where they are
+//! harness's own hook configuration (docs/contract.md §8.3), and says where they are
 //! wired. The editing itself lives in `harness::hook_config`; this crate is
 //! the command line around it. The clap `Command` is built here so that xtask
 //! renders man pages and completions from the definition users run.
@@ -13,9 +13,7 @@ use anyhow::Context;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use cli_support::{
-    CommonArgs, OutputFormat, escape_for_terminal, home_relative, paint, render_table, use_colour,
-};
+use cli_support::{CommonArgs, OutputFormat, escape_for_terminal, home_relative, paint, render_table};
 use harness::hook_config::{
     self, CODEX_TRUST_HINT, HookCommands, HookConfigError, HookConfigFile, HookEvent, HookHarness, HookPaths,
     HookStatus, Scope,
@@ -26,7 +24,13 @@ const TOOL: &str = "roster-hooks";
 
 /// Wire roster's session hooks into an agent harness's own configuration
 #[derive(Debug, Parser)]
-#[command(name = "roster-hooks", version, propagate_version = true)]
+#[command(
+    name = "roster-hooks",
+    version,
+    propagate_version = true,
+    subcommand_required = true,
+    arg_required_else_help = true
+)]
 struct HooksCommandLine {
     #[command(flatten)]
     common: CommonArgs,
@@ -47,7 +51,7 @@ enum Action {
         roster-hooks install codex --bin-dir /usr/local/bin")]
     Install(InstallArgs),
 
-    /// Remove exactly the hooks install added
+    /// Remove exactly the hooks install added, its backup and the directories it created
     #[command(after_long_help = "Example:\n  roster-hooks uninstall gemini-cli")]
     Uninstall(TargetArgs),
 
@@ -76,8 +80,8 @@ struct InstallArgs {
     #[command(flatten)]
     target: TargetArgs,
 
-    /// Call roster-register and roster-prune in DIR (default: the directory
-    /// roster-hooks runs from, else by name through PATH)
+    /// Call roster-register and roster-prune in DIR (default: by name through PATH in
+    /// project files, else the directory roster-hooks runs from)
     #[arg(long, value_name = "DIR")]
     bin_dir: Option<PathBuf>,
 }
@@ -142,11 +146,16 @@ pub fn command() -> clap::Command {
          .opencode/plugins/roster.js), amp ~/.config/amp/plugins/roster.ts (--scope project: \
          .amp/plugins/roster.ts) (project files are under the current directory). CLAUDE_CONFIG_DIR, \
          CODEX_HOME and XDG_CONFIG_HOME move the files of claude-code, codex and opencode. Every change to a \
-         settings file keeps the previous file as <file>.roster-backup and leaves every byte that is not \
-         roster's as it was (comments, key order, number spelling, line ends); the plugin files of opencode \
-         and amp are roster's own, written whole and removed whole.\n\n\
-         The hooks call roster-register and roster-prune by absolute path: the directory roster-hooks runs \
-         from, or --bin-dir. With --dir DIR the hooks carry --dir DIR as well; without it they use \
+         settings file leaves every byte that is not roster's as it was (comments, key order, number \
+         spelling, line ends); install keeps the previous file as <file>.roster-backup; uninstall removes \
+         roster's hooks, that backup, and a file and directories left holding nothing else, so nothing of \
+         roster's stays behind. The plugin files of opencode and amp are roster's own, written whole and \
+         removed whole.\n\n\
+         User-scope hooks call roster-register and roster-prune by absolute path: the directory \
+         roster-hooks runs from, or --bin-dir. Project-scope hooks (.claude/settings.json, \
+         .github/hooks/roster.json, the project plugin files) are committed and shared, so they call them by \
+         name through PATH unless --bin-dir is given; install and status warn when they are not on PATH. \
+         With --dir DIR the hooks carry --dir DIR as well; without it they use \
          ROSTER_DIR or the default when they run.\n\n\
          Codex runs a hook only once you trust it ({CODEX_TRUST_HINT}); roster-hooks cannot compute Codex's \
          trust hash, so it never writes trust entries, and status reports hooks Codex has not trusted. \
@@ -244,12 +253,21 @@ impl Invocation {
     }
 
     /// The commands install writes, and the warnings that go with them.
+    /// A project's file is committed and read on other machines, where this
+    /// machine's paths mean nothing: its hooks call the binaries by name,
+    /// through PATH, unless `--bin-dir` says otherwise.
     fn hook_commands(
         &self,
-        harness: HookHarness,
+        target: &HookConfigFile,
         bin_dir: Option<&Path>,
     ) -> anyhow::Result<(HookCommands, Vec<String>)> {
-        let location = locate_binaries(bin_dir)?;
+        let location = match (bin_dir, target.scope) {
+            (None, Scope::Project) => {
+                BinaryLocation { directory: None, warning: binaries_missing_from_path_warning() }
+            }
+            _ => locate_binaries(bin_dir)?,
+        };
+        let harness = target.harness;
         let roster_dir = match &self.common.dir {
             Some(dir) => Some(
                 std::path::absolute(dir)
@@ -276,7 +294,7 @@ impl Invocation {
 
 fn print_snippet(context: &Invocation, arguments: &PrintArgs) -> anyhow::Result<()> {
     let target = context.target(&arguments.target)?;
-    let (commands, warnings) = context.hook_commands(target.harness, arguments.bin_dir.as_deref())?;
+    let (commands, warnings) = context.hook_commands(&target, arguments.bin_dir.as_deref())?;
     let notes = harness_notes(&target, false);
     if let Some(plugin) = hook_config::plugin_text(target.harness, &commands) {
         context.warn(&warnings);
@@ -333,7 +351,7 @@ fn print_snippet(context: &Invocation, arguments: &PrintArgs) -> anyhow::Result<
 
 fn install(context: &Invocation, arguments: &InstallArgs) -> anyhow::Result<()> {
     let target = context.target(&arguments.target)?;
-    let (commands, warnings) = context.hook_commands(target.harness, arguments.bin_dir.as_deref())?;
+    let (commands, warnings) = context.hook_commands(&target, arguments.bin_dir.as_deref())?;
     let outcome =
         hook_config::install(&target, &commands).with_context(|| format!("install {}", target.harness))?;
     let notes = harness_notes(&target, true);
@@ -386,7 +404,8 @@ fn install(context: &Invocation, arguments: &InstallArgs) -> anyhow::Result<()> 
 
 fn uninstall(context: &Invocation, arguments: &TargetArgs) -> anyhow::Result<()> {
     let target = context.target(arguments)?;
-    let outcome = hook_config::uninstall(&target).with_context(|| format!("uninstall {}", target.harness))?;
+    let outcome = hook_config::uninstall(&target, &context.paths)
+        .with_context(|| format!("uninstall {}", target.harness))?;
     let mut notes = Vec::new();
     if target.harness == HookHarness::Codex && outcome.changed && context.paths.codex_config_toml().exists() {
         notes.push(format!(
@@ -404,7 +423,12 @@ fn uninstall(context: &Invocation, arguments: &TargetArgs) -> anyhow::Result<()>
             "scope": target.scope.as_str(),
             "path": target.path.to_string_lossy(),
             "changed": outcome.changed,
-            "backup": outcome.backup.as_ref().map(|backup| backup.to_string_lossy()),
+            "removed_backup": outcome.removed_backup.as_ref().map(|backup| backup.to_string_lossy()),
+            "removed_directories": outcome
+                .removed_directories
+                .iter()
+                .map(|directory| directory.to_string_lossy())
+                .collect::<Vec<_>>(),
             "removed_file": outcome.removed_file,
             "restored_backup": outcome.restored_backup,
             "notes": notes,
@@ -424,8 +448,11 @@ fn uninstall(context: &Invocation, arguments: &TargetArgs) -> anyhow::Result<()>
         } else {
             writeln!(out, "removed roster hooks for {harness} from {shown}")?;
         }
-        if let Some(backup) = &outcome.backup {
-            writeln!(out, "  previous file kept as {}", context.shown(backup))?;
+        if let Some(backup) = &outcome.removed_backup {
+            writeln!(out, "  removed install's backup {}", context.shown(backup))?;
+        }
+        for directory in &outcome.removed_directories {
+            writeln!(out, "  removed the empty directory {}", context.shown(directory))?;
         }
         write_notes(&mut out, &notes)?;
     }
@@ -460,6 +487,13 @@ fn status(context: &Invocation, arguments: &StatusArgs) -> anyhow::Result<()> {
     }
     let statuses: Vec<HookStatus> =
         targets.iter().map(|target| hook_config::status(target, &context.paths)).collect();
+    let any_installed = statuses.iter().any(|status| {
+        use hook_config::HookState;
+        matches!(status.state, HookState::Installed | HookState::PartlyInstalled | HookState::Untrusted)
+    });
+    if any_installed {
+        context.warn(&binaries_missing_from_path_warning().into_iter().collect::<Vec<_>>());
+    }
     if context.common.quiet {
         return Ok(());
     }
@@ -491,7 +525,7 @@ fn status(context: &Invocation, arguments: &StatusArgs) -> anyhow::Result<()> {
                 ]
             })
             .collect();
-        let colour = use_colour();
+        let colour = context.common.colour_on_stdout();
         let paint_state = |column: usize, cell: &str| {
             if column != 2 {
                 return cell.to_owned();
@@ -544,6 +578,35 @@ fn locate_binaries(bin_dir: Option<&Path>) -> anyhow::Result<BinaryLocation> {
              name: they must be on the PATH the harness runs its hooks with (or pass --bin-dir DIR)",
             directory.display()
         )),
+    })
+}
+
+/// The binaries the hooks call.
+const HOOK_BINARIES: [&str; 2] = ["roster-register", "roster-prune"];
+
+/// A warning naming the hook binaries that are not on PATH, if any: hooks
+/// that call them by name fail until they are.
+fn binaries_missing_from_path_warning() -> Option<String> {
+    let missing: Vec<&str> = HOOK_BINARIES.into_iter().filter(|name| find_on_path(name).is_none()).collect();
+    if missing.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{} {} not on PATH, so hooks that call {} by name fail; install roster (`cargo xtask install`, or the \
+         Debian package) or install the hooks with --bin-dir DIR",
+        missing.join(" and "),
+        if missing.len() == 1 { "is" } else { "are" },
+        if missing.len() == 1 { "it" } else { "them" },
+    ))
+}
+
+/// The executable `name` in the first PATH directory that holds one.
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|directory| directory.join(name)).find(|candidate| {
+        std::fs::metadata(candidate)
+            .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
     })
 }
 

@@ -47,8 +47,13 @@ impl Sandbox {
     }
 
     fn run_program(&self, program: &Path, arguments: &[&str]) -> Output {
+        self.run_with_path(program, arguments, &std::env::var("PATH").unwrap_or_default())
+    }
+
+    fn run_with_path(&self, program: &Path, arguments: &[&str], path: &str) -> Output {
         Command::new(program)
             .args(arguments)
+            .env("PATH", path)
             .current_dir(self.path("project"))
             .env("HOME", self.path("home"))
             .env("NO_COLOR", "1")
@@ -106,6 +111,8 @@ fn install_status_uninstall_for_each_harness() {
         let removed = sandbox.run(&["uninstall", harness]);
         assert_eq!(code(&removed), 0, "{harness}: {}", stderr(&removed));
         assert!(!file.exists(), "{harness}: install created the file, uninstall removes it");
+        assert!(!file.parent().unwrap().exists(), "{harness}: and the directory it created for it");
+        assert!(sandbox.path("home").exists() && sandbox.path("project").exists(), "{harness}");
         let after = json_of(&sandbox.run(&["status", harness, "--json"]));
         assert_eq!(after[0]["state"], "not-installed", "{harness}");
     }
@@ -141,6 +148,8 @@ fn install_json_reports_change_and_backup() {
     let removed = json_of(&sandbox.run(&["uninstall", "claude-code", "--json"]));
     assert_eq!(removed["changed"], true);
     assert_eq!(removed["restored_backup"], true);
+    assert_eq!(removed["removed_backup"], backup, "uninstall removes install's backup");
+    assert!(!Path::new(backup).exists());
     assert_eq!(removed["removed_file"], false);
     assert_eq!(fs::read_to_string(&settings).unwrap(), "{\"model\": \"opus\"}\n");
 }
@@ -345,5 +354,54 @@ fn without_neighbours_the_hooks_use_path_and_say_so() {
     assert_eq!(
         settings["hooks"]["SessionStart"][0]["hooks"][0]["command"],
         "roster-register --hook claude-code"
+    );
+}
+
+/// Project files are committed and used on other machines: their hooks call
+/// the binaries by name, even when roster-hooks runs next to them, and
+/// install and status say so when PATH lacks them.
+#[test]
+fn project_hooks_call_the_binaries_by_name_and_warn_when_path_lacks_them() {
+    let sandbox = Sandbox::new();
+    let program = roster_hooks_in(&sandbox.path("bin"));
+    let without_bin = "/usr/bin:/bin";
+    for (harness, file) in
+        [("claude-code", "project/.claude/settings.json"), ("copilot", "project/.github/hooks/roster.json")]
+    {
+        let output =
+            sandbox.run_with_path(&program, &["install", harness, "--scope", "project"], without_bin);
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+        assert!(
+            stderr(&output).contains("roster-register and roster-prune are not on PATH"),
+            "{harness}: {}",
+            stderr(&output)
+        );
+        let text = fs::read_to_string(sandbox.path(file)).unwrap();
+        assert!(text.contains("\"roster-register --hook "), "{harness}: {text}");
+        assert!(text.contains("\"roster-prune --current --hook "), "{harness}: {text}");
+        assert!(!text.contains(&sandbox.bin_dir()), "{harness}: a machine's path in a project file: {text}");
+    }
+    let status = sandbox.run_with_path(&program, &["status", "--json"], without_bin);
+    assert_eq!(code(&status), 0);
+    assert!(stderr(&status).contains("not on PATH"), "{}", stderr(&status));
+    assert_eq!(json_of(&status)[1]["state"], "installed", "status JSON stays an array of rows");
+
+    let with_bin = format!("{}:/usr/bin:/bin", sandbox.bin_dir());
+    for name in ["roster-register", "roster-prune"] {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(sandbox.path("bin").join(name), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let status = sandbox.run_with_path(&program, &["status"], &with_bin);
+    assert_eq!(stderr(&status), "", "no warning when PATH has them");
+
+    let pinned = sandbox.run_with_path(
+        &program,
+        &["install", "copilot", "--bin-dir", &sandbox.bin_dir(), "--json"],
+        without_bin,
+    );
+    assert_eq!(
+        json_of(&pinned)["commands"]["session_start"],
+        format!("{}/roster-register --hook copilot", sandbox.bin_dir()),
+        "--bin-dir still pins the path"
     );
 }

@@ -1,33 +1,28 @@
 //! `roster-list`: which agent sessions run on this machine right now, each
-//! with a verdict that a reused pid or a stale file cannot fool (SPEC §6.2).
+//! with a verdict that a reused pid or a stale file cannot fool (docs/contract.md §6.2).
 //! The clap `Command` lives here so xtask renders man pages and
 //! completions from the definition users run.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
 use cli_support::{
     BadInput, Colour, CommonArgs, OutputFormat, escape_for_terminal, format_age, home_relative,
-    open_roster_for_reading, paint, render_table, run_tool, use_colour,
+    open_roster_for_reading, paint, render_table, run_tool,
 };
 use consent::{ConsentDecider, SessionConsent};
 use harness::Harness;
-use owner_liveness::Liveness;
-use registry_core::{
-    HOOK_LOG_NAME, ListFilter, Listing, RosterDir, SessionRow, Timestamp, list_sessions, recent_hook_errors,
-};
+use registry_core::{ListFilter, Listing, RosterDir, SessionRow, Timestamp, list_sessions};
+
+mod notes;
 
 mod watch;
 
 pub use watch::{EVENT_SCHEMA, EventKind};
 
 const TOOL: &str = "roster-list";
-
-/// How far back the footer looks for hook failures.
-const HOOK_ERROR_WINDOW: Duration = Duration::from_secs(24 * 3600);
 
 /// List the agent sessions running on this machine
 #[derive(Debug, Parser)]
@@ -117,10 +112,16 @@ those owners again on every change of the registry. --until-gone PID|SESSION_ID 
 no live session has that owner pid or session id, then exits 0 (at once when there is none).
 
 Filters: --agent, --harness and --session-id given \"\" select the sessions without that value \
-(anonymous, unknown harness, no session id). With filters that match nothing the footer says \
+(anonymous, unknown harness, no session id). With filters that match nothing stderr says \
 `no sessions match` and names them; `no sessions registered` means the registry holds none.
 
-Text output: a `?` after a pid marks an owner that was named by hand (--pid, ROSTER_SESSION_PID) \
+Notes: what to act on (dead sessions hidden, unknown and untrusted entries, hook failures from \
+hook-errors.log) goes to stderr, never among the rows, each note once per cause (the roster \
+directory's .notes-shown.json remembers what was said). With --format json stderr carries every \
+current note on every call as one line {\"notes\":[{\"kind\":...,\"message\":...}]}, and stdout stays \
+the array of rows. -q silences them.
+
+Text output: a `?` after a pid marks an owner that was named by hand (roster-register --pid) \
 and is not the registering process or one of its ancestors; `roster-consent arm` refuses it (only a \
 session itself may arm; the repository's auto_arm still counts). A problem \
 entry shows its kind, its path and why it is not believed.
@@ -182,11 +183,47 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
             writeln!(out)?;
         }
         OutputFormat::Text => {
-            let text = render_text(&listing, &consents, roster.as_ref(), &args, use_colour());
+            let text = render_text(&listing, &consents, args.common.colour_on_stdout());
             out.write_all(text.as_bytes())?;
         }
     }
     out.flush()?;
+    drop(out);
+    if !args.common.quiet {
+        report_notes(&listing, roster.as_ref(), &args)?;
+    }
+    Ok(())
+}
+
+/// Says on stderr what the reader should know beyond the rows: for a
+/// script, every current note as one JSON line; for people, why the table
+/// is empty, what its marks mean, and each note once per cause.
+fn report_notes(listing: &Listing, roster: Option<&RosterDir>, args: &ListArgs) -> anyhow::Result<()> {
+    let mut err = std::io::stderr().lock();
+    if args.common.output_format() == OutputFormat::Json {
+        if let Some(roster) = roster {
+            let notes = notes::current_notes(listing, roster, None);
+            if !notes.is_empty() {
+                writeln!(err, "{}", notes::notes_json_line(&notes))?;
+            }
+        }
+        return Ok(());
+    }
+    let home = cli_support::process_env_os("HOME").map(PathBuf::from);
+    let mut lines = listing_remarks(listing, roster, &filter_words(args, home.as_deref()));
+    let mut shown_state = None;
+    if let Some(roster) = roster {
+        let (unseen, state) = notes::unseen_notes(listing, roster);
+        lines.extend(unseen.into_iter().map(|note| note.message));
+        shown_state = state.map(|state| (roster, state));
+    }
+    let colour = args.common.colour_on_stderr();
+    for line in lines {
+        writeln!(err, "{}", paint(&line, Colour::Dim, colour))?;
+    }
+    if let Some((roster, state)) = shown_state {
+        notes::remember_shown(roster, &state);
+    }
     Ok(())
 }
 
@@ -218,13 +255,7 @@ fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
     })
 }
 
-fn render_text(
-    listing: &Listing,
-    consents: &[SessionConsent],
-    roster: Option<&RosterDir>,
-    args: &ListArgs,
-    colour: bool,
-) -> String {
+fn render_text(listing: &Listing, consents: &[SessionConsent], colour: bool) -> String {
     let home = cli_support::process_env_os("HOME").map(PathBuf::from);
     let now = Timestamp::now();
     let mut text = String::new();
@@ -242,13 +273,6 @@ fn render_text(
             (3, "unknown") => paint(cell, Colour::Yellow, colour),
             _ => cell.to_owned(),
         }));
-    }
-    if args.common.quiet {
-        return text;
-    }
-    for line in footer(listing, roster, &filter_words(args, home.as_deref()), now) {
-        text.push_str(&paint(&line, Colour::Dim, colour));
-        text.push('\n');
     }
     text
 }
@@ -331,8 +355,9 @@ fn filter_words(args: &ListArgs, home: Option<&Path>) -> String {
     words.join(" ")
 }
 
-/// Lines naming what the reader should act on.
-fn footer(listing: &Listing, roster: Option<&RosterDir>, filters: &str, now: Timestamp) -> Vec<String> {
+/// What a person needs to read the listing, said on every call: why it
+/// is empty, and what the unverified mark means.
+fn listing_remarks(listing: &Listing, roster: Option<&RosterDir>, filters: &str) -> Vec<String> {
     let mut lines = Vec::new();
     let Some(roster) = roster else {
         lines.push("no sessions: nothing was ever registered here (roster-register adds one)".to_owned());
@@ -360,32 +385,6 @@ fn footer(listing: &Listing, roster: Option<&RosterDir>, filters: &str, now: Tim
              itself may arm)",
             plural(unverified),
             if unverified == 1 { "it" } else { "them" }
-        ));
-    }
-    if listing.dead_hidden > 0 {
-        lines.push(format!(
-            "{} dead session{} hidden: `roster-list --all` shows them, `roster-prune` removes them",
-            listing.dead_hidden,
-            plural(listing.dead_hidden)
-        ));
-    }
-    let unknown = listing.rows.iter().filter(|row| row.liveness() == Liveness::Unknown).count();
-    if unknown > 0 {
-        let problems = listing.rows.iter().filter(|row| row.problem.is_some()).count();
-        let problem_note =
-            if problems > 0 { format!(" ({problems} of them problem entries)") } else { String::new() };
-        lines.push(format!(
-            "{unknown} unknown entr{}{problem_note}: only `roster-prune --older-than DURATION` removes them",
-            if unknown == 1 { "y" } else { "ies" }
-        ));
-    }
-    let (failures, last) = recent_hook_errors(roster, now, HOOK_ERROR_WINDOW);
-    if failures > 0 {
-        lines.push(format!(
-            "{failures} hook failure{} in the last day, see {}; last: {}",
-            plural(failures),
-            escape_for_terminal(&roster.path().join(HOOK_LOG_NAME).display().to_string()),
-            escape_for_terminal(last.as_deref().unwrap_or(""))
         ));
     }
     lines

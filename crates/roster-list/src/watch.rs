@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use cli_support::{
     Colour, OutputFormat, escape_for_terminal, home_relative, local_clock, paint, process_env_os,
-    roster_directory_choice, use_colour,
+    roster_directory_choice,
 };
 use consent::{ConsentDecider, SessionConsent};
 use owner_liveness::{Liveness, Pid};
@@ -118,7 +118,7 @@ pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
         watched_processes: HashMap::new(),
         target: args.until_gone.clone(),
         out: std::io::stdout().lock(),
-        colour: use_colour(),
+        colour: args.common.colour_on_stdout(),
         home: process_env_os("HOME").map(PathBuf::from),
         path,
     };
@@ -162,8 +162,7 @@ impl Watcher<'_> {
                 OutputFormat::Text => {
                     let consents: Vec<SessionConsent> =
                         listing.rows.iter().map(|row| self.known[&row.file_name].consent.clone()).collect();
-                    let text =
-                        crate::render_text(&listing, &consents, self.roster.as_ref(), self.args, self.colour);
+                    let text = crate::render_text(&listing, &consents, self.colour);
                     self.out.write_all(text.as_bytes())?;
                 }
             }

@@ -1,4 +1,4 @@
-//! `roster-prune`: removes what is provably gone (SPEC §6.3) in the reaper
+//! `roster-prune`: removes what is provably gone (docs/contract.md §6.3) in the reaper
 //! posture, and, with `--current`, the calling session's own record as a
 //! session-end hook (§8.2). The clap `Command` lives here so xtask renders
 //! man pages and completions from the definition users run.
@@ -42,7 +42,7 @@ pub struct PruneArgs {
     #[command(flatten)]
     pub common: CommonArgs,
 
-    /// Also remove unknown and problem entries older than DURATION (90m, 36h, 7d)
+    /// Also remove unknown and problem entries older than DURATION (90m, 36h, 7d, 2w)
     #[arg(long, value_name = "DURATION")]
     pub older_than: Option<String>,
 
@@ -71,6 +71,10 @@ Examples:
     roster-prune --older-than 7d --dry-run
   As Claude Code's SessionEnd hook (what `roster-hooks install claude-code` writes):
     roster-prune --current --hook claude-code
+
+Environment (a variable set to the empty string counts as unset):
+  ROSTER_DIR           roster directory (below --dir)
+  ROSTER_SESSION_PID   owner pid for --current (below --pid)
 
 JSON: {\"removed\": [rows as roster-list shows them], \"dead_removed\": N, \"unknown_removed\": N, \
 \"kept\": N, \"temp_removed\": N, \"consent_removed\": N}.

@@ -1,5 +1,5 @@
 //! `roster-register`: writes or refreshes the calling session's record
-//! (SPEC §6.1), by hand or from a harness's session-start hook (§8.2).
+//! (docs/contract.md §6.1), by hand or from a harness's session-start hook (§8.2).
 //! The clap `Command` lives here so xtask renders man pages and
 //! completions from the definition users run.
 

@@ -193,12 +193,12 @@ impl Sandbox {
         fs::set_permissions(&self.roster, fs::Permissions::from_mode(0o700)).expect("chmod 0700");
     }
 
-    /// `roster-list` in text form: its stdout.
-    pub fn list_text(&self) -> String {
+    /// What `roster-list` says on stderr beside its table: its notes.
+    pub fn list_notes(&self) -> String {
         let finished =
             run_to_completion(self.roster_command("roster-list"), StdinFeed::Null, MACHINE_DEADLINE);
         assert!(finished.status.success(), "roster-list failed: {}", finished.stderr_text());
-        finished.stdout_text()
+        finished.stderr_text()
     }
 
     /// A live process that is nobody's harness, to name with `--pid`. Killed on drop.

@@ -1,6 +1,15 @@
 //! Shell completion scripts for one binary, one per shell clap_complete
 //! supports, named the way each shell expects to find them.
+//!
+//! clap_complete renders from the clap `Command`, which knows flags,
+//! subcommands and fixed value sets but not the values roster knows at run
+//! time. Before rendering, the command is given what completion needs:
+//! harness names for `--harness` and `--hook`, and a stand-in value for a
+//! pid that each shell's script then completes from the live processes in
+//! `/proc`. After rendering, the bash script gets a fix for a clap_complete
+//! bug (see [`fix_hyphenated_bash_dispatch`]).
 
+use clap::builder::PossibleValuesParser;
 use clap_complete::{Generator, Shell};
 
 /// Every shell a completion script is generated for, in file order.
@@ -16,8 +25,13 @@ pub struct CompletionScript {
     pub script: Vec<u8>,
 }
 
+/// The value clap_complete is told a pid flag takes besides `parent`; each
+/// shell's script replaces it with the live pids.
+const LIVE_PIDS_STAND_IN: &str = "ROSTER_LIVE_PIDS";
+
 /// `binary`'s completion scripts, one per shell in [`SHELLS`].
 pub fn render_completions(binary: &'static str, command: &clap::Command) -> Vec<CompletionScript> {
+    let command = with_value_completions(command.clone());
     SHELLS
         .into_iter()
         .map(|shell| {
@@ -25,7 +39,140 @@ pub fn render_completions(binary: &'static str, command: &clap::Command) -> Vec<
             let mut script = Vec::new();
             // Writing into a Vec cannot fail, so generate's panic on a write error cannot fire.
             clap_complete::generate(shell, &mut command, binary, &mut script);
-            CompletionScript { binary, shell, file_name: shell.file_name(binary), script }
+            let script = String::from_utf8(script).expect("clap_complete writes UTF-8");
+            let script = match shell {
+                Shell::Bash => with_bash_live_pids(&fix_hyphenated_bash_dispatch(&script, binary)),
+                Shell::Zsh => with_zsh_live_pids(&script),
+                Shell::Fish => with_fish_live_pids(&with_fish_positional_values(&script, binary, &command)),
+                _ => script,
+            };
+            assert!(
+                !script.contains(LIVE_PIDS_STAND_IN),
+                "the {shell} script of {binary} still holds {LIVE_PIDS_STAND_IN}: clap_complete changed how \
+                 it writes values; teach completions.rs the new shape"
+            );
+            CompletionScript {
+                binary,
+                shell,
+                file_name: shell.file_name(binary),
+                script: script.into_bytes(),
+            }
         })
         .collect()
+}
+
+/// The command as completion sees it: every value a flag takes that roster
+/// can name is a possible value. Only completion gets these: the binaries
+/// parse the values themselves and answer a wrong one with what to do.
+fn with_value_completions(command: clap::Command) -> clap::Command {
+    let harness_names: Vec<&'static str> =
+        harness::Harness::ALL.iter().map(|harness| harness.as_str()).collect();
+    let hook_targets: Vec<&'static str> = harness_names.iter().copied().chain(["auto"]).collect();
+    command
+        .mut_args(|argument| match argument.get_long() {
+            Some("harness") => argument.value_parser(PossibleValuesParser::new(harness_names.clone())),
+            Some("hook") => argument.value_parser(PossibleValuesParser::new(hook_targets.clone())),
+            Some("pid") => argument.value_parser(PossibleValuesParser::new(["parent", LIVE_PIDS_STAND_IN])),
+            _ => argument,
+        })
+        .mut_subcommands(with_value_completions)
+}
+
+/// clap_complete 4.6.12 names the states of its bash dispatch two ways
+/// when the binary's name has a hyphen (clap-rs/clap#6421, fixed upstream
+/// by PR #6428 but not in a release yet): the loop that reads the words
+/// arrives at `roster__consent__subcmd__arm`, the arm that completes the
+/// subcommand is labelled `roster__subcmd__consent__subcmd__arm`. No arm
+/// matches, so nothing after a subcommand completes. Relabelling the arms
+/// the way the loop spells them is the upstream fix; on a script without
+/// the bug it changes nothing.
+pub fn fix_hyphenated_bash_dispatch(script: &str, binary: &str) -> String {
+    let loop_spelling = format!("{}__subcmd__", binary.replace('-', "__"));
+    let arm_spelling = format!("{}__subcmd__", binary.replace('-', "__subcmd__"));
+    if loop_spelling == arm_spelling {
+        return script.to_owned();
+    }
+    script.replace(&arm_spelling, &loop_spelling)
+}
+
+/// fish: clap_complete writes no completions for positional arguments
+/// (`roster-hooks install <HARNESS>`), so one line per subcommand offers a
+/// positional's possible values until one of them is given.
+fn with_fish_positional_values(script: &str, binary: &str, command: &clap::Command) -> String {
+    let condition = format!("__fish_{}_using_subcommand", binary.replace('-', "_"));
+    let mut lines = String::new();
+    for subcommand in command.get_subcommands() {
+        for positional in subcommand.get_positionals() {
+            let values: Vec<String> = positional
+                .get_possible_values()
+                .iter()
+                .filter(|value| !value.is_hide_set())
+                .map(|value| value.get_name().to_owned())
+                .collect();
+            if values.is_empty() {
+                continue;
+            }
+            let values = values.join(" ");
+            lines.push_str(&format!(
+                "complete -c {binary} -n \"{condition} {}; and not __fish_seen_subcommand_from {values}\" -f -a \"{values}\"\n",
+                subcommand.get_name()
+            ));
+        }
+    }
+    if !lines.is_empty() {
+        assert!(
+            script.contains(&condition),
+            "clap_complete's fish script for {binary} no longer defines {condition}"
+        );
+    }
+    format!("{script}{lines}")
+}
+
+/// bash: `compgen -W "parent ROSTER_LIVE_PIDS"` offers `parent` and the
+/// numeric entries of `/proc` but pid 1, which is never an owner.
+fn with_bash_live_pids(script: &str) -> String {
+    script.replace(LIVE_PIDS_STAND_IN, "$(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)")
+}
+
+/// zsh: the value list `(parent ROSTER_LIVE_PIDS)` becomes a function that
+/// offers `parent` and the live pids but 1, defined at the top of the script.
+fn with_zsh_live_pids(script: &str) -> String {
+    let function = "_roster_live_pids() {\n    compadd -- parent /proc/<2->(N:t)\n}\n";
+    let script = script.replace(&format!("(parent {LIVE_PIDS_STAND_IN})"), "_roster_live_pids");
+    match script.split_once("autoload -U is-at-least\n") {
+        Some((head, tail)) => format!("{head}autoload -U is-at-least\n\n{function}{tail}"),
+        None => script,
+    }
+}
+
+/// fish: the candidates `"parent ROSTER_LIVE_PIDS"` are expanded when
+/// completing, so the stand-in becomes a call of a function defined at the
+/// top of the script.
+fn with_fish_live_pids(script: &str) -> String {
+    let function = "function __fish_roster_live_pids\n    \
+        string replace -- /proc/ '' /proc/* | string match --regex -- '^(?:[2-9]|[1-9][0-9]+)$'\nend\n\n";
+    format!("{function}{}", script.replace(LIVE_PIDS_STAND_IN, "(__fish_roster_live_pids)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pins clap-rs/clap#6421 in the clap_complete we build with: when this
+    /// fails, a release fixed it, and [`fix_hyphenated_bash_dispatch`] can go.
+    #[test]
+    fn clap_complete_still_labels_hyphenated_bash_arms_wrongly() {
+        let mut command = clap::Command::new("my-app").subcommand(
+            clap::Command::new("thunder").arg(clap::Arg::new("lightning").long("lightning").num_args(0)),
+        );
+        let mut script = Vec::new();
+        clap_complete::generate(Shell::Bash, &mut command, "my-app", &mut script);
+        let script = String::from_utf8(script).unwrap();
+        assert!(script.contains("cmd=\"my__app__subcmd__thunder\""), "{script}");
+        assert!(script.contains("my__subcmd__app__subcmd__thunder)"), "{script}");
+        let fixed = fix_hyphenated_bash_dispatch(&script, "my-app");
+        assert!(fixed.contains("        my__app__subcmd__thunder)"), "{fixed}");
+        assert!(!fixed.contains("my__subcmd__app"), "{fixed}");
+        assert_eq!(fix_hyphenated_bash_dispatch(&script, "myapp"), script);
+    }
 }

@@ -37,9 +37,8 @@ pub fn render_binary_page(manual: &BinaryManual) -> anyhow::Result<String> {
     let mut page = apostrophe_preamble();
     page.push_str(&title_line(manual.binary, "1", &version));
     page.push_str(&clap_mangen_section(manual.binary, |out| man.render_name_section(out))?);
-    page.push_str(&clap_mangen_section(manual.binary, |out| man.render_synopsis_section(out))?);
-
     let mut roff = Roff::new();
+    render_synopsis(&mut roff, &command);
     render_description(&mut roff, &command);
     page.push_str(&render_without_preamble(&roff));
 
@@ -246,12 +245,58 @@ fn render_subcommands(roff: &mut Roff, command: &clap::Command) {
     }
 }
 
-/// One `.TP` entry for an option or positional argument of a subcommand.
-fn render_argument(roff: &mut Roff, argument: &clap::Arg) {
-    let value_names: Vec<String> = argument
+/// SYNOPSIS: the binary and every option with the name of its value
+/// (`[--dir DIR]`, which clap_mangen's synopsis leaves out), then the
+/// positionals and the subcommand.
+fn render_synopsis(roff: &mut Roff, command: &clap::Command) {
+    roff.control("SH", ["SYNOPSIS"]);
+    let mut line: Vec<Inline> = vec![bold(command.get_name())];
+    let arguments = command.get_arguments().filter(|argument| !argument.is_hide_set());
+    let (positionals, options): (Vec<&clap::Arg>, Vec<&clap::Arg>) =
+        arguments.partition(|argument| argument.is_positional());
+    for option in options {
+        line.push(roman(" ["));
+        let names: Vec<String> = option
+            .get_short()
+            .map(|short| format!("-{short}"))
+            .into_iter()
+            .chain(option.get_long().map(|long| format!("--{long}")))
+            .collect();
+        for (index, name) in names.iter().enumerate() {
+            if index > 0 {
+                line.push(roman("|"));
+            }
+            line.push(bold(name.as_str()));
+        }
+        if option.get_num_args().is_some_and(|range| range.takes_values()) {
+            line.push(roman(" "));
+            line.push(italic(value_names(option).join(" ")));
+        }
+        line.push(roman("]"));
+    }
+    for positional in positionals {
+        let (open, close) = if positional.is_required_set() { ("<", ">") } else { ("[", "]") };
+        line.push(roman(" "));
+        line.push(italic(format!("{open}{}{close}", value_names(positional).join(" "))));
+    }
+    if command.has_subcommands() {
+        line.push(roman(" "));
+        line.push(italic("<COMMAND>"));
+    }
+    roff.text(line);
+}
+
+/// The names an argument's values are shown with: its value names, else its id.
+fn value_names(argument: &clap::Arg) -> Vec<String> {
+    argument
         .get_value_names()
         .map(|names| names.iter().map(|name| name.to_string()).collect())
-        .unwrap_or_else(|| vec![argument.get_id().as_str().to_uppercase()]);
+        .unwrap_or_else(|| vec![argument.get_id().as_str().to_uppercase()])
+}
+
+/// One `.TP` entry for an option or positional argument of a subcommand.
+fn render_argument(roff: &mut Roff, argument: &clap::Arg) {
+    let value_names = value_names(argument);
     let takes_values = argument.get_num_args().is_some_and(|range| range.takes_values());
 
     let mut header: Vec<Inline> = Vec::new();

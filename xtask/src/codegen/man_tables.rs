@@ -72,7 +72,7 @@ const SEE_ALSO_ALL: [&str; 6] = [
     "roster-hooks(1)",
 ];
 
-// Exit statuses shared by the tools (SPEC section 6).
+// Exit statuses shared by the tools (docs/contract.md §6).
 
 const EXIT_DONE: ExitStatus = ExitStatus { code: "0", meaning: "Done." };
 const EXIT_FAILED: ExitStatus = ExitStatus {

@@ -1,4 +1,4 @@
-//! The invariants of SPEC §10 the soak checks, each one a named result:
+//! The invariants of docs/contract.md §10 the soak checks, each one a named result:
 //! what was seen during the run (every listing) and what is on disk after
 //! a final prune.
 
@@ -268,7 +268,7 @@ fn no_old_temporary(
     ))
 }
 
-/// The hook failure log stays bounded however many hooks failed (SPEC §2).
+/// The hook failure log stays bounded however many hooks failed (docs/contract.md §2).
 fn hook_log_bounded(soak: &Soak) -> anyhow::Result<InvariantResult> {
     let path = soak.roster.join(HOOK_LOG_NAME);
     let lines = match std::fs::read(&path) {

@@ -1,7 +1,7 @@
 //! Session owners for the soak: real processes that can run
 //! `roster-consent` as their own children, because consent is only ever
 //! given by a verified owner, the caller itself or one of its ancestors
-//! (SPEC §4.1, §6.4). Each owner is this very xtask binary re-executed in
+//! (docs/contract.md §4.1, §6.4). Each owner is this very xtask binary re-executed in
 //! an owner role: it reads one command per line on stdin, runs
 //! `roster-consent <verb> --pid parent`, and answers one line on stdout.
 //! It exits when stdin closes, so an owner never outlives the soak.

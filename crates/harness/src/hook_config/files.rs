@@ -44,8 +44,12 @@ pub struct UninstallOutcome {
     pub file_existed: bool,
     /// False when there was no file or no roster hook in it.
     pub changed: bool,
-    /// Where the file as it was before uninstall was copied.
-    pub backup: Option<PathBuf>,
+    /// The backup install kept (`<file>.roster-backup`), removed: after
+    /// uninstall nothing of roster's stays behind.
+    pub removed_backup: Option<PathBuf>,
+    /// Directories left empty by removing the file, removed (the ones
+    /// install creates for a new file), innermost first.
+    pub removed_directories: Vec<PathBuf>,
     /// True when the file held nothing but roster's hooks and was removed.
     pub removed_file: bool,
     /// True when the backup install made was put back byte for byte, because
@@ -151,14 +155,17 @@ pub fn install(target: &HookConfigFile, commands: &HookCommands) -> Result<Insta
     Ok(outcome)
 }
 
-/// Removes exactly the hooks install added. When the file, without them,
-/// still means what the backup install made means, the backup is put back
-/// byte for byte (the user's formatting included); otherwise roster's entries
-/// are cut out, and a file left with nothing of the user's is removed. The
-/// file as it was before uninstall is kept as `<file>.roster-backup`.
-pub fn uninstall(target: &HookConfigFile) -> Result<UninstallOutcome, HookConfigError> {
+/// Removes exactly the hooks install added, and what install left beside
+/// them. When the file, without the hooks, still means what the backup
+/// install made means, the backup is put back byte for byte (the user's
+/// formatting included); otherwise roster's entries are cut out, and a file
+/// left with nothing of the user's is removed, with the directories that
+/// held only it up to the home or project directory (`paths`). The backup
+/// `<file>.roster-backup` is removed in every case: the file itself now
+/// holds all of the user's that it held.
+pub fn uninstall(target: &HookConfigFile, paths: &HookPaths) -> Result<UninstallOutcome, HookConfigError> {
     if target.harness.uses_plugin_file() {
-        return uninstall_plugin(target);
+        return uninstall_plugin(target, paths);
     }
     let existing = read_existing(&target.path)?;
     let mut outcome = UninstallOutcome {
@@ -166,37 +173,83 @@ pub fn uninstall(target: &HookConfigFile) -> Result<UninstallOutcome, HookConfig
         written_path: target.path.clone(),
         file_existed: existing.is_some(),
         changed: false,
-        backup: None,
+        removed_backup: None,
+        removed_directories: Vec::new(),
         removed_file: false,
         restored_backup: false,
     };
-    let Some(file) = existing else { return Ok(outcome) };
+    let Some(file) = existing else {
+        outcome.removed_backup = remove_backup(&backup_path_for(&target.path))?;
+        return Ok(outcome);
+    };
     outcome.written_path = file.real_path.clone();
     let before = parse_existing(target, &file)?;
     let after_text = remove_from_text(target.harness, file_text(target, &file)?)
         .map_err(|reason| HookConfigError::unusable(&target.path, reason))?;
     let after = parse_hook_document(target.harness, after_text.as_bytes())
         .map_err(|reason| HookConfigError::unusable(&target.path, reason))?;
-    if after == before {
-        return Ok(outcome);
-    }
     let backup = backup_path_for(&file.real_path);
-    let restorable = restorable_backup(target.harness, &backup, &after);
-    write_atomically(&backup, &file.bytes, file.mode)?;
-    outcome.backup = Some(backup);
-    outcome.changed = true;
-    if let Some(original) = restorable {
-        write_atomically(&file.real_path, &original, file.mode)?;
-        outcome.restored_backup = true;
-    } else if without_roster_hooks_or_empty_structures(target.harness, &after) == Value::Object(Map::new()) {
-        fs::remove_file(&file.real_path)
-            .map_err(|error| HookConfigError::io("remove", &file.real_path, error))?;
-        sync_directory(&file.real_path)?;
-        outcome.removed_file = true;
-    } else {
-        write_atomically(&file.real_path, after_text.as_bytes(), file.mode)?;
+    if after != before {
+        outcome.changed = true;
+        if let Some(original) = restorable_backup(target.harness, &backup, &after) {
+            write_atomically(&file.real_path, &original, file.mode)?;
+            outcome.restored_backup = true;
+        } else if without_roster_hooks_or_empty_structures(target.harness, &after)
+            == Value::Object(Map::new())
+        {
+            fs::remove_file(&file.real_path)
+                .map_err(|error| HookConfigError::io("remove", &file.real_path, error))?;
+            sync_directory(&file.real_path)?;
+            outcome.removed_file = true;
+        } else {
+            write_atomically(&file.real_path, after_text.as_bytes(), file.mode)?;
+        }
+    }
+    outcome.removed_backup = remove_backup(&backup)?;
+    // Directories are removed only where install would have made them: not
+    // above the file a symbolic link at the target pointed to.
+    if outcome.removed_file && file.real_path == target.path {
+        outcome.removed_directories =
+            remove_emptied_directories(&file.real_path, scope_directory(target, paths));
     }
     Ok(outcome)
+}
+
+/// The directory a scope's files are found under: home for the user's
+/// files, the project for a project's.
+pub(crate) fn scope_directory<'a>(target: &HookConfigFile, paths: &'a HookPaths) -> &'a Path {
+    match target.scope {
+        Scope::User => &paths.home,
+        Scope::Project => &paths.project,
+    }
+}
+
+/// Removes `backup` if it is there; returns its path when it was.
+fn remove_backup(backup: &Path) -> Result<Option<PathBuf>, HookConfigError> {
+    match fs::remove_file(backup) {
+        Ok(()) => Ok(Some(backup.to_path_buf())),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(HookConfigError::io("remove the backup", backup, error)),
+    }
+}
+
+/// Removes the directories above the removed `file` that are empty now,
+/// innermost first, stopping at the first one that is not and never going
+/// up to `scope_directory` or above it (nor anywhere outside it).
+pub(crate) fn remove_emptied_directories(file: &Path, scope_directory: &Path) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let mut directory = file.parent();
+    while let Some(current) = directory {
+        if current == scope_directory
+            || !current.starts_with(scope_directory)
+            || fs::remove_dir(current).is_err()
+        {
+            break;
+        }
+        removed.push(current.to_path_buf());
+        directory = current.parent();
+    }
+    removed
 }
 
 /// Reports whether roster's hooks are in the target file. Never fails: a file

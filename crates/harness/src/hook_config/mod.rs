@@ -1,4 +1,4 @@
-//! Hook-config editing (SPEC §8.3): wires roster's two hook calls, SessionStart
+//! Hook-config editing (docs/contract.md §8.3): wires roster's two hook calls, SessionStart
 //! → `roster-register --hook <harness>` and SessionEnd → `roster-prune --current
 //! --hook <harness>`, into each hook-capable harness's own configuration file.
 //!
@@ -91,7 +91,7 @@ pub struct HookConfigFile {
 }
 
 /// What can go wrong while editing a hook configuration; each kind knows the
-/// exit code it deserves (SPEC §6).
+/// exit code it deserves (docs/contract.md §6).
 #[derive(Debug, thiserror::Error)]
 pub enum HookConfigError {
     /// The file exists but roster-hooks cannot safely rewrite it: it does not
@@ -115,7 +115,7 @@ pub enum HookConfigError {
 }
 
 impl HookConfigError {
-    /// The exit code of SPEC §6: 3 refused, 1 failed, 2 bad input.
+    /// The exit code of docs/contract.md §6: 3 refused, 1 failed, 2 bad input.
     pub fn exit_code(&self) -> u8 {
         match self {
             HookConfigError::Unusable { .. } => 3,
@@ -145,7 +145,7 @@ impl HookHarness {
         HookHarness::Amp,
     ];
 
-    /// The harness's name as records and flags spell it (SPEC §3).
+    /// The harness's name as records and flags spell it (docs/contract.md §3).
     pub fn as_str(self) -> &'static str {
         crate::Harness::from(self).as_str()
     }

@@ -25,9 +25,10 @@ use std::io;
 
 use super::commands::HookCommands;
 use super::files::{
-    HookState, HookStatus, InstallOutcome, UninstallOutcome, create_parent_directories, write_atomically,
+    HookState, HookStatus, InstallOutcome, UninstallOutcome, create_parent_directories,
+    remove_emptied_directories, scope_directory, write_atomically,
 };
-use super::{HookConfigError, HookConfigFile, HookHarness, Scope};
+use super::{HookConfigError, HookConfigFile, HookHarness, HookPaths, Scope};
 
 /// The first line of every plugin file roster writes; how uninstall and
 /// status know the file is roster's.
@@ -141,15 +142,20 @@ pub fn install_plugin(
     Ok(outcome)
 }
 
-/// Removes roster's plugin file; a file that is not roster's stays.
-pub fn uninstall_plugin(target: &HookConfigFile) -> Result<UninstallOutcome, HookConfigError> {
+/// Removes roster's plugin file, and the directories install made that
+/// held only it; a file that is not roster's stays.
+pub fn uninstall_plugin(
+    target: &HookConfigFile,
+    paths: &HookPaths,
+) -> Result<UninstallOutcome, HookConfigError> {
     let existing = read_plugin(target)?;
     let mut outcome = UninstallOutcome {
         target: target.clone(),
         written_path: target.path.clone(),
         file_existed: existing.is_some(),
         changed: false,
-        backup: None,
+        removed_backup: None,
+        removed_directories: Vec::new(),
         removed_file: false,
         restored_backup: false,
     };
@@ -157,6 +163,8 @@ pub fn uninstall_plugin(target: &HookConfigFile) -> Result<UninstallOutcome, Hoo
         fs::remove_file(&target.path).map_err(|error| HookConfigError::io("remove", &target.path, error))?;
         outcome.changed = true;
         outcome.removed_file = true;
+        outcome.removed_directories =
+            remove_emptied_directories(&target.path, scope_directory(target, paths));
     }
     Ok(outcome)
 }

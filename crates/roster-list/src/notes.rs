@@ -1,0 +1,198 @@
+//! The notes `roster-list` adds to a listing: what the reader should act on
+//! (dead sessions hidden, unknown and untrusted entries, hook failures).
+//! They go to stderr, so stdout holds only the listing; for people each is
+//! said once per cause, not on every call: `.notes-shown.json` in the roster
+//! directory remembers the cause each note was last shown for and the newest
+//! hook failure shown. A script (`--format json`) gets every current note,
+//! every call, as one JSON line `{"notes":[...]}` on stderr, and stdout stays
+//! the array of rows it always was.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use cli_support::escape_for_terminal;
+use owner_liveness::Liveness;
+use registry_core::{
+    HOOK_LOG_NAME, Listing, ProblemKind, RosterDir, Timestamp, read_entry, write_atomically,
+};
+
+/// The state file: which cause each note was last shown for.
+pub const NOTES_SHOWN_NAME: &str = ".notes-shown.json";
+
+/// How far back hook failures count.
+const HOOK_ERROR_WINDOW: Duration = Duration::from_secs(24 * 3600);
+
+/// One note: its kind, what it is caused by (two listings with the same
+/// cause give the same note), and what it says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    pub kind: NoteKind,
+    pub cause: String,
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NoteKind {
+    DeadHidden,
+    Unknown,
+    Untrusted,
+    HookFailures,
+}
+
+impl NoteKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            NoteKind::DeadHidden => "dead-hidden",
+            NoteKind::Unknown => "unknown",
+            NoteKind::Untrusted => "untrusted",
+            NoteKind::HookFailures => "hook-failures",
+        }
+    }
+}
+
+/// Every note the listing calls for now. `hook_failures_after` leaves out
+/// failures logged at or before that time (already shown).
+pub fn current_notes(
+    listing: &Listing,
+    roster: &RosterDir,
+    hook_failures_after: Option<Timestamp>,
+) -> Vec<Note> {
+    let mut notes = Vec::new();
+    if listing.dead_hidden > 0 {
+        notes.push(Note {
+            kind: NoteKind::DeadHidden,
+            cause: listing.dead_hidden.to_string(),
+            message: format!(
+                "{} dead session{} hidden: `roster-list --all` shows them, `roster-prune` removes them",
+                listing.dead_hidden,
+                plural(listing.dead_hidden)
+            ),
+        });
+    }
+    let unknown = listing.rows.iter().filter(|row| row.liveness() == Liveness::Unknown).count();
+    if unknown > 0 {
+        let problems = listing.rows.iter().filter(|row| row.problem.is_some()).count();
+        let problem_note =
+            if problems > 0 { format!(" ({problems} of them problem entries)") } else { String::new() };
+        notes.push(Note {
+            kind: NoteKind::Unknown,
+            cause: format!("{unknown}/{problems}"),
+            message: format!(
+                "{unknown} unknown entr{}{problem_note}: only `roster-prune --older-than DURATION` removes them",
+                if unknown == 1 { "y" } else { "ies" }
+            ),
+        });
+    }
+    let untrusted: Vec<String> = listing
+        .rows
+        .iter()
+        .filter_map(|row| {
+            row.problem
+                .as_ref()
+                .filter(|problem| problem.kind == ProblemKind::Untrusted)
+                .map(|problem| (row, problem))
+        })
+        .map(|(row, problem)| {
+            let name =
+                row.path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+            format!("{}: {}", escape_for_terminal(&name), escape_for_terminal(&problem.detail))
+        })
+        .collect();
+    if !untrusted.is_empty() {
+        notes.push(Note {
+            kind: NoteKind::Untrusted,
+            cause: untrusted.join("\n"),
+            message: format!(
+                "{} untrusted entr{} never believed ({}): make the file yours, 0600, not a link, or remove it",
+                untrusted.len(),
+                if untrusted.len() == 1 { "y is" } else { "ies are" },
+                untrusted.join("; ")
+            ),
+        });
+    }
+    let failures = hook_failures_since(roster, Timestamp::now(), hook_failures_after);
+    if let Some(newest) = failures.last() {
+        notes.push(Note {
+            kind: NoteKind::HookFailures,
+            cause: newest.0.to_string(),
+            message: format!(
+                "{} hook failure{} in the last day, see {}; last: {}",
+                failures.len(),
+                plural(failures.len()),
+                escape_for_terminal(&roster.path().join(HOOK_LOG_NAME).display().to_string()),
+                escape_for_terminal(&newest.1)
+            ),
+        });
+    }
+    notes
+}
+
+/// The notes people have not been shown for their present cause, and the
+/// shown-state to remember once they are printed (`None`: nothing changed).
+pub fn unseen_notes(listing: &Listing, roster: &RosterDir) -> (Vec<Note>, Option<Vec<u8>>) {
+    let shown = read_shown(roster);
+    let hook_failures_after =
+        shown.get(NoteKind::HookFailures.as_str()).and_then(|cause| Timestamp::parse(cause));
+    let notes = current_notes(listing, roster, hook_failures_after);
+    let mut remembered: BTreeMap<String, String> = BTreeMap::new();
+    // The newest hook failure shown stays remembered while it has no successor;
+    // the other causes are remembered only while they hold, so a cause that
+    // goes away and comes back is said again.
+    if let Some(after) = shown.get(NoteKind::HookFailures.as_str()) {
+        remembered.insert(NoteKind::HookFailures.as_str().to_owned(), after.clone());
+    }
+    for note in &notes {
+        remembered.insert(note.kind.as_str().to_owned(), note.cause.clone());
+    }
+    let unseen: Vec<Note> = notes
+        .into_iter()
+        .filter(|note| {
+            note.kind == NoteKind::HookFailures || shown.get(note.kind.as_str()) != Some(&note.cause)
+        })
+        .collect();
+    let changed = remembered != shown;
+    let state = changed.then(|| serde_json::to_vec(&remembered).unwrap_or_default());
+    (unseen, state)
+}
+
+/// Remembers what was shown. Best effort and without the registry lock: a
+/// listing must never wait on writers for this, and two listings racing
+/// only repeat a note.
+pub fn remember_shown(roster: &RosterDir, state: &[u8]) {
+    let _ = write_atomically(roster, roster.root(), NOTES_SHOWN_NAME, state);
+}
+
+/// The notes as the one JSON line a script finds on stderr.
+pub fn notes_json_line(notes: &[Note]) -> String {
+    let notes: Vec<serde_json::Value> = notes
+        .iter()
+        .map(|note| serde_json::json!({ "kind": note.kind.as_str(), "message": note.message }))
+        .collect();
+    serde_json::json!({ "notes": notes }).to_string()
+}
+
+fn read_shown(roster: &RosterDir) -> BTreeMap<String, String> {
+    read_entry(roster.root(), NOTES_SHOWN_NAME)
+        .ok()
+        .and_then(|contents| serde_json::from_slice(&contents.bytes).ok())
+        .unwrap_or_default()
+}
+
+/// Hook failures of the last day logged after `after`, oldest first, with
+/// the time each was logged.
+fn hook_failures_since(
+    roster: &RosterDir,
+    now: Timestamp,
+    after: Option<Timestamp>,
+) -> Vec<(Timestamp, String)> {
+    let Ok(contents) = read_entry(roster.root(), HOOK_LOG_NAME) else { return Vec::new() };
+    String::from_utf8_lossy(&contents.bytes)
+        .lines()
+        .filter_map(|line| Some((Timestamp::parse(line.split(' ').next()?)?, line.to_owned())))
+        .filter(|(time, _)| time.age(now) <= HOOK_ERROR_WINDOW && after.is_none_or(|after| *time > after))
+        .collect()
+}
+
+fn plural(count: usize) -> &'static str {
+    if count == 1 { "" } else { "s" }
+}

@@ -1,0 +1,127 @@
+//! roster-list's notes (dead rows hidden, unknown and untrusted entries,
+//! hook failures): on stderr, never among the rows; for people once per
+//! cause rather than on every call for a day; for scripts every call, as
+//! one JSON line `{"notes":[...]}` on stderr while stdout stays the array
+//! of rows; and none at all with `-q`.
+//!
+//! Regression: notes went to stdout after the table, repeated the same hook
+//! failure on every call for 24 hours, were missing from JSON output, and
+//! `roster-list -q` still printed them.
+
+use std::time::SystemTime;
+
+use serde_json::Value;
+use tests::{Owner, Sandbox, rfc3339, write_file_0600};
+
+/// Appends one hook failure, logged now, the way hook mode logs it.
+fn log_hook_failure(sandbox: &Sandbox, message: &str) {
+    let log = sandbox.root().join("hook-errors.log");
+    let mut text = std::fs::read_to_string(&log).unwrap_or_default();
+    text.push_str(&format!("{} roster-register: hook: {message}\n", rfc3339(SystemTime::now())));
+    write_file_0600(&log, text.as_bytes());
+}
+
+fn list_stderr(sandbox: &Sandbox, args: &[&str]) -> String {
+    let outcome = sandbox.run("roster-list", args);
+    outcome.expect_code(0);
+    outcome.stderr
+}
+
+#[test]
+fn each_note_is_said_once_per_cause_on_stderr() {
+    let sandbox = Sandbox::new();
+    let alive = Owner::spawn();
+    let doomed = Owner::spawn();
+    let doomed_later = Owner::spawn();
+    for owner in [&alive, &doomed, &doomed_later] {
+        sandbox.register(owner.pid(), &[]);
+    }
+    doomed.kill();
+    log_hook_failure(&sandbox, "payload is not JSON");
+
+    let first = sandbox.run("roster-list", &[]);
+    first.expect_code(0);
+    let rows = first.stdout_text();
+    assert_eq!(rows.lines().count(), 3, "stdout holds the header and the live rows only:\n{rows}");
+    assert!(first.stderr.contains("1 dead session hidden"), "{}", first.stderr);
+    assert!(first.stderr.contains("1 hook failure in the last day"), "{}", first.stderr);
+    assert!(first.stderr.contains("payload is not JSON"), "{}", first.stderr);
+
+    let again = list_stderr(&sandbox, &[]);
+    assert!(!again.contains("dead session") && !again.contains("hook failure"), "said again:\n{again}");
+
+    doomed_later.kill();
+    log_hook_failure(&sandbox, "registry busy");
+    let changed = list_stderr(&sandbox, &[]);
+    assert!(changed.contains("2 dead sessions hidden"), "a new cause is said:\n{changed}");
+    assert!(changed.contains("1 hook failure in the last day"), "only the new failure counts:\n{changed}");
+    assert!(changed.contains("registry busy") && !changed.contains("payload is not JSON"), "{changed}");
+
+    sandbox.run("roster-prune", &[]).expect_code(0);
+    let gone = list_stderr(&sandbox, &[]);
+    assert!(!gone.contains("dead session"), "{gone}");
+    let another = Owner::spawn();
+    sandbox.register(another.pid(), &[]);
+    another.kill();
+    let back = list_stderr(&sandbox, &[]);
+    assert!(
+        back.contains("1 dead session hidden"),
+        "a cause that went away and came back is said again:\n{back}"
+    );
+}
+
+#[test]
+fn quiet_silences_the_notes_and_leaves_them_for_later() {
+    let sandbox = Sandbox::new();
+    let doomed = Owner::spawn();
+    sandbox.register(doomed.pid(), &[]);
+    doomed.kill();
+    log_hook_failure(&sandbox, "payload is not JSON");
+    assert_eq!(list_stderr(&sandbox, &["-q"]), "");
+    let later = list_stderr(&sandbox, &[]);
+    assert!(later.contains("1 dead session hidden") && later.contains("1 hook failure"), "{later}");
+}
+
+#[test]
+fn json_output_keeps_its_array_and_carries_every_note_on_stderr() {
+    let sandbox = Sandbox::new();
+    let doomed = Owner::spawn();
+    sandbox.register(doomed.pid(), &[]);
+    doomed.kill();
+    log_hook_failure(&sandbox, "payload is not JSON");
+    sandbox.write_entry("77.json", b"garbage");
+
+    for round in 0..2 {
+        let outcome = sandbox.run("roster-list", &["--format", "json"]);
+        outcome.expect_code(0);
+        let rows: Value = serde_json::from_slice(&outcome.stdout).expect("stdout is the JSON array of rows");
+        assert!(rows.is_array(), "{rows}");
+        let lines: Vec<&str> = outcome.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "round {round}: one JSON line of notes: {:?}", outcome.stderr);
+        let notes: Value = serde_json::from_str(lines[0]).unwrap();
+        let kinds: Vec<&str> =
+            notes["notes"].as_array().unwrap().iter().map(|note| note["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["dead-hidden", "unknown", "hook-failures"], "round {round}: {notes}");
+        assert!(notes["notes"][2]["message"].as_str().unwrap().contains("payload is not JSON"), "{notes}");
+    }
+    let quiet = sandbox.run("roster-list", &["--json", "-q"]);
+    quiet.expect_code(0);
+    assert_eq!(quiet.stderr, "");
+    assert!(serde_json::from_slice::<Value>(&quiet.stdout).unwrap().is_array());
+}
+
+#[test]
+fn an_untrusted_entry_says_why() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    sandbox.register(owner.pid(), &[]);
+    let copy = sandbox.sessions().join("99.json");
+    std::fs::copy(sandbox.record_path(owner.pid()), &copy).unwrap();
+    std::fs::set_permissions(&copy, std::os::unix::fs::PermissionsExt::from_mode(0o660)).unwrap();
+    let notes = list_stderr(&sandbox, &[]);
+    assert!(
+        notes.contains("1 untrusted entry is never believed (99.json: ")
+            && notes.contains("writable by group or others"),
+        "{notes}"
+    );
+}

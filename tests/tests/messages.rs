@@ -1,0 +1,89 @@
+//! What the tools say when they are used wrongly or asked for colour, as a
+//! user meets it. Regressions: clap's "a similar argument exists" tip was
+//! dropped; `1w` was not a duration; a tool with subcommands run without
+//! one printed its one-line description; a negative value (`--older-than
+//! -1d`) was reported as an unknown argument `-1` without the flag.
+
+use tests::{Owner, Sandbox};
+
+#[test]
+fn a_misspelt_flag_keeps_clap_suggestion_on_the_one_line() {
+    let sandbox = Sandbox::new();
+    let outcome = sandbox.run("roster-register", &["--agnt", "wren"]);
+    outcome.expect_code(2).expect_error_line("roster-register");
+    assert!(outcome.stderr.contains("a similar argument exists: '--agent'"), "{outcome}");
+}
+
+#[test]
+fn a_tool_with_subcommands_run_without_one_shows_usage_and_subcommands() {
+    let sandbox = Sandbox::new();
+    for (tool, subcommands) in [
+        ("roster-consent", &["arm", "disarm", "status", "should-arm"][..]),
+        ("roster-hooks", &["print", "install", "uninstall", "status"][..]),
+    ] {
+        let outcome = sandbox.run(tool, &[]);
+        outcome.expect_code(2);
+        assert!(outcome.stdout.is_empty(), "{outcome}");
+        assert!(outcome.stderr.starts_with(&format!("{tool}: no subcommand given")), "{outcome}");
+        assert!(outcome.stderr.contains(&format!("Usage: {tool} ")), "{outcome}");
+        for subcommand in subcommands {
+            assert!(
+                outcome
+                    .stderr
+                    .lines()
+                    .map(str::trim)
+                    .any(|line| line == *subcommand || line.starts_with(&format!("{subcommand} "))),
+                "{tool}: {subcommand} not listed\n{outcome}"
+            );
+        }
+    }
+}
+
+#[test]
+fn negative_and_empty_values_are_refused_naming_the_flag() {
+    let sandbox = Sandbox::new();
+    let cases: [(&str, &[&str], &str); 5] = [
+        ("roster-prune", &["--older-than", "-1d"], "--older-than -1d: a negative value"),
+        ("roster-register", &["--pid", "-5"], "--pid -5: a negative value"),
+        ("roster-prune", &["--older-than", ""], "--older-than"),
+        ("roster-list", &["--cwd", ""], "--cwd"),
+        ("roster-hooks", &["install", "codex", "--bin-dir", ""], "--bin-dir"),
+    ];
+    for (tool, args, expect) in cases {
+        let outcome = sandbox.run(tool, args);
+        outcome.expect_code(2).expect_error_line(tool);
+        assert!(outcome.stderr.contains(expect), "{tool} {args:?}: {outcome}");
+    }
+}
+
+#[test]
+fn durations_take_seconds_to_weeks() {
+    let sandbox = Sandbox::new();
+    for duration in ["90s", "90m", "36h", "7d", "2w"] {
+        sandbox.run("roster-prune", &["--older-than", duration, "--dry-run"]).expect_code(0);
+    }
+    let outcome = sandbox.run("roster-prune", &["--older-than", "1y"]);
+    outcome.expect_code(2);
+    assert!(outcome.stderr.contains("s m h d w"), "{outcome}");
+}
+
+#[test]
+fn color_always_never_and_auto_with_no_color() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    sandbox.register(owner.pid(), &[]);
+    let always = sandbox.run("roster-list", &["--color", "always"]);
+    always.expect_code(0);
+    assert!(always.stdout_text().contains("\u{1b}[32malive"), "{always}");
+    let never = sandbox.run("roster-list", &["--color", "never"]);
+    assert!(!never.stdout_text().contains('\u{1b}'), "{never}");
+    // auto: stdout is a pipe here, so no colour; NO_COLOR cannot turn --color always off.
+    let auto = sandbox.run("roster-list", &[]);
+    assert!(!auto.stdout_text().contains('\u{1b}'), "{auto}");
+    let forced = sandbox.run_with_env("roster-list", &["--color", "always"], &[("NO_COLOR", "1")]);
+    assert!(forced.stdout_text().contains('\u{1b}'), "{forced}");
+    for tool in ["roster-register", "roster-prune", "roster-consent", "roster-hooks"] {
+        let help = sandbox.run(tool, &["--help"]);
+        assert!(help.stdout_text().contains("--color <WHEN>"), "{tool} --help lacks --color");
+    }
+}

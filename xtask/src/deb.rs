@@ -1,0 +1,339 @@
+//! `cargo xtask deb`: a Debian package, `target/debian/roster_<version>_<arch>.deb`,
+//! that puts roster where a distribution puts things: the five binaries in
+//! `/usr/bin`, gzipped man pages in `/usr/share/man/man1` and `man7`, the
+//! completions where bash-completion, zsh and fish look for a package's
+//! own, and the DEP-5 copyright file and changelog in `/usr/share/doc/roster`.
+//!
+//! The package is assembled by hand and packed with `dpkg-deb` rather than
+//! with cargo-deb: the layout is a dozen lines of the [`install`] table we
+//! already have, the man pages and completions come from codegen and not
+//! from files cargo-deb would have to be told about one by one, and
+//! `dpkg-deb` and `dpkg-shlibdeps` ship with every Debian system while
+//! cargo-deb is one more tool to install and keep in step.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap_complete::Shell;
+use xshell::{Shell as CommandShell, cmd};
+
+use crate::codegen::{self, BINARY_NAMES};
+use crate::install::{self, FileContents, InstalledFile};
+
+/// The package's name, which is also the name of its documentation directory.
+pub const PACKAGE_NAME: &str = "roster";
+
+/// The Debian revision of the upstream version: the first packaging of it.
+const DEBIAN_REVISION: &str = "1";
+
+/// Who answers for the package, as the control file and changelog name them.
+const MAINTAINER: &str = "roster maintainers <maintainers@roster.example.org>";
+
+/// Builds the release binaries and the package; prints where it is.
+pub fn run() -> anyhow::Result<()> {
+    let binaries_directory = install::build_release_binaries()?;
+    let package = build_package(&binaries_directory, &install::target_directory()?.join("debian"))?;
+    println!("wrote {}", package.display());
+    Ok(())
+}
+
+/// Builds `roster_<version>_<arch>.deb` in `output_directory` from the
+/// binaries in `binaries_directory`; returns its path.
+pub fn build_package(binaries_directory: &Path, output_directory: &Path) -> anyhow::Result<PathBuf> {
+    let version = debian_version()?;
+    let architecture = host_architecture()?;
+    let package_stem = format!("{PACKAGE_NAME}_{version}_{architecture}");
+    // Laid out as a source package's build tree (`debian/<package>/` is the
+    // package's root), which is where dpkg-shlibdeps expects the binaries.
+    let build_tree = output_directory.join(format!("{package_stem}.build"));
+    if build_tree.exists() {
+        fs::remove_dir_all(&build_tree)
+            .with_context(|| format!("removing the old {}", build_tree.display()))?;
+    }
+    let staging = build_tree.join("debian").join(PACKAGE_NAME);
+    fs::create_dir_all(&staging).with_context(|| format!("creating {}", staging.display()))?;
+
+    install::write_installation_files(&staging, &package_files(binaries_directory, &version)?)?;
+    strip_binaries(&staging)?;
+    // dpkg-shlibdeps recognises the package's root by its DEBIAN directory.
+    let control_directory = staging.join("DEBIAN");
+    fs::create_dir_all(&control_directory)
+        .with_context(|| format!("creating {}", control_directory.display()))?;
+    let depends = shared_library_dependencies(&build_tree)?;
+    let control = control_file(&version, &architecture, &depends, installed_size_kib(&staging)?);
+    write_file(&control_directory.join("control"), control.as_bytes())?;
+    write_file(&control_directory.join("md5sums"), md5sums(&staging)?.as_bytes())?;
+    make_directories_world_readable(&staging)?;
+
+    let package = output_directory.join(format!("{package_stem}.deb"));
+    let shell = CommandShell::new()?;
+    cmd!(shell, "dpkg-deb --root-owner-group -Zxz --build {staging} {package}")
+        .quiet()
+        .ignore_stdout()
+        .run()?;
+    Ok(package)
+}
+
+/// The package's version: the workspace's, with the Debian revision.
+pub fn debian_version() -> anyhow::Result<String> {
+    let upstream = roster_list::command()
+        .get_version()
+        .map(str::to_owned)
+        .context("roster-list has no version; add `version` to its #[command]")?;
+    Ok(format!("{upstream}-{DEBIAN_REVISION}"))
+}
+
+/// The Debian architecture of this machine, which the binaries are built for.
+pub fn host_architecture() -> anyhow::Result<String> {
+    let shell = CommandShell::new()?;
+    Ok(cmd!(shell, "dpkg --print-architecture").quiet().read()?.trim().to_owned())
+}
+
+/// Every file of the package below its root, the same files
+/// [`install::installation_files`] puts under a prefix, where Debian wants
+/// them, plus the copyright file and the changelog.
+fn package_files(binaries_directory: &Path, version: &str) -> anyhow::Result<Vec<InstalledFile>> {
+    let mut files = Vec::new();
+    for binary in BINARY_NAMES {
+        files.push(InstalledFile {
+            destination: Path::new("usr/bin").join(binary),
+            contents: FileContents::Executable(binaries_directory.join(binary)),
+        });
+    }
+    for (generated_path, page) in codegen::generate_man_pages()? {
+        let file_name =
+            generated_path.file_name().and_then(|name| name.to_str()).context("a man page name")?;
+        let section = generated_path.extension().and_then(|section| section.to_str()).context("a section")?;
+        files.push(InstalledFile {
+            destination: Path::new("usr/share/man")
+                .join(format!("man{section}"))
+                .join(format!("{file_name}.gz")),
+            contents: FileContents::Generated(gzip(&page)?),
+        });
+    }
+    for script in codegen::generate_completion_scripts() {
+        let destination = match script.shell {
+            Shell::Bash => Path::new("usr/share/bash-completion/completions").join(script.binary),
+            Shell::Zsh => Path::new("usr/share/zsh/vendor-completions").join(&script.file_name),
+            Shell::Fish => Path::new("usr/share/fish/vendor_completions.d").join(&script.file_name),
+            // Elvish and PowerShell search no directory a package could fill.
+            _ => continue,
+        };
+        files.push(InstalledFile { destination, contents: FileContents::Generated(script.script) });
+    }
+    let documentation = Path::new("usr/share/doc").join(PACKAGE_NAME);
+    files.push(InstalledFile {
+        destination: documentation.join("copyright"),
+        contents: FileContents::Generated(copyright_file()?.into_bytes()),
+    });
+    files.push(InstalledFile {
+        destination: documentation.join("changelog.Debian.gz"),
+        contents: FileContents::Generated(gzip(changelog(version)?.as_bytes())?),
+    });
+    Ok(files)
+}
+
+/// The copyright file in the machine-readable format (DEP-5). DEP-5 calls
+/// the MIT licence roster uses "Expat" (the MIT name covers several
+/// licences); Apache-2.0 is referred to in common-licenses, as policy asks.
+fn copyright_file() -> anyhow::Result<String> {
+    let root = codegen::repository_root();
+    let mit = fs::read_to_string(root.join("LICENSE-MIT")).context("reading LICENSE-MIT")?;
+    let copyright = mit
+        .lines()
+        .find_map(|line| line.strip_prefix("Copyright (c) "))
+        .context("LICENSE-MIT has no `Copyright (c) ` line")?;
+    // The licence text starts after the copyright line; DEP-5 writes a blank line as " .".
+    let text: String = mit
+        .lines()
+        .skip_while(|line| !line.starts_with("Permission is hereby granted"))
+        .map(|line| if line.trim().is_empty() { " .\n".to_owned() } else { format!(" {line}\n") })
+        .collect();
+    let years = copyright_years()?;
+    Ok(format!(
+        "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\
+         Upstream-Name: roster\n\
+         \n\
+         Files: *\n\
+         Copyright: {years} {copyright}\n\
+         License: Expat or Apache-2.0\n\
+         \n\
+         License: Expat\n{text}\
+         \n\
+         License: Apache-2.0\n \
+         Licensed under the Apache License, Version 2.0 (the \"License\"); you may not\n \
+         use this software except in compliance with the License.\n \
+         .\n \
+         On Debian systems, the complete text of the Apache License, Version 2.0\n \
+         can be found in \"/usr/share/common-licenses/Apache-2.0\".\n"
+    ))
+}
+
+/// The years of the first and the last commit (`2025-2026`, or one year),
+/// which Debian wants in a copyright notice and LICENSE-MIT does not name.
+fn copyright_years() -> anyhow::Result<String> {
+    let shell = CommandShell::new()?;
+    shell.change_dir(codegen::repository_root());
+    shell.set_var("TZ", "UTC");
+    let years = cmd!(shell, "git log --format=%cd --date=format-local:%Y")
+        .quiet()
+        .read()
+        .context("reading the years of the commits for the copyright file")?;
+    let first = years.lines().last().context("the repository has no commits")?;
+    let last = years.lines().next().context("the repository has no commits")?;
+    Ok(if first == last { first.to_owned() } else { format!("{first}-{last}") })
+}
+
+/// The Debian changelog: one entry for this version, dated by the last
+/// commit so that two builds of one commit are the same package.
+fn changelog(version: &str) -> anyhow::Result<String> {
+    let shell = CommandShell::new()?;
+    shell.change_dir(codegen::repository_root());
+    shell.set_var("TZ", "UTC");
+    let date_format = "--date=format-local:%a, %d %b %Y %H:%M:%S +0000";
+    let date = cmd!(shell, "git log -1 --format=%cd {date_format}")
+        .quiet()
+        .read()
+        .context("reading the date of the last commit for the changelog")?;
+    let upstream = version.trim_end_matches(&format!("-{DEBIAN_REVISION}"));
+    Ok(format!(
+        "{PACKAGE_NAME} ({version}) unstable; urgency=medium\n\n  \
+         * roster {upstream}: roster-register, roster-list, roster-prune,\n    \
+         roster-consent and roster-hooks, with their man pages and bash, zsh\n    \
+         and fish completions.\n\n \
+         -- {MAINTAINER}  {date}\n"
+    ))
+}
+
+/// The control file. `depends` is what dpkg-shlibdeps found the binaries need.
+fn control_file(version: &str, architecture: &str, depends: &str, installed_size_kib: u64) -> String {
+    format!(
+        "Package: {PACKAGE_NAME}\n\
+         Version: {version}\n\
+         Architecture: {architecture}\n\
+         Maintainer: {MAINTAINER}\n\
+         Installed-Size: {installed_size_kib}\n\
+         Depends: {depends}\n\
+         Section: utils\n\
+         Priority: optional\n\
+         Description: registry of the AI coding-agent sessions running on this host\n \
+         roster keeps a host-local, per-user registry of the agent sessions\n \
+         (Claude Code, Codex CLI, Gemini CLI, Cursor's agent, Copilot CLI, Goose,\n \
+         opencode) running on this machine, and answers without a server which\n \
+         sessions run right now, as which harness and agent, in which directory,\n \
+         and whether each one agreed to be messaged. Every answer carries a\n \
+         liveness verdict that a reused pid, a reboot or a stale file cannot fool.\n \
+         .\n \
+         The package holds roster-register, roster-list, roster-prune,\n \
+         roster-consent and roster-hooks, their man pages and completions for\n \
+         bash, zsh and fish.\n"
+    )
+}
+
+/// Removes the symbols and debug information from the packaged binaries,
+/// as Debian ships them (the build keeps line tables for backtraces).
+fn strip_binaries(staging: &Path) -> anyhow::Result<()> {
+    let shell = CommandShell::new()?;
+    for binary in BINARY_NAMES {
+        let path = staging.join("usr/bin").join(binary);
+        cmd!(shell, "strip --strip-unneeded --remove-section=.comment --remove-section=.note {path}")
+            .quiet()
+            .run()
+            .with_context(|| format!("stripping {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The `Depends:` value for the packaged binaries' shared libraries, as
+/// dpkg-shlibdeps computes it in the build tree (it wants a `debian/control`).
+fn shared_library_dependencies(build_tree: &Path) -> anyhow::Result<String> {
+    write_file(
+        &build_tree.join("debian/control"),
+        format!("Source: {PACKAGE_NAME}\n\nPackage: {PACKAGE_NAME}\nArchitecture: any\n").as_bytes(),
+    )?;
+    let binaries: Vec<PathBuf> = BINARY_NAMES
+        .iter()
+        .map(|binary| Path::new("debian").join(PACKAGE_NAME).join("usr/bin").join(binary))
+        .collect();
+    let shell = CommandShell::new()?;
+    shell.change_dir(build_tree);
+    let output = cmd!(shell, "dpkg-shlibdeps -O {binaries...}").quiet().read()?;
+    match output.lines().find_map(|line| line.strip_prefix("shlibs:Depends=")) {
+        Some(depends) if !depends.trim().is_empty() => Ok(depends.trim().to_owned()),
+        _ => bail!("dpkg-shlibdeps found no shared library dependencies: {output}"),
+    }
+}
+
+/// The `Installed-Size:` value: the files' sizes in KiB, rounded up.
+fn installed_size_kib(staging: &Path) -> anyhow::Result<u64> {
+    let mut bytes = 0;
+    for path in files_below(staging)? {
+        bytes += fs::symlink_metadata(&path).with_context(|| format!("reading {}", path.display()))?.len();
+    }
+    Ok(bytes.div_ceil(1024))
+}
+
+/// `DEBIAN/md5sums`: one `md5  path` line per file, paths relative to the root.
+fn md5sums(staging: &Path) -> anyhow::Result<String> {
+    let relative: Vec<PathBuf> = files_below(staging)?
+        .into_iter()
+        .map(|path| path.strip_prefix(staging).map(Path::to_path_buf))
+        .collect::<Result<_, _>>()?;
+    let shell = CommandShell::new()?;
+    shell.change_dir(staging);
+    Ok(cmd!(shell, "md5sum -- {relative...}").quiet().read()? + "\n")
+}
+
+/// Every regular file below `root` but `DEBIAN/`, sorted.
+fn files_below(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(directory) = pending.pop() {
+        for entry in fs::read_dir(&directory).with_context(|| format!("listing {}", directory.display()))? {
+            let path = entry.with_context(|| format!("listing {}", directory.display()))?.path();
+            if path == root.join("DEBIAN") {
+                continue;
+            }
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Directories 0755 whatever the umask was, as dpkg-deb and lintian expect.
+fn make_directories_world_readable(root: &Path) -> anyhow::Result<()> {
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(directory) = pending.pop() {
+        fs::set_permissions(&directory, fs::Permissions::from_mode(0o755))
+            .with_context(|| format!("setting the mode of {}", directory.display()))?;
+        for entry in fs::read_dir(&directory).with_context(|| format!("listing {}", directory.display()))? {
+            let path = entry.with_context(|| format!("listing {}", directory.display()))?.path();
+            if path.is_dir() {
+                pending.push(path);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `bytes` compressed by `gzip -9n` (no name or time stamp inside, so the
+/// same page always packs to the same bytes).
+fn gzip(bytes: &[u8]) -> anyhow::Result<Vec<u8>> {
+    let shell = CommandShell::new()?;
+    let output = cmd!(shell, "gzip -9n").quiet().stdin(bytes).output().context("running gzip")?;
+    Ok(output.stdout)
+}
+
+fn write_file(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
+    fs::write(path, contents).with_context(|| format!("writing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests;

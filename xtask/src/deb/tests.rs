@@ -1,0 +1,323 @@
+//! The Debian package, built from release binaries as `cargo xtask deb`
+//! builds it, then installed for real twice: with `dpkg --root` into an
+//! empty root (nothing but the package there, and nothing left after a
+//! purge), and with `dpkg -i` and `apt-get remove` into this
+//! machine's own system seen through overlay mounts in a private mount
+//! namespace, where the real `man`, bash, zsh and fish find what the
+//! package installed. The overlays take every write, so the machine itself
+//! is never changed; the test checks that they are overlays before dpkg runs.
+
+use std::collections::BTreeSet;
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use super::{PACKAGE_NAME, build_package, debian_version, host_architecture};
+use crate::codegen::shell_completion::{CompletionDirectories, TestedShell, complete_through};
+use crate::codegen::tests::require_program;
+use crate::codegen::{BINARY_NAMES, generate_man_pages};
+use crate::install;
+
+/// The subcommands every shell must offer for `roster-consent <TAB>`.
+const CONSENT_SUBCOMMANDS: [&str; 4] = ["arm", "disarm", "status", "should-arm"];
+
+/// The package, built once for all tests here (release binaries, as
+/// `cargo xtask deb` builds it).
+fn package() -> &'static Path {
+    static PACKAGE: OnceLock<PathBuf> = OnceLock::new();
+    PACKAGE.get_or_init(|| {
+        require_program("dpkg-deb", "dpkg");
+        require_program("dpkg-shlibdeps", "dpkg-dev");
+        let binaries = install::build_release_binaries().expect("the release build succeeds");
+        let output = install::target_directory().expect("cargo metadata answers").join("debian-test");
+        build_package(&binaries, &output).expect("the package builds")
+    })
+}
+
+#[test]
+fn package_holds_every_file_where_debian_wants_it() {
+    let package = package();
+    let expected_name =
+        format!("{PACKAGE_NAME}_{}_{}.deb", debian_version().unwrap(), host_architecture().unwrap());
+    assert_eq!(package.file_name().unwrap(), OsStr::new(&expected_name));
+
+    let listing = run_checked(Command::new("dpkg-deb").arg("--contents").arg(package));
+    let mut files = BTreeSet::new();
+    for line in String::from_utf8(listing.stdout).unwrap().lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let (mode, owner, path) = (fields[0], fields[1], *fields.last().unwrap());
+        assert_eq!(owner, "root/root", "{line}");
+        if mode.starts_with('-') {
+            let executable = path.starts_with("./usr/bin/");
+            assert_eq!(mode, if executable { "-rwxr-xr-x" } else { "-rw-r--r--" }, "{line}");
+            files.insert(path.trim_start_matches("./").to_owned());
+        } else {
+            assert_eq!(mode, "drwxr-xr-x", "{line}");
+        }
+    }
+    let mut expected = BTreeSet::new();
+    for binary in BINARY_NAMES {
+        expected.insert(format!("usr/bin/{binary}"));
+        expected.insert(format!("usr/share/man/man1/{binary}.1.gz"));
+        expected.insert(format!("usr/share/bash-completion/completions/{binary}"));
+        expected.insert(format!("usr/share/zsh/vendor-completions/_{binary}"));
+        expected.insert(format!("usr/share/fish/vendor_completions.d/{binary}.fish"));
+    }
+    expected.insert("usr/share/man/man7/roster.7.gz".to_owned());
+    expected.insert("usr/share/doc/roster/copyright".to_owned());
+    expected.insert("usr/share/doc/roster/changelog.Debian.gz".to_owned());
+    assert_eq!(files, expected);
+
+    let fields = run_checked(Command::new("dpkg-deb").arg("--field").arg(package));
+    let fields = String::from_utf8(fields.stdout).unwrap();
+    for wanted in ["Package: roster\n", "Version: 0.1.0-1\n", "Depends: libc6 (>= "] {
+        assert!(fields.contains(wanted), "the control file lacks {wanted:?}:\n{fields}");
+    }
+}
+
+#[test]
+fn package_installs_into_a_clean_root_and_purges_without_a_trace() {
+    require_program("man", "man (Debian and Ubuntu package: man-db)");
+    let package = package();
+    let root = tempfile::tempdir().unwrap();
+    let admin = root.path().join("var/lib/dpkg");
+    for directory in ["info", "updates", "triggers"] {
+        std::fs::create_dir_all(admin.join(directory)).unwrap();
+    }
+    std::fs::write(admin.join("status"), "").unwrap();
+    let dpkg = || {
+        let mut dpkg = Command::new("dpkg");
+        dpkg.arg("--root").arg(root.path()).arg("--log=/dev/null");
+        dpkg
+    };
+    // The empty root has no libc6 in its database; the package's dependencies
+    // are checked for real by the system installation test below.
+    run_checked(dpkg().args(["--force-depends", "--install"]).arg(package));
+
+    for binary in BINARY_NAMES {
+        let output = run_checked(Command::new(root.path().join("usr/bin").join(binary)).arg("--version"));
+        assert!(String::from_utf8_lossy(&output.stdout).starts_with(binary));
+    }
+    let man_directory = root.path().join("usr/share/man");
+    for (section, page) in [("1", "roster-list"), ("7", "roster")] {
+        let output =
+            run_checked(Command::new("man").args(["-w", section, page]).env("MANPATH", &man_directory));
+        assert_eq!(
+            Path::new(String::from_utf8_lossy(&output.stdout).trim()),
+            man_directory.join(format!("man{section}/{page}.{section}.gz"))
+        );
+    }
+    let share = root.path().join("usr/share");
+    check_consent_subcommands_complete(&[], &completion_directories(&share, &root.path().join("usr/bin")));
+
+    run_checked(dpkg().args(["--purge", PACKAGE_NAME]));
+    let left: Vec<PathBuf> = walk(root.path())
+        .into_iter()
+        .filter(|path| {
+            !path.starts_with(&admin)
+                && path != &root.path().join("var/lib")
+                && path != &root.path().join("var")
+        })
+        .collect();
+    assert!(left.is_empty(), "the purge left {left:#?}");
+    let dpkg_record: Vec<PathBuf> = walk(&admin.join("info"))
+        .into_iter()
+        .filter(|path| path.to_string_lossy().contains("roster"))
+        .collect();
+    assert!(dpkg_record.is_empty(), "dpkg's record of the package stayed: {dpkg_record:#?}");
+}
+
+#[test]
+fn package_installs_on_the_system_and_apt_get_removes_it_without_a_trace() {
+    for (program, package) in [("unshare", "util-linux"), ("nsenter", "util-linux"), ("apt-get", "apt")] {
+        require_program(program, package);
+    }
+    require_program("man", "man (Debian and Ubuntu package: man-db)");
+    let package = package();
+    let system = OverlaidSystem::start();
+    let in_system = |program: &str, arguments: &[&OsStr]| -> Output {
+        let mut command = Command::new("nsenter");
+        command.args(system.nsenter_prefix()).arg(program).args(arguments);
+        command.env("DEBIAN_FRONTEND", "noninteractive").stdin(Stdio::null());
+        command.output().expect("nsenter runs")
+    };
+
+    let installed = in_system("dpkg", &[OsStr::new("--install"), package.as_os_str()]);
+    assert_success("dpkg --install", &installed);
+    let man = in_system("man", &[OsStr::new("-w"), OsStr::new("roster-list")]);
+    assert_success("man -w roster-list", &man);
+    assert_eq!(String::from_utf8_lossy(&man.stdout).trim(), "/usr/share/man/man1/roster-list.1.gz");
+    let version = in_system("roster-consent", &[OsStr::new("--version")]);
+    assert_success("roster-consent --version", &version);
+    let prefix = system.nsenter_prefix();
+    let wrapper: Vec<&OsStr> =
+        [OsStr::new("nsenter")].into_iter().chain(prefix.iter().map(OsStr::new)).collect();
+    check_consent_subcommands_complete(
+        &wrapper,
+        &completion_directories(Path::new("/usr/share"), Path::new("/usr/bin")),
+    );
+
+    let removed =
+        in_system("apt-get", &[OsStr::new("remove"), OsStr::new("--yes"), OsStr::new(PACKAGE_NAME)]);
+    assert_success("apt-get remove", &removed);
+    for binary in BINARY_NAMES {
+        let path = format!("/usr/bin/{binary}");
+        let test = in_system("test", &[OsStr::new("-e"), OsStr::new(&path)]);
+        assert!(!test.status.success(), "{path} is still there after apt-get remove");
+    }
+    // The package has no configuration files, so removing it leaves nothing to purge: dpkg forgets it.
+    let query = in_system("dpkg-query", &[OsStr::new("--status"), OsStr::new(PACKAGE_NAME)]);
+    assert!(
+        !query.status.success(),
+        "dpkg still knows the package: {}",
+        String::from_utf8_lossy(&query.stdout)
+    );
+
+    // Everything the round trip changed sits in the overlays' upper layers:
+    // nothing there may be roster's.
+    let traces: Vec<PathBuf> = walk(system.layers.path())
+        .into_iter()
+        .filter(|path| path.file_name().is_some_and(|name| name.to_string_lossy().contains("roster")))
+        .collect();
+    assert!(traces.is_empty(), "install and purge left {traces:#?}");
+}
+
+/// This machine's `/usr`, `/etc` and `/var` under overlay mounts in a
+/// private mount namespace, held open by a sleeping process; commands run
+/// there through `nsenter`. Dropping it ends the namespace and its mounts.
+struct OverlaidSystem {
+    holder: Child,
+    holder_pid: String,
+    layers: tempfile::TempDir,
+}
+
+impl OverlaidSystem {
+    const OVERLAID: [&str; 3] = ["usr", "etc", "var"];
+
+    fn start() -> OverlaidSystem {
+        let layers = tempfile::tempdir().unwrap();
+        let script = r#"
+            set -e
+            for directory in usr etc var; do
+                mkdir -p "$1/$directory/upper" "$1/$directory/work"
+                mount -t overlay overlay \
+                    -o "lowerdir=/$directory,upperdir=$1/$directory/upper,workdir=$1/$directory/work" "/$directory"
+            done
+            echo ready
+            exec sleep 3600
+        "#;
+        let mut holder = Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "--", "sh", "-c", script, "sh"])
+            .arg(layers.path())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("unshare runs");
+        let mut first_line = String::new();
+        BufReader::new(holder.stdout.take().unwrap()).read_line(&mut first_line).unwrap();
+        if first_line.trim() != "ready" {
+            let status = holder.wait().unwrap();
+            panic!("the overlays could not be mounted ({status}); the test needs root and overlayfs");
+        }
+        let system = OverlaidSystem { holder_pid: holder.id().to_string(), holder, layers };
+        // dpkg must never reach the real system: every directory it writes is checked to be an overlay.
+        for directory in Self::OVERLAID {
+            let output = Command::new("nsenter")
+                .args(system.nsenter_prefix())
+                .args(["stat", "--file-system", "--format=%T"])
+                .arg(format!("/{directory}"))
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&output.stdout).trim(),
+                "overlayfs",
+                "/{directory} is not overlaid"
+            );
+        }
+        system
+    }
+
+    fn nsenter_prefix(&self) -> [&str; 4] {
+        ["--target", &self.holder_pid, "--mount", "--"]
+    }
+}
+
+impl Drop for OverlaidSystem {
+    fn drop(&mut self) {
+        let _ = self.holder.kill();
+        let _ = self.holder.wait();
+    }
+}
+
+/// The completion directories below a `share` directory, where the package
+/// puts them, and the directory of the installed binaries.
+fn completion_directories(share: &Path, commands: &Path) -> CompletionDirectories {
+    CompletionDirectories {
+        commands: commands.to_path_buf(),
+        bash: share.join("bash-completion/completions"),
+        zsh: share.join("zsh/vendor-completions"),
+        fish: share.join("fish/vendor_completions.d"),
+    }
+}
+
+fn check_consent_subcommands_complete(wrapper: &[&OsStr], directories: &CompletionDirectories) {
+    for shell in TestedShell::ALL {
+        let offered = complete_through(wrapper, shell, directories, "roster-consent ");
+        for subcommand in CONSENT_SUBCOMMANDS {
+            assert!(
+                offered.iter().any(|candidate| candidate == subcommand),
+                "{shell:?} does not offer {subcommand} for `roster-consent <TAB>`: {offered:?}"
+            );
+        }
+    }
+}
+
+/// Every path below `root` (not `root` itself), sorted.
+fn walk(root: &Path) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(directory) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&directory) else { continue };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() && !path.is_symlink() {
+                pending.push(path.clone());
+            }
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    paths
+}
+
+fn run_checked(command: &mut Command) -> Output {
+    let output = command.output().unwrap_or_else(|error| panic!("cannot run {command:?}: {error}"));
+    assert_success(&format!("{command:?}"), &output);
+    output
+}
+
+fn assert_success(what: &str, output: &Output) {
+    assert!(
+        output.status.success(),
+        "{what} failed ({}):\n{}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The man pages in the package are the generated ones, gzipped.
+#[test]
+fn packaged_man_pages_are_the_generated_ones() {
+    let package = package();
+    let unpacked = tempfile::tempdir().unwrap();
+    run_checked(Command::new("dpkg-deb").arg("--extract").arg(package).arg(unpacked.path()));
+    for (generated_path, page) in generate_man_pages().unwrap() {
+        let section = generated_path.extension().unwrap().to_string_lossy().into_owned();
+        let name = generated_path.file_name().unwrap().to_string_lossy().into_owned();
+        let packed = unpacked.path().join(format!("usr/share/man/man{section}/{name}.gz"));
+        let output = run_checked(Command::new("gzip").arg("--decompress").arg("--stdout").arg(&packed));
+        assert!(output.stdout == page, "{} differs from the generated page", packed.display());
+    }
+}
