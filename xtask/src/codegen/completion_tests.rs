@@ -21,10 +21,21 @@ enum Expect<'a> {
 }
 
 const HARNESSES: &[&str] =
-    &["aider", "claude-code", "codex", "copilot", "cursor-agent", "gemini-cli", "goose", "opencode"];
-const HOOK_TARGETS: &[&str] =
-    &["aider", "auto", "claude-code", "codex", "copilot", "cursor-agent", "gemini-cli", "goose", "opencode"];
-const HOOK_HARNESSES: &[&str] = &["claude-code", "codex", "copilot", "cursor-agent", "gemini-cli"];
+    &["aider", "amp", "claude-code", "codex", "copilot", "cursor-agent", "gemini-cli", "goose", "opencode"];
+const HOOK_TARGETS: &[&str] = &[
+    "aider",
+    "amp",
+    "auto",
+    "claude-code",
+    "codex",
+    "copilot",
+    "cursor-agent",
+    "gemini-cli",
+    "goose",
+    "opencode",
+];
+const HOOK_HARNESSES: &[&str] =
+    &["amp", "claude-code", "codex", "copilot", "cursor-agent", "gemini-cli", "opencode"];
 
 /// Lines a user types before TAB, and what every shell must offer. The
 /// `roster-consent` and `roster-hooks` lines after a subcommand are the
