@@ -2,6 +2,7 @@
 //! harness pattern needs (comm, first argv entries, exe basename).
 
 use crate::pid::Pid;
+use crate::proc_read::{STAT_BUFFER_BYTES, read_cmdline_prefix, read_small_file};
 use crate::proc_stat::parse_proc_stat;
 
 /// The most hops the walk takes (SPEC §4.1).
@@ -9,6 +10,10 @@ pub const MAX_ANCESTRY_HOPS: usize = 64;
 
 /// How many argv entries each step keeps: enough for `node --flag script`.
 pub const ARGV_ENTRIES_KEPT: usize = 4;
+
+/// The most of a `cmdline` read to find those entries (the kernel allows
+/// far longer argument lists; the first entries are all a pattern needs).
+const CMDLINE_BYTES_READ: usize = 64 * 1024;
 
 /// One process of the chain.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,10 +49,12 @@ pub fn walk_ancestry(start: Pid) -> Vec<AncestorStep> {
 
 /// Reads one step; `None` when the process is gone or its stat unreadable.
 pub fn read_step(pid: Pid) -> Option<AncestorStep> {
-    let stat_bytes = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
-    let stat = parse_proc_stat(&stat_bytes).ok()?;
-    let argv =
-        std::fs::read(format!("/proc/{pid}/cmdline")).map(|bytes| split_cmdline(&bytes)).unwrap_or_default();
+    let mut buffer = [0u8; STAT_BUFFER_BYTES];
+    let stat_bytes = read_small_file(&format!("/proc/{pid}/stat"), &mut buffer).ok()?;
+    let stat = parse_proc_stat(stat_bytes).ok()?;
+    let argv = read_cmdline_prefix(&format!("/proc/{pid}/cmdline"), ARGV_ENTRIES_KEPT, CMDLINE_BYTES_READ)
+        .map(|bytes| split_cmdline(&bytes))
+        .unwrap_or_default();
     let exe_basename = std::fs::read_link(format!("/proc/{pid}/exe"))
         .ok()
         .and_then(|path| path.file_name().map(|name| name.to_string_lossy().into_owned()));

@@ -8,6 +8,7 @@ mod ancestry;
 mod identity;
 mod pid;
 mod pidfd;
+mod proc_read;
 mod proc_stat;
 mod resolve;
 mod verdict;

@@ -8,8 +8,8 @@ use owner_liveness::Liveness;
 
 use crate::directory::RosterDir;
 use crate::error::Result;
-use crate::files::list_names;
-use crate::session_row::{SessionRow, non_utf8_name_row, read_session_row};
+use crate::files::list_entries;
+use crate::session_row::{SessionRow, non_utf8_name_row, read_listed_session_row};
 
 /// Which rows to show. For the text filters, the empty string selects the
 /// records without a value: `agent: Some("")` the anonymous sessions,
@@ -58,10 +58,10 @@ pub struct Listing {
 /// Lists the sessions of a roster directory.
 pub fn list_sessions(roster: &RosterDir, filter: &ListFilter) -> Result<Listing> {
     let mut listing = Listing::default();
-    for name in list_names(roster, roster.sessions())? {
-        let Some(name) = name.to_str() else {
+    for entry in list_entries(roster, roster.sessions())? {
+        let Some(name) = entry.name.to_str() else {
             // A non-UTF-8 name is not one roster wrote; show it escaped.
-            let row = non_utf8_name_row(roster, &name);
+            let row = non_utf8_name_row(roster, &entry.name);
             if filter.admits(&row) {
                 listing.rows.push(row);
             } else {
@@ -69,7 +69,7 @@ pub fn list_sessions(roster: &RosterDir, filter: &ListFilter) -> Result<Listing>
             }
             continue;
         };
-        let Some(row) = read_session_row(roster, name) else { continue };
+        let Some((row, _)) = read_listed_session_row(roster, name, entry.kind) else { continue };
         if !filter.admits(&row) {
             listing.filtered_out += 1;
             continue;
