@@ -9,6 +9,7 @@ mod error;
 mod files;
 mod hook_log;
 mod list;
+mod parallel;
 mod prune;
 mod record;
 mod register;

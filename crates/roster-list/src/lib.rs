@@ -107,10 +107,23 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
         Some(roster) => list_sessions(roster, &filter)?,
         None => Listing::default(),
     };
+    // One listing of `consent/` tells which rows have a marker at all: most
+    // have none, and looking for each one's file cost a `stat` per row.
+    let markers: Option<std::collections::HashSet<std::ffi::OsString>> = roster
+        .as_ref()
+        .and_then(|roster| registry_core::list_names(roster, roster.consent()).ok())
+        .map(|names| names.into_iter().collect());
     let consents: Vec<&'static str> = listing
         .rows
         .iter()
         .map(|row| match (&roster, row.record.as_ref()) {
+            (Some(_), Some(record))
+                if markers.as_ref().is_some_and(|markers| {
+                    !markers.contains(std::ffi::OsStr::new(&consent::consent_file_name(record.pid())))
+                }) =>
+            {
+                "none"
+            }
             (Some(roster), Some(record)) => consent::live_consent_state(roster, record.pid()).as_str(),
             _ => "none",
         })
