@@ -136,7 +136,7 @@ fn capture_identities(owners: &OwnerPool) -> anyhow::Result<Vec<OwnerIdentity>> 
         .collect()
 }
 
-fn find_on_path(name: &str) -> anyhow::Result<PathBuf> {
+pub(crate) fn find_on_path(name: &str) -> anyhow::Result<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .map(|directory| directory.join(name))

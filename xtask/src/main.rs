@@ -5,6 +5,7 @@ mod bench;
 mod codegen;
 mod dist;
 mod e2e;
+mod faults;
 mod fuzz;
 mod install;
 mod soak;
@@ -43,6 +44,8 @@ enum Verb {
     },
     /// Measure the speed targets of SPEC §9 and fail when one is missed
     Bench(bench::BenchArgs),
+    /// Make every system call of every tool path fail in turn and check nothing is lost
+    Faults(faults::FaultArgs),
     /// Run writers, pruners, listers and crashes at once, then check every invariant
     Soak {
         /// How long to run
@@ -71,6 +74,7 @@ fn main() -> anyhow::Result<()> {
         Verb::Dist => dist::run(),
         Verb::Install { prefix } => install::run(prefix),
         Verb::Bench(args) => bench::run(args),
+        Verb::Faults(args) => faults::run(args),
         Verb::Soak { seconds } => soak::run(seconds),
         Verb::Fuzz { seconds } => fuzz::run(seconds),
         Verb::E2e { harness } => e2e::run(harness.as_deref()),

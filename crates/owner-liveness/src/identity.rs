@@ -186,13 +186,19 @@ pub fn read_boot_id() -> io::Result<String> {
 /// The calling process's pid, time and user namespace inodes; a kernel
 /// without time namespaces (before 5.6) reports 0 for that one.
 pub fn own_namespaces() -> io::Result<Namespaces> {
-    let pid_ns = std::fs::metadata("/proc/self/ns/pid")?.ino();
-    let time_ns = match std::fs::metadata("/proc/self/ns/time") {
+    let metadata = |path: &str| loop {
+        match std::fs::metadata(path) {
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            other => break other,
+        }
+    };
+    let pid_ns = metadata("/proc/self/ns/pid")?.ino();
+    let time_ns = match metadata("/proc/self/ns/time") {
         Ok(metadata) => metadata.ino(),
         Err(error) if error.kind() == io::ErrorKind::NotFound => 0,
         Err(error) => return Err(error),
     };
-    let user_ns = std::fs::metadata("/proc/self/ns/user")?.ino();
+    let user_ns = metadata("/proc/self/ns/user")?.ino();
     Ok(Namespaces { pid_ns, time_ns, user_ns })
 }
 

@@ -160,9 +160,11 @@ fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
         .into());
     }
     let cwd = match &args.cwd {
-        Some(dir) => Some(std::fs::canonicalize(dir).map_err(|error| {
-            BadInput(format!("--cwd {}: {error}; give an existing directory", dir.display()))
-        })?),
+        Some(dir) => {
+            Some(registry_core::retry_interrupted(|| std::fs::canonicalize(dir)).map_err(|error| {
+                BadInput(format!("--cwd {}: {error}; give an existing directory", dir.display()))
+            })?)
+        }
         None => None,
     };
     Ok(ListFilter {
