@@ -13,7 +13,10 @@ mod proc_stat;
 mod resolve;
 mod verdict;
 
-pub use ancestry::{ARGV_ENTRIES_KEPT, AncestorStep, MAX_ANCESTRY_HOPS, read_step, walk_ancestry};
+pub use ancestry::{
+    ARGV_ENTRIES_KEPT, AncestorStep, AncestryWalk, MAX_ANCESTRY_HOPS, read_step, read_step_checked,
+    walk_ancestry, walk_ancestry_reporting, walk_ancestry_with,
+};
 pub use identity::{
     BOOT_ID_PATH, CaptureError, Namespaces, OwnerIdentity, ProcIdentity, ProcReadError, SocketIdentity,
     capture_identity, own_namespaces, read_boot_id, read_proc_identity, read_user_namespace,

@@ -358,6 +358,16 @@ fn write_state(common: &CommonArgs, session: &SessionArgs, state: MarkerState) -
     };
     let owner = resolve_calling_owner(session.pid.as_deref())?;
     let resolved = &owner.resolved;
+    if state == MarkerState::Armed
+        && !resolved.verified
+        && let Some(why) = &owner.ancestry_unreadable
+    {
+        // Not a refusal: whether the owner is an ancestor could not be told.
+        anyhow::bail!(
+            "cannot {verb} pid {}: cannot tell whether it is this command or one of its ancestors: {why}",
+            resolved.pid
+        );
+    }
     if state == MarkerState::Armed && !resolved.verified {
         return Err(Refused(format!(
             "cannot arm pid {pid} (named by {source}): it is neither this command nor one of its ancestors, \
