@@ -86,10 +86,8 @@ fn an_interrupted_terminal_check_of_the_hook_payload_is_retried() {
     let owner = Owner::spawn();
     let payload = sandbox.base().join("payload.json");
     std::fs::write(&payload, br#"{"session_id":"s-eintr","hook_event_name":"SessionStart"}"#).unwrap();
-    let mut command = sandbox.command_in_root(
-        "roster-register",
-        &["--hook", "claude-code", "--pid", &owner.pid().to_string()],
-    );
+    let mut command = sandbox
+        .command_in_root("roster-register", &["--hook", "claude-code", "--pid", &owner.pid().to_string()]);
     command.arg("--cwd").arg(sandbox.home());
     let strace = require_tool("strace");
     // The shell gives strace (and so the hook) the payload as stdin, which
