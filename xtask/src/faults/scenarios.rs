@@ -321,6 +321,14 @@ impl Fixture {
         if error == "EINTR" && !succeeded && scenario != Scenario::ConsentShouldArm {
             problems.push(format!("EINTR was not retried: exit {code}: {}", stderr.trim()));
         }
+        let sessions = run.root.join("roster/sessions");
+        let leftovers = [format!("{}.json", self.dead_pid), ".tmp-crashed.json.1.0.0".to_owned()];
+        if scenario == Scenario::Prune
+            && error == "none"
+            && leftovers.iter().any(|name| sessions.join(name).exists())
+        {
+            problems.push("prune without any fault kept the dead record or the old temporary".into());
+        }
         problems.extend(self.registry_invariants(scenario, run));
         problems.extend(self.settings_invariants(scenario, &run.root));
         (succeeded, problems)
