@@ -421,6 +421,9 @@ impl RosterDir {
     }
 }
 
+/// What a long lock wait calls, with the lock's path and holder.
+type LongWaitNotice = fn(&Path, Option<u32>);
+
 /// A thread blocked in `flock(LOCK_EX)` on a duplicate of the lock's fd
 /// (same open file description, so the lock it takes is the caller's),
 /// and the state it shares with the thread that waits for it.
@@ -476,7 +479,7 @@ impl LockWaiter {
     fn wait(
         self,
         deadline: Instant,
-        mut notice: Option<(Instant, fn(&Path, Option<u32>))>,
+        mut notice: Option<(Instant, LongWaitNotice)>,
         path: &Path,
         file: &File,
     ) -> WaitOutcome {
