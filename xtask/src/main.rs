@@ -6,6 +6,7 @@ mod codegen;
 mod deb;
 mod dist;
 mod e2e;
+mod faults;
 mod fuzz;
 mod install;
 mod soak;
@@ -46,6 +47,8 @@ enum Verb {
     },
     /// Measure the speed targets of docs/contract.md §9 and fail when one is missed
     Bench(bench::BenchArgs),
+    /// Make every system call of every tool path fail in turn and check nothing is lost
+    Faults(faults::FaultArgs),
     /// Run writers, pruners, listers and crashes at once, then check every invariant
     Soak {
         /// How long to run
@@ -75,6 +78,7 @@ fn main() -> anyhow::Result<()> {
         Verb::Deb => deb::run(),
         Verb::Install { prefix } => install::run(prefix),
         Verb::Bench(args) => bench::run(args),
+        Verb::Faults(args) => faults::run(args),
         Verb::Soak { seconds } => soak::run(seconds),
         Verb::Fuzz { seconds } => fuzz::run(seconds),
         Verb::E2e { harness } => e2e::run(harness.as_deref()),

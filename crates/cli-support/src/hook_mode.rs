@@ -116,7 +116,11 @@ fn log_lock_wait() -> Duration {
 /// after saying so on stderr and in the log.
 fn start_watchdog(tool: &'static str, common: CommonArgs, at: Instant) {
     let spawned = std::thread::Builder::new().name("hook-watchdog".into()).spawn(move || {
-        std::thread::sleep(at.saturating_duration_since(Instant::now()));
+        if !sleep_until(at) {
+            // It cannot wait, so it does not watch: the lock and payload
+            // deadlines still bound the run.
+            return;
+        }
         let budget = HOOK_CLOCK.get().map_or(0, |clock| clock.event.budget().as_millis());
         report_hook_problem(
             tool,
@@ -129,6 +133,24 @@ fn start_watchdog(tool: &'static str, common: CommonArgs, at: Instant) {
     });
     // Without a watchdog thread the lock and payload deadlines still hold.
     drop(spawned);
+}
+
+/// Sleeps until `at`; `false` when the clock cannot be waited on. A
+/// timeout-only `poll`, not `std::thread::sleep`, which panics on any
+/// error but `EINTR`.
+fn sleep_until(at: Instant) -> bool {
+    loop {
+        let left = at.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        let milliseconds = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+        // SAFETY: no descriptors are passed (a null array of length zero).
+        let polled = unsafe { nix::libc::poll(std::ptr::null_mut(), 0, milliseconds) };
+        if polled < 0 && nix::errno::Errno::last() != nix::errno::Errno::EINTR {
+            return false;
+        }
+    }
 }
 
 /// Reports a warning (something the user should fix that did not stop the

@@ -5,7 +5,7 @@
 
 use owner_liveness::{
     AncestorStep, CaptureError, OwnerIdentity, OwnerQuery, OwnerSource, Pid, ResolveError, ResolvedOwner,
-    capture_owner_chain, is_kernel_thread, kernel_pid_max, resolve_owner, walk_ancestry,
+    capture_owner_chain, is_kernel_thread, kernel_pid_max, resolve_owner, walk_ancestry_reporting,
 };
 
 /// The owner and the ancestry it was found in.
@@ -14,6 +14,9 @@ pub struct CallingOwner {
     pub resolved: ResolvedOwner,
     /// The caller's ancestry, caller first.
     pub ancestry: Vec<AncestorStep>,
+    /// Why the ancestry walk stopped short, when a `/proc` read failed: an
+    /// owner not found among the ancestors may then be one all the same.
+    pub ancestry_unreadable: Option<String>,
 }
 
 impl CallingOwner {
@@ -46,7 +49,8 @@ pub fn process_env_os(name: &str) -> Option<std::ffi::OsString> {
 /// Resolves the owner of the calling session (`--pid` value, if given).
 pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, ResolveError> {
     let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
-    let ancestry = walk_ancestry(me);
+    let walk = walk_ancestry_reporting(me);
+    let ancestry = walk.steps;
     let parent_raw = nix::unistd::getppid().as_raw();
     // A process whose parent is outside its pid namespace sees ppid 0; it
     // has no usable parent, so `--pid parent` names itself's nearest
@@ -67,5 +71,5 @@ pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, Res
         };
         return Err(ResolveError::NotAnOwner { named_by, pid: resolved.pid, what: "a kernel thread" });
     }
-    Ok(CallingOwner { resolved, ancestry })
+    Ok(CallingOwner { resolved, ancestry, ancestry_unreadable: walk.unreadable })
 }

@@ -3,7 +3,7 @@
 //! `roster-consent status` and `should-arm`, each `roster-list` row and
 //! each `roster-list --watch` event, so they can never disagree.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -12,7 +12,7 @@ use registry_core::{RosterDir, SessionRow};
 
 use crate::config::{ConfigOutcome, Decision, resolve_auto_arm_naming_repo_file};
 use crate::config_files::{ConfigInput, load_repo_input, load_user_input};
-use crate::gate::{ConsentState, MarkerEntry, effective_should_arm, read_marker};
+use crate::gate::{ConsentState, MarkerEntry, consent_file_name, effective_should_arm, read_marker};
 
 /// Whether the session's owner runs now, as far as the caller could tell.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,11 +84,32 @@ pub fn decide(
 pub struct ConsentDecider {
     user: ConfigInput,
     repo_by_directory: HashMap<PathBuf, ConfigInput>,
+    /// The names in `consent/` when they were listed once up front (a
+    /// listing's decisions); `None` to look for each marker (a watcher's,
+    /// whose markers come and go).
+    marker_names: Option<HashSet<OsString>>,
 }
 
 impl ConsentDecider {
     pub fn new(env: &dyn Fn(&str) -> Option<OsString>) -> ConsentDecider {
-        ConsentDecider { user: load_user_input(env), repo_by_directory: HashMap::new() }
+        ConsentDecider { user: load_user_input(env), repo_by_directory: HashMap::new(), marker_names: None }
+    }
+
+    /// Lists `consent/` once, so that a session without a marker costs no
+    /// lookup (where the listing fails, each marker is looked for).
+    pub fn knowing_markers_of(mut self, roster: &RosterDir) -> ConsentDecider {
+        self.marker_names =
+            registry_core::list_names(roster, roster.consent()).ok().map(|names| names.into_iter().collect());
+        self
+    }
+
+    fn marker(&self, roster: &RosterDir, pid: owner_liveness::Pid) -> MarkerEntry {
+        match &self.marker_names {
+            Some(names) if !names.contains(std::ffi::OsStr::new(&consent_file_name(pid))) => {
+                MarkerEntry::absent(roster.path(), pid)
+            }
+            _ => read_marker(roster, pid),
+        }
     }
 
     /// Forgets what was read, so the next decisions read the files again.
@@ -102,7 +123,7 @@ impl ConsentDecider {
     pub fn for_row(&mut self, roster: &RosterDir, row: &SessionRow) -> SessionConsent {
         let Some(record) = &row.record else {
             let marker = match row.pid {
-                Some(pid) => read_marker(roster, pid).counted_state(),
+                Some(pid) => self.marker(roster, pid).counted_state(),
                 None => ConsentState::None,
             };
             return SessionConsent {
@@ -112,7 +133,7 @@ impl ConsentDecider {
                 label: "-",
             };
         };
-        let marker = read_marker(roster, record.pid());
+        let marker = self.marker(roster, record.pid());
         let owner = match row.liveness() {
             Liveness::Alive => OwnerCondition::Running,
             other => OwnerCondition::NotRunning(format!("is {other} ({})", row.verdict.reason)),

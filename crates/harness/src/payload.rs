@@ -124,7 +124,13 @@ pub fn read_payload(
     max_bytes: usize,
     deadline: Duration,
 ) -> Result<Vec<u8>, PayloadError> {
-    if nix::unistd::isatty(fd).map_err(PayloadError::Read)? {
+    let is_terminal = loop {
+        match nix::unistd::isatty(fd) {
+            Err(Errno::EINTR) => continue,
+            other => break other.map_err(PayloadError::Read)?,
+        }
+    };
+    if is_terminal {
         return Err(PayloadError::Terminal);
     }
     let started = Instant::now();

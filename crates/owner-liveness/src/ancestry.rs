@@ -2,6 +2,7 @@
 //! harness pattern needs (comm, first argv entries, exe basename).
 
 use crate::pid::Pid;
+use crate::proc_read::{STAT_BUFFER_BYTES, read_cmdline_prefix, read_small_file};
 use crate::proc_stat::parse_proc_stat;
 
 /// The most hops the walk takes (docs/contract.md §4.1).
@@ -9,6 +10,10 @@ pub const MAX_ANCESTRY_HOPS: usize = 64;
 
 /// How many argv entries each step keeps: enough for `node --flag script`.
 pub const ARGV_ENTRIES_KEPT: usize = 4;
+
+/// The most of a `cmdline` read to find those entries (the kernel allows
+/// far longer argument lists; the first entries are all a pattern needs).
+const CMDLINE_BYTES_READ: usize = 64 * 1024;
 
 /// One process of the chain.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,33 +30,73 @@ pub struct AncestorStep {
     pub exe_basename: Option<String>,
 }
 
+/// The ancestry, and why the walk stopped short of the top if it did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AncestryWalk {
+    pub steps: Vec<AncestorStep>,
+    /// Set when a process on the way exists but its `/proc` entry could not
+    /// be read (an I/O error, a resource limit): the walk is incomplete, so
+    /// "not an ancestor" cannot be told from "could not look".
+    pub unreadable: Option<String>,
+}
+
 /// Walks from `start` (included, as step 0) up the ppid chain, at most
 /// `MAX_ANCESTRY_HOPS` steps. Stops quietly where `/proc` cannot be read:
 /// the steps found so far are still true.
 pub fn walk_ancestry(start: Pid) -> Vec<AncestorStep> {
-    let mut steps = Vec::new();
+    walk_ancestry_reporting(start).steps
+}
+
+/// `walk_ancestry`, saying whether a read failure cut it short.
+pub fn walk_ancestry_reporting(start: Pid) -> AncestryWalk {
+    walk_ancestry_with(start, read_step_checked)
+}
+
+/// The walk over any step reader (the real one reads `/proc`).
+pub fn walk_ancestry_with(start: Pid, read: impl Fn(Pid) -> std::io::Result<AncestorStep>) -> AncestryWalk {
+    let mut walk = AncestryWalk { steps: Vec::new(), unreadable: None };
     let mut next = Some(start);
     while let Some(pid) = next {
-        if steps.len() == MAX_ANCESTRY_HOPS {
+        if walk.steps.len() == MAX_ANCESTRY_HOPS {
             break;
         }
-        let Some(step) = read_step(pid) else { break };
+        let step = match read(pid) {
+            Ok(step) => step,
+            // Gone (or hidden): the chain above is not ours to see.
+            Err(error)
+                if error.kind() == std::io::ErrorKind::NotFound
+                    || error.raw_os_error() == Some(nix::libc::ESRCH) =>
+            {
+                break;
+            }
+            Err(error) => {
+                walk.unreadable = Some(format!("/proc/{pid} unreadable: {error}"));
+                break;
+            }
+        };
         next = step.parent;
-        steps.push(step);
+        walk.steps.push(step);
     }
-    steps
+    walk
 }
 
 /// Reads one step; `None` when the process is gone or its stat unreadable.
 pub fn read_step(pid: Pid) -> Option<AncestorStep> {
-    let stat_bytes = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
-    let stat = parse_proc_stat(&stat_bytes).ok()?;
-    let argv =
-        std::fs::read(format!("/proc/{pid}/cmdline")).map(|bytes| split_cmdline(&bytes)).unwrap_or_default();
+    read_step_checked(pid).ok()
+}
+
+/// Reads one step, or says why it cannot be read.
+pub fn read_step_checked(pid: Pid) -> std::io::Result<AncestorStep> {
+    let mut buffer = [0u8; STAT_BUFFER_BYTES];
+    let stat_bytes = read_small_file(&format!("/proc/{pid}/stat"), &mut buffer)?;
+    let stat = parse_proc_stat(stat_bytes).map_err(std::io::Error::other)?;
+    let argv = read_cmdline_prefix(&format!("/proc/{pid}/cmdline"), ARGV_ENTRIES_KEPT, CMDLINE_BYTES_READ)
+        .map(|bytes| split_cmdline(&bytes))
+        .unwrap_or_default();
     let exe_basename = std::fs::read_link(format!("/proc/{pid}/exe"))
         .ok()
         .and_then(|path| path.file_name().map(|name| name.to_string_lossy().into_owned()));
-    Some(AncestorStep { pid, parent: Pid::new(stat.ppid), comm: stat.comm, argv, exe_basename })
+    Ok(AncestorStep { pid, parent: Pid::new(stat.ppid), comm: stat.comm, argv, exe_basename })
 }
 
 fn split_cmdline(bytes: &[u8]) -> Vec<String> {
@@ -74,6 +119,24 @@ mod tests {
             ["node", "/x/.bin/gemini", "-p", "hi"]
         );
         assert_eq!(split_cmdline(b""), Vec::<String>::new());
+    }
+
+    /// Regression (found by `cargo xtask faults`): a `/proc` read failing
+    /// with ENOMEM or EIO ended the walk as quietly as a process that is
+    /// gone, so `roster-consent arm` refused with exit 3, saying the owner
+    /// "is neither this command nor one of its ancestors", when it could
+    /// only not look. The walk now says it was cut short.
+    #[test]
+    fn a_step_that_cannot_be_read_is_reported_and_a_vanished_one_is_not() {
+        let me = Pid::new(std::process::id()).unwrap();
+        let failing = walk_ancestry_with(me, |_| Err(std::io::Error::from_raw_os_error(nix::libc::ENOMEM)));
+        assert!(failing.steps.is_empty());
+        assert!(failing.unreadable.as_deref().is_some_and(|why| why.contains("unreadable")), "{failing:?}");
+        let gone = walk_ancestry_with(me, |_| Err(std::io::Error::from_raw_os_error(nix::libc::ENOENT)));
+        assert_eq!(gone.unreadable, None);
+        let real = walk_ancestry_reporting(me);
+        assert_eq!(real.unreadable, None);
+        assert_eq!(real.steps[0].pid, me);
     }
 
     #[test]

@@ -9,6 +9,7 @@ use nix::errno::Errno;
 
 use crate::pid::Pid;
 use crate::pidfd::PidFd;
+use crate::proc_read::{STAT_BUFFER_BYTES, read_small_file, retry_on_interrupt};
 use crate::proc_stat::parse_proc_stat;
 
 /// Where the kernel tells the current boot.
@@ -165,9 +166,12 @@ pub fn read_proc_identity(pid: Pid) -> Result<ProcIdentity, ProcReadError> {
         _ => ProcReadError::Other(error.to_string()),
     };
     let directory = format!("/proc/{pid}");
-    let uid = std::fs::metadata(&directory).map_err(classify)?.uid();
-    let stat_bytes = std::fs::read(format!("{directory}/stat")).map_err(classify)?;
-    let stat = parse_proc_stat(&stat_bytes).map_err(|error| ProcReadError::Other(error.to_string()))?;
+    let uid = retry_on_interrupt(|| nix::sys::stat::stat(directory.as_str()))
+        .map_err(|errno| classify(errno.into()))?
+        .st_uid;
+    let mut buffer = [0u8; STAT_BUFFER_BYTES];
+    let stat_bytes = read_small_file(&format!("{directory}/stat"), &mut buffer).map_err(classify)?;
+    let stat = parse_proc_stat(stat_bytes).map_err(|error| ProcReadError::Other(error.to_string()))?;
     Ok(ProcIdentity { uid, start_ticks: stat.start_ticks })
 }
 
@@ -177,19 +181,29 @@ fn libc_esrch() -> i32 {
 
 /// The current boot id, trimmed.
 pub fn read_boot_id() -> io::Result<String> {
-    Ok(std::fs::read_to_string(BOOT_ID_PATH)?.trim().to_owned())
+    let mut buffer = [0u8; 128];
+    let bytes = read_small_file(BOOT_ID_PATH, &mut buffer)?;
+    let text =
+        std::str::from_utf8(bytes).map_err(|_| io::Error::other(format!("{BOOT_ID_PATH} is not UTF-8")))?;
+    Ok(text.trim().to_owned())
 }
 
 /// The calling process's pid, time and user namespace inodes; a kernel
 /// without time namespaces (before 5.6) reports 0 for that one.
 pub fn own_namespaces() -> io::Result<Namespaces> {
-    let pid_ns = std::fs::metadata("/proc/self/ns/pid")?.ino();
-    let time_ns = match std::fs::metadata("/proc/self/ns/time") {
+    let metadata = |path: &str| loop {
+        match std::fs::metadata(path) {
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            other => break other,
+        }
+    };
+    let pid_ns = metadata("/proc/self/ns/pid")?.ino();
+    let time_ns = match metadata("/proc/self/ns/time") {
         Ok(metadata) => metadata.ino(),
         Err(error) if error.kind() == io::ErrorKind::NotFound => 0,
         Err(error) => return Err(error),
     };
-    let user_ns = std::fs::metadata("/proc/self/ns/user")?.ino();
+    let user_ns = metadata("/proc/self/ns/user")?.ino();
     Ok(Namespaces { pid_ns, time_ns, user_ns })
 }
 

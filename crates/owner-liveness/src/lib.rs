@@ -9,11 +9,15 @@ mod chain;
 mod identity;
 mod pid;
 mod pidfd;
+mod proc_read;
 mod proc_stat;
 mod resolve;
 mod verdict;
 
-pub use ancestry::{ARGV_ENTRIES_KEPT, AncestorStep, MAX_ANCESTRY_HOPS, read_step, walk_ancestry};
+pub use ancestry::{
+    ARGV_ENTRIES_KEPT, AncestorStep, AncestryWalk, MAX_ANCESTRY_HOPS, read_step, read_step_checked,
+    walk_ancestry, walk_ancestry_reporting, walk_ancestry_with,
+};
 pub use chain::{ChainMember, MAX_CHAIN_MEMBERS, capture_owner_chain};
 pub use identity::{
     BOOT_ID_PATH, CaptureError, Namespaces, OwnerIdentity, ProcIdentity, ProcReadError, SocketIdentity,

@@ -74,9 +74,10 @@ impl fmt::Display for Pid {
 /// Reads `/proc/sys/kernel/pid_max`, falling back to the largest value Linux
 /// allows (2^22) when it cannot be read.
 pub fn kernel_pid_max() -> u32 {
-    std::fs::read_to_string("/proc/sys/kernel/pid_max")
+    let mut buffer = [0u8; 32];
+    crate::proc_read::read_small_file("/proc/sys/kernel/pid_max", &mut buffer)
         .ok()
-        .and_then(|text| text.trim().parse().ok())
+        .and_then(|bytes| std::str::from_utf8(bytes).ok()?.trim().parse().ok())
         .unwrap_or(1 << 22)
 }
 

@@ -3,15 +3,21 @@
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::sync::OnceLock;
 
 use nix::errno::Errno;
 use nix::libc;
 
 use crate::pid::Pid;
+use crate::proc_read::retry_on_interrupt;
 
 /// `PID_FS_MAGIC` from `<linux/magic.h>`: pidfds live on pidfs (Linux 6.9+),
 /// where the inode number is unique for the life of the boot.
 const PID_FS_MAGIC: i64 = 0x5049_4446;
+
+/// The device number of pidfs when pidfds live there, `None` when they do
+/// not; unset until the first pidfd was examined.
+static PIDFS_DEVICE: OnceLock<Option<u64>> = OnceLock::new();
 
 /// An open pidfd, closed on drop and never inherited.
 #[derive(Debug)]
@@ -28,10 +34,10 @@ impl PidFd {
     pub fn open(pid: Pid) -> Result<PidFd, Errno> {
         // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1;
         // no memory is passed.
-        let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.as_raw(), 0 as libc::c_uint) };
-        if raw < 0 {
-            return Err(Errno::last());
-        }
+        let raw = retry_on_interrupt(|| {
+            let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.as_raw(), 0 as libc::c_uint) };
+            if raw < 0 { Err(Errno::last()) } else { Ok(raw) }
+        })?;
         // SAFETY: the kernel just returned this fd to us and nothing else owns it.
         // pidfds are always close-on-exec.
         Ok(PidFd(unsafe { OwnedFd::from_raw_fd(raw as i32) }))
@@ -39,12 +45,23 @@ impl PidFd {
 
     /// The pidfs inode of the process, or `None` where the kernel's pidfds
     /// do not live on pidfs (anonymous inodes share one inode number).
+    ///
+    /// Which filesystem pidfds live on cannot change while the system runs,
+    /// so it is asked once (`fstatfs`) and remembered as the device number:
+    /// every later pidfd costs one `fstat`, which a listing makes per record.
     pub fn pidfs_inode(&self) -> Option<u64> {
-        let fs = nix::sys::statfs::fstatfs(self.0.as_fd()).ok()?;
-        if fs.filesystem_type().0 as i64 != PID_FS_MAGIC {
-            return None;
-        }
-        nix::sys::stat::fstat(self.0.as_fd()).ok().map(|stat| stat.st_ino)
+        let stat = retry_on_interrupt(|| nix::sys::stat::fstat(self.0.as_fd())).ok()?;
+        let pidfs_device = match PIDFS_DEVICE.get() {
+            Some(known) => *known,
+            None => {
+                // Not remembered on failure: one failed call must not take
+                // the pidfs inode away from every later verdict.
+                let fs = retry_on_interrupt(|| nix::sys::statfs::fstatfs(self.0.as_fd())).ok()?;
+                let device = (fs.filesystem_type().0 as i64 == PID_FS_MAGIC).then_some(stat.st_dev);
+                *PIDFS_DEVICE.get_or_init(|| device)
+            }
+        };
+        (pidfs_device == Some(stat.st_dev)).then_some(stat.st_ino)
     }
 
     /// Whether the process has exited (a zombie awaiting its reaper, or

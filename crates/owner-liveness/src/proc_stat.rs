@@ -71,9 +71,10 @@ impl ProcStat {
 
 /// Whether `pid` is a kernel thread now; `false` when it cannot be read.
 pub fn is_kernel_thread(pid: crate::pid::Pid) -> bool {
-    std::fs::read(format!("/proc/{pid}/stat"))
+    let mut buffer = [0u8; crate::proc_read::STAT_BUFFER_BYTES];
+    crate::proc_read::read_small_file(&format!("/proc/{pid}/stat"), &mut buffer)
         .ok()
-        .and_then(|bytes| parse_proc_stat(&bytes).ok())
+        .and_then(|bytes| parse_proc_stat(bytes).ok())
         .is_some_and(|stat| stat.is_kernel_thread())
 }
 

@@ -72,7 +72,7 @@ pub struct ResolvedOwner {
     pub verified: bool,
     pub harness: Option<&'static str>,
     /// The processes of the owner's harness run below it among the caller's
-    /// ancestors (SPEC §11 "Chains"), outermost first, innermost last, at
+    /// ancestors (docs/contract.md §5), outermost first, innermost last, at
     /// most `MAX_CHAIN_MEMBERS - 1`: the loader's native child, a
     /// relaunched copy. Empty when the owner is no harness process or not
     /// an ancestor. Whatever named the owner (the walk, `--pid`, a

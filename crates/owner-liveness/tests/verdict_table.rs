@@ -524,7 +524,7 @@ fn rule_4_a_uid_that_differs_outside_the_initial_user_namespace_is_unknown() {
     );
 }
 
-// Chains (SPEC §11): the owner 4242 is a loader above its native process
+// Chains (docs/contract.md §5): the owner 4242 is a loader above its native process
 // 4250 (and, where a row says so, a relaunch 4260). Every member is judged
 // by rules 3 to 5 on its own; the session lives while any member provably
 // runs and is dead only when every member is provably gone.

@@ -11,6 +11,7 @@ use nix::fcntl::{OFlag, open, openat};
 use nix::sys::stat::{Mode, fchmod, fstat, mkdirat};
 
 use crate::error::{Error, Result};
+use crate::files::{retry_interrupted, retry_on_interrupt};
 
 /// Name of the records subdirectory.
 pub const SESSIONS: &str = "sessions";
@@ -122,7 +123,7 @@ impl RosterDir {
     /// creates the directory itself. Missing subdirectories of a trusted
     /// directory are created: that changes nothing anyone could observe.
     pub fn open_existing(path: &Path) -> Result<Option<RosterDir>> {
-        match std::fs::symlink_metadata(path) {
+        match retry_interrupted(|| std::fs::symlink_metadata(path)) {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             _ => {}
         }
@@ -189,10 +190,7 @@ fn create_parents(parent: &Path) -> Result<()> {
     if parent.as_os_str().is_empty() || parent.exists() {
         return Ok(());
     }
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode_0700()
-        .create(parent)
+    retry_interrupted(|| std::fs::DirBuilder::new().recursive(true).mode_0700().create(parent))
         .map_err(|error| Error::io("create", parent, error))
 }
 
@@ -208,10 +206,10 @@ impl DirBuilderMode for std::fs::DirBuilder {
 }
 
 fn mkdir_0700(parent: Option<BorrowedFd<'_>>, path: &Path) -> std::result::Result<(), Errno> {
-    match parent {
+    retry_on_interrupt(|| match parent {
         Some(fd) => mkdirat(fd, path, Mode::S_IRWXU),
         None => nix::unistd::mkdir(path, Mode::S_IRWXU),
-    }
+    })
 }
 
 fn open_subdirectory(root: &OwnedFd, root_path: &Path, name: &str) -> Result<OwnedFd> {
@@ -227,10 +225,10 @@ fn open_subdirectory(root: &OwnedFd, root_path: &Path, name: &str) -> Result<Own
 /// following a symlink, then checks owner and mode on the handle itself.
 fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &Path) -> Result<OwnedFd> {
     let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    let opened = match parent {
+    let opened = retry_on_interrupt(|| match parent {
         Some(fd) => openat(fd, path, flags, Mode::empty()),
         None => open(path, flags, Mode::empty()),
-    };
+    });
     let fd = match opened {
         Ok(fd) => fd,
         Err(Errno::ELOOP) => {
@@ -246,7 +244,7 @@ fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &
         }
         Err(errno) => return Err(Error::io("open", shown, errno.into())),
     };
-    let stat = fstat(&fd).map_err(|errno| Error::io("stat", shown, errno.into()))?;
+    let stat = retry_on_interrupt(|| fstat(&fd)).map_err(|errno| Error::io("stat", shown, errno.into()))?;
     let euid = nix::unistd::geteuid().as_raw();
     if stat.st_uid != euid {
         return Err(untrusted(
@@ -272,7 +270,8 @@ fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &
     }
     if mode & 0o077 != 0 {
         // Read or search bits for others: quietly tighten (docs/contract.md §2).
-        fchmod(&fd, Mode::S_IRWXU).map_err(|errno| Error::io("chmod 700", shown, errno.into()))?;
+        retry_on_interrupt(|| fchmod(&fd, Mode::S_IRWXU))
+            .map_err(|errno| Error::io("chmod 700", shown, errno.into()))?;
     }
     Ok(fd)
 }
@@ -290,7 +289,7 @@ fn check_ancestors(roster: &Path, parent: &Path) -> Result<()> {
     let owner_ok = |uid: u32| uid == euid || uid == 0;
     let given = absolute(parent);
     for ancestor in given.ancestors() {
-        let Ok(metadata) = std::fs::symlink_metadata(ancestor) else { continue };
+        let Ok(metadata) = retry_interrupted(|| std::fs::symlink_metadata(ancestor)) else { continue };
         if metadata.file_type().is_symlink() && !owner_ok(metadata.uid()) {
             return Err(untrusted_parent(
                 roster,
@@ -300,13 +299,15 @@ fn check_ancestors(roster: &Path, parent: &Path) -> Result<()> {
             ));
         }
     }
-    let real = std::fs::canonicalize(&given).map_err(|error| Error::io("resolve", &given, error))?;
+    let real = retry_interrupted(|| std::fs::canonicalize(&given))
+        .map_err(|error| Error::io("resolve", &given, error))?;
     // Where this user namespace maps no uid to the caller, root's
     // directories and other users' look the same (the overflow uid): the
     // owner cannot be told, and only the modes below are checked.
     let owners_visible = !crate::ownership::caller_uid_is_unmapped();
     for ancestor in real.ancestors() {
-        let metadata = std::fs::metadata(ancestor).map_err(|error| Error::io("stat", ancestor, error))?;
+        let metadata = retry_interrupted(|| std::fs::metadata(ancestor))
+            .map_err(|error| Error::io("stat", ancestor, error))?;
         let mode = metadata.mode() & 0o7777;
         if owners_visible && !owner_ok(metadata.uid()) {
             return Err(untrusted_parent(

@@ -3,11 +3,10 @@
 //! that leave the old file or the new one and never a torn one, and the
 //! `.lock` every mutation holds.
 
-use std::ffi::{CStr, OsStr};
+use std::ffi::OsStr;
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -18,6 +17,7 @@ use nix::sys::stat::{Mode, fchmod, fstat, fstatat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
 
 use crate::directory::{RosterDir, SubDir};
+use crate::directory_entries::{DirectoryEntry, EntryKind, read_directory, read_directory_slice};
 use crate::error::{Error, Result};
 use crate::timestamp::Timestamp;
 
@@ -74,7 +74,9 @@ impl FileStamp {
 
 /// The stamp of what `name` names now, without following a symlink.
 pub(crate) fn entry_stamp(directory: SubDir<'_>, name: &str) -> Option<FileStamp> {
-    fstatat(directory.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW).ok().map(|stat| FileStamp::of(&stat))
+    retry_on_interrupt(|| fstatat(directory.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW))
+        .ok()
+        .map(|stat| FileStamp::of(&stat))
 }
 
 /// Reads `name` in `directory` safely: the type is checked before opening
@@ -91,13 +93,27 @@ pub(crate) fn read_stamped_entry(
     directory: SubDir<'_>,
     name: &str,
 ) -> std::result::Result<(EntryContents, FileStamp), ReadProblem> {
+    read_stamped_entry_of_kind(directory, name, EntryKind::Unknown)
+}
+
+/// `read_stamped_entry` for a name whose type the directory listing told:
+/// an entry listed as a regular file is opened without a `stat` first (the
+/// listing was the type check; the handle is checked after opening as
+/// always), anything else is looked at before it is opened.
+pub(crate) fn read_stamped_entry_of_kind(
+    directory: SubDir<'_>,
+    name: &str,
+    listed_as: EntryKind,
+) -> std::result::Result<(EntryContents, FileStamp), ReadProblem> {
     // Readers take no lock, so a writer may replace or remove the name
     // between the stat and the open, or right after the open. That is the
     // registry working, not an entry to distrust: look again, a few times.
+    let mut listed_as = listed_as;
     for _ in 0..READ_ATTEMPTS {
-        match read_entry_once(directory, name)? {
+        match read_entry_once(directory, name, listed_as)? {
             Some(read) => return Ok(read),
-            None => continue,
+            // Whatever the listing said may be stale now.
+            None => listed_as = EntryKind::Unknown,
         }
     }
     let mtime = entry_mtime(directory, name.as_ref());
@@ -112,46 +128,116 @@ const READ_ATTEMPTS: usize = 4;
 fn read_entry_once(
     directory: SubDir<'_>,
     name: &str,
+    listed_as: EntryKind,
 ) -> std::result::Result<Option<(EntryContents, FileStamp)>, ReadProblem> {
-    let before = match fstatat(directory.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
-        Ok(stat) => stat,
-        Err(Errno::ENOENT) => return Err(ReadProblem::Missing),
-        Err(errno) => return Err(ReadProblem::Failed(format!("stat: {}", errno.desc()))),
+    // The type is known before anything is opened, so no FIFO or device is
+    // ever opened: from the listing when it said "regular file", else from
+    // a stat of the name.
+    let before = if listed_as == EntryKind::Regular {
+        None
+    } else {
+        let stat = match retry_on_interrupt(|| fstatat(directory.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW)) {
+            Ok(stat) => stat,
+            Err(Errno::ENOENT) => return Err(ReadProblem::Missing),
+            Err(errno) => return Err(ReadProblem::Failed(format!("stat: {}", errno.desc()))),
+        };
+        // No link left: the name was looked up, then replaced or removed
+        // before the stat read the inode.
+        if stat.st_nlink == 0 {
+            return Ok(None);
+        }
+        if let Some(reason) = untrusted_reason(&stat) {
+            return Err(ReadProblem::Untrusted { reason, mtime: Some(stat_mtime(&stat)) });
+        }
+        Some(stat)
     };
-    let mtime = Some(stat_mtime(&before));
-    // No link left: the name was looked up, then replaced or removed before
-    // the stat read the inode.
-    if before.st_nlink == 0 {
-        return Ok(None);
-    }
-    if let Some(reason) = untrusted_reason(&before) {
-        return Err(ReadProblem::Untrusted { reason, mtime });
-    }
-    let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
-    let fd = match openat(directory.fd, name, flags, Mode::empty()) {
+    let mtime = before.as_ref().map(stat_mtime);
+    let fd = match open_entry_for_reading(directory, name) {
         Ok(fd) => fd,
         Err(Errno::ENOENT) => return Err(ReadProblem::Missing),
         Err(Errno::ELOOP) => return Err(ReadProblem::Untrusted { reason: "is a symlink".into(), mtime }),
         Err(errno) => return Err(ReadProblem::Failed(format!("open: {}", errno.desc()))),
     };
-    let after = fstat(&fd).map_err(|errno| ReadProblem::Failed(format!("fstat: {}", errno.desc())))?;
+    let after = retry_on_interrupt(|| fstat(&fd))
+        .map_err(|errno| ReadProblem::Failed(format!("fstat: {}", errno.desc())))?;
     // Another inode under the name: replaced between the stat and the open.
     // No link left: replaced or removed right after the open.
-    if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) || after.st_nlink == 0 {
+    let replaced =
+        before.is_some_and(|before| (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino));
+    if replaced || after.st_nlink == 0 {
         return Ok(None);
     }
     if let Some(reason) = untrusted_reason(&after) {
         return Err(ReadProblem::Untrusted { reason, mtime: Some(stat_mtime(&after)) });
     }
-    let mut bytes = Vec::with_capacity(after.st_size.clamp(0, MAX_ENTRY_BYTES as i64) as usize);
-    File::from(fd)
-        .take(MAX_ENTRY_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|error| ReadProblem::Failed(format!("read: {error}")))?;
+    let bytes = read_to_limit(&fd, after.st_size)
+        .map_err(|errno| ReadProblem::Failed(format!("read: {}", errno.desc())))?;
     if bytes.len() as u64 > MAX_ENTRY_BYTES {
         return Err(ReadProblem::Untrusted { reason: "grew past 64 KiB while being read".into(), mtime });
     }
     Ok(Some((EntryContents { bytes, mtime: stat_mtime(&after) }, FileStamp::of(&after))))
+}
+
+/// Opens an entry for reading without following a symlink, blocking on a
+/// FIFO or taking a terminal, and without updating its access time (a
+/// listing would otherwise dirty every record it reads). The kernel allows
+/// `O_NOATIME` only on one's own files; any other is opened without it (and
+/// then found untrusted by its owner).
+fn open_entry_for_reading(directory: SubDir<'_>, name: &str) -> nix::Result<OwnedFd> {
+    let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
+    match retry_on_interrupt(|| openat(directory.fd, name, flags | OFlag::O_NOATIME, Mode::empty())) {
+        Err(Errno::EPERM) => retry_on_interrupt(|| openat(directory.fd, name, flags, Mode::empty())),
+        other => other,
+    }
+}
+
+/// Reads a regular file of `size` bytes (as `fstat` said), at most
+/// `MAX_ENTRY_BYTES + 1` bytes in all: the extra byte tells a file that
+/// grew past the limit. A read that returns less than asked is the end of
+/// a regular file, so a file of the size `fstat` said costs one `read`.
+fn read_to_limit(fd: &OwnedFd, size: i64) -> nix::Result<Vec<u8>> {
+    let limit = MAX_ENTRY_BYTES as usize + 1;
+    let mut bytes = vec![0u8; (size.max(0) as usize).saturating_add(1).min(limit)];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        let read = retry_on_interrupt(|| nix::unistd::read(fd, &mut bytes[filled..]))?;
+        if read == 0 {
+            break;
+        }
+        filled += read;
+        if filled < bytes.len() {
+            break;
+        }
+        if bytes.len() < limit {
+            bytes.resize((bytes.len() * 2).min(limit), 0);
+        }
+    }
+    bytes.truncate(filled);
+    Ok(bytes)
+}
+
+/// Retries an `std` file operation while it fails with `EINTR`
+/// (`ErrorKind::Interrupted`): a signal interrupted it, which means
+/// nothing about the file. `std` retries some calls itself (open, read,
+/// write), not all (stat, canonicalize, create_dir).
+pub fn retry_interrupted<T>(mut call: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
+    loop {
+        match call() {
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+/// Retries `call` while it fails with `EINTR`: a signal interrupted it, and
+/// that means nothing about the file.
+pub(crate) fn retry_on_interrupt<T>(mut call: impl FnMut() -> nix::Result<T>) -> nix::Result<T> {
+    loop {
+        match call() {
+            Err(Errno::EINTR) => continue,
+            other => return other,
+        }
+    }
 }
 
 fn untrusted_reason(stat: &nix::sys::stat::FileStat) -> Option<String> {
@@ -220,16 +306,18 @@ fn write_temp_and_rename(
     bytes: &[u8],
 ) -> std::result::Result<(), (&'static str, Errno)> {
     let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    let fd = openat(directory.fd, temp, flags, Mode::S_IRUSR | Mode::S_IWUSR)
+    let fd = retry_on_interrupt(|| openat(directory.fd, temp, flags, Mode::S_IRUSR | Mode::S_IWUSR))
         .map_err(|errno| ("create", errno))?;
     // The umask may have removed bits; it can never have added any, but a
     // restrictive umask could leave the owner unable to read, so set 0600.
-    fchmod(&fd, Mode::S_IRUSR | Mode::S_IWUSR).map_err(|errno| ("chmod 600", errno))?;
+    retry_on_interrupt(|| fchmod(&fd, Mode::S_IRUSR | Mode::S_IWUSR))
+        .map_err(|errno| ("chmod 600", errno))?;
     let mut file = File::from(fd);
     file.write_all(bytes).map_err(|error| ("write", io_errno(&error)))?;
     file.sync_all().map_err(|error| ("fsync", io_errno(&error)))?;
     drop(file);
-    renameat(directory.fd, temp, directory.fd, name).map_err(|errno| ("rename into place", errno))
+    retry_on_interrupt(|| renameat(directory.fd, temp, directory.fd, name))
+        .map_err(|errno| ("rename into place", errno))
 }
 
 fn io_errno(error: &std::io::Error) -> Errno {
@@ -238,7 +326,7 @@ fn io_errno(error: &std::io::Error) -> Errno {
 
 /// fsyncs a directory so a rename or unlink in it survives a crash.
 pub fn sync_directory(directory: SubDir<'_>) -> std::result::Result<(), Errno> {
-    nix::unistd::fsync(directory.fd)
+    retry_on_interrupt(|| nix::unistd::fsync(directory.fd))
 }
 
 /// Removes `name`; `Ok(false)` when it was already gone.
@@ -249,7 +337,7 @@ pub fn remove_entry(
     name: &(impl AsRef<OsStr> + ?Sized),
 ) -> Result<bool> {
     let name = name.as_ref();
-    match unlinkat(directory.fd, name, UnlinkatFlags::NoRemoveDir) {
+    match retry_on_interrupt(|| unlinkat(directory.fd, name, UnlinkatFlags::NoRemoveDir)) {
         Ok(()) => Ok(true),
         Err(Errno::ENOENT | Errno::EISDIR) => Ok(false),
         Err(errno) => {
@@ -260,26 +348,20 @@ pub fn remove_entry(
 
 /// The names in a directory, `.` and `..` left out, in directory order.
 pub fn list_names(roster: &RosterDir, directory: SubDir<'_>) -> Result<Vec<std::ffi::OsString>> {
-    let shown = roster.entry_path(directory, "");
-    let fd =
-        openat(directory.fd, ".", OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())
-            .map_err(|errno| Error::io("open", &shown, errno.into()))?;
-    let mut dir = nix::dir::Dir::from_fd(fd).map_err(|errno| Error::io("read", &shown, errno.into()))?;
-    let mut names = Vec::new();
-    for entry in dir.iter() {
-        let entry = entry.map_err(|errno| Error::io("read", &shown, errno.into()))?;
-        let name: &CStr = entry.file_name();
-        let bytes = name.to_bytes();
-        if bytes != b"." && bytes != b".." {
-            names.push(OsStr::from_bytes(bytes).to_owned());
-        }
-    }
-    Ok(names)
+    Ok(list_entries(roster, directory)?.into_iter().map(|entry| entry.name).collect())
+}
+
+/// The entries of a directory with the type the directory tells for each.
+pub fn list_entries(roster: &RosterDir, directory: SubDir<'_>) -> Result<Vec<DirectoryEntry>> {
+    read_directory(directory)
+        .map_err(|errno| Error::io("read", roster.entry_path(directory, ""), errno.into()))
 }
 
 /// The mtime of an entry without following it, if it exists.
 pub fn entry_mtime(directory: SubDir<'_>, name: &OsStr) -> Option<Timestamp> {
-    fstatat(directory.fd, Path::new(name), AtFlags::AT_SYMLINK_NOFOLLOW).ok().map(|stat| stat_mtime(&stat))
+    retry_on_interrupt(|| fstatat(directory.fd, Path::new(name), AtFlags::AT_SYMLINK_NOFOLLOW))
+        .ok()
+        .map(|stat| stat_mtime(&stat))
 }
 
 /// The exclusive registry lock, released when dropped (or when the holder
@@ -297,39 +379,142 @@ impl RosterDir {
 
     /// Takes the lock, waiting at most `wait`, and never past the handle's
     /// lock deadline (`with_lock_deadline`).
+    ///
+    /// A free lock is taken at once (`LOCK_NB`). A held one is waited for
+    /// in the kernel: a waiting thread blocks in `flock(LOCK_EX)`, so it
+    /// wakes the instant the holder releases the lock or dies, while this
+    /// thread waits for it with the deadline. Polling instead made waiters
+    /// sleep through most releases: at eight writers one in a hundred
+    /// registrations waited hundreds of milliseconds.
     pub fn lock_within(&self, wait: Duration) -> Result<RegistryLock> {
         let path = self.path().join(LOCK_NAME);
         let flags = OFlag::O_RDWR | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-        let fd: OwnedFd = openat(self.root().fd, LOCK_NAME, flags, Mode::S_IRUSR | Mode::S_IWUSR)
-            .map_err(|errno| Error::io("open", &path, errno.into()))?;
+        let fd: OwnedFd =
+            retry_on_interrupt(|| openat(self.root().fd, LOCK_NAME, flags, Mode::S_IRUSR | Mode::S_IWUSR))
+                .map_err(|errno| Error::io("open", &path, errno.into()))?;
         let file = File::from(fd);
         let started = Instant::now();
         let deadline = match self.lock_deadline {
             Some(limit) => limit.min(started + wait),
             None => started + wait,
         };
-        let mut noticed = self.on_long_lock_wait.is_none();
-        // Short sleeps first: most holders finish within a millisecond.
-        let mut pause = Duration::from_micros(200);
         loop {
             match file.try_lock() {
                 Ok(()) => return Ok(RegistryLock { _file: file }),
-                Err(std::fs::TryLockError::WouldBlock) => {}
+                Err(std::fs::TryLockError::WouldBlock) => break,
+                Err(std::fs::TryLockError::Error(error))
+                    if error.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(std::fs::TryLockError::Error(error)) => return Err(Error::io("lock", &path, error)),
+            }
+        }
+        let waiter =
+            LockWaiter::start(&file).map_err(|error| Error::io("wait for the lock on", &path, error))?;
+        let notice_at = self.on_long_lock_wait.map(|notice| (started + LOCK_WAIT_NOTICE, notice));
+        match waiter.wait(deadline, notice_at, &path, &file) {
+            WaitOutcome::Locked => Ok(RegistryLock { _file: file }),
+            WaitOutcome::Failed(error) => Err(Error::io("lock", &path, error)),
+            WaitOutcome::TimedOut => {
+                let holder = lock_holder(&file);
+                Err(Error::Busy { path, waited_ms: started.elapsed().as_millis(), holder })
+            }
+        }
+    }
+}
+
+/// What a long lock wait calls, with the lock's path and holder.
+type LongWaitNotice = fn(&Path, Option<u32>);
+
+/// A thread blocked in `flock(LOCK_EX)` on a duplicate of the lock's fd
+/// (same open file description, so the lock it takes is the caller's),
+/// and the state it shares with the thread that waits for it.
+struct LockWaiter {
+    shared: std::sync::Arc<(std::sync::Mutex<WaitState>, std::sync::Condvar)>,
+}
+
+enum WaitState {
+    Waiting,
+    Locked,
+    Failed(std::io::Error),
+    /// The caller gave up: the waiting thread releases the lock as soon as
+    /// it gets it, so an abandoned wait never keeps the registry locked.
+    Abandoned,
+}
+
+enum WaitOutcome {
+    Locked,
+    Failed(std::io::Error),
+    TimedOut,
+}
+
+impl LockWaiter {
+    fn start(file: &File) -> std::io::Result<LockWaiter> {
+        let duplicate = file.try_clone()?;
+        let shared =
+            std::sync::Arc::new((std::sync::Mutex::new(WaitState::Waiting), std::sync::Condvar::new()));
+        let for_thread = std::sync::Arc::clone(&shared);
+        std::thread::Builder::new().name("registry-lock-wait".into()).spawn(move || {
+            let result = loop {
+                match duplicate.lock() {
+                    Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                    other => break other,
+                }
+            };
+            let (state, woken) = &*for_thread;
+            let mut state = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            match (&*state, result) {
+                (WaitState::Abandoned, Ok(())) => {
+                    let _ = duplicate.unlock();
+                }
+                (WaitState::Abandoned, Err(_)) => {}
+                (_, Ok(())) => *state = WaitState::Locked,
+                (_, Err(error)) => *state = WaitState::Failed(error),
+            }
+            woken.notify_all();
+        })?;
+        Ok(LockWaiter { shared })
+    }
+
+    /// Waits until the waiting thread has the lock, failed, or `deadline`
+    /// passed; gives `notice` once at its instant if still waiting then.
+    fn wait(
+        self,
+        deadline: Instant,
+        mut notice: Option<(Instant, LongWaitNotice)>,
+        path: &Path,
+        file: &File,
+    ) -> WaitOutcome {
+        let (state, woken) = &*self.shared;
+        let mut guard = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        loop {
+            match std::mem::replace(&mut *guard, WaitState::Waiting) {
+                WaitState::Locked => return WaitOutcome::Locked,
+                WaitState::Failed(error) => return WaitOutcome::Failed(error),
+                WaitState::Waiting | WaitState::Abandoned => {}
             }
             let now = Instant::now();
             if now >= deadline {
-                let holder = lock_holder(&file);
-                return Err(Error::Busy { path, waited_ms: (now - started).as_millis(), holder });
+                *guard = WaitState::Abandoned;
+                return WaitOutcome::TimedOut;
             }
-            if !noticed && now - started >= LOCK_WAIT_NOTICE {
-                noticed = true;
-                if let Some(notice) = self.on_long_lock_wait {
-                    notice(&path, lock_holder(&file));
-                }
+            let wake_at = match notice {
+                Some((at, _)) if at < deadline => at,
+                _ => deadline,
+            };
+            if let Some((at, say)) = notice
+                && now >= at
+            {
+                notice = None;
+                // The holder is read without holding the state: reading
+                // `/proc/locks` must not delay the waiting thread's report.
+                drop(guard);
+                say(path, lock_holder(file));
+                guard = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                continue;
             }
-            std::thread::sleep(pause.min(deadline - now));
-            pause = (pause * 2).min(Duration::from_millis(20));
+            guard = woken
+                .wait_timeout(guard, wake_at.saturating_duration_since(now))
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
         }
     }
 }
@@ -376,45 +561,8 @@ pub fn read_names_from(
     directory: SubDir<'_>,
     cursor: i64,
     limit: usize,
-) -> std::result::Result<(Vec<std::ffi::OsString>, Option<i64>), Errno> {
-    use nix::libc;
-    let fd =
-        openat(directory.fd, ".", OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())?;
-    let raw = std::os::fd::IntoRawFd::into_raw_fd(fd);
-    // SAFETY: `raw` is a directory fd we own; fdopendir takes it over and
-    // closedir below closes it.
-    let stream = unsafe { libc::fdopendir(raw) };
-    if stream.is_null() {
-        let errno = Errno::last();
-        // SAFETY: fdopendir failed, so the fd is still ours to close.
-        unsafe { libc::close(raw) };
-        return Err(errno);
-    }
-    // SAFETY: `stream` is a valid DIR* until closedir; entries returned by
-    // readdir are valid until the next readdir/closedir on the same stream,
-    // and their names are copied out before that.
-    let (names, next) = unsafe {
-        if cursor != 0 {
-            libc::seekdir(stream, cursor as libc::c_long);
-        }
-        let mut names = Vec::new();
-        let mut next = None;
-        while names.len() < limit {
-            let entry = libc::readdir64(stream);
-            if entry.is_null() {
-                next = None;
-                break;
-            }
-            let name = CStr::from_ptr((*entry).d_name.as_ptr()).to_bytes();
-            if name != b"." && name != b".." {
-                names.push(OsStr::from_bytes(name).to_owned());
-            }
-            next = Some(libc::telldir(stream) as i64);
-        }
-        libc::closedir(stream);
-        (names, next)
-    };
-    Ok((names, next))
+) -> std::result::Result<(Vec<DirectoryEntry>, Option<i64>), Errno> {
+    read_directory_slice(directory, cursor, limit)
 }
 
 /// Overwrites a small hint file in place (no temporary, no fsync): for data
@@ -422,7 +570,7 @@ pub fn read_names_from(
 /// symlink.
 pub fn write_hint(directory: SubDir<'_>, name: &str, bytes: &[u8]) -> std::result::Result<(), Errno> {
     let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    let fd = openat(directory.fd, name, flags, Mode::S_IRUSR | Mode::S_IWUSR)?;
+    let fd = retry_on_interrupt(|| openat(directory.fd, name, flags, Mode::S_IRUSR | Mode::S_IWUSR))?;
     File::from(fd).write_all(bytes).map_err(|error| io_errno(&error))
 }
 

@@ -4,11 +4,13 @@
 //! calls the binaries wrap. It stands on owner-liveness for every verdict.
 
 mod directory;
+mod directory_entries;
 mod error;
 mod files;
 mod hook_log;
 mod list;
 mod ownership;
+mod parallel;
 mod prune;
 mod record;
 mod register;
@@ -20,10 +22,11 @@ mod watch;
 pub use directory::{
     CONSENT, DirectoryChoice, DirectorySource, RosterDir, SESSIONS, SubDir, choose_directory,
 };
+pub use directory_entries::{DirectoryEntry, EntryKind};
 pub use error::{Error, Result};
 pub use files::{
     EntryContents, LOCK_NAME, LOCK_WAIT, LOCK_WAIT_NOTICE, MAX_ENTRY_BYTES, ReadProblem, RegistryLock,
-    TEMP_PREFIX, list_names, read_entry, remove_entry, write_atomically,
+    TEMP_PREFIX, list_entries, list_names, read_entry, remove_entry, retry_interrupted, write_atomically,
 };
 pub use hook_log::{
     HOOK_LOG_LINES, HOOK_LOG_NAME, append_hook_error, append_hook_error_within, recent_hook_errors,

@@ -8,8 +8,9 @@ use owner_liveness::Liveness;
 
 use crate::directory::RosterDir;
 use crate::error::Result;
-use crate::files::list_names;
-use crate::session_row::{SessionRow, non_utf8_name_row, read_session_row};
+use crate::files::list_entries;
+use crate::parallel::map_in_parallel;
+use crate::session_row::{SessionRow, non_utf8_name_row, read_listed_session_row};
 
 /// Which rows to show. For the text filters, the empty string selects the
 /// records without a value: `agent: Some("")` the anonymous sessions,
@@ -55,21 +56,17 @@ pub struct Listing {
     pub filtered_out: usize,
 }
 
-/// Lists the sessions of a roster directory.
+/// Lists the sessions of a roster directory. The entries are read and
+/// judged on every core (`map_in_parallel`), then filtered in order.
 pub fn list_sessions(roster: &RosterDir, filter: &ListFilter) -> Result<Listing> {
     let mut listing = Listing::default();
-    for name in list_names(roster, roster.sessions())? {
-        let Some(name) = name.to_str() else {
-            // A non-UTF-8 name is not one roster wrote; show it escaped.
-            let row = non_utf8_name_row(roster, &name);
-            if filter.admits(&row) {
-                listing.rows.push(row);
-            } else {
-                listing.filtered_out += 1;
-            }
-            continue;
-        };
-        let Some(row) = read_session_row(roster, name) else { continue };
+    let entries = list_entries(roster, roster.sessions())?;
+    let rows = map_in_parallel(&entries, |entry| match entry.name.to_str() {
+        Some(name) => read_listed_session_row(roster, name, entry.kind).map(|(row, _)| row),
+        // A non-UTF-8 name is not one roster wrote; show it escaped.
+        None => Some(non_utf8_name_row(roster, &entry.name)),
+    });
+    for row in rows.into_iter().flatten() {
         if !filter.admits(&row) {
             listing.filtered_out += 1;
             continue;

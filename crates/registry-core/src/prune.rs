@@ -9,11 +9,11 @@ use owner_liveness::{Liveness, Pid};
 use crate::directory::{RosterDir, SubDir};
 use crate::error::Result;
 use crate::files::{
-    FileStamp, RegistryLock, TEMP_PREFIX, entry_mtime, entry_stamp, list_names, remove_entry,
+    FileStamp, RegistryLock, TEMP_PREFIX, entry_mtime, entry_stamp, list_entries, list_names, remove_entry,
 };
 use crate::record::{SessionId, record_file_name};
 use crate::session_index::remove_index_if_pointing_at;
-use crate::session_row::{SessionRow, non_utf8_name_row, read_session_row, read_stamped_session_row};
+use crate::session_row::{SessionRow, non_utf8_name_row, read_listed_session_row, read_session_row};
 use crate::timestamp::Timestamp;
 
 /// Temporaries older than this are leftovers of a crashed writer.
@@ -68,14 +68,16 @@ pub fn prune_sessions(roster: &RosterDir, options: &PruneOptions) -> Result<Prun
     let now = Timestamp::now();
     let mut report = PruneReport::default();
     let mut candidates: Vec<(SessionRow, Option<FileStamp>)> = Vec::new();
-    for name in list_names(roster, roster.sessions())? {
-        let Some(name) = name.to_str() else {
+    // The temporaries of `sessions/` are found by the same listing.
+    let mut session_temporaries = Vec::new();
+    for entry in list_entries(roster, roster.sessions())? {
+        let Some(name) = entry.name.to_str() else {
             // No roster wrote a name that is not UTF-8: it is malformed, and
             // goes like any problem entry, only past --older-than.
-            let row = non_utf8_name_row(roster, &name);
+            let row = non_utf8_name_row(roster, &entry.name);
             if removable(&row, options, now) {
                 let _lock = roster.lock()?;
-                if options.dry_run || remove_entry(roster, roster.sessions(), &name)? {
+                if options.dry_run || remove_entry(roster, roster.sessions(), &entry.name)? {
                     report.unknown_removed += 1;
                     report.removed.push(row);
                     continue;
@@ -84,7 +86,11 @@ pub fn prune_sessions(roster: &RosterDir, options: &PruneOptions) -> Result<Prun
             report.kept += 1;
             continue;
         };
-        let Some((row, stamp)) = read_stamped_session_row(roster, name) else { continue };
+        if name.starts_with(TEMP_PREFIX) {
+            session_temporaries.push(name.to_owned());
+            continue;
+        }
+        let Some((row, stamp)) = read_listed_session_row(roster, name, entry.kind) else { continue };
         if removable(&row, options, now) {
             let stamp = stamp.filter(|_| dead_for_good(&row));
             candidates.push((row, stamp));
@@ -115,9 +121,11 @@ pub fn prune_sessions(roster: &RosterDir, options: &PruneOptions) -> Result<Prun
         }
         report.removed.push(row);
     }
-    for directory in [roster.root(), roster.sessions(), roster.consent()] {
+    for directory in [roster.root(), roster.consent()] {
         report.temp_removed += remove_old_temporaries(roster, &lock, directory, now, options.dry_run)?;
     }
+    report.temp_removed +=
+        remove_temporaries_if_old(roster, roster.sessions(), session_temporaries, now, options.dry_run)?;
     Ok(report)
 }
 
@@ -156,12 +164,25 @@ pub fn remove_old_temporaries(
     now: Timestamp,
     dry_run: bool,
 ) -> Result<usize> {
+    let temporaries = list_names(roster, directory)?
+        .into_iter()
+        .filter_map(|name| name.into_string().ok())
+        .filter(|name| name.starts_with(TEMP_PREFIX));
+    remove_temporaries_if_old(roster, directory, temporaries, now, dry_run)
+}
+
+/// Removes those of the temporaries `names` that are older than
+/// `TEMP_MAX_AGE` (the caller holds the lock).
+fn remove_temporaries_if_old(
+    roster: &RosterDir,
+    directory: SubDir<'_>,
+    names: impl IntoIterator<Item = String>,
+    now: Timestamp,
+    dry_run: bool,
+) -> Result<usize> {
     let mut removed = 0;
-    for name in list_names(roster, directory)? {
-        let Some(name) = name.to_str() else { continue };
-        if !name.starts_with(TEMP_PREFIX) {
-            continue;
-        }
+    for name in names {
+        let name = name.as_str();
         let old = entry_mtime(directory, name.as_ref()).is_some_and(|mtime| mtime.age(now) > TEMP_MAX_AGE);
         if old && (dry_run || remove_entry(roster, directory, name)?) {
             removed += 1;

@@ -171,7 +171,7 @@ pub struct SocketRecord {
 }
 
 /// One entry of a record's `chain`: a harness process below the owner,
-/// with its own identity (SPEC §11 "Chains"). Boot id and namespaces are
+/// with its own identity (docs/contract.md §5). Boot id and namespaces are
 /// the record's. Shared with consent markers, which bind to the same chain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

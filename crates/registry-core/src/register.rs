@@ -16,7 +16,7 @@ use crate::record::{
     continues_chain, parse_record, record_file_name, same_owner,
 };
 use crate::session_index::{indexed_holder, point_index_at, remove_index_if_pointing_at};
-use crate::session_row::read_session_row;
+use crate::session_row::{read_listed_session_row, read_session_row};
 use crate::timestamp::Timestamp;
 
 /// How many entries one register looks at for reaping, at most.
@@ -236,13 +236,14 @@ fn reap_a_few(roster: &RosterDir, _lock: &RegistryLock, own_pid: Pid) -> Vec<u32
         .and_then(|bytes| String::from_utf8(bytes).ok())
         .and_then(|text| text.trim().parse::<i64>().ok())
         .unwrap_or(0);
-    let Ok((names, next)) = read_names_from(sessions, cursor, REAP_EXAMINE) else { return Vec::new() };
+    let Ok((entries, next)) = read_names_from(sessions, cursor, REAP_EXAMINE) else { return Vec::new() };
     let mut reaped = Vec::new();
-    for name in names.iter().filter_map(|name| name.to_str()) {
+    for entry in &entries {
+        let Some(name) = entry.name.to_str() else { continue };
         if reaped.len() == REAP_REMOVE {
             break;
         }
-        let Some(row) = read_session_row(roster, name) else { continue };
+        let Some((row, _)) = read_listed_session_row(roster, name, entry.kind) else { continue };
         let Some(record) = &row.record else { continue };
         if row.liveness() != Liveness::Dead || record.pid() == own_pid {
             continue;

@@ -17,7 +17,7 @@ use owner_liveness::Pid;
 
 use crate::directory::RosterDir;
 use crate::error::{Error, Result};
-use crate::files::TEMP_PREFIX;
+use crate::files::{TEMP_PREFIX, retry_on_interrupt};
 use crate::record::SessionId;
 
 /// Prefix of index entries (dotfiles: never listed).
@@ -38,7 +38,8 @@ pub fn index_entry_name(session_id: &SessionId) -> String {
 
 /// The pid the index names for a session id, if any (unchecked hint).
 pub fn indexed_holder(roster: &RosterDir, session_id: &SessionId) -> Option<Pid> {
-    let target = readlinkat(roster.sessions().fd(), index_entry_name(session_id).as_str()).ok()?;
+    let name = index_entry_name(session_id);
+    let target = retry_on_interrupt(|| readlinkat(roster.sessions().fd(), name.as_str())).ok()?;
     Pid::parse_canonical(target.to_str()?, u32::MAX).ok()
 }
 
@@ -48,13 +49,15 @@ pub fn point_index_at(roster: &RosterDir, session_id: &SessionId, pid: Pid) -> R
     let name = index_entry_name(session_id);
     let temp = format!("{TEMP_PREFIX}{name}.{}", std::process::id());
     let shown = roster.entry_path(sessions, &name);
-    let _ = unlinkat(sessions.fd(), temp.as_str(), UnlinkatFlags::NoRemoveDir);
-    symlinkat(pid.to_string().as_str(), sessions.fd(), temp.as_str())
+    let _ = retry_on_interrupt(|| unlinkat(sessions.fd(), temp.as_str(), UnlinkatFlags::NoRemoveDir));
+    retry_on_interrupt(|| symlinkat(pid.to_string().as_str(), sessions.fd(), temp.as_str()))
         .map_err(|errno| Error::io("create index entry", &shown, errno.into()))?;
-    renameat(sessions.fd(), temp.as_str(), sessions.fd(), name.as_str()).map_err(|errno| {
-        let _ = unlinkat(sessions.fd(), temp.as_str(), UnlinkatFlags::NoRemoveDir);
-        Error::io("rename index entry", &shown, errno.into())
-    })
+    retry_on_interrupt(|| renameat(sessions.fd(), temp.as_str(), sessions.fd(), name.as_str())).map_err(
+        |errno| {
+            let _ = unlinkat(sessions.fd(), temp.as_str(), UnlinkatFlags::NoRemoveDir);
+            Error::io("rename index entry", &shown, errno.into())
+        },
+    )
 }
 
 /// Removes the session id's entry when it still names `pid`.
@@ -63,7 +66,7 @@ pub fn remove_index_if_pointing_at(roster: &RosterDir, session_id: &SessionId, p
         return Ok(());
     }
     let name = index_entry_name(session_id);
-    match unlinkat(roster.sessions().fd(), name.as_str(), UnlinkatFlags::NoRemoveDir) {
+    match retry_on_interrupt(|| unlinkat(roster.sessions().fd(), name.as_str(), UnlinkatFlags::NoRemoveDir)) {
         Ok(()) | Err(Errno::ENOENT) => Ok(()),
         Err(errno) => Err(Error::io("remove", roster.entry_path(roster.sessions(), &name), errno.into())),
     }

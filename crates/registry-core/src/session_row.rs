@@ -14,7 +14,8 @@ use owner_liveness::{
 };
 
 use crate::directory::RosterDir;
-use crate::files::{FileStamp, ReadProblem, read_stamped_entry};
+use crate::directory_entries::EntryKind;
+use crate::files::{FileStamp, ReadProblem, read_stamped_entry_of_kind};
 use crate::record::{ChainMemberRecord, Parsed, Record, SocketRecord, parse_record, pid_of_file_name};
 use crate::timestamp::Timestamp;
 
@@ -75,6 +76,16 @@ pub(crate) fn read_stamped_session_row(
     roster: &RosterDir,
     file_name: &str,
 ) -> Option<(SessionRow, Option<FileStamp>)> {
+    read_listed_session_row(roster, file_name, EntryKind::Unknown)
+}
+
+/// `read_stamped_session_row` for a name whose type the directory listing
+/// told (`read_stamped_entry_of_kind`).
+pub(crate) fn read_listed_session_row(
+    roster: &RosterDir,
+    file_name: &str,
+    listed_as: EntryKind,
+) -> Option<(SessionRow, Option<FileStamp>)> {
     if file_name.starts_with('.') {
         return None;
     }
@@ -90,7 +101,7 @@ pub(crate) fn read_stamped_session_row(
         problem: Some(Problem { kind, detail }),
         registered_at: mtime.unwrap_or(Timestamp::from_unix_nanos(0)),
     };
-    let (contents, stamp) = match read_stamped_entry(sessions, file_name) {
+    let (contents, stamp) = match read_stamped_entry_of_kind(sessions, file_name, listed_as) {
         Ok(read) => read,
         Err(ReadProblem::Missing) => return None,
         Err(ReadProblem::Untrusted { reason, mtime }) => {

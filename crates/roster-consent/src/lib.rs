@@ -326,7 +326,7 @@ fn assess(common: &CommonArgs, session: &SessionArgs) -> anyhow::Result<Assessme
 }
 
 /// Whether the session of the owner `pid`, which is not running itself,
-/// still runs in another process of its chain (SPEC §11 "Chains": Copilot's
+/// still runs in another process of its chain (docs/contract.md §5: Copilot's
 /// native process after its loader was killed): its record's or its
 /// marker's verdict, which judge every member, says alive. Consent dies
 /// with the whole chain, not with the loader.
@@ -388,6 +388,16 @@ fn write_state(common: &CommonArgs, session: &SessionArgs, state: MarkerState) -
     };
     let owner = resolve_calling_owner(session.pid.as_deref())?;
     let resolved = &owner.resolved;
+    if state == MarkerState::Armed
+        && !resolved.verified
+        && let Some(why) = &owner.ancestry_unreadable
+    {
+        // Not a refusal: whether the owner is an ancestor could not be told.
+        anyhow::bail!(
+            "cannot {verb} pid {}: cannot tell whether it is this command or one of its ancestors: {why}",
+            resolved.pid
+        );
+    }
     if state == MarkerState::Armed && !resolved.verified {
         return Err(Refused(format!(
             "cannot arm pid {pid} (named by {source}): it is neither this command nor one of its ancestors, \

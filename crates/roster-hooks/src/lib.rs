@@ -551,14 +551,39 @@ fn status(context: &Invocation, arguments: &StatusArgs) -> anyhow::Result<()> {
 /// Where roster-register and roster-prune are: `--bin-dir` when given, else
 /// next to this executable, else nowhere known (the hooks then call them by
 /// name, and the user is told that they must be on PATH).
+/// Retries a file operation while it fails with `EINTR` (a signal, which
+/// says nothing about the file).
+fn retry_interrupted<T>(mut call: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
+    loop {
+        match call() {
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
 fn locate_binaries(bin_dir: Option<&Path>) -> anyhow::Result<BinaryLocation> {
-    let holds_both = |directory: &Path| {
-        ["roster-register", "roster-prune"].iter().all(|name| directory.join(name).is_file())
+    // Only a binary that is not there makes the hooks call it by name; a
+    // stat that fails otherwise is an error, not a reason to install hooks
+    // that mean something else.
+    let holds_both = |directory: &Path| -> anyhow::Result<bool> {
+        for name in ["roster-register", "roster-prune"] {
+            let path = directory.join(name);
+            match retry_interrupted(|| std::fs::metadata(&path)) {
+                Ok(metadata) if metadata.is_file() => {}
+                Ok(_) => return Ok(false),
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+                Err(error) => {
+                    return Err(error).with_context(|| format!("cannot inspect {}", path.display()));
+                }
+            }
+        }
+        Ok(true)
     };
     if let Some(bin_dir) = bin_dir {
         let directory = std::path::absolute(bin_dir)
             .with_context(|| format!("cannot resolve --bin-dir {}", bin_dir.display()))?;
-        let warning = (!holds_both(&directory)).then(|| {
+        let warning = (!holds_both(&directory)?).then(|| {
             format!(
                 "{} does not hold both roster-register and roster-prune; the hooks fail until it does",
                 directory.display()
@@ -566,9 +591,10 @@ fn locate_binaries(bin_dir: Option<&Path>) -> anyhow::Result<BinaryLocation> {
         });
         return Ok(BinaryLocation { directory: Some(directory), warning });
     }
-    let executable = std::env::current_exe().context("cannot find the roster-hooks executable")?;
+    let executable =
+        retry_interrupted(std::env::current_exe).context("cannot find the roster-hooks executable")?;
     let directory = executable.parent().map(Path::to_path_buf).unwrap_or_default();
-    if holds_both(&directory) && directory.to_str().is_some() {
+    if holds_both(&directory)? && directory.to_str().is_some() {
         return Ok(BinaryLocation { directory: Some(directory), warning: None });
     }
     Ok(BinaryLocation {

@@ -163,7 +163,10 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
     };
     let consents: Vec<SessionConsent> = match &roster {
         Some(roster) => {
-            let mut decider = ConsentDecider::new(&cli_support::process_env_os);
+            // One listing of `consent/` tells which rows have a marker at
+            // all: most have none, and looking for each one's file cost a
+            // `stat` per row.
+            let mut decider = ConsentDecider::new(&cli_support::process_env_os).knowing_markers_of(roster);
             listing.rows.iter().map(|row| decider.for_row(roster, row)).collect()
         }
         None => Vec::new(),
@@ -241,9 +244,11 @@ fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
         return Err(BadInput(format!("{message} (or \"\" for an unknown harness)")).into());
     }
     let cwd = match &args.cwd {
-        Some(dir) => Some(std::fs::canonicalize(dir).map_err(|error| {
-            BadInput(format!("--cwd {}: {error}; give an existing directory", dir.display()))
-        })?),
+        Some(dir) => {
+            Some(registry_core::retry_interrupted(|| std::fs::canonicalize(dir)).map_err(|error| {
+                BadInput(format!("--cwd {}: {error}; give an existing directory", dir.display()))
+            })?)
+        }
         None => None,
     };
     Ok(ListFilter {

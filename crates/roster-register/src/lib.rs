@@ -354,11 +354,19 @@ fn gather_registration(
 }
 
 fn canonical_directory(path: &Path, what: &str) -> anyhow::Result<PathBuf> {
-    let canonical = std::fs::canonicalize(path).map_err(|error| {
+    let canonical = registry_core::retry_interrupted(|| std::fs::canonicalize(path)).map_err(|error| {
         BadInput(format!("{what} {}: {error}; give an existing directory", path.display()))
     })?;
-    if !canonical.is_dir() {
-        return Err(BadInput(format!("{what} {} is not a directory", path.display())).into());
+    // Only a directory that is missing or not one is the caller's mistake;
+    // a failing stat is an I/O error (exit 1), not bad input.
+    match registry_core::retry_interrupted(|| std::fs::metadata(&canonical)) {
+        Ok(metadata) if metadata.is_dir() => {}
+        Ok(_) => return Err(BadInput(format!("{what} {} is not a directory", path.display())).into()),
+        Err(error) => {
+            return Err(
+                anyhow::Error::new(error).context(format!("inspecting {what} {}", canonical.display()))
+            );
+        }
     }
     // Resolving symlinks can lengthen a path past the limit.
     CWD_LIMIT

@@ -102,6 +102,34 @@ impl Invocation {
         Ok(elapsed)
     }
 
+    /// Runs to completion like `time_once` and also returns the process's
+    /// peak resident set size in bytes (`ru_maxrss` of `wait4`).
+    pub fn time_and_peak_memory(&self) -> anyhow::Result<(Duration, u64)> {
+        let mut command = Command::new(&self.program);
+        command
+            .env_clear()
+            .envs(std::env::vars_os().filter(|(name, _)| KEPT_VARIABLES.iter().any(|kept| name == kept)));
+        command.args(&self.arguments).stdout(Stdio::null()).stderr(Stdio::null()).stdin(Stdio::null());
+        if let Some(directory) = &self.working_directory {
+            command.current_dir(directory);
+        }
+        let started = Instant::now();
+        let child = command.spawn().with_context(|| format!("run {}", self.program.display()))?;
+        let mut status = 0;
+        // SAFETY: an all-zero rusage is a valid value for wait4 to fill in.
+        let mut usage: nix::libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: waits for our own child, writing into the two locals.
+        let waited = unsafe { nix::libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+        let elapsed = started.elapsed();
+        if waited < 0 {
+            bail!("wait for {}: {}", self.program.display(), std::io::Error::last_os_error());
+        }
+        if !(nix::libc::WIFEXITED(status) && nix::libc::WEXITSTATUS(status) == 0) {
+            bail!("`{}` failed (wait status {status})", self.shell_line());
+        }
+        Ok((elapsed, u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024))
+    }
+
     /// The command as a shell line, arguments quoted where needed.
     pub fn shell_line(&self) -> String {
         let mut line = match &self.shown_as {

@@ -371,13 +371,13 @@ struct ExistingFile {
 /// settings files; writing through keeps the link). `None` when there is no
 /// file. Refuses what is not a regular file or is too large.
 fn read_existing(path: &Path) -> Result<Option<ExistingFile>, HookConfigError> {
-    let link_metadata = match fs::symlink_metadata(path) {
+    let link_metadata = match retry_interrupted(|| fs::symlink_metadata(path)) {
         Ok(metadata) => metadata,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(HookConfigError::io("inspect", path, error)),
     };
     let real_path = if link_metadata.file_type().is_symlink() {
-        fs::canonicalize(path).map_err(|error| match error.kind() {
+        retry_interrupted(|| fs::canonicalize(path)).map_err(|error| match error.kind() {
             io::ErrorKind::NotFound => {
                 HookConfigError::unusable(path, "it is a symbolic link to a file that does not exist")
             }
@@ -386,8 +386,8 @@ fn read_existing(path: &Path) -> Result<Option<ExistingFile>, HookConfigError> {
     } else {
         path.to_owned()
     };
-    let metadata =
-        fs::metadata(&real_path).map_err(|error| HookConfigError::io("inspect", &real_path, error))?;
+    let metadata = retry_interrupted(|| fs::metadata(&real_path))
+        .map_err(|error| HookConfigError::io("inspect", &real_path, error))?;
     if !metadata.is_file() {
         return Err(HookConfigError::unusable(path, "it is not a regular file"));
     }
@@ -460,7 +460,7 @@ pub(super) fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(
     ));
     let written = (|| -> io::Result<()> {
         let mut file = OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temporary)?;
-        file.set_permissions(fs::Permissions::from_mode(mode))?;
+        retry_interrupted(|| file.set_permissions(fs::Permissions::from_mode(mode)))?;
         file.write_all(bytes)?;
         file.sync_all()
     })();
@@ -468,11 +468,23 @@ pub(super) fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(
         let _ = fs::remove_file(&temporary);
         return Err(HookConfigError::io("write", path, error));
     }
-    if let Err(error) = fs::rename(&temporary, path) {
+    if let Err(error) = retry_interrupted(|| fs::rename(&temporary, path)) {
         let _ = fs::remove_file(&temporary);
         return Err(HookConfigError::io("replace", path, error));
     }
     sync_directory(path)
+}
+
+/// Retries a file operation while it fails with `EINTR`: a signal
+/// interrupted it, which says nothing about the file (`std` retries only
+/// some calls itself).
+pub(crate) fn retry_interrupted<T>(mut call: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+    loop {
+        match call() {
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
 }
 
 /// Makes the rename or removal of `path` durable.

@@ -1,0 +1,506 @@
+//! The tool paths the fault table covers, the registry and home they run
+//! against, and what must hold after each run however it ended.
+
+use std::collections::BTreeMap;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::SystemTime;
+
+use anyhow::{Context, bail};
+use owner_liveness::{OwnerIdentity, capture_identity};
+use registry_core::{Parsed, parse_record};
+
+use crate::bench::owners::PausedOwner;
+use crate::bench::seed::{SeededRegistry, realistic_record};
+
+/// One tool path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scenario {
+    Register,
+    RegisterHook,
+    ListText,
+    ListJson,
+    Prune,
+    PruneCurrentHook,
+    ConsentArm,
+    ConsentDisarm,
+    ConsentShouldArm,
+    HooksInstall,
+    HooksUninstall,
+}
+
+impl Scenario {
+    pub const ALL: [Scenario; 11] = [
+        Scenario::Register,
+        Scenario::RegisterHook,
+        Scenario::ListText,
+        Scenario::ListJson,
+        Scenario::Prune,
+        Scenario::PruneCurrentHook,
+        Scenario::ConsentArm,
+        Scenario::ConsentDisarm,
+        Scenario::ConsentShouldArm,
+        Scenario::HooksInstall,
+        Scenario::HooksUninstall,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Scenario::Register => "register",
+            Scenario::RegisterHook => "register --hook",
+            Scenario::ListText => "list",
+            Scenario::ListJson => "list --json",
+            Scenario::Prune => "prune",
+            Scenario::PruneCurrentHook => "prune --current --hook",
+            Scenario::ConsentArm => "consent arm",
+            Scenario::ConsentDisarm => "consent disarm",
+            Scenario::ConsentShouldArm => "consent should-arm",
+            Scenario::HooksInstall => "hooks install",
+            Scenario::HooksUninstall => "hooks uninstall",
+        }
+    }
+
+    fn tool(self) -> &'static str {
+        match self {
+            Scenario::Register | Scenario::RegisterHook => "roster-register",
+            Scenario::ListText | Scenario::ListJson => "roster-list",
+            Scenario::Prune | Scenario::PruneCurrentHook => "roster-prune",
+            Scenario::ConsentArm | Scenario::ConsentDisarm | Scenario::ConsentShouldArm => "roster-consent",
+            Scenario::HooksInstall | Scenario::HooksUninstall => "roster-hooks",
+        }
+    }
+
+    pub fn hook_mode(self) -> bool {
+        matches!(self, Scenario::RegisterHook | Scenario::PruneCurrentHook)
+    }
+}
+
+/// The owners and files every run starts from. `template` is copied for
+/// each run, so no run sees another's leftovers.
+pub struct Fixture {
+    pub template: PathBuf,
+    binaries: PathBuf,
+    /// Live owners with records; the first is the one `prune --current` ends.
+    live: Vec<(PausedOwner, OwnerIdentity)>,
+    dead_pid: u32,
+    /// A live owner with no record, which register registers.
+    newcomer: PausedOwner,
+    /// This process: an ancestor of every tool run, so consent may arm it.
+    self_pid: u32,
+    /// The record bytes of every live owner, as seeded.
+    live_records: BTreeMap<u32, Vec<u8>>,
+    settings_before_install: Vec<u8>,
+    settings_after_install: Vec<u8>,
+    settings_after_uninstall: Vec<u8>,
+}
+
+/// Where one run's copy of the template is, and when the run began.
+pub struct RunDirectory {
+    pub root: PathBuf,
+    pub started: SystemTime,
+}
+
+const SETTINGS: &str = "home/.claude/settings.json";
+const INSTALLED_SETTINGS: &str = "home-installed/.claude/settings.json";
+
+impl Fixture {
+    pub fn create(scratch: &Path, binaries: &Path) -> anyhow::Result<Fixture> {
+        let template = scratch.join("template");
+        std::fs::create_dir_all(template.join("work"))?;
+        std::fs::create_dir_all(template.join("home/.claude"))?;
+        let work = template.join("work");
+        let registry = SeededRegistry::create(&template.join("roster"))?;
+        let mut live = Vec::new();
+        let mut live_records = BTreeMap::new();
+        for ordinal in 0..3 {
+            let owner = PausedOwner::fork()?;
+            let identity = capture_identity(owner.pid())?;
+            let path = registry.write(&realistic_record(&identity, ordinal, &work))?;
+            live_records.insert(identity.pid.get(), std::fs::read(&path)?);
+            live.push((owner, identity));
+        }
+        let dead = PausedOwner::fork()?;
+        let dead_identity = capture_identity(dead.pid())?;
+        drop(dead);
+        registry.write(&realistic_record(&dead_identity, 9, &work))?;
+        // A temporary a crashed writer left two hours ago: prune's to remove.
+        let old_temporary = registry.sessions.join(".tmp-crashed.json.1.0.0");
+        std::fs::write(&old_temporary, b"{")?;
+        let two_hours_ago = SystemTime::now() - std::time::Duration::from_secs(7200);
+        std::fs::File::options().write(true).open(&old_temporary)?.set_modified(two_hours_ago)?;
+        let newcomer = PausedOwner::fork()?;
+        let self_pid = std::process::id();
+
+        let settings_before_install =
+            b"{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"Stop\": [\n      {\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}\n    ]\n  }\n}\n"
+                .to_vec();
+        std::fs::write(template.join(SETTINGS), &settings_before_install)?;
+        let mut fixture = Fixture {
+            template: template.clone(),
+            binaries: binaries.to_owned(),
+            live,
+            dead_pid: dead_identity.pid.get(),
+            newcomer,
+            self_pid,
+            live_records,
+            settings_before_install: settings_before_install.clone(),
+            settings_after_install: Vec::new(),
+            settings_after_uninstall: Vec::new(),
+        };
+        // A clean install gives the bytes an install writes and the home an
+        // uninstall starts from; a clean uninstall gives what it writes.
+        fixture.run_clean(Scenario::HooksInstall, &template)?;
+        fixture.settings_after_install = std::fs::read(template.join(SETTINGS))?;
+        copy_tree(&template.join("home"), &template.join("home-installed"))?;
+        let _ = std::fs::remove_file(template.join("home/.claude/settings.json.roster-backup"));
+        std::fs::write(template.join(SETTINGS), &settings_before_install)?;
+        let uninstall_probe = scratch.join("uninstall-probe");
+        copy_tree(&template, &uninstall_probe)?;
+        fixture.run_clean(Scenario::HooksUninstall, &uninstall_probe)?;
+        fixture.settings_after_uninstall = std::fs::read(uninstall_probe.join(INSTALLED_SETTINGS))?;
+        std::fs::remove_dir_all(&uninstall_probe)?;
+        // The marker should-arm finds, and disarm and arm replace.
+        fixture.run_clean(Scenario::ConsentArm, &template)?;
+        Ok(fixture)
+    }
+
+    fn run_clean(&self, scenario: Scenario, root: &Path) -> anyhow::Result<Output> {
+        let output = run_plain(self.command_for(scenario, root))?;
+        if !output.status.success() {
+            bail!("{} failed without faults: {}", scenario.label(), String::from_utf8_lossy(&output.stderr));
+        }
+        Ok(output)
+    }
+
+    /// The tool's program and arguments for `scenario` in the run directory
+    /// `root`, with the environment and working directory set.
+    pub fn command_for(&self, scenario: Scenario, root: &Path) -> Command {
+        self.wrap(None, scenario, root)
+    }
+
+    /// The command under `strace`: with `inject`, one fault; with `log`,
+    /// the log every call goes to.
+    pub fn wrap(&self, strace: Option<(&Path, &[String])>, scenario: Scenario, root: &Path) -> Command {
+        let program = self.binaries.join(scenario.tool());
+        let mut command = match strace {
+            Some((strace, options)) => {
+                let mut command = Command::new(strace);
+                command.args(["-f", "-qq"]).args(options).arg("--").arg(&program);
+                command
+            }
+            None => Command::new(&program),
+        };
+        let roster = root.join("roster");
+        let work = root.join("work");
+        let home = match scenario {
+            Scenario::HooksUninstall => root.join("home-installed"),
+            _ => root.join("home"),
+        };
+        let self_pid = self.self_pid.to_string();
+        let newcomer = self.newcomer.pid().to_string();
+        let current = self.live.first().map(|(owner, _)| owner.pid().to_string()).unwrap_or_default();
+        let dir: [&std::ffi::OsStr; 2] = ["--dir".as_ref(), roster.as_os_str()];
+        match scenario {
+            Scenario::Register => {
+                command.args(dir).args(["--pid", &newcomer, "--harness", "claude-code", "--session-id"]);
+                command.args(["faults-new", "--cwd"]).arg(&work).arg("--quiet");
+            }
+            Scenario::RegisterHook => {
+                command.args(["--hook", "claude-code"]).args(dir).args(["--pid", &newcomer]);
+            }
+            Scenario::ListText => {
+                command.args(dir);
+            }
+            Scenario::ListJson => {
+                command.args(dir).args(["--format", "json"]);
+            }
+            Scenario::Prune => {
+                command.args(dir);
+            }
+            Scenario::PruneCurrentHook => {
+                command.args(["--current", "--hook", "claude-code"]).args(dir).args(["--pid", &current]);
+            }
+            Scenario::ConsentArm | Scenario::ConsentDisarm | Scenario::ConsentShouldArm => {
+                let verb = match scenario {
+                    Scenario::ConsentArm => "arm",
+                    Scenario::ConsentDisarm => "disarm",
+                    _ => "should-arm",
+                };
+                command.arg(verb).args(dir).args(["--pid", &self_pid, "--cwd"]).arg(&work);
+            }
+            Scenario::HooksInstall => {
+                command.args(["install", "claude-code"]);
+            }
+            Scenario::HooksUninstall => {
+                command.args(["uninstall", "claude-code"]);
+            }
+        }
+        command.env_clear().env("PATH", std::env::var_os("PATH").unwrap_or_default()).env("HOME", &home);
+        command.env("NO_COLOR", "1").current_dir(&work);
+        match scenario {
+            Scenario::RegisterHook => command.env("FAULTS_STDIN", "hook-start.json"),
+            Scenario::PruneCurrentHook => command.env("FAULTS_STDIN", "hook-end.json"),
+            _ => command.env("FAULTS_STDIN", ""),
+        };
+        command
+    }
+
+    /// Copies the template for one run, with the hook payloads beside it.
+    pub fn prepare_run(&self, root: &Path) -> anyhow::Result<RunDirectory> {
+        copy_tree(&self.template, root)?;
+        let work = root.join("work");
+        let start = serde_json::json!({
+            "session_id": "faults-hook", "cwd": work, "hook_event_name": "SessionStart", "source": "startup",
+        });
+        let end = serde_json::json!({
+            "session_id": "faults-hook", "cwd": work, "hook_event_name": "SessionEnd", "reason": "logout",
+        });
+        std::fs::write(root.join("hook-start.json"), serde_json::to_vec(&start)?)?;
+        std::fs::write(root.join("hook-end.json"), serde_json::to_vec(&end)?)?;
+        Ok(RunDirectory { root: root.to_owned(), started: SystemTime::now() })
+    }
+
+    /// What went wrong in one run, judged by the rules of the fault table;
+    /// empty when all held. `succeeded` says whether the tool did its work.
+    pub fn judge(
+        &self,
+        scenario: Scenario,
+        run: &RunDirectory,
+        output: &Output,
+        error: &str,
+    ) -> (bool, Vec<String>) {
+        let mut problems = Vec::new();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        if let Some(signal) = output.status.signal() {
+            problems.push(format!("killed by signal {signal}"));
+        }
+        if stderr.contains("panicked") || output.status.code() == Some(101) {
+            problems.push(format!("panicked: {}", stderr.trim()));
+        }
+        let code = output.status.code().unwrap_or(-1);
+        let succeeded = self.effect_present(scenario, &run.root, &stdout, code);
+        let tool = scenario.tool();
+        if scenario.hook_mode() {
+            if code != 0 {
+                problems.push(format!("hook mode exited {code}"));
+            }
+            if !stdout.is_empty() {
+                problems.push(format!("hook mode wrote to stdout: {stdout:?}"));
+            }
+            if !succeeded {
+                let log =
+                    std::fs::read_to_string(run.root.join("roster/hook-errors.log")).unwrap_or_default();
+                if !log.lines().any(|line| line.contains(tool)) {
+                    problems.push("the hook failed but hook-errors.log has no line for it".into());
+                }
+                if !stderr.starts_with(&format!("{tool}: hook: ")) {
+                    problems.push(format!("the hook failed without a line on stderr: {:?}", stderr.trim()));
+                }
+            }
+        } else if scenario == Scenario::ConsentShouldArm {
+            // No output; 1 on every error (fail closed).
+            if !matches!(code, 0 | 1) || !stdout.is_empty() {
+                problems.push(format!("should-arm exited {code} with stdout {stdout:?}"));
+            }
+        } else if succeeded {
+            if !matches!(code, 0 | 1) {
+                problems.push(format!("did its work but exited {code}: {}", stderr.trim()));
+            }
+        } else {
+            let allowed: &[i32] = if error == "EACCES" { &[1, 2, 3] } else { &[1] };
+            if !allowed.contains(&code) {
+                problems.push(format!("failed with exit {code}, not {allowed:?}: {}", stderr.trim()));
+            }
+            if !stderr.starts_with(&format!("{tool}: ")) || stderr.trim().lines().count() != 1 {
+                problems
+                    .push(format!("failed without one `{tool}: ...` line on stderr: {:?}", stderr.trim()));
+            }
+        }
+        if error == "EINTR" && !succeeded && scenario != Scenario::ConsentShouldArm {
+            problems.push(format!("EINTR was not retried: exit {code}: {}", stderr.trim()));
+        }
+        let sessions = run.root.join("roster/sessions");
+        let leftovers = [format!("{}.json", self.dead_pid), ".tmp-crashed.json.1.0.0".to_owned()];
+        if scenario == Scenario::Prune
+            && error == "none"
+            && leftovers.iter().any(|name| sessions.join(name).exists())
+        {
+            problems.push("prune without any fault kept the dead record or the old temporary".into());
+        }
+        problems.extend(self.registry_invariants(scenario, run));
+        problems.extend(self.settings_invariants(scenario, &run.root));
+        (succeeded, problems)
+    }
+
+    fn effect_present(&self, scenario: Scenario, root: &Path, stdout: &str, code: i32) -> bool {
+        let sessions = root.join("roster/sessions");
+        let record_with_id = |pid: u32, session_id: &str| {
+            std::fs::read(sessions.join(format!("{pid}.json"))).is_ok_and(|bytes| {
+                matches!(parse_record(&bytes, owner_liveness::Pid::new(pid).expect("pid")),
+                    Parsed::Record(record) if record.session_id.as_deref() == Some(session_id))
+            })
+        };
+        let live_pids: Vec<u32> = self.live.iter().map(|(owner, _)| owner.pid().get()).collect();
+        match scenario {
+            Scenario::Register => code == 0 && record_with_id(self.newcomer.pid().get(), "faults-new"),
+            Scenario::RegisterHook => record_with_id(self.newcomer.pid().get(), "faults-hook"),
+            Scenario::ListText => {
+                code == 0
+                    && live_pids.iter().all(|pid| {
+                        stdout.lines().any(|line| {
+                            let mut words = line.split_whitespace();
+                            words.next().map(|word| word.trim_end_matches('?')) == Some(&pid.to_string())
+                                && !words.any(|word| word == "dead")
+                        })
+                    })
+            }
+            Scenario::ListJson => {
+                code == 0
+                    && serde_json::from_str::<serde_json::Value>(stdout).is_ok_and(|rows| {
+                        live_pids.iter().all(|pid| {
+                            rows.as_array().is_some_and(|rows| {
+                                rows.iter().any(|row| row["session_pid"] == *pid && row["liveness"] != "dead")
+                            })
+                        })
+                    })
+            }
+            // A fault while examining the dead record (or the temporary)
+            // leaves it unproven, and prune keeps what it cannot prove dead:
+            // doing its work means finishing with exit 0; the invariants
+            // check that nothing live went.
+            Scenario::Prune => code == 0,
+            Scenario::PruneCurrentHook => !sessions.join(format!("{}.json", live_pids[0])).exists(),
+            Scenario::ConsentArm | Scenario::ConsentDisarm => {
+                let state = if scenario == Scenario::ConsentArm { "armed" } else { "disarmed" };
+                code == 0
+                    && std::fs::read(root.join(format!("roster/consent/{}.json", self.self_pid)))
+                        .ok()
+                        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+                        .is_some_and(|marker| marker["state"] == state)
+            }
+            Scenario::ConsentShouldArm => code == 0,
+            Scenario::HooksInstall => {
+                code == 0 && same_json(&root.join(SETTINGS), &self.settings_after_install)
+            }
+            Scenario::HooksUninstall => {
+                code == 0 && same_json(&root.join(INSTALLED_SETTINGS), &self.settings_after_uninstall)
+            }
+        }
+    }
+
+    /// No torn record or marker, no other session's record changed or
+    /// lost, no temporary of this run left, a live owner never called dead.
+    fn registry_invariants(&self, scenario: Scenario, run: &RunDirectory) -> Vec<String> {
+        let mut problems = Vec::new();
+        let roster = run.root.join("roster");
+        for (index, (owner, _)) in self.live.iter().enumerate() {
+            let pid = owner.pid().get();
+            let path = roster.join(format!("sessions/{pid}.json"));
+            let ended_by_this_run = index == 0 && scenario == Scenario::PruneCurrentHook;
+            match std::fs::read(&path) {
+                Ok(bytes) if bytes == self.live_records[&pid] => {}
+                Ok(_) => problems.push(format!("the live record {} was changed", path.display())),
+                Err(_) if ended_by_this_run => {}
+                Err(_) => problems.push(format!("the live record {} was lost", path.display())),
+            }
+        }
+        for subdirectory in ["sessions", "consent"] {
+            let Ok(entries) = std::fs::read_dir(roster.join(subdirectory)) else { continue };
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let Ok(bytes) = std::fs::read(entry.path()) else { continue };
+                if let Some(pid) = name.strip_suffix(".json").and_then(|pid| pid.parse::<u32>().ok()) {
+                    let whole = match subdirectory {
+                        "sessions" => matches!(
+                            parse_record(&bytes, owner_liveness::Pid::new(pid).expect("pid")),
+                            Parsed::Record(_)
+                        ),
+                        _ => serde_json::from_slice::<serde_json::Value>(&bytes).is_ok(),
+                    };
+                    if !whole {
+                        problems.push(format!("torn or unreadable {subdirectory}/{name}"));
+                    }
+                }
+            }
+        }
+        for directory in [
+            roster.clone(),
+            roster.join("sessions"),
+            roster.join("consent"),
+            run.root.join("home/.claude"),
+            run.root.join("home-installed/.claude"),
+        ] {
+            let Ok(entries) = std::fs::read_dir(&directory) else { continue };
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let temporary = name.starts_with(".tmp-") || name.contains(".roster-tmp-");
+                let from_this_run = entry
+                    .metadata()
+                    .and_then(|metadata| metadata.modified())
+                    .is_ok_and(|modified| modified >= run.started);
+                if temporary && from_this_run {
+                    problems.push(format!("temporary left behind: {}/{name}", directory.display()));
+                }
+            }
+        }
+        problems
+    }
+
+    /// A settings file roster-hooks edits holds its old bytes or its new ones.
+    fn settings_invariants(&self, scenario: Scenario, root: &Path) -> Vec<String> {
+        let (path, before, after) = match scenario {
+            Scenario::HooksInstall => (SETTINGS, &self.settings_before_install, &self.settings_after_install),
+            Scenario::HooksUninstall => {
+                (INSTALLED_SETTINGS, &self.settings_after_install, &self.settings_after_uninstall)
+            }
+            _ => return Vec::new(),
+        };
+        // Uninstall may reach the same settings by two roads (the backup put
+        // back byte for byte, or roster's entries removed when the backup
+        // cannot be read), so the new content is compared as JSON.
+        match std::fs::read(root.join(path)) {
+            Ok(bytes) if bytes == *before || same_json(&root.join(path), after) => Vec::new(),
+            Ok(_) => vec![format!("{path} holds neither its old nor its new content")],
+            Err(error) => vec![format!("{path} is gone: {error}")],
+        }
+    }
+}
+
+/// Whether the file at `path` holds the JSON document `expected` holds.
+fn same_json(path: &Path, expected: &[u8]) -> bool {
+    let parse = |bytes: &[u8]| serde_json::from_slice::<serde_json::Value>(bytes).ok();
+    std::fs::read(path)
+        .ok()
+        .and_then(|bytes| parse(&bytes))
+        .is_some_and(|found| Some(found) == parse(expected))
+}
+
+/// Runs a command with the stdin its `FAULTS_STDIN` names (relative to the
+/// run directory above its working directory), capturing the output.
+pub fn run_plain(mut command: Command) -> anyhow::Result<Output> {
+    let stdin_name = command
+        .get_envs()
+        .find(|(name, _)| *name == "FAULTS_STDIN")
+        .and_then(|(_, value)| value.map(|value| value.to_owned()))
+        .unwrap_or_default();
+    let directory = command.get_current_dir().map(Path::to_owned).context("a working directory")?;
+    command.env_remove("FAULTS_STDIN");
+    if stdin_name.is_empty() {
+        command.stdin(std::process::Stdio::null());
+    } else {
+        let run_root = directory.parent().context("the run directory")?;
+        command.stdin(std::fs::File::open(run_root.join(stdin_name))?);
+    }
+    command.output().context("run a tool")
+}
+
+/// `cp -a`: modes, times and symlinks kept.
+pub fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+    let status = Command::new("cp").arg("-a").arg(from).arg(to).status().context("run cp")?;
+    if !status.success() {
+        bail!("cp -a {} {} failed", from.display(), to.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,149 @@
+//! strace as the fault injector: one clean run lists the system calls a
+//! tool makes and how often (per thread, as strace counts them for
+//! `when=`), and each injected run fails exactly one call of one syscall.
+//!
+//! In scope are the calls roster's own code makes. The dynamic loader's
+//! and the Rust runtime's start-up calls come before `main` and are not
+//! roster's to handle (an `openat` of libc.so failing ends the process in
+//! the loader; std aborts when its `poll` of fds 0–2 fails with EIO), so
+//! the main thread's calls up to the runtime's last start-up step (the
+//! `SIGBUS` handler it installs) are skipped, as are the calls of the
+//! memory allocator and thread machinery everywhere (`OUT_OF_SCOPE`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Syscalls of the loader, the allocator and thread start-up: no roster
+/// code calls them, and their failure is the runtime's to handle.
+pub const OUT_OF_SCOPE: &[&str] = &[
+    "execve",
+    "brk",
+    "mmap",
+    "munmap",
+    "mremap",
+    "mprotect",
+    "madvise",
+    "arch_prctl",
+    "set_tid_address",
+    "set_robust_list",
+    "rseq",
+    "prlimit64",
+    "sigaltstack",
+    "rt_sigaction",
+    "rt_sigprocmask",
+    "rt_sigreturn",
+    "gettid",
+    "futex",
+    "exit",
+    "exit_group",
+    "sched_yield",
+    // std's hash-map seeds: the kernel cannot fail a 16-byte GRND_INSECURE
+    // read (std retries EINTR and falls back to /dev/urandom on ENOSYS) and
+    // std panics by design on anything else.
+    "getrandom",
+    // Calls that have no error return: an injected -errno reads as a bogus
+    // id that no program can tell from a real one.
+    "getpid",
+    "getppid",
+    "geteuid",
+    "getuid",
+    "getegid",
+    "getgid",
+];
+
+/// One syscall a tool makes, and how many in-scope calls each thread made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyscallUse {
+    pub name: String,
+    /// The first in-scope invocation number (strace's `when=` counts from 1
+    /// per thread) and the last, in the thread that makes the most calls.
+    pub first: u32,
+    pub second: Option<u32>,
+    pub last: u32,
+    pub calls: u32,
+}
+
+/// Parses an `strace -f -qq -o LOG` log into the syscalls in scope.
+pub fn syscalls_in_scope(log: &str) -> Vec<SyscallUse> {
+    let mut main_thread: Option<&str> = None;
+    let mut startup_over = false;
+    // thread -> syscall -> (calls before main, calls in scope)
+    let mut counts: BTreeMap<&str, BTreeMap<String, (u32, u32)>> = BTreeMap::new();
+    for line in log.lines() {
+        let Some((thread, rest)) = line.split_once(char::is_whitespace) else { continue };
+        let rest = rest.trim_start();
+        if rest.starts_with("<...") || rest.starts_with("+++") || rest.starts_with("---") {
+            continue;
+        }
+        let Some(name) = rest.split('(').next().filter(|name| {
+            !name.is_empty() && name.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
+        }) else {
+            continue;
+        };
+        let main = *main_thread.get_or_insert(thread);
+        let entry = counts.entry(thread).or_default().entry(name.to_owned()).or_default();
+        if thread == main && !startup_over {
+            entry.0 += 1;
+            if name == "rt_sigaction" && rest.starts_with("rt_sigaction(SIGBUS, {") {
+                startup_over = true;
+            }
+        } else {
+            entry.1 += 1;
+        }
+    }
+    let mut uses: BTreeMap<String, SyscallUse> = BTreeMap::new();
+    for per_thread in counts.values() {
+        for (name, &(before_main, in_scope)) in per_thread {
+            if in_scope == 0 || OUT_OF_SCOPE.contains(&name.as_str()) {
+                continue;
+            }
+            let candidate = SyscallUse {
+                name: name.clone(),
+                first: before_main + 1,
+                second: (in_scope >= 2).then_some(before_main + 2),
+                last: before_main + in_scope,
+                calls: in_scope,
+            };
+            match uses.get(name) {
+                Some(known) if known.calls >= candidate.calls => {}
+                _ => {
+                    uses.insert(name.clone(), candidate);
+                }
+            }
+        }
+    }
+    uses.into_values().collect()
+}
+
+/// Reads a log written by strace.
+pub fn read_log(path: &Path) -> anyhow::Result<String> {
+    Ok(String::from_utf8_lossy(&std::fs::read(path)?).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_up_calls_and_the_runtime_are_left_out() {
+        let log = "\
+100 openat(AT_FDCWD, \"/etc/ld.so.cache\", O_RDONLY|O_CLOEXEC) = 3
+100 poll([{fd=0, events=0}], 3, 0) = 0 (Timeout)
+100 rt_sigaction(SIGBUS, NULL, {sa_handler=SIG_DFL}, 8) = 0
+100 rt_sigaction(SIGBUS, {sa_handler=0x1}, NULL, 8) = 0
+100 openat(AT_FDCWD, \"/r\", O_RDONLY) = 3
+100 mmap(NULL, 4096) = 0x1
+100 poll([{fd=0, events=POLLIN}], 1, 600 <unfinished ...>
+101 openat(3, \"x\", O_RDONLY) = 4
+100 <... poll resumed>) = 1
+100 openat(3, \"sessions\", O_RDONLY) = 4
+100 +++ exited with 0 +++
+";
+        let uses = syscalls_in_scope(log);
+        let openat = uses.iter().find(|use_| use_.name == "openat").unwrap();
+        assert_eq!((openat.first, openat.second, openat.last, openat.calls), (2, Some(3), 3, 2));
+        let poll = uses.iter().find(|use_| use_.name == "poll").unwrap();
+        assert_eq!((poll.first, poll.second, poll.last), (2, None, 2));
+        assert!(uses.iter().all(|use_| use_.name != "mmap" && use_.name != "rt_sigaction"));
+    }
+}
