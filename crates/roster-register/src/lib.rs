@@ -277,9 +277,11 @@ fn gather_registration(
     let given = match cwd_given {
         Some((dir, origin)) => match canonical_directory(&dir, origin) {
             Ok(canonical) => Some(canonical),
+            // Outside hook mode the error stands as it is (bad input, or an
+            // I/O error); in hook mode the directory the hook runs in stands
+            // in, as for a payload without a cwd.
+            Err(error) if !over_long.hook_mode => return Err(error),
             Err(error) => {
-                // In hook mode: the directory the hook runs in, as for a
-                // payload without a cwd.
                 over_long.unusable_as_said(format!("{error:#}"))?;
                 None
             }
