@@ -74,8 +74,11 @@ pub fn binary(name: &str) -> PathBuf {
 }
 
 /// The Debian package of each external tool a test may need.
-const TOOL_PACKAGES: [(&str, &str); 12] = [
+const TOOL_PACKAGES: [(&str, &str); 15] = [
     ("bwrap", "bubblewrap"),
+    ("dpkg-deb", "dpkg"),
+    ("dpkg-shlibdeps", "dpkg-dev"),
+    ("prlimit", "util-linux"),
     ("elvish", "elvish"),
     ("fish", "fish"),
     ("groff", "groff-base"),
@@ -95,20 +98,22 @@ const TOOL_PACKAGES: [(&str, &str); 12] = [
 /// otherwise the test fails loudly, naming the package (a test must never
 /// pass by skipping).
 pub fn require_tool(name: &str) -> PathBuf {
+    find_or_install_tool(name).unwrap_or_else(|| {
+        let package =
+            TOOL_PACKAGES.iter().find(|(tool, _)| *tool == name).map_or("unknown", |(_, package)| *package);
+        panic!("this test needs `{name}` on PATH; install it (Debian package: {package}); it is not optional")
+    })
+}
+
+/// The tool's path, after installing its Debian package where it was
+/// missing and that can be done; `None` when it is still missing.
+pub fn find_or_install_tool(name: &str) -> Option<PathBuf> {
     if let Some(path) = find_on_path(name) {
-        return path;
+        return Some(path);
     }
-    let package = TOOL_PACKAGES.iter().find(|(tool, _)| *tool == name).map(|(_, package)| *package);
-    if let Some(package) = package {
-        install_package(package);
-        if let Some(path) = find_on_path(name) {
-            return path;
-        }
-    }
-    panic!(
-        "this test needs `{name}` on PATH; install it (Debian package: {}); it is not optional",
-        package.unwrap_or("unknown")
-    )
+    let (_, package) = TOOL_PACKAGES.iter().find(|(tool, _)| *tool == name)?;
+    install_package(package);
+    find_on_path(name)
 }
 
 fn find_on_path(name: &str) -> Option<PathBuf> {

@@ -162,7 +162,12 @@ fn check_one_line(text: &str, what: &str, problems: &mut Vec<String>) {
 
 /// Fails the test, naming the package to install, when `program` is absent:
 /// a check that quietly passes without its tool would prove nothing.
+/// Finds `program`, installing its package from Debian's where it can (see
+/// `tests::require_tool`); a test that cannot have it fails naming `package`.
 pub(crate) fn require_program(program: &str, package: &str) {
+    if !program_is_installed(program) {
+        tests::find_or_install_tool(program);
+    }
     assert!(program_is_installed(program), "{program} is not installed; install {package} to run this test");
 }
 
