@@ -198,6 +198,16 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Writes notes in one call, so a failure cannot leave half a line before
+/// the error line that reports it.
+fn write_whole(err: &mut impl Write, text: &str) -> anyhow::Result<()> {
+    if text.is_empty() {
+        return Ok(());
+    }
+    err.write_all(text.as_bytes())
+        .map_err(|error| anyhow::anyhow!("writing the notes to standard error: {error}"))
+}
+
 /// Says on stderr what the reader should know beyond the rows: for a
 /// script, every current note as one JSON line; for people, why the table
 /// is empty, what its marks mean, and each note once per cause.
@@ -207,7 +217,7 @@ fn report_notes(listing: &Listing, roster: Option<&RosterDir>, args: &ListArgs) 
         if let Some(roster) = roster {
             let notes = notes::current_notes(listing, roster, None);
             if !notes.is_empty() {
-                writeln!(err, "{}", notes::notes_json_line(&notes))?;
+                write_whole(&mut err, &format!("{}\n", notes::notes_json_line(&notes)))?;
             }
         }
         return Ok(());
@@ -221,9 +231,8 @@ fn report_notes(listing: &Listing, roster: Option<&RosterDir>, args: &ListArgs) 
         shown_state = state.map(|state| (roster, state));
     }
     let colour = args.common.colour_on_stderr();
-    for line in lines {
-        writeln!(err, "{}", paint(&line, Colour::Dim, colour))?;
-    }
+    let text: String = lines.iter().map(|line| format!("{}\n", paint(line, Colour::Dim, colour))).collect();
+    write_whole(&mut err, &text)?;
     if let Some((roster, state)) = shown_state {
         notes::remember_shown(roster, &state);
     }

@@ -197,7 +197,7 @@ pub fn uninstall(target: &HookConfigFile, paths: &HookPaths) -> Result<Uninstall
         } else if without_roster_hooks_or_empty_structures(target.harness, &after)
             == Value::Object(Map::new())
         {
-            fs::remove_file(&file.real_path)
+            retry_interrupted(|| fs::remove_file(&file.real_path))
                 .map_err(|error| HookConfigError::io("remove", &file.real_path, error))?;
             sync_directory(&file.real_path)?;
             outcome.removed_file = true;
@@ -226,7 +226,7 @@ pub(crate) fn scope_directory<'a>(target: &HookConfigFile, paths: &'a HookPaths)
 
 /// Removes `backup` if it is there; returns its path when it was.
 fn remove_backup(backup: &Path) -> Result<Option<PathBuf>, HookConfigError> {
-    match fs::remove_file(backup) {
+    match retry_interrupted(|| fs::remove_file(backup)) {
         Ok(()) => Ok(Some(backup.to_path_buf())),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(error) => Err(HookConfigError::io("remove the backup", backup, error)),
@@ -242,7 +242,7 @@ pub(crate) fn remove_emptied_directories(file: &Path, scope_directory: &Path) ->
     while let Some(current) = directory {
         if current == scope_directory
             || !current.starts_with(scope_directory)
-            || fs::remove_dir(current).is_err()
+            || retry_interrupted(|| fs::remove_dir(current)).is_err()
         {
             break;
         }

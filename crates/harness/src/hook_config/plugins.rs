@@ -26,7 +26,7 @@ use std::io;
 use super::commands::HookCommands;
 use super::files::{
     HookState, HookStatus, InstallOutcome, UninstallOutcome, create_parent_directories,
-    remove_emptied_directories, scope_directory, write_atomically,
+    remove_emptied_directories, retry_interrupted, scope_directory, write_atomically,
 };
 use super::{HookConfigError, HookConfigFile, HookHarness, HookPaths, Scope};
 
@@ -160,7 +160,8 @@ pub fn uninstall_plugin(
         restored_backup: false,
     };
     if existing.is_some() {
-        fs::remove_file(&target.path).map_err(|error| HookConfigError::io("remove", &target.path, error))?;
+        retry_interrupted(|| fs::remove_file(&target.path))
+            .map_err(|error| HookConfigError::io("remove", &target.path, error))?;
         outcome.changed = true;
         outcome.removed_file = true;
         outcome.removed_directories =
