@@ -121,7 +121,10 @@ pub(crate) fn read_stamped_entry_of_kind(
 }
 
 /// How often a read starts over when a writer replaced the entry under it.
-const READ_ATTEMPTS: usize = 4;
+/// Each start-over costs only while a writer races the reader; on a loaded
+/// machine a reader may be descheduled across several replacements, and
+/// four attempts were seen to run out.
+const READ_ATTEMPTS: usize = 16;
 
 /// One attempt of `read_stamped_entry`; `None` when the name was replaced or
 /// removed while it was being opened, and the read should start over.
