@@ -296,51 +296,34 @@ fn print_snippet(context: &Invocation, arguments: &PrintArgs) -> anyhow::Result<
     let target = context.target(&arguments.target)?;
     let (commands, warnings) = context.hook_commands(&target, arguments.bin_dir.as_deref())?;
     let notes = harness_notes(&target, false);
-    if let Some(plugin) = hook_config::plugin_text(target.harness, &commands) {
-        context.warn(&warnings);
-        if context.common.quiet {
-            return Ok(());
+    // What to show: roster's own plugin file whole, or the entries to merge
+    // into the harness's settings.
+    let (key, value, heading, text) = match hook_config::plugin_text(target.harness, &commands) {
+        Some(plugin) => ("plugin", json!(plugin), "Save as", plugin),
+        None => {
+            let snippet = hook_config::hook_snippet(target.harness, &commands);
+            let text = hook_config::print_document(&snippet);
+            ("snippet", snippet, "Merge into", text)
         }
-        let mut out = io::stdout().lock();
-        if context.json() {
-            let report = json!({
-                "harness": target.harness.as_str(),
-                "scope": target.scope.as_str(),
-                "path": target.path.to_string_lossy(),
-                "plugin": plugin,
-                "commands": commands_json(&commands),
-                "notes": warnings.iter().chain(&notes).collect::<Vec<_>>(),
-            });
-            writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
-        } else {
-            writeln!(out, "Save as {}:", context.shown(&target.path))?;
-            for line in plugin.lines() {
-                writeln!(out, "{}", escape_for_terminal(line))?;
-            }
-            write_notes(&mut out, &notes)?;
-        }
-        out.flush()?;
-        return Ok(());
-    }
-    let snippet = hook_config::hook_snippet(target.harness, &commands);
+    };
     context.warn(&warnings);
     if context.common.quiet {
         return Ok(());
     }
     let mut out = io::stdout().lock();
     if context.json() {
-        let report = json!({
+        let mut report = json!({
             "harness": target.harness.as_str(),
             "scope": target.scope.as_str(),
             "path": target.path.to_string_lossy(),
-            "snippet": snippet,
             "commands": commands_json(&commands),
             "notes": warnings.iter().chain(&notes).collect::<Vec<_>>(),
         });
+        report[key] = value;
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
-        writeln!(out, "Merge into {}:", context.shown(&target.path))?;
-        for line in hook_config::print_document(&snippet).lines() {
+        writeln!(out, "{heading} {}:", context.shown(&target.path))?;
+        for line in text.lines() {
             writeln!(out, "{}", escape_for_terminal(line))?;
         }
         write_notes(&mut out, &notes)?;

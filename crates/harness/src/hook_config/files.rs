@@ -57,6 +57,22 @@ pub struct UninstallOutcome {
     pub restored_backup: bool,
 }
 
+impl UninstallOutcome {
+    /// What uninstall reports before it changed anything.
+    pub(crate) fn nothing_done(target: &HookConfigFile, file_existed: bool) -> UninstallOutcome {
+        UninstallOutcome {
+            target: target.clone(),
+            written_path: target.path.clone(),
+            file_existed,
+            changed: false,
+            removed_backup: None,
+            removed_directories: Vec::new(),
+            removed_file: false,
+            restored_backup: false,
+        }
+    }
+}
+
 /// Whether roster's hooks are in one configuration file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HookState {
@@ -168,16 +184,7 @@ pub fn uninstall(target: &HookConfigFile, paths: &HookPaths) -> Result<Uninstall
         return uninstall_plugin(target, paths);
     }
     let existing = read_existing(&target.path)?;
-    let mut outcome = UninstallOutcome {
-        target: target.clone(),
-        written_path: target.path.clone(),
-        file_existed: existing.is_some(),
-        changed: false,
-        removed_backup: None,
-        removed_directories: Vec::new(),
-        removed_file: false,
-        restored_backup: false,
-    };
+    let mut outcome = UninstallOutcome::nothing_done(target, existing.is_some());
     let Some(file) = existing else {
         outcome.removed_backup = remove_backup(&backup_path_for(&target.path))?;
         return Ok(outcome);

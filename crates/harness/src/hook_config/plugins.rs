@@ -149,16 +149,7 @@ pub fn uninstall_plugin(
     paths: &HookPaths,
 ) -> Result<UninstallOutcome, HookConfigError> {
     let existing = read_plugin(target)?;
-    let mut outcome = UninstallOutcome {
-        target: target.clone(),
-        written_path: target.path.clone(),
-        file_existed: existing.is_some(),
-        changed: false,
-        removed_backup: None,
-        removed_directories: Vec::new(),
-        removed_file: false,
-        restored_backup: false,
-    };
+    let mut outcome = UninstallOutcome::nothing_done(target, existing.is_some());
     if existing.is_some() {
         retry_interrupted(|| fs::remove_file(&target.path))
             .map_err(|error| HookConfigError::io("remove", &target.path, error))?;
