@@ -1,0 +1,173 @@
+//! The e2e's clear/resume case for opencode, the one harness that starts a second session
+//! inside the same process without a person at a terminal: `opencode serve` creates a
+//! session for every `POST /session`, and roster's plugin registers each on
+//! `session.created`. The second session must refresh the one record (its session id now
+//! the second's) with the same owner, and the record must go when opencode exits.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail, ensure};
+use serde_json::Value;
+
+use super::fake_model_server::FakeModelServer;
+use super::hook_shim::HookShim;
+use super::real_harnesses::InstalledHarness;
+use super::{
+    POLL_INTERVAL, ProcessGroup, REGISTRATION_DEADLINE, SessionReport, SessionWorld, install_hooks,
+    last_lines, milliseconds,
+};
+
+/// How long a session's record may take to appear or refresh after the session is created.
+const RECORD_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Runs the case and reports what it saw.
+pub fn second_session(
+    installed: &InstalledHarness,
+    binaries: &Path,
+    node: &Path,
+) -> anyhow::Result<SessionReport> {
+    let harness = installed.harness;
+    let world = SessionWorld::create(harness.name, "clear")?;
+    let mut report = SessionReport::new();
+    let server = FakeModelServer::start(harness.api.context("opencode speaks a model API")?)?;
+    harness.prepare_home(&world.home, &server.base_url())?;
+    let shim = HookShim::create(&world.root, binaries)?;
+    install_hooks(&world, harness, &shim, binaries, node, &mut report)?;
+    let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let output_path = world.root.join("harness-output.txt");
+    let output = fs::File::create(&output_path)?;
+    let mut child = Command::new(&installed.executable)
+        .args(["serve", "--hostname", "127.0.0.1", "--port", &port.to_string()])
+        .env_clear()
+        .envs(world.base_environment(node))
+        .envs(harness.environment(&server.base_url()))
+        .current_dir(&world.project)
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(output.try_clone()?)
+        .stderr(output)
+        .spawn()
+        .with_context(|| format!("starting {} serve", installed.executable.display()))?;
+    let owner = child.id();
+    let mut group = ProcessGroup { leader: owner, child: Some(&mut child) };
+    let outcome = examine(&world, &mut group, port, &mut report);
+    group.kill();
+    report.hook_calls = shim.calls();
+    if let Err(error) = outcome {
+        report.fail(format!("{error:#}"));
+    }
+    if report.failures.is_empty() {
+        let _ = fs::remove_dir_all(&world.root);
+    } else {
+        report.note(format!("kept {} for inspection; opencode's output ends with:", world.root.display()));
+        for line in last_lines(&output_path, 15) {
+            report.note(format!("  | {line}"));
+        }
+    }
+    Ok(report)
+}
+
+fn examine(
+    world: &SessionWorld,
+    group: &mut ProcessGroup<'_>,
+    port: u16,
+    report: &mut SessionReport,
+) -> anyhow::Result<()> {
+    let owner = group.leader;
+    let started = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Some(status) = group.try_wait() {
+            bail!("opencode serve exited ({status}) before listening");
+        }
+        ensure!(started.elapsed() < REGISTRATION_DEADLINE, "opencode serve did not listen on {port}");
+        std::thread::sleep(POLL_INTERVAL);
+    }
+    let first = create_session(port)?;
+    let record = wait_for_session(world, owner, &first)?;
+    report.note(format!("first session {first}: record of owner {owner} with that session id"));
+    let registered_at = record["registered_at"].clone();
+    let second = create_session(port)?;
+    let refreshed = wait_for_session(world, owner, &second)?;
+    report.note(format!("second session {second}: the same record now carries it"));
+    if world.record_pids() != vec![owner] {
+        report.fail(format!("records besides the owner's one: {:?}", world.record_pids()));
+    }
+    if refreshed["session_pid"].as_u64() != Some(u64::from(owner))
+        || refreshed["session_pid_verified"] != true
+    {
+        report.fail(format!(
+            "the refreshed record's owner is {} (verified {})",
+            refreshed["session_pid"], refreshed["session_pid_verified"]
+        ));
+    }
+    if refreshed["start_ticks"] != record["start_ticks"] {
+        report.fail("the refreshed record names another process start than the first");
+    }
+    if refreshed["refreshed_at"] == record["refreshed_at"] {
+        report.fail("refreshed_at did not move on the second session");
+    }
+    report.note(format!(
+        "registered_at {} then {}, refreshed_at {} then {}",
+        registered_at, refreshed["registered_at"], record["refreshed_at"], refreshed["refreshed_at"]
+    ));
+    // opencode's exit: its plugin deregisters on the way out.
+    group.signal("TERM");
+    let signalled = Instant::now();
+    let status = loop {
+        if let Some(status) = group.try_wait() {
+            break status;
+        }
+        ensure!(signalled.elapsed() < Duration::from_secs(30), "opencode serve ignored SIGTERM");
+        std::thread::sleep(POLL_INTERVAL);
+    };
+    let exited = Instant::now();
+    while world.record(owner).is_some() && exited.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(POLL_INTERVAL);
+    }
+    match world.record(owner) {
+        None => report.note(format!(
+            "opencode serve exited ({status}); the record was gone {} after",
+            milliseconds(exited.elapsed().min(signalled.elapsed()))
+        )),
+        Some(_) => report.fail(format!("opencode serve exited ({status}) and its record stayed")),
+    }
+    Ok(())
+}
+
+/// `POST /session` on opencode's server; the new session's id.
+fn create_session(port: u16) -> anyhow::Result<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    write!(
+        stream,
+        "POST /session HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{{}}"
+    )?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    let body = response.split_once("\r\n\r\n").map(|(_, body)| body).unwrap_or_default();
+    let session: Value = serde_json::from_str(body.trim())
+        .with_context(|| format!("opencode answered POST /session with {response:?}"))?;
+    session["id"].as_str().map(str::to_owned).with_context(|| format!("the new session has no id: {session}"))
+}
+
+fn wait_for_session(world: &SessionWorld, owner: u32, session_id: &str) -> anyhow::Result<Value> {
+    let started = Instant::now();
+    loop {
+        if let Some(record) = world.record(owner).filter(|record| record["session_id"] == session_id) {
+            return Ok(record);
+        }
+        ensure!(
+            started.elapsed() < RECORD_DEADLINE,
+            "no record of {owner} with session id {session_id} within {RECORD_DEADLINE:?}: {:?}; hook errors {:?}",
+            world.record(owner),
+            world.hook_errors()
+        );
+        std::thread::sleep(POLL_INTERVAL);
+    }
+}
