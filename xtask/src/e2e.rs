@@ -25,6 +25,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
+use nix::sys::signal::Signal;
+use nix::unistd::Pid;
 use serde_json::Value;
 
 use crate::install::{cargo_program, target_directory};
@@ -737,10 +739,11 @@ struct ProcessGroup<'a> {
 
 impl ProcessGroup<'_> {
     fn signal(&self, signal: &str) {
-        let _ = Command::new("kill")
-            .args([format!("-{signal}"), "--".to_owned(), format!("-{}", self.leader)])
-            .stderr(Stdio::null())
-            .status();
+        if let (Ok(leader), Ok(signal)) =
+            (i32::try_from(self.leader), format!("SIG{signal}").parse::<Signal>())
+        {
+            let _ = nix::sys::signal::killpg(Pid::from_raw(leader), signal);
+        }
     }
 
     fn try_wait(&mut self) -> Option<ExitStatus> {
@@ -755,9 +758,15 @@ impl ProcessGroup<'_> {
     }
 }
 
+/// Sends `signal` (`TERM`, `HUP`, `INT`, `KILL`) to `pid` at once (no `kill` process in between).
 fn signal_process(pid: u32, signal: &str) {
-    let _ = Command::new("kill").args([format!("-{signal}"), pid.to_string()]).stderr(Stdio::null()).status();
+    if let (Ok(pid), Ok(signal)) = (i32::try_from(pid), format!("SIG{signal}").parse::<Signal>()) {
+        let _ = nix::sys::signal::kill(Pid::from_raw(pid), signal);
+    }
 }
+
+/// The list-and-prune rounds run mid-turn, before the session is ended.
+const MID_TURN_ROUNDS: u32 = 3;
 
 /// How long a harness gets to end after a signal before its turn is answered.
 const SIGNAL_GRACE: Duration = Duration::from_secs(10);
@@ -838,23 +847,9 @@ impl Session<'_, '_> {
         if let Some(server) = self.server {
             wait_for_model_call(server, self.group, harness)?;
         }
-        if self.processes.running().is_empty() {
-            if let SessionEnding::Signal(..) = ending {
-                report.not_run = Some(format!(
-                    "{} had exited before the signal could be sent (its session lasts as long as one event)",
-                    harness.name
-                ));
-                return Ok(());
-            }
-        }
-        let ended_at = Instant::now();
-        match ending {
-            SessionEnding::TurnCompletes => self.open_gate(),
-            SessionEnding::Signal(signal, SignalTarget::Owner) => signal_process(owner, signal),
-            SessionEnding::Signal(signal, SignalTarget::Group) => self.group.signal(signal),
-            SessionEnding::HooksUntrusted => unreachable!("examined apart"),
-        }
-        let last_exit = self.watch_until_last_exit(owner, ending, ended_at, report)?;
+        let Some(last_exit) = self.watch_until_last_exit(owner, ending, report)? else {
+            return Ok(());
+        };
         self.check_after_last_exit(owner, last_exit, report)?;
         let errors = self.world.hook_errors();
         if !errors.is_empty() {
@@ -961,28 +956,61 @@ impl Session<'_, '_> {
         Ok(())
     }
 
-    /// Watches from the session end until no process of the harness runs: every round lists
-    /// and prunes, and the record must never be pruned or judged dead while one runs. A
-    /// harness that does not end on a signal gets its turn answered, then SIGTERM, then
-    /// SIGKILL. Returns when the last process was seen gone.
+    /// Watches the session mid-turn, ends it, and goes on until no process of the harness
+    /// runs: every round lists and prunes, and the record must never be pruned or judged
+    /// dead while one runs. A harness that does not end on a signal gets its turn answered,
+    /// then SIGTERM, then SIGKILL. Returns when the last process was seen gone; `None` when
+    /// the harness ended before the signal could be sent (the case did not run).
     fn watch_until_last_exit(
         &mut self,
         owner: u32,
         ending: SessionEnding,
-        ended_at: Instant,
         report: &mut SessionReport,
-    ) -> anyhow::Result<Instant> {
+    ) -> anyhow::Result<Option<Instant>> {
+        let watch_started = Instant::now();
+        let mut ended_at = None;
+        let mut rounds_before_end = 0;
         let mut gate_opened = ending == SessionEnding::TurnCompletes;
         let mut terminated = false;
         let mut rounds = 0;
         let mut hook_removed = None;
         let mut problems = Vec::new();
-        loop {
+        let ended_at = loop {
             let _ = self.group.try_wait();
             let before = self.processes.running();
             if before.is_empty() {
-                break;
+                match (ended_at, ending) {
+                    (Some(ended_at), _) => break ended_at,
+                    (None, SessionEnding::Signal(..)) => {
+                        report.not_run = Some(format!(
+                            "{} ended before the signal could be sent (its session lasts one event)",
+                            self.installed.harness.name
+                        ));
+                        return Ok(None);
+                    }
+                    (None, _) => {
+                        report.note("the harness ended on its own before its turn was answered");
+                        break watch_started;
+                    }
+                }
             }
+            // Mid-turn rounds first (the model call held): prune must keep the live record.
+            let ended_at = match ended_at {
+                Some(ended_at) => ended_at,
+                None if rounds_before_end >= MID_TURN_ROUNDS => {
+                    match ending {
+                        SessionEnding::TurnCompletes => self.open_gate(),
+                        SessionEnding::Signal(signal, SignalTarget::Owner) => signal_process(owner, signal),
+                        SessionEnding::Signal(signal, SignalTarget::Group) => self.group.signal(signal),
+                        SessionEnding::HooksUntrusted => unreachable!("examined apart"),
+                    }
+                    *ended_at.insert(Instant::now())
+                }
+                None => {
+                    rounds_before_end += 1;
+                    watch_started
+                }
+            };
             let row = self.owner_row(owner)?;
             let pruned = self.tool_json("roster-prune", &["--json"])?;
             let pruned_owner = pruned["removed"].as_array().is_some_and(|rows| {
@@ -1013,10 +1041,12 @@ impl Session<'_, '_> {
                 }
             }
             if problems.len() > 3 {
-                break;
+                break ended_at;
             }
             let waited = ended_at.elapsed();
-            if !gate_opened && waited > SIGNAL_GRACE {
+            if rounds_before_end < MID_TURN_ROUNDS {
+                // not ended yet
+            } else if !gate_opened && waited > SIGNAL_GRACE {
                 report.note(format!(
                     "still running {} after the signal: {}; the turn is answered",
                     milliseconds(waited),
@@ -1048,13 +1078,14 @@ impl Session<'_, '_> {
                 self.installed.harness.name
             );
             std::thread::sleep(POLL_INTERVAL);
-        }
+        };
         let last_exit = Instant::now();
         let status =
             self.group.try_wait().map(|status| status.to_string()).unwrap_or_else(|| "not reaped".to_owned());
         report.note(format!(
-            "last harness process gone {} after the end began (owner: {status}); {rounds} list+prune rounds while it ran; processes seen: {}",
+            "last harness process gone {} after the end began (owner: {status}); {rounds} list+prune rounds while it ran ({} after the end began); processes seen: {}",
             milliseconds(last_exit - ended_at),
+            rounds - rounds_before_end,
             self.processes.all_seen().join(", ")
         ));
         if let Some(after) = hook_removed {
@@ -1066,7 +1097,7 @@ impl Session<'_, '_> {
         for problem in problems {
             report.fail(problem);
         }
-        Ok(last_exit)
+        Ok(Some(last_exit))
     }
 
     /// Within 1 s after the last process exits the record is gone or dead, and prune
