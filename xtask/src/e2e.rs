@@ -765,7 +765,7 @@ fn signal_process(pid: u32, signal: &str) {
     }
 }
 
-/// The list-and-prune rounds run mid-turn, before the session is ended.
+/// The list-and-prune rounds run mid-turn (the model call held), before the session is ended.
 const MID_TURN_ROUNDS: u32 = 3;
 
 /// How long a harness gets to end after a signal before its turn is answered.
@@ -968,6 +968,8 @@ impl Session<'_, '_> {
         report: &mut SessionReport,
     ) -> anyhow::Result<Option<Instant>> {
         let watch_started = Instant::now();
+        // Amp's session (one plugin event) holds no turn to watch: it is ended at once.
+        let mid_turn_rounds = if self.server.is_some() { MID_TURN_ROUNDS } else { 0 };
         let mut ended_at = None;
         let mut rounds_before_end = 0;
         let mut gate_opened = ending == SessionEnding::TurnCompletes;
@@ -997,7 +999,7 @@ impl Session<'_, '_> {
             // Mid-turn rounds first (the model call held): prune must keep the live record.
             let ended_at = match ended_at {
                 Some(ended_at) => ended_at,
-                None if rounds_before_end >= MID_TURN_ROUNDS => {
+                None if rounds_before_end >= mid_turn_rounds => {
                     match ending {
                         SessionEnding::TurnCompletes => self.open_gate(),
                         SessionEnding::Signal(signal, SignalTarget::Owner) => signal_process(owner, signal),
@@ -1044,7 +1046,7 @@ impl Session<'_, '_> {
                 break ended_at;
             }
             let waited = ended_at.elapsed();
-            if rounds_before_end < MID_TURN_ROUNDS {
+            if rounds_before_end < mid_turn_rounds {
                 // not ended yet
             } else if !gate_opened && waited > SIGNAL_GRACE {
                 report.note(format!(

@@ -148,11 +148,9 @@ fn create_session(port: u16) -> anyhow::Result<String> {
         stream,
         "POST /session HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{{}}"
     )?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response)?;
-    let body = response.split_once("\r\n\r\n").map(|(_, body)| body).unwrap_or_default();
+    let body = read_response_body(&mut stream)?;
     let session: Value = serde_json::from_str(body.trim())
-        .with_context(|| format!("opencode answered POST /session with {response:?}"))?;
+        .with_context(|| format!("opencode answered POST /session with {body:?}"))?;
     session["id"].as_str().map(str::to_owned).with_context(|| format!("the new session has no id: {session}"))
 }
 
@@ -169,5 +167,50 @@ fn wait_for_session(world: &SessionWorld, owner: u32, session_id: &str) -> anyho
             world.hook_errors()
         );
         std::thread::sleep(POLL_INTERVAL);
+    }
+}
+
+/// The body of one HTTP/1.1 response, by its content-length or its chunks: the server may
+/// keep the connection open after it.
+fn read_response_body(stream: &mut TcpStream) -> anyhow::Result<String> {
+    let mut received = Vec::new();
+    let mut buffer = [0; 8192];
+    loop {
+        let text = String::from_utf8_lossy(&received).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let header = |name: &str| {
+                head.lines().find_map(|line| {
+                    let (key, value) = line.split_once(':')?;
+                    key.trim().eq_ignore_ascii_case(name).then(|| value.trim().to_owned())
+                })
+            };
+            if let Some(length) = header("content-length").and_then(|length| length.parse::<usize>().ok()) {
+                if body.len() >= length {
+                    return Ok(body[..length].to_owned());
+                }
+            } else if header("transfer-encoding").is_some_and(|coding| coding.eq_ignore_ascii_case("chunked"))
+            {
+                if let Some(decoded) = decode_chunks(body) {
+                    return Ok(decoded);
+                }
+            }
+        }
+        let read = stream.read(&mut buffer)?;
+        ensure!(read > 0, "the connection closed before the response was complete: {text:?}");
+        received.extend_from_slice(&buffer[..read]);
+    }
+}
+
+/// The chunked `body` decoded, or `None` while its last chunk has not arrived.
+fn decode_chunks(mut body: &str) -> Option<String> {
+    let mut decoded = String::new();
+    loop {
+        let (size, rest) = body.split_once("\r\n")?;
+        let size = usize::from_str_radix(size.split(';').next()?.trim(), 16).ok()?;
+        if size == 0 {
+            return Some(decoded);
+        }
+        decoded.push_str(rest.get(..size)?);
+        body = rest.get(size..)?.strip_prefix("\r\n")?;
     }
 }
