@@ -23,6 +23,9 @@ use super::{
     last_lines, milliseconds,
 };
 
+/// How soon after opencode exits its record must be gone or dead.
+const GONE_AFTER_EXIT: Duration = Duration::from_secs(1);
+
 /// How long a session's record may take to appear or refresh after the session is created.
 const RECORD_DEADLINE: Duration = Duration::from_secs(10);
 
@@ -56,7 +59,7 @@ pub fn second_session(
         .with_context(|| format!("starting {} serve", installed.executable.display()))?;
     let owner = child.id();
     let mut group = ProcessGroup { leader: owner, child: Some(&mut child) };
-    let outcome = examine(&world, &mut group, port, &mut report);
+    let outcome = examine(&world, &mut group, port, binaries, node, &mut report);
     group.kill();
     report.hook_calls = shim.calls();
     if let Err(error) = outcome {
@@ -77,6 +80,8 @@ fn examine(
     world: &SessionWorld,
     group: &mut ProcessGroup<'_>,
     port: u16,
+    binaries: &Path,
+    node: &Path,
     report: &mut SessionReport,
 ) -> anyhow::Result<()> {
     let owner = group.leader;
@@ -88,6 +93,7 @@ fn examine(
         ensure!(started.elapsed() < REGISTRATION_DEADLINE, "opencode serve did not listen on {port}");
         std::thread::sleep(POLL_INTERVAL);
     }
+    wait_until_serving(port, group)?;
     let first = create_session(port)?;
     let record = wait_for_session(world, owner, &first)?;
     report.note(format!("first session {first}: record of owner {owner} with that session id"));
@@ -127,28 +133,72 @@ fn examine(
         std::thread::sleep(POLL_INTERVAL);
     };
     let exited = Instant::now();
-    while world.record(owner).is_some() && exited.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(POLL_INTERVAL);
+    // Gone (its exit handler ran) or dead within 1 s; then prune removes a dead one.
+    let state = loop {
+        let listed = world.roster_tool(binaries, "roster-list", node).args(["--all", "--json"]).output()?;
+        let rows: Value =
+            serde_json::from_slice(&listed.stdout).context("roster-list --json printed no JSON")?;
+        let row = rows.as_array().and_then(|rows| {
+            rows.iter().find(|row| row["session_pid"].as_u64() == Some(u64::from(owner))).cloned()
+        });
+        match row {
+            None => break Some("gone"),
+            Some(row) if row["liveness"] == "dead" => break Some("dead"),
+            Some(_) if exited.elapsed() > GONE_AFTER_EXIT => break None,
+            Some(_) => std::thread::sleep(POLL_INTERVAL),
+        }
+    };
+    let after = milliseconds(exited.elapsed());
+    match state {
+        Some(state) => {
+            report.note(format!("opencode serve exited ({status}); the record was {state} {after} after"))
+        }
+        None => report
+            .fail(format!("opencode serve exited ({status}) and its record was still alive {after} after")),
     }
-    match world.record(owner) {
-        None => report.note(format!(
-            "opencode serve exited ({status}); the record was gone {} after",
-            milliseconds(exited.elapsed().min(signalled.elapsed()))
-        )),
-        Some(_) => report.fail(format!("opencode serve exited ({status}) and its record stayed")),
+    if world.record(owner).is_some() {
+        let pruned = world.roster_tool(binaries, "roster-prune", node).output()?;
+        if world.record(owner).is_some() || !pruned.status.success() {
+            report.fail("roster-prune kept the dead record");
+        } else {
+            report.note("roster-prune removed it as dead (opencode's exit handler does not run on SIGTERM)");
+        }
     }
     Ok(())
 }
 
-/// `POST /session` on opencode's server; the new session's id.
-fn create_session(port: u16) -> anyhow::Result<String> {
+/// One request to opencode's server, with a bounded wait for its whole answer; the body.
+fn request(port: u16, method: &str, path: &str, timeout: Duration) -> anyhow::Result<String> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
-    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    stream.set_read_timeout(Some(timeout))?;
+    let body = if method == "POST" { "{}" } else { "" };
     write!(
         stream,
-        "POST /session HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{{}}"
+        "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
     )?;
-    let body = read_response_body(&mut stream)?;
+    read_response_body(&mut stream)
+}
+
+/// Waits until opencode's server answers (it listens before it serves: a request that
+/// comes too early is never answered).
+fn wait_until_serving(port: u16, group: &mut ProcessGroup<'_>) -> anyhow::Result<()> {
+    let started = Instant::now();
+    loop {
+        if request(port, "GET", "/session", Duration::from_secs(2)).is_ok() {
+            return Ok(());
+        }
+        if let Some(status) = group.try_wait() {
+            bail!("opencode serve exited ({status}) before serving");
+        }
+        ensure!(started.elapsed() < REGISTRATION_DEADLINE, "opencode serve did not answer on port {port}");
+        std::thread::sleep(POLL_INTERVAL * 10);
+    }
+}
+
+/// `POST /session` on opencode's server; the new session's id.
+fn create_session(port: u16) -> anyhow::Result<String> {
+    let body = request(port, "POST", "/session", Duration::from_secs(30))?;
     let session: Value = serde_json::from_str(body.trim())
         .with_context(|| format!("opencode answered POST /session with {body:?}"))?;
     session["id"].as_str().map(str::to_owned).with_context(|| format!("the new session has no id: {session}"))
@@ -184,15 +234,16 @@ fn read_response_body(stream: &mut TcpStream) -> anyhow::Result<String> {
                     key.trim().eq_ignore_ascii_case(name).then(|| value.trim().to_owned())
                 })
             };
-            if let Some(length) = header("content-length").and_then(|length| length.parse::<usize>().ok()) {
-                if body.len() >= length {
-                    return Ok(body[..length].to_owned());
-                }
-            } else if header("transfer-encoding").is_some_and(|coding| coding.eq_ignore_ascii_case("chunked"))
-            {
-                if let Some(decoded) = decode_chunks(body) {
-                    return Ok(decoded);
-                }
+            let length = header("content-length").and_then(|length| length.parse::<usize>().ok());
+            let chunked =
+                header("transfer-encoding").is_some_and(|coding| coding.eq_ignore_ascii_case("chunked"));
+            let complete = match length {
+                Some(length) => body.get(..length).map(str::to_owned),
+                None if chunked => decode_chunks(body),
+                None => None,
+            };
+            if let Some(complete) = complete {
+                return Ok(complete);
             }
         }
         let read = stream.read(&mut buffer)?;
