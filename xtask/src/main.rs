@@ -63,7 +63,7 @@ enum Verb {
     },
     /// Drive real harnesses (installed from npm) through their session hooks
     E2e {
-        /// One harness (claude-code, codex, gemini-cli, copilot); all when omitted
+        /// One harness (claude-code, codex, gemini-cli, copilot, opencode, amp); all when omitted
         harness: Option<String>,
     },
 }

@@ -45,7 +45,7 @@ const GONE_AFTER_LAST_MEMBER: Duration = Duration::from_secs(1);
 
 /// Runs the case for `installed` and reports what it saw.
 pub fn loader_killed_alone(installed: &InstalledHarness, binaries: &Path, node: &Path) -> SessionReport {
-    let mut report = SessionReport { lines: Vec::new(), failures: Vec::new() };
+    let mut report = SessionReport::new();
     if let Err(error) = run(installed, binaries, node, &mut report) {
         report.fail(format!("{error:#}"));
     }
@@ -60,7 +60,7 @@ fn run(
 ) -> anyhow::Result<()> {
     let harness = installed.harness;
     let world = chain_world(harness.name)?;
-    let server = FakeModelServer::start(harness.api)?;
+    let server = FakeModelServer::start(harness.api.context("a chain harness speaks a model API")?)?;
     harness.prepare_home(&world.home, &server.base_url())?;
     let installation =
         world.roster_tool(binaries, "roster-hooks", node).args(["install", harness.name]).output()?;

@@ -1,0 +1,93 @@
+//! A timing and logging shim in front of the roster binaries the installed hooks call: the
+//! e2e run installs the hooks with `--bin-dir` at the shim, which keeps each payload the
+//! harness hands its hook (byte for byte), runs the real `roster-register` or `roster-prune`
+//! with the same arguments, environment and payload, and logs how long that took. That is
+//! how the run compares a record with what the harness said, and how hook latency is
+//! measured for harnesses whose hooks roster does not time itself (plugins included).
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use serde_json::Value;
+
+/// The roster tools the hooks call.
+const SHIMMED_TOOLS: [&str; 2] = ["roster-register", "roster-prune"];
+
+/// Where a shim lives and logs.
+pub struct HookShim {
+    pub bin_dir: PathBuf,
+    log_dir: PathBuf,
+}
+
+/// One hook run the shim saw.
+#[derive(Clone, Debug)]
+pub struct HookCall {
+    /// `roster-register` (session start) or `roster-prune` (session end).
+    pub tool: String,
+    /// From the shim's first line to the roster tool's exit.
+    pub latency: Duration,
+    pub exit_status: i32,
+    /// The payload as the harness wrote it, parsed; `Null` when it was empty or not JSON.
+    pub payload: Value,
+}
+
+impl HookCall {
+    pub fn is_session_start(&self) -> bool {
+        self.tool == "roster-register"
+    }
+}
+
+impl HookShim {
+    /// Writes the shim scripts under `root` for the real tools in `binaries`.
+    pub fn create(root: &Path, binaries: &Path) -> anyhow::Result<HookShim> {
+        let bin_dir = root.join("hook-shim");
+        let log_dir = root.join("hook-calls");
+        fs::create_dir_all(&bin_dir)?;
+        fs::create_dir_all(&log_dir)?;
+        for tool in SHIMMED_TOOLS {
+            // `date +%s%N` first and last: the shell's own start (about a millisecond) is the
+            // only part of the hook's run outside the measurement.
+            let script = format!(
+                "#!/bin/sh\n\
+                 # roster e2e hook shim: keeps the payload, times the real {tool}\n\
+                 started=$(date +%s%N)\n\
+                 payload='{log}/'\"$started-$$\".payload\n\
+                 cat > \"$payload\"\n\
+                 '{real}' \"$@\" < \"$payload\"\n\
+                 status=$?\n\
+                 ended=$(date +%s%N)\n\
+                 echo \"{tool} $started $ended $status $payload\" >> '{log}/calls.log'\n\
+                 exit $status\n",
+                log = log_dir.display(),
+                real = binaries.join(tool).display(),
+            );
+            let path = bin_dir.join(tool);
+            fs::write(&path, script).with_context(|| format!("writing {}", path.display()))?;
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o755))?;
+        }
+        // roster-hooks checks that the directory holds the tools the hooks call; it does.
+        Ok(HookShim { bin_dir, log_dir })
+    }
+
+    /// Every hook run that has finished, in the order they finished.
+    pub fn calls(&self) -> Vec<HookCall> {
+        let log = fs::read_to_string(self.log_dir.join("calls.log")).unwrap_or_default();
+        log.lines()
+            .filter_map(|line| {
+                let mut words = line.splitn(5, ' ');
+                let tool = words.next()?.to_owned();
+                let started: u128 = words.next()?.parse().ok()?;
+                let ended: u128 = words.next()?.parse().ok()?;
+                let exit_status = words.next()?.parse().ok()?;
+                let payload = fs::read(words.next()?).ok();
+                let payload =
+                    payload.and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or(Value::Null);
+                let latency = Duration::from_nanos(u64::try_from(ended.saturating_sub(started)).ok()?);
+                Some(HookCall { tool, latency, exit_status, payload })
+            })
+            .collect()
+    }
+}
