@@ -222,12 +222,18 @@ impl Bench {
         Ok(LiveRegistries { by_size })
     }
 
+    /// `--quiet`: the notes a listing says on stderr (why it is empty,
+    /// what is hidden) are not what is measured, and a timed run must say
+    /// nothing on stderr.
     fn list_invocation(&self, registry: &SeededRegistry) -> Invocation {
-        Invocation::new(self.tool("roster-list")).arg("--dir").arg(&registry.root).args(["--format", "json"])
+        Invocation::new(self.tool("roster-list"))
+            .arg("--dir")
+            .arg(&registry.root)
+            .args(["--format", "json", "--quiet"])
     }
 
     fn list_text_invocation(&self, registry: &SeededRegistry) -> Invocation {
-        Invocation::new(self.tool("roster-list")).arg("--dir").arg(&registry.root)
+        Invocation::new(self.tool("roster-list")).arg("--dir").arg(&registry.root).arg("--quiet")
     }
 
     /// `roster-list --all --format json` over `LARGE_REGISTRY` records and
