@@ -587,6 +587,36 @@ impl SessionWorld {
             .unwrap_or_default()
     }
 
+    /// Where a harness started by `spawn_harness` writes its output.
+    fn harness_output(&self) -> PathBuf {
+        self.root.join("harness-output.txt")
+    }
+
+    /// Starts the installed harness in this world (its project directory,
+    /// the world's environment and the harness's own, a process group of
+    /// its own), its output going to `harness_output`.
+    fn spawn_harness(
+        &self,
+        installed: &InstalledHarness,
+        arguments: &[String],
+        node: &Path,
+        model_base_url: &str,
+    ) -> anyhow::Result<std::process::Child> {
+        let output = fs::File::create(self.harness_output())?;
+        Command::new(&installed.executable)
+            .args(arguments)
+            .env_clear()
+            .envs(self.base_environment(node))
+            .envs(installed.harness.environment(model_base_url))
+            .current_dir(&self.project)
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(output.try_clone()?)
+            .stderr(output)
+            .spawn()
+            .with_context(|| format!("starting {} {}", installed.executable.display(), arguments.join(" ")))
+    }
+
     /// The environment every process of the world starts from: nothing of this process's
     /// own (which may itself run inside a harness) but PATH, HOME and a plain locale.
     fn base_environment(&self, node: &Path) -> Vec<(String, String)> {
@@ -631,25 +661,13 @@ fn run_session(
         }
     }
 
-    let output_path = world.root.join("harness-output.txt");
-    let output = fs::File::create(&output_path)?;
+    let output_path = world.harness_output();
     let started = Instant::now();
     let mut arguments = harness.arguments(&installed.help);
     if ending == SessionEnding::HooksUntrusted {
         arguments.retain(|argument| argument != CODEX_BYPASS_HOOK_TRUST);
     }
-    let mut child = Command::new(&installed.executable)
-        .args(&arguments)
-        .env_clear()
-        .envs(world.base_environment(node))
-        .envs(harness.environment(&base_url))
-        .current_dir(&world.project)
-        .process_group(0)
-        .stdin(Stdio::null())
-        .stdout(output.try_clone()?)
-        .stderr(output)
-        .spawn()
-        .with_context(|| format!("starting {}", installed.executable.display()))?;
+    let mut child = world.spawn_harness(installed, &arguments, node, &base_url)?;
     let owner = child.id();
     let mut harness_group = ProcessGroup { leader: owner, child: Some(&mut child) };
     let mut processes = HarnessProcesses::new(owner, vec![installed.prefix.clone(), world.home.clone()]);

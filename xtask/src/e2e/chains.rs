@@ -9,7 +9,6 @@
 //! does not, gets SIGTERM itself), and the record must be gone or dead within 1 s after it.
 
 use std::fs;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -71,21 +70,10 @@ fn run(
         String::from_utf8_lossy(&installation.stderr).trim()
     );
 
-    let output_path = world.root.join("harness-output.txt");
-    let output = fs::File::create(&output_path)?;
+    let output_path = world.harness_output();
     let started = Instant::now();
-    let mut child = Command::new(&installed.executable)
-        .args(harness.arguments(&installed.help))
-        .env_clear()
-        .envs(world.base_environment(node))
-        .envs(harness.environment(&server.base_url()))
-        .current_dir(&world.project)
-        .process_group(0)
-        .stdin(Stdio::null())
-        .stdout(output.try_clone()?)
-        .stderr(output)
-        .spawn()
-        .with_context(|| format!("starting {}", installed.executable.display()))?;
+    let mut child =
+        world.spawn_harness(installed, &harness.arguments(&installed.help), node, &server.base_url())?;
     let loader = child.id();
     let mut group = ProcessGroup { leader: loader, child: Some(&mut child) };
     let outcome = examine(&world, &server, installed, &mut group, binaries, node, started, report);

@@ -7,9 +7,7 @@
 use std::fs;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
@@ -43,20 +41,9 @@ pub fn second_session(
     let shim = HookShim::create(&world.root, binaries)?;
     install_hooks(&world, harness, &shim, binaries, node, &mut report)?;
     let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-    let output_path = world.root.join("harness-output.txt");
-    let output = fs::File::create(&output_path)?;
-    let mut child = Command::new(&installed.executable)
-        .args(["serve", "--hostname", "127.0.0.1", "--port", &port.to_string()])
-        .env_clear()
-        .envs(world.base_environment(node))
-        .envs(harness.environment(&server.base_url()))
-        .current_dir(&world.project)
-        .process_group(0)
-        .stdin(Stdio::null())
-        .stdout(output.try_clone()?)
-        .stderr(output)
-        .spawn()
-        .with_context(|| format!("starting {} serve", installed.executable.display()))?;
+    let output_path = world.harness_output();
+    let arguments = ["serve", "--hostname", "127.0.0.1", "--port", &port.to_string()].map(str::to_owned);
+    let mut child = world.spawn_harness(installed, &arguments, node, &server.base_url())?;
     let owner = child.id();
     let mut group = ProcessGroup { leader: owner, child: Some(&mut child) };
     let outcome = examine(&world, &mut group, port, binaries, node, &mut report);
