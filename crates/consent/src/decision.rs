@@ -83,7 +83,9 @@ pub fn decide(
 /// file is read once, and each directory's `.roster.toml` once.
 pub struct ConsentDecider {
     user: ConfigInput,
-    repo_by_directory: HashMap<PathBuf, ConfigInput>,
+    /// Per session directory: its repository file and the auto-arm
+    /// decision it makes with the user file, decided once.
+    repo_by_directory: HashMap<PathBuf, (ConfigInput, Decision)>,
     /// The names in `consent/` when they were listed once up front (a
     /// listing's decisions); `None` to look for each marker (a watcher's,
     /// whose markers come and go).
@@ -141,17 +143,16 @@ impl ConsentDecider {
         if owner != OwnerCondition::Running {
             return decide(&owner, &marker, &Decision::default(), &ConfigOutcome::Absent);
         }
-        let repo = self.repo_input(Path::new(&record.cwd)).clone();
-        let decision =
-            resolve_auto_arm_naming_repo_file(&repo.outcome, repo.path.as_deref(), &self.user.outcome);
-        decide(&owner, &marker, &decision, &repo.outcome)
+        let (repo, decision) = self.repo_decision(Path::new(&record.cwd));
+        decide(&owner, &marker, decision, &repo.outcome)
     }
 
-    fn repo_input(&mut self, directory: &Path) -> &ConfigInput {
+    fn repo_decision(&mut self, directory: &Path) -> &(ConfigInput, Decision) {
+        let user = &self.user.outcome;
         self.repo_by_directory.entry(directory.to_owned()).or_insert_with(|| {
             // The record holds the canonical directory; one that is gone
             // or unreadable now opts nothing in.
-            match std::fs::canonicalize(directory) {
+            let repo = match std::fs::canonicalize(directory) {
                 Ok(canonical) => load_repo_input(&canonical).0,
                 Err(error) => ConfigInput {
                     path: None,
@@ -160,7 +161,9 @@ impl ConsentDecider {
                         directory.display()
                     )),
                 },
-            }
+            };
+            let decision = resolve_auto_arm_naming_repo_file(&repo.outcome, repo.path.as_deref(), user);
+            (repo, decision)
         })
     }
 }
