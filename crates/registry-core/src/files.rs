@@ -61,6 +61,11 @@ pub(crate) struct FileStamp {
 }
 
 impl FileStamp {
+    /// The file's size in bytes when it was stamped.
+    pub(crate) fn size(&self) -> u64 {
+        u64::try_from(self.size).unwrap_or(0)
+    }
+
     fn of(stat: &nix::sys::stat::FileStat) -> FileStamp {
         FileStamp {
             device: stat.st_dev,

@@ -31,7 +31,10 @@ pub use files::{
 pub use hook_log::{
     HOOK_LOG_LINES, HOOK_LOG_NAME, append_hook_error, append_hook_error_within, recent_hook_errors,
 };
-pub use list::{ListFilter, Listing, list_sessions, sort_newest_first};
+pub use list::{
+    ListFilter, Listing, ListingSummary, OrderedListing, list_sessions, list_sessions_ordered,
+    sort_newest_first,
+};
 pub use ownership::{UNPROVABLE_OWNER, caller_uid_is_unmapped, owned_by_caller};
 pub use prune::{
     PruneOptions, PruneReport, TEMP_MAX_AGE, prune_sessions, remove_current, remove_old_temporaries,
