@@ -84,6 +84,13 @@ pub(crate) fn entry_stamp(directory: SubDir<'_>, name: &str) -> Option<FileStamp
         .map(|stat| FileStamp::of(&stat))
 }
 
+/// The effective uid of this process, asked of the kernel once: roster
+/// never changes its uid, and a listing compares it with every entry.
+fn effective_uid() -> u32 {
+    static EUID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *EUID.get_or_init(|| nix::unistd::geteuid().as_raw())
+}
+
 /// Reads `name` in `directory` safely: the type is checked before opening
 /// (so no FIFO or device is ever opened), the open does not follow
 /// symlinks, the handle is checked again (regular file, same inode, owned
@@ -263,7 +270,7 @@ fn untrusted_reason(stat: &nix::sys::stat::FileStat) -> Option<String> {
     if let Some(kind_name) = kind_name {
         return Some(kind_name.to_owned());
     }
-    let euid = nix::unistd::geteuid().as_raw();
+    let euid = effective_uid();
     if stat.st_uid != euid {
         return Some(format!("is owned by uid {}, not {euid}", stat.st_uid));
     }

@@ -134,12 +134,16 @@ pub fn list_sessions(roster: &RosterDir, filter: &ListFilter) -> Result<Listing>
     })
 }
 
-/// Record bytes a listing keeps parsed in memory; past them a row keeps
-/// only what sorts and counts it, and its record is read again when the
-/// row is handed out. A listing of a hundred thousand records then needs
-/// a few dozen megabytes, not a quarter of a gigabyte, and one of ten
-/// thousand reads each file once.
-const WHOLE_ROWS_BUDGET: u64 = 8 << 20;
+/// A listing of at most this many entries keeps its rows parsed in memory
+/// and reads each file once; a larger one keeps of each row only what
+/// sorts and counts it, and reads its record again when the row is handed
+/// out. A listing of a hundred thousand records then needs a few dozen
+/// megabytes, not a quarter of a gigabyte.
+const WHOLE_ROWS_UP_TO: usize = 16_384;
+
+/// Record bytes kept parsed in memory at most, however few the entries:
+/// records may be up to 64 KiB each.
+const WHOLE_ROWS_BUDGET: u64 = 16 << 20;
 
 /// A listing in its final order, whose rows are handed out one at a time
 /// (`rows`, `into_rows`), so that a printer never holds them all at once.
@@ -225,6 +229,9 @@ fn list_sessions_ordered_within(
     whole_rows_budget: u64,
 ) -> Result<OrderedListing> {
     let entries = list_entries(roster, roster.sessions())?;
+    // Dotfiles (session-id index entries, temporaries) are not rows.
+    let rows = entries.iter().filter(|entry| !entry.name.as_encoded_bytes().starts_with(b".")).count();
+    let whole_rows_budget = if rows > WHOLE_ROWS_UP_TO { 0 } else { whole_rows_budget };
     let kept_bytes = AtomicU64::new(0);
     let outcomes = map_in_parallel(&entries, |entry| {
         let (row, stamp) = match entry.name.to_str() {
