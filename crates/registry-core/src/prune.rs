@@ -7,10 +7,12 @@ use std::time::Duration;
 use owner_liveness::{Liveness, Pid};
 
 use crate::directory::{RosterDir, SubDir};
+use crate::directory_entries::DirectoryEntry;
 use crate::error::Result;
 use crate::files::{
     FileStamp, RegistryLock, TEMP_PREFIX, entry_mtime, entry_stamp, list_entries, list_names, remove_entry,
 };
+use crate::parallel::map_in_parallel;
 use crate::record::{SessionId, record_file_name};
 use crate::session_index::remove_index_if_pointing_at;
 use crate::session_row::{SessionRow, non_utf8_name_row, read_listed_session_row, read_session_row};
@@ -70,56 +72,48 @@ pub fn prune_sessions(roster: &RosterDir, options: &PruneOptions) -> Result<Prun
     let mut candidates: Vec<(SessionRow, Option<FileStamp>)> = Vec::new();
     // The temporaries of `sessions/` are found by the same listing.
     let mut session_temporaries = Vec::new();
-    for entry in list_entries(roster, roster.sessions())? {
-        let Some(name) = entry.name.to_str() else {
+    let entries = list_entries(roster, roster.sessions())?;
+    // Reading and judging is most of the work and needs no lock: on every core.
+    let looked_at = map_in_parallel(&entries, |entry| look_at_entry(roster, entry, options, now));
+    for (entry, looked) in entries.iter().zip(looked_at) {
+        match looked {
+            LookedAt::Gone => {}
+            LookedAt::Kept => report.kept += 1,
+            LookedAt::Temporary(name) => session_temporaries.push(name),
+            LookedAt::Candidate(row, stamp) => candidates.push((row, stamp)),
             // No roster wrote a name that is not UTF-8: it is malformed, and
             // goes like any problem entry, only past --older-than.
-            let row = non_utf8_name_row(roster, &entry.name);
-            if removable(&row, options, now) {
+            LookedAt::NonUtf8Candidate(row) => {
                 let _lock = roster.lock()?;
                 if options.dry_run || remove_entry(roster, roster.sessions(), &entry.name)? {
                     report.unknown_removed += 1;
                     report.removed.push(row);
-                    continue;
+                } else {
+                    report.kept += 1;
                 }
             }
-            report.kept += 1;
-            continue;
-        };
-        if name.starts_with(TEMP_PREFIX) {
-            session_temporaries.push(name.to_owned());
-            continue;
-        }
-        let Some((row, stamp)) = read_listed_session_row(roster, name, entry.kind) else { continue };
-        if removable(&row, options, now) {
-            let stamp = stamp.filter(|_| dead_for_good(&row));
-            candidates.push((row, stamp));
-        } else {
-            report.kept += 1;
         }
     }
+    drop(entries);
     let lock = roster.lock()?;
-    for (judged, stamp_when_judged) in candidates {
-        let unchanged = stamp_when_judged
-            .is_some_and(|stamp| entry_stamp(roster.sessions(), &judged.file_name) == Some(stamp));
-        let row = if unchanged {
-            judged
-        } else {
-            let Some(row) = read_session_row(roster, &judged.file_name) else { continue };
-            row
-        };
-        if !removable(&row, options, now) {
-            report.kept += 1;
-            continue;
+    // Under the lock each candidate is checked once more and removed; the
+    // checks run on every core too (the kernel orders the unlinks in one
+    // directory itself), and the outcomes come back in order.
+    let outcomes = map_in_parallel(&candidates, |(judged, stamp_when_judged)| {
+        recheck_and_remove(roster, &lock, judged, *stamp_when_judged, options, now)
+    });
+    for outcome in outcomes {
+        match outcome? {
+            Removal::Gone => {}
+            Removal::Kept => report.kept += 1,
+            Removal::Removed(row) => {
+                match row.liveness() {
+                    Liveness::Dead => report.dead_removed += 1,
+                    _ => report.unknown_removed += 1,
+                }
+                report.removed.push(*row);
+            }
         }
-        if !options.dry_run && !remove_session_row(roster, &lock, &row)? {
-            continue;
-        }
-        match row.liveness() {
-            Liveness::Dead => report.dead_removed += 1,
-            _ => report.unknown_removed += 1,
-        }
-        report.removed.push(row);
     }
     for directory in [roster.root(), roster.consent()] {
         report.temp_removed += remove_old_temporaries(roster, &lock, directory, now, options.dry_run)?;
@@ -127,6 +121,74 @@ pub fn prune_sessions(roster: &RosterDir, options: &PruneOptions) -> Result<Prun
     report.temp_removed +=
         remove_temporaries_if_old(roster, roster.sessions(), session_temporaries, now, options.dry_run)?;
     Ok(report)
+}
+
+/// What the unlocked pass made of one entry of `sessions/`.
+enum LookedAt {
+    /// Not there any more, or a dotfile that is not a temporary.
+    Gone,
+    Kept,
+    Temporary(String),
+    /// Removable as judged; the stamp when the verdict holds for as long
+    /// as the file is unchanged (`dead_for_good`).
+    Candidate(SessionRow, Option<FileStamp>),
+    NonUtf8Candidate(SessionRow),
+}
+
+fn look_at_entry(
+    roster: &RosterDir,
+    entry: &DirectoryEntry,
+    options: &PruneOptions,
+    now: Timestamp,
+) -> LookedAt {
+    let Some(name) = entry.name.to_str() else {
+        let row = non_utf8_name_row(roster, &entry.name);
+        return if removable(&row, options, now) { LookedAt::NonUtf8Candidate(row) } else { LookedAt::Kept };
+    };
+    if name.starts_with(TEMP_PREFIX) {
+        return LookedAt::Temporary(name.to_owned());
+    }
+    let Some((row, stamp)) = read_listed_session_row(roster, name, entry.kind) else { return LookedAt::Gone };
+    if removable(&row, options, now) {
+        let stamp = stamp.filter(|_| dead_for_good(&row));
+        LookedAt::Candidate(row, stamp)
+    } else {
+        LookedAt::Kept
+    }
+}
+
+/// What the locked pass did with one candidate.
+enum Removal {
+    Gone,
+    Kept,
+    Removed(Box<SessionRow>),
+}
+
+/// Re-checks a candidate under the lock and removes it if it is still
+/// removable (with `dry_run`, only says so).
+fn recheck_and_remove(
+    roster: &RosterDir,
+    lock: &RegistryLock,
+    judged: &SessionRow,
+    stamp_when_judged: Option<FileStamp>,
+    options: &PruneOptions,
+    now: Timestamp,
+) -> Result<Removal> {
+    let unchanged = stamp_when_judged
+        .is_some_and(|stamp| entry_stamp(roster.sessions(), &judged.file_name) == Some(stamp));
+    let row = if unchanged {
+        judged.clone()
+    } else {
+        let Some(row) = read_session_row(roster, &judged.file_name) else { return Ok(Removal::Gone) };
+        row
+    };
+    if !removable(&row, options, now) {
+        return Ok(Removal::Kept);
+    }
+    if !options.dry_run && !remove_session_row(roster, lock, &row)? {
+        return Ok(Removal::Gone);
+    }
+    Ok(Removal::Removed(Box::new(row)))
 }
 
 /// Removes one row's file and its session-id index entry; `false` when the
