@@ -3,6 +3,8 @@
 //! session-end hook (§8.2). The clap `Command` lives here so xtask renders
 //! man pages and completions from the definition users run.
 
+#![forbid(unsafe_code)]
+
 use std::io::Write;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
@@ -17,7 +19,7 @@ use cli_support::{
 };
 use harness::{HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, parse_payload, read_payload};
 use owner_liveness::Liveness;
-use registry_core::{PruneOptions, PruneReport, RowConsent, SessionRow, prune_sessions, remove_current};
+use registry_core::{PruneOptions, PruneReport, RowConsent, SessionRow, plan_prune, remove_current};
 
 const TOOL: &str = "roster-prune";
 
@@ -173,8 +175,11 @@ fn prune_all(args: &PruneArgs, older_than: Option<Duration>) -> anyhow::Result<O
         return Ok(Outcome { report: PruneReport::default(), consent_removed: 0 });
     };
     let options = PruneOptions { older_than, dry_run: args.dry_run };
-    let report = prune_sessions(&roster, &options)?;
+    // Records are judged without the lock; then one lock covers removing
+    // them, the temporaries and the consent markers.
+    let plan = plan_prune(&roster, &options)?;
     let lock = roster.lock()?;
+    let report = plan.carry_out(&roster, &lock)?;
     let markers = consent::prune_markers(&roster, &lock, older_than, args.dry_run)?;
     Ok(Outcome { report, consent_removed: markers.removed })
 }
