@@ -212,29 +212,35 @@ pub fn manual() -> Manual {
         files: &[
             FileEntry {
                 path: "~/.claude/settings.json",
-                meaning: "Claude Code's user settings (--scope project: .claude/settings.json in the \
-                          current directory).",
+                meaning: "The claude-code hooks: Claude Code's user settings (--scope project: \
+                          .claude/settings.json in the current directory).",
             },
-            FileEntry { path: "~/.codex/hooks.json", meaning: "Codex's hooks." },
+            FileEntry { path: "~/.codex/hooks.json", meaning: "The codex hooks: Codex's hooks file." },
             FileEntry {
                 path: "~/.codex/config.toml",
                 meaning: "Read only: where Codex keeps the hashes of the hooks the user trusts.",
             },
-            FileEntry { path: "~/.gemini/settings.json", meaning: "Gemini CLI's settings." },
-            FileEntry { path: "~/.cursor/hooks.json", meaning: "Cursor agent's hooks." },
+            FileEntry {
+                path: "~/.gemini/settings.json",
+                meaning: "The gemini-cli hooks: Gemini CLI's settings.",
+            },
+            FileEntry {
+                path: "~/.cursor/hooks.json",
+                meaning: "The cursor-agent hooks: Cursor agent's hooks file.",
+            },
             FileEntry {
                 path: ".github/hooks/roster.json",
-                meaning: "Copilot CLI's project hooks, in the current directory.",
+                meaning: "The copilot hooks: Copilot CLI's project hooks, in the current directory.",
             },
             FileEntry {
                 path: "~/.config/opencode/plugins/roster.js",
-                meaning: "opencode's plugin, roster's own file (--scope project: \
+                meaning: "The opencode plugin, roster's own file (--scope project: \
                           .opencode/plugins/roster.js in the current directory).",
             },
             FileEntry {
                 path: "~/.config/amp/plugins/roster.ts",
-                meaning: "amp's plugin, roster's own file (--scope project: .amp/plugins/roster.ts in the \
-                          current directory).",
+                meaning: "The amp plugin, roster's own file (--scope project: .amp/plugins/roster.ts in \
+                          the current directory).",
             },
             FileEntry {
                 path: "<file>.roster-backup",
