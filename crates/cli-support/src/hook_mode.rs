@@ -87,7 +87,7 @@ pub fn run_hook(
     if let Err(error) = body() {
         report_hook_problem(tool, common, &format!("{error:#}"));
     }
-    ExitCode::SUCCESS
+    ExitCode::from(crate::exit::ExitStatus::Success)
 }
 
 /// Reports a hook-mode problem the way a hook may: one line on stderr and
@@ -129,7 +129,7 @@ fn start_watchdog(tool: &'static str, common: CommonArgs, at: Instant) {
         );
         // Nothing is half-written by stopping here: every file is replaced
         // by a rename, and the kernel frees the lock with the process.
-        std::process::exit(0);
+        std::process::exit(crate::exit::ExitStatus::Success.code().into());
     });
     // Without a watchdog thread the lock and payload deadlines still hold.
     drop(spawned);
