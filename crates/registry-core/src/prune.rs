@@ -56,77 +56,122 @@ fn dead_for_good(row: &SessionRow) -> bool {
     row.liveness() == Liveness::Dead && row.record.as_ref().is_some_and(|record| record.socket.is_none())
 }
 
+/// What prune found without the lock: the entries that may go, judged,
+/// for [`PrunePlan::carry_out`] to re-check and remove under it.
+#[derive(Debug)]
+pub struct PrunePlan {
+    options: PruneOptions,
+    now: Timestamp,
+    /// Entries whose names are not UTF-8 and that may go (as problems).
+    undecodable: Vec<(std::ffi::OsString, SessionRow)>,
+    /// Rows that may go, with the file's stamp when their verdict is dead
+    /// for good.
+    candidates: Vec<(SessionRow, Option<FileStamp>)>,
+    /// The temporaries of `sessions/`, found by the same listing.
+    session_temporaries: Vec<String>,
+    /// Entries looked at and kept already.
+    kept: usize,
+}
+
 /// Judges every entry of `sessions/` without the lock, then takes the lock
-/// and re-checks each candidate just before removing it, keeping any that
-/// is no longer removable (it came alive, or was replaced by a live one).
-///
-/// The re-check of a candidate that is dead for good is a stat: when the
-/// name still holds the very file judged (same inode, same change time),
-/// the verdict stands, and reading and judging it again would double the
-/// cost of pruning for nothing. Anything else is read and judged again.
+/// and re-checks each candidate just before removing it (see
+/// [`PrunePlan::carry_out`]). A caller with more to do under the same lock
+/// (roster-prune reaps consent markers too) calls [`plan_prune`], takes the
+/// lock once and carries the plan out itself.
 pub fn prune_sessions(roster: &RosterDir, options: &PruneOptions) -> Result<PruneReport> {
+    let plan = plan_prune(roster, options)?;
+    let lock = roster.lock()?;
+    plan.carry_out(roster, &lock)
+}
+
+/// Judges every entry of `sessions/` without the lock: what may go.
+pub fn plan_prune(roster: &RosterDir, options: &PruneOptions) -> Result<PrunePlan> {
     let now = Timestamp::now();
-    let mut report = PruneReport::default();
-    let mut candidates: Vec<(SessionRow, Option<FileStamp>)> = Vec::new();
-    // The temporaries of `sessions/` are found by the same listing.
-    let mut session_temporaries = Vec::new();
+    let mut plan = PrunePlan {
+        options: *options,
+        now,
+        undecodable: Vec::new(),
+        candidates: Vec::new(),
+        session_temporaries: Vec::new(),
+        kept: 0,
+    };
     for entry in list_entries(roster, roster.sessions())? {
         let Some(name) = entry.name.to_str() else {
             // No roster wrote a name that is not UTF-8: it is malformed, and
             // goes like any problem entry, only past --older-than.
             let row = non_utf8_name_row(roster, &entry.name);
             if removable(&row, options, now) {
-                let _lock = roster.lock()?;
-                if options.dry_run || remove_entry(roster, roster.sessions(), &entry.name)? {
-                    report.unknown_removed += 1;
-                    report.removed.push(row);
-                    continue;
-                }
+                plan.undecodable.push((entry.name, row));
+            } else {
+                plan.kept += 1;
             }
-            report.kept += 1;
             continue;
         };
         if name.starts_with(TEMP_PREFIX) {
-            session_temporaries.push(name.to_owned());
+            plan.session_temporaries.push(name.to_owned());
             continue;
         }
         let Some((row, stamp)) = read_listed_session_row(roster, name, entry.kind) else { continue };
         if removable(&row, options, now) {
             let stamp = stamp.filter(|_| dead_for_good(&row));
-            candidates.push((row, stamp));
+            plan.candidates.push((row, stamp));
         } else {
-            report.kept += 1;
+            plan.kept += 1;
         }
     }
-    let lock = roster.lock()?;
-    for (judged, stamp_when_judged) in candidates {
-        let unchanged = stamp_when_judged
-            .is_some_and(|stamp| entry_stamp(roster.sessions(), &judged.file_name) == Some(stamp));
-        let row = if unchanged {
-            judged
-        } else {
-            let Some(row) = read_session_row(roster, &judged.file_name) else { continue };
-            row
-        };
-        if !removable(&row, options, now) {
-            report.kept += 1;
-            continue;
+    Ok(plan)
+}
+
+impl PrunePlan {
+    /// Under the registry `lock`, re-checks each candidate just before
+    /// removing it, keeping any that is no longer removable (it came alive,
+    /// or was replaced by a live one), then removes old temporaries.
+    ///
+    /// The re-check of a candidate that is dead for good is a stat: when the
+    /// name still holds the very file judged (same inode, same change time),
+    /// the verdict stands, and reading and judging it again would double the
+    /// cost of pruning for nothing. Anything else is read and judged again.
+    pub fn carry_out(self, roster: &RosterDir, lock: &RegistryLock) -> Result<PruneReport> {
+        let PrunePlan { options, now, undecodable, candidates, session_temporaries, kept } = self;
+        let options = &options;
+        let mut report = PruneReport { kept, ..PruneReport::default() };
+        for (name, row) in undecodable {
+            if options.dry_run || remove_entry(roster, roster.sessions(), &name)? {
+                report.unknown_removed += 1;
+                report.removed.push(row);
+            } else {
+                report.kept += 1;
+            }
         }
-        if !options.dry_run && !remove_session_row(roster, &lock, &row)? {
-            continue;
+        for (judged, stamp_when_judged) in candidates {
+            let unchanged = stamp_when_judged
+                .is_some_and(|stamp| entry_stamp(roster.sessions(), &judged.file_name) == Some(stamp));
+            let row = if unchanged {
+                judged
+            } else {
+                let Some(row) = read_session_row(roster, &judged.file_name) else { continue };
+                row
+            };
+            if !removable(&row, options, now) {
+                report.kept += 1;
+                continue;
+            }
+            if !options.dry_run && !remove_session_row(roster, lock, &row)? {
+                continue;
+            }
+            match row.liveness() {
+                Liveness::Dead => report.dead_removed += 1,
+                _ => report.unknown_removed += 1,
+            }
+            report.removed.push(row);
         }
-        match row.liveness() {
-            Liveness::Dead => report.dead_removed += 1,
-            _ => report.unknown_removed += 1,
+        for directory in [roster.root(), roster.consent()] {
+            report.temp_removed += remove_old_temporaries(roster, lock, directory, now, options.dry_run)?;
         }
-        report.removed.push(row);
+        report.temp_removed +=
+            remove_temporaries_if_old(roster, roster.sessions(), session_temporaries, now, options.dry_run)?;
+        Ok(report)
     }
-    for directory in [roster.root(), roster.consent()] {
-        report.temp_removed += remove_old_temporaries(roster, &lock, directory, now, options.dry_run)?;
-    }
-    report.temp_removed +=
-        remove_temporaries_if_old(roster, roster.sessions(), session_temporaries, now, options.dry_run)?;
-    Ok(report)
 }
 
 /// Removes one row's file and its session-id index entry; `false` when the
