@@ -8,7 +8,6 @@
 mod completion_tests;
 mod completions;
 mod man_pages;
-mod man_tables;
 mod overview;
 #[cfg(test)]
 pub(crate) mod shell_completion;
@@ -24,7 +23,27 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 
 pub use completions::CompletionScript;
-pub use man_tables::BINARY_NAMES;
+
+/// One binary: its name, the clap definition it runs and the manual its
+/// `--help` renders, both defined in its own crate.
+pub struct Binary {
+    pub name: &'static str,
+    pub command: fn() -> clap::Command,
+    pub manual: fn() -> cli_support::manual::Manual,
+}
+
+/// The five binaries, in the order pages and completions are generated.
+pub const BINARIES: [Binary; 5] = [
+    Binary { name: "roster-register", command: roster_register::command, manual: roster_register::manual },
+    Binary { name: "roster-list", command: roster_list::command, manual: roster_list::manual },
+    Binary { name: "roster-prune", command: roster_prune::command, manual: roster_prune::manual },
+    Binary { name: "roster-consent", command: roster_consent::command, manual: roster_consent::manual },
+    Binary { name: "roster-hooks", command: roster_hooks::command, manual: roster_hooks::manual },
+];
+
+/// The names of [`BINARIES`], in the same order.
+pub const BINARY_NAMES: [&str; 5] =
+    [BINARIES[0].name, BINARIES[1].name, BINARIES[2].name, BINARIES[3].name, BINARIES[4].name];
 
 /// A generated file: its path relative to the repository root and its bytes.
 pub type GeneratedFile = (PathBuf, Vec<u8>);
@@ -65,9 +84,9 @@ pub fn check_all() -> anyhow::Result<()> {
 /// Every man page: `man/<binary>.1` for each binary and `man/roster.7`.
 pub fn generate_man_pages() -> anyhow::Result<Vec<GeneratedFile>> {
     let mut files = Vec::new();
-    for manual in &man_tables::BINARY_MANUALS {
-        let page = man_pages::render_binary_page(manual)?;
-        files.push((Path::new(MAN_DIRECTORY).join(format!("{}.1", manual.binary)), page.into_bytes()));
+    for binary in &BINARIES {
+        let page = man_pages::render_binary_page(binary)?;
+        files.push((Path::new(MAN_DIRECTORY).join(format!("{}.1", binary.name)), page.into_bytes()));
     }
     files.push((Path::new(MAN_DIRECTORY).join("roster.7"), overview::render_overview_page().into_bytes()));
     Ok(files)
@@ -83,9 +102,9 @@ pub fn generate_completions() -> Vec<GeneratedFile> {
 
 /// Every completion script, with the binary and shell it is for.
 pub fn generate_completion_scripts() -> Vec<CompletionScript> {
-    man_tables::BINARY_MANUALS
+    BINARIES
         .iter()
-        .flat_map(|manual| completions::render_completions(manual.binary, &(manual.command)()))
+        .flat_map(|binary| completions::render_completions(binary.name, &(binary.command)()))
         .collect()
 }
 

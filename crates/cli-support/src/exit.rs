@@ -1,16 +1,50 @@
-//! Exit codes and the one-line error report (docs/contract.md §6): `0` done, `1`
-//! failed, `2` bad input or usage, `3` refused by rule. Library errors know
-//! their own code through `ExitCoded`; the binary prints `{:#}` once.
+//! Exit statuses and the one-line error report (docs/contract.md §6): `0` done, `1`
+//! failed, `2` bad input or usage, `3` refused by rule. [`ExitStatus`] is the
+//! one enum every binary exits with; each library error kind maps to it
+//! through a `From<&Error>` impl below, and the binary prints `{:#}` once.
 
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-/// Tells the exit code of one link of an error chain, if it knows its type.
-pub type ErrorLookup = fn(&(dyn std::error::Error + 'static)) -> Option<u8>;
+/// How a roster binary ends (docs/contract.md §6), modelled on uv's `ExitStatus`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// Done (0); also a write to a closed pipe, which is no failure of the tool.
+    Success,
+    /// Failed (1): an I/O error, the registry busy, anything without a rule.
+    Failure,
+    /// Bad input or usage (2): a flag, environment value or payload that cannot be used.
+    BadInput,
+    /// Refused by rule (3): an untrusted directory, a conflict, an owner not running.
+    Refused,
+}
 
-/// A library error that knows which exit code it deserves.
-pub trait ExitCoded: std::error::Error + Send + Sync + 'static {
-    fn exit_code(&self) -> u8;
+impl ExitStatus {
+    /// The number the process exits with.
+    pub const fn code(self) -> u8 {
+        match self {
+            ExitStatus::Success => 0,
+            ExitStatus::Failure => 1,
+            ExitStatus::BadInput => 2,
+            ExitStatus::Refused => 3,
+        }
+    }
+
+    /// The status an error deserves: a write to a closed pipe anywhere in
+    /// its chain is success; else the outermost link of a kind roster knows
+    /// decides (see [`status_of_link`]); else failure.
+    pub fn of(error: &anyhow::Error) -> ExitStatus {
+        if error.chain().any(|cause| status_of_link(cause) == Some(ExitStatus::Success)) {
+            return ExitStatus::Success;
+        }
+        error.chain().find_map(status_of_link).unwrap_or(ExitStatus::Failure)
+    }
+}
+
+impl From<ExitStatus> for ExitCode {
+    fn from(status: ExitStatus) -> ExitCode {
+        ExitCode::from(status.code())
+    }
 }
 
 /// Bad input or usage at the binary's edge (exit 2).
@@ -36,100 +70,137 @@ impl std::fmt::Display for Refused {
 impl std::error::Error for BadInput {}
 impl std::error::Error for Refused {}
 
-impl ExitCoded for BadInput {
-    fn exit_code(&self) -> u8 {
-        2
+impl From<&BadInput> for ExitStatus {
+    fn from(_: &BadInput) -> ExitStatus {
+        ExitStatus::BadInput
     }
 }
 
-impl ExitCoded for Refused {
-    fn exit_code(&self) -> u8 {
-        3
+impl From<&Refused> for ExitStatus {
+    fn from(_: &Refused) -> ExitStatus {
+        ExitStatus::Refused
     }
 }
 
-impl ExitCoded for registry_core::Error {
-    fn exit_code(&self) -> u8 {
-        registry_core::Error::exit_code(self)
-    }
-}
-
-impl ExitCoded for harness::PayloadError {
-    fn exit_code(&self) -> u8 {
-        2
-    }
-}
-
-impl ExitCoded for owner_liveness::ResolveError {
-    fn exit_code(&self) -> u8 {
-        2
-    }
-}
-
-impl ExitCoded for owner_liveness::CaptureError {
-    fn exit_code(&self) -> u8 {
-        match self {
-            owner_liveness::CaptureError::NotRunning(_)
-            | owner_liveness::CaptureError::ExitedDuringCapture(_) => 3,
-            _ => 1,
+impl From<&registry_core::Error> for ExitStatus {
+    fn from(error: &registry_core::Error) -> ExitStatus {
+        use registry_core::Error;
+        match error {
+            Error::UntrustedDirectory { .. } | Error::SessionIdConflict { .. } => ExitStatus::Refused,
+            Error::BadInput(_) | Error::NoHome => ExitStatus::BadInput,
+            Error::Busy { .. } | Error::Io { .. } => ExitStatus::Failure,
         }
     }
 }
 
-/// Looks up the exit code of an error type that implements `ExitCoded`.
-pub fn lookup<E: ExitCoded>(cause: &(dyn std::error::Error + 'static)) -> Option<u8> {
-    cause.downcast_ref::<E>().map(ExitCoded::exit_code)
-}
-
-/// The exit code an error deserves: the outermost link of its chain whose
-/// type knows one (the built-in types, then `lookups`), else 1. A broken
-/// pipe is not a failure of the tool: exit 0.
-pub fn exit_code_of(error: &anyhow::Error, lookups: &[ErrorLookup]) -> u8 {
-    if error.chain().any(is_broken_pipe) {
-        return 0;
+/// Sees through the registry errors consent wraps (transparently, so that
+/// their message is unchanged): they keep the status they have unwrapped.
+impl From<&consent::Error> for ExitStatus {
+    fn from(error: &consent::Error) -> ExitStatus {
+        use consent::Error;
+        match error {
+            Error::Registry(inner) => ExitStatus::from(inner),
+            Error::SessionDirectory { .. } | Error::NoSessionDirectory { .. } => ExitStatus::BadInput,
+        }
     }
-    let builtin: [ErrorLookup; 6] = [
-        lookup::<BadInput>,
-        lookup::<harness::PayloadError>,
-        lookup::<registry_core::Error>,
-        lookup::<Refused>,
-        lookup::<owner_liveness::ResolveError>,
-        lookup::<owner_liveness::CaptureError>,
-    ];
-    error
-        .chain()
-        .find_map(|cause| builtin.iter().chain(lookups).find_map(|lookup| lookup(cause)))
-        .unwrap_or(1)
 }
 
-/// Whether a cause is a write to a closed pipe, bare or inside a JSON
-/// serializer's error.
-fn is_broken_pipe(cause: &(dyn std::error::Error + 'static)) -> bool {
-    let kind = cause
-        .downcast_ref::<io::Error>()
-        .map(io::Error::kind)
-        .or_else(|| cause.downcast_ref::<serde_json::Error>().and_then(serde_json::Error::io_error_kind));
-    kind == Some(io::ErrorKind::BrokenPipe)
+impl From<&harness::PayloadError> for ExitStatus {
+    fn from(_: &harness::PayloadError) -> ExitStatus {
+        ExitStatus::BadInput
+    }
 }
 
-/// Prints `tool: {error:#}` on one escaped line to stderr and returns the
-/// exit code for it.
-pub fn report_and_exit(tool: &str, error: &anyhow::Error, lookups: &[ErrorLookup]) -> ExitCode {
-    let code = exit_code_of(error, lookups);
-    if code != 0 {
+impl From<&harness::hook_config::HookConfigError> for ExitStatus {
+    fn from(error: &harness::hook_config::HookConfigError) -> ExitStatus {
+        use harness::hook_config::HookConfigError;
+        match error {
+            HookConfigError::Unusable { .. } => ExitStatus::Refused,
+            HookConfigError::Io { .. } => ExitStatus::Failure,
+            HookConfigError::BadInput(_) => ExitStatus::BadInput,
+        }
+    }
+}
+
+impl From<&owner_liveness::ResolveError> for ExitStatus {
+    fn from(_: &owner_liveness::ResolveError) -> ExitStatus {
+        ExitStatus::BadInput
+    }
+}
+
+impl From<&owner_liveness::CaptureError> for ExitStatus {
+    fn from(error: &owner_liveness::CaptureError) -> ExitStatus {
+        use owner_liveness::CaptureError;
+        match error {
+            CaptureError::NotRunning(_) | CaptureError::ExitedDuringCapture(_) => ExitStatus::Refused,
+            CaptureError::ProcUnreadable { .. } | CaptureError::System { .. } => ExitStatus::Failure,
+        }
+    }
+}
+
+/// A write to a closed pipe (`roster-list | head`) is not a failure of the tool.
+impl From<&io::Error> for ExitStatus {
+    fn from(error: &io::Error) -> ExitStatus {
+        if error.kind() == io::ErrorKind::BrokenPipe { ExitStatus::Success } else { ExitStatus::Failure }
+    }
+}
+
+/// The same for a JSON serializer writing to a closed pipe.
+impl From<&serde_json::Error> for ExitStatus {
+    fn from(error: &serde_json::Error) -> ExitStatus {
+        if error.io_error_kind() == Some(io::ErrorKind::BrokenPipe) {
+            ExitStatus::Success
+        } else {
+            ExitStatus::Failure
+        }
+    }
+}
+
+/// The status of one link of an error chain, when it is of a kind that has
+/// a `From<&kind> for ExitStatus` above. The binaries carry errors as
+/// `anyhow::Error`, which keeps each link's type; this closed list of those
+/// kinds is the one place a link is matched to its impl.
+fn status_of_link(cause: &(dyn std::error::Error + 'static)) -> Option<ExitStatus> {
+    macro_rules! first_known_kind {
+        ($($kind:ty),* $(,)?) => {
+            $(if let Some(error) = cause.downcast_ref::<$kind>() {
+                return Some(ExitStatus::from(error));
+            })*
+        };
+    }
+    first_known_kind!(
+        BadInput,
+        Refused,
+        registry_core::Error,
+        consent::Error,
+        harness::PayloadError,
+        harness::hook_config::HookConfigError,
+        owner_liveness::ResolveError,
+        owner_liveness::CaptureError,
+        io::Error,
+        serde_json::Error,
+    );
+    None
+}
+
+/// Prints `tool: {error:#}` on one escaped line to stderr (unless the
+/// status is success: a closed pipe) and returns the status for it.
+pub fn report_and_exit(tool: &str, error: &anyhow::Error) -> ExitCode {
+    let status = ExitStatus::of(error);
+    if status != ExitStatus::Success {
         let message = crate::text::escape_for_terminal(&format!("{error:#}")).into_owned();
         let message = message.trim_end_matches('.');
         let _ = writeln!(io::stderr().lock(), "{tool}: {message}");
     }
-    ExitCode::from(code)
+    ExitCode::from(status)
 }
 
 /// Runs a tool body and maps its result to an exit code. clap's own errors
 /// (usage, `--help`, `--version`) are printed by clap with its exit codes
 /// normalised to the contract: 0 for help and version, 2 for usage.
-pub fn run_tool(tool: &str, lookups: &[ErrorLookup], body: impl FnOnce() -> anyhow::Result<()>) -> ExitCode {
+pub fn run_tool(tool: &str, body: impl FnOnce() -> anyhow::Result<()>) -> ExitCode {
     match body() {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::from(ExitStatus::Success),
         Err(error) => {
             if let Some(clap_error) = error.downcast_ref::<clap::Error>() {
                 if matches!(
@@ -138,12 +209,12 @@ pub fn run_tool(tool: &str, lookups: &[ErrorLookup], body: impl FnOnce() -> anyh
                         | clap::error::ErrorKind::MissingSubcommand
                 ) {
                     let _ = write!(io::stderr().lock(), "{}", missing_subcommand_report(tool, clap_error));
-                    return ExitCode::from(2);
+                    return ExitCode::from(ExitStatus::BadInput);
                 }
                 if !clap_error.use_stderr() {
                     // --help and --version: clap prints them to stdout.
                     let _ = clap_error.print();
-                    return ExitCode::SUCCESS;
+                    return ExitCode::from(ExitStatus::Success);
                 }
                 let arguments: Vec<String> = std::env::args_os()
                     .skip(1)
@@ -152,9 +223,9 @@ pub fn run_tool(tool: &str, lookups: &[ErrorLookup], body: impl FnOnce() -> anyh
                 let message = negative_value_error(clap_error, &arguments)
                     .unwrap_or_else(|| one_line_usage_error(clap_error));
                 let _ = writeln!(io::stderr().lock(), "{tool}: {message}");
-                return ExitCode::from(2);
+                return ExitCode::from(ExitStatus::BadInput);
             }
-            report_and_exit(tool, &error, lookups)
+            report_and_exit(tool, &error)
         }
     }
 }
@@ -239,15 +310,41 @@ mod tests {
     use super::*;
 
     #[test]
-    fn codes_follow_the_chain() {
+    fn statuses_follow_the_chain() {
         let bad = anyhow::Error::new(BadInput("--agent is empty".into())).context("reading flags");
-        assert_eq!(exit_code_of(&bad, &[]), 2);
+        assert_eq!(ExitStatus::of(&bad), ExitStatus::BadInput);
         let refused = anyhow::Error::new(Refused("conflict".into()));
-        assert_eq!(exit_code_of(&refused, &[]), 3);
+        assert_eq!(ExitStatus::of(&refused), ExitStatus::Refused);
         let plain = anyhow::anyhow!("disk on fire");
-        assert_eq!(exit_code_of(&plain, &[]), 1);
+        assert_eq!(ExitStatus::of(&plain), ExitStatus::Failure);
         let pipe = anyhow::Error::new(io::Error::from(io::ErrorKind::BrokenPipe)).context("writing stdout");
-        assert_eq!(exit_code_of(&pipe, &[]), 0);
+        assert_eq!(ExitStatus::of(&pipe), ExitStatus::Success);
+        let json_pipe = anyhow::Error::new(serde_json::Error::io(io::Error::from(io::ErrorKind::BrokenPipe)));
+        assert_eq!(ExitStatus::of(&json_pipe), ExitStatus::Success);
+    }
+
+    /// Regression: consent wraps registry errors transparently, so a lookup
+    /// by type saw only the wrapper and roster-prune, which passed no
+    /// lookups, exited 1 for an untrusted directory met while reaping markers.
+    #[test]
+    fn registry_errors_inside_consent_errors_keep_their_status() {
+        let untrusted = registry_core::Error::UntrustedDirectory {
+            path: "/r".into(),
+            problem: "is a symlink".into(),
+            fix: "remove it".into(),
+        };
+        let wrapped = anyhow::Error::new(consent::Error::from(untrusted)).context("pruning consent markers");
+        assert_eq!(ExitStatus::of(&wrapped), ExitStatus::Refused);
+    }
+
+    #[test]
+    fn statuses_become_the_documented_exit_codes() {
+        let codes: Vec<u8> =
+            [ExitStatus::Success, ExitStatus::Failure, ExitStatus::BadInput, ExitStatus::Refused]
+                .into_iter()
+                .map(ExitStatus::code)
+                .collect();
+        assert_eq!(codes, [0, 1, 2, 3]);
     }
 
     fn usage_error(arguments: &[&str]) -> clap::Error {
@@ -280,21 +377,5 @@ mod tests {
         );
         let other = usage_error(&["tool", "--bogus"]);
         assert_eq!(negative_value_error(&other, &["--bogus".to_owned()]), None);
-    }
-
-    #[test]
-    fn extra_lookups_are_consulted() {
-        #[derive(Debug)]
-        struct Busy;
-        impl std::fmt::Display for Busy {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("busy")
-            }
-        }
-        impl std::error::Error for Busy {}
-        let error = anyhow::Error::new(Busy);
-        assert_eq!(exit_code_of(&error, &[|e| e.downcast_ref::<Busy>().map(|_| 3)]), 3);
-        let wrapped = anyhow::Error::new(Busy).context("outer").context("outermost");
-        assert_eq!(exit_code_of(&wrapped, &[|e| e.downcast_ref::<Busy>().map(|_| 3)]), 3);
     }
 }

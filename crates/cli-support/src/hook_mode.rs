@@ -87,7 +87,7 @@ pub fn run_hook(
     if let Err(error) = body() {
         report_hook_problem(tool, common, &format!("{error:#}"));
     }
-    ExitCode::SUCCESS
+    ExitCode::from(crate::exit::ExitStatus::Success)
 }
 
 /// Reports a hook-mode problem the way a hook may: one line on stderr and
@@ -129,7 +129,7 @@ fn start_watchdog(tool: &'static str, common: CommonArgs, at: Instant) {
         );
         // Nothing is half-written by stopping here: every file is replaced
         // by a rename, and the kernel frees the lock with the process.
-        std::process::exit(0);
+        std::process::exit(crate::exit::ExitStatus::Success.code().into());
     });
     // Without a watchdog thread the lock and payload deadlines still hold.
     drop(spawned);
@@ -218,11 +218,9 @@ fn dir_from_raw_arguments(
 /// The entry point of a tool that has a hook mode (`roster-register`,
 /// `roster-prune --current`): parses the flags, then runs `body` under the
 /// hook discipline when `hook_of(&args)` says so (with the event it
-/// serves), else as a normal tool whose errors map to exit codes through
-/// `lookups`.
+/// serves), else as a normal tool whose errors map to exit statuses.
 pub fn run_tool_with_hook_mode<Args: clap::Parser>(
     tool: &'static str,
-    lookups: &[crate::exit::ErrorLookup],
     hook_of: impl Fn(&Args) -> Option<(&CommonArgs, HookEvent)>,
     body: impl FnOnce(Args) -> anyhow::Result<()>,
 ) -> ExitCode {
@@ -231,12 +229,12 @@ pub fn run_tool_with_hook_mode<Args: clap::Parser>(
         Err(error) if error.use_stderr() && hook_mode_requested() => {
             return report_unparsable_hook_invocation(tool, &error);
         }
-        Err(error) => return crate::exit::run_tool(tool, &[], || Err(error.into())),
+        Err(error) => return crate::exit::run_tool(tool, || Err(error.into())),
     };
     if let Some((common, event)) = hook_of(&args).map(|(common, event)| (common.clone(), event)) {
         return run_hook(tool, &common, event, || body(args));
     }
-    crate::exit::run_tool(tool, lookups, || body(args))
+    crate::exit::run_tool(tool, || body(args))
 }
 
 #[cfg(test)]

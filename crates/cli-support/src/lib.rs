@@ -1,6 +1,7 @@
 //! What every roster binary shares, so the five tools behave as one: the
-//! common flags, exit codes, the one-line error report, broken-pipe
-//! handling, terminal escaping, `~` paths, colour, tables and durations.
+//! common flags, exit statuses, the one-line error report, broken-pipe
+//! handling, the manual behind `--help` and the man pages, terminal
+//! escaping, `~` paths, colour, tables and durations.
 //!
 //! It is a crate of its own because the binaries are thin and must agree;
 //! the libraries below it know nothing of terminals or flags.
@@ -8,13 +9,14 @@
 mod args;
 mod exit;
 mod hook_mode;
+pub mod manual;
 mod owner;
 mod roster;
 pub mod testing;
 mod text;
 
 pub use args::{ColourChoice, CommonArgs, OutputFormat};
-pub use exit::{BadInput, ErrorLookup, ExitCoded, Refused, exit_code_of, lookup, report_and_exit, run_tool};
+pub use exit::{BadInput, ExitStatus, Refused, report_and_exit, run_tool};
 pub use hook_mode::{
     HookEvent, hook_mode_requested, hook_work_deadline, payload_wait, report_hook_problem,
     report_unparsable_hook_invocation, report_warning, run_hook, run_tool_with_hook_mode,

@@ -37,8 +37,8 @@ pub use list::{
 };
 pub use ownership::{UNPROVABLE_OWNER, caller_uid_is_unmapped, owned_by_caller};
 pub use prune::{
-    PruneOptions, PruneReport, TEMP_MAX_AGE, prune_sessions, remove_current, remove_old_temporaries,
-    remove_session_row,
+    PruneOptions, PrunePlan, PruneReport, TEMP_MAX_AGE, plan_prune, prune_sessions, remove_current,
+    remove_old_temporaries, remove_session_row,
 };
 pub use record::{
     AGENT_NAME_LIMIT, AgentName, BOOT_ID_LIMIT, CWD_LIMIT, ChainMemberRecord, FIELD_LIMITS, FieldLimit,

@@ -58,69 +58,107 @@ fn dead_for_good(row: &SessionRow) -> bool {
     row.liveness() == Liveness::Dead && row.record.as_ref().is_some_and(|record| record.socket.is_none())
 }
 
+/// What prune found without the lock: the entries that may go, judged,
+/// for [`PrunePlan::carry_out`] to re-check and remove under it.
+#[derive(Debug)]
+pub struct PrunePlan {
+    options: PruneOptions,
+    now: Timestamp,
+    /// Entries whose names are not UTF-8 and that may go (as problems).
+    undecodable: Vec<(std::ffi::OsString, SessionRow)>,
+    /// Rows that may go, with the file's stamp when their verdict is dead
+    /// for good.
+    candidates: Vec<(SessionRow, Option<FileStamp>)>,
+    /// The temporaries of `sessions/`, found by the same listing.
+    session_temporaries: Vec<String>,
+    /// Entries looked at and kept already.
+    kept: usize,
+}
+
 /// Judges every entry of `sessions/` without the lock, then takes the lock
-/// and re-checks each candidate just before removing it, keeping any that
-/// is no longer removable (it came alive, or was replaced by a live one).
-///
-/// The re-check of a candidate that is dead for good is a stat: when the
-/// name still holds the very file judged (same inode, same change time),
-/// the verdict stands, and reading and judging it again would double the
-/// cost of pruning for nothing. Anything else is read and judged again.
+/// and re-checks each candidate just before removing it (see
+/// [`PrunePlan::carry_out`]). A caller with more to do under the same lock
+/// (roster-prune reaps consent markers too) calls [`plan_prune`], takes the
+/// lock once and carries the plan out itself.
 pub fn prune_sessions(roster: &RosterDir, options: &PruneOptions) -> Result<PruneReport> {
+    let plan = plan_prune(roster, options)?;
+    let lock = roster.lock()?;
+    plan.carry_out(roster, &lock)
+}
+
+/// Judges every entry of `sessions/` without the lock: what may go.
+pub fn plan_prune(roster: &RosterDir, options: &PruneOptions) -> Result<PrunePlan> {
     let now = Timestamp::now();
-    let mut report = PruneReport::default();
-    let mut candidates: Vec<(SessionRow, Option<FileStamp>)> = Vec::new();
-    // The temporaries of `sessions/` are found by the same listing.
-    let mut session_temporaries = Vec::new();
+    let mut plan = PrunePlan {
+        options: *options,
+        now,
+        undecodable: Vec::new(),
+        candidates: Vec::new(),
+        session_temporaries: Vec::new(),
+        kept: 0,
+    };
     let entries = list_entries(roster, roster.sessions())?;
     // Reading and judging is most of the work and needs no lock: on every core.
     let looked_at = map_in_parallel(&entries, |entry| look_at_entry(roster, entry, options, now));
-    for (entry, looked) in entries.iter().zip(looked_at) {
+    for (entry, looked) in entries.into_iter().zip(looked_at) {
         match looked {
             LookedAt::Gone => {}
-            LookedAt::Kept => report.kept += 1,
-            LookedAt::Temporary(name) => session_temporaries.push(name),
-            LookedAt::Candidate(row, stamp) => candidates.push((row, stamp)),
-            // No roster wrote a name that is not UTF-8: it is malformed, and
-            // goes like any problem entry, only past --older-than.
-            LookedAt::NonUtf8Candidate(row) => {
-                let _lock = roster.lock()?;
-                if options.dry_run || remove_entry(roster, roster.sessions(), &entry.name)? {
-                    report.unknown_removed += 1;
-                    report.removed.push(row);
-                } else {
-                    report.kept += 1;
+            LookedAt::Kept => plan.kept += 1,
+            LookedAt::Temporary(name) => plan.session_temporaries.push(name),
+            LookedAt::Candidate(row, stamp) => plan.candidates.push((row, stamp)),
+            LookedAt::Undecodable(row) => plan.undecodable.push((entry.name, row)),
+        }
+    }
+    Ok(plan)
+}
+
+impl PrunePlan {
+    /// Under the registry `lock`, re-checks each candidate just before
+    /// removing it, keeping any that is no longer removable (it came alive,
+    /// or was replaced by a live one), then removes old temporaries.
+    ///
+    /// The re-check of a candidate that is dead for good is a stat: when the
+    /// name still holds the very file judged (same inode, same change time),
+    /// the verdict stands, and reading and judging it again would double the
+    /// cost of pruning for nothing. Anything else is read and judged again.
+    pub fn carry_out(self, roster: &RosterDir, lock: &RegistryLock) -> Result<PruneReport> {
+        let PrunePlan { options, now, undecodable, candidates, session_temporaries, kept } = self;
+        let options = &options;
+        let mut report = PruneReport { kept, ..PruneReport::default() };
+        for (name, row) in undecodable {
+            if options.dry_run || remove_entry(roster, roster.sessions(), &name)? {
+                report.unknown_removed += 1;
+                report.removed.push(row);
+            } else {
+                report.kept += 1;
+            }
+        }
+        // Each candidate is checked once more and removed on every core
+        // (the kernel orders the unlinks in one directory itself); the
+        // outcomes come back in order.
+        let outcomes = map_in_parallel(&candidates, |(judged, stamp_when_judged)| {
+            recheck_and_remove(roster, lock, judged, *stamp_when_judged, options, now)
+        });
+        for outcome in outcomes {
+            match outcome? {
+                Removal::Gone => {}
+                Removal::Kept => report.kept += 1,
+                Removal::Removed(row) => {
+                    match row.liveness() {
+                        Liveness::Dead => report.dead_removed += 1,
+                        _ => report.unknown_removed += 1,
+                    }
+                    report.removed.push(*row);
                 }
             }
         }
-    }
-    drop(entries);
-    let lock = roster.lock()?;
-    // Under the lock each candidate is checked once more and removed; the
-    // checks run on every core too (the kernel orders the unlinks in one
-    // directory itself), and the outcomes come back in order.
-    let outcomes = map_in_parallel(&candidates, |(judged, stamp_when_judged)| {
-        recheck_and_remove(roster, &lock, judged, *stamp_when_judged, options, now)
-    });
-    for outcome in outcomes {
-        match outcome? {
-            Removal::Gone => {}
-            Removal::Kept => report.kept += 1,
-            Removal::Removed(row) => {
-                match row.liveness() {
-                    Liveness::Dead => report.dead_removed += 1,
-                    _ => report.unknown_removed += 1,
-                }
-                report.removed.push(*row);
-            }
+        for directory in [roster.root(), roster.consent()] {
+            report.temp_removed += remove_old_temporaries(roster, lock, directory, now, options.dry_run)?;
         }
+        report.temp_removed +=
+            remove_temporaries_if_old(roster, roster.sessions(), session_temporaries, now, options.dry_run)?;
+        Ok(report)
     }
-    for directory in [roster.root(), roster.consent()] {
-        report.temp_removed += remove_old_temporaries(roster, &lock, directory, now, options.dry_run)?;
-    }
-    report.temp_removed +=
-        remove_temporaries_if_old(roster, roster.sessions(), session_temporaries, now, options.dry_run)?;
-    Ok(report)
 }
 
 /// What the unlocked pass made of one entry of `sessions/`.
@@ -129,10 +167,12 @@ enum LookedAt {
     Gone,
     Kept,
     Temporary(String),
-    /// Removable as judged; the stamp when the verdict holds for as long
-    /// as the file is unchanged (`dead_for_good`).
+    /// Removable as judged; with the file's stamp when its verdict is dead
+    /// for good (`dead_for_good`).
     Candidate(SessionRow, Option<FileStamp>),
-    NonUtf8Candidate(SessionRow),
+    /// A name that is not UTF-8 (no roster wrote it: malformed), removable
+    /// like any problem entry, only past --older-than.
+    Undecodable(SessionRow),
 }
 
 fn look_at_entry(
@@ -143,7 +183,7 @@ fn look_at_entry(
 ) -> LookedAt {
     let Some(name) = entry.name.to_str() else {
         let row = non_utf8_name_row(roster, &entry.name);
-        return if removable(&row, options, now) { LookedAt::NonUtf8Candidate(row) } else { LookedAt::Kept };
+        return if removable(&row, options, now) { LookedAt::Undecodable(row) } else { LookedAt::Kept };
     };
     if name.starts_with(TEMP_PREFIX) {
         return LookedAt::Temporary(name.to_owned());

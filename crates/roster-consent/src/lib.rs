@@ -3,6 +3,8 @@
 //! `should-arm`. The clap `Command` lives here so xtask renders man pages
 //! and completions from the definition users run.
 
+#![forbid(unsafe_code)]
+
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -10,9 +12,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, CommandFactory, Parser, Subcommand};
+use cli_support::manual::{self, Example, ExitStatusDoc, Manual};
 use cli_support::{
-    BadInput, CallingOwner, Colour, CommonArgs, ErrorLookup, OutputFormat, Refused, escape_for_terminal,
-    home_relative, lookup, paint, resolve_calling_owner, run_tool,
+    BadInput, CallingOwner, Colour, CommonArgs, ExitStatus, OutputFormat, Refused, escape_for_terminal,
+    home_relative, paint, resolve_calling_owner, run_tool,
 };
 use consent::{
     AutoArmInputs, ConfigInput, ConfigOutcome, DirectorySource, MarkerEntry, MarkerFinding, MarkerState,
@@ -50,7 +53,7 @@ const TOOL: &str = "roster-consent";
         A .roster.toml is believed only as a regular file (not a symlink) owned by you or root \
         and writable by nobody else; any other is untrusted, enables nothing, and status says \
         why.",
-    after_long_help = AFTER_HELP,
+    after_long_help = manual().render_help(),
     subcommand_required = true,
     arg_required_else_help = true,
 )]
@@ -73,7 +76,7 @@ pub enum ConsentCommand {
             can only consent for itself, never for an unrelated process named with --pid) and \
             is running. Prints `armed pid PID (DIR)`. DIR, kept in the marker for information, \
             is --cwd, else the session's recorded directory, else the current directory.",
-        after_long_help = ARM_EXAMPLES
+        after_long_help = manual().subcommand_help("arm")
     )]
     Arm(SessionArgs),
 
@@ -85,7 +88,7 @@ pub enum ConsentCommand {
             owner may be disarmed, even one named with --pid that is not an ancestor: \
             disarming grants nothing. Refused (exit 3) when the owner is not running. Prints \
             `disarmed pid PID (DIR)`, DIR as for arm.",
-        after_long_help = DISARM_EXAMPLES
+        after_long_help = manual().subcommand_help("disarm")
     )]
     Disarm(SessionArgs),
 
@@ -105,7 +108,7 @@ pub enum ConsentCommand {
             repo {path, auto_arm, error}, user {path, auto_arm, veto, error}, auto_arm, \
             should_arm, reasons, warnings. marker.state is the state that counts (\"armed\", \
             \"disarmed\" or \"none\"); marker.written_state is what the file says.",
-        after_long_help = STATUS_EXAMPLES
+        after_long_help = manual().subcommand_help("status")
     )]
     Status(SessionArgs),
 
@@ -122,7 +125,7 @@ pub enum ConsentCommand {
             why. --pid may name any session, verified or not: asking grants nothing. The answer \
             is the session's, wherever it is asked from: its .roster.toml is looked for from the \
             directory it registered with (or --cwd).",
-        after_long_help = SHOULD_ARM_EXAMPLES
+        after_long_help = manual().subcommand_help("should-arm")
     )]
     ShouldArm(SessionArgs),
 }
@@ -139,74 +142,166 @@ pub struct SessionArgs {
     pub cwd: Option<PathBuf>,
 }
 
-const AFTER_HELP: &str = "\
-Examples:
-  Accept pushes in this session, from a shell the harness runs (its parent is the session):
-    roster-consent arm
-  Refuse them again, even where the repository auto-arms:
-    roster-consent disarm
-  Why is this session (not) accepting pushes?
-    roster-consent status
-  In a script: arm the messaging channel only when the session consents:
-    roster-consent should-arm && start-listening
-  From an orchestrator, anywhere: may it push to the registered session 6120?
-    roster-consent should-arm --pid 6120 && echo \"may push to 6120\"
-  Opt a repository in (commit it as .roster.toml):
-    agent_name = \"wren\"
-    [consent]
-    auto_arm = true
-  Veto auto-arm everywhere (~/.config/roster/config.toml):
-    [consent]
-    auto_arm = false
+/// Examples, environment, files and exit statuses, the subcommands'
+/// examples among them: `--help` and the man page both render this.
+pub fn manual() -> Manual {
+    Manual {
+        examples: &[
+            Example {
+                description: "Accept pushes in this session, from a shell the harness runs (its parent is \
+                              the session):",
+                commands: &["roster-consent arm"],
+                output: &[],
+            },
+            Example {
+                description: "Refuse them again, even where the repository's .roster.toml sets auto_arm:",
+                commands: &["roster-consent disarm"],
+                output: &[],
+            },
+            Example {
+                description: "Why the session does or does not accept pushes:",
+                commands: &["roster-consent status"],
+                output: &[],
+            },
+            Example {
+                description: "In a script, start listening for pushes only when the session consents:",
+                commands: &["roster-consent should-arm && start-listening"],
+                output: &[],
+            },
+            Example {
+                description: "From an orchestrator, in any directory: may it push to the registered session \
+                              6120? The answer comes from the directory that session registered with:",
+                commands: &["roster-consent should-arm --pid 6120 && echo \"may push to 6120\""],
+                output: &[],
+            },
+            Example {
+                description: "Opt a repository in to auto-arm, in the .roster.toml committed at its root:",
+                commands: &["cat .roster.toml"],
+                output: &["agent_name = \"wren\"", "[consent]", "auto_arm = true"],
+            },
+            Example {
+                description: "Veto auto-arm in every repository:",
+                commands: &["cat ~/.config/roster/config.toml"],
+                output: &["[consent]", "auto_arm = false"],
+            },
+        ],
+        environment: &[
+            manual::ROSTER_DIR_VARIABLE,
+            manual::XDG_STATE_HOME_VARIABLE,
+            manual::HOME_VARIABLE,
+            manual::ROSTER_SESSION_PID_VARIABLE,
+            manual::CLAUDE_PID_VARIABLE,
+            manual::OPENCODE_PID_VARIABLE,
+            manual::XDG_CONFIG_HOME_VARIABLE,
+            manual::NO_COLOR_VARIABLE,
+        ],
+        environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
+        files: &[
+            manual::CONSENT_FILE,
+            manual::SESSIONS_FILE,
+            manual::LOCK_FILE,
+            manual::REPOSITORY_CONFIG_FILE,
+            manual::USER_CONFIG_FILE,
+        ],
+        exit_statuses: &[
+            manual::EXIT_DONE,
+            manual::EXIT_FAILED,
+            ExitStatusDoc {
+                status: ExitStatus::BadInput,
+                meaning: "Bad input or usage: an invalid flag or flag value, an invalid owner variable, no \
+                          owner found, or (status) a session with no record of its directory and no --cwd.",
+            },
+            ExitStatusDoc {
+                status: ExitStatus::Refused,
+                meaning: "Refused by rule: the roster directory is untrusted, the owner is not running, or, \
+                          for arm, the owner is not verified (neither the caller nor one of its ancestors).",
+            },
+        ],
+        exit_status_note: Some(
+            "should-arm exits 0 when the session should accept pushes now and 1 otherwise, including on \
+             every error (fail closed); it never exits 2 or 3.",
+        ),
+        subcommands: vec![
+            ("arm", Manual { examples: ARM_EXAMPLES, ..Manual::default() }),
+            ("disarm", Manual { examples: DISARM_EXAMPLES, ..Manual::default() }),
+            ("status", Manual { examples: STATUS_EXAMPLES, ..Manual::default() }),
+            ("should-arm", Manual { examples: SHOULD_ARM_EXAMPLES, ..Manual::default() }),
+        ],
+        ..Manual::default()
+    }
+}
 
-Files:
-  $ROSTER_DIR/consent/<pid>.json   one consent marker per session (0600)
-  .roster.toml                     agent_name and [consent] auto_arm; the nearest one
-                                   from the session's directory upward; believed only
-                                   as a regular file of yours or root's, writable by
-                                   nobody else
-  ~/.config/roster/config.toml     [consent] auto_arm = false vetoes auto-arm
-                                   ($XDG_CONFIG_HOME/roster/config.toml when that is set)
+const ARM_EXAMPLES: &[Example] = &[
+    Example {
+        description: "From a shell inside the session:",
+        commands: &["roster-consent arm"],
+        output: &[],
+    },
+    Example {
+        description: "Naming the shell that runs this command as the session's owner:",
+        commands: &["roster-consent arm --pid parent"],
+        output: &[],
+    },
+    Example {
+        description: "Print the written marker for a script:",
+        commands: &["roster-consent arm --json"],
+        output: &[],
+    },
+];
 
-Environment:
-  ROSTER_DIR           roster directory (below --dir)
-  ROSTER_SESSION_PID   owner pid (below --pid)
-  XDG_CONFIG_HOME      where the user config lives
-  NO_COLOR             never colour the output
+const DISARM_EXAMPLES: &[Example] = &[
+    Example {
+        description: "From a shell inside the session:",
+        commands: &["roster-consent disarm"],
+        output: &[],
+    },
+    Example {
+        description: "Disarm a session by its owner's pid (from roster-list):",
+        commands: &["roster-consent disarm --pid 5854"],
+        output: &[],
+    },
+];
 
-Exit status: 0 done; 1 failed (I/O, registry busy); 2 bad input or usage (including a session \
-with no record and no --cwd); 3 refused (untrusted \
-roster directory, owner not running, arm for an owner that is not this command or an ancestor). \
-should-arm: 0 should accept pushes, 1 otherwise, including on every error.";
+const STATUS_EXAMPLES: &[Example] = &[
+    Example {
+        description: "Why the calling session does or does not accept pushes:",
+        commands: &["roster-consent status"],
+        output: &[],
+    },
+    Example {
+        description: "The same for the session whose owner is pid 5854:",
+        commands: &["roster-consent status --pid 5854"],
+        output: &[],
+    },
+    Example {
+        description: "Judged from another directory than the one the session registered with:",
+        commands: &["roster-consent status --pid 5854 --cwd ~/src/app"],
+        output: &[],
+    },
+    Example {
+        description: "Only the decision, for a script:",
+        commands: &["roster-consent status --json | jq .should_arm"],
+        output: &[],
+    },
+];
 
-const ARM_EXAMPLES: &str = "\
-Examples:
-  From a shell inside the session:
-    roster-consent arm
-  Naming the shell that runs this command as the session's owner:
-    roster-consent arm --pid parent
-  Print the written marker for a script:
-    roster-consent arm --json";
-
-const DISARM_EXAMPLES: &str = "\
-Examples:
-  From a shell inside the session:
-    roster-consent disarm
-  Disarm a session by its owner's pid (from `roster-list`):
-    roster-consent disarm --pid 5854";
-
-const STATUS_EXAMPLES: &str = "\
-Examples:
-  roster-consent status
-  roster-consent status --pid 5854
-  roster-consent status --pid 5854 --cwd ~/src/app
-  roster-consent status --json | jq .should_arm";
-
-const SHOULD_ARM_EXAMPLES: &str = "\
-Examples:
-  if roster-consent should-arm; then echo accepting pushes; fi
-  roster-consent should-arm --pid 6120 && echo \"may push to 6120\"
-  roster-consent should-arm --pid \"$CLAUDE_PID\" --cwd \"$PWD\" || exit 0";
+const SHOULD_ARM_EXAMPLES: &[Example] = &[
+    Example {
+        description: "In the session's own shell:",
+        commands: &["if roster-consent should-arm; then echo accepting pushes; fi"],
+        output: &[],
+    },
+    Example {
+        description: "From an orchestrator: may it push to the session whose owner is pid 6120?",
+        commands: &["roster-consent should-arm --pid 6120 && echo \"may push to 6120\""],
+        output: &[],
+    },
+    Example {
+        description: "In a hook: go on quietly unless Claude Code's session accepts pushes:",
+        commands: &["roster-consent should-arm --pid \"$CLAUDE_PID\" --cwd \"$PWD\" || exit 0"],
+        output: &[],
+    },
+];
 
 /// The clap definition, for xtask's man pages and completions.
 pub fn command() -> clap::Command {
@@ -218,20 +313,16 @@ pub fn main() -> ExitCode {
     let arguments: Vec<OsString> = std::env::args_os().collect();
     match ConsentArgs::try_parse_from(&arguments) {
         Ok(ConsentArgs { common, command: ConsentCommand::ShouldArm(session) }) => {
-            ExitCode::from(should_arm_exit_code(&common, &session))
+            ExitCode::from(should_arm_exit_status(&common, &session))
         }
-        Ok(args) => run_tool(TOOL, LOOKUPS, || run(args)),
+        Ok(args) => run_tool(TOOL, || run(args)),
         // should-arm prints nothing, not even a usage error; help and
         // version are asked for by a person and still shown.
-        Err(error) if error.use_stderr() && names_should_arm(&arguments) => ExitCode::from(1),
-        Err(error) => run_tool(TOOL, &[], || Err(error.into())),
+        Err(error) if error.use_stderr() && names_should_arm(&arguments) => {
+            ExitCode::from(ExitStatus::Failure)
+        }
+        Err(error) => run_tool(TOOL, || Err(error.into())),
     }
-}
-
-const LOOKUPS: &[ErrorLookup] = &[lookup::<registry_core::Error>, consent_exit_code];
-
-fn consent_exit_code(cause: &(dyn std::error::Error + 'static)) -> Option<u8> {
-    cause.downcast_ref::<consent::Error>().map(consent::Error::exit_code)
 }
 
 fn names_should_arm(arguments: &[OsString]) -> bool {
@@ -256,11 +347,11 @@ pub fn run(args: ConsentArgs) -> anyhow::Result<()> {
 /// `should-arm` as the binary runs it: 0 or 1, nothing printed, whatever
 /// happens. Even a panic is caught and silenced, since its message would
 /// be output.
-fn should_arm_exit_code(common: &CommonArgs, session: &SessionArgs) -> u8 {
+fn should_arm_exit_status(common: &CommonArgs, session: &SessionArgs) -> ExitStatus {
     std::panic::set_hook(Box::new(|_| {}));
     match std::panic::catch_unwind(|| should_arm(common, session)) {
-        Ok(true) => 0,
-        _ => 1,
+        Ok(true) => ExitStatus::Success,
+        _ => ExitStatus::Failure,
     }
 }
 

@@ -4,6 +4,8 @@
 //! the command line around it. The clap `Command` is built here so that xtask
 //! renders man pages and completions from the definition users run.
 
+#![forbid(unsafe_code)]
+
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -13,10 +15,13 @@ use anyhow::Context;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use cli_support::{CommonArgs, OutputFormat, escape_for_terminal, home_relative, paint, render_table};
+use cli_support::manual::{self, EnvVar, Example, ExitStatusDoc, FileEntry, Manual};
+use cli_support::{
+    CommonArgs, ExitStatus, OutputFormat, escape_for_terminal, home_relative, paint, render_table,
+};
 use harness::hook_config::{
-    self, CODEX_TRUST_HINT, HookCommands, HookConfigError, HookConfigFile, HookEvent, HookHarness, HookPaths,
-    HookStatus, Scope,
+    self, CODEX_TRUST_HINT, HookCommands, HookConfigFile, HookEvent, HookHarness, HookPaths, HookStatus,
+    Scope,
 };
 use serde_json::{Value, json};
 
@@ -42,23 +47,19 @@ struct HooksCommandLine {
 #[derive(Debug, Subcommand)]
 enum Action {
     /// Show the hook entries install would merge, for adding them by hand
-    #[command(after_long_help = "Example:\n  roster-hooks print codex > roster-hooks.json")]
+    #[command(after_long_help = manual().subcommand_help("print"))]
     Print(PrintArgs),
 
     /// Merge roster's SessionStart and SessionEnd hooks into a harness's configuration
-    #[command(after_long_help = "Examples:\n  roster-hooks install claude-code\n  \
-        roster-hooks install claude-code --scope project\n  \
-        roster-hooks install codex --bin-dir /usr/local/bin")]
+    #[command(after_long_help = manual().subcommand_help("install"))]
     Install(InstallArgs),
 
     /// Remove exactly the hooks install added, its backup and the directories it created
-    #[command(after_long_help = "Example:\n  roster-hooks uninstall gemini-cli")]
+    #[command(after_long_help = manual().subcommand_help("uninstall"))]
     Uninstall(TargetArgs),
 
     /// Say for each harness whether roster's hooks are installed
-    #[command(
-        after_long_help = "Examples:\n  roster-hooks status\n  roster-hooks status codex --format json"
-    )]
+    #[command(after_long_help = manual().subcommand_help("status"))]
     Status(StatusArgs),
 }
 
@@ -134,36 +135,199 @@ pub fn command() -> clap::Command {
                  default: ROSTER_DIR or the default when they run)",
             )
         })
-        .after_long_help(format!(
-            "Examples:\n  \
-         roster-hooks install claude-code     add the hooks to ~/.claude/settings.json\n  \
-         roster-hooks status                  show where roster's hooks are installed\n  \
-         roster-hooks print codex             show the entries to merge by hand\n  \
-         roster-hooks uninstall claude-code   remove exactly what install added\n\n\
-         Files: claude-code ~/.claude/settings.json (--scope project: .claude/settings.json), \
-         codex ~/.codex/hooks.json, gemini-cli ~/.gemini/settings.json, cursor-agent ~/.cursor/hooks.json, \
-         copilot .github/hooks/roster.json, opencode ~/.config/opencode/plugins/roster.js (--scope project: \
-         .opencode/plugins/roster.js), amp ~/.config/amp/plugins/roster.ts (--scope project: \
-         .amp/plugins/roster.ts) (project files are under the current directory). CLAUDE_CONFIG_DIR, \
-         CODEX_HOME and XDG_CONFIG_HOME move the files of claude-code, codex and opencode. Every change to a \
-         settings file leaves every byte that is not roster's as it was (comments, key order, number \
-         spelling, line ends); install keeps the previous file as <file>.roster-backup; uninstall removes \
-         roster's hooks, that backup, and a file and directories left holding nothing else, so nothing of \
-         roster's stays behind. The plugin files of opencode and amp are roster's own, written whole and \
-         removed whole.\n\n\
-         User-scope hooks call roster-register and roster-prune by absolute path: the directory \
-         roster-hooks runs from, or --bin-dir. Project-scope hooks (.claude/settings.json, \
-         .github/hooks/roster.json, the project plugin files) are committed and shared, so they call them by \
-         name through PATH unless --bin-dir is given; install and status warn when they are not on PATH. \
-         With --dir DIR the hooks carry --dir DIR as well; without it they use \
-         ROSTER_DIR or the default when they run.\n\n\
-         Codex runs a hook only once you trust it ({CODEX_TRUST_HINT}); roster-hooks cannot compute Codex's \
-         trust hash, so it never writes trust entries, and status reports hooks Codex has not trusted. \
-         Copilot CLI runs project hooks only in a folder you trust.\n\n\
-         Exit status: 0 done; 1 failed (I/O); 2 bad input or usage (an unknown harness, a scope the \
-         harness has no file for); 3 refused: a configuration file roster-hooks cannot parse, nothing \
-         written."
-        ))
+        .after_long_help(manual().render_help())
+}
+
+/// Examples, notes, environment, files and exit statuses, the subcommands'
+/// examples among them: `--help` and the man page both render this.
+pub fn manual() -> Manual {
+    Manual {
+        examples: &[
+            Example {
+                description: "Add roster's hooks to Claude Code's user settings:",
+                commands: &["roster-hooks install claude-code"],
+                output: &[],
+            },
+            Example {
+                description: "Only for the current project:",
+                commands: &["roster-hooks install claude-code --scope project"],
+                output: &[],
+            },
+            Example {
+                description: "Show where roster's hooks are installed, for a script:",
+                commands: &["roster-hooks status --format json"],
+                output: &[],
+            },
+            Example {
+                description: "Show the entries to merge by hand into Codex's hooks.json:",
+                commands: &["roster-hooks print codex"],
+                output: &[],
+            },
+            Example {
+                description: "Remove exactly what install added:",
+                commands: &["roster-hooks uninstall claude-code"],
+                output: &[],
+            },
+        ],
+        notes: vec![
+            "Every change to a settings file leaves every byte that is not roster's as it was (comments, \
+             key order, number spelling, line ends); install keeps the previous file as \
+             <file>.roster-backup; uninstall removes roster's hooks, that backup, and a file and \
+             directories left holding nothing else, so nothing of roster's stays behind. The plugin files \
+             of opencode and amp are roster's own, written whole and removed whole."
+                .to_owned(),
+            "User-scope hooks call roster-register and roster-prune by absolute path: the directory \
+             roster-hooks runs from, or --bin-dir. Project-scope hooks (.claude/settings.json, \
+             .github/hooks/roster.json, the project plugin files) are committed and shared, so they call \
+             them by name through PATH unless --bin-dir is given; install and status warn when they are \
+             not on PATH. With --dir DIR the hooks carry --dir DIR as well; without it they use \
+             ROSTER_DIR or the default when they run."
+                .to_owned(),
+            format!(
+                "Codex runs a hook only once you trust it ({CODEX_TRUST_HINT}); roster-hooks cannot compute \
+                 Codex's trust hash, so it never writes trust entries, and status reports hooks Codex has \
+                 not trusted. Copilot CLI runs project hooks only in a folder you trust."
+            ),
+        ],
+        environment: &[
+            EnvVar { name: "HOME", meaning: "Where the user-scope configuration files are found." },
+            EnvVar {
+                name: "CLAUDE_CONFIG_DIR",
+                meaning: "Claude Code's configuration directory, instead of ~/.claude.",
+            },
+            EnvVar { name: "CODEX_HOME", meaning: "Codex's home directory, instead of ~/.codex." },
+            EnvVar {
+                name: "XDG_CONFIG_HOME",
+                meaning: "Where opencode's user plugin goes, instead of ~/.config: \
+                          $XDG_CONFIG_HOME/opencode/plugins/roster.js.",
+            },
+            EnvVar {
+                name: "ROSTER_DIR",
+                meaning: "Not read by roster-hooks: the installed hooks read it when they run. Give --dir \
+                          to have the hooks carry --dir instead.",
+            },
+            manual::NO_COLOR_VARIABLE,
+        ],
+        environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
+        files: &[
+            FileEntry {
+                path: "~/.claude/settings.json",
+                meaning: "The claude-code hooks: Claude Code's user settings (--scope project: \
+                          .claude/settings.json in the current directory).",
+            },
+            FileEntry { path: "~/.codex/hooks.json", meaning: "The codex hooks: Codex's hooks file." },
+            FileEntry {
+                path: "~/.codex/config.toml",
+                meaning: "Read only: where Codex keeps the hashes of the hooks the user trusts.",
+            },
+            FileEntry {
+                path: "~/.gemini/settings.json",
+                meaning: "The gemini-cli hooks: Gemini CLI's settings.",
+            },
+            FileEntry {
+                path: "~/.cursor/hooks.json",
+                meaning: "The cursor-agent hooks: Cursor agent's hooks file.",
+            },
+            FileEntry {
+                path: ".github/hooks/roster.json",
+                meaning: "The copilot hooks: Copilot CLI's project hooks, in the current directory.",
+            },
+            FileEntry {
+                path: "~/.config/opencode/plugins/roster.js",
+                meaning: "The opencode plugin, roster's own file (--scope project: \
+                          .opencode/plugins/roster.js in the current directory).",
+            },
+            FileEntry {
+                path: "~/.config/amp/plugins/roster.ts",
+                meaning: "The amp plugin, roster's own file (--scope project: .amp/plugins/roster.ts in \
+                          the current directory).",
+            },
+            FileEntry {
+                path: "<file>.roster-backup",
+                meaning: "The previous version of each configuration file roster-hooks changed.",
+            },
+        ],
+        exit_statuses: &[
+            manual::EXIT_DONE,
+            ExitStatusDoc { status: ExitStatus::Failure, meaning: "Failed: an I/O error." },
+            ExitStatusDoc {
+                status: ExitStatus::BadInput,
+                meaning: "Bad input or usage: an unknown harness, a scope the harness has no file for, \
+                          HOME unset.",
+            },
+            ExitStatusDoc {
+                status: ExitStatus::Refused,
+                meaning: "Refused by rule: a configuration file roster-hooks cannot parse; nothing is \
+                          written.",
+            },
+        ],
+        subcommands: vec![
+            (
+                "print",
+                Manual {
+                    examples: &[Example {
+                        description: "Save Codex's entries to merge them by hand:",
+                        commands: &["roster-hooks print codex > roster-hooks.json"],
+                        output: &[],
+                    }],
+                    ..Manual::default()
+                },
+            ),
+            (
+                "install",
+                Manual {
+                    examples: &[
+                        Example {
+                            description: "Into Claude Code's user settings:",
+                            commands: &["roster-hooks install claude-code"],
+                            output: &[],
+                        },
+                        Example {
+                            description: "Into the current project's .claude/settings.json:",
+                            commands: &["roster-hooks install claude-code --scope project"],
+                            output: &[],
+                        },
+                        Example {
+                            description: "Hooks that call the binaries in /usr/local/bin:",
+                            commands: &["roster-hooks install codex --bin-dir /usr/local/bin"],
+                            output: &[],
+                        },
+                    ],
+                    ..Manual::default()
+                },
+            ),
+            (
+                "uninstall",
+                Manual {
+                    examples: &[Example {
+                        description: "Remove what install added to Gemini CLI's settings:",
+                        commands: &["roster-hooks uninstall gemini-cli"],
+                        output: &[],
+                    }],
+                    ..Manual::default()
+                },
+            ),
+            (
+                "status",
+                Manual {
+                    examples: &[
+                        Example {
+                            description: "Every harness, every scope:",
+                            commands: &["roster-hooks status"],
+                            output: &[],
+                        },
+                        Example {
+                            description: "Codex only, for a script:",
+                            commands: &["roster-hooks status codex --format json"],
+                            output: &[],
+                        },
+                    ],
+                    ..Manual::default()
+                },
+            ),
+        ],
+        ..Manual::default()
+    }
 }
 
 /// Parses `arguments` (the program name first) and does what they say.
@@ -186,11 +350,7 @@ where
 /// Runs the tool on the process's arguments and maps the result to an exit
 /// code.
 pub fn main() -> ExitCode {
-    cli_support::run_tool(TOOL, &[hook_config_exit_code], || run(std::env::args_os()))
-}
-
-fn hook_config_exit_code(cause: &(dyn std::error::Error + 'static)) -> Option<u8> {
-    cause.downcast_ref::<HookConfigError>().map(HookConfigError::exit_code)
+    cli_support::run_tool(TOOL, || run(std::env::args_os()))
 }
 
 impl TypedValueParser for HarnessNameParser {

@@ -3,13 +3,16 @@
 //! The clap `Command` lives here so xtask renders man pages and
 //! completions from the definition users run.
 
+#![forbid(unsafe_code)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
+use cli_support::manual::{self, Example, ExitStatusDoc, FileEntry, Manual};
 use cli_support::{
-    BadInput, Colour, CommonArgs, OutputFormat, escape_for_terminal, format_age, home_relative,
+    BadInput, Colour, CommonArgs, ExitStatus, OutputFormat, escape_for_terminal, format_age, home_relative,
     open_roster_for_reading, paint, render_table, run_tool,
 };
 use consent::{ConsentDecider, SessionConsent};
@@ -40,7 +43,7 @@ const TOOL: &str = "roster-list";
         The reason names the process the verdict rests on. Entries that cannot be believed (malformed, \
         untrusted, written by a newer roster) are listed as problems and never hide the others. \
         Newest registration first.",
-    after_long_help = AFTER_HELP,
+    after_long_help = manual().render_help(),
 )]
 pub struct ListArgs {
     #[command(flatten)]
@@ -75,72 +78,132 @@ pub struct ListArgs {
     pub until_gone: Option<String>,
 }
 
-const AFTER_HELP: &str = "\
-Examples:
-  What runs right now:
-    roster-list
-  Everything, dead sessions included, for a script:
-    roster-list --all --format json
-  Pids of the live claude-code sessions in this repository:
-    roster-list --harness claude-code --cwd . --json | jq '.[] | select(.liveness == \"alive\") | .session_pid'
-  The sessions registered without an agent name:
-    roster-list --agent \"\"
-  Follow the registry live, one JSON event per line:
-    roster-list --watch --json
-  Wait until session 5854 has ended (like tail --pid):
-    roster-list --until-gone 5854
-
-Events: with --watch, roster-list prints the current rows, then one line per change until \
-SIGINT, SIGTERM or the reader of its output goes away (exit 0 in each case): registered (a new \
-session, or a new owner at a pid), refreshed (the same owner wrote its record again: a new \
-session id after /clear, a new directory), consent-changed (the row's consent decision changed), \
-died (the owner exited, seen the instant it happens; its record may still be on disk), removed \
-(the record is gone: pruned, or the session ended), problem (an entry that cannot be believed \
-appeared or changed), resync (events may have been lost, or the registry directory was removed \
-or recreated: everything was read again and every difference follows as events). The field \
-filters apply to events; died events are shown without --all.
-
-Events in JSON (--format json) are one object per line: schema (1), event (listed for each row \
-present at the start, then the names above), at (RFC 3339 in UTC with milliseconds), row (the \
-row exactly as roster-list --format json prints it; for removed the last row seen; null for \
-resync) and, for resync, reason. Schema 1 is a stable contract: keys may be added, none changes \
-meaning or goes away without a new schema number. In text, each event is one aligned line with \
-the local time.
-
-Events come from inotify on the registry directory and a pidfd on each live owner, in one \
-epoll: no polling and no daemon, and no system call at all while nothing changes. Where the \
-open-file limit leaves owners without a pidfd, roster-list says so once on stderr and judges \
-those owners again on every change of the registry. --until-gone PID|SESSION_ID watches until \
-no live session has that owner pid or session id, then exits 0 (at once when there is none).
-
-Filters: --agent, --harness and --session-id given \"\" select the sessions without that value \
-(anonymous, unknown harness, no session id). With filters that match nothing stderr says \
-`no sessions match` and names them; `no sessions registered` means the registry holds none.
-
-Notes: what to act on (dead sessions hidden, unknown and untrusted entries, hook failures from \
-hook-errors.log) goes to stderr, never among the rows, each note once per cause (the roster \
-directory's .notes-shown.json remembers what was said). With --format json stderr carries every \
-current note on every call as one line {\"notes\":[{\"kind\":...,\"message\":...}]}, and stdout stays \
-the array of rows. -q silences them.
-
-Text output: a `?` after a pid marks an owner that was named by hand (roster-register --pid) \
-and is not the registering process or one of its ancestors; `roster-consent arm` refuses it (only a \
-session itself may arm; the repository's auto_arm still counts). A problem \
-entry shows its kind, its path and why it is not believed.
-
-The CONSENT column shows the decision `roster-consent should-arm --pid PID` gives, made from \
-the session's own recorded directory: armed (armed by hand), armed (repo) (its .roster.toml \
-auto-arms it), off (disarmed), off (repo) (the repository does not opt in), off (repo file) (its \
-.roster.toml cannot be used), off (marker) (a marker that cannot be believed holds auto-arm \
-off), denied (user) (your config vetoes auto-arm), or - (the owner does not run).
-
-JSON rows carry every record key (null where absent) plus liveness, liveness_reason, \
-problem (null, malformed, untrusted, unsupported-format), consent (the marker that counts: \
-armed, disarmed, none), should_arm (the decision, true or false), consent_reason (why, as \
-`roster-consent status` says it) and path.
-
-Exit status: 0 listed (even when some entries are problems); 1 failed; 2 bad input; 3 \
-untrusted roster directory.";
+/// Examples, notes (the EVENTS section of the man page among them),
+/// environment, files and exit statuses: `--help` and the man page both
+/// render this.
+pub fn manual() -> Manual {
+    Manual {
+        examples: &[
+            Example { description: "What runs right now:", commands: &["roster-list"], output: &[] },
+            Example {
+                description: "Everything, dead sessions included, for a script:",
+                commands: &["roster-list --all --format json"],
+                output: &[],
+            },
+            Example {
+                description: "Pids of the live claude-code sessions working in this repository:",
+                commands: &[
+                    "roster-list --harness claude-code --cwd . --json |",
+                    "    jq '.[] | select(.liveness == \"alive\") | .session_pid'",
+                ],
+                output: &[],
+            },
+            Example {
+                description: "The sessions working as agent wren:",
+                commands: &["roster-list --agent wren"],
+                output: &[],
+            },
+            Example {
+                description: "The sessions registered without an agent name:",
+                commands: &["roster-list --agent \"\""],
+                output: &[],
+            },
+            Example {
+                description: "Follow the registry live, one JSON event per line (see Events):",
+                commands: &["roster-list --watch --json"],
+                output: &[],
+            },
+            Example {
+                description: "Wait until session 5854 has ended, like tail --pid:",
+                commands: &["roster-list --until-gone 5854 && echo finished"],
+                output: &[],
+            },
+        ],
+        notes: vec![
+            "Events: with --watch, roster-list prints the current rows, then one line per change until \
+             SIGINT, SIGTERM or the reader of its output goes away (exit 0 in each case): registered (a new \
+             session, or a new owner at a pid), refreshed (the same owner wrote its record again: a new \
+             session id after /clear, a new directory), consent-changed (the row's consent decision changed), \
+             died (the owner exited, seen the instant it happens; its record may still be on disk), removed \
+             (the record is gone: pruned, or the session ended), problem (an entry that cannot be believed \
+             appeared or changed), resync (events may have been lost, or the registry directory was removed \
+             or recreated: everything was read again and every difference follows as events). The field \
+             filters apply to events; died events are shown without --all."
+                .to_owned(),
+            "Events in JSON (--format json) are one object per line: schema (1), event (listed for each row \
+             present at the start, then the names above), at (RFC 3339 in UTC with milliseconds), row (the \
+             row exactly as roster-list --format json prints it; for removed the last row seen; null for \
+             resync) and, for resync, reason. Schema 1 is a stable contract: keys may be added, none changes \
+             meaning or goes away without a new schema number. In text, each event is one aligned line with \
+             the local time."
+                .to_owned(),
+            "Events come from inotify on the registry directory and a pidfd on each live owner, in one \
+             epoll: no polling and no daemon, and no system call at all while nothing changes. Where the \
+             open-file limit leaves owners without a pidfd, roster-list says so once on stderr and judges \
+             those owners again on every change of the registry. --until-gone PID|SESSION_ID watches until \
+             no live session has that owner pid or session id, then exits 0 (at once when there is none)."
+                .to_owned(),
+            "Filters: --agent, --harness and --session-id given \"\" select the sessions without that value \
+             (anonymous, unknown harness, no session id). With filters that match nothing stderr says \
+             `no sessions match` and names them; `no sessions registered` means the registry holds none."
+                .to_owned(),
+            "Notes: what to act on (dead sessions hidden, unknown and untrusted entries, hook failures from \
+             hook-errors.log) goes to stderr, never among the rows, each note once per cause (the roster \
+             directory's .notes-shown.json remembers what was said). With --format json stderr carries every \
+             current note on every call as one line {\"notes\":[{\"kind\":...,\"message\":...}]}, and stdout stays \
+             the array of rows. -q silences them."
+                .to_owned(),
+            "Text output: a `?` after a pid marks an owner that was named by hand (roster-register --pid) \
+             and is not the registering process or one of its ancestors; `roster-consent arm` refuses it (only a \
+             session itself may arm; the repository's auto_arm still counts). A problem \
+             entry shows its kind, its path and why it is not believed."
+                .to_owned(),
+            "The CONSENT column shows the decision `roster-consent should-arm --pid PID` gives, made from \
+             the session's own recorded directory: armed (armed by hand), armed (repo) (its .roster.toml \
+             auto-arms it), off (disarmed), off (repo) (the repository does not opt in), off (repo file) (its \
+             .roster.toml cannot be used), off (marker) (a marker that cannot be believed holds auto-arm \
+             off), denied (user) (your config vetoes auto-arm), or - (the owner does not run)."
+                .to_owned(),
+            "JSON rows carry every record key (null where absent) plus liveness, liveness_reason, \
+             problem (null, malformed, untrusted, unsupported-format), consent (the marker that counts: \
+             armed, disarmed, none), should_arm (the decision, true or false), consent_reason (why, as \
+             `roster-consent status` says it) and path."
+                .to_owned(),
+        ],
+        environment: &[
+            manual::ROSTER_DIR_VARIABLE,
+            manual::XDG_STATE_HOME_VARIABLE,
+            manual::HOME_VARIABLE,
+            manual::NO_COLOR_VARIABLE,
+        ],
+        environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
+        files: &[
+            manual::SESSIONS_FILE,
+            manual::CONSENT_FILE,
+            manual::HOOK_ERRORS_FILE,
+            FileEntry {
+                path: "$ROSTER_DIR/.notes-shown.json",
+                meaning: "The notes already said on stderr, so that each is said once per cause.",
+            },
+        ],
+        exit_statuses: &[
+            ExitStatusDoc {
+                status: ExitStatus::Success,
+                meaning: "Listed, even when some entries are problems (malformed, untrusted, \
+                          unsupported-format): one bad file never fails the command. With --watch, \
+                          also on SIGINT, SIGTERM or a reader that went away; with --until-gone, \
+                          once the session is gone.",
+            },
+            ExitStatusDoc { status: ExitStatus::Failure, meaning: "Failed: an I/O error." },
+            ExitStatusDoc {
+                status: ExitStatus::BadInput,
+                meaning: "Bad input or usage: an invalid flag or flag value.",
+            },
+            manual::EXIT_REFUSED_UNTRUSTED,
+        ],
+        ..Manual::default()
+    }
+}
 
 /// The clap definition, for xtask's man pages and completions.
 pub fn command() -> clap::Command {
@@ -149,7 +212,7 @@ pub fn command() -> clap::Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    run_tool(TOOL, &[], || run(ListArgs::try_parse()?))
+    run_tool(TOOL, || run(ListArgs::try_parse()?))
 }
 
 /// Lists as `args` say.

@@ -3,6 +3,8 @@
 //! session-end hook (§8.2). The clap `Command` lives here so xtask renders
 //! man pages and completions from the definition users run.
 
+#![forbid(unsafe_code)]
+
 use std::io::Write;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
@@ -10,13 +12,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
+use cli_support::manual::{self, Example, ExitStatusDoc, FileEntry, Manual};
 use cli_support::{
-    BadInput, CommonArgs, OutputFormat, escape_for_terminal, home_relative, open_roster_for_reading,
-    parse_duration, resolve_calling_owner, roster_directory_choice,
+    BadInput, CommonArgs, ExitStatus, OutputFormat, escape_for_terminal, home_relative,
+    open_roster_for_reading, parse_duration, resolve_calling_owner, roster_directory_choice,
 };
 use harness::{HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, parse_payload, read_payload};
 use owner_liveness::Liveness;
-use registry_core::{PruneOptions, PruneReport, RowConsent, SessionRow, prune_sessions, remove_current};
+use registry_core::{PruneOptions, PruneReport, RowConsent, SessionRow, plan_prune, remove_current};
 
 const TOOL: &str = "roster-prune";
 
@@ -36,7 +39,7 @@ const SESSION_END_REASON_CLEAR: &str = "clear";
         re-read and re-judged under the lock just before it is removed, so a session that is \
         alive is never removed. Unknown and problem entries are kept unless --older-than says \
         how old they may get.",
-    after_long_help = AFTER_HELP,
+    after_long_help = manual().render_help(),
 )]
 pub struct PruneArgs {
     #[command(flatten)]
@@ -63,24 +66,75 @@ pub struct PruneArgs {
     pub hook: Option<String>,
 }
 
-const AFTER_HELP: &str = "\
-Examples:
-  Remove what is provably gone:
-    roster-prune
-  See what would go, including entries nobody could examine for a week:
-    roster-prune --older-than 7d --dry-run
-  As Claude Code's SessionEnd hook (what `roster-hooks install claude-code` writes):
-    roster-prune --current --hook claude-code
-
-Environment (a variable set to the empty string counts as unset):
-  ROSTER_DIR           roster directory (below --dir)
-  ROSTER_SESSION_PID   owner pid for --current (below --pid)
-
-JSON: {\"removed\": [rows as roster-list shows them], \"dead_removed\": N, \"unknown_removed\": N, \
-\"kept\": N, \"temp_removed\": N, \"consent_removed\": N}.
-
-Exit status: 0 done; 1 failed (I/O, registry busy); 2 bad input; 3 untrusted roster \
-directory. With --hook always 0: failures go to stderr and hook-errors.log.";
+/// Examples, notes, environment, files and exit statuses: `--help` and the
+/// man page both render this.
+pub fn manual() -> Manual {
+    Manual {
+        examples: &[
+            Example {
+                description: "Remove what is provably gone:",
+                commands: &["roster-prune"],
+                output: &[],
+            },
+            Example {
+                description: "See what would go, including entries nobody could examine for a week:",
+                commands: &["roster-prune --older-than 7d --dry-run"],
+                output: &[],
+            },
+            Example {
+                description: "As Claude Code's SessionEnd hook, which is what roster-hooks install \
+                              claude-code writes:",
+                commands: &["roster-prune --current --hook claude-code"],
+                output: &[],
+            },
+            Example {
+                description: "A crontab line that prunes every hour, quietly:",
+                commands: &["0 * * * * roster-prune --quiet"],
+                output: &[],
+            },
+        ],
+        notes: vec![
+            "JSON: {\"removed\": [rows as roster-list shows them], \"dead_removed\": N, \
+             \"unknown_removed\": N, \"kept\": N, \"temp_removed\": N, \"consent_removed\": N, \
+             \"dry_run\": true|false}."
+                .to_owned(),
+        ],
+        environment: &[
+            manual::ROSTER_DIR_VARIABLE,
+            manual::XDG_STATE_HOME_VARIABLE,
+            manual::HOME_VARIABLE,
+            manual::ROSTER_SESSION_PID_VARIABLE,
+            manual::CLAUDE_PID_VARIABLE,
+            manual::OPENCODE_PID_VARIABLE,
+        ],
+        environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
+        files: &[
+            manual::SESSIONS_FILE,
+            manual::CONSENT_FILE,
+            manual::LOCK_FILE,
+            manual::HOOK_ERRORS_FILE,
+            FileEntry {
+                path: "$ROSTER_DIR/sessions/.tmp-*",
+                meaning: "Temporaries of interrupted writes, removed once older than an hour.",
+            },
+        ],
+        exit_statuses: &[
+            ExitStatusDoc {
+                status: ExitStatus::Success,
+                meaning: "Done, also when nothing was removed or with --dry-run.",
+            },
+            manual::EXIT_FAILED,
+            ExitStatusDoc {
+                status: ExitStatus::BadInput,
+                meaning: "Bad input or usage: an invalid --older-than duration, an invalid owner variable, \
+                          no owner found for --current, an unreadable hook payload.",
+            },
+            manual::EXIT_REFUSED_UNTRUSTED,
+        ],
+        exit_status_note: Some(manual::HOOK_MODE_EXIT_NOTE),
+        ..Manual::default()
+    }
+}
 
 /// The clap definition, for xtask's man pages and completions.
 pub fn command() -> clap::Command {
@@ -91,7 +145,6 @@ pub fn command() -> clap::Command {
 pub fn main() -> ExitCode {
     cli_support::run_tool_with_hook_mode(
         TOOL,
-        &[],
         |args: &PruneArgs| args.hook.as_ref().map(|_| (&args.common, cli_support::HookEvent::SessionEnd)),
         run,
     )
@@ -122,8 +175,11 @@ fn prune_all(args: &PruneArgs, older_than: Option<Duration>) -> anyhow::Result<O
         return Ok(Outcome { report: PruneReport::default(), consent_removed: 0 });
     };
     let options = PruneOptions { older_than, dry_run: args.dry_run };
-    let report = prune_sessions(&roster, &options)?;
+    // Records are judged without the lock; then one lock covers removing
+    // them, the temporaries and the consent markers.
+    let plan = plan_prune(&roster, &options)?;
     let lock = roster.lock()?;
+    let report = plan.carry_out(&roster, &lock)?;
     let markers = consent::prune_markers(&roster, &lock, older_than, args.dry_run)?;
     Ok(Outcome { report, consent_removed: markers.removed })
 }

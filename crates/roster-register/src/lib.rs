@@ -3,15 +3,18 @@
 //! The clap `Command` lives here so xtask renders man pages and
 //! completions from the definition users run.
 
+#![forbid(unsafe_code)]
+
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{CommandFactory, Parser};
+use cli_support::manual::{self, EnvVar, Example, ExitStatusDoc, Manual};
 use cli_support::{
-    BadInput, CommonArgs, OutputFormat, Refused, home_relative, open_roster_for_writing, process_env,
-    report_warning, resolve_calling_owner, roster_directory_choice,
+    BadInput, CommonArgs, ExitStatus, OutputFormat, Refused, home_relative, open_roster_for_writing,
+    process_env, report_warning, resolve_calling_owner, roster_directory_choice,
 };
 use consent::RepoConfigWarning;
 use harness::{
@@ -52,7 +55,7 @@ const TOOL: &str = "roster-register";
         group or anyone may write) never stops registration: the session is registered without \
         its name and a one-line warning names the file and what is wrong (in hook mode it goes \
         to hook-errors.log).",
-    after_long_help = AFTER_HELP,
+    after_long_help = manual().render_help(),
 )]
 pub struct RegisterArgs {
     #[command(flatten)]
@@ -87,38 +90,103 @@ pub struct RegisterArgs {
     pub hook: Option<String>,
 }
 
-const AFTER_HELP: &str = "\
-Examples:
-  Register the current shell as a session, as agent wren:
-    roster-register --pid parent --agent wren
-  From a wrapper script that then execs the harness (the wrapper's pid becomes the harness's):
-    roster-register --pid $$ --harness aider && exec aider
-  As Claude Code's SessionStart hook (what `roster-hooks install claude-code` writes):
-    roster-register --hook claude-code
-
-Environment (a variable set to the empty string counts as unset):
-  ROSTER_DIR           roster directory (below --dir)
-  ROSTER_SESSION_PID   owner pid (below --pid)
-  ROSTER_AGENT         agent name (below --agent)
-  ROSTER_SESSION_ID    session id (below --session-id and the hook payload)
-
-Refresh: registering the same owner again (a new session id after /clear, /resume or \
-compaction) keeps the recorded agent name unless --agent NAME, ROSTER_AGENT or --agent \"\" \
-says otherwise; agent_name in .roster.toml names a session only when it is first registered.
-
-Field limits (longer values are refused with exit 2; in hook mode they are dropped, logged \
-to hook-errors.log, and the session is registered without them; a cwd falls back to the \
-current directory):
-  cwd, transcript_path       4096 bytes
-  socket path                 108 bytes
-  harness_version             128 bytes
-  session id                  128 bytes
-  agent name                   64 characters
-  harness                      32 bytes
-
-Exit status: 0 registered; 1 failed (I/O, registry busy); 2 bad input; 3 refused (untrusted \
-roster directory, session id held by another live session, owner not running). In hook mode \
-always 0: failures go to stderr and hook-errors.log.";
+/// Examples, notes, environment, files and exit statuses: `--help` and the
+/// man page both render this.
+pub fn manual() -> Manual {
+    Manual {
+        examples: &[
+            Example {
+                description: "Register the current shell as a session, working as agent wren:",
+                commands: &["roster-register --pid parent --agent wren"],
+                output: &[],
+            },
+            Example {
+                description: "From a wrapper script that then execs the harness, so the wrapper's pid \
+                              becomes the harness's:",
+                commands: &["roster-register --pid $$ --harness aider && exec aider"],
+                output: &[],
+            },
+            Example {
+                description: "As Claude Code's SessionStart hook, which is what roster-hooks install \
+                              claude-code writes; the payload arrives on standard input:",
+                commands: &["roster-register --hook claude-code"],
+                output: &[],
+            },
+            Example {
+                description: "Register and print the record as roster-list shows it:",
+                commands: &["roster-register --pid parent --format json"],
+                output: &[],
+            },
+        ],
+        notes: vec![
+            "Refresh: registering the same owner again (a new session id after /clear, /resume or \
+             compaction) keeps the recorded agent name unless --agent NAME, ROSTER_AGENT or --agent \"\" \
+             says otherwise; agent_name in .roster.toml names a session only when it is first registered."
+                .to_owned(),
+            "Field limits (longer values are refused with exit 2; in hook mode they are dropped, logged \
+             to hook-errors.log, and the session is registered without them; a cwd falls back to the \
+             current directory):\n  \
+               cwd, transcript_path       4096 bytes\n  \
+               socket path                 108 bytes\n  \
+               harness_version             128 bytes\n  \
+               session id                  128 bytes\n  \
+               agent name                   64 characters\n  \
+               harness                      32 bytes"
+                .to_owned(),
+        ],
+        environment: &[
+            manual::ROSTER_DIR_VARIABLE,
+            manual::XDG_STATE_HOME_VARIABLE,
+            manual::HOME_VARIABLE,
+            manual::ROSTER_SESSION_PID_VARIABLE,
+            manual::CLAUDE_PID_VARIABLE,
+            manual::OPENCODE_PID_VARIABLE,
+            EnvVar {
+                name: "ROSTER_AGENT",
+                meaning: "The agent name, when --agent is not given; beats agent_name in .roster.toml.",
+            },
+            EnvVar {
+                name: "ROSTER_SESSION_ID",
+                meaning: "The session id, when neither --session-id nor the hook payload gives one.",
+            },
+            EnvVar {
+                name: "CLAUDE_CODE_SESSION_ID, GEMINI_SESSION_ID, CODEX_THREAD_ID, AGENT_SESSION_ID",
+                meaning: "The harnesses' own session id exports, the last resort for the session id.",
+            },
+            EnvVar {
+                name: "CLAUDE_CODE_MESSAGING_SOCKET",
+                meaning: "Claude Code's messaging socket, recorded when --socket is not given and the \
+                          socket exists; a session whose socket disappears is dead.",
+            },
+        ],
+        environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
+        files: &[
+            manual::SESSIONS_FILE,
+            manual::LOCK_FILE,
+            manual::HOOK_ERRORS_FILE,
+            manual::REPOSITORY_CONFIG_FILE,
+        ],
+        exit_statuses: &[
+            ExitStatusDoc {
+                status: ExitStatus::Success,
+                meaning: "The session was registered or its record refreshed.",
+            },
+            manual::EXIT_FAILED,
+            ExitStatusDoc {
+                status: ExitStatus::BadInput,
+                meaning: "Bad input or usage: an invalid flag or flag value, an invalid ROSTER_SESSION_PID, \
+                          ROSTER_AGENT or ROSTER_SESSION_ID, an unreadable hook payload, or no owner found.",
+            },
+            ExitStatusDoc {
+                status: ExitStatus::Refused,
+                meaning: "Refused by rule: the roster directory is untrusted, another live session holds \
+                          the session id (the message names its pid), or the owner is not running.",
+            },
+        ],
+        exit_status_note: Some(manual::HOOK_MODE_EXIT_NOTE),
+        ..Manual::default()
+    }
+}
 
 /// The clap definition, for xtask's man pages and completions.
 pub fn command() -> clap::Command {
@@ -129,7 +197,6 @@ pub fn command() -> clap::Command {
 pub fn main() -> ExitCode {
     cli_support::run_tool_with_hook_mode(
         TOOL,
-        &[],
         |args: &RegisterArgs| {
             args.hook.as_ref().map(|_| (&args.common, cli_support::HookEvent::SessionStart))
         },

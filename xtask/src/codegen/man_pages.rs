@@ -1,9 +1,10 @@
 //! Renders one binary's man page: NAME, SYNOPSIS and OPTIONS from
 //! clap_mangen, DESCRIPTION and the subcommands from the same clap
-//! `Command`, then the sections of `man_tables` (EXIT STATUS, ENVIRONMENT,
-//! FILES, EXAMPLES, SEE ALSO). clap_mangen would turn `after_long_help` into
-//! an "EXTRA" section of run-together lines and point subcommands at pages
-//! that do not exist, so those two parts are rendered here instead.
+//! `Command`, then the sections of the binary's `Manual` (EXIT STATUS,
+//! ENVIRONMENT, FILES, NOTES, EVENTS, EXAMPLES), the very data its
+//! `--help` renders, and SEE ALSO. clap_mangen would turn `after_long_help`
+//! into an "EXTRA" section of run-together lines and point subcommands at
+//! pages that do not exist, so those parts are rendered here instead.
 
 use std::io::Write;
 
@@ -11,56 +12,67 @@ use anyhow::{Context, anyhow};
 use clap_mangen::Man;
 use clap_mangen::roff::{Inline, Roff, bold, italic, roman};
 
-use super::man_tables::{BinaryManual, PageSections};
+use cli_support::manual::{Example, Manual};
+
+use super::Binary;
 
 /// The fifth `.TH` argument: the manual every roster page belongs to.
 pub const MANUAL_NAME: &str = "roster manual";
 
-/// Paragraphs of `after_long_help` that the table-driven sections already
-/// say, by the word they start with; every other paragraph becomes NOTES.
-const PARAGRAPHS_COVERED_BY_TABLES: [&str; 5] = ["Example", "Environment", "Exit status", "Files", "Usage"];
-
-/// Paragraphs of `after_long_help` that make a section of their own, by
-/// the word they start with: the same text in `--help` and in the page.
+/// Note paragraphs that make a section of their own, by the word they
+/// start with; every other note goes under NOTES.
 const PARAGRAPHS_WITH_OWN_SECTION: [(&str, &str); 1] = [("Events", "EVENTS")];
 
-/// The complete roff source of `manual.binary`'s page in section 1.
-pub fn render_binary_page(manual: &BinaryManual) -> anyhow::Result<String> {
-    let mut command = (manual.command)();
+/// Every page points at the others and the overview.
+const SEE_ALSO_ALL: [&str; 6] = [
+    "roster(7)",
+    "roster-register(1)",
+    "roster-list(1)",
+    "roster-prune(1)",
+    "roster-consent(1)",
+    "roster-hooks(1)",
+];
+
+/// The complete roff source of `binary`'s page in section 1.
+pub fn render_binary_page(binary: &Binary) -> anyhow::Result<String> {
+    let mut command = (binary.command)();
     command.build();
+    let manual = (binary.manual)();
     let version = command
         .get_version()
-        .ok_or_else(|| anyhow!("{} has no version; add `version` to its #[command]", manual.binary))?
+        .ok_or_else(|| anyhow!("{} has no version; add `version` to its #[command]", binary.name))?
         .to_owned();
     let man = Man::new(command.clone());
 
     let mut page = apostrophe_preamble();
-    page.push_str(&title_line(manual.binary, "1", &version));
-    page.push_str(&clap_mangen_section(manual.binary, |out| man.render_name_section(out))?);
+    page.push_str(&title_line(binary.name, "1", &version));
+    page.push_str(&clap_mangen_section(binary.name, |out| man.render_name_section(out))?);
     let mut roff = Roff::new();
     render_synopsis(&mut roff, &command);
     render_description(&mut roff, &command);
     page.push_str(&render_without_preamble(&roff));
 
-    page.push_str(&clap_mangen_section(manual.binary, |out| man.render_options_section(out))?);
+    page.push_str(&clap_mangen_section(binary.name, |out| man.render_options_section(out))?);
 
     let mut roff = Roff::new();
-    render_subcommands(&mut roff, &command);
-    render_exit_status_environment_and_files(&mut roff, &manual.sections);
-    let after_help = command.get_after_long_help().or(command.get_after_help());
-    let notes = note_paragraphs(after_help);
+    render_subcommands(&mut roff, &command, &manual);
+    render_exit_status_environment_and_files(&mut roff, &manual);
+    let has_own_section =
+        |note: &str| PARAGRAPHS_WITH_OWN_SECTION.iter().any(|(first_word, _)| note.starts_with(first_word));
+    let notes: Vec<String> = manual.notes.iter().filter(|note| !has_own_section(note)).cloned().collect();
     if !notes.is_empty() {
         roff.control("SH", ["NOTES"]);
         render_paragraphs(&mut roff, &notes);
     }
     for (first_word, section) in PARAGRAPHS_WITH_OWN_SECTION {
-        let paragraphs = paragraphs_starting_with(after_help, first_word);
+        let paragraphs: Vec<String> =
+            manual.notes.iter().filter(|note| note.starts_with(first_word)).cloned().collect();
         if !paragraphs.is_empty() {
             roff.control("SH", [section]);
             render_paragraphs(&mut roff, &paragraphs);
         }
     }
-    render_examples_and_see_also(&mut roff, &manual.sections, manual.binary);
+    render_examples_and_see_also(&mut roff, &manual, &SEE_ALSO_ALL, binary.name);
     page.push_str(&render_without_preamble(&roff));
     Ok(finish_page(&page))
 }
@@ -87,38 +99,60 @@ pub fn render_without_preamble(roff: &Roff) -> String {
     rendered.strip_prefix(&apostrophe_preamble()).map(str::to_owned).unwrap_or(rendered)
 }
 
-/// EXIT STATUS, ENVIRONMENT and FILES from a table.
-pub fn render_exit_status_environment_and_files(roff: &mut Roff, sections: &PageSections) {
+/// EXIT STATUS, ENVIRONMENT and FILES from a manual.
+pub fn render_exit_status_environment_and_files(roff: &mut Roff, manual: &Manual) {
     roff.control("SH", ["EXIT STATUS"]);
-    for status in sections.exit_statuses {
+    for status in manual.exit_statuses {
         roff.control("TP", []);
-        roff.text([bold(status.code)]);
+        roff.text([bold(status.status.code().to_string())]);
         roff.text([roman(status.meaning)]);
     }
-    if let Some(note) = sections.exit_status_note {
+    if let Some(note) = manual.exit_status_note {
         roff.control("PP", []);
         roff.text([roman(note)]);
     }
 
     roff.control("SH", ["ENVIRONMENT"]);
-    for variable in sections.environment {
+    for variable in manual.environment {
         roff.control("TP", []);
         roff.text([bold(variable.name)]);
         roff.text([roman(variable.meaning)]);
     }
+    if let Some(note) = manual.environment_note {
+        roff.control("PP", []);
+        roff.text([roman(note)]);
+    }
 
     roff.control("SH", ["FILES"]);
-    for file in sections.files {
+    for file in manual.files {
         roff.control("TP", []);
         roff.text([italic(file.path)]);
         roff.text([roman(file.meaning)]);
     }
 }
 
-/// EXAMPLES and SEE ALSO from a table; `own_page` is left out of SEE ALSO.
-pub fn render_examples_and_see_also(roff: &mut Roff, sections: &PageSections, own_page: &str) {
+/// EXAMPLES from a manual, then SEE ALSO: `see_also` without `own_page`.
+pub fn render_examples_and_see_also(roff: &mut Roff, manual: &Manual, see_also: &[&str], own_page: &str) {
     roff.control("SH", ["EXAMPLES"]);
-    for (index, example) in sections.examples.iter().enumerate() {
+    render_examples(roff, manual.examples);
+
+    roff.control("SH", ["SEE ALSO"]);
+    let pages: Vec<&str> =
+        see_also.iter().copied().filter(|page| page.split('(').next() != Some(own_page)).collect();
+    let mut line = Vec::new();
+    for (index, page) in pages.iter().enumerate() {
+        let (name, section) = page.split_once('(').unwrap_or((page, ""));
+        line.push(bold(name));
+        let separator = if index + 1 < pages.len() { ", " } else { "" };
+        line.push(roman(format!("({section}{separator}")));
+    }
+    roff.text(line);
+}
+
+/// Each example: its description, then its commands in bold (after a
+/// prompt when the example also shows what they print) and that output.
+fn render_examples(roff: &mut Roff, examples: &[Example]) {
+    for (index, example) in examples.iter().enumerate() {
         if index > 0 {
             roff.control("PP", []);
         }
@@ -126,7 +160,6 @@ pub fn render_examples_and_see_also(roff: &mut Roff, sections: &PageSections, ow
         roff.control("PP", []);
         roff.control("RS", ["4"]);
         roff.control("nf", []);
-        // A transcript (commands and what they print) marks the commands with a prompt.
         let prompt = if example.output.is_empty() { "" } else { "$ " };
         for command in example.commands {
             roff.text([roman(prompt), bold(*command)]);
@@ -137,18 +170,6 @@ pub fn render_examples_and_see_also(roff: &mut Roff, sections: &PageSections, ow
         roff.control("fi", []);
         roff.control("RE", []);
     }
-
-    roff.control("SH", ["SEE ALSO"]);
-    let pages: Vec<&str> =
-        sections.see_also.iter().copied().filter(|page| page.split('(').next() != Some(own_page)).collect();
-    let mut line = Vec::new();
-    for (index, page) in pages.iter().enumerate() {
-        let (name, section) = page.split_once('(').unwrap_or((page, ""));
-        line.push(bold(name));
-        let separator = if index + 1 < pages.len() { ", " } else { "" };
-        line.push(roman(format!("({section}{separator}")));
-    }
-    roff.text(line);
 }
 
 /// The last pass over a page: every character outside ASCII becomes its
@@ -196,8 +217,9 @@ fn render_description(roff: &mut Roff, command: &clap::Command) {
 }
 
 /// One `.SS` per subcommand: its usage, description, its own options and
-/// arguments (the global ones are under OPTIONS), and any notes.
-fn render_subcommands(roff: &mut Roff, command: &clap::Command) {
+/// arguments (the global ones are under OPTIONS), then its manual's notes
+/// and examples.
+fn render_subcommands(roff: &mut Roff, command: &clap::Command, manual: &Manual) {
     let subcommands: Vec<&clap::Command> = command
         .get_subcommands()
         .filter(|subcommand| !subcommand.is_hide_set() && subcommand.get_name() != "help")
@@ -237,10 +259,16 @@ fn render_subcommands(roff: &mut Roff, command: &clap::Command) {
             render_argument(roff, argument);
         }
 
-        let notes = note_paragraphs(subcommand.get_after_long_help().or(subcommand.get_after_help()));
-        if !notes.is_empty() {
+        let Some(subcommand_manual) = manual.subcommand(subcommand.get_name()) else { continue };
+        if !subcommand_manual.notes.is_empty() {
             roff.control("PP", []);
-            render_paragraphs(roff, &notes);
+            render_paragraphs(roff, &subcommand_manual.notes);
+        }
+        if !subcommand_manual.examples.is_empty() {
+            roff.control("PP", []);
+            roff.text([roman("Examples:")]);
+            roff.control("PP", []);
+            render_examples(roff, subcommand_manual.examples);
         }
     }
 }
@@ -345,29 +373,6 @@ fn render_argument(roff: &mut Roff, argument: &clap::Arg) {
             roff.text(line);
         }
     }
-}
-
-/// The paragraphs of an `after_long_help` that the tables do not already
-/// cover (examples, environment, exit status, files).
-fn note_paragraphs(after_help: Option<&clap::builder::StyledStr>) -> Vec<String> {
-    let Some(after_help) = after_help else { return Vec::new() };
-    split_paragraphs(&after_help.to_string())
-        .into_iter()
-        .filter(|paragraph| {
-            let start = paragraph.trim_start();
-            !PARAGRAPHS_COVERED_BY_TABLES.iter().any(|covered| start.starts_with(covered))
-                && !PARAGRAPHS_WITH_OWN_SECTION.iter().any(|(first_word, _)| start.starts_with(first_word))
-        })
-        .collect()
-}
-
-/// The paragraphs of an `after_long_help` that start with `first_word`.
-fn paragraphs_starting_with(after_help: Option<&clap::builder::StyledStr>, first_word: &str) -> Vec<String> {
-    let Some(after_help) = after_help else { return Vec::new() };
-    split_paragraphs(&after_help.to_string())
-        .into_iter()
-        .filter(|paragraph| paragraph.trim_start().starts_with(first_word))
-        .collect()
 }
 
 /// Splits help text at blank lines.

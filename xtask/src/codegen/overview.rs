@@ -1,6 +1,7 @@
 //! `roster(7)`: the overview page. Its prose is roff written here, once;
 //! the sections every page shares (exit status, environment, files, the
-//! worked example, see also) come from `man_tables` like the binaries' pages.
+//! worked example) come from `cli_support::manual::overview`, rendered like
+//! the binaries' pages.
 
 use clap_mangen::roff::Roff;
 
@@ -8,7 +9,10 @@ use super::man_pages::{
     apostrophe_preamble, finish_page, render_examples_and_see_also, render_exit_status_environment_and_files,
     render_without_preamble, title_line,
 };
-use super::man_tables::OVERVIEW_SECTIONS;
+
+/// The overview points at every tool's page.
+const SEE_ALSO_TOOLS: [&str; 5] =
+    ["roster-register(1)", "roster-list(1)", "roster-prune(1)", "roster-consent(1)", "roster-hooks(1)"];
 
 /// The complete roff source of `roster(7)`.
 pub fn render_overview_page() -> String {
@@ -17,8 +21,9 @@ pub fn render_overview_page() -> String {
     page.push_str(&title_line("roster", "7", &version));
     page.push_str(OVERVIEW_BODY);
     let mut roff = Roff::new();
-    render_exit_status_environment_and_files(&mut roff, &OVERVIEW_SECTIONS);
-    render_examples_and_see_also(&mut roff, &OVERVIEW_SECTIONS, "roster");
+    let manual = cli_support::manual::overview();
+    render_exit_status_environment_and_files(&mut roff, &manual);
+    render_examples_and_see_also(&mut roff, &manual, &SEE_ALSO_TOOLS, "roster");
     page.push_str(&render_without_preamble(&roff));
     finish_page(&page)
 }

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use super::man_tables::BINARY_MANUALS;
+use super::BINARIES;
 use super::temporary_directory::TemporaryDirectory;
 use super::{drift_report, drifted_files, generate_completion_scripts, generate_man_pages, repository_root};
 use clap_complete::Shell;
@@ -112,10 +112,10 @@ fn elvish_script_with_editor_stand_ins(script: &[u8]) -> Vec<u8> {
 #[test]
 fn help_text_follows_the_house_style() {
     let mut problems = Vec::new();
-    for manual in &BINARY_MANUALS {
-        let mut command = (manual.command)();
+    for binary in &BINARIES {
+        let mut command = (binary.command)();
         command.build();
-        check_command_help(&command, manual.binary, true, &mut problems);
+        check_command_help(&command, binary.name, true, &mut problems);
     }
     assert!(problems.is_empty(), "help text breaks the house style:\n  {}", problems.join("\n  "));
 }
@@ -257,16 +257,15 @@ fn roster_variables_are_the_same_in_help_and_man_page() {
             .collect()
     }
     let mut problems = Vec::new();
-    for manual in &BINARY_MANUALS {
-        let mut command = (manual.command)();
+    for binary in &BINARIES {
+        let mut command = (binary.command)();
         command.build();
         let mut help = command.render_long_help().to_string();
         for subcommand in command.get_subcommands_mut() {
             help.push_str(&subcommand.render_long_help().to_string());
         }
         let in_help = roster_variables(&help);
-        let in_man: std::collections::BTreeSet<String> = manual
-            .sections
+        let in_man: std::collections::BTreeSet<String> = (binary.manual)()
             .environment
             .iter()
             .map(|variable| variable.name.to_owned())
@@ -274,7 +273,7 @@ fn roster_variables_are_the_same_in_help_and_man_page() {
             .collect();
         if in_help != in_man {
             problems
-                .push(format!("{}: --help names {in_help:?}, the man page lists {in_man:?}", manual.binary));
+                .push(format!("{}: --help names {in_help:?}, the man page lists {in_man:?}", binary.name));
         }
     }
     assert!(problems.is_empty(), "ROSTER_ variables differ:\n  {}", problems.join("\n  "));
@@ -283,11 +282,11 @@ fn roster_variables_are_the_same_in_help_and_man_page() {
 /// SYNOPSIS names the value of every option that takes one (`[--dir DIR]`).
 #[test]
 fn man_synopsis_shows_value_names() {
-    for manual in &BINARY_MANUALS {
-        let page = super::man_pages::render_binary_page(manual).expect("man pages render");
+    for binary in &BINARIES {
+        let page = super::man_pages::render_binary_page(binary).expect("man pages render");
         let synopsis =
             page.lines().skip_while(|line| *line != ".SH SYNOPSIS").nth(1).unwrap_or("").to_owned();
-        let mut command = (manual.command)();
+        let mut command = (binary.command)();
         command.build();
         for option in command.get_arguments().filter(|argument| !argument.is_positional()) {
             let takes_values = option.get_num_args().is_some_and(|range| range.takes_values());
@@ -297,7 +296,7 @@ fn man_synopsis_shows_value_names() {
                 continue;
             };
             let shown = format!("\\fB\\-\\-{}\\fR \\fI{}\\fR", long.replace('-', "\\-"), value_names[0]);
-            assert!(synopsis.contains(&shown), "{}: SYNOPSIS lacks {shown}:\n{synopsis}", manual.binary);
+            assert!(synopsis.contains(&shown), "{}: SYNOPSIS lacks {shown}:\n{synopsis}", binary.name);
         }
     }
 }
