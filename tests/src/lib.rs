@@ -4,8 +4,24 @@
 //! deadline, and reading what it printed and wrote.
 //!
 //! The tests drive the real binaries as a user's shell or a harness hook
-//! would; nothing here links against the roster libraries, so a test can
-//! only see what a process can see.
+//! would, so a test can only see what a process can see. The roster
+//! libraries are linked only where the harness must do exactly what they
+//! do (shell quoting, pidfds, atomic writes, seeding records), never to
+//! look behind a binary's back.
+//!
+//! The one harness of the workspace: every black-box test, the help checks
+//! of the binary crates, the long runs (`tests/soak`, `tests/faults`,
+//! `tests/e2e`) and `cargo xtask bench` build on it.
+
+pub mod help;
+pub mod hooks;
+pub mod owners;
+pub mod process_exit;
+pub mod seed;
+pub mod strace;
+pub mod workspace;
+
+pub use harness::hook_config::shell_quote;
 
 use std::collections::BTreeSet;
 use std::ffi::{CString, OsStr};
@@ -16,7 +32,6 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
@@ -116,9 +131,13 @@ pub fn find_or_install_tool(name: &str) -> Option<PathBuf> {
     find_on_path(name)
 }
 
-fn find_on_path(name: &str) -> Option<PathBuf> {
+/// The first executable file called `name` in a directory of `PATH`.
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
     let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| candidate.is_file())
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| {
+        std::fs::metadata(candidate).is_ok_and(|meta| meta.is_file() && meta.mode() & 0o111 != 0)
+    })
 }
 
 /// `apt-get install` of one package, one test process at a time (a lock
@@ -504,26 +523,11 @@ pub fn names_in(dir: &Path) -> Vec<String> {
     names
 }
 
-static EDIT_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Writes a file mode 0600 through a dotfile in the same directory and a
-/// rename over the target.
+/// Writes a file mode 0600 the way roster writes its own: a temporary in
+/// the same directory, renamed over the target.
 pub fn write_file_atomically(target: &Path, bytes: &[u8]) -> PathBuf {
-    let dir = target.parent().expect("a file has a parent");
-    let temp = dir.join(format!(
-        ".test-edit-{}-{}",
-        std::process::id(),
-        EDIT_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&temp)
-        .unwrap_or_else(|error| panic!("create {}: {error}", temp.display()));
-    file.write_all(bytes).expect("write");
-    drop(file);
-    std::fs::rename(&temp, target).unwrap_or_else(|error| panic!("rename to {}: {error}", target.display()));
+    harness::hook_config::write_atomically(target, bytes, 0o600)
+        .unwrap_or_else(|error| panic!("write {}: {error}", target.display()));
     target.to_owned()
 }
 
@@ -871,7 +875,9 @@ pub fn process_has_open(pid: u32, target: &Path) -> bool {
 }
 
 /// A small deterministic random generator (xorshift64*), seeded from the
-/// clock unless `ROSTER_TEST_SEED` is set; failures print the seed.
+/// clock unless `ROSTER_TEST_SEED` is set; failures print the seed. The
+/// tests need unpredictable instants and choices, not cryptography, and no
+/// dependency for it.
 pub struct Random {
     state: u64,
     pub seed: u64,
@@ -893,9 +899,28 @@ impl Random {
         self.state.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
+    /// A generator with a given seed (each soak worker gets its own).
+    pub fn seeded(seed: u64) -> Random {
+        Random { state: seed.max(1), seed }
+    }
+
     /// Uniform-enough in `0..bound`.
     pub fn below(&mut self, bound: u64) -> u64 {
         if bound == 0 { 0 } else { self.next_u64() % bound }
+    }
+
+    /// True with probability `percent` / 100.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+
+    /// A duration uniform in `0..max`.
+    pub fn duration_below(&mut self, max: Duration) -> Duration {
+        Duration::from_micros(self.below(max.as_micros().max(1) as u64))
+    }
+
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> Option<&'a T> {
+        if items.is_empty() { None } else { items.get(self.below(items.len() as u64) as usize) }
     }
 }
 

@@ -5,13 +5,11 @@
 //! registered without the file's agent name, stdout stays silent, the exit
 //! is 0, and the warning goes to `hook-errors.log`.
 
-mod hook_support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use hook_support::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
 use serde_json::Value;
+use tests::hooks::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
 
 fn write_0644(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();

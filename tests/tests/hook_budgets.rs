@@ -5,12 +5,10 @@
 //! when stdin stays open with no data. Past the bound the hook logs what
 //! held it, exits 0 and prints nothing on stdout.
 
-mod hook_support;
-
 use std::time::Duration;
 
-use hook_support::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
 use tests::LockHolder;
+use tests::hooks::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
 
 const SESSION_START_BUDGET: Duration = Duration::from_millis(1000);
 const SESSION_END_BUDGET: Duration = Duration::from_millis(500);
@@ -96,7 +94,7 @@ fn plain_mode_keeps_its_longer_wait_and_says_what_it_waits_for() {
     let holder = LockHolder::spawn(&sandbox.roster.join(".lock"));
     let register = format!(
         "{} --pid {}",
-        hook_support::shell_quote(&hook_support::roster_binary("roster-register").to_string_lossy()),
+        tests::shell_quote(&tests::binary("roster-register").to_string_lossy()),
         owner.pid()
     );
     // `script` gives the command a terminal, as a person's shell would.

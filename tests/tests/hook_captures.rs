@@ -5,9 +5,7 @@
 //! (`--hook <harness>`, the owner named by `--pid`), once with `--hook auto` run by a
 //! stand-in of the harness, so that detection sees the harness's own process tree.
 
-mod hook_support;
-
-use hook_support::{
+use tests::hooks::{
     CAPTURE_FOLDERS, Capture, MACHINE_DEADLINE, Sandbox, StandIn, StandInKind, StdinFeed, expected_fields,
     recorded_fields, run_to_completion, session_start_command,
 };
@@ -151,7 +149,7 @@ fn opencode_plugin_events_register_with_auto_detection_under_an_opencode_stand_i
 /// one this file was written against: a new capture must get a look, not slip through.
 #[test]
 fn every_capture_folder_is_exercised() {
-    let on_disk: Vec<String> = std::fs::read_dir(hook_support::captures_directory())
+    let on_disk: Vec<String> = std::fs::read_dir(tests::hooks::captures_directory())
         .expect("reading the captures")
         .filter_map(|entry| entry.ok())
         .filter(|entry| entry.path().is_dir())

@@ -4,12 +4,10 @@
 //! on stderr, appends one line to `hook-errors.log` (where the directory can be trusted),
 //! finishes within the payload deadline, and `roster-list` points at the failure.
 
-mod hook_support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use hook_support::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
+use tests::hooks::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
 
 /// The payload read deadline is at most 2 s (in hook mode less, inside the hook's budget);
 /// everything after it (logging under a lock) is short.

@@ -4,13 +4,11 @@
 //! in hook-errors.log; and a payload that is one whole JSON object is
 //! taken at once even when the harness keeps stdin open.
 
-mod hook_support;
-
 use std::time::Duration;
 
-use hook_support::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
+use tests::hooks::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
 
-fn register_with(sandbox: &Sandbox, pid: u32, payload: &str) -> hook_support::Finished {
+fn register_with(sandbox: &Sandbox, pid: u32, payload: &str) -> tests::hooks::Finished {
     let mut command = sandbox.roster_command("roster-register");
     command.args(["--hook", "claude-code", "--pid", &pid.to_string()]);
     run_to_completion(command, StdinFeed::Bytes(payload.as_bytes().to_vec()), MACHINE_DEADLINE)

@@ -3,9 +3,7 @@
 //! (an ended session inside a continuing owner) keeps it for the session
 //! start that follows.
 
-mod hook_support;
-
-use hook_support::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
+use tests::hooks::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
 
 fn register(sandbox: &Sandbox, owner_pid: u32, session_id: &str) {
     let mut command = sandbox.roster_command("roster-register");
@@ -14,7 +12,7 @@ fn register(sandbox: &Sandbox, owner_pid: u32, session_id: &str) {
     assert_eq!(finished.code(), Some(0), "register: {}", finished.stderr_text());
 }
 
-fn session_end(sandbox: &Sandbox, owner_pid: u32, payload: &[u8]) -> hook_support::Finished {
+fn session_end(sandbox: &Sandbox, owner_pid: u32, payload: &[u8]) -> tests::hooks::Finished {
     let mut command = sandbox.roster_command("roster-prune");
     command.args(["--current", "--hook", "claude-code", "--pid", &owner_pid.to_string()]);
     run_to_completion(command, StdinFeed::Bytes(payload.to_vec()), MACHINE_DEADLINE)

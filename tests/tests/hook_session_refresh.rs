@@ -4,10 +4,8 @@
 //! `registered_at` is kept, and the session-id index follows, so the old id is free for
 //! another session and the new one is held.
 
-mod hook_support;
-
-use hook_support::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
 use serde_json::Value;
+use tests::hooks::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
 
 const FIRST_SESSION_ID: &str = "7c660e54-2e19-4577-b46a-16f46484eaf4";
 const NEXT_SESSION_ID: &str = "0d9e6a8c-51f7-4b7e-a0a4-3f2cbbd0c2e1";
@@ -24,7 +22,7 @@ fn session_start_payload(sandbox: &Sandbox, session_id: &str, source: &str) -> V
     .into_bytes()
 }
 
-fn hook_register(sandbox: &Sandbox, owner_pid: u32, payload: Vec<u8>) -> hook_support::Finished {
+fn hook_register(sandbox: &Sandbox, owner_pid: u32, payload: Vec<u8>) -> tests::hooks::Finished {
     let mut command = sandbox.roster_command("roster-register");
     command.args(["--hook", "claude-code", "--pid", &owner_pid.to_string()]);
     let finished = run_to_completion(command, StdinFeed::Bytes(payload), MACHINE_DEADLINE);
@@ -33,7 +31,7 @@ fn hook_register(sandbox: &Sandbox, owner_pid: u32, payload: Vec<u8>) -> hook_su
     finished
 }
 
-fn plain_register(sandbox: &Sandbox, owner_pid: u32, session_id: &str) -> hook_support::Finished {
+fn plain_register(sandbox: &Sandbox, owner_pid: u32, session_id: &str) -> tests::hooks::Finished {
     let mut command = sandbox.roster_command("roster-register");
     command.args(["--pid", &owner_pid.to_string(), "--session-id", session_id, "--quiet"]);
     run_to_completion(command, StdinFeed::Null, MACHINE_DEADLINE)

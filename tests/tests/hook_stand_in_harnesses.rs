@@ -7,16 +7,14 @@
 //! session-end hook removes the record well inside the harness's hook budget, and a
 //! harness that dies without a session end leaves a record `roster-prune` removes as dead.
 
-mod hook_support;
-
 use std::os::unix::net::UnixListener;
 use std::time::Duration;
 
-use hook_support::{
+use serde_json::Value;
+use tests::hooks::{
     Capture, MACHINE_DEADLINE, Sandbox, StandIn, StandInKind, StdinFeed, median, run_to_completion,
     session_end_command, session_start_command,
 };
-use serde_json::Value;
 
 /// Codex gives a SessionEnd hook 1 s by default, Claude Code 1.5 s: the session-end hook
 /// must finish inside the tightest, with room to spare even on a loaded machine.

@@ -6,36 +6,18 @@
 //! refresh the same record. Only when the native process ends too is the session dead,
 //! pruned, and its consent gone.
 
-mod hook_support;
-
-use hook_support::{
-    Capture, MACHINE_DEADLINE, Sandbox, StandIn, StandInKind, StdinFeed, run_to_completion,
-    session_start_command, shell_quote,
-};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::Value;
+use tests::hooks::{
+    Capture, MACHINE_DEADLINE, Sandbox, StandIn, StandInKind, StdinFeed, run_to_completion,
+    session_start_command,
+};
+use tests::process_exit::has_exited;
+use tests::shell_quote;
 
 fn signal(pid: u32, signal: Signal) {
     kill(Pid::from_raw(pid as i32), signal).unwrap_or_else(|error| panic!("kill -{signal} {pid}: {error}"));
-}
-
-/// Whether `pid` has exited as a whole: no process at the pid, or a pidfd on it polls
-/// readable (every thread is gone; it awaits its parent). A `Z` in `/proc/<pid>/stat` is not
-/// enough: a leader that exited shows it while its other threads still run.
-fn has_exited(pid: u32) -> bool {
-    use nix::libc;
-    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
-    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0 as libc::c_uint) };
-    if raw < 0 {
-        return true;
-    }
-    // SAFETY: the kernel just returned this fd and nothing else owns it.
-    let pidfd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw as i32) };
-    let mut poll =
-        libc::pollfd { fd: std::os::fd::AsRawFd::as_raw_fd(&pidfd), events: libc::POLLIN, revents: 0 };
-    // SAFETY: one valid pollfd, zero timeout.
-    unsafe { libc::poll(&mut poll, 1, 0) > 0 }
 }
 
 fn wait_for_exit(pid: u32) {
@@ -98,8 +80,7 @@ fn loader_killed_alone(kind: StandInKind, loader_signal: Signal) {
     assert_eq!(chain[0]["start_ticks"], native_ticks, "{record:#}");
 
     // Consent armed from inside the session binds to the whole chain.
-    let arm =
-        format!("{} arm", shell_quote(&hook_support::roster_binary("roster-consent").to_string_lossy()));
+    let arm = format!("{} arm", shell_quote(&tests::binary("roster-consent").to_string_lossy()));
     let armed = stand_in.run_hook(&arm, b"");
     assert_eq!(armed.exit_status, 0, "{kind:?}: arm: {}", armed.stderr_text());
     let marker: Value = serde_json::from_slice(

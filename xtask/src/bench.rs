@@ -8,11 +8,8 @@
 //! commands run interleaved, round by round, for the same reason.
 
 pub mod measure;
-pub mod owners;
 pub mod report;
-pub mod seed;
 pub mod watch;
-pub mod workspace;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -21,12 +18,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use owner_liveness::{OwnerIdentity, capture_identity};
 
+use ::tests::owners::OwnerPool;
+use ::tests::seed::{SeededRegistry, realistic_record, session_id_for};
+use ::tests::workspace::{Profile, build_binaries, target_directory};
 use measure::milliseconds;
 use measure::{Invocation, Samples};
-use owners::OwnerPool;
 use report::{BenchReport, Contention, Figure, RatioCheck, thousands};
-use seed::{SeededRegistry, realistic_record, session_id_for};
-use workspace::{Profile, build_binaries, target_directory};
 
 /// Options of `cargo xtask bench`.
 #[derive(Debug, clap::Args)]
@@ -185,12 +182,8 @@ fn capture_identities(owners: &OwnerPool) -> anyhow::Result<Vec<OwnerIdentity>> 
         .collect()
 }
 
-pub(crate) fn find_on_path(name: &str) -> anyhow::Result<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|directory| directory.join(name))
-        .find(|candidate| candidate.is_file())
-        .with_context(|| format!("`{name}` is not on PATH"))
+fn find_on_path(name: &str) -> anyhow::Result<PathBuf> {
+    ::tests::find_on_path(name).with_context(|| format!("`{name}` is not on PATH"))
 }
 
 /// Seeded registries by size, every record owned by a live process.

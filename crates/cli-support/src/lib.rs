@@ -10,7 +10,6 @@ mod exit;
 mod hook_mode;
 mod owner;
 mod roster;
-pub mod testing;
 mod text;
 
 pub use args::{ColourChoice, CommonArgs, OutputFormat};

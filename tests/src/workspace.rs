@@ -1,13 +1,16 @@
 //! Where the workspace and its build output are, and building the binaries
-//! the benchmark and the soak run, through the same cargo that runs xtask.
+//! the benchmark, the soak, the fault table and the e2e run, through the
+//! same cargo that runs them.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, bail};
 
-/// The binaries the benchmark and the soak cannot do without.
-pub const REQUIRED_TOOLS: [&str; 3] = ["roster-register", "roster-list", "roster-prune"];
+/// The binaries a build must leave behind.
+pub const REQUIRED_TOOLS: [&str; 5] =
+    ["roster-register", "roster-list", "roster-prune", "roster-consent", "roster-hooks"];
 
 /// Which cargo profile to build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,16 +19,21 @@ pub enum Profile {
     Debug,
 }
 
-/// The workspace root (xtask lives one directory below it).
+/// The workspace root (this crate lives one directory below it).
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
-        .expect("xtask lives one directory below the workspace root")
+        .expect("the tests crate lives one directory below the workspace root")
         .to_owned()
 }
 
+/// The cargo that runs us, so a pinned toolchain builds with the same one.
+pub fn cargo_program() -> OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"))
+}
+
 fn cargo() -> Command {
-    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    let mut command = Command::new(cargo_program());
     command.current_dir(workspace_root());
     command
 }

@@ -11,8 +11,8 @@ use anyhow::{Context, bail};
 use owner_liveness::{OwnerIdentity, capture_identity};
 use registry_core::{Parsed, parse_record};
 
-use crate::bench::owners::PausedOwner;
-use crate::bench::seed::{SeededRegistry, realistic_record};
+use tests::owners::PausedOwner;
+use tests::seed::{SeededRegistry, realistic_record};
 
 /// One tool path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

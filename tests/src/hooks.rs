@@ -1,14 +1,12 @@
-//! Helpers shared by the hook-mode black-box tests (`hook_*.rs`): where the built binaries
-//! and the harness captures are, a sandbox with its own HOME and roster directory, running
-//! a binary with a payload on stdin under a deadline, and stand-in harnesses that run the
-//! session hooks the way the real harnesses do (see `tests/stand-ins/`).
-//!
-//! Each `hook_*.rs` test crate uses a different subset of these helpers.
-#![allow(dead_code)]
+//! The hook-mode side of the harness (`hook_*.rs` and the other tests that run hooks):
+//! where the harness captures are, a sandbox with its own HOME whose default roster
+//! directory is private to the test, running a binary with a payload on stdin under a
+//! deadline, and stand-in harnesses that run the session hooks the way the real harnesses
+//! do (see `tests/stand-ins/`).
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
@@ -19,28 +17,14 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use serde_json::Value;
 
+use crate::{binary, find_on_path, shell_quote};
+
 /// How long a step that only waits for the machine (a process starting, node loading a
 /// script) may take before the test gives up. Generous: a loaded machine is not a failure.
 pub const MACHINE_DEADLINE: Duration = Duration::from_secs(60);
 
 /// The payload path prefix the captures were rewritten to.
 const CAPTURE_HOME: &str = "/home/dev";
-
-/// A built roster binary, next to the test executable's `deps/` directory.
-pub fn roster_binary(name: &str) -> PathBuf {
-    let test_executable = std::env::current_exe().expect("the test executable's path");
-    let profile_directory = test_executable
-        .parent()
-        .and_then(Path::parent)
-        .expect("the test executable lives in <target>/<profile>/deps/");
-    let binary = profile_directory.join(name);
-    assert!(
-        binary.is_file(),
-        "{} is missing: build the binaries first (`cargo build --workspace --bins`, same target dir)",
-        binary.display()
-    );
-    binary
-}
 
 /// The repository copy of the real harness captures.
 pub fn captures_directory() -> PathBuf {
@@ -69,26 +53,14 @@ pub fn bash_binary() -> PathBuf {
     fs::canonicalize(bash).expect("resolving /bin/bash")
 }
 
-fn find_on_path(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|directory| directory.join(program)).find(|candidate| {
-        fs::metadata(candidate).is_ok_and(|meta| meta.is_file() && meta.mode() & 0o111 != 0)
-    })
-}
-
-/// Quotes a word for `sh -c`.
-pub fn shell_quote(word: &str) -> String {
-    format!("'{}'", word.replace('\'', r"'\''"))
-}
-
 /// `'<bin>/roster-register' --hook <target>`, as `roster-hooks install` writes it.
 pub fn session_start_command(target: &str) -> String {
-    format!("{} --hook {target}", shell_quote(&roster_binary("roster-register").to_string_lossy()))
+    format!("{} --hook {target}", shell_quote(&binary("roster-register").to_string_lossy()))
 }
 
 /// `'<bin>/roster-prune' --current --hook <target>`, as `roster-hooks install` writes it.
 pub fn session_end_command(target: &str) -> String {
-    format!("{} --current --hook {target}", shell_quote(&roster_binary("roster-prune").to_string_lossy()))
+    format!("{} --current --hook {target}", shell_quote(&binary("roster-prune").to_string_lossy()))
 }
 
 /// A temporary world for one test: its own HOME (so the default roster directory
@@ -137,8 +109,8 @@ impl Sandbox {
 
     /// A command for a roster binary, with the sandbox's clean environment and the project
     /// as its working directory.
-    pub fn roster_command(&self, binary: &str) -> Command {
-        let mut command = Command::new(roster_binary(binary));
+    pub fn roster_command(&self, tool: &str) -> Command {
+        let mut command = Command::new(binary(tool));
         command.env_clear().envs(self.base_environment()).current_dir(&self.project);
         command
     }

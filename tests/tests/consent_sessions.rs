@@ -9,7 +9,12 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
 
-const BINARY: &str = env!("CARGO_BIN_EXE_roster-consent");
+use tests::shell_quote;
+
+/// The built `roster-consent`.
+fn consent_binary() -> PathBuf {
+    tests::binary("roster-consent")
+}
 
 /// An edit made to a marker file's JSON object.
 type MarkerEdit = fn(&mut serde_json::Map<String, serde_json::Value>);
@@ -76,7 +81,7 @@ impl Scene {
 
     /// Runs `roster-consent ARGS --dir ROSTER` from the test process.
     fn run(&self, args: &[&str]) -> Output {
-        let mut command = Command::new(BINARY);
+        let mut command = Command::new(consent_binary());
         self.environment(&mut command);
         command.args(args).arg("--dir").arg(&self.roster);
         command.stdin(Stdio::null()).output().unwrap()
@@ -125,10 +130,6 @@ fn assert_silent(output: &Output) {
     );
 }
 
-fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
-
 /// What a command run inside a session printed and how it exited.
 struct SessionOutput {
     code: i32,
@@ -175,7 +176,7 @@ impl<'a> Session<'a> {
         let err = out.with_extension("err");
         let line = format!(
             "{} {subcommand} --pid parent --cwd {} --dir {} >{} 2>{}\n",
-            shell_quote(BINARY),
+            shell_quote(path_str(&consent_binary())),
             shell_quote(path_str(directory)),
             shell_quote(path_str(&self.scene.roster)),
             shell_quote(path_str(&out)),
@@ -528,7 +529,7 @@ fn should_arm_fails_closed_and_silent_on_every_error() {
         ("flags before the subcommand", vec!["--bogus", "should-arm", "--pid", &pid]),
     ];
     for (name, args) in cases {
-        let mut command = Command::new(BINARY);
+        let mut command = Command::new(consent_binary());
         scene.environment(&mut command);
         if !args.contains(&"--dir") {
             command.arg("--dir").arg(&scene.roster);
@@ -538,7 +539,7 @@ fn should_arm_fails_closed_and_silent_on_every_error() {
         assert_eq!(output.status.code(), Some(1), "{name}");
     }
 
-    let mut command = Command::new(BINARY);
+    let mut command = Command::new(consent_binary());
     scene.environment(&mut command);
     let output =
         command.env("ROSTER_SESSION_PID", "-1").args(["should-arm", "--cwd", repo]).output().unwrap();
