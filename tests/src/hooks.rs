@@ -9,15 +9,16 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde_json::Value;
 
-use crate::{binary, find_on_path, shell_quote};
+pub use crate::{Finished, StdinFeed, run_to_completion, spawn_retrying_busy_text};
+use crate::{Owner, binary, find_on_path, names_in, shell_quote};
 
 /// How long a step that only waits for the machine (a process starting, node loading a
 /// script) may take before the test gives up. Generous: a loaded machine is not a failure.
@@ -141,15 +142,12 @@ impl Sandbox {
 
     /// Every record file name in `sessions/` (dotfiles excluded).
     pub fn record_names(&self) -> Vec<String> {
-        list_names(&self.roster.join("sessions")).into_iter().filter(|name| !name.starts_with('.')).collect()
+        names_in(&self.roster.join("sessions")).into_iter().filter(|name| !name.starts_with('.')).collect()
     }
 
     /// The session-id index entries (`sessions/.sid-*`).
     pub fn session_index_entries(&self) -> Vec<String> {
-        list_names(&self.roster.join("sessions"))
-            .into_iter()
-            .filter(|name| name.starts_with(".sid-"))
-            .collect()
+        names_in(&self.roster.join("sessions")).into_iter().filter(|name| name.starts_with(".sid-")).collect()
     }
 
     /// The lines of `hook-errors.log` (none when it does not exist).
@@ -173,157 +171,16 @@ impl Sandbox {
         finished.stderr_text()
     }
 
-    /// A live process that is nobody's harness, to name with `--pid`. Killed on drop.
-    pub fn spawn_idle_owner(&self) -> IdleOwner {
-        let child = Command::new("/bin/sleep")
-            .arg("100000")
-            .env_clear()
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starting /bin/sleep as a stand-in owner");
-        IdleOwner { child }
+    /// A live process that is nobody's harness, to name with `--pid`, started with an
+    /// empty environment. Killed on drop.
+    pub fn spawn_idle_owner(&self) -> Owner {
+        Owner::spawn_without_environment()
     }
 }
 
 impl Default for Sandbox {
     fn default() -> Self {
         Sandbox::new()
-    }
-}
-
-fn list_names(directory: &Path) -> Vec<String> {
-    let Ok(entries) = fs::read_dir(directory) else { return Vec::new() };
-    let mut names: Vec<String> = entries
-        .filter_map(|entry| entry.ok())
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
-/// A long-lived process that owns nothing but its pid.
-pub struct IdleOwner {
-    child: Child,
-}
-
-impl IdleOwner {
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Ends the process and reaps it, so its pid is provably gone.
-    pub fn end(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for IdleOwner {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// What a process is given on stdin.
-pub enum StdinFeed {
-    /// These bytes, then end of file.
-    Bytes(Vec<u8>),
-    /// A pipe nobody ever writes to or closes while the process runs.
-    HeldOpen,
-    /// These bytes, then the pipe is held open until the process ends.
-    BytesHeldOpen(Vec<u8>),
-    /// `/dev/null`.
-    Null,
-}
-
-/// A process that ran to its end.
-#[derive(Debug)]
-pub struct Finished {
-    pub status: ExitStatus,
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
-    /// From spawn to exit, as the test saw it.
-    pub elapsed: Duration,
-}
-
-impl Finished {
-    pub fn stdout_text(&self) -> String {
-        String::from_utf8_lossy(&self.stdout).into_owned()
-    }
-
-    pub fn stderr_text(&self) -> String {
-        String::from_utf8_lossy(&self.stderr).into_owned()
-    }
-
-    pub fn code(&self) -> Option<i32> {
-        self.status.code()
-    }
-}
-
-/// Runs `command` with `stdin`, collecting stdout and stderr. Kills it and fails the test
-/// when it has not ended within `deadline`.
-pub fn run_to_completion(mut command: Command, stdin: StdinFeed, deadline: Duration) -> Finished {
-    command.stdin(match stdin {
-        StdinFeed::Null => Stdio::null(),
-        _ => Stdio::piped(),
-    });
-    command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let started = Instant::now();
-    let mut child = spawn_retrying_busy_text(&mut command);
-    let pid = pid_of(child.id());
-    let held_stdin = match stdin {
-        StdinFeed::Bytes(bytes) => {
-            let mut pipe = child.stdin.take().expect("piped stdin");
-            // A reader that gives up early (a huge payload) closes the pipe: the write error
-            // is expected then, and the process's result is what the test looks at.
-            std::thread::spawn(move || {
-                let _ = pipe.write_all(&bytes);
-            });
-            None
-        }
-        StdinFeed::HeldOpen => child.stdin.take(),
-        StdinFeed::BytesHeldOpen(bytes) => {
-            let mut pipe = child.stdin.take().expect("piped stdin");
-            pipe.write_all(&bytes).expect("write the payload");
-            Some(pipe)
-        }
-        StdinFeed::Null => None,
-    };
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = sender.send(child.wait_with_output());
-    });
-    let output = match receiver.recv_timeout(deadline) {
-        Ok(output) => output.expect("waiting for the process"),
-        Err(_) => {
-            let _ = kill(pid, Signal::SIGKILL);
-            panic!("{command:?} did not finish within {deadline:?}");
-        }
-    };
-    let elapsed = started.elapsed();
-    drop(held_stdin);
-    Finished { status: output.status, stdout: output.stdout, stderr: output.stderr, elapsed }
-}
-
-/// Spawns, retrying while the kernel says "text file busy": a freshly copied executable can
-/// still be open for writing in a child another test thread forked at that instant, until
-/// that child execs. Bounded by `MACHINE_DEADLINE`.
-pub fn spawn_retrying_busy_text(command: &mut Command) -> Child {
-    let started = Instant::now();
-    loop {
-        match command.spawn() {
-            Ok(child) => return child,
-            Err(error)
-                if error.raw_os_error() == Some(nix::errno::Errno::ETXTBSY as i32)
-                    && started.elapsed() < MACHINE_DEADLINE =>
-            {
-                std::thread::yield_now();
-            }
-            Err(error) => panic!("cannot start {command:?}: {error}"),
-        }
     }
 }
 
@@ -356,7 +213,7 @@ impl Capture {
         let directory = captures_directory().join(folder);
         let mut environment = Vec::new();
         let mut payloads = Vec::new();
-        for name in list_names(&directory) {
+        for name in names_in(&directory) {
             let path = directory.join(&name);
             if name.starts_with("env") && name.ends_with(".txt") {
                 let text = fs::read_to_string(&path).expect("reading a capture's env");

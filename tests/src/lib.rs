@@ -26,12 +26,13 @@ pub use harness::hook_config::shell_quote;
 use std::collections::BTreeSet;
 use std::ffi::{CString, OsStr};
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
@@ -300,25 +301,121 @@ pub fn describe(command: &Command) -> String {
 /// test if it outlives `deadline`.
 pub fn run_with_deadline(command: &mut Command, deadline: Duration) -> Outcome {
     let description = describe(command);
-    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let started = Instant::now();
-    let mut child = command.spawn().unwrap_or_else(|error| panic!("cannot start {description}: {error}"));
-    let stdout = drain(child.stdout.take().expect("piped"));
-    let stderr = drain(child.stderr.take().expect("piped"));
-    let status = wait_with_deadline(&mut child, deadline)
-        .unwrap_or_else(|| panic!("{description} still ran after {deadline:?}; killed it (a hang)"));
-    let elapsed = started.elapsed();
-    let stdout = stdout.join().expect("stdout reader");
-    let stderr = String::from_utf8_lossy(&stderr.join().expect("stderr reader")).into_owned();
-    Outcome { description, status, stdout, stderr, elapsed }
+    let finished = run_feeding(command, StdinFeed::Null, deadline);
+    let stderr = finished.stderr_text();
+    Outcome {
+        description,
+        status: finished.status,
+        stdout: finished.stdout,
+        stderr,
+        elapsed: finished.elapsed,
+    }
 }
 
-fn drain(mut stream: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+/// What a process is given on stdin.
+pub enum StdinFeed {
+    /// These bytes, then end of file.
+    Bytes(Vec<u8>),
+    /// A pipe nobody ever writes to or closes while the process runs.
+    HeldOpen,
+    /// These bytes, then the pipe is held open until the process ends.
+    BytesHeldOpen(Vec<u8>),
+    /// `/dev/null`.
+    Null,
+}
+
+/// A process that ran to its end.
+#[derive(Debug)]
+pub struct Finished {
+    pub status: ExitStatus,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// From spawn to exit, as the test saw it.
+    pub elapsed: Duration,
+}
+
+impl Finished {
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+
+    pub fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+}
+
+/// Runs `command` with `stdin`, collecting stdout and stderr. Kills it and fails the test
+/// when it has not ended within `deadline`.
+pub fn run_to_completion(mut command: Command, stdin: StdinFeed, deadline: Duration) -> Finished {
+    run_feeding(&mut command, stdin, deadline)
+}
+
+/// The one way the harness starts a binary and waits for it: `run_to_completion` and
+/// `run_with_deadline` both come here.
+fn run_feeding(command: &mut Command, stdin: StdinFeed, deadline: Duration) -> Finished {
+    command.stdin(match stdin {
+        StdinFeed::Null => Stdio::null(),
+        _ => Stdio::piped(),
+    });
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let started = Instant::now();
+    let mut child = spawn_retrying_busy_text(command);
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let held_stdin = match stdin {
+        StdinFeed::Bytes(bytes) => {
+            let mut pipe = child.stdin.take().expect("piped stdin");
+            // A reader that gives up early (a huge payload) closes the pipe: the write error
+            // is expected then, and the process's result is what the test looks at.
+            std::thread::spawn(move || {
+                let _ = pipe.write_all(&bytes);
+            });
+            None
+        }
+        StdinFeed::HeldOpen => child.stdin.take(),
+        StdinFeed::BytesHeldOpen(bytes) => {
+            let mut pipe = child.stdin.take().expect("piped stdin");
+            pipe.write_all(&bytes).expect("write the payload");
+            Some(pipe)
+        }
+        StdinFeed::Null => None,
+    };
+    let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = stream.read_to_end(&mut bytes);
-        bytes
-    })
+        let _ = sender.send(child.wait_with_output());
+    });
+    let output = match receiver.recv_timeout(deadline) {
+        Ok(output) => output.expect("waiting for the process"),
+        Err(_) => {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            panic!("{} still ran after {deadline:?}; killed it (a hang)", describe(command));
+        }
+    };
+    let elapsed = started.elapsed();
+    drop(held_stdin);
+    Finished { status: output.status, stdout: output.stdout, stderr: output.stderr, elapsed }
+}
+
+/// Spawns, retrying while the kernel says "text file busy": a freshly copied executable can
+/// still be open for writing in a child another test thread forked at that instant, until
+/// that child execs. Bounded by `MACHINE_DEADLINE`.
+pub fn spawn_retrying_busy_text(command: &mut Command) -> Child {
+    let started = Instant::now();
+    loop {
+        match command.spawn() {
+            Ok(child) => return child,
+            Err(error)
+                if error.raw_os_error() == Some(nix::errno::Errno::ETXTBSY as i32)
+                    && started.elapsed() < hooks::MACHINE_DEADLINE =>
+            {
+                std::thread::yield_now();
+            }
+            Err(error) => panic!("cannot start {command:?}: {error}"),
+        }
+    }
 }
 
 /// Waits for a child at most `deadline`; on timeout kills and reaps it and
@@ -564,6 +661,21 @@ impl Owner {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn `sleep` as an owner process");
+        Owner { child }
+    }
+
+    /// An owner started from an empty environment, so nothing of the test
+    /// runner's own (which may run inside a harness) shows in its
+    /// `/proc/<pid>/environ`.
+    pub fn spawn_without_environment() -> Owner {
+        let child = Command::new("/bin/sleep")
+            .arg("100000")
+            .env_clear()
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn /bin/sleep as an owner process");
         Owner { child }
     }
 

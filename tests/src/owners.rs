@@ -78,19 +78,20 @@ fn reap(pid: NixPid) {
 /// # Safety
 /// Only to be called in the child right after `fork`.
 unsafe fn paused_child(parent: NixPid) -> ! {
-    // SAFETY: plain system calls with integer arguments.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
-        // The parent may have died before the prctl took effect.
-        if libc::getppid() != parent.as_raw() {
-            libc::_exit(0);
-        }
-        // Inherited descriptors would keep pipes of concurrently spawned
-        // tools open for as long as this owner lives, and hang their readers.
-        libc::syscall(libc::SYS_close_range, 0 as libc::c_uint, libc::c_uint::MAX, 0 as libc::c_uint);
-        loop {
-            libc::pause();
-        }
+    let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
+    // The parent may have died before the prctl took effect. `_exit`, not
+    // `exit`: nothing of the parent's Rust state may run in this child.
+    if nix::unistd::getppid() != parent {
+        // SAFETY: `_exit` takes an integer and never returns.
+        unsafe { libc::_exit(0) };
+    }
+    // Inherited descriptors would keep pipes of concurrently spawned tools
+    // open for as long as this owner lives, and hang their readers (nix has
+    // no close_range).
+    // SAFETY: a plain system call with integer arguments.
+    unsafe { libc::syscall(libc::SYS_close_range, 0 as libc::c_uint, libc::c_uint::MAX, 0 as libc::c_uint) };
+    loop {
+        nix::unistd::pause();
     }
 }
 

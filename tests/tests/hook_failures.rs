@@ -229,7 +229,7 @@ fn other_hook_failures_are_logged_the_same_way() {
     // A pid that provably names no process: a child that was started, ended and reaped.
     let ended = sandbox_for_cases.spawn_idle_owner();
     let gone_pid = ended.pid().to_string();
-    ended.end();
+    ended.kill();
     let live = sandbox_for_cases.spawn_idle_owner();
     let live_pid = live.pid().to_string();
     let cases = [

@@ -115,7 +115,7 @@ fn a_session_id_of_an_ended_session_can_be_taken_over() {
     let first = sandbox.spawn_idle_owner();
     let first_pid = first.pid();
     hook_register(&sandbox, first_pid, session_start_payload(&sandbox, FIRST_SESSION_ID, "startup"));
-    first.end();
+    first.kill();
     let resumed = sandbox.spawn_idle_owner();
     let finished =
         hook_register(&sandbox, resumed.pid(), session_start_payload(&sandbox, FIRST_SESSION_ID, "resume"));
