@@ -297,6 +297,12 @@ pub fn describe(command: &Command) -> String {
     text
 }
 
+/// Runs a command to its end with stdin empty, as `Command::output` would,
+/// but failing the test when it outlives `COMMAND_DEADLINE`.
+pub fn run_to_end(command: &mut Command) -> Finished {
+    run_feeding(command, StdinFeed::Null, COMMAND_DEADLINE)
+}
+
 /// Runs a command to its end (stdin empty), killing it and failing the
 /// test if it outlives `deadline`.
 pub fn run_with_deadline(command: &mut Command, deadline: Duration) -> Outcome {

@@ -7,7 +7,9 @@
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use tests::{Finished, run_to_end};
 
 use tests::shell_quote;
 
@@ -80,11 +82,11 @@ impl Scene {
     }
 
     /// Runs `roster-consent ARGS --dir ROSTER` from the test process.
-    fn run(&self, args: &[&str]) -> Output {
+    fn run(&self, args: &[&str]) -> Finished {
         let mut command = Command::new(consent_binary());
         self.environment(&mut command);
         command.args(args).arg("--dir").arg(&self.roster);
-        command.stdin(Stdio::null()).output().unwrap()
+        run_to_end(&mut command)
     }
 
     /// `should-arm` for `pid` working in `directory`; asserts the silence.
@@ -121,7 +123,7 @@ fn path_str(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
-fn assert_silent(output: &Output) {
+fn assert_silent(output: &Finished) {
     assert!(
         output.stdout.is_empty() && output.stderr.is_empty(),
         "should-arm printed: stdout {:?}, stderr {:?}",
@@ -534,15 +536,14 @@ fn should_arm_fails_closed_and_silent_on_every_error() {
         if !args.contains(&"--dir") {
             command.arg("--dir").arg(&scene.roster);
         }
-        let output = command.args(&args).output().unwrap();
+        let output = run_to_end(command.args(&args));
         assert_silent(&output);
         assert_eq!(output.status.code(), Some(1), "{name}");
     }
 
     let mut command = Command::new(consent_binary());
     scene.environment(&mut command);
-    let output =
-        command.env("ROSTER_SESSION_PID", "-1").args(["should-arm", "--cwd", repo]).output().unwrap();
+    let output = run_to_end(command.env("ROSTER_SESSION_PID", "-1").args(["should-arm", "--cwd", repo]));
     assert_silent(&output);
     assert_eq!(output.status.code(), Some(1), "invalid ROSTER_SESSION_PID");
 }

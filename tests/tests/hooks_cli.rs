@@ -4,7 +4,9 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
+
+use tests::{Finished, run_to_end};
 
 use serde_json::Value;
 
@@ -40,42 +42,42 @@ impl Sandbox {
         self.path("bin").display().to_string()
     }
 
-    fn run(&self, arguments: &[&str]) -> Output {
+    fn run(&self, arguments: &[&str]) -> Finished {
         self.run_program(&tests::binary("roster-hooks"), arguments)
     }
 
-    fn run_program(&self, program: &Path, arguments: &[&str]) -> Output {
+    fn run_program(&self, program: &Path, arguments: &[&str]) -> Finished {
         self.run_with_path(program, arguments, &std::env::var("PATH").unwrap_or_default())
     }
 
-    fn run_with_path(&self, program: &Path, arguments: &[&str], path: &str) -> Output {
-        Command::new(program)
-            .args(arguments)
-            .env("PATH", path)
-            .current_dir(self.path("project"))
-            .env("HOME", self.path("home"))
-            .env("NO_COLOR", "1")
-            .env_remove("CODEX_HOME")
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("ROSTER_DIR")
-            .output()
-            .unwrap()
+    fn run_with_path(&self, program: &Path, arguments: &[&str], path: &str) -> Finished {
+        run_to_end(
+            Command::new(program)
+                .args(arguments)
+                .env("PATH", path)
+                .current_dir(self.path("project"))
+                .env("HOME", self.path("home"))
+                .env("NO_COLOR", "1")
+                .env_remove("CODEX_HOME")
+                .env_remove("CLAUDE_CONFIG_DIR")
+                .env_remove("ROSTER_DIR"),
+        )
     }
 }
 
-fn code(output: &Output) -> i32 {
+fn code(output: &Finished) -> i32 {
     output.status.code().expect("exited, not killed")
 }
 
-fn stdout(output: &Output) -> String {
+fn stdout(output: &Finished) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
 
-fn stderr(output: &Output) -> String {
+fn stderr(output: &Finished) -> String {
     String::from_utf8(output.stderr.clone()).unwrap()
 }
 
-fn json_of(output: &Output) -> Value {
+fn json_of(output: &Finished) -> Value {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|error| panic!("{error}: {}", stdout(output)))
 }
 
@@ -243,12 +245,12 @@ fn bad_input_exits_2() {
     let output = sandbox.run(&["install", "codex", "--bin-dir", "relative/bin"]);
     assert_eq!(code(&output), 0, "a relative --bin-dir is made absolute: {}", stderr(&output));
 
-    let no_home = Command::new(tests::binary("roster-hooks"))
-        .args(["status"])
-        .current_dir(sandbox.path("project"))
-        .env_remove("HOME")
-        .output()
-        .unwrap();
+    let no_home = run_to_end(
+        Command::new(tests::binary("roster-hooks"))
+            .args(["status"])
+            .current_dir(sandbox.path("project"))
+            .env_remove("HOME"),
+    );
     assert_eq!(code(&no_home), 2, "{}", stderr(&no_home));
     assert!(stderr(&no_home).contains("HOME"));
     assert!(!sandbox.path("home/.copilot").exists() && !sandbox.path("project/.github").exists());

@@ -12,6 +12,8 @@
 //! terminal, `timeout`). Where no session-end hook removes the record, `roster-prune` must
 //! remove it as dead. Opt-in and slow (npm installs, real processes), so not part of CI.
 
+#![forbid(unsafe_code)]
+
 mod chains;
 mod fake_model_server;
 mod harness_processes;

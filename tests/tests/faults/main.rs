@@ -10,8 +10,11 @@
 //! behind, and a settings file roster-hooks edits holds its old bytes or
 //! its new ones. The table says what each run did; any broken rule fails.
 //!
-//! Without `--quick` the full table runs. `--quick` (what CI runs) injects EINTR and one other error per syscall,
-//! rotating through the list, at the first and last call only.
+//! Without `--quick` the full table runs. `--quick` (what CI runs) injects
+//! EINTR and one other error per syscall, rotating through the list, at the
+//! first and last call only.
+
+#![forbid(unsafe_code)]
 
 mod scenarios;
 

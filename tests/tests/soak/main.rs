@@ -9,6 +9,8 @@
 //! a failure is allowed when the contract allows it (a full disk, a lock wait
 //! past its bound, an owner that exited meanwhile) and is counted instead.
 
+#![forbid(unsafe_code)]
+
 mod invariants;
 mod namespace;
 mod owners;
