@@ -461,6 +461,18 @@ pub fn poll_until(deadline: Duration, mut condition: impl FnMut() -> bool) -> bo
     }
 }
 
+/// Clears `command`'s environment down to the test runner's `PATH` and
+/// `home` as `HOME`, so no `ROSTER_*`, `CLAUDE_PID`, `XDG_*` or harness
+/// export of the machine running the tests leaks in. Every black-box test
+/// starts its processes from here and adds what it tests.
+pub fn clean_environment<'a>(command: &'a mut Command, home: &Path) -> &'a mut Command {
+    command.env_clear();
+    if let Some(path) = std::env::var_os("PATH") {
+        command.env("PATH", path);
+    }
+    command.env("HOME", home)
+}
+
 /// A private roster directory and home for one test. The roster directory
 /// is `<temp>/roster` and does not exist until a binary creates it.
 pub struct Sandbox {
@@ -517,11 +529,7 @@ impl Sandbox {
     /// the private home. No `--dir`: callers add what they test.
     pub fn command(&self, tool: &str) -> Command {
         let mut command = Command::new(binary(tool));
-        command.env_clear();
-        if let Some(path) = std::env::var_os("PATH") {
-            command.env("PATH", path);
-        }
-        command.env("HOME", &self.home).current_dir(&self.home);
+        clean_environment(&mut command, &self.home).current_dir(&self.home);
         command
     }
 

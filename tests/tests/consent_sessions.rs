@@ -74,11 +74,7 @@ impl Scene {
     /// The environment every call gets: nothing leaks in from the test's
     /// own (a `CLAUDE_PID` or `ROSTER_DIR` of whoever runs the tests).
     fn environment(&self, command: &mut Command) {
-        command
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()))
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", &self.config_home);
+        tests::clean_environment(command, &self.home).env("XDG_CONFIG_HOME", &self.config_home);
     }
 
     /// Runs `roster-consent ARGS --dir ROSTER` from the test process.

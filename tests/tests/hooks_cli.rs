@@ -51,17 +51,13 @@ impl Sandbox {
     }
 
     fn run_with_path(&self, program: &Path, arguments: &[&str], path: &str) -> Finished {
-        run_to_end(
-            Command::new(program)
-                .args(arguments)
-                .env("PATH", path)
-                .current_dir(self.path("project"))
-                .env("HOME", self.path("home"))
-                .env("NO_COLOR", "1")
-                .env_remove("CODEX_HOME")
-                .env_remove("CLAUDE_CONFIG_DIR")
-                .env_remove("ROSTER_DIR"),
-        )
+        let mut command = Command::new(program);
+        tests::clean_environment(&mut command, &self.path("home"))
+            .args(arguments)
+            .env("PATH", path)
+            .env("NO_COLOR", "1")
+            .current_dir(self.path("project"));
+        run_to_end(&mut command)
     }
 }
 
@@ -245,12 +241,12 @@ fn bad_input_exits_2() {
     let output = sandbox.run(&["install", "codex", "--bin-dir", "relative/bin"]);
     assert_eq!(code(&output), 0, "a relative --bin-dir is made absolute: {}", stderr(&output));
 
-    let no_home = run_to_end(
-        Command::new(tests::binary("roster-hooks"))
-            .args(["status"])
-            .current_dir(sandbox.path("project"))
-            .env_remove("HOME"),
-    );
+    let mut command = Command::new(tests::binary("roster-hooks"));
+    tests::clean_environment(&mut command, &sandbox.path("home"))
+        .args(["status"])
+        .current_dir(sandbox.path("project"))
+        .env_remove("HOME");
+    let no_home = run_to_end(&mut command);
     assert_eq!(code(&no_home), 2, "{}", stderr(&no_home));
     assert!(stderr(&no_home).contains("HOME"));
     assert!(!sandbox.path("home/.copilot").exists() && !sandbox.path("project/.github").exists());
