@@ -938,14 +938,14 @@ impl LockHolder {
         // async-signal-safe system calls on data prepared before the fork.
         unsafe {
             command.pre_exec(move || {
-                use nix::libc;
-                let fd = libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CREAT, 0o600);
-                if fd < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
+                use nix::fcntl::{Flock, FlockArg, OFlag, open};
+                use nix::sys::stat::Mode;
+                // Not close-on-exec: the descriptor, and with it the lock,
+                // must live on in `sleep`.
+                let fd =
+                    open(path.as_c_str(), OFlag::O_RDWR | OFlag::O_CREAT, Mode::from_bits_truncate(0o600))?;
+                let lock = Flock::lock(fd, FlockArg::LockExclusiveNonblock).map_err(|(_, errno)| errno)?;
+                std::mem::forget(lock);
                 Ok(())
             });
         }
