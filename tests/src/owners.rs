@@ -11,7 +11,7 @@ use nix::libc;
 use nix::sys::signal::{Signal, kill};
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid as NixPid, fork, getpid};
-use owner_liveness::Pid;
+use owner_liveness::{OwnerIdentity, Pid, capture_identity};
 
 /// One forked owner. It dies with this process (parent-death signal) even
 /// when the caller forgets it, and is killed and reaped by `kill_and_reap`.
@@ -48,6 +48,11 @@ impl PausedOwner {
 
     pub fn pid(&self) -> Pid {
         self.pid
+    }
+
+    /// The owner's identity, captured as `roster-register` captures one.
+    pub fn identity(&self) -> anyhow::Result<OwnerIdentity> {
+        capture_identity(self.pid).with_context(|| format!("capture the identity of owner {}", self.pid))
     }
 
     fn nix_pid(&self) -> NixPid {
@@ -103,6 +108,11 @@ impl OwnerPool {
             pool.owners.push(PausedOwner::fork()?);
         }
         Ok(pool)
+    }
+
+    /// Every owner's identity, in fork order.
+    pub fn identities(&self) -> anyhow::Result<Vec<OwnerIdentity>> {
+        self.owners.iter().map(PausedOwner::identity).collect()
     }
 
     pub fn pids(&self) -> impl Iterator<Item = Pid> + '_ {

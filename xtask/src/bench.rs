@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use owner_liveness::{OwnerIdentity, capture_identity};
+use owner_liveness::OwnerIdentity;
 
 use ::tests::owners::OwnerPool;
 use ::tests::seed::{SeededRegistry, realistic_record, session_id_for};
@@ -115,7 +115,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
 
     progress(&format!("forking {} owner processes", thousands(largest)));
     let owners = OwnerPool::fork(largest)?;
-    let identities = capture_identities(&owners)?;
+    let identities = owners.identities()?;
     // Owners registered during the timed runs, one per run and mode.
     let registrants = OwnerPool::fork(2 * (runs * REGISTER_RUNS_FACTOR + 1))?;
 
@@ -173,13 +173,6 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
 
 fn progress(message: &str) {
     eprintln!("bench: {message}");
-}
-
-fn capture_identities(owners: &OwnerPool) -> anyhow::Result<Vec<OwnerIdentity>> {
-    owners
-        .pids()
-        .map(|pid| capture_identity(pid).with_context(|| format!("capture the identity of owner {pid}")))
-        .collect()
 }
 
 fn find_on_path(name: &str) -> anyhow::Result<PathBuf> {
@@ -401,7 +394,7 @@ impl Bench {
     ) -> anyhow::Result<Vec<Figure>> {
         progress("timing roster-register, by flags and as a claude-code hook");
         let rounds = self.register_rounds();
-        let identities = capture_identities(registrants)?;
+        let identities = registrants.identities()?;
         let (flag_owners, hook_owners) = identities.split_at(rounds + 1);
         let mut flag_samples = vec![Samples::default(); self.sizes.len()];
         let mut hook_samples = vec![Samples::default(); self.sizes.len()];
