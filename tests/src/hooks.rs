@@ -18,7 +18,7 @@ use nix::unistd::Pid;
 use serde_json::Value;
 
 pub use crate::{Finished, StdinFeed, run_to_completion, spawn_retrying_busy_text};
-use crate::{Owner, binary, find_on_path, names_in, shell_quote};
+use crate::{Owner, Sandbox, binary, find_on_path, names_in, shell_quote};
 
 /// How long a step that only waits for the machine (a process starting, node loading a
 /// script) may take before the test gives up. Generous: a loaded machine is not a failure.
@@ -64,35 +64,10 @@ pub fn session_end_command(target: &str) -> String {
     format!("{} --current --hook {target}", shell_quote(&binary("roster-prune").to_string_lossy()))
 }
 
-/// A temporary world for one test: its own HOME (so the default roster directory
-/// `~/.local/state/roster` is private to the test), a project directory standing where the
-/// captures' `/home/dev/src/app` stood, and nothing inherited from the test runner's
-/// environment (which may itself run inside a harness).
-pub struct Sandbox {
-    /// Removed, with everything in it, when the sandbox is dropped.
-    _temporary: tempfile::TempDir,
-    /// Canonical root of the sandbox.
-    pub root: PathBuf,
-    /// Stands for the captures' `/home/dev`.
-    pub home: PathBuf,
-    /// Stands for the captures' `/home/dev/src/app`.
-    pub project: PathBuf,
-    /// The roster directory every command here uses (the default under `home`).
-    pub roster: PathBuf,
-}
-
+/// What the hook tests do in a sandbox (`Sandbox::with_default_roster`): start processes
+/// from the environment a harness gives its hooks, move the captures' paths in, and look at
+/// what the hooks left behind.
 impl Sandbox {
-    pub fn new() -> Sandbox {
-        let temporary =
-            tempfile::Builder::new().prefix("roster-hook-").tempdir().expect("creating a temp dir");
-        let root = fs::canonicalize(temporary.path()).expect("canonicalizing the temp dir");
-        let home = root.join("home");
-        let project = home.join("src").join("app");
-        fs::create_dir_all(&project).expect("creating the project directory");
-        let roster = home.join(".local").join("state").join("roster");
-        Sandbox { _temporary: temporary, root, home, project, roster }
-    }
-
     /// The environment every process of the sandbox starts from.
     pub fn base_environment(&self) -> Vec<(String, String)> {
         let mut path = String::new();
@@ -103,7 +78,7 @@ impl Sandbox {
         path.push_str("/usr/local/bin:/usr/bin:/bin");
         vec![
             ("PATH".to_owned(), path),
-            ("HOME".to_owned(), self.home.to_string_lossy().into_owned()),
+            ("HOME".to_owned(), self.home().to_string_lossy().into_owned()),
             ("LC_ALL".to_owned(), "C".to_owned()),
         ]
     }
@@ -112,7 +87,7 @@ impl Sandbox {
     /// as its working directory.
     pub fn roster_command(&self, tool: &str) -> Command {
         let mut command = Command::new(binary(tool));
-        command.env_clear().envs(self.base_environment()).current_dir(&self.project);
+        command.env_clear().envs(self.base_environment()).current_dir(self.project());
         command
     }
 
@@ -120,10 +95,10 @@ impl Sandbox {
     /// under `<root>/tmp`. Anything else is kept.
     pub fn relocate(&self, value: &str) -> String {
         if let Some(rest) = value.strip_prefix(CAPTURE_HOME) {
-            return format!("{}{rest}", self.home.display());
+            return format!("{}{rest}", self.home().display());
         }
         if let Some(rest) = value.strip_prefix("/tmp/") {
-            return format!("{}/tmp/{rest}", self.root.display());
+            return format!("{}/tmp/{rest}", self.base().display());
         }
         value.to_owned()
     }
@@ -131,36 +106,31 @@ impl Sandbox {
     /// A capture's payload with every `/home/dev` moved into the sandbox, byte for byte
     /// otherwise.
     pub fn relocate_payload(&self, payload: &str) -> String {
-        payload.replace(CAPTURE_HOME, &self.home.to_string_lossy())
+        payload.replace(CAPTURE_HOME, &self.home().to_string_lossy())
     }
 
     /// The record of `pid`, if one is written.
-    pub fn record(&self, pid: u32) -> Option<Value> {
-        let bytes = fs::read(self.roster.join("sessions").join(format!("{pid}.json"))).ok()?;
+    pub fn find_record(&self, pid: u32) -> Option<Value> {
+        let bytes = fs::read(self.root().join("sessions").join(format!("{pid}.json"))).ok()?;
         Some(serde_json::from_slice(&bytes).expect("a record is JSON"))
-    }
-
-    /// Every record file name in `sessions/` (dotfiles excluded).
-    pub fn record_names(&self) -> Vec<String> {
-        names_in(&self.roster.join("sessions")).into_iter().filter(|name| !name.starts_with('.')).collect()
     }
 
     /// The session-id index entries (`sessions/.sid-*`).
     pub fn session_index_entries(&self) -> Vec<String> {
-        names_in(&self.roster.join("sessions")).into_iter().filter(|name| name.starts_with(".sid-")).collect()
+        names_in(&self.root().join("sessions")).into_iter().filter(|name| name.starts_with(".sid-")).collect()
     }
 
     /// The lines of `hook-errors.log` (none when it does not exist).
     pub fn hook_error_lines(&self) -> Vec<String> {
-        fs::read_to_string(self.roster.join("hook-errors.log"))
+        fs::read_to_string(self.root().join("hook-errors.log"))
             .map(|text| text.lines().map(str::to_owned).collect())
             .unwrap_or_default()
     }
 
     /// Creates the roster directory the way roster does (0700), for tests that tamper with it.
     pub fn create_roster_directory(&self) {
-        fs::create_dir_all(&self.roster).expect("creating the roster directory");
-        fs::set_permissions(&self.roster, fs::Permissions::from_mode(0o700)).expect("chmod 0700");
+        fs::create_dir_all(self.root()).expect("creating the roster directory");
+        fs::set_permissions(self.root(), fs::Permissions::from_mode(0o700)).expect("chmod 0700");
     }
 
     /// What `roster-list` says on stderr beside its table: its notes.
@@ -175,12 +145,6 @@ impl Sandbox {
     /// empty environment. Killed on drop.
     pub fn spawn_idle_owner(&self) -> Owner {
         Owner::spawn_without_environment()
-    }
-}
-
-impl Default for Sandbox {
-    fn default() -> Self {
-        Sandbox::new()
     }
 }
 
@@ -440,7 +404,7 @@ impl StandIn {
     /// Starts a stand-in of `kind` in `sandbox`'s project directory with `environment`
     /// (on top of the sandbox's base environment) and waits until it is ready.
     pub fn launch(sandbox: &Sandbox, kind: StandInKind, environment: &[(String, String)]) -> StandIn {
-        let stand_ins = sandbox.root.join("stand-ins");
+        let stand_ins = sandbox.base().join("stand-ins");
         let control = stand_ins.join(format!("control-{}", unique_suffix()));
         fs::create_dir_all(&control).expect("creating the stand-in control directory");
         let native_script = stand_ins.join("native-harness.sh");
@@ -448,7 +412,7 @@ impl StandIn {
             fs::copy(stand_in_source("native-harness.sh"), &native_script)
                 .expect("copying native-harness.sh");
         }
-        let npm_modules = sandbox.home.join(".npm").join("lib").join("node_modules");
+        let npm_modules = sandbox.home().join(".npm").join("lib").join("node_modules");
 
         let mut stand_in_environment: Vec<(String, String)> =
             vec![("STAND_IN_CONTROL_DIR".to_owned(), control.to_string_lossy().into_owned())];
@@ -457,7 +421,7 @@ impl StandIn {
         let mut command = match kind {
             StandInKind::ClaudeCode | StandInKind::Opencode => {
                 let name = if kind == StandInKind::ClaudeCode { "claude" } else { "opencode" };
-                let native = install_native_copy(&sandbox.home.join(".local").join("bin").join(name));
+                let native = install_native_copy(&sandbox.home().join(".local").join("bin").join(name));
                 set("STAND_IN_HOOK_SHELL", if kind == StandInKind::ClaudeCode { "sh" } else { "bash" });
                 set(
                     "STAND_IN_PID_EXPORT",
@@ -468,11 +432,11 @@ impl StandIn {
                 command
             }
             StandInKind::ClaudeCodeNamedByArgv0Only => {
-                let versions = sandbox.home.join(".local").join("share").join("claude").join("versions");
+                let versions = sandbox.home().join(".local").join("share").join("claude").join("versions");
                 let native = install_native_copy(&versions.join("2.1.128"));
                 set("STAND_IN_HOOK_SHELL", "sh");
                 let mut command = Command::new(native);
-                command.arg0(sandbox.home.join(".local").join("bin").join("claude")).arg(&native_script);
+                command.arg0(sandbox.home().join(".local").join("bin").join("claude")).arg(&native_script);
                 command
             }
             StandInKind::Codex | StandInKind::Copilot => {
@@ -519,7 +483,7 @@ impl StandIn {
                     .cloned(),
             )
             .envs(stand_in_environment)
-            .current_dir(&sandbox.project)
+            .current_dir(sandbox.project())
             .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

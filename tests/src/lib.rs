@@ -473,10 +473,18 @@ pub fn clean_environment<'a>(command: &'a mut Command, home: &Path) -> &'a mut C
     command.env("HOME", home)
 }
 
-/// A private roster directory and home for one test. The roster directory
-/// is `<temp>/roster` and does not exist until a binary creates it.
+/// A private world for one test: a canonical temporary directory with its
+/// own HOME and a roster directory nobody else uses. Two layouts, one type:
+/// `new` puts the roster directory at `<temp>/roster`, passed as `--dir`;
+/// `with_default_roster` puts it where the tools look by default,
+/// `~/.local/state/roster` under the private HOME (a hook gets no `--dir`),
+/// beside a project directory `~/src/app` standing where the harness
+/// captures' `/home/dev/src/app` stood. The roster directory does not exist
+/// until a binary creates it.
 pub struct Sandbox {
-    temp: tempfile::TempDir,
+    /// Removed, with everything in it, when the sandbox is dropped.
+    _temp: tempfile::TempDir,
+    base: PathBuf,
     root: PathBuf,
     home: PathBuf,
 }
@@ -489,20 +497,39 @@ impl Default for Sandbox {
 
 impl Sandbox {
     pub fn new() -> Sandbox {
-        let temp = tempfile::Builder::new().prefix("roster-blackbox-").tempdir().expect("create a temp dir");
+        let (temp, base, home) = Sandbox::temporary_home("roster-blackbox-");
+        Sandbox { root: base.join("roster"), base, home, _temp: temp }
+    }
+
+    /// The layout of the hook tests: the roster directory at its default
+    /// place under HOME, and the project directory created.
+    pub fn with_default_roster() -> Sandbox {
+        let (temp, base, home) = Sandbox::temporary_home("roster-hook-");
+        let sandbox = Sandbox { root: home.join(".local/state/roster"), base, home, _temp: temp };
+        std::fs::create_dir_all(sandbox.project()).expect("create the project directory");
+        sandbox
+    }
+
+    fn temporary_home(prefix: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let temp = tempfile::Builder::new().prefix(prefix).tempdir().expect("create a temp dir");
         // Canonical, so paths the binaries print (canonicalized) compare equal.
         let base = temp.path().canonicalize().expect("canonicalize the temp dir");
         let home = base.join("home");
         std::fs::create_dir(&home).expect("create home");
-        Sandbox { root: base.join("roster"), home, temp }
+        (temp, base, home)
     }
 
     /// The temp directory everything of this sandbox lives in.
     pub fn base(&self) -> PathBuf {
-        self.temp.path().canonicalize().expect("canonicalize the temp dir")
+        self.base.clone()
     }
 
-    /// The roster directory passed as `--dir`.
+    /// The project directory of `with_default_roster` (`~/src/app`).
+    pub fn project(&self) -> PathBuf {
+        self.home.join("src/app")
+    }
+
+    /// The roster directory (passed as `--dir`, or the default under HOME).
     pub fn root(&self) -> &Path {
         &self.root
     }
