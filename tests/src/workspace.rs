@@ -8,8 +8,8 @@ use std::process::Command;
 
 use anyhow::{Context, bail};
 
-/// The binaries a build must leave behind.
-pub const REQUIRED_TOOLS: [&str; 5] =
+/// The binaries roster ships.
+pub const ROSTER_BINARIES: [&str; 5] =
     ["roster-register", "roster-list", "roster-prune", "roster-consent", "roster-hooks"];
 
 /// Which cargo profile to build.
@@ -54,21 +54,24 @@ pub fn target_directory() -> anyhow::Result<PathBuf> {
     Ok(PathBuf::from(directory))
 }
 
-/// Builds every binary of the workspace in `profile` and returns the
-/// directory they are in.
+/// Builds the five roster binaries in `profile` (`cargo build --locked`,
+/// as CI builds them) and returns the directory they are in.
 pub fn build_binaries(profile: Profile) -> anyhow::Result<PathBuf> {
     let mut command = cargo();
-    command.args(["build", "--bins"]);
+    command.args(["build", "--locked"]);
+    for tool in ROSTER_BINARIES {
+        command.args(["--bin", tool]);
+    }
     if profile == Profile::Release {
         command.arg("--release");
     }
-    eprintln!("building: cargo build --bins{}", if profile == Profile::Release { " --release" } else { "" });
+    eprintln!("building: {}", crate::describe(&command));
     let status = command.status().context("run cargo build")?;
     if !status.success() {
-        bail!("cargo build --bins failed ({status})");
+        bail!("cargo build of the roster binaries failed ({status})");
     }
     let directory = target_directory()?.join(if profile == Profile::Release { "release" } else { "debug" });
-    for tool in REQUIRED_TOOLS {
+    for tool in ROSTER_BINARIES {
         let path = directory.join(tool);
         if !path.is_file() {
             bail!("{} was not built", path.display());

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap_complete::Shell;
-use xshell::{Shell as CommandShell, cmd};
 
 use crate::codegen::{self, BINARY_NAMES};
-pub use ::tests::workspace::{cargo_program, target_directory};
+pub use ::tests::workspace::target_directory;
+use ::tests::workspace::{Profile, build_binaries};
 
 /// Installs under `prefix` (default `~/.local`) after a release build.
 pub fn run(prefix: Option<PathBuf>) -> anyhow::Result<()> {
@@ -124,13 +124,7 @@ pub fn write_installation_files(prefix: &Path, files: &[InstalledFile]) -> anyho
 /// Builds the five binaries with `cargo build --release --locked` and
 /// returns the directory that holds them.
 pub fn build_release_binaries() -> anyhow::Result<PathBuf> {
-    let shell = CommandShell::new()?;
-    shell.change_dir(codegen::repository_root());
-    let cargo = cargo_program();
-    let binary_flags: Vec<String> =
-        BINARY_NAMES.iter().flat_map(|binary| ["--bin".to_owned(), (*binary).to_owned()]).collect();
-    cmd!(shell, "{cargo} build --release --locked {binary_flags...}").run()?;
-    Ok(target_directory()?.join("release"))
+    build_binaries(Profile::Release)
 }
 
 fn default_prefix() -> anyhow::Result<PathBuf> {
