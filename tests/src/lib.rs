@@ -4,19 +4,35 @@
 //! deadline, and reading what it printed and wrote.
 //!
 //! The tests drive the real binaries as a user's shell or a harness hook
-//! would; nothing here links against the roster libraries, so a test can
-//! only see what a process can see.
+//! would, so a test can only see what a process can see. The roster
+//! libraries are linked only where the harness must do exactly what they
+//! do (shell quoting, pidfds, atomic writes, seeding records), never to
+//! look behind a binary's back.
+//!
+//! The one harness of the workspace: every black-box test, the help checks
+//! of the binary crates, the long runs (`tests/soak`, `tests/faults`,
+//! `tests/e2e`) and `cargo xtask bench` build on it.
+
+pub mod help;
+pub mod hooks;
+pub mod owners;
+pub mod process_exit;
+pub mod seed;
+pub mod strace;
+pub mod workspace;
+
+pub use harness::hook_config::shell_quote;
 
 use std::collections::BTreeSet;
 use std::ffi::{CString, OsStr};
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
@@ -116,9 +132,13 @@ pub fn find_or_install_tool(name: &str) -> Option<PathBuf> {
     find_on_path(name)
 }
 
-fn find_on_path(name: &str) -> Option<PathBuf> {
+/// The first executable file called `name` in a directory of `PATH`.
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
     let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| candidate.is_file())
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| {
+        std::fs::metadata(candidate).is_ok_and(|meta| meta.is_file() && meta.mode() & 0o111 != 0)
+    })
 }
 
 /// `apt-get install` of one package, one test process at a time (a lock
@@ -277,29 +297,131 @@ pub fn describe(command: &Command) -> String {
     text
 }
 
+/// Runs a command to its end with stdin empty, as `Command::output` would,
+/// but failing the test when it outlives `COMMAND_DEADLINE`.
+pub fn run_to_end(command: &mut Command) -> Finished {
+    run_feeding(command, StdinFeed::Null, COMMAND_DEADLINE)
+}
+
 /// Runs a command to its end (stdin empty), killing it and failing the
 /// test if it outlives `deadline`.
 pub fn run_with_deadline(command: &mut Command, deadline: Duration) -> Outcome {
     let description = describe(command);
-    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let started = Instant::now();
-    let mut child = command.spawn().unwrap_or_else(|error| panic!("cannot start {description}: {error}"));
-    let stdout = drain(child.stdout.take().expect("piped"));
-    let stderr = drain(child.stderr.take().expect("piped"));
-    let status = wait_with_deadline(&mut child, deadline)
-        .unwrap_or_else(|| panic!("{description} still ran after {deadline:?}; killed it (a hang)"));
-    let elapsed = started.elapsed();
-    let stdout = stdout.join().expect("stdout reader");
-    let stderr = String::from_utf8_lossy(&stderr.join().expect("stderr reader")).into_owned();
-    Outcome { description, status, stdout, stderr, elapsed }
+    let finished = run_feeding(command, StdinFeed::Null, deadline);
+    let stderr = finished.stderr_text();
+    Outcome {
+        description,
+        status: finished.status,
+        stdout: finished.stdout,
+        stderr,
+        elapsed: finished.elapsed,
+    }
 }
 
-fn drain(mut stream: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+/// What a process is given on stdin.
+pub enum StdinFeed {
+    /// These bytes, then end of file.
+    Bytes(Vec<u8>),
+    /// A pipe nobody ever writes to or closes while the process runs.
+    HeldOpen,
+    /// These bytes, then the pipe is held open until the process ends.
+    BytesHeldOpen(Vec<u8>),
+    /// `/dev/null`.
+    Null,
+}
+
+/// A process that ran to its end.
+#[derive(Debug)]
+pub struct Finished {
+    pub status: ExitStatus,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// From spawn to exit, as the test saw it.
+    pub elapsed: Duration,
+}
+
+impl Finished {
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+
+    pub fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+}
+
+/// Runs `command` with `stdin`, collecting stdout and stderr. Kills it and fails the test
+/// when it has not ended within `deadline`.
+pub fn run_to_completion(mut command: Command, stdin: StdinFeed, deadline: Duration) -> Finished {
+    run_feeding(&mut command, stdin, deadline)
+}
+
+/// The one way the harness starts a binary and waits for it: `run_to_completion` and
+/// `run_with_deadline` both come here.
+fn run_feeding(command: &mut Command, stdin: StdinFeed, deadline: Duration) -> Finished {
+    command.stdin(match stdin {
+        StdinFeed::Null => Stdio::null(),
+        _ => Stdio::piped(),
+    });
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let started = Instant::now();
+    let mut child = spawn_retrying_busy_text(command);
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let held_stdin = match stdin {
+        StdinFeed::Bytes(bytes) => {
+            let mut pipe = child.stdin.take().expect("piped stdin");
+            // A reader that gives up early (a huge payload) closes the pipe: the write error
+            // is expected then, and the process's result is what the test looks at.
+            std::thread::spawn(move || {
+                let _ = pipe.write_all(&bytes);
+            });
+            None
+        }
+        StdinFeed::HeldOpen => child.stdin.take(),
+        StdinFeed::BytesHeldOpen(bytes) => {
+            let mut pipe = child.stdin.take().expect("piped stdin");
+            pipe.write_all(&bytes).expect("write the payload");
+            Some(pipe)
+        }
+        StdinFeed::Null => None,
+    };
+    let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = stream.read_to_end(&mut bytes);
-        bytes
-    })
+        let _ = sender.send(child.wait_with_output());
+    });
+    let output = match receiver.recv_timeout(deadline) {
+        Ok(output) => output.expect("waiting for the process"),
+        Err(_) => {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            panic!("{} still ran after {deadline:?}; killed it (a hang)", describe(command));
+        }
+    };
+    let elapsed = started.elapsed();
+    drop(held_stdin);
+    Finished { status: output.status, stdout: output.stdout, stderr: output.stderr, elapsed }
+}
+
+/// Spawns, retrying while the kernel says "text file busy": a freshly copied executable can
+/// still be open for writing in a child another test thread forked at that instant, until
+/// that child execs. Bounded by `MACHINE_DEADLINE`.
+pub fn spawn_retrying_busy_text(command: &mut Command) -> Child {
+    let started = Instant::now();
+    loop {
+        match command.spawn() {
+            Ok(child) => return child,
+            Err(error)
+                if error.raw_os_error() == Some(nix::errno::Errno::ETXTBSY as i32)
+                    && started.elapsed() < hooks::MACHINE_DEADLINE =>
+            {
+                std::thread::yield_now();
+            }
+            Err(error) => panic!("cannot start {command:?}: {error}"),
+        }
+    }
 }
 
 /// Waits for a child at most `deadline`; on timeout kills and reaps it and
@@ -339,10 +461,30 @@ pub fn poll_until(deadline: Duration, mut condition: impl FnMut() -> bool) -> bo
     }
 }
 
-/// A private roster directory and home for one test. The roster directory
-/// is `<temp>/roster` and does not exist until a binary creates it.
+/// Clears `command`'s environment down to the test runner's `PATH` and
+/// `home` as `HOME`, so no `ROSTER_*`, `CLAUDE_PID`, `XDG_*` or harness
+/// export of the machine running the tests leaks in. Every black-box test
+/// starts its processes from here and adds what it tests.
+pub fn clean_environment<'a>(command: &'a mut Command, home: &Path) -> &'a mut Command {
+    command.env_clear();
+    if let Some(path) = std::env::var_os("PATH") {
+        command.env("PATH", path);
+    }
+    command.env("HOME", home)
+}
+
+/// A private world for one test: a canonical temporary directory with its
+/// own HOME and a roster directory nobody else uses. Two layouts, one type:
+/// `new` puts the roster directory at `<temp>/roster`, passed as `--dir`;
+/// `with_default_roster` puts it where the tools look by default,
+/// `~/.local/state/roster` under the private HOME (a hook gets no `--dir`),
+/// beside a project directory `~/src/app` standing where the harness
+/// captures' `/home/dev/src/app` stood. The roster directory does not exist
+/// until a binary creates it.
 pub struct Sandbox {
-    temp: tempfile::TempDir,
+    /// Removed, with everything in it, when the sandbox is dropped.
+    _temp: tempfile::TempDir,
+    base: PathBuf,
     root: PathBuf,
     home: PathBuf,
 }
@@ -355,20 +497,39 @@ impl Default for Sandbox {
 
 impl Sandbox {
     pub fn new() -> Sandbox {
-        let temp = tempfile::Builder::new().prefix("roster-blackbox-").tempdir().expect("create a temp dir");
+        let (temp, base, home) = Sandbox::temporary_home("roster-blackbox-");
+        Sandbox { root: base.join("roster"), base, home, _temp: temp }
+    }
+
+    /// The layout of the hook tests: the roster directory at its default
+    /// place under HOME, and the project directory created.
+    pub fn with_default_roster() -> Sandbox {
+        let (temp, base, home) = Sandbox::temporary_home("roster-hook-");
+        let sandbox = Sandbox { root: home.join(".local/state/roster"), base, home, _temp: temp };
+        std::fs::create_dir_all(sandbox.project()).expect("create the project directory");
+        sandbox
+    }
+
+    fn temporary_home(prefix: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let temp = tempfile::Builder::new().prefix(prefix).tempdir().expect("create a temp dir");
         // Canonical, so paths the binaries print (canonicalized) compare equal.
         let base = temp.path().canonicalize().expect("canonicalize the temp dir");
         let home = base.join("home");
         std::fs::create_dir(&home).expect("create home");
-        Sandbox { root: base.join("roster"), home, temp }
+        (temp, base, home)
     }
 
     /// The temp directory everything of this sandbox lives in.
     pub fn base(&self) -> PathBuf {
-        self.temp.path().canonicalize().expect("canonicalize the temp dir")
+        self.base.clone()
     }
 
-    /// The roster directory passed as `--dir`.
+    /// The project directory of `with_default_roster` (`~/src/app`).
+    pub fn project(&self) -> PathBuf {
+        self.home.join("src/app")
+    }
+
+    /// The roster directory (passed as `--dir`, or the default under HOME).
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -395,11 +556,7 @@ impl Sandbox {
     /// the private home. No `--dir`: callers add what they test.
     pub fn command(&self, tool: &str) -> Command {
         let mut command = Command::new(binary(tool));
-        command.env_clear();
-        if let Some(path) = std::env::var_os("PATH") {
-            command.env("PATH", path);
-        }
-        command.env("HOME", &self.home).current_dir(&self.home);
+        clean_environment(&mut command, &self.home).current_dir(&self.home);
         command
     }
 
@@ -504,26 +661,11 @@ pub fn names_in(dir: &Path) -> Vec<String> {
     names
 }
 
-static EDIT_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Writes a file mode 0600 through a dotfile in the same directory and a
-/// rename over the target.
+/// Writes a file mode 0600 the way roster writes its own: a temporary in
+/// the same directory, renamed over the target.
 pub fn write_file_atomically(target: &Path, bytes: &[u8]) -> PathBuf {
-    let dir = target.parent().expect("a file has a parent");
-    let temp = dir.join(format!(
-        ".test-edit-{}-{}",
-        std::process::id(),
-        EDIT_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&temp)
-        .unwrap_or_else(|error| panic!("create {}: {error}", temp.display()));
-    file.write_all(bytes).expect("write");
-    drop(file);
-    std::fs::rename(&temp, target).unwrap_or_else(|error| panic!("rename to {}: {error}", target.display()));
+    harness::hook_config::write_atomically(target, bytes, 0o600)
+        .unwrap_or_else(|error| panic!("write {}: {error}", target.display()));
     target.to_owned()
 }
 
@@ -560,6 +702,21 @@ impl Owner {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn `sleep` as an owner process");
+        Owner { child }
+    }
+
+    /// An owner started from an empty environment, so nothing of the test
+    /// runner's own (which may run inside a harness) shows in its
+    /// `/proc/<pid>/environ`.
+    pub fn spawn_without_environment() -> Owner {
+        let child = Command::new("/bin/sleep")
+            .arg("100000")
+            .env_clear()
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn /bin/sleep as an owner process");
         Owner { child }
     }
 
@@ -808,14 +965,14 @@ impl LockHolder {
         // async-signal-safe system calls on data prepared before the fork.
         unsafe {
             command.pre_exec(move || {
-                use nix::libc;
-                let fd = libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CREAT, 0o600);
-                if fd < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
+                use nix::fcntl::{Flock, FlockArg, OFlag, open};
+                use nix::sys::stat::Mode;
+                // Not close-on-exec: the descriptor, and with it the lock,
+                // must live on in `sleep`.
+                let fd =
+                    open(path.as_c_str(), OFlag::O_RDWR | OFlag::O_CREAT, Mode::from_bits_truncate(0o600))?;
+                let lock = Flock::lock(fd, FlockArg::LockExclusiveNonblock).map_err(|(_, errno)| errno)?;
+                std::mem::forget(lock);
                 Ok(())
             });
         }
@@ -871,7 +1028,9 @@ pub fn process_has_open(pid: u32, target: &Path) -> bool {
 }
 
 /// A small deterministic random generator (xorshift64*), seeded from the
-/// clock unless `ROSTER_TEST_SEED` is set; failures print the seed.
+/// clock unless `ROSTER_TEST_SEED` is set; failures print the seed. The
+/// tests need unpredictable instants and choices, not cryptography, and no
+/// dependency for it.
 pub struct Random {
     state: u64,
     pub seed: u64,
@@ -893,9 +1052,28 @@ impl Random {
         self.state.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
+    /// A generator with a given seed (each soak worker gets its own).
+    pub fn seeded(seed: u64) -> Random {
+        Random { state: seed.max(1), seed }
+    }
+
     /// Uniform-enough in `0..bound`.
     pub fn below(&mut self, bound: u64) -> u64 {
         if bound == 0 { 0 } else { self.next_u64() % bound }
+    }
+
+    /// True with probability `percent` / 100.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+
+    /// A duration uniform in `0..max`.
+    pub fn duration_below(&mut self, max: Duration) -> Duration {
+        Duration::from_micros(self.below(max.as_micros().max(1) as u64))
+    }
+
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> Option<&'a T> {
+        if items.is_empty() { None } else { items.get(self.below(items.len() as u64) as usize) }
     }
 }
 

@@ -1,4 +1,4 @@
-//! Regressions found by `cargo xtask faults`: each test makes one system
+//! Regressions found by the fault table (`tests/faults`): each test makes one system
 //! call fail the way the fault table did (strace's fault injection, aimed
 //! at one call by its number or by the path it names) and checks the tool
 //! now does what the rules say.

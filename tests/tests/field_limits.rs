@@ -9,10 +9,8 @@
 //! (`MAX_ARG_STRLEN`), so flags and variables are tested just under that; hook payloads
 //! (capped at 1 MiB in total) carry values just under 1 MiB.
 
-mod hook_support;
-
-use hook_support::{MACHINE_DEADLINE, StdinFeed, run_to_completion};
 use serde_json::Value;
+use tests::hooks::{MACHINE_DEADLINE, StdinFeed, run_to_completion};
 use tests::{Owner, Sandbox};
 
 /// Just under the kernel's limit for one argument or environment string.
@@ -98,13 +96,13 @@ fn an_over_long_version_variable_never_makes_an_untrusted_record() {
 }
 
 fn claude_payload(
-    sandbox: &hook_support::Sandbox,
+    sandbox: &tests::Sandbox,
     edit: impl FnOnce(&mut serde_json::Map<String, Value>),
 ) -> Vec<u8> {
     let mut payload = serde_json::json!({
         "session_id": "7c660e54-2e19-4577-b46a-16f46484eaf4",
-        "transcript_path": format!("{}/.claude/projects/app/t.jsonl", sandbox.home.display()),
-        "cwd": sandbox.project,
+        "transcript_path": format!("{}/.claude/projects/app/t.jsonl", sandbox.home().display()),
+        "cwd": sandbox.project(),
         "hook_event_name": "SessionStart",
         "source": "startup",
     });
@@ -114,7 +112,7 @@ fn claude_payload(
     bytes
 }
 
-fn hook_register(sandbox: &hook_support::Sandbox, owner_pid: u32, payload: Vec<u8>, env: &[(&str, &str)]) {
+fn hook_register(sandbox: &tests::Sandbox, owner_pid: u32, payload: Vec<u8>, env: &[(&str, &str)]) {
     let mut command = sandbox.roster_command("roster-register");
     command.args(["--hook", "claude-code", "--pid", &owner_pid.to_string()]);
     command.envs(env.iter().copied());
@@ -123,7 +121,7 @@ fn hook_register(sandbox: &hook_support::Sandbox, owner_pid: u32, payload: Vec<u
     assert!(finished.stdout.is_empty(), "wrote to stdout");
 }
 
-fn listed_rows(sandbox: &hook_support::Sandbox) -> Vec<Value> {
+fn listed_rows(sandbox: &tests::Sandbox) -> Vec<Value> {
     let mut command = sandbox.roster_command("roster-list");
     command.arg("--json");
     let finished = run_to_completion(command, StdinFeed::Null, MACHINE_DEADLINE);
@@ -161,14 +159,15 @@ fn hook_mode_drops_an_over_long_value_logs_it_and_registers() {
         ("cwd", Box::new(|map| drop(map.insert("cwd".into(), huge_path.clone().into()))), "", "4096 bytes"),
     ];
     for (key, edit, absent, limit) in cases {
-        let sandbox = hook_support::Sandbox::new();
+        let sandbox = tests::Sandbox::with_default_roster();
         let owner = sandbox.spawn_idle_owner();
         hook_register(&sandbox, owner.pid(), claude_payload(&sandbox, |map| edit(map)), &[]);
-        let record =
-            sandbox.record(owner.pid()).unwrap_or_else(|| panic!("{key}: the session was not registered"));
+        let record = sandbox
+            .find_record(owner.pid())
+            .unwrap_or_else(|| panic!("{key}: the session was not registered"));
         if absent.is_empty() {
             // A cwd over its limit falls back to the directory the hook runs in.
-            assert_eq!(record["cwd"], sandbox.project.to_str().unwrap(), "{key}");
+            assert_eq!(record["cwd"], sandbox.project().to_str().unwrap(), "{key}");
         } else {
             assert!(
                 record.get(absent).is_none(),
@@ -192,7 +191,7 @@ fn hook_mode_drops_an_over_long_value_logs_it_and_registers() {
 
 #[test]
 fn hook_mode_drops_every_over_long_value_at_once() {
-    let sandbox = hook_support::Sandbox::new();
+    let sandbox = tests::Sandbox::with_default_roster();
     let owner = sandbox.spawn_idle_owner();
     let quarter = LONG_PAYLOAD_VALUE_BYTES / 4 - 1024;
     let payload = claude_payload(&sandbox, |map| {
@@ -209,11 +208,11 @@ fn hook_mode_drops_every_over_long_value_at_once() {
         payload,
         &[("ROSTER_AGENT", &agent), ("CLAUDE_CODE_MESSAGING_SOCKET", &socket)],
     );
-    let record = sandbox.record(owner.pid()).expect("the session was not registered");
+    let record = sandbox.find_record(owner.pid()).expect("the session was not registered");
     for key in ["transcript_path", "session_id", "harness_version", "agent", "socket"] {
         assert!(record.get(key).is_none(), "{key} was kept");
     }
-    assert_eq!(record["cwd"], sandbox.project.to_str().unwrap());
+    assert_eq!(record["cwd"], sandbox.project().to_str().unwrap());
     let rows = listed_rows(&sandbox);
     assert_eq!(rows[0]["problem"], Value::Null, "{:#}", rows[0]);
     let log = sandbox.hook_error_lines().join("\n");

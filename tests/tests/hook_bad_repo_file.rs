@@ -5,13 +5,12 @@
 //! registered without the file's agent name, stdout stays silent, the exit
 //! is 0, and the warning goes to `hook-errors.log`.
 
-mod hook_support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use hook_support::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
 use serde_json::Value;
+use tests::Sandbox;
+use tests::hooks::{MACHINE_DEADLINE, StdinFeed, run_to_completion};
 
 fn write_0644(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
@@ -25,7 +24,7 @@ fn a_bad_repository_file_is_logged_and_the_session_registered() {
         (
             "invalid TOML",
             |sandbox| {
-                let path = sandbox.project.join(".roster.toml");
+                let path = sandbox.project().join(".roster.toml");
                 write_0644(&path, "agent_name = \"wren\"\n[consent\n");
                 path
             },
@@ -34,7 +33,7 @@ fn a_bad_repository_file_is_logged_and_the_session_registered() {
         (
             "a misspelt key",
             |sandbox| {
-                let path = sandbox.project.join(".roster.toml");
+                let path = sandbox.project().join(".roster.toml");
                 write_0644(&path, "agent_nmae = \"wren\"\n");
                 path
             },
@@ -43,7 +42,7 @@ fn a_bad_repository_file_is_logged_and_the_session_registered() {
         (
             "another user's file above the cwd",
             |sandbox| {
-                let path = sandbox.home.join("src/.roster.toml");
+                let path = sandbox.home().join("src/.roster.toml");
                 write_0644(&path, "agent_name = \"wren\"\n[consent]\nauto_arm = true\n");
                 nix::unistd::chown(&path, Some(nix::unistd::Uid::from_raw(4242)), None)
                     .unwrap_or_else(|error| panic!("chown to uid 4242 failed ({error}); run as root"));
@@ -53,26 +52,31 @@ fn a_bad_repository_file_is_logged_and_the_session_registered() {
         ),
     ];
     for (name, plant, mention) in cases {
-        let sandbox = Sandbox::new();
+        let sandbox = Sandbox::with_default_roster();
         let path = plant(&sandbox);
         let owner = sandbox.spawn_idle_owner();
         let payload = serde_json::json!({
             "session_id": "7c660e54-2e19-4577-b46a-16f46484eaf4",
-            "cwd": sandbox.project,
+            "cwd": sandbox.project(),
             "hook_event_name": "SessionStart",
             "source": "startup",
         });
         let mut command = sandbox.roster_command("roster-register");
         // Run from elsewhere: the payload's cwd is the session's directory.
-        command.current_dir(&sandbox.home).args(["--hook", "claude-code", "--pid", &owner.pid().to_string()]);
+        command.current_dir(sandbox.home()).args([
+            "--hook",
+            "claude-code",
+            "--pid",
+            &owner.pid().to_string(),
+        ]);
         let finished =
             run_to_completion(command, StdinFeed::Bytes(payload.to_string().into_bytes()), MACHINE_DEADLINE);
         assert_eq!(finished.code(), Some(0), "{name}: stderr {}", finished.stderr_text());
         assert!(finished.stdout.is_empty(), "{name}: wrote to stdout: {}", finished.stdout_text());
 
-        let record = sandbox.record(owner.pid()).unwrap_or_else(|| panic!("{name}: not registered"));
+        let record = sandbox.find_record(owner.pid()).unwrap_or_else(|| panic!("{name}: not registered"));
         assert_eq!(record["agent"], Value::Null, "{name}: {record:#}");
-        assert_eq!(record["cwd"], sandbox.project.to_str().unwrap(), "{name}: {record:#}");
+        assert_eq!(record["cwd"], sandbox.project().to_str().unwrap(), "{name}: {record:#}");
 
         let logged = sandbox.hook_error_lines();
         let prefix = format!("roster-register: warning: {}: ", path.display());

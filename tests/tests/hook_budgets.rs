@@ -5,12 +5,11 @@
 //! when stdin stays open with no data. Past the bound the hook logs what
 //! held it, exits 0 and prints nothing on stdout.
 
-mod hook_support;
-
 use std::time::Duration;
 
-use hook_support::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
 use tests::LockHolder;
+use tests::Sandbox;
+use tests::hooks::{MACHINE_DEADLINE, StdinFeed, run_to_completion};
 
 const SESSION_START_BUDGET: Duration = Duration::from_millis(1000);
 const SESSION_END_BUDGET: Duration = Duration::from_millis(500);
@@ -18,7 +17,7 @@ const SESSION_END_BUDGET: Duration = Duration::from_millis(500);
 fn payload(sandbox: &Sandbox) -> Vec<u8> {
     format!(
         r#"{{"session_id":"budget-1","hook_event_name":"SessionStart","source":"startup","cwd":{:?}}}"#,
-        sandbox.project.to_string_lossy()
+        sandbox.project().to_string_lossy()
     )
     .into_bytes()
 }
@@ -30,11 +29,11 @@ fn feeds(sandbox: &Sandbox) -> Vec<(&'static str, StdinFeed)> {
 
 #[test]
 fn hooks_fit_their_budget_while_another_process_holds_the_lock_forever() {
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::with_default_roster();
     let owner = sandbox.spawn_idle_owner();
     let pid = owner.pid().to_string();
     sandbox.create_roster_directory();
-    let _holder = LockHolder::spawn(&sandbox.roster.join(".lock"));
+    let _holder = LockHolder::spawn(&sandbox.root().join(".lock"));
     let runs: [(&str, &[&str], Duration); 2] = [
         ("roster-register", &["--hook", "claude-code"], SESSION_START_BUDGET),
         ("roster-prune", &["--current", "--hook", "claude-code"], SESSION_END_BUDGET),
@@ -61,21 +60,21 @@ fn hooks_fit_their_budget_while_another_process_holds_the_lock_forever() {
             );
         }
     }
-    assert!(sandbox.record(owner.pid()).is_none(), "nothing was registered under a held lock");
+    assert!(sandbox.find_record(owner.pid()).is_none(), "nothing was registered under a held lock");
 }
 
 /// A session end does not need its payload to find its owner: with stdin
 /// held open, the record is still removed within the budget.
 #[test]
 fn a_session_end_with_stdin_held_open_removes_the_record_within_its_budget() {
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::with_default_roster();
     let owner = sandbox.spawn_idle_owner();
     let pid = owner.pid().to_string();
     let mut register = sandbox.roster_command("roster-register");
     register.args(["--hook", "claude-code", "--pid", &pid]);
     let finished = run_to_completion(register, StdinFeed::Bytes(payload(&sandbox)), MACHINE_DEADLINE);
     assert_eq!(finished.code(), Some(0));
-    assert!(sandbox.record(owner.pid()).is_some(), "registered: {}", finished.stderr_text());
+    assert!(sandbox.find_record(owner.pid()).is_some(), "registered: {}", finished.stderr_text());
 
     let mut end = sandbox.roster_command("roster-prune");
     end.args(["--current", "--hook", "claude-code", "--pid", &pid]);
@@ -83,25 +82,25 @@ fn a_session_end_with_stdin_held_open_removes_the_record_within_its_budget() {
     assert_eq!(finished.code(), Some(0));
     assert!(finished.stdout.is_empty());
     assert!(finished.elapsed < SESSION_END_BUDGET, "took {:?}", finished.elapsed);
-    assert!(sandbox.record(owner.pid()).is_none(), "the session end kept the record");
+    assert!(sandbox.find_record(owner.pid()).is_none(), "the session end kept the record");
 }
 
 /// Outside hook mode a person waits the full 5 s, and is told what for on
 /// the terminal; a script (stderr not a terminal) gets the one error line.
 #[test]
 fn plain_mode_keeps_its_longer_wait_and_says_what_it_waits_for() {
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::with_default_roster();
     let owner = sandbox.spawn_idle_owner();
     sandbox.create_roster_directory();
-    let holder = LockHolder::spawn(&sandbox.roster.join(".lock"));
+    let holder = LockHolder::spawn(&sandbox.root().join(".lock"));
     let register = format!(
         "{} --pid {}",
-        hook_support::shell_quote(&hook_support::roster_binary("roster-register").to_string_lossy()),
+        tests::shell_quote(&tests::binary("roster-register").to_string_lossy()),
         owner.pid()
     );
     // `script` gives the command a terminal, as a person's shell would.
     let mut command = std::process::Command::new(tests::require_tool("script"));
-    command.env_clear().envs(sandbox.base_environment()).current_dir(&sandbox.project);
+    command.env_clear().envs(sandbox.base_environment()).current_dir(sandbox.project());
     command.args(["-qec", &register, "/dev/null"]);
     let finished = run_to_completion(command, StdinFeed::Null, MACHINE_DEADLINE);
     let output = finished.stdout_text();

@@ -5,10 +5,9 @@
 //! (`--hook <harness>`, the owner named by `--pid`), once with `--hook auto` run by a
 //! stand-in of the harness, so that detection sees the harness's own process tree.
 
-mod hook_support;
-
-use hook_support::{
-    CAPTURE_FOLDERS, Capture, MACHINE_DEADLINE, Sandbox, StandIn, StandInKind, StdinFeed, expected_fields,
+use tests::Sandbox;
+use tests::hooks::{
+    CAPTURE_FOLDERS, Capture, MACHINE_DEADLINE, StandIn, StandInKind, StdinFeed, expected_fields,
     recorded_fields, run_to_completion, session_start_command,
 };
 
@@ -40,7 +39,7 @@ fn hook_names(harness: &str) -> Vec<&'static str> {
 fn register_named_with_pid(folder: &'static str) {
     let capture = Capture::load(folder);
     for hook_name in hook_names(capture.harness) {
-        let sandbox = Sandbox::new();
+        let sandbox = Sandbox::with_default_roster();
         let owner = sandbox.spawn_idle_owner();
         // The harnesses' own pid exports name processes of the capture machine; the owner
         // is named by --pid here, which beats them anyway.
@@ -56,11 +55,11 @@ fn register_named_with_pid(folder: &'static str) {
             assert!(finished.stdout.is_empty(), "{what}: wrote to stdout: {}", finished.stdout_text());
             assert!(finished.stderr.is_empty(), "{what}: complained: {}", finished.stderr_text());
             let record = sandbox
-                .record(owner.pid())
+                .find_record(owner.pid())
                 .unwrap_or_else(|| panic!("{what}: no record for pid {}", owner.pid()));
             assert_eq!(
                 recorded_fields(&record),
-                expected_fields(&capture, &payload, &sandbox.project),
+                expected_fields(&capture, &payload, &sandbox.project()),
                 "{what}: record {record:#}"
             );
             assert_eq!(record["session_pid"], owner.pid(), "{what}");
@@ -74,7 +73,7 @@ fn register_named_with_pid(folder: &'static str) {
 fn register_auto_under_stand_in(folder: &'static str) {
     let capture = Capture::load(folder);
     let kind = stand_in_for(folder);
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::with_default_roster();
     let environment = capture.environment_in(&sandbox, &[]);
     let mut stand_in = StandIn::launch(&sandbox, kind, &environment);
     for (file_name, payload) in &capture.payloads {
@@ -84,16 +83,21 @@ fn register_auto_under_stand_in(folder: &'static str) {
         run.assert_quiet_success(&what);
         assert!(run.stderr.is_empty(), "{what}: complained: {}", run.stderr_text());
         let record = sandbox
-            .record(stand_in.owner_pid)
+            .find_record(stand_in.owner_pid)
             .unwrap_or_else(|| panic!("{what}: no record for the harness pid {}", stand_in.owner_pid));
         assert_eq!(
             recorded_fields(&record),
-            expected_fields(&capture, &payload, &sandbox.project),
+            expected_fields(&capture, &payload, &sandbox.project()),
             "{what}: record {record:#}"
         );
         assert_eq!(record["session_pid"], stand_in.owner_pid, "{what}");
         assert_eq!(record["session_pid_verified"], true, "{what}");
-        assert_eq!(sandbox.record_names().len(), 1, "{what}: {:?}", sandbox.record_names());
+        assert_eq!(
+            sandbox.visible_session_entries().len(),
+            1,
+            "{what}: {:?}",
+            sandbox.visible_session_entries()
+        );
     }
 }
 
@@ -151,7 +155,7 @@ fn opencode_plugin_events_register_with_auto_detection_under_an_opencode_stand_i
 /// one this file was written against: a new capture must get a look, not slip through.
 #[test]
 fn every_capture_folder_is_exercised() {
-    let on_disk: Vec<String> = std::fs::read_dir(hook_support::captures_directory())
+    let on_disk: Vec<String> = std::fs::read_dir(tests::hooks::captures_directory())
         .expect("reading the captures")
         .filter_map(|entry| entry.ok())
         .filter(|entry| entry.path().is_dir())

@@ -4,12 +4,11 @@
 //! on stderr, appends one line to `hook-errors.log` (where the directory can be trusted),
 //! finishes within the payload deadline, and `roster-list` points at the failure.
 
-mod hook_support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use hook_support::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
+use tests::Sandbox;
+use tests::hooks::{MACHINE_DEADLINE, StdinFeed, run_to_completion};
 
 /// The payload read deadline is at most 2 s (in hook mode less, inside the hook's budget);
 /// everything after it (logging under a lock) is short.
@@ -84,7 +83,7 @@ fn hook_arguments(binary: &str, owner_pid: u32) -> Vec<String> {
 fn bad_payloads_exit_zero_silently_log_one_line_and_finish_within_the_deadline() {
     for bad in &BAD_PAYLOADS {
         for binary in ["roster-register", "roster-prune"] {
-            let sandbox = Sandbox::new();
+            let sandbox = Sandbox::with_default_roster();
             let owner = sandbox.spawn_idle_owner();
             let args = hook_arguments(binary, owner.pid());
             let what = format!("{binary} {} with {}", args.join(" "), bad.name);
@@ -107,7 +106,11 @@ fn bad_payloads_exit_zero_silently_log_one_line_and_finish_within_the_deadline()
             let log = sandbox.hook_error_lines();
             assert_eq!(log.len(), 1, "{what}: hook-errors.log {log:?}");
             assert!(log[0].contains(binary) && log[0].contains(bad.message_mentions), "{what}: {log:?}");
-            assert!(sandbox.record_names().is_empty(), "{what}: wrote {:?}", sandbox.record_names());
+            assert!(
+                sandbox.visible_session_entries().is_empty(),
+                "{what}: wrote {:?}",
+                sandbox.visible_session_entries()
+            );
 
             let listing = sandbox.list_notes();
             assert!(listing.contains("1 hook failure"), "{what}: roster-list notes: {listing}");
@@ -121,7 +124,7 @@ fn bad_payloads_exit_zero_silently_log_one_line_and_finish_within_the_deadline()
 /// up, well inside the 1 s a harness allows a session-start hook.
 #[test]
 fn a_writer_that_never_closes_stdin_is_cut_off_within_the_session_start_budget() {
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::with_default_roster();
     let owner = sandbox.spawn_idle_owner();
     let mut command = sandbox.roster_command("roster-register");
     command.args(["--hook", "auto", "--pid", &owner.pid().to_string()]);
@@ -139,7 +142,7 @@ fn a_writer_that_never_closes_stdin_is_cut_off_within_the_session_start_budget()
 /// Each failure is one more line: the log grows by exactly one per failed hook call.
 #[test]
 fn each_failed_hook_call_adds_exactly_one_log_line() {
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::with_default_roster();
     let owner = sandbox.spawn_idle_owner();
     for round in 1..=3 {
         let mut command = sandbox.roster_command("roster-register");
@@ -159,9 +162,9 @@ fn each_failed_hook_call_adds_exactly_one_log_line() {
 /// one line per failure up to its bound of 100, however long the messages.
 #[test]
 fn long_failure_messages_never_cost_the_log_its_history() {
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::with_default_roster();
     let owner = sandbox.spawn_idle_owner();
-    let long_directory = format!("{}/{}", sandbox.project.display(), "missing-directory-".repeat(200));
+    let long_directory = format!("{}/{}", sandbox.project().display(), "missing-directory-".repeat(200));
     let payload = format!(r#"{{"session_id":"long-1","cwd":"{long_directory}"}}"#);
     for failure in 1..=105 {
         let mut command = sandbox.roster_command("roster-register");
@@ -183,9 +186,9 @@ fn long_failure_messages_never_cost_the_log_its_history() {
 #[test]
 fn an_unparsable_hook_command_line_is_logged_where_its_dir_points() {
     for binary in ["roster-register", "roster-prune"] {
-        let sandbox = Sandbox::new();
+        let sandbox = Sandbox::with_default_roster();
         let owner = sandbox.spawn_idle_owner();
-        let named = sandbox.root.join("named-roster");
+        let named = sandbox.base().join("named-roster");
         let mut arguments = hook_arguments(binary, owner.pid());
         arguments.extend([
             "--dir".to_owned(),
@@ -206,7 +209,7 @@ fn an_unparsable_hook_command_line_is_logged_where_its_dir_points() {
         );
         let log = std::fs::read_to_string(named.join("hook-errors.log")).unwrap_or_default();
         assert_eq!(log.lines().count(), 1, "{what}: the log in --dir: {log:?}");
-        assert!(!sandbox.roster.exists(), "{what}: the default roster directory was created");
+        assert!(!sandbox.root().exists(), "{what}: the default roster directory was created");
     }
 }
 
@@ -224,14 +227,14 @@ fn other_hook_failures_are_logged_the_same_way() {
         message_mentions: &'static str,
     }
     let strings = |words: &[&str]| words.iter().map(|word| (*word).to_owned()).collect::<Vec<String>>();
-    let sandbox_for_cases = Sandbox::new();
-    let project = sandbox_for_cases.project.display().to_string();
+    let sandbox_for_cases = Sandbox::with_default_roster();
+    let project = sandbox_for_cases.project().display().to_string();
     let good_payload =
         format!(r#"{{"session_id":"s-1","cwd":"{project}","hook_event_name":"SessionStart"}}"#);
     // A pid that provably names no process: a child that was started, ended and reaped.
     let ended = sandbox_for_cases.spawn_idle_owner();
     let gone_pid = ended.pid().to_string();
-    ended.end();
+    ended.kill();
     let live = sandbox_for_cases.spawn_idle_owner();
     let live_pid = live.pid().to_string();
     let cases = [
@@ -261,7 +264,7 @@ fn other_hook_failures_are_logged_the_same_way() {
         // (tests/tests/hook_payload_fallbacks.rs).
     ];
     for case in cases {
-        let sandbox = Sandbox::new();
+        let sandbox = Sandbox::with_default_roster();
         let mut command = sandbox.roster_command("roster-register");
         command.args(&case.arguments).envs(case.environment.iter().cloned());
         let finished =
@@ -274,7 +277,11 @@ fn other_hook_failures_are_logged_the_same_way() {
         let mentions = case.message_mentions;
         assert!(stderr.contains(mentions), "{name}: {stderr:?} should mention {mentions:?}");
         assert_eq!(sandbox.hook_error_lines().len(), 1, "{name}: {:?}", sandbox.hook_error_lines());
-        assert!(sandbox.record_names().is_empty(), "{name}: wrote {:?}", sandbox.record_names());
+        assert!(
+            sandbox.visible_session_entries().is_empty(),
+            "{name}: wrote {:?}",
+            sandbox.visible_session_entries()
+        );
     }
 }
 
@@ -287,23 +294,23 @@ fn an_untrusted_roster_directory_is_refused_quietly_in_hook_mode() {
     let tampers: [(&str, Tamper); 2] = [
         ("group-writable", |sandbox| {
             sandbox.create_roster_directory();
-            std::fs::set_permissions(&sandbox.roster, std::fs::Permissions::from_mode(0o770))
+            std::fs::set_permissions(sandbox.root(), std::fs::Permissions::from_mode(0o770))
                 .expect("chmod 0770");
         }),
         ("a symlink", |sandbox| {
-            let real = sandbox.root.join("elsewhere");
+            let real = sandbox.base().join("elsewhere");
             std::fs::create_dir_all(&real).expect("creating the symlink target");
             std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o700)).expect("chmod 0700");
-            std::fs::create_dir_all(sandbox.roster.parent().expect("a parent"))
+            std::fs::create_dir_all(sandbox.root().parent().expect("a parent"))
                 .expect("creating ~/.local/state");
-            std::os::unix::fs::symlink(&real, &sandbox.roster).expect("creating the symlink");
+            std::os::unix::fs::symlink(&real, sandbox.root()).expect("creating the symlink");
         }),
     ];
     for (name, tamper) in tampers {
-        let sandbox = Sandbox::new();
+        let sandbox = Sandbox::with_default_roster();
         tamper(&sandbox);
         let owner = sandbox.spawn_idle_owner();
-        let payload = format!(r#"{{"session_id":"s-1","cwd":"{}"}}"#, sandbox.project.display());
+        let payload = format!(r#"{{"session_id":"s-1","cwd":"{}"}}"#, sandbox.project().display());
         let pid = owner.pid().to_string();
 
         let mut hook = sandbox.roster_command("roster-register");
@@ -315,10 +322,10 @@ fn an_untrusted_roster_directory_is_refused_quietly_in_hook_mode() {
         let stderr = finished.stderr_text();
         assert_eq!(stderr.lines().count(), 1, "{name}: {stderr:?}");
         assert!(
-            stderr.contains(&sandbox.roster.display().to_string()),
+            stderr.contains(&sandbox.root().display().to_string()),
             "{name}: {stderr:?} should name the path"
         );
-        let inside = std::fs::read_dir(&sandbox.roster).expect("reading the roster directory").count();
+        let inside = std::fs::read_dir(sandbox.root()).expect("reading the roster directory").count();
         assert_eq!(inside, 0, "{name}: something was written into the untrusted directory");
 
         let mut prune_hook = sandbox.roster_command("roster-prune");
@@ -340,11 +347,11 @@ fn an_untrusted_roster_directory_is_refused_quietly_in_hook_mode() {
 /// registration outside hook mode prints its one line (so the silence is hook mode's).
 #[test]
 fn a_successful_hook_writes_nothing_on_stdout() {
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::with_default_roster();
     let owner = sandbox.spawn_idle_owner();
     let payload = format!(
         r#"{{"session_id":"quiet-1","cwd":"{}","hook_event_name":"SessionStart","source":"startup"}}"#,
-        sandbox.project.display()
+        sandbox.project().display()
     );
     let pid = owner.pid().to_string();
     for target in ["claude-code", "auto"] {
@@ -355,7 +362,7 @@ fn a_successful_hook_writes_nothing_on_stdout() {
         assert_eq!(finished.code(), Some(0), "--hook {target}: stderr {}", finished.stderr_text());
         assert!(finished.stdout.is_empty(), "--hook {target}: wrote to stdout: {}", finished.stdout_text());
         assert!(finished.stderr.is_empty(), "--hook {target}: {}", finished.stderr_text());
-        assert_eq!(sandbox.record(owner.pid()).expect("registered")["session_id"], "quiet-1");
+        assert_eq!(sandbox.find_record(owner.pid()).expect("registered")["session_id"], "quiet-1");
     }
     let mut plain = sandbox.roster_command("roster-register");
     plain.args(["--pid", &pid, "--session-id", "quiet-1"]);
@@ -368,6 +375,6 @@ fn a_successful_hook_writes_nothing_on_stdout() {
     let finished = run_to_completion(end, StdinFeed::Bytes(payload.into_bytes()), MACHINE_DEADLINE);
     assert_eq!(finished.code(), Some(0), "stderr {}", finished.stderr_text());
     assert!(finished.stdout.is_empty(), "prune --hook wrote to stdout: {}", finished.stdout_text());
-    assert!(sandbox.record(owner.pid()).is_none(), "the session-end hook left the record");
+    assert!(sandbox.find_record(owner.pid()).is_none(), "the session-end hook left the record");
     assert!(sandbox.hook_error_lines().is_empty(), "{:?}", sandbox.hook_error_lines());
 }

@@ -4,13 +4,12 @@
 //! in hook-errors.log; and a payload that is one whole JSON object is
 //! taken at once even when the harness keeps stdin open.
 
-mod hook_support;
-
 use std::time::Duration;
 
-use hook_support::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
+use tests::Sandbox;
+use tests::hooks::{MACHINE_DEADLINE, StdinFeed, run_to_completion};
 
-fn register_with(sandbox: &Sandbox, pid: u32, payload: &str) -> hook_support::Finished {
+fn register_with(sandbox: &Sandbox, pid: u32, payload: &str) -> tests::hooks::Finished {
     let mut command = sandbox.roster_command("roster-register");
     command.args(["--hook", "claude-code", "--pid", &pid.to_string()]);
     run_to_completion(command, StdinFeed::Bytes(payload.as_bytes().to_vec()), MACHINE_DEADLINE)
@@ -18,7 +17,7 @@ fn register_with(sandbox: &Sandbox, pid: u32, payload: &str) -> hook_support::Fi
 
 #[test]
 fn unusable_payload_values_are_left_out_and_the_session_registered() {
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::with_default_roster();
     let cases = [
         (r#"{"session_id":"ok-1","cwd":"/no/such/directory"}"#, "cwd", Some("ok-1")),
         (r#"{"session_id":"ok-2","cwd":"relative/dir"}"#, "cwd", Some("ok-2")),
@@ -30,11 +29,11 @@ fn unusable_payload_values_are_left_out_and_the_session_registered() {
         let finished = register_with(&sandbox, owner.pid(), payload);
         assert_eq!(finished.code(), Some(0), "{payload}: {}", finished.stderr_text());
         assert!(finished.stdout.is_empty(), "{payload}");
-        let record = sandbox.record(owner.pid()).unwrap_or_else(|| panic!("{payload}: not registered"));
+        let record = sandbox.find_record(owner.pid()).unwrap_or_else(|| panic!("{payload}: not registered"));
         assert_eq!(record["session_id"].as_str(), session_id, "{payload}: {record:#}");
         assert_eq!(
             record["cwd"].as_str(),
-            Some(sandbox.project.to_str().expect("UTF-8")),
+            Some(sandbox.project().to_str().expect("UTF-8")),
             "{payload}: the hook's own directory stands in"
         );
         let last = sandbox.hook_error_lines().last().cloned().unwrap_or_default();
@@ -50,7 +49,7 @@ fn unusable_payload_values_are_left_out_and_the_session_registered() {
 
 #[test]
 fn a_whole_payload_is_taken_while_the_harness_keeps_stdin_open() {
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::with_default_roster();
     let owner = sandbox.spawn_idle_owner();
     let mut command = sandbox.roster_command("roster-register");
     command.args(["--hook", "claude-code", "--pid", &owner.pid().to_string()]);
@@ -62,6 +61,6 @@ fn a_whole_payload_is_taken_while_the_harness_keeps_stdin_open() {
         "waited for the end of stdin: {:?}",
         finished.elapsed
     );
-    let record = sandbox.record(owner.pid()).expect("registered");
+    let record = sandbox.find_record(owner.pid()).expect("registered");
     assert_eq!(record["session_id"], "held-open");
 }

@@ -4,10 +4,9 @@
 //! `registered_at` is kept, and the session-id index follows, so the old id is free for
 //! another session and the new one is held.
 
-mod hook_support;
-
-use hook_support::{MACHINE_DEADLINE, Sandbox, StdinFeed, run_to_completion};
 use serde_json::Value;
+use tests::Sandbox;
+use tests::hooks::{MACHINE_DEADLINE, StdinFeed, run_to_completion};
 
 const FIRST_SESSION_ID: &str = "7c660e54-2e19-4577-b46a-16f46484eaf4";
 const NEXT_SESSION_ID: &str = "0d9e6a8c-51f7-4b7e-a0a4-3f2cbbd0c2e1";
@@ -15,8 +14,8 @@ const NEXT_SESSION_ID: &str = "0d9e6a8c-51f7-4b7e-a0a4-3f2cbbd0c2e1";
 fn session_start_payload(sandbox: &Sandbox, session_id: &str, source: &str) -> Vec<u8> {
     serde_json::json!({
         "session_id": session_id,
-        "transcript_path": format!("{}/.claude/projects/app/{session_id}.jsonl", sandbox.home.display()),
-        "cwd": sandbox.project,
+        "transcript_path": format!("{}/.claude/projects/app/{session_id}.jsonl", sandbox.home().display()),
+        "cwd": sandbox.project(),
         "hook_event_name": "SessionStart",
         "source": source,
     })
@@ -24,7 +23,7 @@ fn session_start_payload(sandbox: &Sandbox, session_id: &str, source: &str) -> V
     .into_bytes()
 }
 
-fn hook_register(sandbox: &Sandbox, owner_pid: u32, payload: Vec<u8>) -> hook_support::Finished {
+fn hook_register(sandbox: &Sandbox, owner_pid: u32, payload: Vec<u8>) -> tests::hooks::Finished {
     let mut command = sandbox.roster_command("roster-register");
     command.args(["--hook", "claude-code", "--pid", &owner_pid.to_string()]);
     let finished = run_to_completion(command, StdinFeed::Bytes(payload), MACHINE_DEADLINE);
@@ -33,7 +32,7 @@ fn hook_register(sandbox: &Sandbox, owner_pid: u32, payload: Vec<u8>) -> hook_su
     finished
 }
 
-fn plain_register(sandbox: &Sandbox, owner_pid: u32, session_id: &str) -> hook_support::Finished {
+fn plain_register(sandbox: &Sandbox, owner_pid: u32, session_id: &str) -> tests::hooks::Finished {
     let mut command = sandbox.roster_command("roster-register");
     command.args(["--pid", &owner_pid.to_string(), "--session-id", session_id, "--quiet"]);
     run_to_completion(command, StdinFeed::Null, MACHINE_DEADLINE)
@@ -46,16 +45,16 @@ fn text(record: &Value, key: &str) -> String {
 #[test]
 fn a_restarted_session_refreshes_its_record_and_moves_its_session_id() {
     for source in ["clear", "resume", "compact"] {
-        let sandbox = Sandbox::new();
+        let sandbox = Sandbox::with_default_roster();
         let owner = sandbox.spawn_idle_owner();
         hook_register(&sandbox, owner.pid(), session_start_payload(&sandbox, FIRST_SESSION_ID, "startup"));
-        let first = sandbox.record(owner.pid()).expect("the first registration");
+        let first = sandbox.find_record(owner.pid()).expect("the first registration");
         assert_eq!(text(&first, "session_id"), FIRST_SESSION_ID);
 
         let quiet =
             hook_register(&sandbox, owner.pid(), session_start_payload(&sandbox, NEXT_SESSION_ID, source));
         assert!(quiet.stderr.is_empty(), "source {source}: {}", quiet.stderr_text());
-        let refreshed = sandbox.record(owner.pid()).expect("the refreshed record");
+        let refreshed = sandbox.find_record(owner.pid()).expect("the refreshed record");
         assert_eq!(text(&refreshed, "session_id"), NEXT_SESSION_ID, "source {source}");
         assert!(
             text(&refreshed, "transcript_path").ends_with(&format!("{NEXT_SESSION_ID}.jsonl")),
@@ -66,7 +65,11 @@ fn a_restarted_session_refreshes_its_record_and_moves_its_session_id() {
             text(&refreshed, "refreshed_at") > text(&first, "refreshed_at"),
             "source {source}: refreshed_at did not move: {refreshed:#}"
         );
-        assert_eq!(sandbox.record_names(), vec![format!("{}.json", owner.pid())], "source {source}");
+        assert_eq!(
+            sandbox.visible_session_entries(),
+            vec![format!("{}.json", owner.pid())],
+            "source {source}"
+        );
         assert_eq!(
             sandbox.session_index_entries().len(),
             1,
@@ -83,7 +86,10 @@ fn a_restarted_session_refreshes_its_record_and_moves_its_session_id() {
             "source {source}: the old id is still held: {}",
             finished.stderr_text()
         );
-        assert_eq!(text(&sandbox.record(another.pid()).expect("registered"), "session_id"), FIRST_SESSION_ID);
+        assert_eq!(
+            text(&sandbox.find_record(another.pid()).expect("registered"), "session_id"),
+            FIRST_SESSION_ID
+        );
 
         // The new id is held by the refreshed owner: a third session is refused, told who holds it.
         let third = sandbox.spawn_idle_owner();
@@ -95,7 +101,10 @@ fn a_restarted_session_refreshes_its_record_and_moves_its_session_id() {
             owner.pid(),
             finished.stderr_text()
         );
-        assert!(sandbox.record(third.pid()).is_none(), "source {source}: the refused session was written");
+        assert!(
+            sandbox.find_record(third.pid()).is_none(),
+            "source {source}: the refused session was written"
+        );
 
         // In hook mode the same conflict is silent and exits 0, but is logged with the holder.
         let before = sandbox.hook_error_lines().len();
@@ -105,7 +114,10 @@ fn a_restarted_session_refreshes_its_record_and_moves_its_session_id() {
         let log = sandbox.hook_error_lines();
         assert_eq!(log.len(), before + 1, "source {source}: {log:?}");
         assert!(log.last().is_some_and(|line| line.contains(&owner.pid().to_string())), "{log:?}");
-        assert!(sandbox.record(third.pid()).is_none(), "source {source}: the refused session was written");
+        assert!(
+            sandbox.find_record(third.pid()).is_none(),
+            "source {source}: the refused session was written"
+        );
     }
 }
 
@@ -113,17 +125,20 @@ fn a_restarted_session_refreshes_its_record_and_moves_its_session_id() {
 /// only while it lives.
 #[test]
 fn a_session_id_of_an_ended_session_can_be_taken_over() {
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::with_default_roster();
     let first = sandbox.spawn_idle_owner();
     let first_pid = first.pid();
     hook_register(&sandbox, first_pid, session_start_payload(&sandbox, FIRST_SESSION_ID, "startup"));
-    first.end();
+    first.kill();
     let resumed = sandbox.spawn_idle_owner();
     let finished =
         hook_register(&sandbox, resumed.pid(), session_start_payload(&sandbox, FIRST_SESSION_ID, "resume"));
     assert!(finished.stderr.is_empty(), "{}", finished.stderr_text());
-    assert_eq!(text(&sandbox.record(resumed.pid()).expect("registered"), "session_id"), FIRST_SESSION_ID);
-    assert!(sandbox.record(first_pid).is_none(), "the dead holder's record was kept");
+    assert_eq!(
+        text(&sandbox.find_record(resumed.pid()).expect("registered"), "session_id"),
+        FIRST_SESSION_ID
+    );
+    assert!(sandbox.find_record(first_pid).is_none(), "the dead holder's record was kept");
 }
 
 fn plain_register_with(sandbox: &Sandbox, owner_pid: u32, extra: &[&str]) {
@@ -134,7 +149,7 @@ fn plain_register_with(sandbox: &Sandbox, owner_pid: u32, extra: &[&str]) {
 }
 
 fn recorded_agent(sandbox: &Sandbox, owner_pid: u32) -> Value {
-    sandbox.record(owner_pid).expect("registered")["agent"].clone()
+    sandbox.find_record(owner_pid).expect("registered")["agent"].clone()
 }
 
 /// Regression: a SessionStart hook after `/clear` (a new session id, same owner) dropped the
@@ -143,8 +158,8 @@ fn recorded_agent(sandbox: &Sandbox, owner_pid: u32) -> Value {
 /// file's `agent_name` never overrides it.
 #[test]
 fn a_refresh_keeps_the_agent_name_given_by_hand() {
-    let sandbox = Sandbox::new();
-    std::fs::write(sandbox.project.join(".roster.toml"), "agent_name = \"from-repo\"\n").unwrap();
+    let sandbox = Sandbox::with_default_roster();
+    std::fs::write(sandbox.project().join(".roster.toml"), "agent_name = \"from-repo\"\n").unwrap();
     let owner = sandbox.spawn_idle_owner();
     plain_register_with(&sandbox, owner.pid(), &["--agent", "wren", "--session-id", FIRST_SESSION_ID]);
     assert_eq!(recorded_agent(&sandbox, owner.pid()), "wren");
@@ -152,7 +167,7 @@ fn a_refresh_keeps_the_agent_name_given_by_hand() {
     for source in ["clear", "resume", "compact"] {
         let session_id = format!("{NEXT_SESSION_ID}-{source}");
         hook_register(&sandbox, owner.pid(), session_start_payload(&sandbox, &session_id, source));
-        let refreshed = sandbox.record(owner.pid()).expect("the refreshed record");
+        let refreshed = sandbox.find_record(owner.pid()).expect("the refreshed record");
         assert_eq!(text(&refreshed, "session_id"), session_id, "source {source}");
         assert_eq!(refreshed["agent"], "wren", "source {source}: the hand-given name was dropped");
     }

@@ -7,16 +7,15 @@
 //! session-end hook removes the record well inside the harness's hook budget, and a
 //! harness that dies without a session end leaves a record `roster-prune` removes as dead.
 
-mod hook_support;
-
 use std::os::unix::net::UnixListener;
 use std::time::Duration;
 
-use hook_support::{
-    Capture, MACHINE_DEADLINE, Sandbox, StandIn, StandInKind, StdinFeed, median, run_to_completion,
+use serde_json::Value;
+use tests::Sandbox;
+use tests::hooks::{
+    Capture, MACHINE_DEADLINE, StandIn, StandInKind, StdinFeed, median, run_to_completion,
     session_end_command, session_start_command,
 };
-use serde_json::Value;
 
 /// Codex gives a SessionEnd hook 1 s by default, Claude Code 1.5 s: the session-end hook
 /// must finish inside the tightest, with room to spare even on a loaded machine.
@@ -40,7 +39,7 @@ struct SessionOutcome {
 fn run_session_under_stand_in(kind: StandInKind) -> SessionOutcome {
     let capture = Capture::load(kind.capture_folder());
     let (start_name, end_name) = session_payload_names(capture.folder);
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::with_default_roster();
     let mut environment = capture.environment_in(&sandbox, &[]);
 
     // Claude Code's messaging socket, where the capture had one: a real listening socket at
@@ -65,10 +64,19 @@ fn run_session_under_stand_in(kind: StandInKind) -> SessionOutcome {
     start.assert_quiet_success(&format!("{kind:?} session start"));
     assert!(start.stderr.is_empty(), "{kind:?}: session start complained: {}", start.stderr_text());
 
-    let record = sandbox.record(stand_in.owner_pid).unwrap_or_else(|| {
-        panic!("{kind:?}: no record for the harness pid {}: {:?}", stand_in.owner_pid, sandbox.record_names())
+    let record = sandbox.find_record(stand_in.owner_pid).unwrap_or_else(|| {
+        panic!(
+            "{kind:?}: no record for the harness pid {}: {:?}",
+            stand_in.owner_pid,
+            sandbox.visible_session_entries()
+        )
     });
-    assert_eq!(sandbox.record_names().len(), 1, "{kind:?}: {:?}", sandbox.record_names());
+    assert_eq!(
+        sandbox.visible_session_entries().len(),
+        1,
+        "{kind:?}: {:?}",
+        sandbox.visible_session_entries()
+    );
     assert_eq!(record["session_pid"], stand_in.owner_pid, "{kind:?}");
     assert_eq!(record["harness"], kind.harness(), "{kind:?}");
     assert_eq!(record["session_pid_verified"], true, "{kind:?}");
@@ -80,7 +88,7 @@ fn run_session_under_stand_in(kind: StandInKind) -> SessionOutcome {
     let start_value: Value = serde_json::from_str(&start_payload).expect("JSON");
     let session_id = start_value.get("session_id").or_else(|| start_value.get("sessionId"));
     assert_eq!(record.get("session_id"), session_id, "{kind:?}");
-    assert_eq!(record["cwd"], sandbox.project.to_string_lossy().as_ref(), "{kind:?}");
+    assert_eq!(record["cwd"], sandbox.project().to_string_lossy().as_ref(), "{kind:?}");
     let expected_version = match kind.harness() {
         "claude-code" => Value::from("2.1.328"),
         "copilot" => Value::from("1.0.102"),
@@ -101,7 +109,10 @@ fn run_session_under_stand_in(kind: StandInKind) -> SessionOutcome {
     let end = stand_in.run_hook(&end_command, end_payload.as_bytes());
     end.assert_quiet_success(&format!("{kind:?} session end"));
     assert!(end.stderr.is_empty(), "{kind:?}: session end complained: {}", end.stderr_text());
-    assert!(sandbox.record(stand_in.owner_pid).is_none(), "{kind:?}: the session-end hook left the record");
+    assert!(
+        sandbox.find_record(stand_in.owner_pid).is_none(),
+        "{kind:?}: the session-end hook left the record"
+    );
     assert!(
         end.elapsed < SESSION_END_BUDGET,
         "{kind:?}: the session-end hook took {:?}, over the {SESSION_END_BUDGET:?} budget",
@@ -112,7 +123,10 @@ fn run_session_under_stand_in(kind: StandInKind) -> SessionOutcome {
     // A new session in the same process, which then dies without a session end.
     let again = stand_in.run_hook(&start_command, start_payload.as_bytes());
     again.assert_quiet_success(&format!("{kind:?} second session start"));
-    assert!(sandbox.record(stand_in.owner_pid).is_some(), "{kind:?}: the second session was not registered");
+    assert!(
+        sandbox.find_record(stand_in.owner_pid).is_some(),
+        "{kind:?}: the second session was not registered"
+    );
     let owner_pid = stand_in.owner_pid;
     stand_in.exit_without_session_end();
 
@@ -123,7 +137,7 @@ fn run_session_under_stand_in(kind: StandInKind) -> SessionOutcome {
     let report: Value = serde_json::from_slice(&pruned.stdout).expect("roster-prune --json is JSON");
     assert_eq!(report["dead_removed"], 1, "{kind:?}: {report:#}");
     assert_eq!(report["removed"][0]["session_pid"], owner_pid, "{kind:?}: {report:#}");
-    assert!(sandbox.record(owner_pid).is_none(), "{kind:?}: the dead session's record is still there");
+    assert!(sandbox.find_record(owner_pid).is_none(), "{kind:?}: the dead session's record is still there");
     assert!(sandbox.hook_error_lines().is_empty(), "{kind:?}: {:?}", sandbox.hook_error_lines());
     drop(socket);
     SessionOutcome { session_end_took }
@@ -173,7 +187,7 @@ fn copilot_stand_in_registers_the_node_loader_above_the_main_thread_process() {
 fn session_end_hooks_finish_far_inside_the_tightest_harness_budget() {
     const SESSIONS: usize = 15;
     let capture = Capture::load("codex");
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::with_default_roster();
     let environment = capture.environment_in(&sandbox, &[]);
     let start_payload = sandbox.relocate_payload(capture.payload("session-start.json"));
     let end_payload = sandbox.relocate_payload(capture.payload("session-end.json"));
@@ -183,10 +197,10 @@ fn session_end_hooks_finish_far_inside_the_tightest_harness_budget() {
         stand_in
             .run_hook(&session_start_command("codex"), start_payload.as_bytes())
             .assert_quiet_success("start");
-        assert!(sandbox.record(stand_in.owner_pid).is_some(), "round {round}: not registered");
+        assert!(sandbox.find_record(stand_in.owner_pid).is_some(), "round {round}: not registered");
         let end = stand_in.run_hook(&session_end_command("codex"), end_payload.as_bytes());
         end.assert_quiet_success("end");
-        assert!(sandbox.record(stand_in.owner_pid).is_none(), "round {round}: not removed");
+        assert!(sandbox.find_record(stand_in.owner_pid).is_none(), "round {round}: not removed");
         assert!(
             end.elapsed < SESSION_END_BUDGET,
             "round {round}: the session-end hook took {:?}",

@@ -6,36 +6,18 @@
 //! refresh the same record. Only when the native process ends too is the session dead,
 //! pruned, and its consent gone.
 
-mod hook_support;
-
-use hook_support::{
-    Capture, MACHINE_DEADLINE, Sandbox, StandIn, StandInKind, StdinFeed, run_to_completion,
-    session_start_command, shell_quote,
-};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::Value;
+use tests::Sandbox;
+use tests::hooks::{
+    Capture, MACHINE_DEADLINE, StandIn, StandInKind, StdinFeed, run_to_completion, session_start_command,
+};
+use tests::process_exit::has_exited;
+use tests::shell_quote;
 
 fn signal(pid: u32, signal: Signal) {
     kill(Pid::from_raw(pid as i32), signal).unwrap_or_else(|error| panic!("kill -{signal} {pid}: {error}"));
-}
-
-/// Whether `pid` has exited as a whole: no process at the pid, or a pidfd on it polls
-/// readable (every thread is gone; it awaits its parent). A `Z` in `/proc/<pid>/stat` is not
-/// enough: a leader that exited shows it while its other threads still run.
-fn has_exited(pid: u32) -> bool {
-    use nix::libc;
-    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
-    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0 as libc::c_uint) };
-    if raw < 0 {
-        return true;
-    }
-    // SAFETY: the kernel just returned this fd and nothing else owns it.
-    let pidfd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw as i32) };
-    let mut poll =
-        libc::pollfd { fd: std::os::fd::AsRawFd::as_raw_fd(&pidfd), events: libc::POLLIN, revents: 0 };
-    // SAFETY: one valid pollfd, zero timeout.
-    unsafe { libc::poll(&mut poll, 1, 0) > 0 }
 }
 
 fn wait_for_exit(pid: u32) {
@@ -76,7 +58,7 @@ fn should_arm(sandbox: &Sandbox, pid: u32) -> bool {
 /// One session of `kind` whose loader gets `loader_signal` alone.
 fn loader_killed_alone(kind: StandInKind, loader_signal: Signal) {
     let capture = Capture::load(kind.capture_folder());
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::with_default_roster();
     let environment = capture.environment_in(&sandbox, &[]);
     let payload = sandbox.relocate_payload(capture.payload("session-start.json"));
     let mut stand_in = StandIn::launch(&sandbox, kind, &environment);
@@ -85,7 +67,7 @@ fn loader_killed_alone(kind: StandInKind, loader_signal: Signal) {
 
     let start = stand_in.run_hook(&session_start_command(kind.harness()), payload.as_bytes());
     start.assert_quiet_success(&format!("{kind:?} session start"));
-    let record = sandbox.record(loader).unwrap_or_else(|| panic!("no record for {loader}"));
+    let record = sandbox.find_record(loader).unwrap_or_else(|| panic!("no record for {loader}"));
     let chain = record["chain"].as_array().unwrap_or_else(|| panic!("{kind:?}: no chain in {record:#}"));
     assert_eq!(chain.len(), 1, "{record:#}");
     assert_eq!(chain[0]["pid"], native, "{record:#}");
@@ -98,12 +80,11 @@ fn loader_killed_alone(kind: StandInKind, loader_signal: Signal) {
     assert_eq!(chain[0]["start_ticks"], native_ticks, "{record:#}");
 
     // Consent armed from inside the session binds to the whole chain.
-    let arm =
-        format!("{} arm", shell_quote(&hook_support::roster_binary("roster-consent").to_string_lossy()));
+    let arm = format!("{} arm", shell_quote(&tests::binary("roster-consent").to_string_lossy()));
     let armed = stand_in.run_hook(&arm, b"");
     assert_eq!(armed.exit_status, 0, "{kind:?}: arm: {}", armed.stderr_text());
     let marker: Value = serde_json::from_slice(
-        &std::fs::read(sandbox.roster.join("consent").join(format!("{loader}.json"))).expect("the marker"),
+        &std::fs::read(sandbox.root().join("consent").join(format!("{loader}.json"))).expect("the marker"),
     )
     .expect("JSON");
     assert_eq!(marker["format"], 3, "{marker:#}");
@@ -126,15 +107,15 @@ fn loader_killed_alone(kind: StandInKind, loader_signal: Signal) {
     assert_eq!(row["consent"], "armed", "{row:#}");
     let report = prune(&sandbox);
     assert_eq!(report["dead_removed"], 0, "{kind:?}: a live session was pruned: {report:#}");
-    assert!(sandbox.record(loader).is_some(), "{kind:?}: the record went with the loader");
+    assert!(sandbox.find_record(loader).is_some(), "{kind:?}: the record went with the loader");
     assert!(should_arm(&sandbox, loader), "{kind:?}: consent died with the loader");
 
     // The surviving process registers again (a resumed or cleared session): the same
     // session, so the same record is refreshed, not a second one started.
     let again = stand_in.run_hook(&session_start_command(kind.harness()), payload.as_bytes());
     again.assert_quiet_success(&format!("{kind:?} session start from the surviving process"));
-    assert_eq!(sandbox.record_names(), [format!("{loader}.json")], "{kind:?}");
-    let refreshed = sandbox.record(loader).expect("the record");
+    assert_eq!(sandbox.visible_session_entries(), [format!("{loader}.json")], "{kind:?}");
+    let refreshed = sandbox.find_record(loader).expect("the record");
     assert_eq!(refreshed["registered_at"], record["registered_at"], "{refreshed:#}");
     assert_ne!(refreshed["refreshed_at"], record["refreshed_at"], "{refreshed:#}");
     assert_eq!(refreshed["chain"], record["chain"], "{refreshed:#}");
@@ -153,9 +134,9 @@ fn loader_killed_alone(kind: StandInKind, loader_signal: Signal) {
     assert!(!should_arm(&sandbox, loader), "{kind:?}: consent outlived the chain");
     let report = prune(&sandbox);
     assert_eq!(report["dead_removed"], 1, "{report:#}");
-    assert!(sandbox.record_names().is_empty(), "{:?}", sandbox.record_names());
+    assert!(sandbox.visible_session_entries().is_empty(), "{:?}", sandbox.visible_session_entries());
     assert!(
-        !sandbox.roster.join("consent").join(format!("{loader}.json")).exists(),
+        !sandbox.root().join("consent").join(format!("{loader}.json")).exists(),
         "the marker outlived the chain"
     );
     drop(stand_in);
@@ -182,7 +163,7 @@ fn codex_wrapper_killed_alone_leaves_the_session_alive_until_the_native_process_
 fn the_native_process_ending_first_leaves_the_session_alive_on_the_loader() {
     let kind = StandInKind::Copilot;
     let capture = Capture::load(kind.capture_folder());
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::with_default_roster();
     let environment = capture.environment_in(&sandbox, &[]);
     let payload = sandbox.relocate_payload(capture.payload("session-start.json"));
     let mut stand_in = StandIn::launch(&sandbox, kind, &environment);

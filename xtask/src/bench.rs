@@ -8,25 +8,22 @@
 //! commands run interleaved, round by round, for the same reason.
 
 pub mod measure;
-pub mod owners;
 pub mod report;
-pub mod seed;
 pub mod watch;
-pub mod workspace;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use owner_liveness::{OwnerIdentity, capture_identity};
+use owner_liveness::OwnerIdentity;
 
+use ::tests::owners::OwnerPool;
+use ::tests::seed::{SeededRegistry, realistic_record, session_id_for};
+use ::tests::workspace::{Profile, build_binaries, target_directory};
 use measure::milliseconds;
 use measure::{Invocation, Samples};
-use owners::OwnerPool;
 use report::{BenchReport, Contention, Figure, RatioCheck, thousands};
-use seed::{SeededRegistry, realistic_record, session_id_for};
-use workspace::{Profile, build_binaries, target_directory};
 
 /// Options of `cargo xtask bench`.
 #[derive(Debug, clap::Args)]
@@ -118,7 +115,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
 
     progress(&format!("forking {} owner processes", thousands(largest)));
     let owners = OwnerPool::fork(largest)?;
-    let identities = capture_identities(&owners)?;
+    let identities = owners.identities()?;
     // Owners registered during the timed runs, one per run and mode.
     let registrants = OwnerPool::fork(2 * (runs * REGISTER_RUNS_FACTOR + 1))?;
 
@@ -178,19 +175,8 @@ fn progress(message: &str) {
     eprintln!("bench: {message}");
 }
 
-fn capture_identities(owners: &OwnerPool) -> anyhow::Result<Vec<OwnerIdentity>> {
-    owners
-        .pids()
-        .map(|pid| capture_identity(pid).with_context(|| format!("capture the identity of owner {pid}")))
-        .collect()
-}
-
-pub(crate) fn find_on_path(name: &str) -> anyhow::Result<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|directory| directory.join(name))
-        .find(|candidate| candidate.is_file())
-        .with_context(|| format!("`{name}` is not on PATH"))
+fn find_on_path(name: &str) -> anyhow::Result<PathBuf> {
+    ::tests::find_on_path(name).with_context(|| format!("`{name}` is not on PATH"))
 }
 
 /// Seeded registries by size, every record owned by a live process.
@@ -408,7 +394,7 @@ impl Bench {
     ) -> anyhow::Result<Vec<Figure>> {
         progress("timing roster-register, by flags and as a claude-code hook");
         let rounds = self.register_rounds();
-        let identities = capture_identities(registrants)?;
+        let identities = registrants.identities()?;
         let (flag_owners, hook_owners) = identities.split_at(rounds + 1);
         let mut flag_samples = vec![Samples::default(); self.sizes.len()];
         let mut hook_samples = vec![Samples::default(); self.sizes.len()];

@@ -12,7 +12,7 @@ use std::process::Command;
 
 use anyhow::{Context, bail};
 
-use crate::bench::workspace::{target_directory, workspace_root};
+use ::tests::workspace::{target_directory, workspace_root};
 
 /// The targets, in the order they run (names of `fuzz/fuzz_targets/*.rs`).
 pub const FUZZ_TARGETS: [&str; 6] =

@@ -7,14 +7,14 @@
 
 use std::ffi::OsString;
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap_complete::Shell;
-use xshell::{Shell as CommandShell, cmd};
 
 use crate::codegen::{self, BINARY_NAMES};
+pub use ::tests::workspace::target_directory;
+use ::tests::workspace::{Profile, build_binaries};
 
 /// Installs under `prefix` (default `~/.local`) after a release build.
 pub fn run(prefix: Option<PathBuf>) -> anyhow::Result<()> {
@@ -109,28 +109,13 @@ pub fn write_installation_files(prefix: &Path, files: &[InstalledFile]) -> anyho
         let destination = prefix.join(&file.destination);
         let directory = destination.parent().context("an installed file has a parent directory")?;
         fs::create_dir_all(directory).with_context(|| format!("cannot create {}", directory.display()))?;
-        let file_name = destination.file_name().context("an installed file has a name")?;
-        let mut temporary_name = OsString::from(".");
-        temporary_name.push(file_name);
-        temporary_name.push(".installing");
-        let temporary = directory.join(temporary_name);
-        let mode = match &file.contents {
+        let (bytes, mode) = match &file.contents {
             FileContents::Executable(source) => {
-                fs::copy(source, &temporary).with_context(|| {
-                    format!("cannot copy {} to {}", source.display(), temporary.display())
-                })?;
-                0o755
+                (fs::read(source).with_context(|| format!("cannot read {}", source.display()))?, 0o755)
             }
-            FileContents::Generated(bytes) => {
-                fs::write(&temporary, bytes)
-                    .with_context(|| format!("cannot write {}", temporary.display()))?;
-                0o644
-            }
+            FileContents::Generated(bytes) => (bytes.clone(), 0o644),
         };
-        fs::set_permissions(&temporary, fs::Permissions::from_mode(mode))
-            .with_context(|| format!("cannot set the mode of {}", temporary.display()))?;
-        fs::rename(&temporary, &destination)
-            .with_context(|| format!("cannot move {} to {}", temporary.display(), destination.display()))?;
+        harness::hook_config::write_atomically(&destination, &bytes, mode)?;
         written.push(destination);
     }
     Ok(written)
@@ -139,32 +124,7 @@ pub fn write_installation_files(prefix: &Path, files: &[InstalledFile]) -> anyho
 /// Builds the five binaries with `cargo build --release --locked` and
 /// returns the directory that holds them.
 pub fn build_release_binaries() -> anyhow::Result<PathBuf> {
-    let shell = CommandShell::new()?;
-    shell.change_dir(codegen::repository_root());
-    let cargo = cargo_program();
-    let binary_flags: Vec<String> =
-        BINARY_NAMES.iter().flat_map(|binary| ["--bin".to_owned(), (*binary).to_owned()]).collect();
-    cmd!(shell, "{cargo} build --release --locked {binary_flags...}").run()?;
-    Ok(target_directory()?.join("release"))
-}
-
-/// Cargo's target directory for this workspace, wherever
-/// `CARGO_TARGET_DIR` or the configuration puts it.
-pub fn target_directory() -> anyhow::Result<PathBuf> {
-    let shell = CommandShell::new()?;
-    shell.change_dir(codegen::repository_root());
-    let cargo = cargo_program();
-    let metadata = cmd!(shell, "{cargo} metadata --format-version 1 --no-deps").read()?;
-    let metadata: serde_json::Value =
-        serde_json::from_str(&metadata).context("cargo metadata printed no JSON")?;
-    let directory =
-        metadata["target_directory"].as_str().context("cargo metadata names no target_directory")?;
-    Ok(PathBuf::from(directory))
-}
-
-/// The cargo that runs xtask, so a pinned toolchain builds the release too.
-pub fn cargo_program() -> OsString {
-    std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"))
+    build_binaries(Profile::Release)
 }
 
 fn default_prefix() -> anyhow::Result<PathBuf> {

@@ -1,15 +1,14 @@
 //! xtask: the project's automation as plain Rust (`cargo xtask <verb>`), so
-//! nothing depends on make, shell scripts or tools a newcomer lacks.
+//! nothing depends on make, shell scripts or tools a newcomer lacks. The
+//! long test runs (soak, fault table, e2e) are test binaries of the `tests`
+//! crate; the benchmark shares their harness from that crate's library.
 
 mod bench;
 mod codegen;
 mod deb;
 mod dist;
-mod e2e;
-mod faults;
 mod fuzz;
 mod install;
-mod soak;
 
 use std::path::PathBuf;
 
@@ -47,24 +46,11 @@ enum Verb {
     },
     /// Measure the speed targets of docs/contract.md §9 and fail when one is missed
     Bench(bench::BenchArgs),
-    /// Make every system call of every tool path fail in turn and check nothing is lost
-    Faults(faults::FaultArgs),
-    /// Run writers, pruners, listers and crashes at once, then check every invariant
-    Soak {
-        /// How long to run
-        #[arg(default_value_t = 30)]
-        seconds: u64,
-    },
     /// Run each cargo-fuzz target for a bounded time
     Fuzz {
         /// Seconds per target
         #[arg(default_value_t = 60)]
         seconds: u64,
-    },
-    /// Drive real harnesses (installed from npm) through their session hooks
-    E2e {
-        /// One harness (claude-code, codex, gemini-cli, copilot, opencode, amp); all when omitted
-        harness: Option<String>,
     },
 }
 
@@ -78,9 +64,6 @@ fn main() -> anyhow::Result<()> {
         Verb::Deb => deb::run(),
         Verb::Install { prefix } => install::run(prefix),
         Verb::Bench(args) => bench::run(args),
-        Verb::Faults(args) => faults::run(args),
-        Verb::Soak { seconds } => soak::run(seconds),
         Verb::Fuzz { seconds } => fuzz::run(seconds),
-        Verb::E2e { harness } => e2e::run(harness.as_deref()),
     }
 }

@@ -12,7 +12,6 @@ mod hook_mode;
 pub mod manual;
 mod owner;
 mod roster;
-pub mod testing;
 mod text;
 
 pub use args::{ColourChoice, CommonArgs, OutputFormat};

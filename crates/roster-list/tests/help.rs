@@ -9,10 +9,10 @@ const BINARY: &str = env!("CARGO_BIN_EXE_roster-list");
 
 #[test]
 fn help_names_every_flag_and_exits_0() {
-    cli_support::testing::check_help(Path::new(BINARY), &roster_list::command());
+    tests::help::check_help(Path::new(BINARY), &roster_list::command());
 }
 
 #[test]
 fn version_names_the_tool_and_exits_0() {
-    cli_support::testing::check_version(Path::new(BINARY), "roster-list", env!("CARGO_PKG_VERSION"));
+    tests::help::check_version(Path::new(BINARY), "roster-list", env!("CARGO_PKG_VERSION"));
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use ::tests::shell_quote;
 use anyhow::{Context, bail};
 
 /// A command line with its working directory and stdin file.
@@ -136,7 +137,7 @@ impl Invocation {
             Some(shown) => shown.clone(),
             None => std::iter::once(&self.program.clone().into_os_string())
                 .chain(&self.arguments)
-                .map(|word| shell_quote(&word.to_string_lossy()))
+                .map(|word| shell_quote(&word.to_string_lossy()).into_owned())
                 .collect::<Vec<_>>()
                 .join(" "),
         };
@@ -149,13 +150,6 @@ impl Invocation {
             None => line,
         }
     }
-}
-
-/// Quotes a word for a POSIX shell when it needs it.
-pub fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&byte));
-    if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }
 }
 
 impl Samples {

@@ -8,7 +8,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{cargo_program, install_into};
+use ::tests::workspace::cargo_program;
+
+use super::install_into;
 use crate::codegen::temporary_directory::TemporaryDirectory;
 use crate::codegen::tests::require_program;
 use crate::codegen::{BINARY_NAMES, repository_root};

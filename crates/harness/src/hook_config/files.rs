@@ -457,7 +457,7 @@ pub(super) fn create_parent_directories(path: &Path) -> Result<(), HookConfigErr
 /// Writes `bytes` to `path` with `mode`: a temporary file in the same
 /// directory, fsync, rename over `path`, fsync of the directory. A failure at
 /// any step removes the temporary and leaves `path` as it was.
-pub(super) fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), HookConfigError> {
+pub fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), HookConfigError> {
     static TEMPORARY_COUNTER: AtomicU32 = AtomicU32::new(0);
     let file_name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
     let temporary = path.with_file_name(format!(

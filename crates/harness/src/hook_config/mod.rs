@@ -29,7 +29,7 @@ pub use document::{
 };
 pub use files::{
     CODEX_TRUST_HINT, HookState, HookStatus, InstallOutcome, UninstallOutcome, backup_path_for, install,
-    status, uninstall,
+    status, uninstall, write_atomically,
 };
 pub use plugins::{PLUGIN_MARKER, plugin_text};
 

@@ -11,7 +11,7 @@ use nix::libc;
 use nix::sys::signal::{Signal, kill};
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid as NixPid, fork, getpid};
-use owner_liveness::Pid;
+use owner_liveness::{OwnerIdentity, Pid, capture_identity};
 
 /// One forked owner. It dies with this process (parent-death signal) even
 /// when the caller forgets it, and is killed and reaped by `kill_and_reap`.
@@ -50,6 +50,11 @@ impl PausedOwner {
         self.pid
     }
 
+    /// The owner's identity, captured as `roster-register` captures one.
+    pub fn identity(&self) -> anyhow::Result<OwnerIdentity> {
+        capture_identity(self.pid).with_context(|| format!("capture the identity of owner {}", self.pid))
+    }
+
     fn nix_pid(&self) -> NixPid {
         NixPid::from_raw(self.pid.as_raw())
     }
@@ -78,19 +83,20 @@ fn reap(pid: NixPid) {
 /// # Safety
 /// Only to be called in the child right after `fork`.
 unsafe fn paused_child(parent: NixPid) -> ! {
-    // SAFETY: plain system calls with integer arguments.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
-        // The parent may have died before the prctl took effect.
-        if libc::getppid() != parent.as_raw() {
-            libc::_exit(0);
-        }
-        // Inherited descriptors would keep pipes of concurrently spawned
-        // tools open for as long as this owner lives, and hang their readers.
-        libc::syscall(libc::SYS_close_range, 0 as libc::c_uint, libc::c_uint::MAX, 0 as libc::c_uint);
-        loop {
-            libc::pause();
-        }
+    let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
+    // The parent may have died before the prctl took effect. `_exit`, not
+    // `exit`: nothing of the parent's Rust state may run in this child.
+    if nix::unistd::getppid() != parent {
+        // SAFETY: `_exit` takes an integer and never returns.
+        unsafe { libc::_exit(0) };
+    }
+    // Inherited descriptors would keep pipes of concurrently spawned tools
+    // open for as long as this owner lives, and hang their readers (nix has
+    // no close_range).
+    // SAFETY: a plain system call with integer arguments.
+    unsafe { libc::syscall(libc::SYS_close_range, 0 as libc::c_uint, libc::c_uint::MAX, 0 as libc::c_uint) };
+    loop {
+        nix::unistd::pause();
     }
 }
 
@@ -102,6 +108,11 @@ impl OwnerPool {
             pool.owners.push(PausedOwner::fork()?);
         }
         Ok(pool)
+    }
+
+    /// Every owner's identity, in fork order.
+    pub fn identities(&self) -> anyhow::Result<Vec<OwnerIdentity>> {
+        self.owners.iter().map(PausedOwner::identity).collect()
     }
 
     pub fn pids(&self) -> impl Iterator<Item = Pid> + '_ {

@@ -1,7 +1,7 @@
 //! Session owners for the soak: real processes that can run
 //! `roster-consent` as their own children, because consent is only ever
 //! given by a verified owner, the caller itself or one of its ancestors
-//! (docs/contract.md §4.1, §6.4). Each owner is this very xtask binary re-executed in
+//! (docs/contract.md §4.1, §6.4). Each owner is this very soak binary re-executed in
 //! an owner role: it reads one command per line on stdin, runs
 //! `roster-consent <verb> --pid parent`, and answers one line on stdout.
 //! It exits when stdin closes, so an owner never outlives the soak.
@@ -16,7 +16,7 @@ use owner_liveness::{OwnerIdentity, Pid, capture_identity};
 
 use super::tools::{Ending, run_tool};
 
-/// The environment variable that puts a re-executed xtask in the owner role.
+/// The environment variable that puts a re-executed soak in the owner role.
 pub const OWNER_ROLE_VARIABLE: &str = "ROSTER_SOAK_ROLE";
 const OWNER_ROLE: &str = "owner";
 const CONSENT_BINARY_VARIABLE: &str = "ROSTER_SOAK_CONSENT_BINARY";
@@ -95,9 +95,9 @@ pub struct ConsentAnswer {
 impl SoakOwner {
     /// Starts an owner: this binary again, in the owner role.
     pub fn start(consent_binary: &Path, roster_directory: &Path) -> anyhow::Result<SoakOwner> {
-        let executable = std::env::current_exe().context("find the xtask executable")?;
+        let executable = std::env::current_exe().context("find the soak executable")?;
         let mut child = Command::new(executable)
-            .args(["soak", "0"])
+            .arg("0")
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env(OWNER_ROLE_VARIABLE, OWNER_ROLE)

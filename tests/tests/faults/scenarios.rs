@@ -8,11 +8,11 @@ use std::process::{Command, Output};
 use std::time::SystemTime;
 
 use anyhow::{Context, bail};
-use owner_liveness::{OwnerIdentity, capture_identity};
+use owner_liveness::OwnerIdentity;
 use registry_core::{Parsed, parse_record};
 
-use crate::bench::owners::PausedOwner;
-use crate::bench::seed::{SeededRegistry, realistic_record};
+use tests::owners::PausedOwner;
+use tests::seed::{SeededRegistry, realistic_record};
 
 /// One tool path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,13 +115,13 @@ impl Fixture {
         let mut live_records = BTreeMap::new();
         for ordinal in 0..3 {
             let owner = PausedOwner::fork()?;
-            let identity = capture_identity(owner.pid())?;
+            let identity = owner.identity()?;
             let path = registry.write(&realistic_record(&identity, ordinal, &work))?;
             live_records.insert(identity.pid.get(), std::fs::read(&path)?);
             live.push((owner, identity));
         }
         let dead = PausedOwner::fork()?;
-        let dead_identity = capture_identity(dead.pid())?;
+        let dead_identity = dead.identity()?;
         drop(dead);
         registry.write(&realistic_record(&dead_identity, 9, &work))?;
         // A temporary a crashed writer left two hours ago: prune's to remove.

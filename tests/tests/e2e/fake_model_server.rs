@@ -1,4 +1,4 @@
-//! A tiny local model server for `cargo xtask e2e`: it answers on 127.0.0.1 in the dialect
+//! A tiny local model server for the e2e run (`tests/e2e`): it answers on 127.0.0.1 in the dialect
 //! a harness speaks (Anthropic Messages, OpenAI Responses, OpenAI Chat Completions, Gemini
 //! generateContent) with one short canned reply, so that a harness run offline with a fake
 //! API key gets through a whole turn and reaches its session end.

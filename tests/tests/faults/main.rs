@@ -1,4 +1,5 @@
-//! `cargo xtask faults`: every system call a tool's main paths make is
+//! `cargo test -p tests --features faults --test faults -- [--quick] [--only TEXT]`:
+//! every system call a tool's main paths make is
 //! made to fail in turn (strace's fault injection), with each of the
 //! errors a disk, a full quota, a permission, a signal or a resource limit
 //! can cause, at its first, second and last call. After each run the rules
@@ -9,11 +10,13 @@
 //! behind, and a settings file roster-hooks edits holds its old bytes or
 //! its new ones. The table says what each run did; any broken rule fails.
 //!
-//! `--quick` (what CI runs) injects EINTR and one other error per syscall,
-//! rotating through the list, at the first and last call only.
+//! Without `--quick` the full table runs. `--quick` (what CI runs) injects
+//! EINTR and one other error per syscall, rotating through the list, at the
+//! first and last call only.
+
+#![forbid(unsafe_code)]
 
 mod scenarios;
-mod strace;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -24,15 +27,20 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 
-use crate::bench::workspace::{Profile, build_binaries};
+use clap::Parser;
 use scenarios::{Fixture, Scenario, run_plain};
-use strace::{SyscallUse, read_log, syscalls_in_scope};
+use tests::strace::{SyscallUse, read_log, syscalls_in_scope};
+use tests::workspace::{Profile, build_binaries};
 
 /// The errors injected, in table order.
 pub const ERRORS: [&str; 7] = ["EIO", "ENOSPC", "EACCES", "EINTR", "EAGAIN", "ENOMEM", "EMFILE"];
 
-/// Options of `cargo xtask faults`.
-#[derive(Debug, clap::Args)]
+/// The fault table's options, given after `--`.
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "faults",
+    about = "Make every system call of every tool path fail in turn and check nothing is lost"
+)]
 pub struct FaultArgs {
     /// The CI subset: EINTR and one rotating error per syscall, first and last call
     #[arg(long)]
@@ -64,9 +72,13 @@ struct Finding {
     problems: Vec<String>,
 }
 
-pub fn run(args: FaultArgs) -> anyhow::Result<()> {
-    let strace = crate::bench::find_on_path("strace")
-        .context("cargo xtask faults needs strace (apt-get install strace)")?;
+fn main() -> anyhow::Result<()> {
+    run(FaultArgs::parse())
+}
+
+fn run(args: FaultArgs) -> anyhow::Result<()> {
+    let strace = tests::find_or_install_tool("strace")
+        .context("the fault table needs strace (apt-get install strace)")?;
     let binaries = build_binaries(Profile::Debug)?;
     let scratch = tempfile::Builder::new().prefix("roster-faults-").tempdir()?;
     let fixture = Fixture::create(scratch.path(), &binaries)?;

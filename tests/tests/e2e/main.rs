@@ -1,4 +1,5 @@
-//! `cargo xtask e2e [HARNESS]`: drives the real harnesses, installed from npm, through
+//! `cargo test -p tests --features e2e --test e2e -- [HARNESS]` (all six when no harness
+//! is named): drives the real harnesses, installed from npm, through
 //! their session hooks as `roster-hooks install` wires them, and checks what docs/contract.md §8 claims:
 //! during the session the roster holds one record whose owner is the harness process (the
 //! outermost one: Codex's and Copilot's node loaders, Gemini's first node), and at session
@@ -10,6 +11,8 @@
 //! its turn and exits; or the harness's process group gets SIGTERM mid-turn (a closed
 //! terminal, `timeout`). Where no session-end hook removes the record, `roster-prune` must
 //! remove it as dead. Opt-in and slow (npm installs, real processes), so not part of CI.
+
+#![forbid(unsafe_code)]
 
 mod chains;
 mod fake_model_server;
@@ -29,14 +32,12 @@ use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use serde_json::Value;
 
-use crate::install::{cargo_program, target_directory};
 use fake_model_server::FakeModelServer;
 use harness_processes::HarnessProcesses;
 use hook_shim::{HookCall, HookShim};
 use real_harnesses::{AMP_THREAD_ID, InstalledHarness, REAL_HARNESSES, RealHarness};
-
-/// The binaries the run uses.
-const ROSTER_BINARIES: [&str; 4] = ["roster-register", "roster-prune", "roster-list", "roster-hooks"];
+use tests::find_on_path;
+use tests::workspace::{Profile, build_binaries, target_directory};
 
 /// How long a harness may take to start and register (npm loaders unpack native binaries on
 /// a first run; the machine may be loaded).
@@ -137,8 +138,12 @@ impl SessionReport {
     }
 }
 
+fn main() -> anyhow::Result<()> {
+    run(std::env::args().nth(1).as_deref())
+}
+
 /// Runs the e2e for one harness (by roster name or command name) or for all of them.
-pub fn run(harness: Option<&str>) -> anyhow::Result<()> {
+fn run(harness: Option<&str>) -> anyhow::Result<()> {
     let harnesses: Vec<RealHarness> = match harness {
         Some(name) => vec![RealHarness::named(name).with_context(|| {
             let names: Vec<&str> = REAL_HARNESSES.iter().map(|harness| harness.name).collect();
@@ -150,7 +155,7 @@ pub fn run(harness: Option<&str>) -> anyhow::Result<()> {
         find_on_path("node").context("node is not on PATH: the harnesses are npm packages run by node")?;
     let npm = find_on_path("npm")
         .context("npm is not on PATH: the harnesses are installed from the npm registry")?;
-    let binaries = build_roster_binaries()?;
+    let binaries = build_binaries(Profile::Debug)?;
     let target = target_directory()?;
     let run_started = Instant::now();
 
@@ -425,23 +430,6 @@ fn latency_verdict(harness: RealHarness, calls: &[HookCall]) -> (CaseResult, Str
         },
         text,
     )
-}
-
-/// Builds the roster binaries the hooks call (debug profile) and returns their directory.
-fn build_roster_binaries() -> anyhow::Result<PathBuf> {
-    let mut command = Command::new(cargo_program());
-    command.current_dir(crate::codegen::repository_root()).arg("build");
-    for binary in ROSTER_BINARIES {
-        command.args(["--bin", binary]);
-    }
-    eprintln!("building: cargo build {}", ROSTER_BINARIES.map(|binary| format!("--bin {binary}")).join(" "));
-    let status = command.status().context("running cargo build")?;
-    ensure!(status.success(), "cargo build failed ({status})");
-    let directory = target_directory()?.join("debug");
-    for binary in ROSTER_BINARIES {
-        ensure!(directory.join(binary).is_file(), "{} was not built", directory.join(binary).display());
-    }
-    Ok(directory)
 }
 
 /// Installs `harness` at its pinned version under `prefix` with npm, unless an earlier run
@@ -1262,11 +1250,4 @@ fn last_lines(path: &Path, count: usize) -> Vec<String> {
     let text = fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<String> = text.lines().map(str::to_owned).collect();
     lines[lines.len().saturating_sub(count)..].to_vec()
-}
-
-fn find_on_path(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|directory| directory.join(program))
-        .find(|candidate| candidate.is_file())
 }

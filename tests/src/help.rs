@@ -1,6 +1,6 @@
-//! Checks every roster binary's integration tests share: the built
-//! binary answers `--help` and `--version` as the house style says. One
-//! place, so the five tools are held to the same rules.
+//! The help-style checks: the built binary answers `--help` and
+//! `--version` as the house style says. One place, so the five tools are
+//! held to the same rules (each binary crate's `tests/help.rs` calls it).
 
 use std::path::Path;
 use std::process::Command;

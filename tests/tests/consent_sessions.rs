@@ -7,9 +7,16 @@
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-const BINARY: &str = env!("CARGO_BIN_EXE_roster-consent");
+use tests::{Finished, run_to_end};
+
+use tests::shell_quote;
+
+/// The built `roster-consent`.
+fn consent_binary() -> PathBuf {
+    tests::binary("roster-consent")
+}
 
 /// An edit made to a marker file's JSON object.
 type MarkerEdit = fn(&mut serde_json::Map<String, serde_json::Value>);
@@ -67,19 +74,15 @@ impl Scene {
     /// The environment every call gets: nothing leaks in from the test's
     /// own (a `CLAUDE_PID` or `ROSTER_DIR` of whoever runs the tests).
     fn environment(&self, command: &mut Command) {
-        command
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()))
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", &self.config_home);
+        tests::clean_environment(command, &self.home).env("XDG_CONFIG_HOME", &self.config_home);
     }
 
     /// Runs `roster-consent ARGS --dir ROSTER` from the test process.
-    fn run(&self, args: &[&str]) -> Output {
-        let mut command = Command::new(BINARY);
+    fn run(&self, args: &[&str]) -> Finished {
+        let mut command = Command::new(consent_binary());
         self.environment(&mut command);
         command.args(args).arg("--dir").arg(&self.roster);
-        command.stdin(Stdio::null()).output().unwrap()
+        run_to_end(&mut command)
     }
 
     /// `should-arm` for `pid` working in `directory`; asserts the silence.
@@ -116,17 +119,13 @@ fn path_str(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
-fn assert_silent(output: &Output) {
+fn assert_silent(output: &Finished) {
     assert!(
         output.stdout.is_empty() && output.stderr.is_empty(),
         "should-arm printed: stdout {:?}, stderr {:?}",
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-}
-
-fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// What a command run inside a session printed and how it exited.
@@ -175,7 +174,7 @@ impl<'a> Session<'a> {
         let err = out.with_extension("err");
         let line = format!(
             "{} {subcommand} --pid parent --cwd {} --dir {} >{} 2>{}\n",
-            shell_quote(BINARY),
+            shell_quote(path_str(&consent_binary())),
             shell_quote(path_str(directory)),
             shell_quote(path_str(&self.scene.roster)),
             shell_quote(path_str(&out)),
@@ -528,20 +527,19 @@ fn should_arm_fails_closed_and_silent_on_every_error() {
         ("flags before the subcommand", vec!["--bogus", "should-arm", "--pid", &pid]),
     ];
     for (name, args) in cases {
-        let mut command = Command::new(BINARY);
+        let mut command = Command::new(consent_binary());
         scene.environment(&mut command);
         if !args.contains(&"--dir") {
             command.arg("--dir").arg(&scene.roster);
         }
-        let output = command.args(&args).output().unwrap();
+        let output = run_to_end(command.args(&args));
         assert_silent(&output);
         assert_eq!(output.status.code(), Some(1), "{name}");
     }
 
-    let mut command = Command::new(BINARY);
+    let mut command = Command::new(consent_binary());
     scene.environment(&mut command);
-    let output =
-        command.env("ROSTER_SESSION_PID", "-1").args(["should-arm", "--cwd", repo]).output().unwrap();
+    let output = run_to_end(command.env("ROSTER_SESSION_PID", "-1").args(["should-arm", "--cwd", repo]));
     assert_silent(&output);
     assert_eq!(output.status.code(), Some(1), "invalid ROSTER_SESSION_PID");
 }

@@ -4,11 +4,11 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
+
+use tests::{Finished, run_to_end};
 
 use serde_json::Value;
-
-const ROSTER_HOOKS: &str = env!("CARGO_BIN_EXE_roster-hooks");
 
 const HARNESSES: [(&str, &str); 5] = [
     ("claude-code", "home/.claude/settings.json"),
@@ -42,42 +42,38 @@ impl Sandbox {
         self.path("bin").display().to_string()
     }
 
-    fn run(&self, arguments: &[&str]) -> Output {
-        self.run_program(Path::new(ROSTER_HOOKS), arguments)
+    fn run(&self, arguments: &[&str]) -> Finished {
+        self.run_program(&tests::binary("roster-hooks"), arguments)
     }
 
-    fn run_program(&self, program: &Path, arguments: &[&str]) -> Output {
+    fn run_program(&self, program: &Path, arguments: &[&str]) -> Finished {
         self.run_with_path(program, arguments, &std::env::var("PATH").unwrap_or_default())
     }
 
-    fn run_with_path(&self, program: &Path, arguments: &[&str], path: &str) -> Output {
-        Command::new(program)
+    fn run_with_path(&self, program: &Path, arguments: &[&str], path: &str) -> Finished {
+        let mut command = Command::new(program);
+        tests::clean_environment(&mut command, &self.path("home"))
             .args(arguments)
             .env("PATH", path)
-            .current_dir(self.path("project"))
-            .env("HOME", self.path("home"))
             .env("NO_COLOR", "1")
-            .env_remove("CODEX_HOME")
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("ROSTER_DIR")
-            .output()
-            .unwrap()
+            .current_dir(self.path("project"));
+        run_to_end(&mut command)
     }
 }
 
-fn code(output: &Output) -> i32 {
+fn code(output: &Finished) -> i32 {
     output.status.code().expect("exited, not killed")
 }
 
-fn stdout(output: &Output) -> String {
+fn stdout(output: &Finished) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
 
-fn stderr(output: &Output) -> String {
+fn stderr(output: &Finished) -> String {
     String::from_utf8(output.stderr.clone()).unwrap()
 }
 
-fn json_of(output: &Output) -> Value {
+fn json_of(output: &Finished) -> Value {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|error| panic!("{error}: {}", stdout(output)))
 }
 
@@ -245,31 +241,15 @@ fn bad_input_exits_2() {
     let output = sandbox.run(&["install", "codex", "--bin-dir", "relative/bin"]);
     assert_eq!(code(&output), 0, "a relative --bin-dir is made absolute: {}", stderr(&output));
 
-    let no_home = Command::new(ROSTER_HOOKS)
+    let mut command = Command::new(tests::binary("roster-hooks"));
+    tests::clean_environment(&mut command, &sandbox.path("home"))
         .args(["status"])
         .current_dir(sandbox.path("project"))
-        .env_remove("HOME")
-        .output()
-        .unwrap();
+        .env_remove("HOME");
+    let no_home = run_to_end(&mut command);
     assert_eq!(code(&no_home), 2, "{}", stderr(&no_home));
     assert!(stderr(&no_home).contains("HOME"));
     assert!(!sandbox.path("home/.copilot").exists() && !sandbox.path("project/.github").exists());
-}
-
-#[test]
-fn help_and_version_exit_0() {
-    let sandbox = Sandbox::new();
-    let help = sandbox.run(&["--help"]);
-    assert_eq!(code(&help), 0);
-    assert!(stdout(&help).contains("Examples:"), "{}", stdout(&help));
-    for subcommand in ["print", "install", "uninstall", "status"] {
-        let help = sandbox.run(&[subcommand, "--help"]);
-        assert_eq!(code(&help), 0);
-        assert!(stdout(&help).contains("Example"), "{subcommand}: {}", stdout(&help));
-    }
-    let version = sandbox.run(&["--version"]);
-    assert_eq!(code(&version), 0);
-    assert!(stdout(&version).starts_with("roster-hooks "));
 }
 
 #[test]
@@ -320,8 +300,8 @@ fn dir_flag_is_carried_into_the_hooks_and_quiet_prints_nothing() {
 /// by, and no write handle can make the exec fail with ETXTBSY).
 fn roster_hooks_in(directory: &Path) -> PathBuf {
     let program = directory.join("roster-hooks");
-    if fs::hard_link(ROSTER_HOOKS, &program).is_err() {
-        fs::copy(ROSTER_HOOKS, &program).unwrap();
+    if fs::hard_link(tests::binary("roster-hooks"), &program).is_err() {
+        fs::copy(tests::binary("roster-hooks"), &program).unwrap();
     }
     program
 }

@@ -1,4 +1,4 @@
-//! The real harnesses `cargo xtask e2e` drives: which npm package and pinned version each
+//! The real harnesses the e2e run (`tests/e2e`) drives: which npm package and pinned version each
 //! comes from (the one place versions are pinned), how it is run offline against the fake
 //! model server with a fake API key, and what it needs in its home directory first. The
 //! recipes follow how the harness captures were made.

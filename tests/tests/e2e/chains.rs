@@ -61,8 +61,14 @@ fn run(
     let world = chain_world(harness.name)?;
     let server = FakeModelServer::start(harness.api.context("a chain harness speaks a model API")?)?;
     harness.prepare_home(&world.home, &server.base_url())?;
-    let installation =
-        world.roster_tool(binaries, "roster-hooks", node).args(["install", harness.name]).output()?;
+    // The hooks call the binaries under test by their full path, as in the case table: a
+    // project's hook file names the tools through PATH, and this world's PATH has none.
+    let mut install = world.roster_tool(binaries, "roster-hooks", node);
+    install.args(["install", harness.name, "--bin-dir"]).arg(binaries);
+    if let Some(scope) = harness.install_scope() {
+        install.args(["--scope", scope]);
+    }
+    let installation = install.output()?;
     ensure!(
         installation.status.success(),
         "roster-hooks install {} failed: {}",

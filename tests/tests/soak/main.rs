@@ -1,4 +1,5 @@
-//! `cargo xtask soak [SECONDS]`: writers, pruners, listers, consent flips
+//! `cargo test -p tests --features soak --test soak -- [SECONDS]` (30 when
+//! not given): writers, pruners, listers, consent flips
 //! and owners that exit, all at once and for a bounded time, with random
 //! SIGKILLs of the tools and a small tmpfs that fills up now and then; at
 //! the end every invariant of docs/contract.md §10 is checked and a violation fails the
@@ -7,6 +8,8 @@
 //! Only what docs/contract.md guarantees is asserted, whatever the machine's load:
 //! a failure is allowed when the contract allows it (a full disk, a lock wait
 //! past its bound, an owner that exited meanwhile) and is counted instead.
+
+#![forbid(unsafe_code)]
 
 mod invariants;
 mod namespace;
@@ -26,9 +29,10 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{Context, bail};
 use owner_liveness::OwnerIdentity;
 
-use crate::bench::workspace::{Profile, build_binaries};
 use owners::SoakOwner;
-use tools::{Ending, Random, ToolRun, run_tool};
+use tests::Random;
+use tests::workspace::{Profile, build_binaries};
+use tools::{Ending, ToolRun, run_tool};
 
 /// The tmpfs the registry lives on: small enough to fill in a moment.
 const TMPFS_BYTES: u64 = 3 * 1024 * 1024;
@@ -105,10 +109,23 @@ enum Class {
     Unexpected(String),
 }
 
-pub fn run(seconds: u64) -> anyhow::Result<()> {
+/// How long the soak runs when no number of seconds is given.
+const DEFAULT_SECONDS: u64 = 30;
+
+fn main() -> anyhow::Result<()> {
     if owners::running_as_owner() {
         owners::serve_as_owner();
     }
+    let seconds = match std::env::args().nth(1) {
+        None => DEFAULT_SECONDS,
+        Some(text) => text.parse().with_context(|| {
+            format!("soak: {text:?} is not a number of seconds; run `cargo test -p tests --features soak --test soak -- 30`")
+        })?,
+    };
+    run(seconds)
+}
+
+fn run(seconds: u64) -> anyhow::Result<()> {
     let binaries = build_binaries(Profile::Debug)?;
     let consent_binary = Some(binaries.join("roster-consent")).filter(|path| path.is_file());
     // Still single-threaded here, as entering a namespace requires.

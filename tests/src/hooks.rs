@@ -1,23 +1,24 @@
-//! Helpers shared by the hook-mode black-box tests (`hook_*.rs`): where the built binaries
-//! and the harness captures are, a sandbox with its own HOME and roster directory, running
-//! a binary with a payload on stdin under a deadline, and stand-in harnesses that run the
-//! session hooks the way the real harnesses do (see `tests/stand-ins/`).
-//!
-//! Each `hook_*.rs` test crate uses a different subset of these helpers.
-#![allow(dead_code)]
+//! The hook-mode side of the harness (`hook_*.rs` and the other tests that run hooks):
+//! where the harness captures are, a sandbox with its own HOME whose default roster
+//! directory is private to the test, running a binary with a payload on stdin under a
+//! deadline, and stand-in harnesses that run the session hooks the way the real harnesses
+//! do (see `tests/stand-ins/`).
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde_json::Value;
+
+pub use crate::{Finished, StdinFeed, run_to_completion, spawn_retrying_busy_text};
+use crate::{Owner, Sandbox, binary, find_on_path, names_in, shell_quote};
 
 /// How long a step that only waits for the machine (a process starting, node loading a
 /// script) may take before the test gives up. Generous: a loaded machine is not a failure.
@@ -25,22 +26,6 @@ pub const MACHINE_DEADLINE: Duration = Duration::from_secs(60);
 
 /// The payload path prefix the captures were rewritten to.
 const CAPTURE_HOME: &str = "/home/dev";
-
-/// A built roster binary, next to the test executable's `deps/` directory.
-pub fn roster_binary(name: &str) -> PathBuf {
-    let test_executable = std::env::current_exe().expect("the test executable's path");
-    let profile_directory = test_executable
-        .parent()
-        .and_then(Path::parent)
-        .expect("the test executable lives in <target>/<profile>/deps/");
-    let binary = profile_directory.join(name);
-    assert!(
-        binary.is_file(),
-        "{} is missing: build the binaries first (`cargo build --workspace --bins`, same target dir)",
-        binary.display()
-    );
-    binary
-}
 
 /// The repository copy of the real harness captures.
 pub fn captures_directory() -> PathBuf {
@@ -69,57 +54,20 @@ pub fn bash_binary() -> PathBuf {
     fs::canonicalize(bash).expect("resolving /bin/bash")
 }
 
-fn find_on_path(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|directory| directory.join(program)).find(|candidate| {
-        fs::metadata(candidate).is_ok_and(|meta| meta.is_file() && meta.mode() & 0o111 != 0)
-    })
-}
-
-/// Quotes a word for `sh -c`.
-pub fn shell_quote(word: &str) -> String {
-    format!("'{}'", word.replace('\'', r"'\''"))
-}
-
 /// `'<bin>/roster-register' --hook <target>`, as `roster-hooks install` writes it.
 pub fn session_start_command(target: &str) -> String {
-    format!("{} --hook {target}", shell_quote(&roster_binary("roster-register").to_string_lossy()))
+    format!("{} --hook {target}", shell_quote(&binary("roster-register").to_string_lossy()))
 }
 
 /// `'<bin>/roster-prune' --current --hook <target>`, as `roster-hooks install` writes it.
 pub fn session_end_command(target: &str) -> String {
-    format!("{} --current --hook {target}", shell_quote(&roster_binary("roster-prune").to_string_lossy()))
+    format!("{} --current --hook {target}", shell_quote(&binary("roster-prune").to_string_lossy()))
 }
 
-/// A temporary world for one test: its own HOME (so the default roster directory
-/// `~/.local/state/roster` is private to the test), a project directory standing where the
-/// captures' `/home/dev/src/app` stood, and nothing inherited from the test runner's
-/// environment (which may itself run inside a harness).
-pub struct Sandbox {
-    /// Removed, with everything in it, when the sandbox is dropped.
-    _temporary: tempfile::TempDir,
-    /// Canonical root of the sandbox.
-    pub root: PathBuf,
-    /// Stands for the captures' `/home/dev`.
-    pub home: PathBuf,
-    /// Stands for the captures' `/home/dev/src/app`.
-    pub project: PathBuf,
-    /// The roster directory every command here uses (the default under `home`).
-    pub roster: PathBuf,
-}
-
+/// What the hook tests do in a sandbox (`Sandbox::with_default_roster`): start processes
+/// from the environment a harness gives its hooks, move the captures' paths in, and look at
+/// what the hooks left behind.
 impl Sandbox {
-    pub fn new() -> Sandbox {
-        let temporary =
-            tempfile::Builder::new().prefix("roster-hook-").tempdir().expect("creating a temp dir");
-        let root = fs::canonicalize(temporary.path()).expect("canonicalizing the temp dir");
-        let home = root.join("home");
-        let project = home.join("src").join("app");
-        fs::create_dir_all(&project).expect("creating the project directory");
-        let roster = home.join(".local").join("state").join("roster");
-        Sandbox { _temporary: temporary, root, home, project, roster }
-    }
-
     /// The environment every process of the sandbox starts from.
     pub fn base_environment(&self) -> Vec<(String, String)> {
         let mut path = String::new();
@@ -130,16 +78,16 @@ impl Sandbox {
         path.push_str("/usr/local/bin:/usr/bin:/bin");
         vec![
             ("PATH".to_owned(), path),
-            ("HOME".to_owned(), self.home.to_string_lossy().into_owned()),
+            ("HOME".to_owned(), self.home().to_string_lossy().into_owned()),
             ("LC_ALL".to_owned(), "C".to_owned()),
         ]
     }
 
     /// A command for a roster binary, with the sandbox's clean environment and the project
     /// as its working directory.
-    pub fn roster_command(&self, binary: &str) -> Command {
-        let mut command = Command::new(roster_binary(binary));
-        command.env_clear().envs(self.base_environment()).current_dir(&self.project);
+    pub fn roster_command(&self, tool: &str) -> Command {
+        let mut command = Command::new(binary(tool));
+        command.env_clear().envs(self.base_environment()).current_dir(self.project());
         command
     }
 
@@ -147,10 +95,10 @@ impl Sandbox {
     /// under `<root>/tmp`. Anything else is kept.
     pub fn relocate(&self, value: &str) -> String {
         if let Some(rest) = value.strip_prefix(CAPTURE_HOME) {
-            return format!("{}{rest}", self.home.display());
+            return format!("{}{rest}", self.home().display());
         }
         if let Some(rest) = value.strip_prefix("/tmp/") {
-            return format!("{}/tmp/{rest}", self.root.display());
+            return format!("{}/tmp/{rest}", self.base().display());
         }
         value.to_owned()
     }
@@ -158,39 +106,31 @@ impl Sandbox {
     /// A capture's payload with every `/home/dev` moved into the sandbox, byte for byte
     /// otherwise.
     pub fn relocate_payload(&self, payload: &str) -> String {
-        payload.replace(CAPTURE_HOME, &self.home.to_string_lossy())
+        payload.replace(CAPTURE_HOME, &self.home().to_string_lossy())
     }
 
     /// The record of `pid`, if one is written.
-    pub fn record(&self, pid: u32) -> Option<Value> {
-        let bytes = fs::read(self.roster.join("sessions").join(format!("{pid}.json"))).ok()?;
+    pub fn find_record(&self, pid: u32) -> Option<Value> {
+        let bytes = fs::read(self.root().join("sessions").join(format!("{pid}.json"))).ok()?;
         Some(serde_json::from_slice(&bytes).expect("a record is JSON"))
-    }
-
-    /// Every record file name in `sessions/` (dotfiles excluded).
-    pub fn record_names(&self) -> Vec<String> {
-        list_names(&self.roster.join("sessions")).into_iter().filter(|name| !name.starts_with('.')).collect()
     }
 
     /// The session-id index entries (`sessions/.sid-*`).
     pub fn session_index_entries(&self) -> Vec<String> {
-        list_names(&self.roster.join("sessions"))
-            .into_iter()
-            .filter(|name| name.starts_with(".sid-"))
-            .collect()
+        names_in(&self.root().join("sessions")).into_iter().filter(|name| name.starts_with(".sid-")).collect()
     }
 
     /// The lines of `hook-errors.log` (none when it does not exist).
     pub fn hook_error_lines(&self) -> Vec<String> {
-        fs::read_to_string(self.roster.join("hook-errors.log"))
+        fs::read_to_string(self.root().join("hook-errors.log"))
             .map(|text| text.lines().map(str::to_owned).collect())
             .unwrap_or_default()
     }
 
     /// Creates the roster directory the way roster does (0700), for tests that tamper with it.
     pub fn create_roster_directory(&self) {
-        fs::create_dir_all(&self.roster).expect("creating the roster directory");
-        fs::set_permissions(&self.roster, fs::Permissions::from_mode(0o700)).expect("chmod 0700");
+        fs::create_dir_all(self.root()).expect("creating the roster directory");
+        fs::set_permissions(self.root(), fs::Permissions::from_mode(0o700)).expect("chmod 0700");
     }
 
     /// What `roster-list` says on stderr beside its table: its notes.
@@ -201,157 +141,10 @@ impl Sandbox {
         finished.stderr_text()
     }
 
-    /// A live process that is nobody's harness, to name with `--pid`. Killed on drop.
-    pub fn spawn_idle_owner(&self) -> IdleOwner {
-        let child = Command::new("/bin/sleep")
-            .arg("100000")
-            .env_clear()
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starting /bin/sleep as a stand-in owner");
-        IdleOwner { child }
-    }
-}
-
-impl Default for Sandbox {
-    fn default() -> Self {
-        Sandbox::new()
-    }
-}
-
-fn list_names(directory: &Path) -> Vec<String> {
-    let Ok(entries) = fs::read_dir(directory) else { return Vec::new() };
-    let mut names: Vec<String> = entries
-        .filter_map(|entry| entry.ok())
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
-/// A long-lived process that owns nothing but its pid.
-pub struct IdleOwner {
-    child: Child,
-}
-
-impl IdleOwner {
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Ends the process and reaps it, so its pid is provably gone.
-    pub fn end(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for IdleOwner {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// What a process is given on stdin.
-pub enum StdinFeed {
-    /// These bytes, then end of file.
-    Bytes(Vec<u8>),
-    /// A pipe nobody ever writes to or closes while the process runs.
-    HeldOpen,
-    /// These bytes, then the pipe is held open until the process ends.
-    BytesHeldOpen(Vec<u8>),
-    /// `/dev/null`.
-    Null,
-}
-
-/// A process that ran to its end.
-#[derive(Debug)]
-pub struct Finished {
-    pub status: ExitStatus,
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
-    /// From spawn to exit, as the test saw it.
-    pub elapsed: Duration,
-}
-
-impl Finished {
-    pub fn stdout_text(&self) -> String {
-        String::from_utf8_lossy(&self.stdout).into_owned()
-    }
-
-    pub fn stderr_text(&self) -> String {
-        String::from_utf8_lossy(&self.stderr).into_owned()
-    }
-
-    pub fn code(&self) -> Option<i32> {
-        self.status.code()
-    }
-}
-
-/// Runs `command` with `stdin`, collecting stdout and stderr. Kills it and fails the test
-/// when it has not ended within `deadline`.
-pub fn run_to_completion(mut command: Command, stdin: StdinFeed, deadline: Duration) -> Finished {
-    command.stdin(match stdin {
-        StdinFeed::Null => Stdio::null(),
-        _ => Stdio::piped(),
-    });
-    command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let started = Instant::now();
-    let mut child = spawn_retrying_busy_text(&mut command);
-    let pid = pid_of(child.id());
-    let held_stdin = match stdin {
-        StdinFeed::Bytes(bytes) => {
-            let mut pipe = child.stdin.take().expect("piped stdin");
-            // A reader that gives up early (a huge payload) closes the pipe: the write error
-            // is expected then, and the process's result is what the test looks at.
-            std::thread::spawn(move || {
-                let _ = pipe.write_all(&bytes);
-            });
-            None
-        }
-        StdinFeed::HeldOpen => child.stdin.take(),
-        StdinFeed::BytesHeldOpen(bytes) => {
-            let mut pipe = child.stdin.take().expect("piped stdin");
-            pipe.write_all(&bytes).expect("write the payload");
-            Some(pipe)
-        }
-        StdinFeed::Null => None,
-    };
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = sender.send(child.wait_with_output());
-    });
-    let output = match receiver.recv_timeout(deadline) {
-        Ok(output) => output.expect("waiting for the process"),
-        Err(_) => {
-            let _ = kill(pid, Signal::SIGKILL);
-            panic!("{command:?} did not finish within {deadline:?}");
-        }
-    };
-    let elapsed = started.elapsed();
-    drop(held_stdin);
-    Finished { status: output.status, stdout: output.stdout, stderr: output.stderr, elapsed }
-}
-
-/// Spawns, retrying while the kernel says "text file busy": a freshly copied executable can
-/// still be open for writing in a child another test thread forked at that instant, until
-/// that child execs. Bounded by `MACHINE_DEADLINE`.
-pub fn spawn_retrying_busy_text(command: &mut Command) -> Child {
-    let started = Instant::now();
-    loop {
-        match command.spawn() {
-            Ok(child) => return child,
-            Err(error)
-                if error.raw_os_error() == Some(nix::errno::Errno::ETXTBSY as i32)
-                    && started.elapsed() < MACHINE_DEADLINE =>
-            {
-                std::thread::yield_now();
-            }
-            Err(error) => panic!("cannot start {command:?}: {error}"),
-        }
+    /// A live process that is nobody's harness, to name with `--pid`, started with an
+    /// empty environment. Killed on drop.
+    pub fn spawn_idle_owner(&self) -> Owner {
+        Owner::spawn_without_environment()
     }
 }
 
@@ -384,7 +177,7 @@ impl Capture {
         let directory = captures_directory().join(folder);
         let mut environment = Vec::new();
         let mut payloads = Vec::new();
-        for name in list_names(&directory) {
+        for name in names_in(&directory) {
             let path = directory.join(&name);
             if name.starts_with("env") && name.ends_with(".txt") {
                 let text = fs::read_to_string(&path).expect("reading a capture's env");
@@ -611,7 +404,7 @@ impl StandIn {
     /// Starts a stand-in of `kind` in `sandbox`'s project directory with `environment`
     /// (on top of the sandbox's base environment) and waits until it is ready.
     pub fn launch(sandbox: &Sandbox, kind: StandInKind, environment: &[(String, String)]) -> StandIn {
-        let stand_ins = sandbox.root.join("stand-ins");
+        let stand_ins = sandbox.base().join("stand-ins");
         let control = stand_ins.join(format!("control-{}", unique_suffix()));
         fs::create_dir_all(&control).expect("creating the stand-in control directory");
         let native_script = stand_ins.join("native-harness.sh");
@@ -619,7 +412,7 @@ impl StandIn {
             fs::copy(stand_in_source("native-harness.sh"), &native_script)
                 .expect("copying native-harness.sh");
         }
-        let npm_modules = sandbox.home.join(".npm").join("lib").join("node_modules");
+        let npm_modules = sandbox.home().join(".npm").join("lib").join("node_modules");
 
         let mut stand_in_environment: Vec<(String, String)> =
             vec![("STAND_IN_CONTROL_DIR".to_owned(), control.to_string_lossy().into_owned())];
@@ -628,7 +421,7 @@ impl StandIn {
         let mut command = match kind {
             StandInKind::ClaudeCode | StandInKind::Opencode => {
                 let name = if kind == StandInKind::ClaudeCode { "claude" } else { "opencode" };
-                let native = install_native_copy(&sandbox.home.join(".local").join("bin").join(name));
+                let native = install_native_copy(&sandbox.home().join(".local").join("bin").join(name));
                 set("STAND_IN_HOOK_SHELL", if kind == StandInKind::ClaudeCode { "sh" } else { "bash" });
                 set(
                     "STAND_IN_PID_EXPORT",
@@ -639,11 +432,11 @@ impl StandIn {
                 command
             }
             StandInKind::ClaudeCodeNamedByArgv0Only => {
-                let versions = sandbox.home.join(".local").join("share").join("claude").join("versions");
+                let versions = sandbox.home().join(".local").join("share").join("claude").join("versions");
                 let native = install_native_copy(&versions.join("2.1.128"));
                 set("STAND_IN_HOOK_SHELL", "sh");
                 let mut command = Command::new(native);
-                command.arg0(sandbox.home.join(".local").join("bin").join("claude")).arg(&native_script);
+                command.arg0(sandbox.home().join(".local").join("bin").join("claude")).arg(&native_script);
                 command
             }
             StandInKind::Codex | StandInKind::Copilot => {
@@ -690,7 +483,7 @@ impl StandIn {
                     .cloned(),
             )
             .envs(stand_in_environment)
-            .current_dir(&sandbox.project)
+            .current_dir(sandbox.project())
             .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -1,4 +1,5 @@
-//! strace as the fault injector: one clean run lists the system calls a
+//! strace as the fault injector of the fault table (`tests/faults`), here
+//! in the library so its parsing is tested with the rest of the harness: one clean run lists the system calls a
 //! tool makes and how often (per thread, as strace counts them for
 //! `when=`), and each injected run fails exactly one call of one syscall.
 //!

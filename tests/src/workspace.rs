@@ -1,13 +1,16 @@
 //! Where the workspace and its build output are, and building the binaries
-//! the benchmark and the soak run, through the same cargo that runs xtask.
+//! the benchmark, the soak, the fault table and the e2e run, through the
+//! same cargo that runs them.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, bail};
 
-/// The binaries the benchmark and the soak cannot do without.
-pub const REQUIRED_TOOLS: [&str; 3] = ["roster-register", "roster-list", "roster-prune"];
+/// The binaries roster ships.
+pub const ROSTER_BINARIES: [&str; 5] =
+    ["roster-register", "roster-list", "roster-prune", "roster-consent", "roster-hooks"];
 
 /// Which cargo profile to build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,16 +19,21 @@ pub enum Profile {
     Debug,
 }
 
-/// The workspace root (xtask lives one directory below it).
+/// The workspace root (this crate lives one directory below it).
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
-        .expect("xtask lives one directory below the workspace root")
+        .expect("the tests crate lives one directory below the workspace root")
         .to_owned()
 }
 
+/// The cargo that runs us, so a pinned toolchain builds with the same one.
+pub fn cargo_program() -> OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"))
+}
+
 fn cargo() -> Command {
-    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    let mut command = Command::new(cargo_program());
     command.current_dir(workspace_root());
     command
 }
@@ -46,21 +54,24 @@ pub fn target_directory() -> anyhow::Result<PathBuf> {
     Ok(PathBuf::from(directory))
 }
 
-/// Builds every binary of the workspace in `profile` and returns the
-/// directory they are in.
+/// Builds the five roster binaries in `profile` (`cargo build --locked`,
+/// as CI builds them) and returns the directory they are in.
 pub fn build_binaries(profile: Profile) -> anyhow::Result<PathBuf> {
     let mut command = cargo();
-    command.args(["build", "--bins"]);
+    command.args(["build", "--locked"]);
+    for tool in ROSTER_BINARIES {
+        command.args(["--bin", tool]);
+    }
     if profile == Profile::Release {
         command.arg("--release");
     }
-    eprintln!("building: cargo build --bins{}", if profile == Profile::Release { " --release" } else { "" });
+    eprintln!("building: {}", crate::describe(&command));
     let status = command.status().context("run cargo build")?;
     if !status.success() {
-        bail!("cargo build --bins failed ({status})");
+        bail!("cargo build of the roster binaries failed ({status})");
     }
     let directory = target_directory()?.join(if profile == Profile::Release { "release" } else { "debug" });
-    for tool in REQUIRED_TOOLS {
+    for tool in ROSTER_BINARIES {
         let path = directory.join(tool);
         if !path.is_file() {
             bail!("{} was not built", path.display());
