@@ -12,7 +12,8 @@ use registry_core::{RosterDir, SessionRow};
 
 use crate::config::{ConfigOutcome, Decision, resolve_auto_arm_naming_repo_file};
 use crate::config_files::{ConfigInput, load_repo_input, load_user_input};
-use crate::gate::{ConsentState, MarkerEntry, consent_file_name, effective_should_arm, read_marker};
+use crate::gate::effective_should_arm;
+use crate::marker_entry::{ConsentState, MarkerEntry, consent_file_name, read_marker};
 
 /// Whether the session's owner runs now, as far as the caller could tell.
 #[derive(Clone, Debug, PartialEq, Eq)]

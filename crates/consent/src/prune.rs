@@ -9,7 +9,7 @@ use owner_liveness::{Liveness, Pid};
 use registry_core::{RegistryLock, RosterDir, Timestamp, list_names, remove_entry};
 
 use crate::error::Result;
-use crate::gate::{MarkerEntry, consent_file_name, read_marker_entry};
+use crate::marker_entry::{MarkerEntry, consent_file_name, read_marker_entry};
 
 /// What `prune_markers` removed (or, with `dry_run`, would remove).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use nix::errno::Errno;
 
-use crate::chain::ChainMember;
+use crate::identity::ChainMember;
 use crate::identity::{
     Namespaces, OwnerIdentity, ProcIdentity, ProcReadError, SocketIdentity, mtime_ns, own_namespaces,
     read_boot_id, read_proc_identity, read_user_namespace,

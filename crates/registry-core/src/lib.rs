@@ -8,6 +8,7 @@ mod directory_entries;
 mod error;
 mod files;
 mod hook_log;
+mod interrupted;
 mod list;
 mod ownership;
 mod parallel;
@@ -26,11 +27,12 @@ pub use directory_entries::{DirectoryEntry, EntryKind};
 pub use error::{Error, Result};
 pub use files::{
     EntryContents, LOCK_NAME, LOCK_WAIT, LOCK_WAIT_NOTICE, MAX_ENTRY_BYTES, ReadProblem, RegistryLock,
-    TEMP_PREFIX, list_entries, list_names, read_entry, remove_entry, retry_interrupted, write_atomically,
+    TEMP_PREFIX, list_entries, list_names, read_entry, remove_entry, write_atomically,
 };
 pub use hook_log::{
     HOOK_LOG_LINES, HOOK_LOG_NAME, append_hook_error, append_hook_error_within, recent_hook_errors,
 };
+pub use interrupted::retry_interrupted;
 pub use list::{ListFilter, Listing, list_sessions, sort_newest_first};
 pub use ownership::{UNPROVABLE_OWNER, caller_uid_is_unmapped, owned_by_caller};
 pub use prune::{

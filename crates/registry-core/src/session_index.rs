@@ -17,7 +17,8 @@ use owner_liveness::Pid;
 
 use crate::directory::RosterDir;
 use crate::error::{Error, Result};
-use crate::files::{TEMP_PREFIX, retry_on_interrupt};
+use crate::files::TEMP_PREFIX;
+use crate::interrupted::retry_on_interrupt;
 use crate::record::SessionId;
 
 /// Prefix of index entries (dotfiles: never listed).

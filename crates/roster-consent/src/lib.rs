@@ -3,6 +3,8 @@
 //! `should-arm`. The clap `Command` lives here so xtask renders man pages
 //! and completions from the definition users run.
 
+#![forbid(unsafe_code)]
+
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -4,6 +4,8 @@
 //! the command line around it. The clap `Command` is built here so that xtask
 //! renders man pages and completions from the definition users run.
 
+#![forbid(unsafe_code)]
+
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};

@@ -1,5 +1,7 @@
 //! Entry point of `roster-list`: everything lives in the library so xtask can render its help.
 
+#![forbid(unsafe_code)]
+
 fn main() -> std::process::ExitCode {
     roster_list::main()
 }

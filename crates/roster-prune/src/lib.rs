@@ -3,6 +3,8 @@
 //! session-end hook (§8.2). The clap `Command` lives here so xtask renders
 //! man pages and completions from the definition users run.
 
+#![forbid(unsafe_code)]
+
 use std::io::Write;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
