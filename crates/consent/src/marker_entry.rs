@@ -208,7 +208,9 @@ pub fn read_marker_entry(roster: &RosterDir, file_name: &str) -> Option<MarkerEn
                 finding: MarkerFinding::Judged { marker, verdict },
             }
         }
-        ParsedMarker::Malformed(detail) => problem(ProblemKind::Malformed, detail, Some(contents.mtime)),
+        ParsedMarker::Malformed(detail) => {
+            problem(ProblemKind::Malformed, detail.to_string(), Some(contents.mtime))
+        }
         ParsedMarker::UnsupportedFormat(format) => problem(
             ProblemKind::UnsupportedFormat,
             format!("format {format} was written by a newer roster"),

@@ -105,7 +105,7 @@ pub fn session_directory(
     // An owner that could not be captured (it exited) while its record is
     // alive is a chain's loader whose session runs on in another member:
     // the verdict just proved that member is the recorded process.
-    let runs_on_in_chain = owner.is_none() && !record.chain.is_empty();
+    let runs_on_in_chain = owner.is_none() && !record.owner.chain.is_empty();
     if !runs_on_in_chain && !owner.is_some_and(|identity| same_owner(record, identity)) {
         return Err(unknown(format!(
             "its record {} was written by another process than the one running at pid {pid} now",

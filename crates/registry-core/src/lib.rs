@@ -10,10 +10,13 @@ mod files;
 mod hook_log;
 mod interrupted;
 mod list;
+mod malformed;
 mod ownership;
 mod parallel;
 mod prune;
 mod record;
+mod record_values;
+mod recorded_owner;
 mod register;
 mod session_index;
 mod session_row;
@@ -34,17 +37,25 @@ pub use hook_log::{
 };
 pub use interrupted::retry_interrupted;
 pub use list::{ListFilter, Listing, list_sessions, sort_newest_first};
+pub use malformed::{Field, FieldError, FieldProblem, Malformed};
 pub use ownership::{UNPROVABLE_OWNER, caller_uid_is_unmapped, owned_by_caller};
 pub use prune::{
     PruneOptions, PruneReport, TEMP_MAX_AGE, prune_sessions, remove_current, remove_old_temporaries,
     remove_session_row,
 };
 pub use record::{
-    AGENT_NAME_LIMIT, AgentName, BOOT_ID_LIMIT, CWD_LIMIT, ChainMemberRecord, FIELD_LIMITS, FieldLimit,
-    FormatProblem, HARNESS_LIMIT, HARNESS_VERSION_LIMIT, LengthUnit, Parsed, RECORD_FORMAT, Record,
-    SESSION_ID_LIMIT, SESSION_PID_SOURCE_LIMIT, SOCKET_PATH_LIMIT, SessionId, SocketRecord,
-    TRANSCRIPT_PATH_LIMIT, check_chain, check_field_limits, check_session_pid, continues_chain, parse_record,
-    parse_versioned, pid_of_file_name, record_file_name, same_owner,
+    FormatProblem, Parsed, RECORD_FORMAT, Record, SocketRecord, check_field_limits, continues_chain,
+    parse_record, parse_versioned, pid_of_file_name, record_file_name, same_owner,
+};
+pub use record_values::{
+    AGENT_NAME_LIMIT, AgentName, BOOT_ID_LIMIT, BootId, CWD_LIMIT, FIELD_LIMITS, FieldLimit, HARNESS_LIMIT,
+    HARNESS_VERSION_LIMIT, HarnessName, HarnessVersion, LengthUnit, RecordedTime, SESSION_ID_LIMIT,
+    SESSION_PID_SOURCE_LIMIT, SOCKET_PATH_LIMIT, SessionDirectoryPath, SessionId, SessionPidSource,
+    SocketPath, StartTicks, TRANSCRIPT_PATH_LIMIT, TranscriptPath,
+};
+pub use recorded_owner::{
+    AbsentKeys, ChainMemberRecord, OwnerKeys, RecordedOwner, UncheckedOwner, check_chain, check_session_pid,
+    read_once, required,
 };
 pub use register::{AgentChoice, REAP_EXAMINE, REAP_REMOVE, Registered, Registration, register};
 pub use session_index::{INDEX_PREFIX, index_entry_name, indexed_holder};

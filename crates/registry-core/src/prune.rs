@@ -11,7 +11,8 @@ use crate::error::Result;
 use crate::files::{
     FileStamp, RegistryLock, TEMP_PREFIX, entry_mtime, entry_stamp, list_entries, list_names, remove_entry,
 };
-use crate::record::{SessionId, record_file_name};
+use crate::record::record_file_name;
+use crate::record_values::SessionId;
 use crate::session_index::remove_index_if_pointing_at;
 use crate::session_row::{SessionRow, non_utf8_name_row, read_listed_session_row, read_session_row};
 use crate::timestamp::Timestamp;

@@ -19,7 +19,7 @@ use crate::directory::RosterDir;
 use crate::error::{Error, Result};
 use crate::files::TEMP_PREFIX;
 use crate::interrupted::retry_on_interrupt;
-use crate::record::SessionId;
+use crate::record_values::SessionId;
 
 /// Prefix of index entries (dotfiles: never listed).
 pub const INDEX_PREFIX: &str = ".sid-";

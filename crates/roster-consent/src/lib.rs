@@ -340,12 +340,12 @@ fn session_runs_on_in_its_chain(
     let marker_alive = matches!(
         &marker.finding,
         MarkerFinding::Judged { marker, verdict }
-            if !marker.chain.is_empty() && verdict.liveness == owner_liveness::Liveness::Alive
+            if !marker.owner.chain.is_empty() && verdict.liveness == owner_liveness::Liveness::Alive
     );
     let record_alive = roster
         .and_then(|roster| registry_core::read_session_row(roster, &registry_core::record_file_name(pid)))
         .is_some_and(|row| {
-            row.record.as_ref().is_some_and(|record| !record.chain.is_empty())
+            row.record.as_ref().is_some_and(|record| !record.owner.chain.is_empty())
                 && row.liveness() == owner_liveness::Liveness::Alive
         });
     marker_alive || record_alive

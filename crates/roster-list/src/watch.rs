@@ -367,8 +367,7 @@ impl Watcher<'_> {
         let Some(target) = &self.target else { return false };
         !self.known.values().any(|known| {
             let Some(record) = &known.row.record else { return false };
-            let named =
-                record.session_pid.to_string() == *target || record.session_id.as_deref() == Some(target);
+            let named = record.pid().to_string() == *target || record.session_id.as_deref() == Some(target);
             named && known.row.liveness() != Liveness::Dead
         })
     }
@@ -384,10 +383,10 @@ fn change_between(before: &SessionRow, now: &SessionRow) -> Option<EventKind> {
         }
         (None, Some(_)) => Some(EventKind::Registered),
         (Some(old), Some(new)) => {
-            let same_owner = old.session_pid == new.session_pid
-                && old.start_ticks == new.start_ticks
-                && old.boot_id == new.boot_id
-                && old.pidfs_ino == new.pidfs_ino;
+            let same_owner = old.owner.pid == new.owner.pid
+                && old.owner.start_ticks == new.owner.start_ticks
+                && old.owner.boot_id == new.owner.boot_id
+                && old.owner.pidfs_ino == new.owner.pidfs_ino;
             if !same_owner {
                 Some(EventKind::Registered)
             } else if before.liveness() != Liveness::Dead && now.liveness() == Liveness::Dead {

@@ -439,7 +439,7 @@ fn choose_session_id(
     match SessionId::parse(&value) {
         Ok(id) => Ok(Some(id)),
         Err(why) => {
-            over_long.unusable(origin, &why)?;
+            over_long.unusable(origin, &why.to_string())?;
             Ok(None)
         }
     }
@@ -474,7 +474,7 @@ fn print_registered(common: &CommonArgs, roster: &RosterDir, registered: &Regist
             writeln!(
                 out,
                 "{verb} pid {}{harness}{agent} {}",
-                record.session_pid,
+                record.pid(),
                 home_relative(Path::new(&record.cwd), home.as_deref())
             )?;
         }

@@ -1,0 +1,418 @@
+//! The values a record holds, as types that can only hold valid ones: each
+//! constructor checks its field's limit (`FIELD_LIMITS`) and rule, so a
+//! record, once built, needs no second look, and a record register writes
+//! is always one list trusts.
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::ops::Deref;
+use std::path::Path;
+
+use serde::{Serialize, Serializer};
+
+use crate::malformed::{Field, FieldError, FieldProblem};
+use crate::timestamp::Timestamp;
+
+/// The longest value each string field of a record may hold. Register
+/// refuses (or, in hook mode, drops) a longer value and list calls a record
+/// carrying one malformed. The limits are sized so that a record with every
+/// field at its limit, every byte one that JSON escapes to six (`\u0001`),
+/// still fits in `MAX_ENTRY_BYTES`: a record register writes is always one
+/// list trusts.
+pub const FIELD_LIMITS: [FieldLimit; 9] = [
+    CWD_LIMIT,
+    TRANSCRIPT_PATH_LIMIT,
+    SOCKET_PATH_LIMIT,
+    HARNESS_VERSION_LIMIT,
+    SESSION_ID_LIMIT,
+    AGENT_NAME_LIMIT,
+    HARNESS_LIMIT,
+    SESSION_PID_SOURCE_LIMIT,
+    BOOT_ID_LIMIT,
+];
+
+/// `cwd`: `PATH_MAX`, the longest path the kernel resolves.
+pub const CWD_LIMIT: FieldLimit = FieldLimit::bytes(Field::Cwd, 4096);
+/// `transcript_path`: `PATH_MAX`, like `cwd`.
+pub const TRANSCRIPT_PATH_LIMIT: FieldLimit = FieldLimit::bytes(Field::TranscriptPath, 4096);
+/// `socket.path`: the size of a unix socket address (`sun_path`); a longer
+/// path cannot be connected to, so it names no messaging socket.
+pub const SOCKET_PATH_LIMIT: FieldLimit = FieldLimit::bytes(Field::SocketPath, 108);
+/// `harness_version`: far above any version a harness prints.
+pub const HARNESS_VERSION_LIMIT: FieldLimit = FieldLimit::bytes(Field::HarnessVersion, 128);
+/// `session_id` (see `SessionId`).
+pub const SESSION_ID_LIMIT: FieldLimit = FieldLimit::bytes(Field::SessionId, 128);
+/// `agent`, in characters (see `AgentName`): at most 256 bytes.
+pub const AGENT_NAME_LIMIT: FieldLimit = FieldLimit::characters(Field::Agent, 64);
+/// `harness`: the longest harness name is 12 bytes.
+pub const HARNESS_LIMIT: FieldLimit = FieldLimit::bytes(Field::Harness, 32);
+/// `session_pid_source`: the longest source is 18 bytes.
+pub const SESSION_PID_SOURCE_LIMIT: FieldLimit = FieldLimit::bytes(Field::SessionPidSource, 32);
+/// `boot_id`: the kernel's boot id is a 36-byte UUID.
+pub const BOOT_ID_LIMIT: FieldLimit = FieldLimit::bytes(Field::BootId, 64);
+
+/// The longest value a record field may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldLimit {
+    pub field: Field,
+    pub max: usize,
+    pub unit: LengthUnit,
+}
+
+/// What a `FieldLimit` counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LengthUnit {
+    /// Bytes of UTF-8.
+    Bytes,
+    /// Unicode scalar values (each at most 4 bytes).
+    Characters,
+}
+
+impl FieldLimit {
+    const fn bytes(field: Field, max: usize) -> FieldLimit {
+        FieldLimit { field, max, unit: LengthUnit::Bytes }
+    }
+
+    const fn characters(field: Field, max: usize) -> FieldLimit {
+        FieldLimit { field, max, unit: LengthUnit::Characters }
+    }
+
+    /// The length of `value` in this limit's unit.
+    pub fn length_of(&self, value: &str) -> usize {
+        match self.unit {
+            LengthUnit::Bytes => value.len(),
+            LengthUnit::Characters => value.chars().count(),
+        }
+    }
+
+    /// The unit's name, plural: `bytes` or `characters`.
+    pub fn unit_name(&self) -> &'static str {
+        match self.unit {
+            LengthUnit::Bytes => "bytes",
+            LengthUnit::Characters => "characters",
+        }
+    }
+
+    /// `Err` naming the field, the length and the limit when `value` is
+    /// over it. Never quotes the value: it may be a megabyte long.
+    pub fn check(&self, value: &str) -> Result<(), FieldError> {
+        let length = self.length_of(value);
+        if length > self.max {
+            return Err(FieldError::new(self.field, FieldProblem::OverLimit { length, limit: *self }));
+        }
+        Ok(())
+    }
+}
+
+/// The string-valued field types share their views: a `&str` (so
+/// `Option<T>::as_deref` gives an `Option<&str>`), comparisons with text,
+/// display and serialization as the plain string.
+macro_rules! text_value {
+    ($name:ident) => {
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl AsRef<OsStr> for $name {
+            fn as_ref(&self) -> &OsStr {
+                OsStr::new(&self.0)
+            }
+        }
+
+        impl AsRef<Path> for $name {
+            fn as_ref(&self) -> &Path {
+                Path::new(&self.0)
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(&self.0)
+            }
+        }
+    };
+}
+
+/// A session id: 1–128 printable ASCII characters, no `/`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionId(String);
+text_value!(SessionId);
+
+impl SessionId {
+    pub fn parse(text: &str) -> Result<SessionId, FieldError> {
+        SESSION_ID_LIMIT.check(text)?;
+        let problem = |problem| Err(FieldError::new(Field::SessionId, problem));
+        if text.is_empty() {
+            return problem(FieldProblem::Empty);
+        }
+        if let Some(bad) =
+            text.chars().find(|character| !(' '..='~').contains(character) || *character == '/')
+        {
+            return problem(FieldProblem::ForbiddenCharacter { value: text.to_owned(), character: bad });
+        }
+        Ok(SessionId(text.to_owned()))
+    }
+}
+
+/// An agent name: 1–64 characters, no control characters, no leading or
+/// trailing white space.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AgentName(String);
+text_value!(AgentName);
+
+impl AgentName {
+    pub fn parse(text: &str) -> Result<AgentName, FieldError> {
+        AGENT_NAME_LIMIT.check(text)?;
+        let problem = |problem| Err(FieldError::new(Field::Agent, problem));
+        if text.is_empty() {
+            return problem(FieldProblem::Empty);
+        }
+        if text.chars().any(char::is_control) {
+            return problem(FieldProblem::ControlCharacter { value: text.to_owned() });
+        }
+        if text.starts_with(char::is_whitespace) || text.ends_with(char::is_whitespace) {
+            return problem(FieldProblem::SurroundingWhiteSpace { value: text.to_owned() });
+        }
+        Ok(AgentName(text.to_owned()))
+    }
+}
+
+/// A field that is any text within its limit.
+macro_rules! limited_text {
+    ($(#[$doc:meta])* $name:ident, $limit:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+        pub struct $name(String);
+        text_value!($name);
+
+        impl $name {
+            pub fn parse(text: &str) -> Result<$name, FieldError> {
+                $limit.check(text)?;
+                Ok($name(text.to_owned()))
+            }
+        }
+    };
+}
+
+limited_text!(
+    /// The harness's name (`claude-code`, `codex`, …; empty when unknown).
+    HarnessName,
+    HARNESS_LIMIT
+);
+limited_text!(
+    /// The version the harness reported.
+    HarnessVersion,
+    HARNESS_VERSION_LIMIT
+);
+limited_text!(
+    /// How the owner was found (`OwnerSource::as_str`: `flag`, `ancestor`, …).
+    /// Kept as text: a record from a newer roster may name a source this one
+    /// does not know, and is still read.
+    SessionPidSource,
+    SESSION_PID_SOURCE_LIMIT
+);
+limited_text!(
+    /// The harness's transcript file, as the hook payload named it.
+    TranscriptPath,
+    TRANSCRIPT_PATH_LIMIT
+);
+limited_text!(
+    /// The path of the harness's messaging socket.
+    SocketPath,
+    SOCKET_PATH_LIMIT
+);
+
+/// The kernel's boot id the owner was recorded in: not empty, within its
+/// limit.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BootId(String);
+text_value!(BootId);
+
+impl BootId {
+    pub fn parse(text: &str) -> Result<BootId, FieldError> {
+        if text.is_empty() {
+            return Err(FieldError::new(Field::BootId, FieldProblem::Empty));
+        }
+        BOOT_ID_LIMIT.check(text)?;
+        Ok(BootId(text.to_owned()))
+    }
+
+    /// The boot id the kernel reported, taken as it is (a 36-byte UUID):
+    /// `From<&OwnerIdentity>` cannot fail, and register checks every limit
+    /// of a record (`Record::check_limits`) before it writes one.
+    pub(crate) fn from_kernel(text: &str) -> BootId {
+        BootId(text.to_owned())
+    }
+}
+
+/// The session's working directory: an absolute path within `CWD_LIMIT`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SessionDirectoryPath(String);
+text_value!(SessionDirectoryPath);
+
+impl SessionDirectoryPath {
+    /// Checks only that the path is absolute; the limit is checked with
+    /// the other limits (`check_limit`), in the order list reports them.
+    pub fn parse_absolute(text: &str) -> Result<SessionDirectoryPath, FieldError> {
+        if !Path::new(text).is_absolute() {
+            return Err(FieldError::new(Field::Cwd, FieldProblem::NotAbsolute { value: text.to_owned() }));
+        }
+        Ok(SessionDirectoryPath(text.to_owned()))
+    }
+
+    pub fn check_limit(&self) -> Result<(), FieldError> {
+        CWD_LIMIT.check(&self.0)
+    }
+
+    /// An absolute path within its limit.
+    pub fn parse(text: &str) -> Result<SessionDirectoryPath, FieldError> {
+        let path = SessionDirectoryPath::parse_absolute(text)?;
+        path.check_limit()?;
+        Ok(path)
+    }
+
+    pub fn as_path(&self) -> &Path {
+        Path::new(&self.0)
+    }
+}
+
+/// A time as a record holds it: valid RFC 3339, kept as written (any offset
+/// is read; register writes UTC), so a record reads back byte for byte.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RecordedTime {
+    text: String,
+    time: Timestamp,
+}
+
+impl RecordedTime {
+    pub fn parse(field: Field, text: &str) -> Result<RecordedTime, FieldError> {
+        match Timestamp::parse(text) {
+            Some(time) => Ok(RecordedTime { text: text.to_owned(), time }),
+            None => Err(FieldError::new(field, FieldProblem::NotRfc3339 { value: text.to_owned() })),
+        }
+    }
+
+    pub fn timestamp(&self) -> Timestamp {
+        self.time
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+impl From<Timestamp> for RecordedTime {
+    fn from(time: Timestamp) -> RecordedTime {
+        RecordedTime { text: time.to_string(), time }
+    }
+}
+
+impl fmt::Display for RecordedTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Serialize for RecordedTime {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.text)
+    }
+}
+
+/// Field 22 of `/proc/<pid>/stat`: when the process started, in clock
+/// ticks since boot. Together with the pid and boot id it names one
+/// process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct StartTicks(pub u64);
+
+impl StartTicks {
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for StartTicks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl PartialEq<u64> for StartTicks {
+    fn eq(&self, other: &u64) -> bool {
+        self.0 == *other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_types() {
+        assert!(SessionId::parse("7c660e54-2e19-4577-b46a-16f46484eaf4").is_ok());
+        assert!(SessionId::parse(&"x".repeat(128)).is_ok());
+        for bad in ["", "a/b", "tab\there", "ünï", &"x".repeat(129)] {
+            assert!(SessionId::parse(bad).is_err(), "{bad:?}");
+        }
+        assert!(AgentName::parse("wren").is_ok());
+        assert!(AgentName::parse("ünïcödé agent").is_ok());
+        for bad in ["", " wren", "wren ", "a\nb", "\u{1b}[31m", &"x".repeat(65)] {
+            assert!(AgentName::parse(bad).is_err(), "{bad:?}");
+        }
+        assert!(BootId::parse("").is_err());
+        assert!(BootId::parse(&"b".repeat(65)).is_err());
+        assert!(SessionDirectoryPath::parse("relative").is_err());
+        assert!(SessionDirectoryPath::parse(&format!("/{}", "d".repeat(4096))).is_err());
+        assert!(HarnessName::parse(&"h".repeat(33)).is_err());
+        assert!(RecordedTime::parse(Field::WrittenAt, "yesterday").is_err());
+    }
+
+    #[test]
+    fn a_recorded_time_keeps_its_offset_as_written() {
+        let time = RecordedTime::parse(Field::RefreshedAt, "2026-11-30T03:03:05.123456789+01:00").unwrap();
+        assert_eq!(time.as_str(), "2026-11-30T03:03:05.123456789+01:00");
+        assert_eq!(time.timestamp(), Timestamp::parse("2026-11-30T02:03:05.123456789Z").unwrap());
+    }
+
+    #[test]
+    fn a_limit_message_never_quotes_the_value() {
+        let error = SessionId::parse(&"x".repeat(1 << 20)).unwrap_err();
+        assert_eq!(error.to_string(), "session id is 1048576 bytes long, over its limit of 128 bytes");
+        let error = AgentName::parse(&"é".repeat(65)).unwrap_err();
+        assert_eq!(error.to_string(), "agent is 65 characters long, over its limit of 64 characters");
+    }
+}
