@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use owner_liveness::{OwnerIdentity, Pid};
+use owner_liveness::{OwnerIdentity, Pid, SystemFacts};
 use registry_core::{RosterDir, Timestamp, write_atomically};
 
 use crate::config::Decision;
@@ -33,8 +33,8 @@ pub struct Effective {
 /// its marker's state while the marker's owner is alive, else `None`.
 /// Never fails: a marker that cannot be read or believed is `None`. What
 /// `roster-list` shows in its consent column.
-pub fn live_consent_state(roster: &RosterDir, pid: Pid) -> ConsentState {
-    read_marker(roster, pid).counted_state()
+pub fn live_consent_state(roster: &RosterDir, pid: Pid, facts: &impl SystemFacts) -> ConsentState {
+    read_marker(roster, pid, facts).counted_state()
 }
 
 /// Writes the marker of the owner `identity` (which the caller captured
@@ -50,12 +50,13 @@ pub fn write_marker(
     identity: &OwnerIdentity,
     state: MarkerState,
     cwd: &Path,
+    facts: &impl SystemFacts,
 ) -> Result<WrittenMarker> {
-    let marker = Marker::new(identity, state, cwd, Timestamp::now());
+    let marker = Marker::new(identity, state, cwd, Timestamp::from_system_time(facts.now()));
     let name = consent_file_name(identity.pid);
     let lock = roster.lock()?;
     write_atomically(roster, roster.consent(), &name, &marker.to_bytes())?;
-    let reaped = prune_markers(roster, &lock, None, false)?;
+    let reaped = prune_markers(roster, &lock, None, false, facts)?;
     Ok(WrittenMarker { path: roster.entry_path(roster.consent(), &name), marker, reaped })
 }
 

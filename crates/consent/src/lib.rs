@@ -12,6 +12,7 @@
 
 #![forbid(unsafe_code)]
 
+mod assessment;
 mod config;
 mod config_files;
 mod decision;
@@ -22,6 +23,7 @@ mod marker_entry;
 mod prune;
 mod session_directory;
 
+pub use assessment::{Assessment, AssessmentRequest, assess, owner_condition};
 pub use config::{
     ConfigOutcome, ConfigProblem, Decision, RepoConfig, UserConfig, parse_repo_config, parse_user_config,
     resolve_auto_arm,

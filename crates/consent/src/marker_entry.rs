@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use owner_liveness::{Liveness, Pid, Verdict, judge_now};
+use owner_liveness::{Liveness, Pid, SystemFacts, Verdict, judge};
 use registry_core::{
     ProblemKind, ReadProblem, RosterDir, Timestamp, pid_of_file_name, read_entry, record_file_name,
 };
@@ -158,14 +158,18 @@ pub fn consent_file_name(pid: Pid) -> String {
 }
 
 /// Reads and judges the marker of the session owned by `pid`.
-pub fn read_marker(roster: &RosterDir, pid: Pid) -> MarkerEntry {
-    read_marker_entry(roster, &consent_file_name(pid))
+pub fn read_marker(roster: &RosterDir, pid: Pid, facts: &impl SystemFacts) -> MarkerEntry {
+    read_marker_entry(roster, &consent_file_name(pid), facts)
         .unwrap_or_else(|| MarkerEntry::absent(roster.path(), pid))
 }
 
 /// Reads and judges one entry of `consent/`; `None` when the name is a
 /// roster dotfile (a temporary) or no longer exists.
-pub fn read_marker_entry(roster: &RosterDir, file_name: &str) -> Option<MarkerEntry> {
+pub fn read_marker_entry(
+    roster: &RosterDir,
+    file_name: &str,
+    facts: &impl SystemFacts,
+) -> Option<MarkerEntry> {
     if file_name.starts_with('.') {
         return None;
     }
@@ -199,7 +203,7 @@ pub fn read_marker_entry(roster: &RosterDir, file_name: &str) -> Option<MarkerEn
     };
     Some(match parse_marker(&contents.bytes, file_pid) {
         ParsedMarker::Marker(marker) => {
-            let verdict = judge_now(&marker.identity(), None);
+            let verdict = judge(&marker.identity(), None, facts);
             MarkerEntry {
                 file_name: file_name.to_owned(),
                 path,

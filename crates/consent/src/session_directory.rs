@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use owner_liveness::{Liveness, OwnerIdentity, Pid};
+use owner_liveness::{Liveness, OwnerIdentity, Pid, SystemFacts};
 use registry_core::{RosterDir, read_session_row, record_file_name, same_owner};
 
 use crate::config_files::canonical_session_directory;
@@ -57,6 +57,7 @@ pub fn session_directory(
     pid: Pid,
     owner: Option<&OwnerIdentity>,
     cwd_flag: Option<&Path>,
+    facts: &impl SystemFacts,
 ) -> Result<SessionDirectory> {
     if let Some(directory) = cwd_flag {
         let path = canonical_session_directory(directory)?;
@@ -71,7 +72,7 @@ pub fn session_directory(
     };
     let file_name = record_file_name(pid);
     let record_path = roster.entry_path(roster.sessions(), &file_name);
-    let Some(row) = read_session_row(roster, &file_name) else {
+    let Some(row) = read_session_row(roster, &file_name, facts) else {
         return Err(unknown(format!("it has no record ({} does not exist)", record_path.display())));
     };
     if let Some(problem) = &row.problem {

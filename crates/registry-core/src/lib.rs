@@ -18,6 +18,7 @@ mod record;
 mod record_values;
 mod recorded_owner;
 mod register;
+mod running_system;
 mod session_index;
 mod session_row;
 mod timestamp;
@@ -58,6 +59,7 @@ pub use recorded_owner::{
     read_once, required,
 };
 pub use register::{AgentChoice, REAP_EXAMINE, REAP_REMOVE, Registered, Registration, register};
+pub use running_system::RunningSystem;
 pub use session_index::{INDEX_PREFIX, index_entry_name, indexed_holder};
 pub use session_row::{Problem, ProblemKind, ROW_KEYS, RowConsent, RowJson, SessionRow, read_session_row};
 pub use timestamp::Timestamp;

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use owner_liveness::{Liveness, Pid};
+use owner_liveness::{Liveness, Pid, SystemFacts};
 
 use crate::directory::{RosterDir, SubDir};
 use crate::error::Result;
@@ -65,8 +65,12 @@ fn dead_for_good(row: &SessionRow) -> bool {
 /// name still holds the very file judged (same inode, same change time),
 /// the verdict stands, and reading and judging it again would double the
 /// cost of pruning for nothing. Anything else is read and judged again.
-pub fn prune_sessions(roster: &RosterDir, options: &PruneOptions) -> Result<PruneReport> {
-    let now = Timestamp::now();
+pub fn prune_sessions(
+    roster: &RosterDir,
+    options: &PruneOptions,
+    facts: &impl SystemFacts,
+) -> Result<PruneReport> {
+    let now = Timestamp::from_system_time(facts.now());
     let mut report = PruneReport::default();
     let mut candidates: Vec<(SessionRow, Option<FileStamp>)> = Vec::new();
     // The temporaries of `sessions/` are found by the same listing.
@@ -91,7 +95,7 @@ pub fn prune_sessions(roster: &RosterDir, options: &PruneOptions) -> Result<Prun
             session_temporaries.push(name.to_owned());
             continue;
         }
-        let Some((row, stamp)) = read_listed_session_row(roster, name, entry.kind) else { continue };
+        let Some((row, stamp)) = read_listed_session_row(roster, name, entry.kind, facts) else { continue };
         if removable(&row, options, now) {
             let stamp = stamp.filter(|_| dead_for_good(&row));
             candidates.push((row, stamp));
@@ -106,7 +110,7 @@ pub fn prune_sessions(roster: &RosterDir, options: &PruneOptions) -> Result<Prun
         let row = if unchanged {
             judged
         } else {
-            let Some(row) = read_session_row(roster, &judged.file_name) else { continue };
+            let Some(row) = read_session_row(roster, &judged.file_name, facts) else { continue };
             row
         };
         if !removable(&row, options, now) {
@@ -149,8 +153,9 @@ pub fn remove_current(
     lock: &RegistryLock,
     pid: Pid,
     dry_run: bool,
+    facts: &impl SystemFacts,
 ) -> Result<Option<SessionRow>> {
-    let Some(row) = read_session_row(roster, &record_file_name(pid)) else { return Ok(None) };
+    let Some(row) = read_session_row(roster, &record_file_name(pid), facts) else { return Ok(None) };
     if !dry_run && !remove_session_row(roster, lock, &row)? {
         return Ok(None);
     }

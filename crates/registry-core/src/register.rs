@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use owner_liveness::{Liveness, OwnerIdentity, Pid, SocketIdentity};
+use owner_liveness::{Liveness, OwnerIdentity, Pid, SocketIdentity, SystemFacts};
 
 use crate::directory::RosterDir;
 use crate::error::{Error, Result};
@@ -79,14 +79,18 @@ pub struct Registered {
 }
 
 /// Writes the record for `registration` under the lock.
-pub fn register(roster: &RosterDir, registration: &Registration) -> Result<Registered> {
+pub fn register(
+    roster: &RosterDir,
+    registration: &Registration,
+    facts: &impl SystemFacts,
+) -> Result<Registered> {
     let lock = roster.lock()?;
-    let adopted = continued_session(roster, registration);
+    let adopted = continued_session(roster, registration, facts);
     let registration = adopted.as_ref().unwrap_or(registration);
     let pid = registration.identity.pid;
     let file_name = record_file_name(pid);
     let sessions = roster.sessions();
-    let now = Timestamp::now();
+    let now = Timestamp::from_system_time(facts.now());
 
     let previous = match crate::files::read_entry(sessions, &file_name) {
         Ok(contents) => match parse_record(&contents.bytes, pid) {
@@ -125,7 +129,7 @@ pub fn register(roster: &RosterDir, registration: &Registration) -> Result<Regis
     if let Some(session_id) = &registration.session_id
         && let Some(holder) = indexed_holder(roster, session_id)
         && holder != pid
-        && let Some(row) = read_session_row(roster, &record_file_name(holder))
+        && let Some(row) = read_session_row(roster, &record_file_name(holder), facts)
         && let Some(record) = &row.record
         && record.session_id.as_ref() == Some(session_id)
     {
@@ -152,7 +156,7 @@ pub fn register(roster: &RosterDir, registration: &Registration) -> Result<Regis
     {
         remove_index_if_pointing_at(roster, old_id, pid)?;
     }
-    reaped.extend(reap_a_few(roster, &lock, pid));
+    reaped.extend(reap_a_few(roster, &lock, pid, facts));
     drop(lock);
     Ok(Registered {
         path: roster.entry_path(sessions, &file_name),
@@ -171,13 +175,17 @@ pub fn register(roster: &RosterDir, registration: &Registration) -> Result<Regis
 /// record and its consent marker stays its own. Found through the session
 /// id, so it costs no scan; a registration with a new session id starts
 /// a record of its own.
-fn continued_session(roster: &RosterDir, registration: &Registration) -> Option<Registration> {
+fn continued_session(
+    roster: &RosterDir,
+    registration: &Registration,
+    facts: &impl SystemFacts,
+) -> Option<Registration> {
     let session_id = registration.session_id.as_ref()?;
     let holder = indexed_holder(roster, session_id)?;
     if holder == registration.identity.pid {
         return None;
     }
-    let row = read_session_row(roster, &record_file_name(holder))?;
+    let row = read_session_row(roster, &record_file_name(holder), facts)?;
     let record = row.record.as_ref()?;
     if record.session_id.as_ref() != Some(session_id)
         || row.liveness() == Liveness::Dead
@@ -236,7 +244,7 @@ fn build_record(
 /// Looks at up to `REAP_EXAMINE` entries from where the last register left
 /// off and removes up to `REAP_REMOVE` dead records. Best effort: a failure
 /// here never fails the registration.
-fn reap_a_few(roster: &RosterDir, _lock: &RegistryLock, own_pid: Pid) -> Vec<u32> {
+fn reap_a_few(roster: &RosterDir, _lock: &RegistryLock, own_pid: Pid, facts: &impl SystemFacts) -> Vec<u32> {
     let sessions = roster.sessions();
     let cursor = read_hint(sessions, REAP_CURSOR_NAME)
         .and_then(|bytes| String::from_utf8(bytes).ok())
@@ -249,7 +257,7 @@ fn reap_a_few(roster: &RosterDir, _lock: &RegistryLock, own_pid: Pid) -> Vec<u32
         if reaped.len() == REAP_REMOVE {
             break;
         }
-        let Some((row, _)) = read_listed_session_row(roster, name, entry.kind) else { continue };
+        let Some((row, _)) = read_listed_session_row(roster, name, entry.kind, facts) else { continue };
         let Some(record) = &row.record else { continue };
         if row.liveness() != Liveness::Dead || record.pid() == own_pid {
             continue;

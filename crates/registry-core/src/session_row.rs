@@ -2,17 +2,12 @@
 //! verdict, or a problem (malformed, untrusted, unsupported-format) that is
 //! listed but never believed. Used by list, prune and register alike.
 
-use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::PathBuf;
 
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
-use owner_liveness::{
-    LinuxFacts, LinuxProcess, Liveness, Namespaces, OpenProcessError, Pid, SocketIdentity, SystemFacts,
-    Verdict, judge, own_namespaces, read_boot_id,
-};
+use owner_liveness::{Liveness, Pid, SystemFacts, Verdict, judge};
 
 use crate::directory::RosterDir;
 use crate::directory_entries::EntryKind;
@@ -68,8 +63,8 @@ impl SessionRow {
 
 /// Reads and judges one entry of `sessions/`; `None` when the name is a
 /// roster dotfile or no longer exists.
-pub fn read_session_row(roster: &RosterDir, file_name: &str) -> Option<SessionRow> {
-    read_stamped_session_row(roster, file_name).map(|(row, _)| row)
+pub fn read_session_row(roster: &RosterDir, file_name: &str, facts: &impl SystemFacts) -> Option<SessionRow> {
+    read_stamped_session_row(roster, file_name, facts).map(|(row, _)| row)
 }
 
 /// `read_session_row`, also returning the stamp of the file the record was
@@ -77,8 +72,9 @@ pub fn read_session_row(roster: &RosterDir, file_name: &str) -> Option<SessionRo
 pub(crate) fn read_stamped_session_row(
     roster: &RosterDir,
     file_name: &str,
+    facts: &impl SystemFacts,
 ) -> Option<(SessionRow, Option<FileStamp>)> {
-    read_listed_session_row(roster, file_name, EntryKind::Unknown)
+    read_listed_session_row(roster, file_name, EntryKind::Unknown, facts)
 }
 
 /// `read_stamped_session_row` for a name whose type the directory listing
@@ -87,6 +83,7 @@ pub(crate) fn read_listed_session_row(
     roster: &RosterDir,
     file_name: &str,
     listed_as: EntryKind,
+    facts: &impl SystemFacts,
 ) -> Option<(SessionRow, Option<FileStamp>)> {
     if file_name.starts_with('.') {
         return None;
@@ -120,7 +117,7 @@ pub(crate) fn read_listed_session_row(
     };
     let row = match parse_record(&contents.bytes, file_pid) {
         Parsed::Record(record) => {
-            let verdict = judge(&record.identity(), record.socket_identity().as_ref(), this_process_facts());
+            let verdict = judge(&record.identity(), record.socket_identity().as_ref(), facts);
             SessionRow {
                 file_name: file_name.to_owned(),
                 path,
@@ -141,47 +138,6 @@ pub(crate) fn read_listed_session_row(
         ),
     };
     Some((row, Some(stamp)))
-}
-
-/// The real system, with the facts that cannot change while this process
-/// runs read once: the boot id, and the process's own pid and time
-/// namespaces (`/proc/self/ns/{pid,time}` name the namespaces the process
-/// lives in, which neither `setns` nor `unshare` changes; those only affect
-/// its children). Re-reading them for each of ten thousand records made
-/// them a third of a listing's system calls.
-#[derive(Debug)]
-struct ProcessLifetimeFacts {
-    boot_id: Result<String, (io::ErrorKind, String)>,
-    namespaces: Result<Namespaces, (io::ErrorKind, String)>,
-}
-
-fn this_process_facts() -> &'static ProcessLifetimeFacts {
-    static FACTS: OnceLock<ProcessLifetimeFacts> = OnceLock::new();
-    let remembered = |error: io::Error| (error.kind(), error.to_string());
-    FACTS.get_or_init(|| ProcessLifetimeFacts {
-        boot_id: read_boot_id().map_err(remembered),
-        namespaces: own_namespaces().map_err(remembered),
-    })
-}
-
-impl SystemFacts for ProcessLifetimeFacts {
-    type Process = LinuxProcess;
-
-    fn boot_id(&self) -> io::Result<String> {
-        self.boot_id.clone().map_err(|(kind, message)| io::Error::new(kind, message))
-    }
-
-    fn own_namespaces(&self) -> io::Result<Namespaces> {
-        self.namespaces.clone().map_err(|(kind, message)| io::Error::new(kind, message))
-    }
-
-    fn open_process(&self, pid: Pid) -> Result<LinuxProcess, OpenProcessError> {
-        LinuxFacts.open_process(pid)
-    }
-
-    fn stat_socket(&self, path: &Path) -> io::Result<SocketIdentity> {
-        LinuxFacts.stat_socket(path)
-    }
 }
 
 /// The row of an entry whose name is not UTF-8: no roster wrote it, so it

@@ -23,7 +23,7 @@ use harness::{
 use owner_liveness::SocketIdentity;
 use registry_core::{
     AGENT_NAME_LIMIT, AgentChoice, AgentName, CWD_LIMIT, FieldLimit, HARNESS_LIMIT, HARNESS_VERSION_LIMIT,
-    Registered, Registration, RosterDir, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT, SessionId,
+    Registered, Registration, RosterDir, RunningSystem, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT, SessionId,
     TRANSCRIPT_PATH_LIMIT, read_session_row, record_file_name, register,
 };
 
@@ -165,7 +165,7 @@ pub fn run(args: RegisterArgs) -> anyhow::Result<()> {
         let hook_log = args.hook.as_ref().map(|_| &roster);
         report_warning(TOOL, &warning.to_string(), hook_log);
     }
-    let registered = register(&roster, &registration)?;
+    let registered = register(&roster, &registration, &RunningSystem::read())?;
     if args.hook.is_none() && !args.common.quiet {
         print_registered(&args.common, &roster, &registered)?;
     }
@@ -451,9 +451,11 @@ fn print_registered(common: &CommonArgs, roster: &RosterDir, registered: &Regist
     match common.output_format() {
         OutputFormat::Json => {
             let pid = registered.record.pid();
-            let row = read_session_row(roster, &record_file_name(pid))
+            let facts = RunningSystem::read();
+            let row = read_session_row(roster, &record_file_name(pid), &facts)
                 .with_context(|| format!("re-reading {}", registered.path.display()))?;
-            let consent = consent::ConsentDecider::new(&cli_support::process_env_os).for_row(roster, &row);
+            let consent =
+                consent::ConsentDecider::new(&cli_support::process_env_os).for_row(roster, &row, &facts);
             serde_json::to_writer_pretty(&mut out, &row.to_json(consent.row_consent()))?;
             writeln!(out)?;
         }
