@@ -38,7 +38,7 @@ pub use hook_log::{
 };
 pub use interrupted::retry_interrupted;
 pub use list::{ListFilter, Listing, list_sessions, sort_newest_first};
-pub use malformed::{Field, FieldError, FieldProblem, Malformed};
+pub use malformed::{Field, FieldError, FieldLimit, FieldProblem, LengthUnit, Malformed};
 pub use ownership::{UNPROVABLE_OWNER, caller_uid_is_unmapped, owned_by_caller};
 pub use prune::{
     PruneOptions, PruneReport, TEMP_MAX_AGE, prune_sessions, remove_current, remove_old_temporaries,
@@ -49,8 +49,8 @@ pub use record::{
     parse_record, parse_versioned, pid_of_file_name, record_file_name, same_owner,
 };
 pub use record_values::{
-    AGENT_NAME_LIMIT, AgentName, BOOT_ID_LIMIT, BootId, CWD_LIMIT, FIELD_LIMITS, FieldLimit, HARNESS_LIMIT,
-    HARNESS_VERSION_LIMIT, HarnessName, HarnessVersion, LengthUnit, RecordedTime, SESSION_ID_LIMIT,
+    AGENT_NAME_LIMIT, AgentName, BOOT_ID_LIMIT, BootId, CWD_LIMIT, FIELD_LIMITS, HARNESS_LIMIT,
+    HARNESS_VERSION_LIMIT, HarnessName, HarnessVersion, RecordedTime, SESSION_ID_LIMIT,
     SESSION_PID_SOURCE_LIMIT, SOCKET_PATH_LIMIT, SessionDirectoryPath, SessionId, SessionPidSource,
     SocketPath, StartTicks, TRANSCRIPT_PATH_LIMIT, TranscriptPath,
 };

@@ -1,13 +1,13 @@
 //! Why a roster file (a record, a consent marker) is malformed, as a value:
 //! the field and what is wrong with it, so callers can tell problems apart
 //! without reading messages. Each displays as the one line `roster-list`
-//! and `roster-consent status` show for it.
+//! and `roster-consent status` show for it. The shape of a field's length
+//! limit (`FieldLimit`) is here too, since breaking one is such a problem;
+//! the limits themselves are with the field types (`record_values.rs`).
 
 use std::fmt;
 
 use owner_liveness::{MAX_CHAIN_MEMBERS, Pid};
-
-use crate::record_values::FieldLimit;
 
 /// Why a file's bytes are not a valid record or marker.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -105,6 +105,59 @@ pub enum FieldProblem {
     BeforeItsFormat {
         format: u64,
     },
+}
+
+/// The longest value a record field may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldLimit {
+    pub field: Field,
+    pub max: usize,
+    pub unit: LengthUnit,
+}
+
+/// What a `FieldLimit` counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LengthUnit {
+    /// Bytes of UTF-8.
+    Bytes,
+    /// Unicode scalar values (each at most 4 bytes).
+    Characters,
+}
+
+impl FieldLimit {
+    pub(crate) const fn bytes(field: Field, max: usize) -> FieldLimit {
+        FieldLimit { field, max, unit: LengthUnit::Bytes }
+    }
+
+    pub(crate) const fn characters(field: Field, max: usize) -> FieldLimit {
+        FieldLimit { field, max, unit: LengthUnit::Characters }
+    }
+
+    /// The length of `value` in this limit's unit.
+    pub fn length_of(&self, value: &str) -> usize {
+        match self.unit {
+            LengthUnit::Bytes => value.len(),
+            LengthUnit::Characters => value.chars().count(),
+        }
+    }
+
+    /// The unit's name, plural: `bytes` or `characters`.
+    pub fn unit_name(&self) -> &'static str {
+        match self.unit {
+            LengthUnit::Bytes => "bytes",
+            LengthUnit::Characters => "characters",
+        }
+    }
+
+    /// `Err` naming the field, the length and the limit when `value` is
+    /// over it. Never quotes the value: it may be a megabyte long.
+    pub fn check(&self, value: &str) -> Result<(), FieldError> {
+        let length = self.length_of(value);
+        if length > self.max {
+            return Err(FieldError::new(self.field, FieldProblem::OverLimit { length, limit: *self }));
+        }
+        Ok(())
+    }
 }
 
 impl Field {

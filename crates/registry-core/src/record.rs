@@ -10,10 +10,10 @@ use serde::de::{self, IgnoredAny, MapAccess};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize};
 
-use crate::malformed::{Field, FieldError, Malformed};
+use crate::malformed::{Field, FieldError, FieldLimit, Malformed};
 use crate::record_values::{
-    AgentName, FieldLimit, HarnessName, HarnessVersion, RecordedTime, SOCKET_PATH_LIMIT,
-    SessionDirectoryPath, SessionId, SessionPidSource, SocketPath, TranscriptPath,
+    AgentName, HarnessName, HarnessVersion, RecordedTime, SOCKET_PATH_LIMIT, SessionDirectoryPath, SessionId,
+    SessionPidSource, SocketPath, TranscriptPath,
 };
 use crate::recorded_owner::{OwnerKeys, RecordedOwner, UncheckedOwner, read_once, required};
 use crate::timestamp::Timestamp;

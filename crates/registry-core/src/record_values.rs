@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde::{Serialize, Serializer};
 
-use crate::malformed::{Field, FieldError, FieldProblem};
+use crate::malformed::{Field, FieldError, FieldLimit, FieldProblem};
 use crate::timestamp::Timestamp;
 
 /// The longest value each string field of a record may hold. Register
@@ -50,59 +50,6 @@ pub const HARNESS_LIMIT: FieldLimit = FieldLimit::bytes(Field::Harness, 32);
 pub const SESSION_PID_SOURCE_LIMIT: FieldLimit = FieldLimit::bytes(Field::SessionPidSource, 32);
 /// `boot_id`: the kernel's boot id is a 36-byte UUID.
 pub const BOOT_ID_LIMIT: FieldLimit = FieldLimit::bytes(Field::BootId, 64);
-
-/// The longest value a record field may hold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FieldLimit {
-    pub field: Field,
-    pub max: usize,
-    pub unit: LengthUnit,
-}
-
-/// What a `FieldLimit` counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LengthUnit {
-    /// Bytes of UTF-8.
-    Bytes,
-    /// Unicode scalar values (each at most 4 bytes).
-    Characters,
-}
-
-impl FieldLimit {
-    const fn bytes(field: Field, max: usize) -> FieldLimit {
-        FieldLimit { field, max, unit: LengthUnit::Bytes }
-    }
-
-    const fn characters(field: Field, max: usize) -> FieldLimit {
-        FieldLimit { field, max, unit: LengthUnit::Characters }
-    }
-
-    /// The length of `value` in this limit's unit.
-    pub fn length_of(&self, value: &str) -> usize {
-        match self.unit {
-            LengthUnit::Bytes => value.len(),
-            LengthUnit::Characters => value.chars().count(),
-        }
-    }
-
-    /// The unit's name, plural: `bytes` or `characters`.
-    pub fn unit_name(&self) -> &'static str {
-        match self.unit {
-            LengthUnit::Bytes => "bytes",
-            LengthUnit::Characters => "characters",
-        }
-    }
-
-    /// `Err` naming the field, the length and the limit when `value` is
-    /// over it. Never quotes the value: it may be a megabyte long.
-    pub fn check(&self, value: &str) -> Result<(), FieldError> {
-        let length = self.length_of(value);
-        if length > self.max {
-            return Err(FieldError::new(self.field, FieldProblem::OverLimit { length, limit: *self }));
-        }
-        Ok(())
-    }
-}
 
 /// The string-valued field types share their views: a `&str` (so
 /// `Option<T>::as_deref` gives an `Option<&str>`), comparisons with text,
