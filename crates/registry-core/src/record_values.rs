@@ -8,6 +8,7 @@ use std::fmt;
 use std::ops::Deref;
 use std::path::Path;
 
+use owner_liveness::OwnerSource;
 use serde::{Serialize, Serializer};
 
 use crate::malformed::{Field, FieldError, FieldLimit, FieldProblem};
@@ -191,6 +192,14 @@ limited_text!(
     SessionPidSource,
     SESSION_PID_SOURCE_LIMIT
 );
+
+impl From<OwnerSource> for SessionPidSource {
+    /// Every source's name is within the limit: the longest,
+    /// `ROSTER_SESSION_PID`, is 18 bytes.
+    fn from(source: OwnerSource) -> SessionPidSource {
+        SessionPidSource(source.as_str().to_owned())
+    }
+}
 limited_text!(
     /// The harness's transcript file, as the hook payload named it.
     TranscriptPath,
@@ -346,6 +355,21 @@ mod tests {
         assert!(SessionDirectoryPath::parse(&format!("/{}", "d".repeat(4096))).is_err());
         assert!(HarnessName::parse(&"h".repeat(33)).is_err());
         assert!(RecordedTime::parse(Field::WrittenAt, "yesterday").is_err());
+    }
+
+    #[test]
+    fn every_owner_source_fits_its_limit() {
+        for source in [
+            OwnerSource::Flag,
+            OwnerSource::Parent,
+            OwnerSource::RosterSessionPid,
+            OwnerSource::HarnessExport("CLAUDE_PID"),
+            OwnerSource::HarnessExport("OPENCODE_PID"),
+            OwnerSource::Ancestor,
+        ] {
+            let recorded = SessionPidSource::from(source);
+            assert_eq!(SessionPidSource::parse(source.as_str()).as_ref(), Ok(&recorded));
+        }
     }
 
     #[test]

@@ -35,7 +35,7 @@ const REAP_CURSOR_NAME: &str = ".reap-cursor";
 #[derive(Clone, Debug)]
 pub struct Registration {
     pub identity: OwnerIdentity,
-    pub session_pid_source: String,
+    pub session_pid_source: SessionPidSource,
     pub session_pid_verified: bool,
     pub harness: String,
     pub harness_version: Option<String>,
@@ -195,7 +195,7 @@ fn continued_session(
     }
     Some(Registration {
         identity: record.identity(),
-        session_pid_source: record.session_pid_source.to_string(),
+        session_pid_source: record.session_pid_source.clone(),
         session_pid_verified: record.session_pid_verified,
         ..registration.clone()
     })
@@ -231,7 +231,7 @@ fn build_record(
         socket,
         harness_version,
         harness: HarnessName::parse(&registration.harness)?,
-        session_pid_source: SessionPidSource::parse(&registration.session_pid_source)?,
+        session_pid_source: registration.session_pid_source.clone(),
         session_pid_verified: registration.session_pid_verified,
         agent,
         session_id: registration.session_id.clone(),

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use owner_liveness::{
-    Liveness, Namespaces, OpenProcessError, OwnerIdentity, Pid, ProcIdentity, ProcReadError, ProcessFacts,
-    SocketIdentity, SystemFacts,
+    Liveness, Namespaces, OpenProcessError, OwnerIdentity, OwnerSource, Pid, ProcIdentity, ProcReadError,
+    ProcessFacts, SocketIdentity, SystemFacts,
 };
 use registry_core::{
     AgentChoice, ListFilter, PruneOptions, Registration, RosterDir, Timestamp, list_sessions, prune_sessions,
@@ -271,7 +271,7 @@ fn registration(pid: u32) -> Registration {
             user_ns: Some(USER_NS),
             chain: Vec::new(),
         },
-        session_pid_source: "flag".into(),
+        session_pid_source: OwnerSource::Flag.into(),
         session_pid_verified: false,
         harness: "aider".into(),
         harness_version: None,

@@ -343,7 +343,7 @@ fn gather_registration(
 
     let registration = Registration {
         identity,
-        session_pid_source: owner.resolved.source.as_str().to_owned(),
+        session_pid_source: owner.resolved.source.into(),
         session_pid_verified: owner.resolved.verified,
         harness: harness.map(|harness| harness.as_str().to_owned()).unwrap_or_default(),
         harness_version,

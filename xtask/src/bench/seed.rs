@@ -7,11 +7,10 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use owner_liveness::OwnerIdentity;
+use owner_liveness::{OwnerIdentity, OwnerSource};
 use registry_core::{
     AgentName, HarnessName, HarnessVersion, RECORD_FORMAT, Record, RecordedOwner, RecordedTime, RosterDir,
-    SESSIONS, SessionDirectoryPath, SessionId, SessionPidSource, Timestamp, TranscriptPath, index_entry_name,
-    record_file_name,
+    SESSIONS, SessionDirectoryPath, SessionId, Timestamp, TranscriptPath, index_entry_name, record_file_name,
 };
 
 /// A roster directory created the way the tools create one (0700, both
@@ -74,7 +73,7 @@ pub fn realistic_record(identity: &OwnerIdentity, ordinal: usize, cwd: &Path) ->
     Ok(Record {
         format: RECORD_FORMAT,
         owner: RecordedOwner::from(identity),
-        session_pid_source: SessionPidSource::parse("flag")?,
+        session_pid_source: OwnerSource::Flag.into(),
         session_pid_verified: false,
         harness: HarnessName::parse("claude-code")?,
         harness_version: Some(HarnessVersion::parse("2.1.328")?),
