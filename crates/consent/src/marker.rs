@@ -7,8 +7,8 @@ use std::path::Path;
 
 use owner_liveness::{OwnerIdentity, Pid};
 use registry_core::{
-    Field, FieldError, FieldProblem, FormatProblem, Malformed, OwnerKeys, RecordedOwner, RecordedTime,
-    Timestamp, UncheckedOwner, parse_versioned, read_once, required,
+    Field, FieldError, FieldProblem, FormatProblem, KeyName, Malformed, OwnerKeys, RecordedOwner,
+    RecordedTime, Timestamp, UncheckedOwner, parse_versioned, read_once, required,
 };
 use serde::de::{self, MapAccess};
 use serde::ser::SerializeMap;
@@ -187,7 +187,7 @@ impl<'de> de::Visitor<'de> for MarkerVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MarkerKeys, A::Error> {
         let mut owner = OwnerKeys::default();
         let (mut format, mut state, mut cwd, mut written_at) = (None, None, None, None);
-        while let Some(key) = map.next_key::<String>()? {
+        while let Some(key) = map.next_key::<KeyName<'de>>()? {
             match key.as_str() {
                 "format" => read_once(&mut format, "format", &mut map)?,
                 "state" => read_once(&mut state, "state", &mut map)?,

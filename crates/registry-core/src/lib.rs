@@ -55,8 +55,8 @@ pub use record_values::{
     SocketPath, StartTicks, TRANSCRIPT_PATH_LIMIT, TranscriptPath,
 };
 pub use recorded_owner::{
-    AbsentKeys, ChainMemberRecord, OwnerKeys, RecordedOwner, UncheckedOwner, check_chain, check_session_pid,
-    read_once, required,
+    AbsentKeys, ChainMemberRecord, KeyName, OwnerKeys, RecordedOwner, UncheckedOwner, check_chain,
+    check_session_pid, read_once, required,
 };
 pub use register::{AgentChoice, REAP_EXAMINE, REAP_REMOVE, Registered, Registration, register};
 pub use running_system::RunningSystem;

@@ -15,7 +15,7 @@ use crate::record_values::{
     AgentName, HarnessName, HarnessVersion, RecordedTime, SOCKET_PATH_LIMIT, SessionDirectoryPath, SessionId,
     SessionPidSource, SocketPath, TranscriptPath,
 };
-use crate::recorded_owner::{OwnerKeys, RecordedOwner, UncheckedOwner, read_once, required};
+use crate::recorded_owner::{KeyName, OwnerKeys, RecordedOwner, UncheckedOwner, read_once, required};
 use crate::timestamp::Timestamp;
 
 /// The record format this roster writes and fully understands.
@@ -257,30 +257,30 @@ impl RecordKeys {
     fn check(self, file_pid: Pid) -> Result<Record, FieldError> {
         self.owner.check_pid(file_pid)?;
         self.owner.check_chain()?;
-        let registered_at = RecordedTime::parse(Field::RegisteredAt, &self.registered_at)?;
-        let refreshed_at = RecordedTime::parse(Field::RefreshedAt, &self.refreshed_at)?;
-        let cwd = SessionDirectoryPath::parse_absolute(&self.cwd)?;
+        let registered_at = RecordedTime::parse_owned(Field::RegisteredAt, self.registered_at)?;
+        let refreshed_at = RecordedTime::parse_owned(Field::RefreshedAt, self.refreshed_at)?;
+        SessionDirectoryPath::check_absolute(&self.cwd)?;
         let owner = self.owner.check(file_pid)?;
-        cwd.check_limit()?;
-        let transcript_path = self.transcript_path.as_deref().map(TranscriptPath::parse).transpose()?;
+        let cwd = SessionDirectoryPath::parse_owned(self.cwd)?;
+        let transcript_path = self.transcript_path.map(TranscriptPath::parse_owned).transpose()?;
         let socket = match self.socket {
             Some(socket) => Some(SocketRecord {
-                path: SocketPath::parse(&socket.path)?,
+                path: SocketPath::parse_owned(socket.path)?,
                 dev: socket.dev,
                 ino: socket.ino,
                 mtime_ns: socket.mtime_ns,
             }),
             None => None,
         };
-        let harness_version = self.harness_version.as_deref().map(HarnessVersion::parse).transpose()?;
+        let harness_version = self.harness_version.map(HarnessVersion::parse_owned).transpose()?;
         if let Some(session_id) = &self.session_id {
             crate::record_values::SESSION_ID_LIMIT.check(session_id)?;
         }
         if let Some(agent) = &self.agent {
             crate::record_values::AGENT_NAME_LIMIT.check(agent)?;
         }
-        let harness = HarnessName::parse(&self.harness)?;
-        let session_pid_source = SessionPidSource::parse(&self.session_pid_source)?;
+        let harness = HarnessName::parse_owned(self.harness)?;
+        let session_pid_source = SessionPidSource::parse_owned(self.session_pid_source)?;
         Ok(Record {
             format: self.format,
             owner,
@@ -288,8 +288,8 @@ impl RecordKeys {
             session_pid_verified: self.session_pid_verified,
             harness,
             harness_version,
-            session_id: self.session_id.as_deref().map(SessionId::parse).transpose()?,
-            agent: self.agent.as_deref().map(AgentName::parse).transpose()?,
+            session_id: self.session_id.map(SessionId::parse_owned).transpose()?,
+            agent: self.agent.map(AgentName::parse_owned).transpose()?,
             transcript_path,
             socket,
             cwd,
@@ -333,7 +333,7 @@ impl<'de> de::Visitor<'de> for RecordVisitor {
         let mut registrar_pid = None;
         let mut registered_at = None;
         let mut refreshed_at = None;
-        while let Some(key) = map.next_key::<String>()? {
+        while let Some(key) = map.next_key::<KeyName<'de>>()? {
             match key.as_str() {
                 "format" => read_once(&mut format, "format", &mut map)?,
                 "session_pid_source" => read_once(&mut session_pid_source, "session_pid_source", &mut map)?,

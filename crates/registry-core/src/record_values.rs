@@ -114,13 +114,33 @@ macro_rules! text_value {
     };
 }
 
+/// Each string field type's constructors around its rule (`check`):
+/// `parse` copies the text it is given, `parse_owned` keeps the one read
+/// from a file, so parsing a listing's records copies no string twice.
+macro_rules! checked_constructors {
+    ($name:ident) => {
+        impl $name {
+            pub fn parse(text: &str) -> Result<$name, FieldError> {
+                $name::check(text)?;
+                Ok($name(text.to_owned()))
+            }
+
+            pub fn parse_owned(text: String) -> Result<$name, FieldError> {
+                $name::check(&text)?;
+                Ok($name(text))
+            }
+        }
+    };
+}
+
 /// A session id: 1–128 printable ASCII characters, no `/`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SessionId(String);
 text_value!(SessionId);
+checked_constructors!(SessionId);
 
 impl SessionId {
-    pub fn parse(text: &str) -> Result<SessionId, FieldError> {
+    fn check(text: &str) -> Result<(), FieldError> {
         SESSION_ID_LIMIT.check(text)?;
         let problem = |problem| Err(FieldError::new(Field::SessionId, problem));
         if text.is_empty() {
@@ -131,7 +151,7 @@ impl SessionId {
         {
             return problem(FieldProblem::ForbiddenCharacter { value: text.to_owned(), character: bad });
         }
-        Ok(SessionId(text.to_owned()))
+        Ok(())
     }
 }
 
@@ -140,9 +160,10 @@ impl SessionId {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AgentName(String);
 text_value!(AgentName);
+checked_constructors!(AgentName);
 
 impl AgentName {
-    pub fn parse(text: &str) -> Result<AgentName, FieldError> {
+    fn check(text: &str) -> Result<(), FieldError> {
         AGENT_NAME_LIMIT.check(text)?;
         let problem = |problem| Err(FieldError::new(Field::Agent, problem));
         if text.is_empty() {
@@ -154,7 +175,7 @@ impl AgentName {
         if text.starts_with(char::is_whitespace) || text.ends_with(char::is_whitespace) {
             return problem(FieldProblem::SurroundingWhiteSpace { value: text.to_owned() });
         }
-        Ok(AgentName(text.to_owned()))
+        Ok(())
     }
 }
 
@@ -165,11 +186,11 @@ macro_rules! limited_text {
         #[derive(Clone, Debug, PartialEq, Eq, Hash)]
         pub struct $name(String);
         text_value!($name);
+        checked_constructors!($name);
 
         impl $name {
-            pub fn parse(text: &str) -> Result<$name, FieldError> {
-                $limit.check(text)?;
-                Ok($name(text.to_owned()))
+            fn check(text: &str) -> Result<(), FieldError> {
+                $limit.check(text)
             }
         }
     };
@@ -200,6 +221,7 @@ impl From<OwnerSource> for SessionPidSource {
         SessionPidSource(source.as_str().to_owned())
     }
 }
+
 limited_text!(
     /// The harness's transcript file, as the hook payload named it.
     TranscriptPath,
@@ -216,14 +238,14 @@ limited_text!(
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct BootId(String);
 text_value!(BootId);
+checked_constructors!(BootId);
 
 impl BootId {
-    pub fn parse(text: &str) -> Result<BootId, FieldError> {
+    fn check(text: &str) -> Result<(), FieldError> {
         if text.is_empty() {
             return Err(FieldError::new(Field::BootId, FieldProblem::Empty));
         }
-        BOOT_ID_LIMIT.check(text)?;
-        Ok(BootId(text.to_owned()))
+        BOOT_ID_LIMIT.check(text)
     }
 
     /// The boot id the kernel reported, taken as it is (a 36-byte UUID):
@@ -238,26 +260,21 @@ impl BootId {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SessionDirectoryPath(String);
 text_value!(SessionDirectoryPath);
+checked_constructors!(SessionDirectoryPath);
 
 impl SessionDirectoryPath {
-    /// Checks only that the path is absolute; the limit is checked with
-    /// the other limits (`check_limit`), in the order list reports them.
-    pub fn parse_absolute(text: &str) -> Result<SessionDirectoryPath, FieldError> {
+    fn check(text: &str) -> Result<(), FieldError> {
+        SessionDirectoryPath::check_absolute(text)?;
+        CWD_LIMIT.check(text)
+    }
+
+    /// The first half of the rule alone, for a reader that reports a
+    /// relative path before the limits of other fields.
+    pub fn check_absolute(text: &str) -> Result<(), FieldError> {
         if !Path::new(text).is_absolute() {
             return Err(FieldError::new(Field::Cwd, FieldProblem::NotAbsolute { value: text.to_owned() }));
         }
-        Ok(SessionDirectoryPath(text.to_owned()))
-    }
-
-    pub fn check_limit(&self) -> Result<(), FieldError> {
-        CWD_LIMIT.check(&self.0)
-    }
-
-    /// An absolute path within its limit.
-    pub fn parse(text: &str) -> Result<SessionDirectoryPath, FieldError> {
-        let path = SessionDirectoryPath::parse_absolute(text)?;
-        path.check_limit()?;
-        Ok(path)
+        Ok(())
     }
 
     pub fn as_path(&self) -> &Path {
@@ -267,44 +284,53 @@ impl SessionDirectoryPath {
 
 /// A time as a record holds it: valid RFC 3339, kept as written (any offset
 /// is read; register writes UTC), so a record reads back byte for byte.
+/// Only the text is kept, parsed again when the time is asked for: a
+/// listing holds every record, and the text is all it writes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct RecordedTime {
-    text: String,
-    time: Timestamp,
-}
+pub struct RecordedTime(String);
 
 impl RecordedTime {
     pub fn parse(field: Field, text: &str) -> Result<RecordedTime, FieldError> {
+        RecordedTime::check(field, text)?;
+        Ok(RecordedTime(text.to_owned()))
+    }
+
+    pub fn parse_owned(field: Field, text: String) -> Result<RecordedTime, FieldError> {
+        RecordedTime::check(field, &text)?;
+        Ok(RecordedTime(text))
+    }
+
+    fn check(field: Field, text: &str) -> Result<(), FieldError> {
         match Timestamp::parse(text) {
-            Some(time) => Ok(RecordedTime { text: text.to_owned(), time }),
+            Some(_) => Ok(()),
             None => Err(FieldError::new(field, FieldProblem::NotRfc3339 { value: text.to_owned() })),
         }
     }
 
     pub fn timestamp(&self) -> Timestamp {
-        self.time
+        Timestamp::parse(&self.0).expect("a RecordedTime holds a valid time")
     }
 
     pub fn as_str(&self) -> &str {
-        &self.text
+        &self.0
     }
 }
 
 impl From<Timestamp> for RecordedTime {
     fn from(time: Timestamp) -> RecordedTime {
-        RecordedTime { text: time.to_string(), time }
+        RecordedTime(time.to_string())
     }
 }
 
 impl fmt::Display for RecordedTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
+        f.write_str(&self.0)
     }
 }
 
 impl Serialize for RecordedTime {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.text)
+        serializer.serialize_str(&self.0)
     }
 }
 

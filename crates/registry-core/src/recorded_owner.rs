@@ -271,6 +271,36 @@ pub struct UncheckedOwner {
     pub chain: Vec<ChainMemberRecord>,
 }
 
+/// A key of a file being read, borrowed from the file's text where it has
+/// no escapes: a listing reads twenty keys of every record, and serde's
+/// derived readers allocate none for them either.
+pub struct KeyName<'de>(std::borrow::Cow<'de, str>);
+
+impl KeyName<'_> {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for KeyName<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<KeyName<'de>, D::Error> {
+        struct Visitor;
+        impl<'de> de::Visitor<'de> for Visitor {
+            type Value = KeyName<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<KeyName<'de>, E> {
+                Ok(KeyName(std::borrow::Cow::Borrowed(key)))
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<KeyName<'de>, E> {
+                Ok(KeyName(std::borrow::Cow::Owned(key.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(Visitor)
+    }
+}
+
 /// Fills `slot` with the next value, refusing a key given twice as serde
 /// does.
 pub fn read_once<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
@@ -358,7 +388,7 @@ impl UncheckedOwner {
             uid: self.owner_uid,
             start_ticks: StartTicks(self.start_ticks),
             pidfs_ino: self.pidfs_ino,
-            boot_id: BootId::parse(&self.boot_id)?,
+            boot_id: BootId::parse_owned(self.boot_id)?,
             pid_ns: self.pid_ns,
             time_ns: self.time_ns,
             user_ns: self.user_ns,
@@ -435,8 +465,8 @@ mod tests {
                     }
                     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Read, A::Error> {
                         let mut keys = OwnerKeys::default();
-                        while let Some(key) = map.next_key::<String>()? {
-                            assert!(keys.read(&key, &mut map)?, "{key} not read");
+                        while let Some(key) = map.next_key::<KeyName<'de>>()? {
+                            assert!(keys.read(key.as_str(), &mut map)?, "{} not read", key.as_str());
                         }
                         keys.finish().map(Read)
                     }
