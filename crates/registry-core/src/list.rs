@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use owner_liveness::Liveness;
+use owner_liveness::{Liveness, SystemFacts};
 
 use crate::directory::RosterDir;
 use crate::error::Result;
@@ -58,11 +58,15 @@ pub struct Listing {
 
 /// Lists the sessions of a roster directory. The entries are read and
 /// judged on every core (`map_in_parallel`), then filtered in order.
-pub fn list_sessions(roster: &RosterDir, filter: &ListFilter) -> Result<Listing> {
+pub fn list_sessions(
+    roster: &RosterDir,
+    filter: &ListFilter,
+    facts: &(impl SystemFacts + Sync),
+) -> Result<Listing> {
     let mut listing = Listing::default();
     let entries = list_entries(roster, roster.sessions())?;
     let rows = map_in_parallel(&entries, |entry| match entry.name.to_str() {
-        Some(name) => read_listed_session_row(roster, name, entry.kind).map(|(row, _)| row),
+        Some(name) => read_listed_session_row(roster, name, entry.kind, facts).map(|(row, _)| row),
         // A non-UTF-8 name is not one roster wrote; show it escaped.
         None => Some(non_utf8_name_row(roster, &entry.name)),
     });

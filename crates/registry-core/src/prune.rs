@@ -4,14 +4,15 @@
 
 use std::time::Duration;
 
-use owner_liveness::{Liveness, Pid};
+use owner_liveness::{Liveness, Pid, SystemFacts};
 
 use crate::directory::{RosterDir, SubDir};
 use crate::error::Result;
 use crate::files::{
     FileStamp, RegistryLock, TEMP_PREFIX, entry_mtime, entry_stamp, list_entries, list_names, remove_entry,
 };
-use crate::record::{SessionId, record_file_name};
+use crate::record::record_file_name;
+use crate::record_values::SessionId;
 use crate::session_index::remove_index_if_pointing_at;
 use crate::session_row::{SessionRow, non_utf8_name_row, read_listed_session_row, read_session_row};
 use crate::timestamp::Timestamp;
@@ -78,15 +79,19 @@ pub struct PrunePlan {
 /// [`PrunePlan::carry_out`]). A caller with more to do under the same lock
 /// (roster-prune reaps consent markers too) calls [`plan_prune`], takes the
 /// lock once and carries the plan out itself.
-pub fn prune_sessions(roster: &RosterDir, options: &PruneOptions) -> Result<PruneReport> {
-    let plan = plan_prune(roster, options)?;
+pub fn prune_sessions(
+    roster: &RosterDir,
+    options: &PruneOptions,
+    facts: &impl SystemFacts,
+) -> Result<PruneReport> {
+    let plan = plan_prune(roster, options, facts)?;
     let lock = roster.lock()?;
-    plan.carry_out(roster, &lock)
+    plan.carry_out(roster, &lock, facts)
 }
 
 /// Judges every entry of `sessions/` without the lock: what may go.
-pub fn plan_prune(roster: &RosterDir, options: &PruneOptions) -> Result<PrunePlan> {
-    let now = Timestamp::now();
+pub fn plan_prune(roster: &RosterDir, options: &PruneOptions, facts: &impl SystemFacts) -> Result<PrunePlan> {
+    let now = Timestamp::from_system_time(facts.now());
     let mut plan = PrunePlan {
         options: *options,
         now,
@@ -111,7 +116,7 @@ pub fn plan_prune(roster: &RosterDir, options: &PruneOptions) -> Result<PrunePla
             plan.session_temporaries.push(name.to_owned());
             continue;
         }
-        let Some((row, stamp)) = read_listed_session_row(roster, name, entry.kind) else { continue };
+        let Some((row, stamp)) = read_listed_session_row(roster, name, entry.kind, facts) else { continue };
         if removable(&row, options, now) {
             let stamp = stamp.filter(|_| dead_for_good(&row));
             plan.candidates.push((row, stamp));
@@ -131,7 +136,12 @@ impl PrunePlan {
     /// name still holds the very file judged (same inode, same change time),
     /// the verdict stands, and reading and judging it again would double the
     /// cost of pruning for nothing. Anything else is read and judged again.
-    pub fn carry_out(self, roster: &RosterDir, lock: &RegistryLock) -> Result<PruneReport> {
+    pub fn carry_out(
+        self,
+        roster: &RosterDir,
+        lock: &RegistryLock,
+        facts: &impl SystemFacts,
+    ) -> Result<PruneReport> {
         let PrunePlan { options, now, undecodable, candidates, session_temporaries, kept } = self;
         let options = &options;
         let mut report = PruneReport { kept, ..PruneReport::default() };
@@ -149,7 +159,7 @@ impl PrunePlan {
             let row = if unchanged {
                 judged
             } else {
-                let Some(row) = read_session_row(roster, &judged.file_name) else { continue };
+                let Some(row) = read_session_row(roster, &judged.file_name, facts) else { continue };
                 row
             };
             if !removable(&row, options, now) {
@@ -193,8 +203,9 @@ pub fn remove_current(
     lock: &RegistryLock,
     pid: Pid,
     dry_run: bool,
+    facts: &impl SystemFacts,
 ) -> Result<Option<SessionRow>> {
-    let Some(row) = read_session_row(roster, &record_file_name(pid)) else { return Ok(None) };
+    let Some(row) = read_session_row(roster, &record_file_name(pid), facts) else { return Ok(None) };
     if !dry_run && !remove_session_row(roster, lock, &row)? {
         return Ok(None);
     }

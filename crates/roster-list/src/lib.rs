@@ -17,7 +17,7 @@ use cli_support::{
 };
 use consent::{ConsentDecider, SessionConsent};
 use harness::Harness;
-use registry_core::{ListFilter, Listing, RosterDir, SessionRow, Timestamp, list_sessions};
+use registry_core::{ListFilter, Listing, RosterDir, RunningSystem, SessionRow, Timestamp, list_sessions};
 
 mod notes;
 
@@ -220,8 +220,9 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
         return watch::run_watch(&args, &filter);
     }
     let roster = open_roster_for_reading(&args.common)?;
+    let facts = RunningSystem::read();
     let listing = match &roster {
-        Some(roster) => list_sessions(roster, &filter)?,
+        Some(roster) => list_sessions(roster, &filter, &facts)?,
         None => Listing::default(),
     };
     let consents: Vec<SessionConsent> = match &roster {
@@ -230,7 +231,7 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
             // all: most have none, and looking for each one's file cost a
             // `stat` per row.
             let mut decider = ConsentDecider::new(&cli_support::process_env_os).knowing_markers_of(roster);
-            listing.rows.iter().map(|row| decider.for_row(roster, row)).collect()
+            listing.rows.iter().map(|row| decider.for_row(roster, row, &facts)).collect()
         }
         None => Vec::new(),
     };
