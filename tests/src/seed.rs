@@ -7,9 +7,10 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use owner_liveness::OwnerIdentity;
+use owner_liveness::{OwnerIdentity, OwnerSource};
 use registry_core::{
-    RECORD_FORMAT, Record, RosterDir, SESSIONS, SessionId, Timestamp, index_entry_name, record_file_name,
+    AgentName, HarnessName, HarnessVersion, RECORD_FORMAT, Record, RecordedOwner, RecordedTime, RosterDir,
+    SESSIONS, SessionDirectoryPath, SessionId, Timestamp, TranscriptPath, index_entry_name, record_file_name,
 };
 
 /// A roster directory created the way the tools create one (0700, both
@@ -38,11 +39,10 @@ impl SeededRegistry {
             .open(&path)
             .with_context(|| format!("create {}", path.display()))?;
         file.write_all(&record.to_bytes()).with_context(|| format!("write {}", path.display()))?;
-        if let Some(session_id) = record.session_id.as_deref() {
-            let session_id = SessionId::parse(session_id).map_err(anyhow::Error::msg)?;
-            let index = self.sessions.join(index_entry_name(&session_id));
+        if let Some(session_id) = &record.session_id {
+            let index = self.sessions.join(index_entry_name(session_id));
             let _ = std::fs::remove_file(&index);
-            std::os::unix::fs::symlink(record.session_pid.to_string(), &index)
+            std::os::unix::fs::symlink(record.pid().to_string(), &index)
                 .with_context(|| format!("create {}", index.display()))?;
         }
         Ok(path)
@@ -66,33 +66,26 @@ impl SeededRegistry {
 
 /// A record like one a claude-code session-start hook writes: session id,
 /// agent name, transcript path, all the optional keys a real one carries.
-pub fn realistic_record(identity: &OwnerIdentity, ordinal: usize, cwd: &Path) -> Record {
-    let now = Timestamp::now().to_string();
+pub fn realistic_record(identity: &OwnerIdentity, ordinal: usize, cwd: &Path) -> anyhow::Result<Record> {
+    let now = RecordedTime::from(Timestamp::now());
     let session_id = session_id_for(ordinal, identity);
-    Record {
+    let transcript = format!("/home/dev/.claude/projects/-home-dev-src-app/{session_id}.jsonl");
+    Ok(Record {
         format: RECORD_FORMAT,
-        session_pid: identity.pid.get(),
-        session_pid_source: "flag".to_owned(),
+        owner: RecordedOwner::from(identity),
+        session_pid_source: OwnerSource::Flag.into(),
         session_pid_verified: false,
-        owner_uid: identity.uid,
-        start_ticks: identity.start_ticks,
-        pidfs_ino: identity.pidfs_ino,
-        boot_id: identity.boot_id.clone(),
-        pid_ns: identity.pid_ns,
-        time_ns: identity.time_ns,
-        user_ns: identity.user_ns,
-        harness: "claude-code".to_owned(),
-        harness_version: Some("2.1.328".to_owned()),
-        agent: Some(format!("agent-{}", ordinal % 97)),
-        transcript_path: Some(format!("/home/dev/.claude/projects/-home-dev-src-app/{session_id}.jsonl")),
-        session_id: Some(session_id),
+        harness: HarnessName::parse("claude-code")?,
+        harness_version: Some(HarnessVersion::parse("2.1.328")?),
+        agent: Some(AgentName::parse(&format!("agent-{}", ordinal % 97))?),
+        transcript_path: Some(TranscriptPath::parse(&transcript)?),
+        session_id: Some(SessionId::parse(&session_id)?),
         socket: None,
-        chain: Vec::new(),
-        cwd: cwd.to_string_lossy().into_owned(),
+        cwd: SessionDirectoryPath::parse(&cwd.to_string_lossy())?,
         registrar_pid: std::process::id(),
         registered_at: now.clone(),
         refreshed_at: now,
-    }
+    })
 }
 
 /// A session id shaped like Claude Code's (a UUID), unique per ordinal.

@@ -201,7 +201,7 @@ impl Bench {
             progress(&format!("seeding a registry of {} live records", thousands(size)));
             let registry = SeededRegistry::create(&self.scratch.join(format!("live-{size}")))?;
             for (ordinal, identity) in identities[..size].iter().enumerate() {
-                registry.write(&realistic_record(identity, ordinal, &self.work_directory))?;
+                registry.write(&realistic_record(identity, ordinal, &self.work_directory)?)?;
             }
             by_size.push((size, registry));
         }
@@ -237,7 +237,7 @@ impl Bench {
                 // Pids above any pid_max: no process can ever have them.
                 let mut identity = dead[ordinal % dead.len()].clone();
                 identity.pid = owner_liveness::Pid::new(4_300_000 + ordinal as u32).context("a pid")?;
-                registry.write(&realistic_record(&identity, ordinal, &self.work_directory))?;
+                registry.write(&realistic_record(&identity, ordinal, &self.work_directory)?)?;
             }
             let list = self.list_invocation(&registry).arg("--all");
             let mut samples = Samples::default();
@@ -589,7 +589,7 @@ fn reseed(registry: &SeededRegistry, identities: &[OwnerIdentity], cwd: &Path) -
         std::fs::remove_file(entry?.path())?;
     }
     for (ordinal, identity) in identities.iter().enumerate() {
-        registry.write(&realistic_record(identity, ordinal, cwd))?;
+        registry.write(&realistic_record(identity, ordinal, cwd)?)?;
     }
     Ok(())
 }

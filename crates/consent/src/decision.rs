@@ -7,12 +7,13 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use owner_liveness::Liveness;
+use owner_liveness::{Liveness, SystemFacts};
 use registry_core::{RosterDir, SessionRow};
 
 use crate::config::{ConfigOutcome, Decision, resolve_auto_arm_naming_repo_file};
 use crate::config_files::{ConfigInput, load_repo_input, load_user_input};
-use crate::gate::{ConsentState, MarkerEntry, consent_file_name, effective_should_arm, read_marker};
+use crate::gate::effective_should_arm;
+use crate::marker_entry::{ConsentState, MarkerEntry, consent_file_name, read_marker};
 
 /// Whether the session's owner runs now, as far as the caller could tell.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,12 +106,12 @@ impl ConsentDecider {
         self
     }
 
-    fn marker(&self, roster: &RosterDir, pid: owner_liveness::Pid) -> MarkerEntry {
+    fn marker(&self, roster: &RosterDir, pid: owner_liveness::Pid, facts: &impl SystemFacts) -> MarkerEntry {
         match &self.marker_names {
             Some(names) if !names.contains(std::ffi::OsStr::new(&consent_file_name(pid))) => {
                 MarkerEntry::absent(roster.path(), pid)
             }
-            _ => read_marker(roster, pid),
+            _ => read_marker(roster, pid, facts),
         }
     }
 
@@ -122,10 +123,15 @@ impl ConsentDecider {
     /// The consent of the session a listed row stands for, decided from
     /// the directory its record holds. A row whose owner is not alive, or
     /// that is not believed, accepts nothing.
-    pub fn for_row(&mut self, roster: &RosterDir, row: &SessionRow) -> SessionConsent {
+    pub fn for_row(
+        &mut self,
+        roster: &RosterDir,
+        row: &SessionRow,
+        facts: &impl SystemFacts,
+    ) -> SessionConsent {
         let Some(record) = &row.record else {
             let marker = match row.pid {
-                Some(pid) => self.marker(roster, pid).counted_state(),
+                Some(pid) => self.marker(roster, pid, facts).counted_state(),
                 None => ConsentState::None,
             };
             return SessionConsent {
@@ -135,7 +141,7 @@ impl ConsentDecider {
                 label: "-",
             };
         };
-        let marker = self.marker(roster, record.pid());
+        let marker = self.marker(roster, record.pid(), facts);
         let owner = match row.liveness() {
             Liveness::Alive => OwnerCondition::Running,
             other => OwnerCondition::NotRunning(format!("is {other} ({})", row.verdict.reason)),

@@ -10,15 +10,20 @@
 //! consent is decided from its own directory (its record's `cwd`), never
 //! from the caller's.
 
+#![forbid(unsafe_code)]
+
+mod assessment;
 mod config;
 mod config_files;
 mod decision;
 mod error;
 mod gate;
 mod marker;
+mod marker_entry;
 mod prune;
 mod session_directory;
 
+pub use assessment::{Assessment, AssessmentRequest, assess, owner_condition};
 pub use config::{
     ConfigOutcome, ConfigProblem, Decision, RepoConfig, UserConfig, parse_repo_config, parse_user_config,
     resolve_auto_arm,
@@ -30,10 +35,11 @@ pub use config_files::{
 };
 pub use decision::{ConsentDecider, OwnerCondition, SessionConsent, decide};
 pub use error::{Error, Result};
-pub use gate::{
-    ConsentState, Effective, MarkerEntry, MarkerFinding, MarkerProblem, WrittenMarker, consent_file_name,
-    effective_should_arm, live_consent_state, read_marker, read_marker_entry, write_marker,
-};
+pub use gate::{Effective, WrittenMarker, effective_should_arm, live_consent_state, write_marker};
 pub use marker::{MARKER_FORMAT, Marker, MarkerState, ParsedMarker, parse_marker};
+pub use marker_entry::{
+    ConsentState, MarkerEntry, MarkerFinding, MarkerProblem, consent_file_name, read_marker,
+    read_marker_entry,
+};
 pub use prune::{MarkerPruneReport, prune_markers, remove_marker};
 pub use session_directory::{DirectorySource, SessionDirectory, session_directory};

@@ -7,8 +7,11 @@ use std::path::Path;
 
 use owner_liveness::{OwnerIdentity, Pid};
 use registry_core::{
-    ChainMemberRecord, FormatProblem, Timestamp, check_chain, check_session_pid, parse_versioned,
+    Field, FieldError, FieldProblem, FormatProblem, KeyName, Malformed, OwnerKeys, RecordedOwner,
+    RecordedTime, Timestamp, UncheckedOwner, parse_versioned, read_once, required,
 };
+use serde::de::{self, MapAccess};
+use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize};
 
 /// The marker format this roster writes and fully understands. Format 2
@@ -38,32 +41,18 @@ impl MarkerState {
     }
 }
 
-/// A parsed, validated marker. Field names are the file format. Unknown
-/// keys are refused: a marker grants consent, so nothing in it may go
-/// unread (a newer roster that needs more keys writes a higher format).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A parsed, validated marker. Serialized in the file's key order by hand,
+/// the owner's keys by `RecordedOwner`. Unknown keys are refused: a marker
+/// grants consent, so nothing in it may go unread (a newer roster that
+/// needs more keys writes a higher format).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Marker {
     pub format: u64,
     pub state: MarkerState,
-    pub session_pid: u32,
-    pub owner_uid: u32,
-    pub start_ticks: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pidfs_ino: Option<u64>,
-    pub boot_id: String,
-    pub pid_ns: u64,
-    pub time_ns: u64,
-    /// The user namespace `owner_uid` is expressed in (format 2 on);
-    /// absent in format 1 markers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_ns: Option<u64>,
-    /// The harness processes below the owner (format 3 on), outermost
-    /// first, as in the record: the marker counts while any of them runs,
-    /// so consent dies with the whole chain, not with its loader. Absent
-    /// for a one-process owner.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub chain: Vec<ChainMemberRecord>,
+    /// `session_pid`, `owner_uid` … `user_ns` and (format 3 on) `chain`:
+    /// the marker counts while any process of the chain runs, so consent
+    /// dies with the whole chain, not with its loader.
+    pub owner: RecordedOwner,
     /// The session's working directory when the marker was written
     /// (information only).
     pub cwd: String,
@@ -75,8 +64,8 @@ pub struct Marker {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ParsedMarker {
     Marker(Box<Marker>),
-    /// Does not parse or breaks a rule; the text says which.
-    Malformed(String),
+    /// Does not parse or breaks a rule; the value says which.
+    Malformed(Malformed),
     /// Written by a newer roster (`format` above ours).
     UnsupportedFormat(u64),
 }
@@ -87,15 +76,7 @@ impl Marker {
         Marker {
             format: MARKER_FORMAT,
             state,
-            session_pid: identity.pid.get(),
-            owner_uid: identity.uid,
-            start_ticks: identity.start_ticks,
-            pidfs_ino: identity.pidfs_ino,
-            boot_id: identity.boot_id.clone(),
-            pid_ns: identity.pid_ns,
-            time_ns: identity.time_ns,
-            user_ns: identity.user_ns,
-            chain: identity.chain.iter().map(ChainMemberRecord::from_member).collect(),
+            owner: RecordedOwner::from(identity),
             // Information only, so a non-UTF-8 directory is kept lossy
             // rather than refused.
             cwd: cwd.to_string_lossy().into_owned(),
@@ -104,22 +85,12 @@ impl Marker {
     }
 
     pub fn pid(&self) -> Pid {
-        Pid::new(self.session_pid).expect("validated non-zero")
+        self.owner.pid
     }
 
     /// The owner identity the verdict checks.
     pub fn identity(&self) -> OwnerIdentity {
-        OwnerIdentity {
-            pid: self.pid(),
-            uid: self.owner_uid,
-            start_ticks: self.start_ticks,
-            pidfs_ino: self.pidfs_ino,
-            boot_id: self.boot_id.clone(),
-            pid_ns: self.pid_ns,
-            time_ns: self.time_ns,
-            user_ns: self.user_ns,
-            chain: self.chain.iter().map(ChainMemberRecord::member).collect(),
-        }
+        self.owner.identity()
     }
 
     pub fn written_at(&self) -> Timestamp {
@@ -134,65 +105,158 @@ impl Marker {
     }
 }
 
+impl Serialize for Marker {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("format", &self.format)?;
+        map.serialize_entry("state", &self.state)?;
+        self.owner.write_pid(&mut map)?;
+        self.owner.write_identity(&mut map)?;
+        self.owner.write_chain(&mut map)?;
+        map.serialize_entry("cwd", &self.cwd)?;
+        map.serialize_entry("written_at", &self.written_at)?;
+        map.end()
+    }
+}
+
 /// Parses a marker file's bytes strictly, checking the pid against the
 /// file name's. Invalid UTF-8, duplicate or unknown keys, a missing key, a
 /// wrong type, `format` below 1, a zero pid or one that differs from the
 /// file name, a state other than `armed`/`disarmed`, a relative `cwd`, an
 /// empty `boot_id` or an unparseable `written_at` are all malformed.
 pub fn parse_marker(bytes: &[u8], file_pid: Pid) -> ParsedMarker {
-    match parse_versioned::<Marker>(bytes, MARKER_FORMAT) {
-        Ok(marker) => match validate(&marker, file_pid) {
-            Ok(()) => ParsedMarker::Marker(Box::new(marker)),
-            Err(problem) => ParsedMarker::Malformed(problem),
+    match parse_versioned::<MarkerKeys>(bytes, MARKER_FORMAT) {
+        Ok(keys) => match keys.check(file_pid) {
+            Ok(marker) => ParsedMarker::Marker(Box::new(marker)),
+            Err(problem) => ParsedMarker::Malformed(Malformed::Field(problem)),
         },
         Err(FormatProblem::Malformed(problem)) => ParsedMarker::Malformed(problem),
         Err(FormatProblem::Unsupported(format)) => ParsedMarker::UnsupportedFormat(format),
     }
 }
 
-fn validate(marker: &Marker, file_pid: Pid) -> Result<(), String> {
-    check_session_pid(marker.session_pid, file_pid)?;
-    if !marker.chain.is_empty() && marker.format < CHAIN_MARKER_FORMAT {
-        return Err(format!("chain in a format {} marker; it came with format 3", marker.format));
+/// A marker's keys as read, before the rules of their values were checked.
+struct MarkerKeys {
+    format: u64,
+    state: MarkerState,
+    owner: UncheckedOwner,
+    cwd: String,
+    written_at: String,
+}
+
+impl MarkerKeys {
+    /// The marker, once every rule holds, checked in the order whose first
+    /// failure status reports.
+    fn check(self, file_pid: Pid) -> Result<Marker, FieldError> {
+        self.owner.check_pid(file_pid)?;
+        if !self.owner.chain.is_empty() && self.format < CHAIN_MARKER_FORMAT {
+            return Err(FieldError::new(Field::Chain, FieldProblem::BeforeItsFormat { format: self.format }));
+        }
+        let owner = self.owner.check(file_pid)?;
+        if !Path::new(&self.cwd).is_absolute() {
+            return Err(FieldError::new(Field::Cwd, FieldProblem::NotAbsolute { value: self.cwd }));
+        }
+        RecordedTime::parse(Field::WrittenAt, &self.written_at)?;
+        Ok(Marker {
+            format: self.format,
+            state: self.state,
+            owner,
+            cwd: self.cwd,
+            written_at: self.written_at,
+        })
     }
-    check_chain(marker.session_pid, &marker.chain)?;
-    if marker.boot_id.is_empty() {
-        return Err("boot_id is empty".into());
+}
+
+impl<'de> Deserialize<'de> for MarkerKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<MarkerKeys, D::Error> {
+        deserializer.deserialize_map(MarkerVisitor)
     }
-    if !Path::new(&marker.cwd).is_absolute() {
-        return Err(format!("cwd {:?} is not an absolute path", marker.cwd));
+}
+
+/// Reads a marker's keys as serde's derived reader did, refusing a key
+/// given twice, a missing one and an unknown one by name.
+struct MarkerVisitor;
+
+impl<'de> de::Visitor<'de> for MarkerVisitor {
+    type Value = MarkerKeys;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("struct Marker")
     }
-    if Timestamp::parse(&marker.written_at).is_none() {
-        return Err(format!("written_at {:?} is not an RFC 3339 time", marker.written_at));
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MarkerKeys, A::Error> {
+        let mut owner = OwnerKeys::default();
+        let (mut format, mut state, mut cwd, mut written_at) = (None, None, None, None);
+        while let Some(key) = map.next_key::<KeyName<'de>>()? {
+            match key.as_str() {
+                "format" => read_once(&mut format, "format", &mut map)?,
+                "state" => read_once(&mut state, "state", &mut map)?,
+                "cwd" => read_once(&mut cwd, "cwd", &mut map)?,
+                "written_at" => read_once(&mut written_at, "written_at", &mut map)?,
+                other => {
+                    if !owner.read(other, &mut map)? {
+                        return Err(unknown_key(other));
+                    }
+                }
+            }
+        }
+        // Missing keys are named in the file's order, as serde did.
+        let format = required(format, "format")?;
+        let state = required(state, "state")?;
+        let owner = owner.finish()?;
+        Ok(MarkerKeys {
+            format,
+            state,
+            owner,
+            cwd: required(cwd, "cwd")?,
+            written_at: required(written_at, "written_at")?,
+        })
     }
-    Ok(())
+}
+
+/// serde's words for an unknown key, naming every key a marker has.
+fn unknown_key<E: de::Error>(key: &str) -> E {
+    let keys: Vec<String> = ["format", "state"]
+        .iter()
+        .chain(OwnerKeys::KEYS.iter())
+        .chain(["cwd", "written_at"].iter())
+        .map(|key| format!("`{key}`"))
+        .collect();
+    E::custom(format_args!("unknown field `{key}`, expected one of {}", keys.join(", ")))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use owner_liveness::ChainMember;
+    use registry_core::ChainMemberRecord;
 
     fn sample() -> Marker {
-        Marker {
-            format: 3,
-            state: MarkerState::Armed,
-            session_pid: 4242,
-            owner_uid: 1000,
+        let identity = OwnerIdentity {
+            pid: pid(4242),
+            uid: 1000,
             start_ticks: 870,
             pidfs_ino: Some(12345),
             boot_id: "0f0e0d0c-0b0a-0908-0706-050403020100".into(),
             pid_ns: 4026531836,
             time_ns: 4026531834,
             user_ns: Some(4026531837),
-            chain: vec![ChainMemberRecord {
-                pid: 4250,
-                start_ticks: 871,
-                pidfs_ino: Some(12346),
-                owner_uid: 1000,
-            }],
+            chain: vec![ChainMember { pid: pid(4250), start_ticks: 871, pidfs_ino: Some(12346), uid: 1000 }],
+        };
+        Marker {
+            format: 3,
+            state: MarkerState::Armed,
+            owner: RecordedOwner::from(&identity),
             cwd: "/home/dev/src/app".into(),
             written_at: "2026-11-30T02:03:05.123456789Z".into(),
         }
+    }
+
+    /// `sample()` with its owner changed by `edit`.
+    fn sample_with(edit: impl FnOnce(&mut Marker)) -> Marker {
+        let mut marker = sample();
+        edit(&mut marker);
+        marker
     }
 
     fn pid(raw: u32) -> Pid {
@@ -243,7 +307,10 @@ mod tests {
     fn a_written_marker_parses_back() {
         let marker = sample();
         assert_eq!(parse_marker(&marker.to_bytes(), pid(4242)), ParsedMarker::Marker(Box::new(marker)));
-        let without_pidfs = Marker { pidfs_ino: None, state: MarkerState::Disarmed, ..sample() };
+        let without_pidfs = sample_with(|marker| {
+            marker.owner.pidfs_ino = None;
+            marker.state = MarkerState::Disarmed;
+        });
         assert_eq!(
             parse_marker(&without_pidfs.to_bytes(), pid(4242)),
             ParsedMarker::Marker(Box::new(without_pidfs))
@@ -313,7 +380,10 @@ mod tests {
 
     #[test]
     fn format_2_markers_without_a_chain_are_still_read_and_may_not_carry_one() {
-        let format_2 = Marker { format: 2, chain: Vec::new(), ..sample() };
+        let format_2 = sample_with(|marker| {
+            marker.format = 2;
+            marker.owner.chain = Vec::new();
+        });
         let text = String::from_utf8(format_2.to_bytes()).unwrap();
         assert!(!text.contains("chain"), "{text}");
         assert_eq!(parse_marker(text.as_bytes(), pid(4242)), ParsedMarker::Marker(Box::new(format_2)));
@@ -331,7 +401,9 @@ mod tests {
             vec![member(7), member(7)],
             vec![member(7), member(8), member(9), member(10)],
         ] {
-            check_malformed(&String::from_utf8(Marker { chain, ..sample() }.to_bytes()).unwrap());
+            check_malformed(
+                &String::from_utf8(sample_with(|marker| marker.owner.chain = chain).to_bytes()).unwrap(),
+            );
         }
         check_malformed(&with(|map| {
             map.insert(
@@ -339,13 +411,17 @@ mod tests {
                 serde_json::json!([{"pid": 7, "start_ticks": 1, "owner_uid": 0, "x": 1}]),
             );
         }));
-        let three = Marker { chain: vec![member(7), member(8), member(9)], ..sample() };
+        let three = sample_with(|marker| marker.owner.chain = vec![member(7), member(8), member(9)]);
         assert_eq!(parse_marker(&three.to_bytes(), pid(4242)), ParsedMarker::Marker(Box::new(three)));
     }
 
     #[test]
     fn format_1_markers_without_a_user_namespace_are_still_read() {
-        let format_1 = Marker { format: 1, user_ns: None, chain: Vec::new(), ..sample() };
+        let format_1 = sample_with(|marker| {
+            marker.format = 1;
+            marker.owner.user_ns = None;
+            marker.owner.chain = Vec::new();
+        });
         let text = String::from_utf8(format_1.to_bytes()).unwrap();
         assert!(!text.contains("user_ns"), "{text}");
         assert_eq!(parse_marker(text.as_bytes(), pid(4242)), ParsedMarker::Marker(Box::new(format_1)));
@@ -361,17 +437,17 @@ mod tests {
             cwd in "/[^\\x00]{0,60}",
             nanos in 0i128..4_102_444_800_000_000_000,
         ) {
-            let marker = Marker {
-                session_pid: pid_raw,
-                state: if armed { MarkerState::Armed } else { MarkerState::Disarmed },
-                start_ticks: ticks,
-                pidfs_ino: pidfs,
-                cwd,
-                written_at: Timestamp::from_unix_nanos(nanos).to_string(),
+            let marker = sample_with(|marker| {
+                marker.owner.pid = Pid::new(pid_raw).unwrap();
+                marker.state = if armed { MarkerState::Armed } else { MarkerState::Disarmed };
+                marker.owner.start_ticks = registry_core::StartTicks(ticks);
+                marker.owner.pidfs_ino = pidfs;
+                marker.cwd = cwd;
+                marker.written_at = Timestamp::from_unix_nanos(nanos).to_string();
                 // The sample's member, moved off the owner's pid.
-                chain: vec![ChainMemberRecord { pid: if pid_raw == 4250 { 4251 } else { 4250 }, ..sample().chain[0] }],
-                ..sample()
-            };
+                let member = marker.owner.chain[0];
+                marker.owner.chain = vec![ChainMemberRecord { pid: if pid_raw == 4250 { 4251 } else { 4250 }, ..member }];
+            });
             let parsed = parse_marker(&marker.to_bytes(), Pid::new(pid_raw).unwrap());
             proptest::prop_assert_eq!(parsed, ParsedMarker::Marker(Box::new(marker)));
         }

@@ -5,11 +5,11 @@
 
 use std::time::Duration;
 
-use owner_liveness::{Liveness, Pid};
+use owner_liveness::{Liveness, Pid, SystemFacts};
 use registry_core::{RegistryLock, RosterDir, Timestamp, list_names, remove_entry};
 
 use crate::error::Result;
-use crate::gate::{MarkerEntry, consent_file_name, read_marker_entry};
+use crate::marker_entry::{MarkerEntry, consent_file_name, read_marker_entry};
 
 /// What `prune_markers` removed (or, with `dry_run`, would remove).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -44,15 +44,16 @@ pub fn prune_markers(
     _lock: &RegistryLock,
     older_than: Option<Duration>,
     dry_run: bool,
+    facts: &impl SystemFacts,
 ) -> Result<MarkerPruneReport> {
-    let now = Timestamp::now();
+    let now = Timestamp::from_system_time(facts.now());
     let mut report = MarkerPruneReport::default();
     for name in list_names(roster, roster.consent())? {
         let Some(name) = name.to_str() else {
             report.kept += 1;
             continue;
         };
-        let Some(entry) = read_marker_entry(roster, name) else { continue };
+        let Some(entry) = read_marker_entry(roster, name, facts) else { continue };
         if !removable(&entry, older_than, now) || is_directory(&entry) {
             report.kept += 1;
             continue;

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use owner_liveness::{Liveness, OwnerIdentity, Pid};
+use owner_liveness::{Liveness, OwnerIdentity, Pid, SystemFacts};
 use registry_core::{RosterDir, read_session_row, record_file_name, same_owner};
 
 use crate::config_files::canonical_session_directory;
@@ -57,6 +57,7 @@ pub fn session_directory(
     pid: Pid,
     owner: Option<&OwnerIdentity>,
     cwd_flag: Option<&Path>,
+    facts: &impl SystemFacts,
 ) -> Result<SessionDirectory> {
     if let Some(directory) = cwd_flag {
         let path = canonical_session_directory(directory)?;
@@ -71,7 +72,7 @@ pub fn session_directory(
     };
     let file_name = record_file_name(pid);
     let record_path = roster.entry_path(roster.sessions(), &file_name);
-    let Some(row) = read_session_row(roster, &file_name) else {
+    let Some(row) = read_session_row(roster, &file_name, facts) else {
         return Err(unknown(format!("it has no record ({} does not exist)", record_path.display())));
     };
     if let Some(problem) = &row.problem {
@@ -105,7 +106,7 @@ pub fn session_directory(
     // An owner that could not be captured (it exited) while its record is
     // alive is a chain's loader whose session runs on in another member:
     // the verdict just proved that member is the recorded process.
-    let runs_on_in_chain = owner.is_none() && !record.chain.is_empty();
+    let runs_on_in_chain = owner.is_none() && !record.owner.chain.is_empty();
     if !runs_on_in_chain && !owner.is_some_and(|identity| same_owner(record, identity)) {
         return Err(unknown(format!(
             "its record {} was written by another process than the one running at pid {pid} now",

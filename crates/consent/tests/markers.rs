@@ -13,7 +13,7 @@ use consent::{
     effective_should_arm, live_consent_state, prune_markers, read_marker, remove_marker, write_marker,
 };
 use owner_liveness::{Liveness, OwnerIdentity, Pid, Verdict, capture_identity};
-use registry_core::{ProblemKind, RosterDir, Timestamp};
+use registry_core::{ProblemKind, RosterDir, RunningSystem, Timestamp};
 
 /// An edit made to a marker file's JSON object.
 type MarkerEdit = fn(&mut serde_json::Map<String, serde_json::Value>);
@@ -76,29 +76,35 @@ fn set_mtime_long_ago(path: &Path) {
     .unwrap();
 }
 
+/// The running system, as the tools pass it.
+fn facts() -> RunningSystem {
+    RunningSystem::read()
+}
+
 #[test]
 fn a_marker_counts_while_its_owner_lives() {
     let (_root, roster) = roster();
     let owner = Owner::spawn();
-    assert_eq!(live_consent_state(&roster, owner.pid()), ConsentState::None);
+    assert_eq!(live_consent_state(&roster, owner.pid(), &facts()), ConsentState::None);
 
     let written =
-        write_marker(&roster, &owner.identity(), MarkerState::Armed, Path::new("/srv/app")).unwrap();
+        write_marker(&roster, &owner.identity(), MarkerState::Armed, Path::new("/srv/app"), &facts())
+            .unwrap();
     assert_eq!(written.path, marker_path(&roster, owner.pid()));
     assert_eq!(written.marker.cwd, "/srv/app");
     let mode = std::fs::metadata(&written.path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
-    assert_eq!(live_consent_state(&roster, owner.pid()), ConsentState::Armed);
-    let entry = read_marker(&roster, owner.pid());
+    assert_eq!(live_consent_state(&roster, owner.pid(), &facts()), ConsentState::Armed);
+    let entry = read_marker(&roster, owner.pid(), &facts());
     assert!(entry.counts());
     assert!(entry.reason().starts_with("the marker counts: its owner is alive"), "{}", entry.reason());
 
-    write_marker(&roster, &owner.identity(), MarkerState::Disarmed, Path::new("/srv/app")).unwrap();
-    assert_eq!(live_consent_state(&roster, owner.pid()), ConsentState::Disarmed);
+    write_marker(&roster, &owner.identity(), MarkerState::Disarmed, Path::new("/srv/app"), &facts()).unwrap();
+    assert_eq!(live_consent_state(&roster, owner.pid(), &facts()), ConsentState::Disarmed);
 
     let pid = owner.pid();
     owner.end();
-    let entry = read_marker(&roster, pid);
+    let entry = read_marker(&roster, pid, &facts());
     assert_eq!(entry.counted_state(), ConsentState::None);
     assert_eq!(entry.liveness(), Some(Liveness::Dead));
     assert!(entry.reason().contains("ignored: its owner is dead"), "{}", entry.reason());
@@ -110,17 +116,18 @@ fn the_next_write_reaps_dead_markers_only() {
     let departed = Owner::spawn();
     let departed_pid = departed.pid();
     let staying = Owner::spawn();
-    write_marker(&roster, &departed.identity(), MarkerState::Armed, Path::new("/a")).unwrap();
-    write_marker(&roster, &staying.identity(), MarkerState::Armed, Path::new("/b")).unwrap();
+    write_marker(&roster, &departed.identity(), MarkerState::Armed, Path::new("/a"), &facts()).unwrap();
+    write_marker(&roster, &staying.identity(), MarkerState::Armed, Path::new("/b"), &facts()).unwrap();
     departed.end();
     assert!(marker_path(&roster, departed_pid).exists(), "nothing reaps before the next write");
 
     let newcomer = Owner::spawn();
-    let written = write_marker(&roster, &newcomer.identity(), MarkerState::Armed, Path::new("/c")).unwrap();
+    let written =
+        write_marker(&roster, &newcomer.identity(), MarkerState::Armed, Path::new("/c"), &facts()).unwrap();
     assert_eq!(written.reaped.dead_removed, 1, "{:?}", written.reaped);
     assert!(!marker_path(&roster, departed_pid).exists());
-    assert_eq!(live_consent_state(&roster, staying.pid()), ConsentState::Armed);
-    assert_eq!(live_consent_state(&roster, newcomer.pid()), ConsentState::Armed);
+    assert_eq!(live_consent_state(&roster, staying.pid(), &facts()), ConsentState::Armed);
+    assert_eq!(live_consent_state(&roster, newcomer.pid(), &facts()), ConsentState::Armed);
 }
 
 #[test]
@@ -155,9 +162,9 @@ fn identity_mismatches_are_dead() {
         }),
     ];
     for (name, edit) in cases {
-        write_marker(&roster, &owner.identity(), MarkerState::Armed, Path::new("/a")).unwrap();
+        write_marker(&roster, &owner.identity(), MarkerState::Armed, Path::new("/a"), &facts()).unwrap();
         edit_marker(&path, edit);
-        let entry = read_marker(&roster, owner.pid());
+        let entry = read_marker(&roster, owner.pid(), &facts());
         assert_eq!(entry.liveness(), Some(Liveness::Dead), "{name}: {entry:?}");
         assert_eq!(entry.counted_state(), ConsentState::None, "{name}");
     }
@@ -169,7 +176,7 @@ fn problem_entries_never_count() {
     let owner = Owner::spawn();
     let path = marker_path(&roster, owner.pid());
     let expect = |what: &str, kind: ProblemKind| {
-        let entry = read_marker(&roster, owner.pid());
+        let entry = read_marker(&roster, owner.pid(), &facts());
         let MarkerFinding::Problem(problem) = &entry.finding else { panic!("{what}: {entry:?}") };
         assert_eq!(problem.kind, kind, "{what}: {entry:?}");
         assert_eq!(entry.counted_state(), ConsentState::None, "{what}");
@@ -181,7 +188,7 @@ fn problem_entries_never_count() {
         );
     };
 
-    write_marker(&roster, &owner.identity(), MarkerState::Armed, Path::new("/a")).unwrap();
+    write_marker(&roster, &owner.identity(), MarkerState::Armed, Path::new("/a"), &facts()).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o620)).unwrap();
     expect("group-writable", ProblemKind::Untrusted);
 
@@ -193,7 +200,7 @@ fn problem_entries_never_count() {
     expect("newer format", ProblemKind::UnsupportedFormat);
 
     let elsewhere = path.with_file_name("elsewhere");
-    write_marker(&roster, &owner.identity(), MarkerState::Armed, Path::new("/a")).unwrap();
+    write_marker(&roster, &owner.identity(), MarkerState::Armed, Path::new("/a"), &facts()).unwrap();
     std::fs::rename(&path, &elsewhere).unwrap();
     std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
     expect("symlink", ProblemKind::Untrusted);
@@ -206,9 +213,9 @@ fn prune_removes_dead_and_only_old_unknowns() {
     let dead = Owner::spawn();
     let dead_pid = dead.pid();
     let foreign = Owner::spawn();
-    write_marker(&roster, &alive.identity(), MarkerState::Armed, Path::new("/a")).unwrap();
-    write_marker(&roster, &dead.identity(), MarkerState::Disarmed, Path::new("/a")).unwrap();
-    write_marker(&roster, &foreign.identity(), MarkerState::Armed, Path::new("/a")).unwrap();
+    write_marker(&roster, &alive.identity(), MarkerState::Armed, Path::new("/a"), &facts()).unwrap();
+    write_marker(&roster, &dead.identity(), MarkerState::Disarmed, Path::new("/a"), &facts()).unwrap();
+    write_marker(&roster, &foreign.identity(), MarkerState::Armed, Path::new("/a"), &facts()).unwrap();
     dead.end();
     // Written in another pid namespace: unknown, and long ago.
     edit_marker(&marker_path(&roster, foreign.pid()), |map| {
@@ -223,38 +230,47 @@ fn prune_removes_dead_and_only_old_unknowns() {
     set_mtime_long_ago(&roster.path().join("consent/77.json"));
 
     let lock = roster.lock().unwrap();
-    let dry = prune_markers(&roster, &lock, Some(Duration::from_secs(3600)), true).unwrap();
+    let dry = prune_markers(&roster, &lock, Some(Duration::from_secs(3600)), true, &facts()).unwrap();
     assert_eq!((dry.dead_removed, dry.unknown_removed), (1, 2), "{dry:?}");
     assert!(marker_path(&roster, dead_pid).exists(), "a dry run removes nothing");
 
-    let report = prune_markers(&roster, &lock, None, false).unwrap();
+    let report = prune_markers(&roster, &lock, None, false, &facts()).unwrap();
     assert_eq!((report.dead_removed, report.unknown_removed, report.kept), (1, 0, 4), "{report:?}");
     assert_eq!(report.removed_entries[0].pid, Some(dead_pid));
     assert!(!marker_path(&roster, dead_pid).exists());
     assert!(marker_path(&roster, foreign.pid()).exists(), "unknown is kept without an age bound");
 
     // A young age bound keeps what is younger than it.
-    let report = prune_markers(&roster, &lock, Some(Duration::from_secs(100 * 365 * 86400)), false).unwrap();
+    let report =
+        prune_markers(&roster, &lock, Some(Duration::from_secs(100 * 365 * 86400)), false, &facts()).unwrap();
     assert_eq!(report.removed, 0, "{report:?}");
 
-    let report = prune_markers(&roster, &lock, Some(Duration::from_secs(3600)), false).unwrap();
+    let report = prune_markers(&roster, &lock, Some(Duration::from_secs(3600)), false, &facts()).unwrap();
     assert_eq!((report.dead_removed, report.unknown_removed, report.kept), (0, 2, 2), "{report:?}");
     assert!(!marker_path(&roster, foreign.pid()).exists());
     assert!(!garbage.exists());
     assert!(roster.path().join("consent/77.json").is_dir(), "a directory is never removed");
-    assert_eq!(live_consent_state(&roster, alive.pid()), ConsentState::Armed, "alive is never removed");
+    assert_eq!(
+        live_consent_state(&roster, alive.pid(), &facts()),
+        ConsentState::Armed,
+        "alive is never removed"
+    );
 }
 
 #[test]
 fn remove_marker_removes_whatever_its_verdict() {
     let (_root, roster) = roster();
     let owner = Owner::spawn();
-    write_marker(&roster, &owner.identity(), MarkerState::Armed, Path::new("/a")).unwrap();
+    write_marker(&roster, &owner.identity(), MarkerState::Armed, Path::new("/a"), &facts()).unwrap();
     let lock = roster.lock().unwrap();
     assert!(remove_marker(&roster, &lock, owner.pid(), true).unwrap());
-    assert_eq!(live_consent_state(&roster, owner.pid()), ConsentState::Armed, "a dry run removes nothing");
+    assert_eq!(
+        live_consent_state(&roster, owner.pid(), &facts()),
+        ConsentState::Armed,
+        "a dry run removes nothing"
+    );
     assert!(remove_marker(&roster, &lock, owner.pid(), false).unwrap());
-    assert_eq!(live_consent_state(&roster, owner.pid()), ConsentState::None);
+    assert_eq!(live_consent_state(&roster, owner.pid(), &facts()), ConsentState::None);
     assert!(!remove_marker(&roster, &lock, owner.pid(), false).unwrap());
     assert!(!remove_marker(&roster, &lock, owner.pid(), true).unwrap());
 }

@@ -2,6 +2,8 @@
 //! processes (docs/contract.md §8.1), what it exports in the environment, what its hook
 //! payloads say (docs/contract.md §8.2), and how to edit its hook configuration (§8.3).
 
+#![forbid(unsafe_code)]
+
 mod detect;
 mod exports;
 pub mod hook_config;

@@ -4,37 +4,8 @@
 //! whole run the ancestor walk found, each member with its own identity, so
 //! that the verdict can say alive while any of them still runs.
 
-use crate::identity::{CaptureError, OwnerIdentity, capture_identity};
+use crate::identity::{CaptureError, MAX_CHAIN_MEMBERS, OwnerIdentity, capture_identity};
 use crate::pid::Pid;
-
-/// The most processes an owner chain holds: the outermost (the owner whose
-/// pid names the record) and at most three below it.
-pub const MAX_CHAIN_MEMBERS: usize = 4;
-
-/// One process of an owner chain below the outermost: its own identity.
-/// Boot id and namespaces are the owner's (captured by the same registrar).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ChainMember {
-    pub pid: Pid,
-    /// Owner of `/proc/<pid>` at capture, in the owner's `user_ns`.
-    pub uid: u32,
-    /// Field 22 of `/proc/<pid>/stat`.
-    pub start_ticks: u64,
-    /// pidfs inode of a pidfd on the process, where the kernel has pidfs.
-    pub pidfs_ino: Option<u64>,
-}
-
-impl OwnerIdentity {
-    /// The outermost process of the chain as a member (the owner itself).
-    pub fn outermost(&self) -> ChainMember {
-        ChainMember { pid: self.pid, uid: self.uid, start_ticks: self.start_ticks, pidfs_ino: self.pidfs_ino }
-    }
-
-    /// Every member, outermost first, innermost last.
-    pub fn members(&self) -> impl Iterator<Item = ChainMember> + '_ {
-        std::iter::once(self.outermost()).chain(self.chain.iter().copied())
-    }
-}
 
 /// Captures the owner `outermost` and the members below it (outermost
 /// first). The owner must be running, as for `capture_identity`; a member

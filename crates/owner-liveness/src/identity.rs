@@ -1,4 +1,4 @@
-//! `OwnerIdentity`: what proves that the process at a pid today is the one
+//! `OwnerIdentity` and its `ChainMember`s: what proves that the process at a pid today is the one
 //! that registered (docs/contract.md §4.2), and its capture from a live process.
 
 use std::io;
@@ -40,7 +40,36 @@ pub struct OwnerIdentity {
     /// The other harness processes of the owner's chain (`chain.rs`),
     /// outermost first, innermost last; empty for a single process. Boot
     /// id and namespaces above are shared by every member.
-    pub chain: Vec<crate::chain::ChainMember>,
+    pub chain: Vec<ChainMember>,
+}
+
+/// The most processes an owner chain holds: the outermost (the owner whose
+/// pid names the record) and at most three below it.
+pub const MAX_CHAIN_MEMBERS: usize = 4;
+
+/// One process of an owner chain below the outermost: its own identity.
+/// Boot id and namespaces are the owner's (captured by the same registrar).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ChainMember {
+    pub pid: Pid,
+    /// Owner of `/proc/<pid>` at capture, in the owner's `user_ns`.
+    pub uid: u32,
+    /// Field 22 of `/proc/<pid>/stat`.
+    pub start_ticks: u64,
+    /// pidfs inode of a pidfd on the process, where the kernel has pidfs.
+    pub pidfs_ino: Option<u64>,
+}
+
+impl OwnerIdentity {
+    /// The outermost process of the chain as a member (the owner itself).
+    pub fn outermost(&self) -> ChainMember {
+        ChainMember { pid: self.pid, uid: self.uid, start_ticks: self.start_ticks, pidfs_ino: self.pidfs_ino }
+    }
+
+    /// Every member, outermost first, innermost last.
+    pub fn members(&self) -> impl Iterator<Item = ChainMember> + '_ {
+        std::iter::once(self.outermost()).chain(self.chain.iter().copied())
+    }
 }
 
 /// The capturing or judging process's own namespaces.

@@ -2,11 +2,12 @@
 //! mean another process. Used to capture identities and to judge them.
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 use std::sync::OnceLock;
 
 use nix::errno::Errno;
 use nix::libc;
+use nix::poll::{PollFd, PollFlags, PollTimeout};
 
 use crate::pid::Pid;
 use crate::proc_read::retry_on_interrupt;
@@ -68,17 +69,9 @@ impl PidFd {
     /// already reaped). A pidfd polls readable only when the whole thread
     /// group is gone, so a leader that exited while threads run is not exited.
     pub fn has_exited(&self) -> io::Result<bool> {
-        let mut poll = libc::pollfd { fd: self.0.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-        loop {
-            // SAFETY: one valid pollfd, zero timeout.
-            let ready = unsafe { libc::poll(&mut poll, 1, 0) };
-            if ready >= 0 {
-                return Ok(ready > 0 && poll.revents & (libc::POLLIN | libc::POLLHUP) != 0);
-            }
-            let error = io::Error::last_os_error();
-            if error.kind() != io::ErrorKind::Interrupted {
-                return Err(error);
-            }
-        }
+        let mut poll = [PollFd::new(self.0.as_fd(), PollFlags::POLLIN)];
+        let ready = retry_on_interrupt(|| nix::poll::poll(&mut poll, PollTimeout::ZERO))?;
+        let revents = poll[0].revents().unwrap_or(PollFlags::empty());
+        Ok(ready > 0 && revents.intersects(PollFlags::POLLIN | PollFlags::POLLHUP))
     }
 }

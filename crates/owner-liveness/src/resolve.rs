@@ -3,7 +3,7 @@
 //! the harness patterns, so every rule is a row of a table test.
 
 use crate::ancestry::AncestorStep;
-use crate::chain::MAX_CHAIN_MEMBERS;
+use crate::identity::MAX_CHAIN_MEMBERS;
 use crate::pid::{Pid, PidParseError};
 
 /// What the harness crate knows that resolution needs. Kept as a trait so

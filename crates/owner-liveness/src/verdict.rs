@@ -8,7 +8,7 @@ use std::path::Path;
 
 use nix::errno::Errno;
 
-use crate::chain::ChainMember;
+use crate::identity::ChainMember;
 use crate::identity::{
     Namespaces, OwnerIdentity, ProcIdentity, ProcReadError, SocketIdentity, mtime_ns, own_namespaces,
     read_boot_id, read_proc_identity, read_proc_start_ticks, read_user_namespace,
@@ -53,7 +53,10 @@ impl Verdict {
     }
 }
 
-/// The OS facts the verdict reads.
+/// The OS facts the verdict reads, and the clock the rules around it read
+/// (a record's age, the time a file is written): the one way roster looks
+/// at the running system, so every rule can be tested against made-up
+/// facts.
 pub trait SystemFacts {
     type Process: ProcessFacts;
     fn boot_id(&self) -> io::Result<String>;
@@ -61,6 +64,10 @@ pub trait SystemFacts {
     /// Opens a handle on the process at `pid` (a pidfd on Linux).
     fn open_process(&self, pid: Pid) -> Result<Self::Process, OpenProcessError>;
     fn stat_socket(&self, path: &Path) -> io::Result<SocketIdentity>;
+    /// The time now; the system clock unless the facts are made up.
+    fn now(&self) -> std::time::SystemTime {
+        std::time::SystemTime::now()
+    }
 }
 
 /// Facts about one process, read through a handle that cannot change meaning.

@@ -11,7 +11,7 @@ use nix::fcntl::{OFlag, open, openat};
 use nix::sys::stat::{Mode, fchmod, fstat, mkdirat};
 
 use crate::error::{Error, Result};
-use crate::files::{retry_interrupted, retry_on_interrupt};
+use crate::interrupted::{retry_interrupted, retry_on_interrupt};
 
 /// Name of the records subdirectory.
 pub const SESSIONS: &str = "sessions";

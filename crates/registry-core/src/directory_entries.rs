@@ -16,7 +16,7 @@ use nix::libc;
 use nix::sys::stat::Mode;
 
 use crate::directory::SubDir;
-use crate::files::retry_on_interrupt;
+use crate::interrupted::retry_on_interrupt;
 
 /// What the directory says an entry is (`d_type`); `Unknown` where the
 /// filesystem does not say, and the reader must look for itself.

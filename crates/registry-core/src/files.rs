@@ -19,6 +19,7 @@ use nix::unistd::{UnlinkatFlags, unlinkat};
 use crate::directory::{RosterDir, SubDir};
 use crate::directory_entries::{DirectoryEntry, EntryKind, read_directory, read_directory_slice};
 use crate::error::{Error, Result};
+use crate::interrupted::retry_on_interrupt;
 use crate::timestamp::Timestamp;
 
 /// The most bytes any roster file may hold; more makes the entry untrusted.
@@ -229,30 +230,6 @@ fn read_to_limit(fd: &OwnedFd, size: i64) -> nix::Result<Vec<u8>> {
     }
     bytes.truncate(filled);
     Ok(bytes)
-}
-
-/// Retries an `std` file operation while it fails with `EINTR`
-/// (`ErrorKind::Interrupted`): a signal interrupted it, which means
-/// nothing about the file. `std` retries some calls itself (open, read,
-/// write), not all (stat, canonicalize, create_dir).
-pub fn retry_interrupted<T>(mut call: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
-    loop {
-        match call() {
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-            other => return other,
-        }
-    }
-}
-
-/// Retries `call` while it fails with `EINTR`: a signal interrupted it, and
-/// that means nothing about the file.
-pub(crate) fn retry_on_interrupt<T>(mut call: impl FnMut() -> nix::Result<T>) -> nix::Result<T> {
-    loop {
-        match call() {
-            Err(Errno::EINTR) => continue,
-            other => return other,
-        }
-    }
 }
 
 fn untrusted_reason(stat: &nix::sys::stat::FileStat) -> Option<String> {

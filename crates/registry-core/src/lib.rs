@@ -8,12 +8,17 @@ mod directory_entries;
 mod error;
 mod files;
 mod hook_log;
+mod interrupted;
 mod list;
+mod malformed;
 mod ownership;
 mod parallel;
 mod prune;
 mod record;
+mod record_values;
+mod recorded_owner;
 mod register;
+mod running_system;
 mod session_index;
 mod session_row;
 mod timestamp;
@@ -26,28 +31,38 @@ pub use directory_entries::{DirectoryEntry, EntryKind};
 pub use error::{Error, Result};
 pub use files::{
     EntryContents, LOCK_NAME, LOCK_WAIT, LOCK_WAIT_NOTICE, MAX_ENTRY_BYTES, ReadProblem, RegistryLock,
-    TEMP_PREFIX, list_entries, list_names, read_entry, remove_entry, retry_interrupted, write_atomically,
+    TEMP_PREFIX, list_entries, list_names, read_entry, remove_entry, write_atomically,
 };
 pub use hook_log::{
     HOOK_LOG_LINES, HOOK_LOG_NAME, append_hook_error, append_hook_error_within, recent_hook_errors,
 };
+pub use interrupted::retry_interrupted;
 pub use list::{
     ListFilter, Listing, ListingSummary, OrderedListing, list_sessions, list_sessions_ordered,
     sort_newest_first,
 };
+pub use malformed::{Field, FieldError, FieldLimit, FieldProblem, LengthUnit, Malformed};
 pub use ownership::{UNPROVABLE_OWNER, caller_uid_is_unmapped, owned_by_caller};
 pub use prune::{
     PruneOptions, PrunePlan, PruneReport, TEMP_MAX_AGE, plan_prune, prune_sessions, remove_current,
     remove_old_temporaries, remove_session_row,
 };
 pub use record::{
-    AGENT_NAME_LIMIT, AgentName, BOOT_ID_LIMIT, CWD_LIMIT, ChainMemberRecord, FIELD_LIMITS, FieldLimit,
-    FormatProblem, HARNESS_LIMIT, HARNESS_VERSION_LIMIT, LengthUnit, Parsed, RECORD_FORMAT, Record,
-    SESSION_ID_LIMIT, SESSION_PID_SOURCE_LIMIT, SOCKET_PATH_LIMIT, SessionId, SocketRecord,
-    TRANSCRIPT_PATH_LIMIT, check_chain, check_field_limits, check_session_pid, continues_chain, parse_record,
-    parse_versioned, pid_of_file_name, record_file_name, same_owner,
+    FormatProblem, Parsed, RECORD_FORMAT, Record, SocketRecord, check_field_limits, continues_chain,
+    parse_record, parse_versioned, pid_of_file_name, record_file_name, same_owner,
+};
+pub use record_values::{
+    AGENT_NAME_LIMIT, AgentName, BOOT_ID_LIMIT, BootId, CWD_LIMIT, FIELD_LIMITS, HARNESS_LIMIT,
+    HARNESS_VERSION_LIMIT, HarnessName, HarnessVersion, RecordedTime, SESSION_ID_LIMIT,
+    SESSION_PID_SOURCE_LIMIT, SOCKET_PATH_LIMIT, SessionDirectoryPath, SessionId, SessionPidSource,
+    SocketPath, StartTicks, TRANSCRIPT_PATH_LIMIT, TranscriptPath,
+};
+pub use recorded_owner::{
+    AbsentKeys, ChainMemberRecord, KeyName, OwnerKeys, RecordedOwner, UncheckedOwner, check_chain,
+    check_session_pid, read_once, required,
 };
 pub use register::{AgentChoice, REAP_EXAMINE, REAP_REMOVE, Registered, Registration, register};
+pub use running_system::RunningSystem;
 pub use session_index::{INDEX_PREFIX, index_entry_name, indexed_holder};
 pub use session_row::{Problem, ProblemKind, ROW_KEYS, RowConsent, RowJson, SessionRow, read_session_row};
 pub use timestamp::Timestamp;

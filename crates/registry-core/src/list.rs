@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use owner_liveness::{Liveness, Pid, Verdict};
+use owner_liveness::{Liveness, Pid, SystemFacts, Verdict};
 
 use crate::directory::RosterDir;
 use crate::directory_entries::EntryKind;
@@ -124,11 +124,15 @@ impl RowTally {
 
 /// Lists the sessions of a roster directory. The entries are read and
 /// judged on every core (`map_in_parallel`), then filtered in order.
-pub fn list_sessions(roster: &RosterDir, filter: &ListFilter) -> Result<Listing> {
-    let ordered = list_sessions_ordered(roster, filter)?;
+pub fn list_sessions(
+    roster: &RosterDir,
+    filter: &ListFilter,
+    facts: &(impl SystemFacts + Sync),
+) -> Result<Listing> {
+    let ordered = list_sessions_ordered(roster, filter, facts)?;
     let summary = ordered.summary.clone();
     Ok(Listing {
-        rows: ordered.into_rows(roster, filter).collect(),
+        rows: ordered.into_rows(roster, filter, facts).collect(),
         dead_hidden: summary.dead_hidden,
         filtered_out: summary.filtered_out,
     })
@@ -158,7 +162,7 @@ pub struct OrderedListing {
 #[derive(Debug)]
 enum KeptRow {
     Whole(Box<SessionRow>),
-    Deferred(DeferredRow),
+    Deferred(Box<DeferredRow>),
 }
 
 #[derive(Debug)]
@@ -183,25 +187,41 @@ impl KeptRow {
     /// file is still the one judged, the verdict reached for it stands,
     /// else the entry is judged anew and shown only if it still passes the
     /// filter. `None`: it no longer does, or is gone.
-    fn resolve(&self, roster: &RosterDir, filter: &ListFilter) -> Option<Cow<'_, SessionRow>> {
+    fn resolve(
+        &self,
+        roster: &RosterDir,
+        filter: &ListFilter,
+        facts: &impl SystemFacts,
+    ) -> Option<Cow<'_, SessionRow>> {
         match self {
             KeptRow::Whole(row) => Some(Cow::Borrowed(row)),
-            KeptRow::Deferred(row) => reread(row, roster, filter).map(Cow::Owned),
+            KeptRow::Deferred(row) => reread(row, roster, filter, facts).map(Cow::Owned),
         }
     }
 
     /// `resolve`, giving the row away.
-    fn into_row(self, roster: &RosterDir, filter: &ListFilter) -> Option<SessionRow> {
+    fn into_row(
+        self,
+        roster: &RosterDir,
+        filter: &ListFilter,
+        facts: &impl SystemFacts,
+    ) -> Option<SessionRow> {
         match self {
             KeptRow::Whole(row) => Some(*row),
-            KeptRow::Deferred(row) => reread(&row, roster, filter),
+            KeptRow::Deferred(row) => reread(&row, roster, filter, facts),
         }
     }
 }
 
-fn reread(deferred: &DeferredRow, roster: &RosterDir, filter: &ListFilter) -> Option<SessionRow> {
+fn reread(
+    deferred: &DeferredRow,
+    roster: &RosterDir,
+    filter: &ListFilter,
+    facts: &impl SystemFacts,
+) -> Option<SessionRow> {
     let known = KnownVerdict { stamp: deferred.stamp, verdict: &deferred.verdict };
-    let (row, _) = read_session_row_knowing(roster, &deferred.file_name, deferred.listed_as, Some(known))?;
+    let (row, _) =
+        read_session_row_knowing(roster, &deferred.file_name, deferred.listed_as, Some(known), facts)?;
     let shown = filter.admits(&row) && (filter.include_dead || row.liveness() != Liveness::Dead);
     shown.then_some(row)
 }
@@ -217,8 +237,12 @@ enum Outcome {
 /// Reads and judges every entry of `sessions/` on every core
 /// (`map_in_parallel`), filters them and puts them in order, newest first.
 /// One bad file never hides the others.
-pub fn list_sessions_ordered(roster: &RosterDir, filter: &ListFilter) -> Result<OrderedListing> {
-    list_sessions_ordered_within(roster, filter, WHOLE_ROWS_BUDGET)
+pub fn list_sessions_ordered(
+    roster: &RosterDir,
+    filter: &ListFilter,
+    facts: &(impl SystemFacts + Sync),
+) -> Result<OrderedListing> {
+    list_sessions_ordered_within(roster, filter, WHOLE_ROWS_BUDGET, facts)
 }
 
 /// `list_sessions_ordered`, keeping whole rows for at most
@@ -227,6 +251,7 @@ fn list_sessions_ordered_within(
     roster: &RosterDir,
     filter: &ListFilter,
     whole_rows_budget: u64,
+    facts: &(impl SystemFacts + Sync),
 ) -> Result<OrderedListing> {
     let entries = list_entries(roster, roster.sessions())?;
     // Dotfiles (session-id index entries, temporaries) are not rows.
@@ -235,7 +260,7 @@ fn list_sessions_ordered_within(
     let kept_bytes = AtomicU64::new(0);
     let outcomes = map_in_parallel(&entries, |entry| {
         let (row, stamp) = match entry.name.to_str() {
-            Some(name) => read_listed_session_row(roster, name, entry.kind)?,
+            Some(name) => read_listed_session_row(roster, name, entry.kind, facts)?,
             // A non-UTF-8 name is not one roster wrote; show it escaped.
             None => (non_utf8_name_row(roster, &entry.name), None),
         };
@@ -252,14 +277,14 @@ fn list_sessions_ordered_within(
             });
         match stamp {
             Some(stamp) if deferrable => Some(Outcome::Shown(
-                KeptRow::Deferred(DeferredRow {
+                KeptRow::Deferred(Box::new(DeferredRow {
                     file_name: row.file_name.into_boxed_str(),
                     listed_as: entry.kind,
                     stamp,
                     pid: row.pid,
                     registered_at: row.registered_at,
                     verdict: row.verdict,
-                }),
+                })),
                 tally,
             )),
             _ => Some(Outcome::Shown(KeptRow::Whole(Box::new(row)), tally)),
@@ -302,8 +327,9 @@ impl OrderedListing {
         &'a self,
         roster: &'a RosterDir,
         filter: &'a ListFilter,
+        facts: &'a impl SystemFacts,
     ) -> impl Iterator<Item = Cow<'a, SessionRow>> + 'a {
-        self.kept.iter().filter_map(move |kept| kept.resolve(roster, filter))
+        self.kept.iter().filter_map(move |kept| kept.resolve(roster, filter, facts))
     }
 
     /// `rows`, giving them away.
@@ -311,8 +337,9 @@ impl OrderedListing {
         self,
         roster: &'a RosterDir,
         filter: &'a ListFilter,
+        facts: &'a impl SystemFacts,
     ) -> impl Iterator<Item = SessionRow> + 'a {
-        self.kept.into_iter().filter_map(move |kept| kept.into_row(roster, filter))
+        self.kept.into_iter().filter_map(move |kept| kept.into_row(roster, filter, facts))
     }
 }
 
@@ -367,6 +394,7 @@ mod tests {
 
     use super::*;
     use crate::register::{AgentChoice, Registration, register};
+    use crate::running_system::RunningSystem;
 
     struct Owner(Child);
 
@@ -385,7 +413,7 @@ mod tests {
         let pid = Pid::new(owner.0.id()).expect("a pid");
         let registration = Registration {
             identity: capture_identity(pid).expect("capture the owner"),
-            session_pid_source: "flag".into(),
+            session_pid_source: owner_liveness::OwnerSource::Flag.into(),
             session_pid_verified: false,
             harness: "codex".into(),
             harness_version: None,
@@ -396,7 +424,7 @@ mod tests {
             cwd: cwd.to_owned(),
             registrar_pid: std::process::id(),
         };
-        register(roster, &registration).expect("register");
+        register(roster, &registration, &RunningSystem::read()).expect("register");
     }
 
     fn rows_json(rows: impl Iterator<Item = SessionRow>) -> Vec<String> {
@@ -417,17 +445,18 @@ mod tests {
             owner.0.kill().unwrap();
             owner.0.wait().unwrap();
         }
+        let facts = RunningSystem::read();
         for include_dead in [false, true] {
             let filter = ListFilter { include_dead, ..ListFilter::default() };
-            let whole = list_sessions_ordered_within(&roster, &filter, u64::MAX).unwrap();
-            let deferred = list_sessions_ordered_within(&roster, &filter, 0).unwrap();
+            let whole = list_sessions_ordered_within(&roster, &filter, u64::MAX, &facts).unwrap();
+            let deferred = list_sessions_ordered_within(&roster, &filter, 0, &facts).unwrap();
             assert!(deferred.kept.iter().all(|row| matches!(row, KeptRow::Deferred(_))));
             assert!(whole.kept.iter().all(|row| matches!(row, KeptRow::Whole(_))));
             assert_eq!(deferred.summary, whole.summary, "include_dead {include_dead}");
             assert_eq!(deferred.summary.shown, if include_dead { 12 } else { 8 });
             assert_eq!(
-                rows_json(deferred.into_rows(&roster, &filter)),
-                rows_json(whole.into_rows(&roster, &filter)),
+                rows_json(deferred.into_rows(&roster, &filter, &facts)),
+                rows_json(whole.into_rows(&roster, &filter, &facts)),
                 "include_dead {include_dead}"
             );
         }
@@ -442,7 +471,8 @@ mod tests {
             register_owner(&roster, owner, scratch.path());
         }
         let filter = ListFilter::default();
-        let deferred = list_sessions_ordered_within(&roster, &filter, 0).unwrap();
+        let facts = RunningSystem::read();
+        let deferred = list_sessions_ordered_within(&roster, &filter, 0, &facts).unwrap();
         assert_eq!(deferred.summary.shown, 3);
         // Between the first reading and the rows being handed out: one
         // record goes, one owner dies (its file unchanged: the verdict
@@ -454,7 +484,7 @@ mod tests {
         // After that registration, whose reaper pass would remove it.
         owners[1].0.kill().unwrap();
         owners[1].0.wait().unwrap();
-        let rows: Vec<SessionRow> = deferred.into_rows(&roster, &filter).collect();
+        let rows: Vec<SessionRow> = deferred.into_rows(&roster, &filter, &facts).collect();
         let pids: Vec<u32> = rows.iter().filter_map(|row| row.pid.map(Pid::get)).collect();
         assert!(!pids.contains(&gone), "a removed record is not shown: {pids:?}");
         let unchanged = rows.iter().find(|row| row.pid.map(Pid::get) == Some(owners[1].0.id())).unwrap();
@@ -465,7 +495,7 @@ mod tests {
         );
         let refreshed = rows.iter().find(|row| row.pid.map(Pid::get) == Some(owners[2].0.id())).unwrap();
         let new_cwd = scratch.path().join("roster").canonicalize().unwrap();
-        assert_eq!(Path::new(&refreshed.record.as_ref().unwrap().cwd), new_cwd);
+        assert_eq!(refreshed.record.as_ref().unwrap().cwd.as_path(), new_cwd);
         assert_eq!(refreshed.liveness(), Liveness::Alive);
     }
 }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use owner_liveness::{Liveness, Pid};
+use owner_liveness::{Liveness, Pid, SystemFacts};
 
 use crate::directory::{RosterDir, SubDir};
 use crate::directory_entries::DirectoryEntry;
@@ -13,7 +13,8 @@ use crate::files::{
     FileStamp, RegistryLock, TEMP_PREFIX, entry_mtime, entry_stamp, list_entries, list_names, remove_entry,
 };
 use crate::parallel::map_in_parallel;
-use crate::record::{SessionId, record_file_name};
+use crate::record::record_file_name;
+use crate::record_values::SessionId;
 use crate::session_index::remove_index_if_pointing_at;
 use crate::session_row::{SessionRow, non_utf8_name_row, read_listed_session_row, read_session_row};
 use crate::timestamp::Timestamp;
@@ -80,15 +81,23 @@ pub struct PrunePlan {
 /// [`PrunePlan::carry_out`]). A caller with more to do under the same lock
 /// (roster-prune reaps consent markers too) calls [`plan_prune`], takes the
 /// lock once and carries the plan out itself.
-pub fn prune_sessions(roster: &RosterDir, options: &PruneOptions) -> Result<PruneReport> {
-    let plan = plan_prune(roster, options)?;
+pub fn prune_sessions(
+    roster: &RosterDir,
+    options: &PruneOptions,
+    facts: &(impl SystemFacts + Sync),
+) -> Result<PruneReport> {
+    let plan = plan_prune(roster, options, facts)?;
     let lock = roster.lock()?;
-    plan.carry_out(roster, &lock)
+    plan.carry_out(roster, &lock, facts)
 }
 
 /// Judges every entry of `sessions/` without the lock: what may go.
-pub fn plan_prune(roster: &RosterDir, options: &PruneOptions) -> Result<PrunePlan> {
-    let now = Timestamp::now();
+pub fn plan_prune(
+    roster: &RosterDir,
+    options: &PruneOptions,
+    facts: &(impl SystemFacts + Sync),
+) -> Result<PrunePlan> {
+    let now = Timestamp::from_system_time(facts.now());
     let mut plan = PrunePlan {
         options: *options,
         now,
@@ -99,7 +108,7 @@ pub fn plan_prune(roster: &RosterDir, options: &PruneOptions) -> Result<PrunePla
     };
     let entries = list_entries(roster, roster.sessions())?;
     // Reading and judging is most of the work and needs no lock: on every core.
-    let looked_at = map_in_parallel(&entries, |entry| look_at_entry(roster, entry, options, now));
+    let looked_at = map_in_parallel(&entries, |entry| look_at_entry(roster, entry, options, now, facts));
     for (entry, looked) in entries.into_iter().zip(looked_at) {
         match looked {
             LookedAt::Gone => {}
@@ -121,7 +130,12 @@ impl PrunePlan {
     /// name still holds the very file judged (same inode, same change time),
     /// the verdict stands, and reading and judging it again would double the
     /// cost of pruning for nothing. Anything else is read and judged again.
-    pub fn carry_out(self, roster: &RosterDir, lock: &RegistryLock) -> Result<PruneReport> {
+    pub fn carry_out(
+        self,
+        roster: &RosterDir,
+        lock: &RegistryLock,
+        facts: &(impl SystemFacts + Sync),
+    ) -> Result<PruneReport> {
         let PrunePlan { options, now, undecodable, candidates, session_temporaries, kept } = self;
         let options = &options;
         let mut report = PruneReport { kept, ..PruneReport::default() };
@@ -137,7 +151,7 @@ impl PrunePlan {
         // (the kernel orders the unlinks in one directory itself); the
         // outcomes come back in order.
         let outcomes = map_in_parallel(&candidates, |(judged, stamp_when_judged)| {
-            recheck_and_remove(roster, lock, judged, *stamp_when_judged, options, now)
+            recheck_and_remove(roster, lock, judged, *stamp_when_judged, options, now, facts)
         });
         for outcome in outcomes {
             match outcome? {
@@ -180,6 +194,7 @@ fn look_at_entry(
     entry: &DirectoryEntry,
     options: &PruneOptions,
     now: Timestamp,
+    facts: &impl SystemFacts,
 ) -> LookedAt {
     let Some(name) = entry.name.to_str() else {
         let row = non_utf8_name_row(roster, &entry.name);
@@ -188,7 +203,9 @@ fn look_at_entry(
     if name.starts_with(TEMP_PREFIX) {
         return LookedAt::Temporary(name.to_owned());
     }
-    let Some((row, stamp)) = read_listed_session_row(roster, name, entry.kind) else { return LookedAt::Gone };
+    let Some((row, stamp)) = read_listed_session_row(roster, name, entry.kind, facts) else {
+        return LookedAt::Gone;
+    };
     if removable(&row, options, now) {
         let stamp = stamp.filter(|_| dead_for_good(&row));
         LookedAt::Candidate(row, stamp)
@@ -213,13 +230,14 @@ fn recheck_and_remove(
     stamp_when_judged: Option<FileStamp>,
     options: &PruneOptions,
     now: Timestamp,
+    facts: &impl SystemFacts,
 ) -> Result<Removal> {
     let unchanged = stamp_when_judged
         .is_some_and(|stamp| entry_stamp(roster.sessions(), &judged.file_name) == Some(stamp));
     let row = if unchanged {
         judged.clone()
     } else {
-        let Some(row) = read_session_row(roster, &judged.file_name) else { return Ok(Removal::Gone) };
+        let Some(row) = read_session_row(roster, &judged.file_name, facts) else { return Ok(Removal::Gone) };
         row
     };
     if !removable(&row, options, now) {
@@ -250,8 +268,9 @@ pub fn remove_current(
     lock: &RegistryLock,
     pid: Pid,
     dry_run: bool,
+    facts: &impl SystemFacts,
 ) -> Result<Option<SessionRow>> {
-    let Some(row) = read_session_row(roster, &record_file_name(pid)) else { return Ok(None) };
+    let Some(row) = read_session_row(roster, &record_file_name(pid), facts) else { return Ok(None) };
     if !dry_run && !remove_session_row(roster, lock, &row)? {
         return Ok(None);
     }

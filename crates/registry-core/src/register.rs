@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use owner_liveness::{Liveness, OwnerIdentity, Pid, SocketIdentity};
+use owner_liveness::{Liveness, OwnerIdentity, Pid, SocketIdentity, SystemFacts};
 
 use crate::directory::RosterDir;
 use crate::error::{Error, Result};
@@ -12,9 +12,13 @@ use crate::files::{
     MAX_ENTRY_BYTES, RegistryLock, read_hint, read_names_from, remove_entry, write_atomically, write_hint,
 };
 use crate::record::{
-    AgentName, ChainMemberRecord, Parsed, RECORD_FORMAT, Record, SessionId, SocketRecord, check_field_limits,
-    continues_chain, parse_record, record_file_name, same_owner,
+    Parsed, RECORD_FORMAT, Record, SocketRecord, continues_chain, parse_record, record_file_name, same_owner,
 };
+use crate::record_values::{
+    AgentName, HarnessName, HarnessVersion, RecordedTime, SessionDirectoryPath, SessionId, SessionPidSource,
+    SocketPath, TranscriptPath,
+};
+use crate::recorded_owner::RecordedOwner;
 use crate::session_index::{indexed_holder, point_index_at, remove_index_if_pointing_at};
 use crate::session_row::{read_listed_session_row, read_session_row};
 use crate::timestamp::Timestamp;
@@ -31,7 +35,7 @@ const REAP_CURSOR_NAME: &str = ".reap-cursor";
 #[derive(Clone, Debug)]
 pub struct Registration {
     pub identity: OwnerIdentity,
-    pub session_pid_source: String,
+    pub session_pid_source: SessionPidSource,
     pub session_pid_verified: bool,
     pub harness: String,
     pub harness_version: Option<String>,
@@ -75,14 +79,18 @@ pub struct Registered {
 }
 
 /// Writes the record for `registration` under the lock.
-pub fn register(roster: &RosterDir, registration: &Registration) -> Result<Registered> {
+pub fn register(
+    roster: &RosterDir,
+    registration: &Registration,
+    facts: &impl SystemFacts,
+) -> Result<Registered> {
     let lock = roster.lock()?;
-    let adopted = continued_session(roster, registration);
+    let adopted = continued_session(roster, registration, facts);
     let registration = adopted.as_ref().unwrap_or(registration);
     let pid = registration.identity.pid;
     let file_name = record_file_name(pid);
     let sessions = roster.sessions();
-    let now = Timestamp::now();
+    let now = Timestamp::from_system_time(facts.now());
 
     let previous = match crate::files::read_entry(sessions, &file_name) {
         Ok(contents) => match parse_record(&contents.bytes, pid) {
@@ -95,19 +103,20 @@ pub fn register(roster: &RosterDir, registration: &Registration) -> Result<Regis
     let replaced_previous_owner = previous.is_some() && !refreshed;
     let registered_at = match (&previous, refreshed) {
         (Some(record), true) => record.registered_at.clone(),
-        _ => now.to_string(),
+        _ => RecordedTime::from(now),
     };
 
     let agent = match (&registration.agent, &previous, refreshed) {
-        (AgentChoice::Set(name), _, _) => Some(name.as_str().to_owned()),
+        (AgentChoice::Set(name), _, _) => Some(name.clone()),
         (AgentChoice::Clear, _, _) => None,
         (AgentChoice::Keep { .. }, Some(record), true) => record.agent.clone(),
-        (AgentChoice::Keep { default }, _, _) => default.as_ref().map(|name| name.as_str().to_owned()),
+        (AgentChoice::Keep { default }, _, _) => default.clone(),
     };
-    let record = build_record(registration, agent, registered_at, now);
     // The caller checked each value against its limit; this is the promise
     // itself: a record register writes is one list trusts.
-    check_field_limits(&record).map_err(|why| Error::BadInput(format!("the record's {why}")))?;
+    let record = build_record(registration, agent, registered_at, now)
+        .and_then(|record| record.check_limits().map(|()| record))
+        .map_err(|why| Error::BadInput(format!("the record's {why}")))?;
     let bytes = record.to_bytes();
     if bytes.len() as u64 > MAX_ENTRY_BYTES {
         return Err(Error::BadInput(format!(
@@ -120,9 +129,9 @@ pub fn register(roster: &RosterDir, registration: &Registration) -> Result<Regis
     if let Some(session_id) = &registration.session_id
         && let Some(holder) = indexed_holder(roster, session_id)
         && holder != pid
-        && let Some(row) = read_session_row(roster, &record_file_name(holder))
+        && let Some(row) = read_session_row(roster, &record_file_name(holder), facts)
         && let Some(record) = &row.record
-        && record.session_id.as_deref() == Some(session_id.as_str())
+        && record.session_id.as_ref() == Some(session_id)
     {
         if row.liveness() != Liveness::Dead {
             return Err(Error::SessionIdConflict {
@@ -142,13 +151,12 @@ pub fn register(roster: &RosterDir, registration: &Registration) -> Result<Regis
         point_index_at(roster, session_id, pid)?;
     }
     write_atomically(roster, sessions, &file_name, &bytes)?;
-    if let Some(old_id) = previous.as_ref().and_then(|record| record.session_id.as_deref())
-        && Some(old_id) != registration.session_id.as_ref().map(SessionId::as_str)
-        && let Ok(old_id) = SessionId::parse(old_id)
+    if let Some(old_id) = previous.as_ref().and_then(|record| record.session_id.as_ref())
+        && Some(old_id) != registration.session_id.as_ref()
     {
-        remove_index_if_pointing_at(roster, &old_id, pid)?;
+        remove_index_if_pointing_at(roster, old_id, pid)?;
     }
-    reaped.extend(reap_a_few(roster, &lock, pid));
+    reaped.extend(reap_a_few(roster, &lock, pid, facts));
     drop(lock);
     Ok(Registered {
         path: roster.entry_path(sessions, &file_name),
@@ -167,15 +175,19 @@ pub fn register(roster: &RosterDir, registration: &Registration) -> Result<Regis
 /// record and its consent marker stays its own. Found through the session
 /// id, so it costs no scan; a registration with a new session id starts
 /// a record of its own.
-fn continued_session(roster: &RosterDir, registration: &Registration) -> Option<Registration> {
+fn continued_session(
+    roster: &RosterDir,
+    registration: &Registration,
+    facts: &impl SystemFacts,
+) -> Option<Registration> {
     let session_id = registration.session_id.as_ref()?;
     let holder = indexed_holder(roster, session_id)?;
     if holder == registration.identity.pid {
         return None;
     }
-    let row = read_session_row(roster, &record_file_name(holder))?;
+    let row = read_session_row(roster, &record_file_name(holder), facts)?;
     let record = row.record.as_ref()?;
-    if record.session_id.as_deref() != Some(session_id.as_str())
+    if record.session_id.as_ref() != Some(session_id)
         || row.liveness() == Liveness::Dead
         || !continues_chain(record, &registration.identity)
     {
@@ -189,48 +201,50 @@ fn continued_session(roster: &RosterDir, registration: &Registration) -> Option<
     })
 }
 
+/// The record of `registration`, each value checked against its field's
+/// limit in `FIELD_LIMITS` order (the caller checked them already; a value
+/// over its limit here is a bug, and bad input rather than a file list would
+/// distrust).
 fn build_record(
     registration: &Registration,
-    agent: Option<String>,
-    registered_at: String,
+    agent: Option<AgentName>,
+    registered_at: RecordedTime,
     now: Timestamp,
-) -> Record {
-    let identity = &registration.identity;
-    Record {
-        format: RECORD_FORMAT,
-        session_pid: identity.pid.get(),
-        session_pid_source: registration.session_pid_source.clone(),
-        session_pid_verified: registration.session_pid_verified,
-        owner_uid: identity.uid,
-        start_ticks: identity.start_ticks,
-        pidfs_ino: identity.pidfs_ino,
-        boot_id: identity.boot_id.clone(),
-        pid_ns: identity.pid_ns,
-        time_ns: identity.time_ns,
-        user_ns: identity.user_ns,
-        harness: registration.harness.clone(),
-        harness_version: registration.harness_version.clone(),
-        agent,
-        session_id: registration.session_id.as_ref().map(|id| id.as_str().to_owned()),
-        transcript_path: registration.transcript_path.clone(),
-        socket: registration.socket.as_ref().map(|socket| SocketRecord {
-            path: socket.path.to_string_lossy().into_owned(),
+) -> std::result::Result<Record, crate::malformed::FieldError> {
+    let cwd = SessionDirectoryPath::parse(&registration.cwd.to_string_lossy())?;
+    let transcript_path = registration.transcript_path.as_deref().map(TranscriptPath::parse).transpose()?;
+    let socket = match &registration.socket {
+        Some(socket) => Some(SocketRecord {
+            path: SocketPath::parse(&socket.path.to_string_lossy())?,
             dev: socket.dev,
             ino: socket.ino,
             mtime_ns: i64::try_from(socket.mtime_ns).unwrap_or(i64::MAX),
         }),
-        chain: identity.chain.iter().map(ChainMemberRecord::from_member).collect(),
-        cwd: registration.cwd.to_string_lossy().into_owned(),
+        None => None,
+    };
+    let harness_version = registration.harness_version.as_deref().map(HarnessVersion::parse).transpose()?;
+    Ok(Record {
+        format: RECORD_FORMAT,
+        owner: RecordedOwner::from(&registration.identity),
+        cwd,
+        transcript_path,
+        socket,
+        harness_version,
+        harness: HarnessName::parse(&registration.harness)?,
+        session_pid_source: registration.session_pid_source.clone(),
+        session_pid_verified: registration.session_pid_verified,
+        agent,
+        session_id: registration.session_id.clone(),
         registrar_pid: registration.registrar_pid,
         registered_at,
-        refreshed_at: now.to_string(),
-    }
+        refreshed_at: RecordedTime::from(now),
+    })
 }
 
 /// Looks at up to `REAP_EXAMINE` entries from where the last register left
 /// off and removes up to `REAP_REMOVE` dead records. Best effort: a failure
 /// here never fails the registration.
-fn reap_a_few(roster: &RosterDir, _lock: &RegistryLock, own_pid: Pid) -> Vec<u32> {
+fn reap_a_few(roster: &RosterDir, _lock: &RegistryLock, own_pid: Pid, facts: &impl SystemFacts) -> Vec<u32> {
     let sessions = roster.sessions();
     let cursor = read_hint(sessions, REAP_CURSOR_NAME)
         .and_then(|bytes| String::from_utf8(bytes).ok())
@@ -243,7 +257,7 @@ fn reap_a_few(roster: &RosterDir, _lock: &RegistryLock, own_pid: Pid) -> Vec<u32
         if reaped.len() == REAP_REMOVE {
             break;
         }
-        let Some((row, _)) = read_listed_session_row(roster, name, entry.kind) else { continue };
+        let Some((row, _)) = read_listed_session_row(roster, name, entry.kind, facts) else { continue };
         let Some(record) = &row.record else { continue };
         if row.liveness() != Liveness::Dead || record.pid() == own_pid {
             continue;
@@ -251,10 +265,10 @@ fn reap_a_few(roster: &RosterDir, _lock: &RegistryLock, own_pid: Pid) -> Vec<u32
         // Judged just now, under the lock, and dead is final: no new
         // process can take over a dead identity.
         if remove_entry(roster, sessions, name).unwrap_or(false) {
-            if let Some(id) = record.session_id.as_deref().and_then(|id| SessionId::parse(id).ok()) {
-                let _ = remove_index_if_pointing_at(roster, &id, record.pid());
+            if let Some(id) = &record.session_id {
+                let _ = remove_index_if_pointing_at(roster, id, record.pid());
             }
-            reaped.push(record.session_pid);
+            reaped.push(record.pid().get());
         }
     }
     let _ = write_hint(sessions, REAP_CURSOR_NAME, next.unwrap_or(0).to_string().as_bytes());

@@ -17,8 +17,9 @@ use owner_liveness::Pid;
 
 use crate::directory::RosterDir;
 use crate::error::{Error, Result};
-use crate::files::{TEMP_PREFIX, retry_on_interrupt};
-use crate::record::SessionId;
+use crate::files::TEMP_PREFIX;
+use crate::interrupted::retry_on_interrupt;
+use crate::record_values::SessionId;
 
 /// Prefix of index entries (dotfiles: never listed).
 pub const INDEX_PREFIX: &str = ".sid-";

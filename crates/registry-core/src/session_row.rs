@@ -2,21 +2,18 @@
 //! verdict, or a problem (malformed, untrusted, unsupported-format) that is
 //! listed but never believed. Used by list, prune and register alike.
 
-use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::PathBuf;
 
 use serde::Serialize;
+use serde::ser::SerializeMap;
 
-use owner_liveness::{
-    LinuxFacts, LinuxProcess, Liveness, Namespaces, OpenProcessError, Pid, SocketIdentity, SystemFacts,
-    Verdict, judge, own_namespaces, read_boot_id,
-};
+use owner_liveness::{Liveness, Pid, SystemFacts, Verdict, judge};
 
 use crate::directory::RosterDir;
 use crate::directory_entries::EntryKind;
 use crate::files::{FileStamp, ReadProblem, read_stamped_entry_of_kind};
-use crate::record::{ChainMemberRecord, Parsed, Record, SocketRecord, parse_record, pid_of_file_name};
+use crate::record::{Parsed, Record, parse_record, pid_of_file_name};
+use crate::recorded_owner::{AbsentKeys, write_chain_key, write_identity_keys};
 use crate::timestamp::Timestamp;
 
 /// The kinds of entry that are listed but not believed.
@@ -66,8 +63,8 @@ impl SessionRow {
 
 /// Reads and judges one entry of `sessions/`; `None` when the name is a
 /// roster dotfile or no longer exists.
-pub fn read_session_row(roster: &RosterDir, file_name: &str) -> Option<SessionRow> {
-    read_stamped_session_row(roster, file_name).map(|(row, _)| row)
+pub fn read_session_row(roster: &RosterDir, file_name: &str, facts: &impl SystemFacts) -> Option<SessionRow> {
+    read_stamped_session_row(roster, file_name, facts).map(|(row, _)| row)
 }
 
 /// `read_session_row`, also returning the stamp of the file the record was
@@ -75,8 +72,9 @@ pub fn read_session_row(roster: &RosterDir, file_name: &str) -> Option<SessionRo
 pub(crate) fn read_stamped_session_row(
     roster: &RosterDir,
     file_name: &str,
+    facts: &impl SystemFacts,
 ) -> Option<(SessionRow, Option<FileStamp>)> {
-    read_listed_session_row(roster, file_name, EntryKind::Unknown)
+    read_listed_session_row(roster, file_name, EntryKind::Unknown, facts)
 }
 
 /// `read_stamped_session_row` for a name whose type the directory listing
@@ -85,8 +83,9 @@ pub(crate) fn read_listed_session_row(
     roster: &RosterDir,
     file_name: &str,
     listed_as: EntryKind,
+    facts: &impl SystemFacts,
 ) -> Option<(SessionRow, Option<FileStamp>)> {
-    read_session_row_knowing(roster, file_name, listed_as, None)
+    read_session_row_knowing(roster, file_name, listed_as, None, facts)
 }
 
 /// A verdict already reached for a record file, valid while the file keeps
@@ -103,6 +102,7 @@ pub(crate) fn read_session_row_knowing(
     file_name: &str,
     listed_as: EntryKind,
     known: Option<KnownVerdict<'_>>,
+    facts: &impl SystemFacts,
 ) -> Option<(SessionRow, Option<FileStamp>)> {
     if file_name.starts_with('.') {
         return None;
@@ -138,7 +138,7 @@ pub(crate) fn read_session_row_knowing(
         Parsed::Record(record) => {
             let verdict = match known {
                 Some(known) if known.stamp == stamp => known.verdict.clone(),
-                _ => judge(&record.identity(), record.socket_identity().as_ref(), this_process_facts()),
+                _ => judge(&record.identity(), record.socket_identity().as_ref(), facts),
             };
             SessionRow {
                 file_name: file_name.to_owned(),
@@ -150,7 +150,9 @@ pub(crate) fn read_session_row_knowing(
                 verdict,
             }
         }
-        Parsed::Malformed(detail) => problem_row(ProblemKind::Malformed, detail, Some(contents.mtime)),
+        Parsed::Malformed(detail) => {
+            problem_row(ProblemKind::Malformed, detail.to_string(), Some(contents.mtime))
+        }
         Parsed::UnsupportedFormat(format) => problem_row(
             ProblemKind::UnsupportedFormat,
             format!("format {format} was written by a newer roster"),
@@ -158,47 +160,6 @@ pub(crate) fn read_session_row_knowing(
         ),
     };
     Some((row, Some(stamp)))
-}
-
-/// The real system, with the facts that cannot change while this process
-/// runs read once: the boot id, and the process's own pid and time
-/// namespaces (`/proc/self/ns/{pid,time}` name the namespaces the process
-/// lives in, which neither `setns` nor `unshare` changes; those only affect
-/// its children). Re-reading them for each of ten thousand records made
-/// them a third of a listing's system calls.
-#[derive(Debug)]
-struct ProcessLifetimeFacts {
-    boot_id: Result<String, (io::ErrorKind, String)>,
-    namespaces: Result<Namespaces, (io::ErrorKind, String)>,
-}
-
-fn this_process_facts() -> &'static ProcessLifetimeFacts {
-    static FACTS: OnceLock<ProcessLifetimeFacts> = OnceLock::new();
-    let remembered = |error: io::Error| (error.kind(), error.to_string());
-    FACTS.get_or_init(|| ProcessLifetimeFacts {
-        boot_id: read_boot_id().map_err(remembered),
-        namespaces: own_namespaces().map_err(remembered),
-    })
-}
-
-impl SystemFacts for ProcessLifetimeFacts {
-    type Process = LinuxProcess;
-
-    fn boot_id(&self) -> io::Result<String> {
-        self.boot_id.clone().map_err(|(kind, message)| io::Error::new(kind, message))
-    }
-
-    fn own_namespaces(&self) -> io::Result<Namespaces> {
-        self.namespaces.clone().map_err(|(kind, message)| io::Error::new(kind, message))
-    }
-
-    fn open_process(&self, pid: Pid) -> Result<LinuxProcess, OpenProcessError> {
-        LinuxFacts.open_process(pid)
-    }
-
-    fn stat_socket(&self, path: &Path) -> io::Result<SocketIdentity> {
-        LinuxFacts.stat_socket(path)
-    }
 }
 
 /// The row of an entry whose name is not UTF-8: no roster wrote it, so it
@@ -271,39 +232,46 @@ impl RowConsent<'static> {
 /// A row as the JSON contract has it (docs/contract.md §6.2), borrowed from the row:
 /// every key of `ROW_KEYS` in order, `null` where absent. Serializing it
 /// writes the JSON without building a `serde_json::Value` first, which
-/// was most of the user time of listing ten thousand rows.
-#[derive(Debug, Serialize)]
+/// was most of the user time of listing ten thousand rows. The owner's
+/// keys are written by `RecordedOwner`, as in the record file.
+#[derive(Debug)]
 pub struct RowJson<'a> {
-    format: Option<u64>,
-    session_pid: Option<u32>,
-    session_pid_source: Option<&'a str>,
-    session_pid_verified: Option<bool>,
-    owner_uid: Option<u32>,
-    start_ticks: Option<u64>,
-    pidfs_ino: Option<u64>,
-    boot_id: Option<&'a str>,
-    pid_ns: Option<u64>,
-    time_ns: Option<u64>,
-    user_ns: Option<u64>,
-    harness: Option<&'a str>,
-    harness_version: Option<&'a str>,
-    agent: Option<&'a str>,
-    session_id: Option<&'a str>,
-    transcript_path: Option<&'a str>,
-    socket: Option<&'a SocketRecord>,
-    /// `null` for an owner without a chain, as in the record file.
-    chain: Option<&'a [ChainMemberRecord]>,
-    cwd: Option<&'a str>,
-    registrar_pid: Option<u32>,
-    registered_at: String,
-    refreshed_at: Option<&'a str>,
-    liveness: &'static str,
-    liveness_reason: &'a str,
-    problem: Option<&'static str>,
-    consent: &'a str,
-    should_arm: bool,
-    consent_reason: &'a str,
-    path: std::borrow::Cow<'a, str>,
+    row: &'a SessionRow,
+    consent: RowConsent<'a>,
+}
+
+impl Serialize for RowJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let row = self.row;
+        let record = row.record.as_ref();
+        let owner = record.map(|record| &record.owner);
+        let null = AbsentKeys::Null;
+        let mut map = serializer.serialize_map(Some(ROW_KEYS.len()))?;
+        map.serialize_entry("format", &record.map(|record| record.format))?;
+        map.serialize_entry("session_pid", &row.pid.map(Pid::get))?;
+        map.serialize_entry("session_pid_source", &record.map(|record| &record.session_pid_source))?;
+        map.serialize_entry("session_pid_verified", &record.map(|record| record.session_pid_verified))?;
+        write_identity_keys(owner, &mut map, null)?;
+        map.serialize_entry("harness", &record.map(|record| &record.harness))?;
+        map.serialize_entry("harness_version", &record.and_then(|record| record.harness_version.as_ref()))?;
+        map.serialize_entry("agent", &record.and_then(|record| record.agent.as_ref()))?;
+        map.serialize_entry("session_id", &record.and_then(|record| record.session_id.as_ref()))?;
+        map.serialize_entry("transcript_path", &record.and_then(|record| record.transcript_path.as_ref()))?;
+        map.serialize_entry("socket", &record.and_then(|record| record.socket.as_ref()))?;
+        write_chain_key(owner, &mut map, null)?;
+        map.serialize_entry("cwd", &record.map(|record| &record.cwd))?;
+        map.serialize_entry("registrar_pid", &record.map(|record| record.registrar_pid))?;
+        map.serialize_entry("registered_at", &row.registered_at.to_string())?;
+        map.serialize_entry("refreshed_at", &record.map(|record| &record.refreshed_at))?;
+        map.serialize_entry("liveness", row.verdict.liveness.as_str())?;
+        map.serialize_entry("liveness_reason", &row.verdict.reason)?;
+        map.serialize_entry("problem", &row.problem.as_ref().map(|problem| problem.kind.as_str()))?;
+        map.serialize_entry("consent", self.consent.state)?;
+        map.serialize_entry("should_arm", &self.consent.should_arm)?;
+        map.serialize_entry("consent_reason", self.consent.reason)?;
+        map.serialize_entry("path", &row.path.to_string_lossy())?;
+        map.end()
+    }
 }
 
 impl SessionRow {
@@ -315,38 +283,7 @@ impl SessionRow {
 
     /// What `to_json` returns, as a value to serialize directly.
     pub fn json_view<'a>(&'a self, consent: RowConsent<'a>) -> RowJson<'a> {
-        let record = self.record.as_ref();
-        RowJson {
-            format: record.map(|record| record.format),
-            session_pid: self.pid.map(Pid::get),
-            session_pid_source: record.map(|record| record.session_pid_source.as_str()),
-            session_pid_verified: record.map(|record| record.session_pid_verified),
-            owner_uid: record.map(|record| record.owner_uid),
-            start_ticks: record.map(|record| record.start_ticks),
-            pidfs_ino: record.and_then(|record| record.pidfs_ino),
-            boot_id: record.map(|record| record.boot_id.as_str()),
-            pid_ns: record.map(|record| record.pid_ns),
-            time_ns: record.map(|record| record.time_ns),
-            user_ns: record.and_then(|record| record.user_ns),
-            harness: record.map(|record| record.harness.as_str()),
-            harness_version: record.and_then(|record| record.harness_version.as_deref()),
-            agent: record.and_then(|record| record.agent.as_deref()),
-            session_id: record.and_then(|record| record.session_id.as_deref()),
-            transcript_path: record.and_then(|record| record.transcript_path.as_deref()),
-            socket: record.and_then(|record| record.socket.as_ref()),
-            chain: record.map(|record| record.chain.as_slice()).filter(|chain| !chain.is_empty()),
-            cwd: record.map(|record| record.cwd.as_str()),
-            registrar_pid: record.map(|record| record.registrar_pid),
-            registered_at: self.registered_at.to_string(),
-            refreshed_at: record.map(|record| record.refreshed_at.as_str()),
-            liveness: self.verdict.liveness.as_str(),
-            liveness_reason: &self.verdict.reason,
-            problem: self.problem.as_ref().map(|problem| problem.kind.as_str()),
-            consent: consent.state,
-            should_arm: consent.should_arm,
-            consent_reason: consent.reason,
-            path: self.path.to_string_lossy(),
-        }
+        RowJson { row: self, consent }
     }
 }
 
@@ -355,29 +292,29 @@ mod tests {
     use super::*;
 
     fn record() -> Record {
-        Record {
-            format: 1,
-            session_pid: 4242,
-            session_pid_source: "ancestor".into(),
-            session_pid_verified: true,
-            owner_uid: 1000,
-            start_ticks: 870,
-            pidfs_ino: None,
-            boot_id: "0f0e0d0c-0b0a-0908-0706-050403020100".into(),
-            pid_ns: 4026531836,
-            time_ns: 4026531834,
-            user_ns: Some(4026531837),
-            harness: "claude-code".into(),
-            harness_version: None,
-            agent: Some("wren".into()),
-            session_id: Some("7c660e54-2e19-4577-b46a-16f46484eaf4".into()),
-            transcript_path: None,
-            socket: Some(SocketRecord { path: "/run/s.sock".into(), dev: 1, ino: 2, mtime_ns: 3 }),
-            chain: Vec::new(),
-            cwd: "/home/dev/src/app".into(),
-            registrar_pid: 4300,
-            registered_at: "2026-11-30T02:03:05.123456789Z".into(),
-            refreshed_at: "2026-11-30T03:03:05.123456789+01:00".into(),
+        let text = r#"{
+            "format": 1,
+            "session_pid": 4242,
+            "session_pid_source": "ancestor",
+            "session_pid_verified": true,
+            "owner_uid": 1000,
+            "start_ticks": 870,
+            "boot_id": "0f0e0d0c-0b0a-0908-0706-050403020100",
+            "pid_ns": 4026531836,
+            "time_ns": 4026531834,
+            "user_ns": 4026531837,
+            "harness": "claude-code",
+            "agent": "wren",
+            "session_id": "7c660e54-2e19-4577-b46a-16f46484eaf4",
+            "socket": {"path": "/run/s.sock", "dev": 1, "ino": 2, "mtime_ns": 3},
+            "cwd": "/home/dev/src/app",
+            "registrar_pid": 4300,
+            "registered_at": "2026-11-30T02:03:05.123456789Z",
+            "refreshed_at": "2026-11-30T03:03:05.123456789+01:00"
+        }"#;
+        match parse_record(text.as_bytes(), Pid::new(4242).unwrap()) {
+            Parsed::Record(record) => *record,
+            other => panic!("{other:?}"),
         }
     }
 

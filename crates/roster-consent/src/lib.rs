@@ -18,12 +18,11 @@ use cli_support::{
     home_relative, paint, resolve_calling_owner, run_tool,
 };
 use consent::{
-    AutoArmInputs, ConfigInput, ConfigOutcome, DirectorySource, MarkerEntry, MarkerFinding, MarkerState,
-    OwnerCondition, SessionConsent, SessionDirectory, canonical_session_directory, decide,
-    load_auto_arm_inputs, read_marker, session_directory, write_marker,
+    Assessment, AssessmentRequest, ConfigInput, ConfigOutcome, DirectorySource, MarkerFinding, MarkerState,
+    SessionDirectory, canonical_session_directory, owner_condition, session_directory, write_marker,
 };
-use owner_liveness::{CaptureError, OwnerIdentity};
-use registry_core::{RosterDir, choose_directory};
+use owner_liveness::OwnerIdentity;
+use registry_core::{RosterDir, RunningSystem, choose_directory};
 
 const TOOL: &str = "roster-consent";
 
@@ -359,85 +358,29 @@ fn should_arm_exit_status(common: &CommonArgs, session: &SessionArgs) -> ExitSta
 /// either armed itself, or auto-arm resolves true and it did not disarm
 /// itself. Every error is `false` (fail closed); nothing is printed.
 pub fn should_arm(common: &CommonArgs, session: &SessionArgs) -> bool {
-    assess(common, session).is_ok_and(|assessment| assessment.should_arm())
+    assess(common, session, &RunningSystem::read()).is_ok_and(|status| status.assessment.should_arm())
 }
 
-/// Everything `status` shows and `should-arm` decides on.
-struct Assessment {
-    owner: CallingOwner,
-    /// The owner's identity, or why it could not be captured.
-    owner_identity: Result<OwnerIdentity, CaptureError>,
-    /// The session's own directory, whose `.roster.toml` may auto-arm it.
-    directory: SessionDirectory,
-    marker: MarkerEntry,
-    inputs: AutoArmInputs,
-    /// The decision, made by the one function every tool decides with.
-    consent: SessionConsent,
-}
-
-impl Assessment {
-    /// A session whose owner is not running accepts nothing.
-    fn should_arm(&self) -> bool {
-        self.consent.should_arm
-    }
-
-    fn reasons(&self) -> Vec<String> {
-        let mut reasons = vec![self.consent.reason.clone()];
-        reasons.extend(self.inputs.decision.reasons.iter().cloned());
-        reasons
-    }
-}
-
-fn assess(common: &CommonArgs, session: &SessionArgs) -> anyhow::Result<Assessment> {
+/// The calling owner and the consent library's assessment of its session.
+fn assess(common: &CommonArgs, session: &SessionArgs, facts: &RunningSystem) -> anyhow::Result<Status> {
     let owner = resolve_calling_owner(session.pid.as_deref())?;
-    let owner_identity = owner.capture_identity();
     let roster_path = choose_directory(common.dir.as_deref(), &cli_support::process_env_os)?.path;
-    let roster = RosterDir::open_existing(&roster_path)?;
-    let directory = session_directory(
-        roster.as_ref(),
-        &roster_path,
-        owner.resolved.pid,
-        owner_identity.as_ref().ok(),
-        session.cwd.as_deref(),
-    )?;
-    let marker = match &roster {
-        Some(roster) => read_marker(roster, owner.resolved.pid),
-        None => MarkerEntry::absent(&roster_path, owner.resolved.pid),
+    let request = AssessmentRequest {
+        pid: owner.resolved.pid,
+        owner_identity: owner.capture_identity(),
+        roster_path: &roster_path,
+        cwd_flag: session.cwd.as_deref(),
+        env: &cli_support::process_env_os,
     };
-    let inputs = load_auto_arm_inputs(&directory.path, &cli_support::process_env_os);
-    let condition = match &owner_identity {
-        Ok(_) => OwnerCondition::Running,
-        Err(_) if session_runs_on_in_its_chain(roster.as_ref(), owner.resolved.pid, &marker) => {
-            OwnerCondition::Running
-        }
-        Err(error) => OwnerCondition::NotRunning(owner_condition(error)),
-    };
-    let consent = decide(&condition, &marker, &inputs.decision, &inputs.repo.outcome);
-    Ok(Assessment { owner, owner_identity, directory, marker, inputs, consent })
+    let assessment = consent::assess(request, facts)?;
+    Ok(Status { owner, assessment })
 }
 
-/// Whether the session of the owner `pid`, which is not running itself,
-/// still runs in another process of its chain (docs/contract.md §5: Copilot's
-/// native process after its loader was killed): its record's or its
-/// marker's verdict, which judge every member, says alive. Consent dies
-/// with the whole chain, not with the loader.
-fn session_runs_on_in_its_chain(
-    roster: Option<&RosterDir>,
-    pid: owner_liveness::Pid,
-    marker: &MarkerEntry,
-) -> bool {
-    let marker_alive = matches!(
-        &marker.finding,
-        MarkerFinding::Judged { marker, verdict }
-            if !marker.chain.is_empty() && verdict.liveness == owner_liveness::Liveness::Alive
-    );
-    let record_alive = roster
-        .and_then(|roster| registry_core::read_session_row(roster, &registry_core::record_file_name(pid)))
-        .is_some_and(|row| {
-            row.record.as_ref().is_some_and(|record| !record.chain.is_empty())
-                && row.liveness() == owner_liveness::Liveness::Alive
-        });
-    marker_alive || record_alive
+/// What `status` prints: who the owner is and how it was found, and the
+/// assessment.
+struct Status {
+    owner: CallingOwner,
+    assessment: Assessment,
 }
 
 /// The directory a marker records (information only: it decides nothing):
@@ -455,6 +398,7 @@ fn marker_directory(
         identity.pid,
         Some(identity),
         session.cwd.as_deref(),
+        &RunningSystem::read(),
     ) {
         Err(consent::Error::NoSessionDirectory { .. }) => {
             let here = std::env::current_dir().map_err(|error| {
@@ -503,7 +447,7 @@ fn write_state(common: &CommonArgs, session: &SessionArgs, state: MarkerState) -
     let roster_path = choose_directory(common.dir.as_deref(), &cli_support::process_env_os)?.path;
     let directory = marker_directory(&roster_path, &identity, session)?.path;
     let roster = RosterDir::open_or_create(&roster_path)?;
-    let written = write_marker(&roster, &identity, state, &directory)?;
+    let written = write_marker(&roster, &identity, state, &directory, &RunningSystem::read())?;
     if common.quiet {
         return Ok(());
     }
@@ -531,16 +475,6 @@ fn write_state(common: &CommonArgs, session: &SessionArgs, state: MarkerState) -
     Ok(())
 }
 
-/// Why an owner's identity could not be captured, as a predicate.
-fn owner_condition(error: &CaptureError) -> String {
-    match error {
-        CaptureError::NotRunning(_) | CaptureError::ExitedDuringCapture(_) => {
-            format!("is not running ({error})")
-        }
-        other => format!("cannot be examined ({other})"),
-    }
-}
-
 fn source_description(owner: &CallingOwner) -> String {
     match owner.resolved.source {
         owner_liveness::OwnerSource::Flag => "--pid".into(),
@@ -551,18 +485,18 @@ fn source_description(owner: &CallingOwner) -> String {
 }
 
 fn status(common: &CommonArgs, session: &SessionArgs) -> anyhow::Result<()> {
-    let assessment = assess(common, session)?;
+    let status = assess(common, session, &RunningSystem::read())?;
     if common.quiet {
         return Ok(());
     }
     let mut out = std::io::stdout().lock();
     match common.output_format() {
         OutputFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, &status_json(&assessment))?;
+            serde_json::to_writer_pretty(&mut out, &status_json(&status))?;
             writeln!(out)?;
         }
         OutputFormat::Text => out.write_all(
-            status_text(&assessment, home_directory().as_deref(), common.colour_on_stdout()).as_bytes(),
+            status_text(&status, home_directory().as_deref(), common.colour_on_stdout()).as_bytes(),
         )?,
     }
     Ok(())
@@ -576,7 +510,8 @@ fn path_json(path: Option<&Path>) -> serde_json::Value {
     path.map_or(serde_json::Value::Null, |path| path.to_string_lossy().into_owned().into())
 }
 
-fn status_json(assessment: &Assessment) -> serde_json::Value {
+fn status_json(status: &Status) -> serde_json::Value {
+    let assessment = &status.assessment;
     let marker = &assessment.marker;
     let (liveness, problem) = match &marker.finding {
         MarkerFinding::Absent => (None, None),
@@ -593,9 +528,9 @@ fn status_json(assessment: &Assessment) -> serde_json::Value {
     let mut user = config(&assessment.inputs.user);
     user["veto"] = user_vetoes(&assessment.inputs.user.outcome).into();
     serde_json::json!({
-        "pid": assessment.owner.resolved.pid.get(),
-        "pid_source": assessment.owner.resolved.source.as_str(),
-        "pid_verified": assessment.owner.resolved.verified,
+        "pid": status.owner.resolved.pid.get(),
+        "pid_source": status.owner.resolved.source.as_str(),
+        "pid_verified": status.owner.resolved.verified,
         "owner_running": assessment.owner_identity.is_ok(),
         "owner_reason": assessment.owner_identity.as_ref().err().map(ToString::to_string),
         "directory": {
@@ -644,11 +579,12 @@ fn describe_config(input: &ConfigInput) -> String {
 }
 
 /// The text of `status`: a label column and escaped values, `~` for home.
-fn status_text(assessment: &Assessment, home: Option<&Path>, colour: bool) -> String {
+fn status_text(status: &Status, home: Option<&Path>, colour: bool) -> String {
+    let assessment = &status.assessment;
     let escaped = |text: &str| escape_for_terminal(text).into_owned();
     let shown_path =
         |path: Option<&Path>| path.map_or_else(|| "-".to_owned(), |path| home_relative(path, home));
-    let resolved = &assessment.owner.resolved;
+    let resolved = &status.owner.resolved;
     let marker = &assessment.marker;
     let inputs = &assessment.inputs;
 
@@ -664,7 +600,7 @@ fn status_text(assessment: &Assessment, home: Option<&Path>, colour: bool) -> St
             format!(
                 "pid {} (via {}, {verified}), {running}",
                 resolved.pid,
-                source_description(&assessment.owner)
+                source_description(&status.owner)
             ),
         ),
         (

@@ -18,7 +18,8 @@ use cli_support::{
 use consent::{ConsentDecider, SessionConsent};
 use harness::Harness;
 use registry_core::{
-    ListFilter, ListingSummary, OrderedListing, RosterDir, SessionRow, Timestamp, list_sessions_ordered,
+    ListFilter, ListingSummary, OrderedListing, RosterDir, RunningSystem, SessionRow, Timestamp,
+    list_sessions_ordered,
 };
 
 mod notes;
@@ -222,8 +223,9 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
         return watch::run_watch(&args, &filter);
     }
     let roster = open_roster_for_reading(&args.common)?;
+    let facts = RunningSystem::read();
     let listing = match &roster {
-        Some(roster) => list_sessions_ordered(roster, &filter)?,
+        Some(roster) => list_sessions_ordered(roster, &filter, &facts)?,
         None => OrderedListing::default(),
     };
     // One listing of `consent/` tells which rows have a marker at all: most
@@ -233,8 +235,8 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
         .map(|roster| ConsentDecider::new(&cli_support::process_env_os).knowing_markers_of(roster));
     // The rows come one at a time, each decided as it comes.
     let rows = roster.iter().zip(decider.iter_mut()).flat_map(|(roster, decider)| {
-        listing.rows(roster, &filter).map(|row| {
-            let consent = decider.for_row(roster, &row);
+        listing.rows(roster, &filter, &facts).map(|row| {
+            let consent = decider.for_row(roster, &row, &facts);
             (row, consent)
         })
     });

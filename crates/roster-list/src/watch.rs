@@ -15,8 +15,8 @@ use cli_support::{
 use consent::{ConsentDecider, SessionConsent};
 use owner_liveness::{Liveness, Pid};
 use registry_core::{
-    Change, ListFilter, Listing, RegistryWatch, RosterDir, SessionRow, Timestamp, list_sessions,
-    raise_open_file_limit, read_session_row, record_file_name,
+    Change, ListFilter, Listing, RegistryWatch, RosterDir, RunningSystem, SessionRow, Timestamp,
+    list_sessions, raise_open_file_limit, read_session_row, record_file_name,
 };
 
 use crate::ListArgs;
@@ -85,6 +85,8 @@ struct Watcher<'a> {
     roster: Option<RosterDir>,
     known: BTreeMap<String, Known>,
     decider: ConsentDecider,
+    /// The running system the verdicts are judged against, read once.
+    facts: RunningSystem,
     source: RegistryWatch,
     /// Owners that could not get a pidfd (the descriptor limit): judged
     /// again on every change of the registry instead.
@@ -112,6 +114,7 @@ pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
         roster: None,
         known: BTreeMap::new(),
         decider: ConsentDecider::new(&process_env_os),
+        facts: RunningSystem::read(),
         source,
         unwatched: HashSet::new(),
         said_unwatched: false,
@@ -180,14 +183,14 @@ impl Watcher<'_> {
     fn read_all(&mut self) -> anyhow::Result<Vec<SessionRow>> {
         let Some(roster) = &self.roster else { return Ok(Vec::new()) };
         let everything = ListFilter { include_dead: true, ..ListFilter::default() };
-        Ok(list_sessions(roster, &everything)?.rows)
+        Ok(list_sessions(roster, &everything, &self.facts)?.rows)
     }
 
     /// Stores a row as known, with its consent, and watches its owner and
     /// every member of its chain: the session ends with the last of them.
     fn remember(&mut self, row: SessionRow) {
         let Some(roster) = &self.roster else { return };
-        let consent = self.decider.for_row(roster, &row);
+        let consent = self.decider.for_row(roster, &row, &self.facts);
         if let (Some(record), Liveness::Alive) = (&row.record, row.liveness()) {
             let owner = record.pid();
             for member in record.identity().members() {
@@ -245,7 +248,7 @@ impl Watcher<'_> {
         let Some(roster) = &self.roster else {
             return self.resync("the registry directory appeared");
         };
-        let now = read_session_row(roster, name);
+        let now = read_session_row(roster, name, &self.facts);
         self.compare_and_report(name, now)
     }
 
@@ -278,7 +281,7 @@ impl Watcher<'_> {
 
     fn consent_entry_changed(&mut self, name: &str) -> anyhow::Result<()> {
         let (Some(roster), Some(known)) = (&self.roster, self.known.get_mut(name)) else { return Ok(()) };
-        let consent = self.decider.for_row(roster, &known.row);
+        let consent = self.decider.for_row(roster, &known.row, &self.facts);
         if consent_differs(&known.consent, &consent) {
             known.consent = consent;
             let (row, consent) = (known.row.clone(), known.consent.clone());
@@ -290,7 +293,7 @@ impl Watcher<'_> {
     fn owner_exited(&mut self, pid: Pid) -> anyhow::Result<()> {
         let name = self.watched_processes.remove(&pid).unwrap_or_else(|| record_file_name(pid));
         let Some(roster) = &self.roster else { return Ok(()) };
-        let now = read_session_row(roster, &name);
+        let now = read_session_row(roster, &name, &self.facts);
         self.compare_and_report(&name, now)
     }
 
@@ -330,7 +333,7 @@ impl Watcher<'_> {
         for pid in pids {
             let name = record_file_name(pid);
             let Some(roster) = &self.roster else { return Ok(()) };
-            let now = read_session_row(roster, &name);
+            let now = read_session_row(roster, &name, &self.facts);
             if now.as_ref().is_some_and(|row| row.liveness() != Liveness::Alive) {
                 self.unwatched.remove(&pid);
                 self.compare_and_report(&name, now)?;
@@ -368,8 +371,7 @@ impl Watcher<'_> {
         let Some(target) = &self.target else { return false };
         !self.known.values().any(|known| {
             let Some(record) = &known.row.record else { return false };
-            let named =
-                record.session_pid.to_string() == *target || record.session_id.as_deref() == Some(target);
+            let named = record.pid().to_string() == *target || record.session_id.as_deref() == Some(target);
             named && known.row.liveness() != Liveness::Dead
         })
     }
@@ -385,10 +387,10 @@ fn change_between(before: &SessionRow, now: &SessionRow) -> Option<EventKind> {
         }
         (None, Some(_)) => Some(EventKind::Registered),
         (Some(old), Some(new)) => {
-            let same_owner = old.session_pid == new.session_pid
-                && old.start_ticks == new.start_ticks
-                && old.boot_id == new.boot_id
-                && old.pidfs_ino == new.pidfs_ino;
+            let same_owner = old.owner.pid == new.owner.pid
+                && old.owner.start_ticks == new.owner.start_ticks
+                && old.owner.boot_id == new.owner.boot_id
+                && old.owner.pidfs_ino == new.owner.pidfs_ino;
             if !same_owner {
                 Some(EventKind::Registered)
             } else if before.liveness() != Liveness::Dead && now.liveness() == Liveness::Dead {

@@ -19,7 +19,9 @@ use cli_support::{
 };
 use harness::{HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, parse_payload, read_payload};
 use owner_liveness::Liveness;
-use registry_core::{PruneOptions, PruneReport, RowConsent, SessionRow, plan_prune, remove_current};
+use registry_core::{
+    PruneOptions, PruneReport, RowConsent, RunningSystem, SessionRow, plan_prune, remove_current,
+};
 
 const TOOL: &str = "roster-prune";
 
@@ -175,12 +177,13 @@ fn prune_all(args: &PruneArgs, older_than: Option<Duration>) -> anyhow::Result<O
         return Ok(Outcome { report: PruneReport::default(), consent_removed: 0 });
     };
     let options = PruneOptions { older_than, dry_run: args.dry_run };
+    let facts = RunningSystem::read();
     // Records are judged without the lock; then one lock covers removing
     // them, the temporaries and the consent markers.
-    let plan = plan_prune(&roster, &options)?;
+    let plan = plan_prune(&roster, &options, &facts)?;
     let lock = roster.lock()?;
-    let report = plan.carry_out(&roster, &lock)?;
-    let markers = consent::prune_markers(&roster, &lock, older_than, args.dry_run)?;
+    let report = plan.carry_out(&roster, &lock, &facts)?;
+    let markers = consent::prune_markers(&roster, &lock, older_than, args.dry_run, &facts)?;
     Ok(Outcome { report, consent_removed: markers.removed })
 }
 
@@ -240,7 +243,9 @@ fn remove_calling_session(args: &PruneArgs, mut report: PruneReport) -> anyhow::
         return Ok(Outcome { report, consent_removed: 0 });
     };
     let lock = roster.lock()?;
-    if let Some(row) = remove_current(&roster, &lock, owner.resolved.pid, args.dry_run)? {
+    if let Some(row) =
+        remove_current(&roster, &lock, owner.resolved.pid, args.dry_run, &RunningSystem::read())?
+    {
         match row.liveness() {
             Liveness::Dead => report.dead_removed += 1,
             _ => report.unknown_removed += 1,

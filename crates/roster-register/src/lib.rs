@@ -24,7 +24,7 @@ use harness::{
 use owner_liveness::SocketIdentity;
 use registry_core::{
     AGENT_NAME_LIMIT, AgentChoice, AgentName, CWD_LIMIT, FieldLimit, HARNESS_LIMIT, HARNESS_VERSION_LIMIT,
-    Registered, Registration, RosterDir, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT, SessionId,
+    Registered, Registration, RosterDir, RunningSystem, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT, SessionId,
     TRANSCRIPT_PATH_LIMIT, read_session_row, record_file_name, register,
 };
 
@@ -230,7 +230,7 @@ pub fn run(args: RegisterArgs) -> anyhow::Result<()> {
         let hook_log = args.hook.as_ref().map(|_| &roster);
         report_warning(TOOL, &warning.to_string(), hook_log);
     }
-    let registered = register(&roster, &registration)?;
+    let registered = register(&roster, &registration, &RunningSystem::read())?;
     if args.hook.is_none() && !args.common.quiet {
         print_registered(&args.common, &roster, &registered)?;
     }
@@ -408,7 +408,7 @@ fn gather_registration(
 
     let registration = Registration {
         identity,
-        session_pid_source: owner.resolved.source.as_str().to_owned(),
+        session_pid_source: owner.resolved.source.into(),
         session_pid_verified: owner.resolved.verified,
         harness: harness.map(|harness| harness.as_str().to_owned()).unwrap_or_default(),
         harness_version,
@@ -504,7 +504,7 @@ fn choose_session_id(
     match SessionId::parse(&value) {
         Ok(id) => Ok(Some(id)),
         Err(why) => {
-            over_long.unusable(origin, &why)?;
+            over_long.unusable(origin, &why.to_string())?;
             Ok(None)
         }
     }
@@ -516,9 +516,11 @@ fn print_registered(common: &CommonArgs, roster: &RosterDir, registered: &Regist
     match common.output_format() {
         OutputFormat::Json => {
             let pid = registered.record.pid();
-            let row = read_session_row(roster, &record_file_name(pid))
+            let facts = RunningSystem::read();
+            let row = read_session_row(roster, &record_file_name(pid), &facts)
                 .with_context(|| format!("re-reading {}", registered.path.display()))?;
-            let consent = consent::ConsentDecider::new(&cli_support::process_env_os).for_row(roster, &row);
+            let consent =
+                consent::ConsentDecider::new(&cli_support::process_env_os).for_row(roster, &row, &facts);
             serde_json::to_writer_pretty(&mut out, &row.to_json(consent.row_consent()))?;
             writeln!(out)?;
         }
@@ -539,7 +541,7 @@ fn print_registered(common: &CommonArgs, roster: &RosterDir, registered: &Regist
             writeln!(
                 out,
                 "{verb} pid {}{harness}{agent} {}",
-                record.session_pid,
+                record.pid(),
                 home_relative(Path::new(&record.cwd), home.as_deref())
             )?;
         }

@@ -116,14 +116,14 @@ impl Fixture {
         for ordinal in 0..3 {
             let owner = PausedOwner::fork()?;
             let identity = owner.identity()?;
-            let path = registry.write(&realistic_record(&identity, ordinal, &work))?;
+            let path = registry.write(&realistic_record(&identity, ordinal, &work)?)?;
             live_records.insert(identity.pid.get(), std::fs::read(&path)?);
             live.push((owner, identity));
         }
         let dead = PausedOwner::fork()?;
         let dead_identity = dead.identity()?;
         drop(dead);
-        registry.write(&realistic_record(&dead_identity, 9, &work))?;
+        registry.write(&realistic_record(&dead_identity, 9, &work)?)?;
         // A temporary a crashed writer left two hours ago: prune's to remove.
         let old_temporary = registry.sessions.join(".tmp-crashed.json.1.0.0");
         std::fs::write(&old_temporary, b"{")?;

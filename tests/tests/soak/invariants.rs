@@ -130,8 +130,8 @@ fn no_live_record_lost(soak: &Soak, final_rows: &[Value]) -> InvariantResult {
         };
         match parse_record(&bytes, pid) {
             Parsed::Record(record)
-                if record.start_ticks == slot.identity.start_ticks
-                    && record.pidfs_ino == slot.identity.pidfs_ino => {}
+                if record.owner.start_ticks == slot.identity.start_ticks
+                    && record.owner.pidfs_ino == slot.identity.pidfs_ino => {}
             Parsed::Record(_) => {
                 problems.push(format!("{} names another process than owner {pid}", path.display()))
             }

@@ -1,0 +1,285 @@
+//! What list, prune and register's reaping pass do with a record, by its
+//! owner's verdict: a table of made-up system facts (which process runs at
+//! which pid, the boot, the namespaces, the clock) against a real roster
+//! directory, so each rule is one row and no real process has to die.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use owner_liveness::{
+    Liveness, Namespaces, OpenProcessError, OwnerIdentity, OwnerSource, Pid, ProcIdentity, ProcReadError,
+    ProcessFacts, SocketIdentity, SystemFacts,
+};
+use registry_core::{
+    AgentChoice, ListFilter, PruneOptions, Registration, RosterDir, Timestamp, list_sessions, prune_sessions,
+    register, write_atomically,
+};
+
+const BOOT_ID: &str = "0f0e0d0c-0b0a-0908-0706-050403020100";
+const PID_NS: u64 = 4026531836;
+const TIME_NS: u64 = 4026531834;
+const USER_NS: u64 = 4026531837;
+const UID: u32 = 1000;
+const REGISTERED_AT: &str = "2026-11-30T02:03:05.123456789Z";
+
+/// What the made-up system says is at a pid.
+#[derive(Clone, Copy, Debug)]
+enum AtPid {
+    /// The recorded process, still running.
+    TheOwner,
+    /// No process.
+    Nothing,
+    /// Another process, started later.
+    Newcomer,
+    /// A process that cannot be opened (not its absence).
+    Unopenable,
+}
+
+/// The facts of one made-up system.
+struct MadeUpFacts {
+    boot_id: String,
+    pid_ns: u64,
+    processes: HashMap<u32, AtPid>,
+    now: SystemTime,
+}
+
+struct MadeUpProcess {
+    start_ticks: u64,
+    pidfs_ino: u64,
+}
+
+impl SystemFacts for MadeUpFacts {
+    type Process = MadeUpProcess;
+
+    fn boot_id(&self) -> io::Result<String> {
+        Ok(self.boot_id.clone())
+    }
+
+    fn own_namespaces(&self) -> io::Result<Namespaces> {
+        Ok(Namespaces { pid_ns: self.pid_ns, time_ns: TIME_NS, user_ns: USER_NS })
+    }
+
+    fn open_process(&self, pid: Pid) -> Result<MadeUpProcess, OpenProcessError> {
+        match self.processes.get(&pid.get()).copied().unwrap_or(AtPid::Nothing) {
+            AtPid::TheOwner => {
+                Ok(MadeUpProcess { start_ticks: ticks_of(pid.get()), pidfs_ino: inode_of(pid.get()) })
+            }
+            AtPid::Newcomer => Ok(MadeUpProcess { start_ticks: ticks_of(pid.get()) + 1, pidfs_ino: 1 }),
+            AtPid::Nothing => Err(OpenProcessError::Gone),
+            AtPid::Unopenable => Err(OpenProcessError::Other("Permission denied".into())),
+        }
+    }
+
+    fn stat_socket(&self, path: &Path) -> io::Result<SocketIdentity> {
+        Err(io::Error::other(format!("no socket {} in a made-up system", path.display())))
+    }
+
+    fn now(&self) -> SystemTime {
+        self.now
+    }
+}
+
+impl ProcessFacts for MadeUpProcess {
+    fn pidfs_inode(&self) -> Option<u64> {
+        Some(self.pidfs_ino)
+    }
+
+    fn proc_identity(&self) -> Result<ProcIdentity, ProcReadError> {
+        Ok(ProcIdentity { uid: UID, start_ticks: self.start_ticks })
+    }
+
+    fn has_exited(&self) -> io::Result<bool> {
+        Ok(false)
+    }
+
+    fn user_namespace(&self) -> Option<u64> {
+        Some(USER_NS)
+    }
+}
+
+fn ticks_of(pid: u32) -> u64 {
+    u64::from(pid) * 10
+}
+
+fn inode_of(pid: u32) -> u64 {
+    u64::from(pid) + 100_000
+}
+
+fn registered_at() -> SystemTime {
+    let nanos = Timestamp::parse(REGISTERED_AT).unwrap().unix_nanos();
+    SystemTime::UNIX_EPOCH + Duration::from_nanos(nanos as u64)
+}
+
+/// A record of the owner at `pid`, as register writes it, in `boot_id`.
+fn record_text(pid: u32, boot_id: &str) -> String {
+    format!(
+        r#"{{
+  "format": 1,
+  "session_pid": {pid},
+  "session_pid_source": "flag",
+  "session_pid_verified": false,
+  "owner_uid": {UID},
+  "start_ticks": {ticks},
+  "pidfs_ino": {inode},
+  "boot_id": "{boot_id}",
+  "pid_ns": {PID_NS},
+  "time_ns": {TIME_NS},
+  "user_ns": {USER_NS},
+  "harness": "aider",
+  "session_id": "session-{pid}",
+  "cwd": "/home/dev/src/app",
+  "registrar_pid": 1,
+  "registered_at": "{REGISTERED_AT}",
+  "refreshed_at": "{REGISTERED_AT}"
+}}
+"#,
+        ticks = ticks_of(pid),
+        inode = inode_of(pid),
+    )
+}
+
+/// One rule: a record's owner as the made-up system shows it, the verdict
+/// that makes, and what each pass does with the record.
+struct Case {
+    name: &'static str,
+    at_pid: AtPid,
+    /// Recorded in another boot than the system's.
+    earlier_boot: bool,
+    /// The system runs in another pid namespace than the record's.
+    other_pid_namespace: bool,
+    liveness: Liveness,
+    /// Shown by a plain `roster-list` (dead rows are hidden without `--all`).
+    listed: bool,
+    /// Removed by a plain `roster-prune`.
+    pruned: bool,
+    /// Removed by `roster-prune --older-than 1d` a hundred days later.
+    pruned_when_old: bool,
+    /// Removed by a register's reaping pass.
+    reaped: bool,
+}
+
+const fn case(name: &'static str, at_pid: AtPid, liveness: Liveness) -> Case {
+    let dead = matches!(liveness, Liveness::Dead);
+    let unknown = matches!(liveness, Liveness::Unknown);
+    Case {
+        name,
+        at_pid,
+        earlier_boot: false,
+        other_pid_namespace: false,
+        liveness,
+        listed: !dead,
+        pruned: dead,
+        pruned_when_old: dead || unknown,
+        reaped: dead,
+    }
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        case("the owner runs", AtPid::TheOwner, Liveness::Alive),
+        case("nothing runs at the pid", AtPid::Nothing, Liveness::Dead),
+        case("a newcomer took the pid", AtPid::Newcomer, Liveness::Dead),
+        case("the pid cannot be opened", AtPid::Unopenable, Liveness::Unknown),
+        Case { earlier_boot: true, ..case("recorded in an earlier boot", AtPid::TheOwner, Liveness::Dead) },
+        Case {
+            other_pid_namespace: true,
+            ..case("seen from another pid namespace", AtPid::TheOwner, Liveness::Unknown)
+        },
+    ]
+}
+
+/// A roster with the one record of `case` (owner pid 4242), and the
+/// system it is judged in, `age` after the record was written.
+fn world(case: &Case, age: Duration) -> (tempfile::TempDir, RosterDir, MadeUpFacts) {
+    let temp = tempfile::tempdir().unwrap();
+    let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+    let boot_id = if case.earlier_boot { "00000000-0000-0000-0000-000000000000" } else { BOOT_ID };
+    write_atomically(&roster, roster.sessions(), "4242.json", record_text(4242, boot_id).as_bytes()).unwrap();
+    let facts = MadeUpFacts {
+        boot_id: BOOT_ID.into(),
+        pid_ns: if case.other_pid_namespace { PID_NS + 1 } else { PID_NS },
+        processes: HashMap::from([(4242, case.at_pid), (5000, AtPid::TheOwner)]),
+        now: registered_at() + age,
+    };
+    (temp, roster, facts)
+}
+
+fn still_there(roster: &RosterDir) -> bool {
+    roster.path().join("sessions/4242.json").exists()
+}
+
+#[test]
+fn list_shows_each_verdict_and_hides_the_dead() {
+    for case in cases() {
+        let (_temp, roster, facts) = world(&case, Duration::from_secs(60));
+        let listing = list_sessions(&roster, &ListFilter::default(), &facts).unwrap();
+        assert_eq!(listing.rows.len() == 1, case.listed, "{}: {:?}", case.name, listing.rows);
+        assert_eq!(listing.dead_hidden == 1, !case.listed, "{}", case.name);
+        let everything = ListFilter { include_dead: true, ..ListFilter::default() };
+        let listing = list_sessions(&roster, &everything, &facts).unwrap();
+        assert_eq!(listing.rows.len(), 1, "{}: --all shows every row", case.name);
+        assert_eq!(listing.rows[0].liveness(), case.liveness, "{}: {:?}", case.name, listing.rows[0].verdict);
+    }
+}
+
+#[test]
+fn prune_removes_the_dead_and_the_unknown_only_past_their_age() {
+    for case in cases() {
+        let (_temp, roster, facts) = world(&case, Duration::from_secs(60));
+        let options = PruneOptions { older_than: None, dry_run: false };
+        let report = prune_sessions(&roster, &options, &facts).unwrap();
+        assert_eq!(!still_there(&roster), case.pruned, "{}: {report:?}", case.name);
+
+        let (_temp, roster, facts) = world(&case, Duration::from_secs(100 * 86400));
+        let options = PruneOptions { older_than: Some(Duration::from_secs(86400)), dry_run: false };
+        let report = prune_sessions(&roster, &options, &facts).unwrap();
+        assert_eq!(!still_there(&roster), case.pruned_when_old, "{}, old: {report:?}", case.name);
+
+        // Young, with --older-than: only the dead go.
+        let (_temp, roster, facts) = world(&case, Duration::from_secs(60));
+        let options = PruneOptions { older_than: Some(Duration::from_secs(86400)), dry_run: false };
+        prune_sessions(&roster, &options, &facts).unwrap();
+        assert_eq!(!still_there(&roster), case.pruned, "{}, young", case.name);
+    }
+}
+
+#[test]
+fn register_reaps_only_the_dead_on_its_way() {
+    for case in cases() {
+        let (_temp, roster, facts) = world(&case, Duration::from_secs(60));
+        let registered = register(&roster, &registration(5000), &facts).unwrap();
+        assert_eq!(registered.reaped.contains(&4242), case.reaped, "{}: {:?}", case.name, registered.reaped);
+        assert_eq!(!still_there(&roster), case.reaped, "{}", case.name);
+        // The clock register reads is the facts' clock.
+        assert_eq!(registered.record.registered_at(), Timestamp::from_system_time(facts.now));
+    }
+}
+
+/// The registration of a new owner at `pid`, running in the made-up system.
+fn registration(pid: u32) -> Registration {
+    Registration {
+        identity: OwnerIdentity {
+            pid: Pid::new(pid).unwrap(),
+            uid: UID,
+            start_ticks: ticks_of(pid),
+            pidfs_ino: Some(inode_of(pid)),
+            boot_id: BOOT_ID.into(),
+            pid_ns: PID_NS,
+            time_ns: TIME_NS,
+            user_ns: Some(USER_NS),
+            chain: Vec::new(),
+        },
+        session_pid_source: OwnerSource::Flag.into(),
+        session_pid_verified: false,
+        harness: "aider".into(),
+        harness_version: None,
+        agent: AgentChoice::Keep { default: None },
+        session_id: None,
+        transcript_path: None,
+        socket: None,
+        cwd: PathBuf::from("/home/dev/src/app"),
+        registrar_pid: 1,
+    }
+}
