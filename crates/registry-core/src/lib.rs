@@ -48,8 +48,8 @@ pub use prune::{
     remove_old_temporaries, remove_session_row,
 };
 pub use record::{
-    FormatProblem, Parsed, RECORD_FORMAT, Record, SocketRecord, check_field_limits, continues_chain,
-    parse_record, parse_versioned, pid_of_file_name, record_file_name, same_owner,
+    FormatProblem, Parsed, RECORD_FORMAT, Record, SocketRecord, Versioned, check_field_limits,
+    continues_chain, parse_record, parse_versioned, pid_of_file_name, record_file_name, same_owner,
 };
 pub use record_values::{
     AGENT_NAME_LIMIT, AgentName, BOOT_ID_LIMIT, BootId, CWD_LIMIT, FIELD_LIMITS, HARNESS_LIMIT,
