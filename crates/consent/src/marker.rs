@@ -144,6 +144,12 @@ struct MarkerKeys {
     written_at: String,
 }
 
+impl registry_core::Versioned for MarkerKeys {
+    fn format(&self) -> u64 {
+        self.format
+    }
+}
+
 impl MarkerKeys {
     /// The marker, once every rule holds, checked in the order whose first
     /// failure status reports.

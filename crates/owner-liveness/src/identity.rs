@@ -188,20 +188,32 @@ pub fn capture_identity(pid: Pid) -> Result<OwnerIdentity, CaptureError> {
 /// non-dumpable, but the directory keeps the effective uid, so a live owner
 /// that hardens itself is not mistaken for another user's process.
 pub fn read_proc_identity(pid: Pid) -> Result<ProcIdentity, ProcReadError> {
-    let classify = |error: io::Error| match error.kind() {
+    let directory = format!("/proc/{pid}");
+    let uid = retry_on_interrupt(|| nix::sys::stat::stat(directory.as_str()))
+        .map_err(|errno| classify_proc_error(errno.into()))?
+        .st_uid;
+    let start_ticks = read_proc_start_ticks(pid)?;
+    Ok(ProcIdentity { uid, start_ticks })
+}
+
+/// Reads only the start ticks of a process, from `/proc/<pid>/stat`: what a
+/// verdict needs once an agreeing pidfs inode has made the uid moot.
+pub fn read_proc_start_ticks(pid: Pid) -> Result<u64, ProcReadError> {
+    let mut buffer = [0u8; STAT_BUFFER_BYTES];
+    let stat_bytes =
+        read_small_file(&format!("/proc/{pid}/stat"), &mut buffer).map_err(classify_proc_error)?;
+    let stat = parse_proc_stat(stat_bytes).map_err(|error| ProcReadError::Other(error.to_string()))?;
+    Ok(stat.start_ticks)
+}
+
+/// What a failed read of `/proc/<pid>` means for a verdict.
+fn classify_proc_error(error: io::Error) -> ProcReadError {
+    match error.kind() {
         io::ErrorKind::NotFound => ProcReadError::NotFound,
         io::ErrorKind::PermissionDenied => ProcReadError::PermissionDenied,
         _ if error.raw_os_error() == Some(libc_esrch()) => ProcReadError::NotFound,
         _ => ProcReadError::Other(error.to_string()),
-    };
-    let directory = format!("/proc/{pid}");
-    let uid = retry_on_interrupt(|| nix::sys::stat::stat(directory.as_str()))
-        .map_err(|errno| classify(errno.into()))?
-        .st_uid;
-    let mut buffer = [0u8; STAT_BUFFER_BYTES];
-    let stat_bytes = read_small_file(&format!("{directory}/stat"), &mut buffer).map_err(classify)?;
-    let stat = parse_proc_stat(stat_bytes).map_err(|error| ProcReadError::Other(error.to_string()))?;
-    Ok(ProcIdentity { uid, start_ticks: stat.start_ticks })
+    }
 }
 
 fn libc_esrch() -> i32 {

@@ -11,7 +11,7 @@ use nix::errno::Errno;
 use crate::identity::ChainMember;
 use crate::identity::{
     Namespaces, OwnerIdentity, ProcIdentity, ProcReadError, SocketIdentity, mtime_ns, own_namespaces,
-    read_boot_id, read_proc_identity, read_user_namespace,
+    read_boot_id, read_proc_identity, read_proc_start_ticks, read_user_namespace,
 };
 use crate::pid::Pid;
 use crate::pidfd::PidFd;
@@ -74,6 +74,12 @@ pub trait SystemFacts {
 pub trait ProcessFacts {
     fn pidfs_inode(&self) -> Option<u64>;
     fn proc_identity(&self) -> Result<ProcIdentity, ProcReadError>;
+    /// The start ticks alone, where the uid is not needed (an agreeing
+    /// pidfs inode already proves the process); cheaper where the uid costs
+    /// a system call of its own.
+    fn proc_start_ticks(&self) -> Result<u64, ProcReadError> {
+        self.proc_identity().map(|identity| identity.start_ticks)
+    }
     fn has_exited(&self) -> io::Result<bool>;
     /// Inode of the process's user namespace, when it may be read.
     fn user_namespace(&self) -> Option<u64>;
@@ -297,19 +303,24 @@ fn judge_process<P: ProcessFacts>(
         _ => false,
     };
     let mut running_since = None;
-    match process.proc_identity() {
-        Ok(ProcIdentity { start_ticks, .. }) if start_ticks != member.start_ticks => {
+    // The pidfs inode names one process for the whole boot: where it
+    // agrees, the process is the one that registered, whatever uid it shows
+    // now (it may have changed its uid, or be seen through a user namespace
+    // that translates it), so the uid proves nothing and is not read.
+    let read = if pidfs_agrees {
+        process.proc_start_ticks().map(|start_ticks| (None, start_ticks))
+    } else {
+        process.proc_identity().map(|ProcIdentity { uid, start_ticks }| (Some(uid), start_ticks))
+    };
+    match read {
+        Ok((_, start_ticks)) if start_ticks != member.start_ticks => {
             return ProcessFinding::Dead(format!(
                 "{name} now names a process started at tick {start_ticks}, not {}",
                 member.start_ticks
             ));
         }
-        // The pidfs inode names one process for the whole boot: where it
-        // agrees, the process is the one that registered, whatever uid it
-        // shows now (it may have changed its uid, or be seen through a user
-        // namespace that translates it), so the uid proves nothing.
-        Ok(ProcIdentity { start_ticks, .. }) if pidfs_agrees => running_since = Some(start_ticks),
-        Ok(ProcIdentity { uid, start_ticks }) => match uid_frame(identity, own_user_ns, process) {
+        Ok((None, start_ticks)) => running_since = Some(start_ticks),
+        Ok((Some(uid), start_ticks)) => match uid_frame(identity, own_user_ns, process) {
             UidFrame::Shared if uid == member.uid => running_since = Some(start_ticks),
             UidFrame::Shared if own_user_ns == INITIAL_USER_NS_INODE => {
                 return ProcessFinding::Dead(format!("{name} now belongs to uid {uid}, not {}", member.uid));
@@ -435,6 +446,10 @@ impl ProcessFacts for LinuxProcess {
 
     fn proc_identity(&self) -> Result<ProcIdentity, ProcReadError> {
         read_proc_identity(self.pid)
+    }
+
+    fn proc_start_ticks(&self) -> Result<u64, ProcReadError> {
+        read_proc_start_ticks(self.pid)
     }
 
     fn has_exited(&self) -> io::Result<bool> {

@@ -62,6 +62,11 @@ pub(crate) struct FileStamp {
 }
 
 impl FileStamp {
+    /// The file's size in bytes when it was stamped.
+    pub(crate) fn size(&self) -> u64 {
+        u64::try_from(self.size).unwrap_or(0)
+    }
+
     fn of(stat: &nix::sys::stat::FileStat) -> FileStamp {
         FileStamp {
             device: stat.st_dev,
@@ -78,6 +83,13 @@ pub(crate) fn entry_stamp(directory: SubDir<'_>, name: &str) -> Option<FileStamp
     retry_on_interrupt(|| fstatat(directory.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW))
         .ok()
         .map(|stat| FileStamp::of(&stat))
+}
+
+/// The effective uid of this process, asked of the kernel once: roster
+/// never changes its uid, and a listing compares it with every entry.
+fn effective_uid() -> u32 {
+    static EUID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *EUID.get_or_init(|| nix::unistd::geteuid().as_raw())
 }
 
 /// Reads `name` in `directory` safely: the type is checked before opening
@@ -235,7 +247,7 @@ fn untrusted_reason(stat: &nix::sys::stat::FileStat) -> Option<String> {
     if let Some(kind_name) = kind_name {
         return Some(kind_name.to_owned());
     }
-    let euid = nix::unistd::geteuid().as_raw();
+    let euid = effective_uid();
     if stat.st_uid != euid {
         return Some(format!("is owned by uid {}, not {euid}", stat.st_uid));
     }

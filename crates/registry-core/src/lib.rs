@@ -37,7 +37,10 @@ pub use hook_log::{
     HOOK_LOG_LINES, HOOK_LOG_NAME, append_hook_error, append_hook_error_within, recent_hook_errors,
 };
 pub use interrupted::retry_interrupted;
-pub use list::{ListFilter, Listing, list_sessions, sort_newest_first};
+pub use list::{
+    ListFilter, Listing, ListingSummary, OrderedListing, list_sessions, list_sessions_ordered,
+    sort_newest_first,
+};
 pub use malformed::{Field, FieldError, FieldLimit, FieldProblem, LengthUnit, Malformed};
 pub use ownership::{UNPROVABLE_OWNER, caller_uid_is_unmapped, owned_by_caller};
 pub use prune::{
@@ -45,8 +48,8 @@ pub use prune::{
     remove_old_temporaries, remove_session_row,
 };
 pub use record::{
-    FormatProblem, Parsed, RECORD_FORMAT, Record, SocketRecord, check_field_limits, continues_chain,
-    parse_record, parse_versioned, pid_of_file_name, record_file_name, same_owner,
+    FormatProblem, Parsed, RECORD_FORMAT, Record, SocketRecord, Versioned, check_field_limits,
+    continues_chain, parse_record, parse_versioned, pid_of_file_name, record_file_name, same_owner,
 };
 pub use record_values::{
     AGENT_NAME_LIMIT, AgentName, BOOT_ID_LIMIT, BootId, CWD_LIMIT, FIELD_LIMITS, HARNESS_LIMIT,

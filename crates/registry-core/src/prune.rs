@@ -7,10 +7,12 @@ use std::time::Duration;
 use owner_liveness::{Liveness, Pid, SystemFacts};
 
 use crate::directory::{RosterDir, SubDir};
+use crate::directory_entries::DirectoryEntry;
 use crate::error::Result;
 use crate::files::{
     FileStamp, RegistryLock, TEMP_PREFIX, entry_mtime, entry_stamp, list_entries, list_names, remove_entry,
 };
+use crate::parallel::map_in_parallel;
 use crate::record::record_file_name;
 use crate::record_values::SessionId;
 use crate::session_index::remove_index_if_pointing_at;
@@ -82,7 +84,7 @@ pub struct PrunePlan {
 pub fn prune_sessions(
     roster: &RosterDir,
     options: &PruneOptions,
-    facts: &impl SystemFacts,
+    facts: &(impl SystemFacts + Sync),
 ) -> Result<PruneReport> {
     let plan = plan_prune(roster, options, facts)?;
     let lock = roster.lock()?;
@@ -90,7 +92,11 @@ pub fn prune_sessions(
 }
 
 /// Judges every entry of `sessions/` without the lock: what may go.
-pub fn plan_prune(roster: &RosterDir, options: &PruneOptions, facts: &impl SystemFacts) -> Result<PrunePlan> {
+pub fn plan_prune(
+    roster: &RosterDir,
+    options: &PruneOptions,
+    facts: &(impl SystemFacts + Sync),
+) -> Result<PrunePlan> {
     let now = Timestamp::from_system_time(facts.now());
     let mut plan = PrunePlan {
         options: *options,
@@ -100,28 +106,16 @@ pub fn plan_prune(roster: &RosterDir, options: &PruneOptions, facts: &impl Syste
         session_temporaries: Vec::new(),
         kept: 0,
     };
-    for entry in list_entries(roster, roster.sessions())? {
-        let Some(name) = entry.name.to_str() else {
-            // No roster wrote a name that is not UTF-8: it is malformed, and
-            // goes like any problem entry, only past --older-than.
-            let row = non_utf8_name_row(roster, &entry.name);
-            if removable(&row, options, now) {
-                plan.undecodable.push((entry.name, row));
-            } else {
-                plan.kept += 1;
-            }
-            continue;
-        };
-        if name.starts_with(TEMP_PREFIX) {
-            plan.session_temporaries.push(name.to_owned());
-            continue;
-        }
-        let Some((row, stamp)) = read_listed_session_row(roster, name, entry.kind, facts) else { continue };
-        if removable(&row, options, now) {
-            let stamp = stamp.filter(|_| dead_for_good(&row));
-            plan.candidates.push((row, stamp));
-        } else {
-            plan.kept += 1;
+    let entries = list_entries(roster, roster.sessions())?;
+    // Reading and judging is most of the work and needs no lock: on every core.
+    let looked_at = map_in_parallel(&entries, |entry| look_at_entry(roster, entry, options, now, facts));
+    for (entry, looked) in entries.into_iter().zip(looked_at) {
+        match looked {
+            LookedAt::Gone => {}
+            LookedAt::Kept => plan.kept += 1,
+            LookedAt::Temporary(name) => plan.session_temporaries.push(name),
+            LookedAt::Candidate(row, stamp) => plan.candidates.push((row, stamp)),
+            LookedAt::Undecodable(row) => plan.undecodable.push((entry.name, row)),
         }
     }
     Ok(plan)
@@ -140,7 +134,7 @@ impl PrunePlan {
         self,
         roster: &RosterDir,
         lock: &RegistryLock,
-        facts: &impl SystemFacts,
+        facts: &(impl SystemFacts + Sync),
     ) -> Result<PruneReport> {
         let PrunePlan { options, now, undecodable, candidates, session_temporaries, kept } = self;
         let options = &options;
@@ -153,27 +147,24 @@ impl PrunePlan {
                 report.kept += 1;
             }
         }
-        for (judged, stamp_when_judged) in candidates {
-            let unchanged = stamp_when_judged
-                .is_some_and(|stamp| entry_stamp(roster.sessions(), &judged.file_name) == Some(stamp));
-            let row = if unchanged {
-                judged
-            } else {
-                let Some(row) = read_session_row(roster, &judged.file_name, facts) else { continue };
-                row
-            };
-            if !removable(&row, options, now) {
-                report.kept += 1;
-                continue;
+        // Each candidate is checked once more and removed on every core
+        // (the kernel orders the unlinks in one directory itself); the
+        // outcomes come back in order.
+        let outcomes = map_in_parallel(&candidates, |(judged, stamp_when_judged)| {
+            recheck_and_remove(roster, lock, judged, *stamp_when_judged, options, now, facts)
+        });
+        for outcome in outcomes {
+            match outcome? {
+                Removal::Gone => {}
+                Removal::Kept => report.kept += 1,
+                Removal::Removed(row) => {
+                    match row.liveness() {
+                        Liveness::Dead => report.dead_removed += 1,
+                        _ => report.unknown_removed += 1,
+                    }
+                    report.removed.push(*row);
+                }
             }
-            if !options.dry_run && !remove_session_row(roster, lock, &row)? {
-                continue;
-            }
-            match row.liveness() {
-                Liveness::Dead => report.dead_removed += 1,
-                _ => report.unknown_removed += 1,
-            }
-            report.removed.push(row);
         }
         for directory in [roster.root(), roster.consent()] {
             report.temp_removed += remove_old_temporaries(roster, lock, directory, now, options.dry_run)?;
@@ -182,6 +173,80 @@ impl PrunePlan {
             remove_temporaries_if_old(roster, roster.sessions(), session_temporaries, now, options.dry_run)?;
         Ok(report)
     }
+}
+
+/// What the unlocked pass made of one entry of `sessions/`.
+enum LookedAt {
+    /// Not there any more, or a dotfile that is not a temporary.
+    Gone,
+    Kept,
+    Temporary(String),
+    /// Removable as judged; with the file's stamp when its verdict is dead
+    /// for good (`dead_for_good`).
+    Candidate(SessionRow, Option<FileStamp>),
+    /// A name that is not UTF-8 (no roster wrote it: malformed), removable
+    /// like any problem entry, only past --older-than.
+    Undecodable(SessionRow),
+}
+
+fn look_at_entry(
+    roster: &RosterDir,
+    entry: &DirectoryEntry,
+    options: &PruneOptions,
+    now: Timestamp,
+    facts: &impl SystemFacts,
+) -> LookedAt {
+    let Some(name) = entry.name.to_str() else {
+        let row = non_utf8_name_row(roster, &entry.name);
+        return if removable(&row, options, now) { LookedAt::Undecodable(row) } else { LookedAt::Kept };
+    };
+    if name.starts_with(TEMP_PREFIX) {
+        return LookedAt::Temporary(name.to_owned());
+    }
+    let Some((row, stamp)) = read_listed_session_row(roster, name, entry.kind, facts) else {
+        return LookedAt::Gone;
+    };
+    if removable(&row, options, now) {
+        let stamp = stamp.filter(|_| dead_for_good(&row));
+        LookedAt::Candidate(row, stamp)
+    } else {
+        LookedAt::Kept
+    }
+}
+
+/// What the locked pass did with one candidate.
+enum Removal {
+    Gone,
+    Kept,
+    Removed(Box<SessionRow>),
+}
+
+/// Re-checks a candidate under the lock and removes it if it is still
+/// removable (with `dry_run`, only says so).
+fn recheck_and_remove(
+    roster: &RosterDir,
+    lock: &RegistryLock,
+    judged: &SessionRow,
+    stamp_when_judged: Option<FileStamp>,
+    options: &PruneOptions,
+    now: Timestamp,
+    facts: &impl SystemFacts,
+) -> Result<Removal> {
+    let unchanged = stamp_when_judged
+        .is_some_and(|stamp| entry_stamp(roster.sessions(), &judged.file_name) == Some(stamp));
+    let row = if unchanged {
+        judged.clone()
+    } else {
+        let Some(row) = read_session_row(roster, &judged.file_name, facts) else { return Ok(Removal::Gone) };
+        row
+    };
+    if !removable(&row, options, now) {
+        return Ok(Removal::Kept);
+    }
+    if !options.dry_run && !remove_session_row(roster, lock, &row)? {
+        return Ok(Removal::Gone);
+    }
+    Ok(Removal::Removed(Box::new(row)))
 }
 
 /// Removes one row's file and its session-id index entry; `false` when the

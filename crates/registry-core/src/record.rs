@@ -88,10 +88,19 @@ pub enum FormatProblem {
     Unsupported(u64),
 }
 
+/// The keys of a roster file as parsed, which name their format.
+pub trait Versioned {
+    fn format(&self) -> u64;
+}
+
 /// The first step of parsing every roster file (records, consent markers):
 /// UTF-8, a JSON object, a `format` key between 1 and `supported`, then a
 /// strict parse into `T` (serde refuses duplicate keys and wrong types).
-pub fn parse_versioned<T: serde::de::DeserializeOwned>(
+///
+/// A file roster wrote parses at the first try, in one pass over its bytes;
+/// only one that does not (or names another format) is scanned for its
+/// `format` first, to say exactly what is wrong with it.
+pub fn parse_versioned<T: serde::de::DeserializeOwned + Versioned>(
     bytes: &[u8],
     supported: u64,
 ) -> Result<T, FormatProblem> {
@@ -100,6 +109,11 @@ pub fn parse_versioned<T: serde::de::DeserializeOwned>(
         Ok(text) => text,
         Err(error) => return malformed(Malformed::NotUtf8(error.to_string())),
     };
+    if let Ok(keys) = serde_json::from_str::<T>(text)
+        && (1..=supported).contains(&keys.format())
+    {
+        return Ok(keys);
+    }
     let format = match serde_json::from_str::<FormatOnly>(text) {
         Ok(FormatOnly { format: Some(value) }) => value,
         Ok(FormatOnly { format: None }) => return malformed(Malformed::NoFormat),
@@ -239,6 +253,12 @@ struct RecordKeys {
     registrar_pid: u32,
     registered_at: String,
     refreshed_at: String,
+}
+
+impl Versioned for RecordKeys {
+    fn format(&self) -> u64 {
+        self.format
+    }
 }
 
 /// The `socket` object as read.

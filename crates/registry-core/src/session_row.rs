@@ -85,6 +85,25 @@ pub(crate) fn read_listed_session_row(
     listed_as: EntryKind,
     facts: &impl SystemFacts,
 ) -> Option<(SessionRow, Option<FileStamp>)> {
+    read_session_row_knowing(roster, file_name, listed_as, None, facts)
+}
+
+/// A verdict already reached for a record file, valid while the file keeps
+/// its stamp (same inode, unchanged).
+pub(crate) struct KnownVerdict<'a> {
+    pub stamp: FileStamp,
+    pub verdict: &'a Verdict,
+}
+
+/// `read_listed_session_row`, taking `known`'s verdict instead of judging
+/// the owner again when the file read is still the one it was reached for.
+pub(crate) fn read_session_row_knowing(
+    roster: &RosterDir,
+    file_name: &str,
+    listed_as: EntryKind,
+    known: Option<KnownVerdict<'_>>,
+    facts: &impl SystemFacts,
+) -> Option<(SessionRow, Option<FileStamp>)> {
     if file_name.starts_with('.') {
         return None;
     }
@@ -117,7 +136,10 @@ pub(crate) fn read_listed_session_row(
     };
     let row = match parse_record(&contents.bytes, file_pid) {
         Parsed::Record(record) => {
-            let verdict = judge(&record.identity(), record.socket_identity().as_ref(), facts);
+            let verdict = match known {
+                Some(known) if known.stamp == stamp => known.verdict.clone(),
+                _ => judge(&record.identity(), record.socket_identity().as_ref(), facts),
+            };
             SessionRow {
                 file_name: file_name.to_owned(),
                 path,

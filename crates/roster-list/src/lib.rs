@@ -17,7 +17,10 @@ use cli_support::{
 };
 use consent::{ConsentDecider, SessionConsent};
 use harness::Harness;
-use registry_core::{ListFilter, Listing, RosterDir, RunningSystem, SessionRow, Timestamp, list_sessions};
+use registry_core::{
+    ListFilter, ListingSummary, OrderedListing, RosterDir, RunningSystem, SessionRow, Timestamp,
+    list_sessions_ordered,
+};
 
 mod notes;
 
@@ -222,44 +225,59 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
     let roster = open_roster_for_reading(&args.common)?;
     let facts = RunningSystem::read();
     let listing = match &roster {
-        Some(roster) => list_sessions(roster, &filter, &facts)?,
-        None => Listing::default(),
+        Some(roster) => list_sessions_ordered(roster, &filter, &facts)?,
+        None => OrderedListing::default(),
     };
-    let consents: Vec<SessionConsent> = match &roster {
-        Some(roster) => {
-            // One listing of `consent/` tells which rows have a marker at
-            // all: most have none, and looking for each one's file cost a
-            // `stat` per row.
-            let mut decider = ConsentDecider::new(&cli_support::process_env_os).knowing_markers_of(roster);
-            listing.rows.iter().map(|row| decider.for_row(roster, row, &facts)).collect()
-        }
-        None => Vec::new(),
-    };
+    // One listing of `consent/` tells which rows have a marker at all: most
+    // have none, and looking for each one's file cost a `stat` per row.
+    let mut decider = roster
+        .as_ref()
+        .map(|roster| ConsentDecider::new(&cli_support::process_env_os).knowing_markers_of(roster));
+    // The rows come one at a time, each decided as it comes.
+    let rows = roster.iter().zip(decider.iter_mut()).flat_map(|(roster, decider)| {
+        listing.rows(roster, &filter, &facts).map(|row| {
+            let consent = decider.for_row(roster, &row, &facts);
+            (row, consent)
+        })
+    });
     // Stdout is line-buffered: unbuffered, a JSON listing cost one write
     // per line, 27 per record.
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     match args.common.output_format() {
         OutputFormat::Json => {
-            let rows: Vec<registry_core::RowJson<'_>> = listing
-                .rows
-                .iter()
-                .zip(&consents)
-                .map(|(row, consent)| row.json_view(consent.row_consent()))
-                .collect();
-            serde_json::to_writer_pretty(&mut out, &rows)?;
+            // Serialized as they come: a listing of any size holds one
+            // row's JSON at a time.
+            let mut json = serde_json::Serializer::pretty(&mut out);
+            serde::Serializer::collect_seq(
+                &mut json,
+                rows.map(|(row, consent)| DecidedRow { row, consent }),
+            )?;
             writeln!(out)?;
         }
         OutputFormat::Text => {
-            let text = render_text(&listing, &consents, args.common.colour_on_stdout());
+            let text = render_text(rows, args.common.colour_on_stdout());
             out.write_all(text.as_bytes())?;
         }
     }
     out.flush()?;
     drop(out);
     if !args.common.quiet {
-        report_notes(&listing, roster.as_ref(), &args)?;
+        report_notes(listing.summary(), roster.as_ref(), &args)?;
     }
     Ok(())
+}
+
+/// A row with the consent decided for it, serialized as the JSON contract
+/// has rows.
+struct DecidedRow<'a> {
+    row: std::borrow::Cow<'a, SessionRow>,
+    consent: SessionConsent,
+}
+
+impl serde::Serialize for DecidedRow<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.row.json_view(self.consent.row_consent()).serialize(serializer)
+    }
 }
 
 /// Writes notes in one call, so a failure cannot leave half a line before
@@ -275,7 +293,7 @@ fn write_whole(err: &mut impl Write, text: &str) -> anyhow::Result<()> {
 /// Says on stderr what the reader should know beyond the rows: for a
 /// script, every current note as one JSON line; for people, why the table
 /// is empty, what its marks mean, and each note once per cause.
-fn report_notes(listing: &Listing, roster: Option<&RosterDir>, args: &ListArgs) -> anyhow::Result<()> {
+fn report_notes(listing: &ListingSummary, roster: Option<&RosterDir>, args: &ListArgs) -> anyhow::Result<()> {
     let mut err = std::io::stderr().lock();
     if args.common.output_format() == OutputFormat::Json {
         if let Some(roster) = roster {
@@ -333,17 +351,16 @@ fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
     })
 }
 
-fn render_text(listing: &Listing, consents: &[SessionConsent], colour: bool) -> String {
+fn render_text<'a>(
+    rows: impl Iterator<Item = (std::borrow::Cow<'a, SessionRow>, SessionConsent)>,
+    colour: bool,
+) -> String {
     let home = cli_support::process_env_os("HOME").map(PathBuf::from);
     let now = Timestamp::now();
     let mut text = String::new();
-    if !listing.rows.is_empty() {
-        let rows: Vec<Vec<String>> = listing
-            .rows
-            .iter()
-            .zip(consents)
-            .map(|(row, consent)| text_row(row, consent, home.as_deref(), now))
-            .collect();
+    let rows: Vec<Vec<String>> =
+        rows.map(|(row, consent)| text_row(&row, &consent, home.as_deref(), now)).collect();
+    if !rows.is_empty() {
         let headers = ["PID", "HARNESS", "AGENT", "STATE", "CONSENT", "AGE", "CWD", "SESSION"];
         text.push_str(&render_table(&headers, &rows, &|column, cell| match (column, cell) {
             (3, "alive") => paint(cell, Colour::Green, colour),
@@ -435,27 +452,22 @@ fn filter_words(args: &ListArgs, home: Option<&Path>) -> String {
 
 /// What a person needs to read the listing, said on every call: why it
 /// is empty, and what the unverified mark means.
-fn listing_remarks(listing: &Listing, roster: Option<&RosterDir>, filters: &str) -> Vec<String> {
+fn listing_remarks(listing: &ListingSummary, roster: Option<&RosterDir>, filters: &str) -> Vec<String> {
     let mut lines = Vec::new();
     let Some(roster) = roster else {
         lines.push("no sessions: nothing was ever registered here (roster-register adds one)".to_owned());
         return lines;
     };
-    let registry_is_empty = listing.rows.is_empty() && listing.dead_hidden == 0 && listing.filtered_out == 0;
-    if registry_is_empty {
+    if listing.registry_is_empty() {
         lines.push(format!(
             "no sessions registered in {}",
             escape_for_terminal(&roster.path().display().to_string())
         ));
-    } else if listing.rows.is_empty() && !filters.is_empty() {
+    } else if listing.shown == 0 && !filters.is_empty() {
         let except = if listing.dead_hidden > 0 { " except dead ones" } else { "" };
         lines.push(format!("no sessions match {filters}{except}"));
     }
-    let unverified = listing
-        .rows
-        .iter()
-        .filter(|row| row.record.as_ref().is_some_and(|record| !record.session_pid_verified))
-        .count();
+    let unverified = listing.unverified;
     if unverified > 0 {
         lines.push(format!(
             "{unverified} unverified owner{}, marked {UNVERIFIED_MARK} after the pid: named by hand, not the \

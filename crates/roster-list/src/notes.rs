@@ -11,9 +11,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use cli_support::escape_for_terminal;
-use owner_liveness::Liveness;
 use registry_core::{
-    HOOK_LOG_NAME, Listing, ProblemKind, RosterDir, Timestamp, read_entry, write_atomically,
+    HOOK_LOG_NAME, ListingSummary, ProblemKind, RosterDir, Timestamp, read_entry, write_atomically,
 };
 
 /// The state file: which cause each note was last shown for.
@@ -53,7 +52,7 @@ impl NoteKind {
 /// Every note the listing calls for now. `hook_failures_after` leaves out
 /// failures logged at or before that time (already shown).
 pub fn current_notes(
-    listing: &Listing,
+    listing: &ListingSummary,
     roster: &RosterDir,
     hook_failures_after: Option<Timestamp>,
 ) -> Vec<Note> {
@@ -69,9 +68,9 @@ pub fn current_notes(
             ),
         });
     }
-    let unknown = listing.rows.iter().filter(|row| row.liveness() == Liveness::Unknown).count();
+    let unknown = listing.unknown;
     if unknown > 0 {
-        let problems = listing.rows.iter().filter(|row| row.problem.is_some()).count();
+        let problems = listing.problems.len();
         let problem_note =
             if problems > 0 { format!(" ({problems} of them problem entries)") } else { String::new() };
         notes.push(Note {
@@ -84,18 +83,11 @@ pub fn current_notes(
         });
     }
     let untrusted: Vec<String> = listing
-        .rows
+        .problems
         .iter()
-        .filter_map(|row| {
-            row.problem
-                .as_ref()
-                .filter(|problem| problem.kind == ProblemKind::Untrusted)
-                .map(|problem| (row, problem))
-        })
-        .map(|(row, problem)| {
-            let name =
-                row.path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-            format!("{}: {}", escape_for_terminal(&name), escape_for_terminal(&problem.detail))
+        .filter(|(_, problem)| problem.kind == ProblemKind::Untrusted)
+        .map(|(name, problem)| {
+            format!("{}: {}", escape_for_terminal(name), escape_for_terminal(&problem.detail))
         })
         .collect();
     if !untrusted.is_empty() {
@@ -129,7 +121,7 @@ pub fn current_notes(
 
 /// The notes people have not been shown for their present cause, and the
 /// shown-state to remember once they are printed (`None`: nothing changed).
-pub fn unseen_notes(listing: &Listing, roster: &RosterDir) -> (Vec<Note>, Option<Vec<u8>>) {
+pub fn unseen_notes(listing: &ListingSummary, roster: &RosterDir) -> (Vec<Note>, Option<Vec<u8>>) {
     let shown = read_shown(roster);
     let hook_failures_after =
         shown.get(NoteKind::HookFailures.as_str()).and_then(|cause| Timestamp::parse(cause));

@@ -163,9 +163,10 @@ impl Watcher<'_> {
                     }
                 }
                 OutputFormat::Text => {
-                    let consents: Vec<SessionConsent> =
-                        listing.rows.iter().map(|row| self.known[&row.file_name].consent.clone()).collect();
-                    let text = crate::render_text(&listing, &consents, self.colour);
+                    let rows = listing.rows.iter().map(|row| {
+                        (std::borrow::Cow::Borrowed(row), self.known[&row.file_name].consent.clone())
+                    });
+                    let text = crate::render_text(rows, self.colour);
                     self.out.write_all(text.as_bytes())?;
                 }
             }
