@@ -345,7 +345,8 @@ impl<'a> PayloadKeys<'a> {
     }
 }
 
-fn json_kind(value: &Value) -> &'static str {
+/// How a JSON value's kind reads in a message: "a string", "null".
+pub(crate) fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

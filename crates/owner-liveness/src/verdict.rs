@@ -10,8 +10,8 @@ use nix::errno::Errno;
 
 use crate::identity::ChainMember;
 use crate::identity::{
-    Namespaces, OwnerIdentity, ProcIdentity, ProcReadError, SocketIdentity, mtime_ns, own_namespaces,
-    read_boot_id, read_proc_identity, read_proc_start_ticks, read_user_namespace,
+    Namespaces, OwnerIdentity, ProcIdentity, ProcReadError, SocketIdentity, own_namespaces, read_boot_id,
+    read_proc_identity, read_proc_start_ticks, read_user_namespace,
 };
 use crate::pid::Pid;
 use crate::pidfd::PidFd;
@@ -428,14 +428,7 @@ impl SystemFacts for LinuxFacts {
     }
 
     fn stat_socket(&self, path: &Path) -> io::Result<SocketIdentity> {
-        let metadata = std::fs::metadata(path)?;
-        use std::os::unix::fs::MetadataExt;
-        Ok(SocketIdentity {
-            path: path.to_owned(),
-            dev: metadata.dev(),
-            ino: metadata.ino(),
-            mtime_ns: mtime_ns(&metadata),
-        })
+        SocketIdentity::capture(path)
     }
 }
 

@@ -504,16 +504,15 @@ fn install(context: &Invocation, arguments: &InstallArgs) -> anyhow::Result<()> 
     }
     let mut out = io::stdout().lock();
     if context.json() {
-        let report = json!({
-            "harness": target.harness.as_str(),
-            "scope": target.scope.as_str(),
-            "path": target.path.to_string_lossy(),
-            "changed": outcome.changed,
-            "created": outcome.created,
-            "backup": outcome.backup.as_ref().map(|backup| backup.to_string_lossy()),
-            "commands": commands_json(&commands),
-            "notes": warnings.iter().chain(&notes).collect::<Vec<_>>(),
-        });
+        let report = with_keys(
+            change_report(&target, outcome.changed),
+            json!({
+                "created": outcome.created,
+                "backup": outcome.backup.as_ref().map(|backup| backup.to_string_lossy()),
+                "commands": commands_json(&commands),
+                "notes": warnings.iter().chain(&notes).collect::<Vec<_>>(),
+            }),
+        );
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
         let shown = context.shown(&target.path);
@@ -545,6 +544,25 @@ fn install(context: &Invocation, arguments: &InstallArgs) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// The keys every install and uninstall report starts with: which file,
+/// and whether it changed.
+fn change_report(target: &HookConfigFile, changed: bool) -> Value {
+    json!({
+        "harness": target.harness.as_str(),
+        "scope": target.scope.as_str(),
+        "path": target.path.to_string_lossy(),
+        "changed": changed,
+    })
+}
+
+/// `head` with the keys of `more` after its own, in order.
+fn with_keys(mut head: Value, more: Value) -> Value {
+    if let (Some(head), Value::Object(more)) = (head.as_object_mut(), more) {
+        head.extend(more);
+    }
+    head
+}
+
 fn uninstall(context: &Invocation, arguments: &TargetArgs) -> anyhow::Result<()> {
     let target = context.target(arguments)?;
     let outcome = hook_config::uninstall(&target, &context.paths)
@@ -561,21 +579,20 @@ fn uninstall(context: &Invocation, arguments: &TargetArgs) -> anyhow::Result<()>
     }
     let mut out = io::stdout().lock();
     if context.json() {
-        let report = json!({
-            "harness": target.harness.as_str(),
-            "scope": target.scope.as_str(),
-            "path": target.path.to_string_lossy(),
-            "changed": outcome.changed,
-            "removed_backup": outcome.removed_backup.as_ref().map(|backup| backup.to_string_lossy()),
-            "removed_directories": outcome
-                .removed_directories
-                .iter()
-                .map(|directory| directory.to_string_lossy())
-                .collect::<Vec<_>>(),
-            "removed_file": outcome.removed_file,
-            "restored_backup": outcome.restored_backup,
-            "notes": notes,
-        });
+        let report = with_keys(
+            change_report(&target, outcome.changed),
+            json!({
+                "removed_backup": outcome.removed_backup.as_ref().map(|backup| backup.to_string_lossy()),
+                "removed_directories": outcome
+                    .removed_directories
+                    .iter()
+                    .map(|directory| directory.to_string_lossy())
+                    .collect::<Vec<_>>(),
+                "removed_file": outcome.removed_file,
+                "restored_backup": outcome.restored_backup,
+                "notes": notes,
+            }),
+        );
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
         let shown = context.shown(&target.path);

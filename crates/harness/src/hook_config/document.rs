@@ -299,9 +299,9 @@ fn event_slot(event: HookEvent) -> usize {
 /// The shape checks of [`parse_hook_document`] on a parsed text.
 fn check_shape(harness: HookHarness, document: &JsoncDocument) -> Result<(), String> {
     let Some(root) = document.root() else { return Ok(()) };
-    let object = root
-        .as_object()
-        .ok_or_else(|| format!("its top level is {}, not an object", kind_of(&document.value_of(root))))?;
+    let object = root.as_object().ok_or_else(|| {
+        format!("its top level is {}, not an object", crate::payload::json_kind(&document.value_of(root)))
+    })?;
     let once = |container: &Container, key: &str, place: &str| -> Result<(), String> {
         let count = container.entries.iter().filter(|entry| entry.key.as_deref() == Some(key)).count();
         if count > 1 {
@@ -312,7 +312,10 @@ fn check_shape(harness: HookHarness, document: &JsoncDocument) -> Result<(), Str
     once(object, "hooks", "its ")?;
     let Some(hooks) = object.member("hooks") else { return Ok(()) };
     let hooks = hooks.value.as_object().ok_or_else(|| {
-        format!("its \"hooks\" is {}, not an object", kind_of(&document.value_of(&hooks.value)))
+        format!(
+            "its \"hooks\" is {}, not an object",
+            crate::payload::json_kind(&document.value_of(&hooks.value))
+        )
     })?;
     for event in HookEvent::BOTH {
         let name = harness.event_name(event);
@@ -320,7 +323,7 @@ fn check_shape(harness: HookHarness, document: &JsoncDocument) -> Result<(), Str
         if let Some(entries) = hooks.member(name).filter(|entries| entries.value.as_array().is_none()) {
             return Err(format!(
                 "its \"hooks\".\"{name}\" is {}, not an array",
-                kind_of(&document.value_of(&entries.value))
+                crate::payload::json_kind(&document.value_of(&entries.value))
             ));
         }
     }
@@ -440,15 +443,4 @@ fn roster_call_of_hook(hook: &Value) -> Option<(RosterHookCall, &str)> {
         let command = object.get(key)?.as_str()?;
         roster_hook_call(command).map(|call| (call, command))
     })
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
