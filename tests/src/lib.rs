@@ -15,9 +15,11 @@
 
 pub mod help;
 pub mod hooks;
+pub mod measure;
 pub mod owners;
 pub mod process_exit;
 pub mod seed;
+pub mod shell_completion;
 pub mod strace;
 pub mod workspace;
 
@@ -90,7 +92,8 @@ pub fn binary(name: &str) -> PathBuf {
 }
 
 /// The Debian package of each external tool a test may need.
-const TOOL_PACKAGES: [(&str, &str); 15] = [
+const TOOL_PACKAGES: [(&str, &str); 17] = [
+    ("apt-get", "apt"),
     ("bwrap", "bubblewrap"),
     ("dpkg-deb", "dpkg"),
     ("dpkg-shlibdeps", "dpkg-dev"),
@@ -100,6 +103,7 @@ const TOOL_PACKAGES: [(&str, &str); 15] = [
     ("groff", "groff-base"),
     ("man", "man-db"),
     ("mount", "mount"),
+    ("nsenter", "util-linux"),
     ("script", "bsdutils"),
     ("setpriv", "util-linux"),
     ("strace", "strace"),

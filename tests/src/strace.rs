@@ -10,9 +10,16 @@
 //! the main thread's calls up to the runtime's last start-up step (the
 //! `SIGBUS` handler it installs) are skipped, as are the calls of the
 //! memory allocator and thread machinery everywhere (`OUT_OF_SCOPE`).
+//!
+//! strace also counts what a running process does while it should be idle
+//! (`calls_over`): `cargo xtask bench` holds `roster-list --watch` to none.
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
 
 /// Syscalls of the loader, the allocator and thread start-up: no roster
 /// code calls them, and their failure is the runtime's to handle.
@@ -119,6 +126,37 @@ pub fn syscalls_in_scope(log: &str) -> Vec<SyscallUse> {
 /// Reads a log written by strace.
 pub fn read_log(path: &Path) -> anyhow::Result<String> {
     Ok(String::from_utf8_lossy(&std::fs::read(path)?).into_owned())
+}
+
+/// The system calls `pid` (and its threads) makes over `span`, as
+/// `strace -c -f -p PID` counts them.
+pub fn calls_over(pid: u32, span: Duration) -> anyhow::Result<u64> {
+    std::thread::sleep(Duration::from_millis(200));
+    let strace = Command::new("strace")
+        .args(["-c", "-f", "-p", &pid.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("start strace (install it: apt-get install strace)")?;
+    std::thread::sleep(span);
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(strace.id() as i32), nix::sys::signal::Signal::SIGINT)
+        .context("stop strace")?;
+    let output = strace.wait_with_output().context("wait for strace")?;
+    let text = String::from_utf8_lossy(&output.stderr);
+    if !text.contains("attached") {
+        bail!("strace did not attach to process {pid}: {text}");
+    }
+    // With no call at all strace prints no table; otherwise its last line
+    // is `100.00 … <calls> [errors] total`.
+    let calls = text
+        .lines()
+        .find(|line| line.trim_end().ends_with("total"))
+        .and_then(|line| line.split_whitespace().nth(3))
+        .map(|calls| calls.parse::<u64>())
+        .transpose()
+        .context("read strace's total")?;
+    Ok(calls.unwrap_or(0))
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! Where the workspace and its build output are, and building the binaries
 //! the benchmark, the soak, the fault table and the e2e run, through the
-//! same cargo that runs them.
+//! same cargo that runs them; and running `cargo xtask` for the tests of
+//! what it makes.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -35,6 +36,15 @@ pub fn cargo_program() -> OsString {
 fn cargo() -> Command {
     let mut command = Command::new(cargo_program());
     command.current_dir(workspace_root());
+    command
+}
+
+/// `cargo xtask ARGUMENTS` run from the workspace root, as a person runs
+/// it: the tests of what xtask makes (generated files, the installation,
+/// the Debian package) drive the real verb and check what it leaves.
+pub fn xtask<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(arguments: I) -> Command {
+    let mut command = cargo();
+    command.arg("xtask").args(arguments);
     command
 }
 

@@ -7,7 +7,6 @@
 //! child process the bench keeps, so every verdict is a real one. Compared
 //! commands run interleaved, round by round, for the same reason.
 
-pub mod measure;
 pub mod report;
 pub mod watch;
 
@@ -18,11 +17,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use owner_liveness::OwnerIdentity;
 
+use ::tests::measure::{Invocation, Samples, milliseconds};
 use ::tests::owners::OwnerPool;
 use ::tests::seed::{SeededRegistry, realistic_record, session_id_for};
 use ::tests::workspace::{Profile, build_binaries, target_directory};
-use measure::milliseconds;
-use measure::{Invocation, Samples};
 use report::{BenchReport, Contention, Figure, RatioCheck, thousands};
 
 /// Options of `cargo xtask bench`.

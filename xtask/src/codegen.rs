@@ -4,22 +4,15 @@
 //! that packagers need no Rust toolchain; `cargo xtask codegen --check` and a
 //! test regenerate them in memory and fail when the committed ones drift.
 
-#[cfg(test)]
-mod completion_tests;
 mod completions;
 mod man_pages;
 mod overview;
-#[cfg(test)]
-pub(crate) mod shell_completion;
-#[cfg(test)]
-pub(crate) mod temporary_directory;
-#[cfg(test)]
-pub(crate) mod tests;
 
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use ::tests::workspace::workspace_root;
 use anyhow::{Context, bail};
 
 pub use completions::CompletionScript;
@@ -73,7 +66,7 @@ pub fn write_all() -> anyhow::Result<()> {
 /// Regenerates everything in memory and fails, naming each drifted file,
 /// when the files in the tree differ from what would be generated.
 pub fn check_all() -> anyhow::Result<()> {
-    let drifted = drifted_files(&repository_root())?;
+    let drifted = drifted_files(&workspace_root())?;
     if drifted.is_empty() {
         println!("man/ and completions/ are up to date");
         return Ok(());
@@ -113,14 +106,6 @@ pub fn generate_all() -> anyhow::Result<Vec<GeneratedFile>> {
     let mut files = generate_man_pages()?;
     files.extend(generate_completions());
     Ok(files)
-}
-
-/// The workspace root, which holds `man/` and `completions/`.
-pub fn repository_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask lives one directory below the workspace root")
-        .to_path_buf()
 }
 
 /// How one file in the tree differs from what codegen would write.
@@ -186,7 +171,7 @@ pub fn drift_report(drifted: &[DriftedFile]) -> String {
 /// Makes `directory` (relative to the repository root) hold exactly `files`:
 /// writes what changed, removes what is no longer generated.
 fn write_generated_directory(directory: &str, files: &[GeneratedFile]) -> anyhow::Result<()> {
-    let root = repository_root();
+    let root = workspace_root();
     let absolute_directory = root.join(directory);
     fs::create_dir_all(&absolute_directory)
         .with_context(|| format!("cannot create {}", absolute_directory.display()))?;
@@ -228,4 +213,18 @@ fn files_in_directory(root: &Path, directory: &Path) -> anyhow::Result<Vec<PathB
     }
     files.sort();
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Generation depends on nothing but the clap commands: two runs give
+    /// the same bytes. (The generated files themselves are tested in the
+    /// `tests` crate, `tests/generated_files.rs`.)
+    #[test]
+    fn man_pages_and_completions_are_the_same_on_every_run() {
+        assert_eq!(
+            super::generate_all().expect("pages render"),
+            super::generate_all().expect("pages render")
+        );
+    }
 }

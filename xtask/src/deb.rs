@@ -21,9 +21,10 @@ use xshell::{Shell as CommandShell, cmd};
 
 use crate::codegen::{self, BINARY_NAMES};
 use crate::install::{self, FileContents, InstalledFile};
+use ::tests::workspace::{Profile, build_binaries, target_directory, workspace_root};
 
 /// The package's name, which is also the name of its documentation directory.
-pub const PACKAGE_NAME: &str = "roster";
+const PACKAGE_NAME: &str = "roster";
 
 /// The Debian revision of the upstream version: the first packaging of it.
 const DEBIAN_REVISION: &str = "1";
@@ -33,15 +34,15 @@ const MAINTAINER: &str = "roster maintainers <maintainers@roster.example.org>";
 
 /// Builds the release binaries and the package; prints where it is.
 pub fn run() -> anyhow::Result<()> {
-    let binaries_directory = install::build_release_binaries()?;
-    let package = build_package(&binaries_directory, &install::target_directory()?.join("debian"))?;
+    let binaries_directory = build_binaries(Profile::Release)?;
+    let package = build_package(&binaries_directory, &target_directory()?.join("debian"))?;
     println!("wrote {}", package.display());
     Ok(())
 }
 
 /// Builds `roster_<version>_<arch>.deb` in `output_directory` from the
 /// binaries in `binaries_directory`; returns its path.
-pub fn build_package(binaries_directory: &Path, output_directory: &Path) -> anyhow::Result<PathBuf> {
+fn build_package(binaries_directory: &Path, output_directory: &Path) -> anyhow::Result<PathBuf> {
     let version = debian_version()?;
     let architecture = host_architecture()?;
     let package_stem = format!("{PACKAGE_NAME}_{version}_{architecture}");
@@ -77,16 +78,12 @@ pub fn build_package(binaries_directory: &Path, output_directory: &Path) -> anyh
 }
 
 /// The package's version: the workspace's, with the Debian revision.
-pub fn debian_version() -> anyhow::Result<String> {
-    let upstream = roster_list::command()
-        .get_version()
-        .map(str::to_owned)
-        .context("roster-list has no version; add `version` to its #[command]")?;
-    Ok(format!("{upstream}-{DEBIAN_REVISION}"))
+fn debian_version() -> anyhow::Result<String> {
+    Ok(format!("{}-{DEBIAN_REVISION}", crate::dist::release_version()?))
 }
 
 /// The Debian architecture of this machine, which the binaries are built for.
-pub fn host_architecture() -> anyhow::Result<String> {
+fn host_architecture() -> anyhow::Result<String> {
     let shell = CommandShell::new()?;
     Ok(cmd!(shell, "dpkg --print-architecture").quiet().read()?.trim().to_owned())
 }
@@ -139,7 +136,7 @@ fn package_files(binaries_directory: &Path, version: &str) -> anyhow::Result<Vec
 /// the MIT licence roster uses "Expat" (the MIT name covers several
 /// licences); Apache-2.0 is referred to in common-licenses, as policy asks.
 fn copyright_file() -> anyhow::Result<String> {
-    let root = codegen::repository_root();
+    let root = workspace_root();
     let mit = fs::read_to_string(root.join("LICENSE-MIT")).context("reading LICENSE-MIT")?;
     let copyright = mit
         .lines()
@@ -175,7 +172,7 @@ fn copyright_file() -> anyhow::Result<String> {
 /// which Debian wants in a copyright notice and LICENSE-MIT does not name.
 fn copyright_years() -> anyhow::Result<String> {
     let shell = CommandShell::new()?;
-    shell.change_dir(codegen::repository_root());
+    shell.change_dir(workspace_root());
     shell.set_var("TZ", "UTC");
     let years = cmd!(shell, "git log --format=%cd --date=format-local:%Y")
         .quiet()
@@ -190,7 +187,7 @@ fn copyright_years() -> anyhow::Result<String> {
 /// commit so that two builds of one commit are the same package.
 fn changelog(version: &str) -> anyhow::Result<String> {
     let shell = CommandShell::new()?;
-    shell.change_dir(codegen::repository_root());
+    shell.change_dir(workspace_root());
     shell.set_var("TZ", "UTC");
     let date_format = "--date=format-local:%a, %d %b %Y %H:%M:%S +0000";
     let date = cmd!(shell, "git log -1 --format=%cd {date_format}")
@@ -288,39 +285,36 @@ fn md5sums(staging: &Path) -> anyhow::Result<String> {
 
 /// Every regular file below `root` but `DEBIAN/`, sorted.
 fn files_below(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
+    let (_, files) = tree_below(root)?;
+    Ok(files.into_iter().filter(|path| !path.starts_with(root.join("DEBIAN"))).collect())
+}
+
+/// Directories 0755 whatever the umask was, as dpkg-deb and lintian expect.
+fn make_directories_world_readable(root: &Path) -> anyhow::Result<()> {
+    for directory in tree_below(root)?.0 {
+        fs::set_permissions(&directory, fs::Permissions::from_mode(0o755))
+            .with_context(|| format!("setting the mode of {}", directory.display()))?;
+    }
+    Ok(())
+}
+
+/// The directories (`root` first) and the other files below `root`, sorted.
+fn tree_below(root: &Path) -> anyhow::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let (mut directories, mut files) = (vec![root.to_path_buf()], Vec::new());
     let mut pending = vec![root.to_path_buf()];
     while let Some(directory) = pending.pop() {
         for entry in fs::read_dir(&directory).with_context(|| format!("listing {}", directory.display()))? {
             let path = entry.with_context(|| format!("listing {}", directory.display()))?.path();
-            if path == root.join("DEBIAN") {
-                continue;
-            }
             if path.is_dir() {
-                pending.push(path);
+                pending.push(path.clone());
+                directories.push(path);
             } else {
                 files.push(path);
             }
         }
     }
     files.sort();
-    Ok(files)
-}
-
-/// Directories 0755 whatever the umask was, as dpkg-deb and lintian expect.
-fn make_directories_world_readable(root: &Path) -> anyhow::Result<()> {
-    let mut pending = vec![root.to_path_buf()];
-    while let Some(directory) = pending.pop() {
-        fs::set_permissions(&directory, fs::Permissions::from_mode(0o755))
-            .with_context(|| format!("setting the mode of {}", directory.display()))?;
-        for entry in fs::read_dir(&directory).with_context(|| format!("listing {}", directory.display()))? {
-            let path = entry.with_context(|| format!("listing {}", directory.display()))?.path();
-            if path.is_dir() {
-                pending.push(path);
-            }
-        }
-    }
-    Ok(())
+    Ok((directories, files))
 }
 
 /// `bytes` compressed by `gzip -9n` (no name or time stamp inside, so the
@@ -334,6 +328,3 @@ fn gzip(bytes: &[u8]) -> anyhow::Result<Vec<u8>> {
 fn write_file(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
     fs::write(path, contents).with_context(|| format!("writing {}", path.display()))
 }
-
-#[cfg(test)]
-mod tests;

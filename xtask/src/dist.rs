@@ -11,25 +11,25 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use xshell::{Shell, cmd};
 
-use crate::codegen;
 use crate::install;
+use ::tests::workspace::{Profile, build_binaries, target_directory, workspace_root};
 
 /// Files from the repository root that ship at the top of the tarball.
 const DOCUMENTS: [&str; 3] = ["README.md", "LICENSE-MIT", "LICENSE-APACHE"];
 
 /// Builds the release binaries and packs the tarball.
 pub fn run() -> anyhow::Result<()> {
-    let root = codegen::repository_root();
+    let root = workspace_root();
     for document in DOCUMENTS {
         if !root.join(document).is_file() {
             bail!("{document} is missing from the repository root; the tarball ships it");
         }
     }
-    let binaries_directory = install::build_release_binaries()?;
+    let binaries_directory = build_binaries(Profile::Release)?;
     let version = release_version()?;
     let target_triple = host_target_triple()?;
     let package_name = format!("roster-{version}-{target_triple}");
-    let dist_directory = install::target_directory()?.join("dist");
+    let dist_directory = target_directory()?.join("dist");
     let staging_directory = dist_directory.join(&package_name);
 
     if staging_directory.exists() {
@@ -55,7 +55,7 @@ pub fn run() -> anyhow::Result<()> {
 }
 
 /// The version the binaries report, which is the workspace's version.
-fn release_version() -> anyhow::Result<String> {
+pub fn release_version() -> anyhow::Result<String> {
     roster_list::command()
         .get_version()
         .map(str::to_owned)

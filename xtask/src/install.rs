@@ -13,7 +13,6 @@ use anyhow::{Context, bail};
 use clap_complete::Shell;
 
 use crate::codegen::{self, BINARY_NAMES};
-pub use ::tests::workspace::target_directory;
 use ::tests::workspace::{Profile, build_binaries};
 
 /// Installs under `prefix` (default `~/.local`) after a release build.
@@ -23,7 +22,7 @@ pub fn run(prefix: Option<PathBuf>) -> anyhow::Result<()> {
             .with_context(|| format!("cannot make --prefix {} absolute", prefix.display()))?,
         None => default_prefix()?,
     };
-    let binaries_directory = build_release_binaries()?;
+    let binaries_directory = build_binaries(Profile::Release)?;
     let installed = install_into(&prefix, &binaries_directory)?;
     println!("installed under {}:", prefix.display());
     for path in &installed {
@@ -121,12 +120,6 @@ pub fn write_installation_files(prefix: &Path, files: &[InstalledFile]) -> anyho
     Ok(written)
 }
 
-/// Builds the five binaries with `cargo build --release --locked` and
-/// returns the directory that holds them.
-pub fn build_release_binaries() -> anyhow::Result<PathBuf> {
-    build_binaries(Profile::Release)
-}
-
 fn default_prefix() -> anyhow::Result<PathBuf> {
     match std::env::var_os("HOME").filter(|home| !home.is_empty()) {
         Some(home) => Ok(Path::new(&home).join(".local")),
@@ -202,6 +195,3 @@ fn same_directory(left: &Path, right: &Path) -> bool {
         _ => left == right,
     }
 }
-
-#[cfg(test)]
-mod tests;

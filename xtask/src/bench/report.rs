@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::measure::{Samples, milliseconds};
+use ::tests::measure::{Samples, milliseconds};
 
 /// One measured figure: a command at one registry size.
 #[derive(Clone, Debug)]

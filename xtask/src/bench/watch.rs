@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use super::measure::{Samples, milliseconds};
+use ::tests::measure::{Samples, milliseconds};
 
 /// The latency target of both events, p99.
 pub const EVENT_LATENCY_LIMIT: Duration = Duration::from_millis(100);
@@ -173,36 +173,6 @@ pub fn measure_watch(
         owner.wait().context("reap the owner")?;
     }
 
-    let idle_syscalls = count_idle_syscalls(watcher.child.id())?;
+    let idle_syscalls = ::tests::strace::calls_over(watcher.child.id(), IDLE_TRACE)?;
     Ok(WatchFigures { watched, startup, died, registered, idle_syscalls })
-}
-
-/// `strace -c -f -p PID` over `IDLE_TRACE`: the calls it counted.
-fn count_idle_syscalls(pid: u32) -> anyhow::Result<u64> {
-    std::thread::sleep(Duration::from_millis(200));
-    let strace = Command::new("strace")
-        .args(["-c", "-f", "-p", &pid.to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("start strace (install it: apt-get install strace)")?;
-    std::thread::sleep(IDLE_TRACE);
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(strace.id() as i32), nix::sys::signal::Signal::SIGINT)
-        .context("stop strace")?;
-    let output = strace.wait_with_output().context("wait for strace")?;
-    let text = String::from_utf8_lossy(&output.stderr);
-    if !text.contains("attached") {
-        bail!("strace did not attach to the watcher: {text}");
-    }
-    // With no call at all strace prints no table; otherwise its last line
-    // is `100.00 … <calls> [errors] total`.
-    let calls = text
-        .lines()
-        .find(|line| line.trim_end().ends_with("total"))
-        .and_then(|line| line.split_whitespace().nth(3))
-        .map(|calls| calls.parse::<u64>())
-        .transpose()
-        .context("read strace's total")?;
-    Ok(calls.unwrap_or(0))
 }

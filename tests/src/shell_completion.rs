@@ -4,14 +4,15 @@
 //! function with `COMP_WORDS`/`COMP_CWORD` set and prints `COMPREPLY`; zsh
 //! runs an interactive shell on a pseudo-terminal (zpty) with `compinit`,
 //! types the line and a TAB, and records every match through a `compadd`
-//! wrapper; fish answers `complete -C`. Used by the completion tests and by
-//! the Debian package test, which points them at the installed files.
+//! wrapper; fish answers `complete -C`. Used by the completion tests of
+//! `cargo xtask install`'s layout and by the Debian package test, each
+//! pointing the shells at the files installed there.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
-use super::tests::require_program;
+use crate::{StdinFeed, require_tool, run_to_completion};
 
 /// The shells completion is tested in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,9 +84,9 @@ fn complete_lines_through(
         TestedShell::Zsh => ("zsh", zsh_command(&directories.zsh, lines, scratch.path())),
         TestedShell::Fish => ("fish", fish_command(&directories.fish, lines)),
     };
-    require_program(program, &format!("{program} (Debian and Ubuntu package: {program})"));
+    require_tool(program);
     // A scratch HOME keeps the user's start-up files and caches out of the answer.
-    command.env("HOME", scratch.path()).env("TERM", "dumb").stdin(Stdio::null());
+    command.env("HOME", scratch.path()).env("TERM", "dumb");
     let path = std::env::var_os("PATH").unwrap_or_default();
     let search_path = std::env::join_paths(
         std::iter::once(directories.commands.clone()).chain(std::env::split_paths(&path)),
@@ -100,10 +101,10 @@ fn complete_lines_through(
                 wrapped.env(name, value);
             }
         }
-        wrapped.stdin(Stdio::null());
         command = wrapped;
     }
-    let output = run_with_deadline(&mut command, program, &lines.join(" | "));
+    // A shell waiting on a prompt must fail the test, not hang it.
+    let output = run_to_completion(command, StdinFeed::Null, SHELL_DEADLINE);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
@@ -241,33 +242,4 @@ fn fish_command(complete_directory: &Path, lines: &[&str]) -> Command {
     let mut command = Command::new("fish");
     command.args(["--no-config", "-c", DRIVER]).arg(complete_directory).args(lines);
     command
-}
-
-/// Runs `command`, killing it past [`SHELL_DEADLINE`]: a shell waiting on
-/// a prompt must fail the test, not hang it.
-fn run_with_deadline(command: &mut Command, program: &str, line: &str) -> std::process::Output {
-    let child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|error| panic!("cannot run {program}: {error}"));
-    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("a pid fits an i32"));
-    let (finished, finished_seen) = std::sync::mpsc::channel::<()>();
-    let watchdog = std::thread::spawn(move || {
-        let timed_out = finished_seen.recv_timeout(SHELL_DEADLINE).is_err();
-        if timed_out {
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-        }
-        timed_out
-    });
-    let output = child.wait_with_output().expect("the shell's output can be read");
-    let _ = finished.send(());
-    let timed_out = watchdog.join().expect("the watchdog does not panic");
-    assert!(
-        !timed_out,
-        "{program} did not finish completing {line:?} within {SHELL_DEADLINE:?}:\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
 }

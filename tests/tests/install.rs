@@ -1,14 +1,117 @@
-//! Completion tests: every binary's generated scripts, installed the way
-//! `cargo xtask install` lays them out, completing subcommands, flags and
-//! values in real bash, zsh and fish. A shell that is missing fails the
-//! test (CI installs them).
+//! `cargo xtask install --prefix DIR`, run for real, checked the way a
+//! user would: every file is where its tool looks, the binaries run, `man`
+//! finds the pages through MANPATH, and bash, zsh and fish complete
+//! subcommands, flags and values from the installed completion scripts. A
+//! shell that is missing fails the test (CI installs them).
+//!
+//! One installation serves every test here. It is a release build, as
+//! `cargo xtask install` makes it; the Debian package test and CI's
+//! `cargo xtask deb` build the same binaries, so cargo builds them once.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
 
-use super::shell_completion::{CompletionDirectories, TestedShell, complete_lines};
-use super::{BINARY_NAMES, generate_completion_scripts};
-use crate::install::completion_destination;
+use tests::require_tool;
+use tests::shell_completion::{CompletionDirectories, TestedShell, complete_lines};
+use tests::workspace::{ROSTER_BINARIES, target_directory, xtask};
+
+/// What `cargo xtask install --prefix` left: the prefix and the paths it
+/// reported writing.
+struct Installation {
+    prefix: PathBuf,
+    reported: Vec<PathBuf>,
+}
+
+/// The installation, made once for all tests here, under the target
+/// directory (a fresh prefix each run).
+fn installation() -> &'static Installation {
+    static INSTALLATION: OnceLock<Installation> = OnceLock::new();
+    INSTALLATION.get_or_init(|| {
+        let prefix = target_directory().expect("cargo metadata answers").join("install-test-prefix");
+        if prefix.exists() {
+            std::fs::remove_dir_all(&prefix).expect("the old test prefix can be removed");
+        }
+        let output = xtask(["install".as_ref(), "--prefix".as_ref(), prefix.as_os_str()])
+            .output()
+            .expect("cargo runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "cargo xtask install --prefix {} failed ({}):\n{stdout}\n{}",
+            prefix.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let reported = stdout
+            .lines()
+            .skip_while(|line| *line != format!("installed under {}:", prefix.display()))
+            .skip(1)
+            .map_while(|line| line.strip_prefix("  "))
+            .map(PathBuf::from)
+            .collect();
+        Installation { prefix, reported }
+    })
+}
+
+#[test]
+fn install_puts_every_file_where_its_tool_looks_and_the_binaries_run() {
+    let Installation { prefix, reported } = installation();
+    let expected_files = [
+        ("bin/roster-list", 0o755),
+        ("share/man/man1/roster-list.1", 0o644),
+        ("share/man/man7/roster.7", 0o644),
+        ("share/bash-completion/completions/roster-list", 0o644),
+        ("share/zsh/site-functions/_roster-list", 0o644),
+        ("share/fish/vendor_completions.d/roster-list.fish", 0o644),
+        ("share/roster/completions/roster-list.elv", 0o644),
+        ("share/roster/completions/_roster-list.ps1", 0o644),
+    ];
+    for (relative_path, mode) in expected_files {
+        let path = prefix.join(relative_path);
+        assert!(reported.contains(&path), "install did not report {relative_path}");
+        let metadata = std::fs::metadata(&path).unwrap_or_else(|error| panic!("{relative_path}: {error}"));
+        assert_eq!(metadata.permissions().mode() & 0o777, mode, "mode of {relative_path}");
+    }
+    // 5 binaries, 6 pages, 5 completion scripts per binary.
+    assert_eq!(reported.len(), 5 + 6 + 25, "installed files: {reported:#?}");
+
+    for binary in ROSTER_BINARIES {
+        let output = Command::new(prefix.join("bin").join(binary))
+            .arg("--version")
+            .output()
+            .unwrap_or_else(|error| panic!("cannot run the installed {binary}: {error}"));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success() && stdout.starts_with(binary),
+            "installed {binary} --version: {}\nstdout: {stdout}\nstderr: {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    require_tool("man");
+    let man_directory = prefix.join("share/man");
+    for (section, page) in [("1", "roster-list"), ("7", "roster")] {
+        let output = Command::new("man")
+            .args(["-w", section, page])
+            .env("MANPATH", &man_directory)
+            .output()
+            .unwrap_or_else(|error| panic!("cannot run man: {error}"));
+        let found = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+        let expected = man_directory.join(format!("man{section}/{page}.{section}"));
+        assert_eq!(
+            Path::new(&found),
+            expected,
+            "MANPATH={} man -w {section} {page} ({}): {}",
+            man_directory.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
 
 /// What completing one line must give.
 #[derive(Clone, Copy)]
@@ -70,28 +173,15 @@ const PID_LINES: &[&str] = &[
     "roster-consent should-arm --pid ",
 ];
 
-/// Writes every generated script where `cargo xtask install` puts it under
-/// `prefix`, with a stand-in for each binary in `prefix/bin` (the scripts
-/// do not run the binaries), and returns the directories each shell searches.
-fn install_generated_completions(prefix: &Path) -> CompletionDirectories {
-    use std::os::unix::fs::PermissionsExt;
-    for script in generate_completion_scripts() {
-        let path = prefix.join(completion_destination(script.shell, script.binary, &script.file_name));
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &script.script).unwrap();
-    }
-    let commands = prefix.join("bin");
-    std::fs::create_dir_all(&commands).unwrap();
-    for binary in BINARY_NAMES {
-        let stand_in = commands.join(binary);
-        std::fs::write(&stand_in, "#!/bin/sh\nexit 0\n").unwrap();
-        std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+/// The directories each shell searches below the installation's prefix,
+/// and its `bin` (fish completes only a command it can find).
+fn installed_completions() -> CompletionDirectories {
+    let prefix = &installation().prefix;
     CompletionDirectories {
         bash: prefix.join("share/bash-completion/completions"),
         zsh: prefix.join("share/zsh/site-functions"),
         fish: prefix.join("share/fish/vendor_completions.d"),
-        commands,
+        commands: prefix.join("bin"),
     }
 }
 
@@ -144,15 +234,13 @@ fn completion_problems(
 
 #[test]
 fn every_binary_completes_subcommands_flags_and_values_in_bash_zsh_and_fish() {
-    let prefix = tempfile::tempdir().unwrap();
-    let directories = install_generated_completions(prefix.path());
+    let directories = installed_completions();
     check_completions(&directories, CASES);
 }
 
 #[test]
 fn pid_flags_complete_parent_and_live_pids_but_never_init() {
-    let prefix = tempfile::tempdir().unwrap();
-    let directories = install_generated_completions(prefix.path());
+    let directories = installed_completions();
     let mut live = std::process::Command::new("sleep").arg("600").spawn().expect("sleep runs");
     let live_pid = live.id().to_string();
     let mut problems = Vec::new();

@@ -1,27 +1,76 @@
-//! Tests of the generated files: the committed ones match a fresh
-//! generation, every man page formats without a groff warning and carries
-//! the house sections, every elvish completion script compiles, and the
-//! help text they are generated from follows the house style.
+//! Tests of the generated files as committed in man/ and completions/:
+//! they match what `cargo xtask codegen` generates from the binaries'
+//! clap commands, every man page formats without a groff warning and
+//! carries the house sections, every elvish completion script compiles, and
+//! the help text they are generated from follows the house style.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-use super::BINARIES;
-use super::temporary_directory::TemporaryDirectory;
-use super::{drift_report, drifted_files, generate_completion_scripts, generate_man_pages, repository_root};
-use clap_complete::Shell;
+use tests::require_tool;
+use tests::workspace::{workspace_root, xtask};
 
+/// One binary: its name, the clap command it runs and the manual its
+/// `--help` and man page render, from its own crate.
+struct Binary {
+    name: &'static str,
+    command: fn() -> clap::Command,
+    manual: fn() -> cli_support::manual::Manual,
+}
+
+const BINARIES: [Binary; 5] = [
+    Binary { name: "roster-register", command: roster_register::command, manual: roster_register::manual },
+    Binary { name: "roster-list", command: roster_list::command, manual: roster_list::manual },
+    Binary { name: "roster-prune", command: roster_prune::command, manual: roster_prune::manual },
+    Binary { name: "roster-consent", command: roster_consent::command, manual: roster_consent::manual },
+    Binary { name: "roster-hooks", command: roster_hooks::command, manual: roster_hooks::manual },
+];
+
+/// The committed files of a generated directory (`man` or `completions`),
+/// sorted, with their bytes.
+fn committed_files(directory: &str) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(workspace_root().join(directory))
+        .unwrap_or_else(|error| panic!("{directory}/ cannot be listed: {error}"))
+        .map(|entry| entry.expect("a directory entry").path())
+        .collect();
+    paths.sort();
+    assert!(!paths.is_empty(), "{directory}/ is empty; run `cargo xtask codegen` and commit");
+    paths.into_iter().map(|path| (path.clone(), std::fs::read(&path).expect("a committed file"))).collect()
+}
+
+/// The man pages of `man/`: `man/<binary>.1` for each binary and `man/roster.7`.
+fn committed_man_pages() -> Vec<(PathBuf, Vec<u8>)> {
+    let pages = committed_files("man");
+    let names: Vec<String> =
+        pages.iter().map(|(path, _)| path.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    let mut expected: Vec<String> = BINARIES.iter().map(|binary| format!("{}.1", binary.name)).collect();
+    expected.push("roster.7".to_owned());
+    expected.sort();
+    assert_eq!(names, expected, "man/ holds other pages than the binaries' and roster.7");
+    pages
+}
+
+/// `cargo xtask codegen --check`: regenerates every page and script in
+/// memory and fails, naming each drifted file, when the committed ones
+/// differ. The other tests here read the committed files, which this pins
+/// to the generated ones.
 #[test]
 fn committed_man_pages_and_completions_match_codegen() {
-    let drifted = drifted_files(&repository_root()).expect("the generated directories can be read");
-    assert!(drifted.is_empty(), "{}", drift_report(&drifted));
+    let output = xtask(["codegen", "--check"]).output().expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "cargo xtask codegen --check failed ({}):\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("man/ and completions/ are up to date"));
 }
 
 #[test]
 fn every_man_page_formats_without_groff_warnings() {
-    require_program("groff", "groff (Debian and Ubuntu package: groff-base)");
-    for (path, page) in generate_man_pages().expect("man pages render") {
+    require_tool("groff");
+    for (path, page) in committed_man_pages() {
         // -ww turns on every warning; -z formats the page and throws the output away.
         let output = run_with_input("groff", &["-ww", "-z", "-man"], &page);
         assert!(
@@ -38,7 +87,7 @@ fn every_man_page_formats_without_groff_warnings() {
 fn every_man_page_carries_the_house_sections() {
     let required =
         ["NAME", "DESCRIPTION", "EXAMPLES", "FILES", "ENVIRONMENT", "\"EXIT STATUS\"", "\"SEE ALSO\""];
-    for (path, page) in generate_man_pages().expect("man pages render") {
+    for (path, page) in committed_man_pages() {
         let page = String::from_utf8(page).expect("man pages are UTF-8");
         let headings: Vec<&str> = page.lines().filter_map(|line| line.strip_prefix(".SH ")).collect();
         for section in required {
@@ -55,28 +104,22 @@ fn every_man_page_carries_the_house_sections() {
     }
 }
 
-#[test]
-fn man_pages_and_completions_are_the_same_on_every_run() {
-    assert_eq!(
-        generate_man_pages().expect("man pages render"),
-        generate_man_pages().expect("man pages render")
-    );
-    let scripts = |scripts: Vec<super::CompletionScript>| -> Vec<(String, Vec<u8>)> {
-        scripts.into_iter().map(|script| (script.file_name, script.script)).collect()
-    };
-    assert_eq!(scripts(generate_completion_scripts()), scripts(generate_completion_scripts()));
-}
-
 /// Elvish has no completion test that drives the shell (its completer runs
 /// only in an interactive editor), so its scripts are at least compiled.
-/// bash, zsh and fish scripts are driven for real in `completion_tests`.
+/// bash, zsh and fish scripts are driven for real in `tests/install.rs`.
 #[test]
 fn elvish_completion_scripts_compile() {
-    require_program("elvish", "elvish (Debian and Ubuntu package: elvish)");
-    let directory = TemporaryDirectory::new("completions");
-    for script in generate_completion_scripts().into_iter().filter(|script| script.shell == Shell::Elvish) {
-        let path = directory.path().join(&script.file_name);
-        std::fs::write(&path, elvish_script_with_editor_stand_ins(&script.script))
+    require_tool("elvish");
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let scripts: Vec<(PathBuf, Vec<u8>)> = committed_files("completions")
+        .into_iter()
+        .filter(|(path, _)| path.extension().is_some_and(|extension| extension == "elv"))
+        .collect();
+    assert_eq!(scripts.len(), BINARIES.len(), "one elvish script per binary");
+    for (committed, script) in scripts {
+        let file_name = committed.file_name().unwrap().to_string_lossy().into_owned();
+        let path = directory.path().join(&file_name);
+        std::fs::write(&path, elvish_script_with_editor_stand_ins(&script))
             .expect("the temporary directory is writable");
         let output = Command::new("elvish")
             .arg("-compileonly")
@@ -85,8 +128,7 @@ fn elvish_completion_scripts_compile() {
             .unwrap_or_else(|error| panic!("cannot run elvish: {error}"));
         assert!(
             output.status.success() && output.stderr.is_empty(),
-            "elvish -compileonly rejects {}:\n{}{}",
-            script.file_name,
+            "elvish -compileonly rejects {file_name}:\n{}{}",
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         );
@@ -160,28 +202,6 @@ fn check_one_line(text: &str, what: &str, problems: &mut Vec<String>) {
     }
 }
 
-/// Fails the test, naming the package to install, when `program` is absent:
-/// a check that quietly passes without its tool would prove nothing.
-/// Finds `program`, installing its package from Debian's where it can (see
-/// `tests::require_tool`); a test that cannot have it fails naming `package`.
-pub(crate) fn require_program(program: &str, package: &str) {
-    if !program_is_installed(program) {
-        tests::find_or_install_tool(program);
-    }
-    assert!(program_is_installed(program), "{program} is not installed; install {package} to run this test");
-}
-
-pub(crate) fn program_is_installed(program: &str) -> bool {
-    let Some(path) = std::env::var_os("PATH") else { return false };
-    std::env::split_paths(&path).any(|directory| is_executable_file(&directory.join(program)))
-}
-
-fn is_executable_file(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path)
-        .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
-}
-
 fn run_with_input(program: &str, arguments: &[&str], input: &[u8]) -> Output {
     let mut child = Command::new(program)
         .args(arguments)
@@ -192,58 +212,6 @@ fn run_with_input(program: &str, arguments: &[&str], input: &[u8]) -> Output {
         .unwrap_or_else(|error| panic!("cannot run {program}: {error}"));
     child.stdin.take().expect("stdin is piped").write_all(input).expect("the program reads its input");
     child.wait_with_output().unwrap_or_else(|error| panic!("cannot wait for {program}: {error}"))
-}
-
-/// Code, tests and tools cite the contract by its path and the numbers of
-/// its sections (several in one citation, as in `§2, §3.1`): every section
-/// cited must be a heading of the contract.
-#[test]
-fn every_contract_citation_names_a_section_of_docs_contract_md() {
-    let root = repository_root();
-    let contract = std::fs::read_to_string(root.join("docs/contract.md")).expect("docs/contract.md exists");
-    let sections: std::collections::BTreeSet<String> = contract
-        .lines()
-        .filter(|line| line.starts_with("## ") || line.starts_with("### "))
-        .filter_map(|line| line.split_whitespace().nth(1))
-        .map(|number| number.trim_end_matches('.').to_owned())
-        .collect();
-    let mut problems = Vec::new();
-    let mut pending = vec![root.join("crates"), root.join("tests"), root.join("xtask")];
-    let mut citations = 0;
-    while let Some(directory) = pending.pop() {
-        for entry in std::fs::read_dir(&directory).expect("source directories can be listed") {
-            let path = entry.expect("a directory entry").path();
-            if path.is_dir() {
-                pending.push(path);
-                continue;
-            }
-            if path.extension().is_none_or(|extension| extension != "rs") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).expect("source files are UTF-8");
-            // A citation starts at the contract's path and runs to the end of the line.
-            for cited in text.split("docs/contract.md").skip(1) {
-                let cited = cited.split(['\n', ')', '"']).next().unwrap_or("");
-                for number in cited.split('§').skip(1) {
-                    let number: String = number
-                        .chars()
-                        .take_while(|character| character.is_ascii_digit() || *character == '.')
-                        .collect();
-                    let number = number.trim_end_matches('.');
-                    citations += 1;
-                    if !sections.contains(number) {
-                        problems.push(format!("{}: §{number}", path.display()));
-                    }
-                }
-            }
-        }
-    }
-    assert!(citations > 50, "only {citations} citations found; is the scan broken?");
-    assert!(
-        problems.is_empty(),
-        "citations of sections docs/contract.md lacks:\n  {}",
-        problems.join("\n  ")
-    );
 }
 
 /// Every `ROSTER_*` variable a binary's `--help` names is in its man page's
@@ -283,7 +251,9 @@ fn roster_variables_are_the_same_in_help_and_man_page() {
 #[test]
 fn man_synopsis_shows_value_names() {
     for binary in &BINARIES {
-        let page = super::man_pages::render_binary_page(binary).expect("man pages render");
+        let path = workspace_root().join("man").join(format!("{}.1", binary.name));
+        let page =
+            std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
         let synopsis =
             page.lines().skip_while(|line| *line != ".SH SYNOPSIS").nth(1).unwrap_or("").to_owned();
         let mut command = (binary.command)();

@@ -1,5 +1,8 @@
 //! Timing whole processes: one invocation described once, so the same value
-//! runs it, times it and prints the shell command that reproduces it.
+//! runs it, times it (wall time, and peak memory from `wait4`) and prints
+//! the shell command that reproduces it; and the statistics of repeated
+//! runs. `cargo xtask bench` measures with it, and a long run that wants a
+//! process's time or memory takes it from here rather than a copy.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -7,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ::tests::shell_quote;
+use crate::shell_quote;
 use anyhow::{Context, bail};
 
 /// A command line with its working directory and stdin file.

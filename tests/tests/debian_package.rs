@@ -1,5 +1,5 @@
-//! The Debian package, built from release binaries as `cargo xtask deb`
-//! builds it, then installed for real twice: with `dpkg --root` into an
+//! The Debian package `cargo xtask deb` builds (run for real, from
+//! release binaries), installed for real twice: with `dpkg --root` into an
 //! empty root (nothing but the package there, and nothing left after a
 //! purge), and with `dpkg -i` and `apt-get remove` into this
 //! machine's own system seen through overlay mounts in a private mount
@@ -14,33 +14,45 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 
-use super::{PACKAGE_NAME, build_package, debian_version, host_architecture};
-use crate::codegen::shell_completion::{CompletionDirectories, TestedShell, complete_through};
-use crate::codegen::tests::require_program;
-use crate::codegen::{BINARY_NAMES, generate_man_pages};
-use crate::install;
+use tests::require_tool;
+use tests::shell_completion::{CompletionDirectories, TestedShell, complete_through};
+use tests::workspace::{ROSTER_BINARIES, workspace_root, xtask};
+
+/// The package's name, which is also the name of its documentation directory.
+const PACKAGE_NAME: &str = "roster";
 
 /// The subcommands every shell must offer for `roster-consent <TAB>`.
 const CONSENT_SUBCOMMANDS: [&str; 4] = ["arm", "disarm", "status", "should-arm"];
 
-/// The package, built once for all tests here (release binaries, as
-/// `cargo xtask deb` builds it).
+/// The package, built once for all tests here by `cargo xtask deb`, which
+/// says where it wrote it.
 fn package() -> &'static Path {
     static PACKAGE: OnceLock<PathBuf> = OnceLock::new();
     PACKAGE.get_or_init(|| {
-        require_program("dpkg-deb", "dpkg");
-        require_program("dpkg-shlibdeps", "dpkg-dev");
-        let binaries = install::build_release_binaries().expect("the release build succeeds");
-        let output = install::target_directory().expect("cargo metadata answers").join("debian-test");
-        build_package(&binaries, &output).expect("the package builds")
+        require_tool("dpkg-deb");
+        require_tool("dpkg-shlibdeps");
+        let output = run_checked(&mut xtask(["deb"]));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let written = stdout.lines().find_map(|line| line.strip_prefix("wrote "));
+        PathBuf::from(written.unwrap_or_else(|| panic!("cargo xtask deb names no package:\n{stdout}")))
     })
+}
+
+/// The package's version: the binaries' with the first Debian revision.
+fn debian_version() -> String {
+    format!("{}-1", roster_list::command().get_version().expect("roster-list has a version"))
+}
+
+/// The Debian architecture of this machine, which the binaries are built for.
+fn host_architecture() -> String {
+    let output = run_checked(Command::new("dpkg").arg("--print-architecture"));
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
 }
 
 #[test]
 fn package_holds_every_file_where_debian_wants_it() {
     let package = package();
-    let expected_name =
-        format!("{PACKAGE_NAME}_{}_{}.deb", debian_version().unwrap(), host_architecture().unwrap());
+    let expected_name = format!("{PACKAGE_NAME}_{}_{}.deb", debian_version(), host_architecture());
     assert_eq!(package.file_name().unwrap(), OsStr::new(&expected_name));
 
     let listing = run_checked(Command::new("dpkg-deb").arg("--contents").arg(package));
@@ -58,7 +70,7 @@ fn package_holds_every_file_where_debian_wants_it() {
         }
     }
     let mut expected = BTreeSet::new();
-    for binary in BINARY_NAMES {
+    for binary in ROSTER_BINARIES {
         expected.insert(format!("usr/bin/{binary}"));
         expected.insert(format!("usr/share/man/man1/{binary}.1.gz"));
         expected.insert(format!("usr/share/bash-completion/completions/{binary}"));
@@ -79,7 +91,7 @@ fn package_holds_every_file_where_debian_wants_it() {
 
 #[test]
 fn package_installs_into_a_clean_root_and_purges_without_a_trace() {
-    require_program("man", "man (Debian and Ubuntu package: man-db)");
+    require_tool("man");
     let package = package();
     let root = tempfile::tempdir().unwrap();
     let admin = root.path().join("var/lib/dpkg");
@@ -96,7 +108,7 @@ fn package_installs_into_a_clean_root_and_purges_without_a_trace() {
     // are checked for real by the system installation test below.
     run_checked(dpkg().args(["--force-depends", "--install"]).arg(package));
 
-    for binary in BINARY_NAMES {
+    for binary in ROSTER_BINARIES {
         let output = run_checked(Command::new(root.path().join("usr/bin").join(binary)).arg("--version"));
         assert!(String::from_utf8_lossy(&output.stdout).starts_with(binary));
     }
@@ -131,10 +143,10 @@ fn package_installs_into_a_clean_root_and_purges_without_a_trace() {
 
 #[test]
 fn package_installs_on_the_system_and_apt_get_removes_it_without_a_trace() {
-    for (program, package) in [("unshare", "util-linux"), ("nsenter", "util-linux"), ("apt-get", "apt")] {
-        require_program(program, package);
+    for program in ["unshare", "nsenter", "apt-get"] {
+        require_tool(program);
     }
-    require_program("man", "man (Debian and Ubuntu package: man-db)");
+    require_tool("man");
     let package = package();
     let system = OverlaidSystem::start();
     let in_system = |program: &str, arguments: &[&OsStr]| -> Output {
@@ -162,7 +174,7 @@ fn package_installs_on_the_system_and_apt_get_removes_it_without_a_trace() {
     let removed =
         in_system("apt-get", &[OsStr::new("remove"), OsStr::new("--yes"), OsStr::new(PACKAGE_NAME)]);
     assert_success("apt-get remove", &removed);
-    for binary in BINARY_NAMES {
+    for binary in ROSTER_BINARIES {
         let path = format!("/usr/bin/{binary}");
         let test = in_system("test", &[OsStr::new("-e"), OsStr::new(&path)]);
         assert!(!test.status.success(), "{path} is still there after apt-get remove");
@@ -307,13 +319,20 @@ fn assert_success(what: &str, output: &Output) {
     );
 }
 
-/// The man pages in the package are the generated ones, gzipped.
+/// The man pages in the package are the generated ones, gzipped (those
+/// committed in man/, which `generated_files.rs` pins to what codegen
+/// generates).
 #[test]
 fn packaged_man_pages_are_the_generated_ones() {
     let package = package();
     let unpacked = tempfile::tempdir().unwrap();
     run_checked(Command::new("dpkg-deb").arg("--extract").arg(package).arg(unpacked.path()));
-    for (generated_path, page) in generate_man_pages().unwrap() {
+    let mut pages: Vec<PathBuf> =
+        std::fs::read_dir(workspace_root().join("man")).unwrap().map(|entry| entry.unwrap().path()).collect();
+    pages.sort();
+    assert_eq!(pages.len(), ROSTER_BINARIES.len() + 1, "a page per binary and roster.7: {pages:?}");
+    for generated_path in pages {
+        let page = std::fs::read(&generated_path).unwrap();
         let section = generated_path.extension().unwrap().to_string_lossy().into_owned();
         let name = generated_path.file_name().unwrap().to_string_lossy().into_owned();
         let packed = unpacked.path().join(format!("usr/share/man/man{section}/{name}.gz"));
