@@ -3,6 +3,8 @@
 //! long test runs (soak, fault table, e2e) are test binaries of the `tests`
 //! crate; the benchmark shares their harness from that crate's library.
 
+#![forbid(unsafe_code)]
+
 mod bench;
 mod codegen;
 mod deb;
