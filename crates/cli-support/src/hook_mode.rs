@@ -5,7 +5,7 @@
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::OnceLock;
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::args::CommonArgs;
@@ -83,10 +83,15 @@ pub fn run_hook(
     body: impl FnOnce() -> anyhow::Result<()>,
 ) -> ExitCode {
     let clock = HOOK_CLOCK.get_or_init(|| HookClock { event, started: Instant::now() });
-    start_watchdog(tool, common.clone(), clock.started + event.budget().saturating_sub(BUDGET_RESERVE / 2));
+    let watchdog = Watchdog::start(
+        tool,
+        common.clone(),
+        clock.started + event.budget().saturating_sub(BUDGET_RESERVE / 2),
+    );
     if let Err(error) = body() {
         report_hook_problem(tool, common, &format!("{error:#}"));
     }
+    watchdog.stand_down();
     ExitCode::from(crate::exit::ExitStatus::Success)
 }
 
@@ -112,45 +117,70 @@ fn log_lock_wait() -> Duration {
         .min(Duration::from_millis(300))
 }
 
-/// Ends the process at `at` with exit 0 if it is still running then,
-/// after saying so on stderr and in the log.
-fn start_watchdog(tool: &'static str, common: CommonArgs, at: Instant) {
-    let spawned = std::thread::Builder::new().name("hook-watchdog".into()).spawn(move || {
-        if !sleep_until(at) {
-            // It cannot wait, so it does not watch: the lock and payload
-            // deadlines still bound the run.
-            return;
-        }
-        let budget = HOOK_CLOCK.get().map_or(0, |clock| clock.event.budget().as_millis());
-        report_hook_problem(
-            tool,
-            &common,
-            &format!("gave up: the run did not finish within the {budget} ms hook budget"),
-        );
-        // Nothing is half-written by stopping here: every file is replaced
-        // by a rename, and the kernel frees the lock with the process.
-        std::process::exit(crate::exit::ExitStatus::Success.code().into());
-    });
-    // Without a watchdog thread the lock and payload deadlines still hold.
-    drop(spawned);
+/// A thread that ends the process at a deadline with exit 0 if the run
+/// is still going then, after saying so on stderr and in the log.
+struct Watchdog {
+    finished: Arc<(Mutex<bool>, Condvar)>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
-/// Sleeps until `at`; `false` when the clock cannot be waited on. A
-/// timeout-only `poll`, not `std::thread::sleep`, which panics on any
-/// error but `EINTR`.
-fn sleep_until(at: Instant) -> bool {
-    loop {
-        let left = at.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return true;
+impl Watchdog {
+    /// Starts watching until `at`. Without a thread (resources exhausted)
+    /// nothing watches, and the lock and payload deadlines still bound the run.
+    fn start(tool: &'static str, common: CommonArgs, at: Instant) -> Watchdog {
+        let finished = Arc::new((Mutex::new(false), Condvar::new()));
+        let watched = Arc::clone(&finished);
+        let thread = std::thread::Builder::new()
+            .name("hook-watchdog".into())
+            .spawn(move || {
+                if !wait_until_finished_or(at, &watched) {
+                    let budget = HOOK_CLOCK.get().map_or(0, |clock| clock.event.budget().as_millis());
+                    report_hook_problem(
+                        tool,
+                        &common,
+                        &format!("gave up: the run did not finish within the {budget} ms hook budget"),
+                    );
+                    // Nothing is half-written by stopping here: every file is
+                    // replaced by a rename, and the kernel frees the lock with
+                    // the process.
+                    std::process::exit(crate::exit::ExitStatus::Success.code().into());
+                }
+            })
+            .ok();
+        Watchdog { finished, thread }
+    }
+
+    /// Tells the watchdog the run is done and waits for its thread to end,
+    /// so the process exits with one thread: exiting with a second one
+    /// alive cost a millisecond where the harness has many children.
+    fn stand_down(mut self) {
+        let (finished, wakeup) = &*self.finished;
+        if let Ok(mut finished) = finished.lock() {
+            *finished = true;
         }
-        let milliseconds = left.as_millis().clamp(1, i32::MAX as u128) as i32;
-        // SAFETY: no descriptors are passed (a null array of length zero).
-        let polled = unsafe { nix::libc::poll(std::ptr::null_mut(), 0, milliseconds) };
-        if polled < 0 && nix::errno::Errno::last() != nix::errno::Errno::EINTR {
-            return false;
+        wakeup.notify_one();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
         }
     }
+}
+
+/// Waits until `at` or until the run says it finished; `true` when it did.
+fn wait_until_finished_or(at: Instant, finished: &(Mutex<bool>, Condvar)) -> bool {
+    let (finished, wakeup) = finished;
+    let Ok(mut done) = finished.lock() else { return true };
+    while !*done {
+        let left = at.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        done = match wakeup.wait_timeout(done, left) {
+            Ok((done, _)) => done,
+            // A poisoned lock: the run panicked; nothing left to watch.
+            Err(_) => return true,
+        };
+    }
+    true
 }
 
 /// Reports a warning (something the user should fix that did not stop the
