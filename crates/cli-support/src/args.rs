@@ -53,16 +53,30 @@ pub struct CommonArgs {
 impl CommonArgs {
     /// Whether to colour what goes to stdout, as `--color` and NO_COLOR say.
     pub fn colour_on_stdout(&self) -> bool {
-        crate::text::colour_enabled(self.color, std::io::IsTerminal::is_terminal(&std::io::stdout()))
+        colour_enabled(self.color, std::io::IsTerminal::is_terminal(&std::io::stdout()))
     }
 
     /// Whether to colour what goes to stderr (notes, warnings).
     pub fn colour_on_stderr(&self) -> bool {
-        crate::text::colour_enabled(self.color, std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        colour_enabled(self.color, std::io::IsTerminal::is_terminal(&std::io::stderr()))
     }
 
     /// The format asked for, `--json` winning over `--format`.
     pub fn output_format(&self) -> OutputFormat {
         if self.json { OutputFormat::Json } else { self.format }
+    }
+}
+
+/// Whether to colour a stream: `--color always` and `never` say so;
+/// `auto` colours a terminal only, and never with `NO_COLOR` set to a
+/// non-empty value (no-color.org).
+pub fn colour_enabled(choice: ColourChoice, stream_is_terminal: bool) -> bool {
+    match choice {
+        ColourChoice::Always => true,
+        ColourChoice::Never => false,
+        ColourChoice::Auto => {
+            let no_colour = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
+            !no_colour && stream_is_terminal
+        }
     }
 }

@@ -8,21 +8,22 @@
 
 mod args;
 mod exit;
+mod hook_clock;
 mod hook_mode;
 pub mod manual;
 mod owner;
 mod roster;
 mod text;
 
-pub use args::{ColourChoice, CommonArgs, OutputFormat};
+pub use args::{ColourChoice, CommonArgs, OutputFormat, colour_enabled};
 pub use exit::{BadInput, ExitStatus, Refused, report_and_exit, run_tool};
+pub use hook_clock::{HookEvent, hook_work_deadline, payload_wait};
 pub use hook_mode::{
-    HookEvent, hook_mode_requested, hook_work_deadline, payload_wait, report_hook_problem,
-    report_unparsable_hook_invocation, report_warning, run_hook, run_tool_with_hook_mode,
+    hook_mode_requested, report_hook_problem, report_unparsable_hook_invocation, report_warning, run_hook,
+    run_tool_with_hook_mode,
 };
 pub use owner::{CallingOwner, process_env, process_env_os, resolve_calling_owner};
 pub use roster::{open_roster_for_reading, open_roster_for_writing, roster_directory_choice};
 pub use text::{
-    Colour, colour_enabled, escape_for_terminal, format_age, home_relative, local_clock, paint,
-    parse_duration, render_table,
+    Colour, escape_for_terminal, format_age, home_relative, local_clock, paint, parse_duration, render_table,
 };

@@ -30,7 +30,7 @@ pub fn open_roster_for_reading(common: &CommonArgs) -> registry_core::Result<Opt
 /// the one-line error only).
 fn with_lock_manners(roster: RosterDir, common: &CommonArgs) -> RosterDir {
     use std::io::IsTerminal;
-    match crate::hook_mode::hook_work_deadline() {
+    match crate::hook_clock::hook_work_deadline() {
         Some(deadline) => roster.with_lock_deadline(deadline),
         None if common.quiet || !std::io::stderr().is_terminal() => roster,
         None => roster.with_long_lock_wait_notice(say_what_the_wait_is_for),

@@ -46,21 +46,6 @@ pub fn home_relative(path: &Path, home: Option<&Path>) -> String {
     escape_for_terminal(&shown).into_owned()
 }
 
-/// Whether to colour a stream: `--color always` and `never` say so;
-/// `auto` colours a terminal only, and never with `NO_COLOR` set to a
-/// non-empty value (no-color.org).
-pub fn colour_enabled(choice: crate::args::ColourChoice, stream_is_terminal: bool) -> bool {
-    use crate::args::ColourChoice;
-    match choice {
-        ColourChoice::Always => true,
-        ColourChoice::Never => false,
-        ColourChoice::Auto => {
-            let no_colour = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
-            !no_colour && stream_is_terminal
-        }
-    }
-}
-
 /// The local wall-clock time of `time` as `HH:MM:SS.mmm`, for event lines
 /// people read; UTC where the local zone cannot be told.
 pub fn local_clock(time: registry_core::Timestamp) -> String {
