@@ -13,7 +13,7 @@ pub struct Manual {
     /// Paragraphs of prose, blank-line separated in `--help`; in the man page
     /// the ones starting with `Events` make the EVENTS section, the rest NOTES.
     pub notes: Vec<String>,
-    pub environment: &'static [EnvVar],
+    pub environment: Vec<EnvVar>,
     /// A paragraph after the environment variables, for rules they all share.
     pub environment_note: Option<&'static str>,
     pub files: &'static [FileEntry],
@@ -176,6 +176,22 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 /// Every tool reads its variables the same way (`process_env_os`).
 pub const EMPTY_VARIABLE_NOTE: &str = "A variable set to the empty string counts as unset.";
 
+/// The variables of every tool that opens the registry and finds a
+/// session's owner, in the order the pages list them.
+pub const SESSION_VARIABLES: [EnvVar; 6] = [
+    ROSTER_DIR_VARIABLE,
+    XDG_STATE_HOME_VARIABLE,
+    HOME_VARIABLE,
+    ROSTER_SESSION_PID_VARIABLE,
+    CLAUDE_PID_VARIABLE,
+    OPENCODE_PID_VARIABLE,
+];
+
+/// `SESSION_VARIABLES`, then a tool's own.
+pub fn session_variables_and(own: &[EnvVar]) -> Vec<EnvVar> {
+    [SESSION_VARIABLES.as_slice(), own].concat()
+}
+
 pub const ROSTER_DIR_VARIABLE: EnvVar =
     EnvVar { name: "ROSTER_DIR", meaning: "The roster directory, when --dir is not given." };
 pub const XDG_STATE_HOME_VARIABLE: EnvVar = EnvVar {
@@ -307,13 +323,7 @@ pub fn overview() -> Manual {
                 ],
             },
         ],
-        environment: &[
-            ROSTER_DIR_VARIABLE,
-            XDG_STATE_HOME_VARIABLE,
-            HOME_VARIABLE,
-            ROSTER_SESSION_PID_VARIABLE,
-            CLAUDE_PID_VARIABLE,
-            OPENCODE_PID_VARIABLE,
+        environment: session_variables_and(&[
             EnvVar {
                 name: "ROSTER_AGENT",
                 meaning: "The agent name roster-register records, when --agent is not given.",
@@ -325,7 +335,7 @@ pub fn overview() -> Manual {
             },
             XDG_CONFIG_HOME_VARIABLE,
             NO_COLOR_VARIABLE,
-        ],
+        ]),
         environment_note: Some(EMPTY_VARIABLE_NOTE),
         files: &[
             SESSIONS_FILE,
@@ -369,7 +379,7 @@ mod tests {
         let manual = Manual {
             examples: &[Example { description: "List:", commands: &["tool"], output: &[] }],
             notes: vec!["Prose.".to_owned()],
-            environment: &[ROSTER_DIR_VARIABLE],
+            environment: vec![ROSTER_DIR_VARIABLE],
             files: &[LOCK_FILE],
             exit_statuses: &[EXIT_DONE],
             exit_status_note: Some("Always."),
@@ -387,7 +397,7 @@ mod tests {
     #[test]
     fn a_long_name_gets_a_line_of_its_own() {
         let manual = Manual {
-            environment: &[
+            environment: vec![
                 EnvVar { name: "A_VERY_LONG_VARIABLE_NAME, ANOTHER", meaning: "Both." },
                 EnvVar { name: "SHORT", meaning: "One." },
             ],

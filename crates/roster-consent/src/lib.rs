@@ -184,16 +184,10 @@ pub fn manual() -> Manual {
                 output: &["[consent]", "auto_arm = false"],
             },
         ],
-        environment: &[
-            manual::ROSTER_DIR_VARIABLE,
-            manual::XDG_STATE_HOME_VARIABLE,
-            manual::HOME_VARIABLE,
-            manual::ROSTER_SESSION_PID_VARIABLE,
-            manual::CLAUDE_PID_VARIABLE,
-            manual::OPENCODE_PID_VARIABLE,
+        environment: manual::session_variables_and(&[
             manual::XDG_CONFIG_HOME_VARIABLE,
             manual::NO_COLOR_VARIABLE,
-        ],
+        ]),
         environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
         files: &[
             manual::CONSENT_FILE,

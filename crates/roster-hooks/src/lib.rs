@@ -189,7 +189,7 @@ pub fn manual() -> Manual {
                  not trusted. Copilot CLI runs project hooks only in a folder you trust."
             ),
         ],
-        environment: &[
+        environment: vec![
             EnvVar { name: "HOME", meaning: "Where the user-scope configuration files are found." },
             EnvVar {
                 name: "CLAUDE_CONFIG_DIR",

@@ -171,7 +171,7 @@ pub fn manual() -> Manual {
              `roster-consent status` says it) and path."
                 .to_owned(),
         ],
-        environment: &[
+        environment: vec![
             manual::ROSTER_DIR_VARIABLE,
             manual::XDG_STATE_HOME_VARIABLE,
             manual::HOME_VARIABLE,

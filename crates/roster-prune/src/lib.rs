@@ -101,14 +101,7 @@ pub fn manual() -> Manual {
              \"dry_run\": true|false}."
                 .to_owned(),
         ],
-        environment: &[
-            manual::ROSTER_DIR_VARIABLE,
-            manual::XDG_STATE_HOME_VARIABLE,
-            manual::HOME_VARIABLE,
-            manual::ROSTER_SESSION_PID_VARIABLE,
-            manual::CLAUDE_PID_VARIABLE,
-            manual::OPENCODE_PID_VARIABLE,
-        ],
+        environment: manual::SESSION_VARIABLES.to_vec(),
         environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
         files: &[
             manual::SESSIONS_FILE,

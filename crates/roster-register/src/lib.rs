@@ -134,13 +134,7 @@ pub fn manual() -> Manual {
                harness                      32 bytes"
                 .to_owned(),
         ],
-        environment: &[
-            manual::ROSTER_DIR_VARIABLE,
-            manual::XDG_STATE_HOME_VARIABLE,
-            manual::HOME_VARIABLE,
-            manual::ROSTER_SESSION_PID_VARIABLE,
-            manual::CLAUDE_PID_VARIABLE,
-            manual::OPENCODE_PID_VARIABLE,
+        environment: manual::session_variables_and(&[
             EnvVar {
                 name: "ROSTER_AGENT",
                 meaning: "The agent name, when --agent is not given; beats agent_name in .roster.toml.",
@@ -158,7 +152,7 @@ pub fn manual() -> Manual {
                 meaning: "Claude Code's messaging socket, recorded when --socket is not given and the \
                           socket exists; a session whose socket disappears is dead.",
             },
-        ],
+        ]),
         environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
         files: &[
             manual::SESSIONS_FILE,

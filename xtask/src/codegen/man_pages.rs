@@ -113,7 +113,7 @@ pub fn render_exit_status_environment_and_files(roff: &mut Roff, manual: &Manual
     }
 
     roff.control("SH", ["ENVIRONMENT"]);
-    for variable in manual.environment {
+    for variable in &manual.environment {
         roff.control("TP", []);
         roff.text([bold(variable.name)]);
         roff.text([roman(variable.meaning)]);
