@@ -499,49 +499,44 @@ fn install(context: &Invocation, arguments: &InstallArgs) -> anyhow::Result<()> 
         hook_config::install(&target, &commands).with_context(|| format!("install {}", target.harness))?;
     let notes = harness_notes(&target, true);
     context.warn(&warnings);
-    if context.common.quiet {
-        return Ok(());
-    }
-    let mut out = io::stdout().lock();
-    if context.json() {
-        let report = with_keys(
-            change_report(&target, outcome.changed),
-            json!({
-                "created": outcome.created,
-                "backup": outcome.backup.as_ref().map(|backup| backup.to_string_lossy()),
-                "commands": commands_json(&commands),
-                "notes": warnings.iter().chain(&notes).collect::<Vec<_>>(),
-            }),
-        );
-        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
-    } else {
-        let shown = context.shown(&target.path);
-        let through_link = if outcome.written_path != target.path {
-            format!(" (through the link to {})", context.shown(&outcome.written_path))
-        } else {
-            String::new()
-        };
-        if outcome.changed {
-            let verb = if outcome.created { "created" } else { "updated" };
-            writeln!(out, "installed roster hooks for {}: {verb} {shown}{through_link}", target.harness)?;
-        } else {
-            writeln!(out, "roster hooks for {} are already in {shown}; nothing changed", target.harness)?;
-        }
-        for event in HookEvent::BOTH {
-            // Amp's plugin only registers: Amp has no session-end event.
-            if target.harness == HookHarness::Amp && event == HookEvent::SessionEnd {
-                continue;
+    print_change(
+        context,
+        &target,
+        outcome.changed,
+        json!({
+            "created": outcome.created,
+            "backup": outcome.backup.as_ref().map(|backup| backup.to_string_lossy()),
+            "commands": commands_json(&commands),
+            "notes": warnings.iter().chain(&notes).collect::<Vec<_>>(),
+        }),
+        |out| {
+            let shown = context.shown(&target.path);
+            let through_link = if outcome.written_path != target.path {
+                format!(" (through the link to {})", context.shown(&outcome.written_path))
+            } else {
+                String::new()
+            };
+            if outcome.changed {
+                let verb = if outcome.created { "created" } else { "updated" };
+                writeln!(out, "installed roster hooks for {}: {verb} {shown}{through_link}", target.harness)?;
+            } else {
+                writeln!(out, "roster hooks for {} are already in {shown}; nothing changed", target.harness)?;
             }
-            let name = format!("{}:", target.harness.event_name(event));
-            writeln!(out, "  {name:<17}{}", escape_for_terminal(commands.for_event(event)))?;
-        }
-        if let Some(backup) = &outcome.backup {
-            writeln!(out, "  previous file kept as {}", context.shown(backup))?;
-        }
-        write_notes(&mut out, &notes)?;
-    }
-    out.flush()?;
-    Ok(())
+            for event in HookEvent::BOTH {
+                // Amp's plugin only registers: Amp has no session-end event.
+                if target.harness == HookHarness::Amp && event == HookEvent::SessionEnd {
+                    continue;
+                }
+                let name = format!("{}:", target.harness.event_name(event));
+                writeln!(out, "  {name:<17}{}", escape_for_terminal(commands.for_event(event)))?;
+            }
+            if let Some(backup) = &outcome.backup {
+                writeln!(out, "  previous file kept as {}", context.shown(backup))?;
+            }
+            write_notes(out, &notes)?;
+            Ok(())
+        },
+    )
 }
 
 /// The keys every install and uninstall report starts with: which file,
@@ -553,6 +548,30 @@ fn change_report(target: &HookConfigFile, changed: bool) -> Value {
         "path": target.path.to_string_lossy(),
         "changed": changed,
     })
+}
+
+/// Prints what install or uninstall did, nothing with --quiet: the JSON
+/// report (the file, whether it changed, then `more`), or the text
+/// `write_text` writes.
+fn print_change(
+    context: &Invocation,
+    target: &HookConfigFile,
+    changed: bool,
+    more: Value,
+    write_text: impl FnOnce(&mut io::StdoutLock<'static>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    if context.common.quiet {
+        return Ok(());
+    }
+    let mut out = io::stdout().lock();
+    if context.json() {
+        let report = with_keys(change_report(target, changed), more);
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        write_text(&mut out)?;
+    }
+    out.flush()?;
+    Ok(())
 }
 
 /// `head` with the keys of `more` after its own, in order.
@@ -574,50 +593,51 @@ fn uninstall(context: &Invocation, arguments: &TargetArgs) -> anyhow::Result<()>
             context.shown(&context.paths.codex_config_toml())
         ));
     }
-    if context.common.quiet {
-        return Ok(());
-    }
-    let mut out = io::stdout().lock();
-    if context.json() {
-        let report = with_keys(
-            change_report(&target, outcome.changed),
-            json!({
-                "removed_backup": outcome.removed_backup.as_ref().map(|backup| backup.to_string_lossy()),
-                "removed_directories": outcome
-                    .removed_directories
-                    .iter()
-                    .map(|directory| directory.to_string_lossy())
-                    .collect::<Vec<_>>(),
-                "removed_file": outcome.removed_file,
-                "restored_backup": outcome.restored_backup,
-                "notes": notes,
-            }),
-        );
-        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
-    } else {
-        let shown = context.shown(&target.path);
-        let harness = target.harness;
-        if !outcome.file_existed {
-            writeln!(out, "{shown} does not exist; no roster hooks for {harness} to remove")?;
-        } else if !outcome.changed {
-            writeln!(out, "no roster hooks for {harness} in {shown}; nothing changed")?;
-        } else if outcome.removed_file {
-            writeln!(out, "removed roster hooks for {harness}: {shown} held nothing else and was removed")?;
-        } else if outcome.restored_backup {
-            writeln!(out, "removed roster hooks for {harness}: {shown} is back as it was before install")?;
-        } else {
-            writeln!(out, "removed roster hooks for {harness} from {shown}")?;
-        }
-        if let Some(backup) = &outcome.removed_backup {
-            writeln!(out, "  removed install's backup {}", context.shown(backup))?;
-        }
-        for directory in &outcome.removed_directories {
-            writeln!(out, "  removed the empty directory {}", context.shown(directory))?;
-        }
-        write_notes(&mut out, &notes)?;
-    }
-    out.flush()?;
-    Ok(())
+    print_change(
+        context,
+        &target,
+        outcome.changed,
+        json!({
+            "removed_backup": outcome.removed_backup.as_ref().map(|backup| backup.to_string_lossy()),
+            "removed_directories": outcome
+                .removed_directories
+                .iter()
+                .map(|directory| directory.to_string_lossy())
+                .collect::<Vec<_>>(),
+            "removed_file": outcome.removed_file,
+            "restored_backup": outcome.restored_backup,
+            "notes": notes,
+        }),
+        |out| {
+            let shown = context.shown(&target.path);
+            let harness = target.harness;
+            if !outcome.file_existed {
+                writeln!(out, "{shown} does not exist; no roster hooks for {harness} to remove")?;
+            } else if !outcome.changed {
+                writeln!(out, "no roster hooks for {harness} in {shown}; nothing changed")?;
+            } else if outcome.removed_file {
+                writeln!(
+                    out,
+                    "removed roster hooks for {harness}: {shown} held nothing else and was removed"
+                )?;
+            } else if outcome.restored_backup {
+                writeln!(
+                    out,
+                    "removed roster hooks for {harness}: {shown} is back as it was before install"
+                )?;
+            } else {
+                writeln!(out, "removed roster hooks for {harness} from {shown}")?;
+            }
+            if let Some(backup) = &outcome.removed_backup {
+                writeln!(out, "  removed install's backup {}", context.shown(backup))?;
+            }
+            for directory in &outcome.removed_directories {
+                writeln!(out, "  removed the empty directory {}", context.shown(directory))?;
+            }
+            write_notes(out, &notes)?;
+            Ok(())
+        },
+    )
 }
 
 fn status(context: &Invocation, arguments: &StatusArgs) -> anyhow::Result<()> {
