@@ -121,7 +121,7 @@ mod tests {
         assert_eq!(split_cmdline(b""), Vec::<String>::new());
     }
 
-    /// Regression (found by `cargo xtask faults`): a `/proc` read failing
+    /// Regression (found by the fault table): a `/proc` read failing
     /// with ENOMEM or EIO ended the walk as quietly as a process that is
     /// gone, so `roster-consent arm` refused with exit 3, saying the owner
     /// "is neither this command nor one of its ancestors", when it could

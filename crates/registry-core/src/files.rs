@@ -581,8 +581,8 @@ mod tests {
     /// (the name held a new inode by the time it was opened) or with a
     /// removal (the opened file had no link left) called a live record
     /// "untrusted", so `roster-list` showed it as a problem row. Found by
-    /// `cargo xtask soak`. A reader must see the old file, the new one, or
-    /// nothing; never a problem.
+    /// the soak. A reader must see the old file, the new one, or nothing;
+    /// never a problem.
     #[test]
     fn reads_racing_with_replacements_and_removals_never_see_an_untrusted_entry() {
         let temp = tempfile::tempdir().unwrap();
