@@ -153,18 +153,21 @@ impl PrunePlan {
         let outcomes = map_in_parallel(&candidates, |(judged, stamp_when_judged)| {
             recheck_and_remove(roster, lock, judged, *stamp_when_judged, options, now, facts)
         });
-        for outcome in outcomes {
-            match outcome? {
-                Removal::Gone => {}
-                Removal::Kept => report.kept += 1,
-                Removal::Removed(row) => {
-                    match row.liveness() {
-                        Liveness::Dead => report.dead_removed += 1,
-                        _ => report.unknown_removed += 1,
-                    }
-                    report.removed.push(*row);
+        for (outcome, (judged, _)) in outcomes.into_iter().zip(candidates) {
+            let row = match outcome? {
+                Removal::Gone => continue,
+                Removal::Kept => {
+                    report.kept += 1;
+                    continue;
                 }
+                Removal::RemovedAsJudged => judged,
+                Removal::Removed(row) => *row,
+            };
+            match row.liveness() {
+                Liveness::Dead => report.dead_removed += 1,
+                _ => report.unknown_removed += 1,
             }
+            report.removed.push(row);
         }
         for directory in [roster.root(), roster.consent()] {
             report.temp_removed += remove_old_temporaries(roster, lock, directory, now, options.dry_run)?;
@@ -218,6 +221,9 @@ fn look_at_entry(
 enum Removal {
     Gone,
     Kept,
+    /// Removed, the file being the very one judged.
+    RemovedAsJudged,
+    /// Removed after it was read and judged again.
     Removed(Box<SessionRow>),
 }
 
@@ -234,19 +240,23 @@ fn recheck_and_remove(
 ) -> Result<Removal> {
     let unchanged = stamp_when_judged
         .is_some_and(|stamp| entry_stamp(roster.sessions(), &judged.file_name) == Some(stamp));
-    let row = if unchanged {
-        judged.clone()
+    let reread = if unchanged {
+        None
     } else {
         let Some(row) = read_session_row(roster, &judged.file_name, facts) else { return Ok(Removal::Gone) };
-        row
+        Some(row)
     };
-    if !removable(&row, options, now) {
+    let row = reread.as_ref().unwrap_or(judged);
+    if !removable(row, options, now) {
         return Ok(Removal::Kept);
     }
-    if !options.dry_run && !remove_session_row(roster, lock, &row)? {
+    if !options.dry_run && !remove_session_row(roster, lock, row)? {
         return Ok(Removal::Gone);
     }
-    Ok(Removal::Removed(Box::new(row)))
+    Ok(match reread {
+        Some(row) => Removal::Removed(Box::new(row)),
+        None => Removal::RemovedAsJudged,
+    })
 }
 
 /// Removes one row's file and its session-id index entry; `false` when the
