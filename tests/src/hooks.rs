@@ -115,9 +115,9 @@ impl Sandbox {
         Some(serde_json::from_slice(&bytes).expect("a record is JSON"))
     }
 
-    /// The session-id index entries (`sessions/.sid-*`).
+    /// The session-id index entries (`session-ids/*`, temporaries aside).
     pub fn session_index_entries(&self) -> Vec<String> {
-        names_in(&self.root().join("sessions")).into_iter().filter(|name| name.starts_with(".sid-")).collect()
+        names_in(&self.root().join("session-ids")).into_iter().filter(|name| !name.starts_with('.')).collect()
     }
 
     /// The lines of `hook-errors.log` (none when it does not exist).

@@ -10,7 +10,8 @@ use anyhow::Context;
 use owner_liveness::{OwnerIdentity, OwnerSource};
 use registry_core::{
     AgentName, HarnessName, HarnessVersion, RECORD_FORMAT, Record, RecordedOwner, RecordedTime, RosterDir,
-    SESSIONS, SessionDirectoryPath, SessionId, Timestamp, TranscriptPath, index_entry_name, record_file_name,
+    SESSION_IDS, SESSIONS, SessionDirectoryPath, SessionId, Timestamp, TranscriptPath, index_entry_name,
+    record_file_name,
 };
 
 /// A roster directory created the way the tools create one (0700, both
@@ -40,7 +41,7 @@ impl SeededRegistry {
             .with_context(|| format!("create {}", path.display()))?;
         file.write_all(&record.to_bytes()).with_context(|| format!("write {}", path.display()))?;
         if let Some(session_id) = &record.session_id {
-            let index = self.sessions.join(index_entry_name(session_id));
+            let index = self.root.join(SESSION_IDS).join(index_entry_name(session_id));
             let _ = std::fs::remove_file(&index);
             std::os::unix::fs::symlink(record.pid().to_string(), &index)
                 .with_context(|| format!("create {}", index.display()))?;

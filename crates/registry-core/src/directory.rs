@@ -17,6 +17,8 @@ use crate::interrupted::{retry_interrupted, retry_on_interrupt};
 pub const SESSIONS: &str = "sessions";
 /// Name of the consent markers subdirectory.
 pub const CONSENT: &str = "consent";
+/// Name of the session-id index subdirectory (`session_index`).
+pub const SESSION_IDS: &str = "session-ids";
 
 /// Where the roster directory is, and what said so.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,6 +77,7 @@ pub struct RosterDir {
     root: OwnedFd,
     sessions: OwnedFd,
     consent: OwnedFd,
+    session_ids: OwnedFd,
     /// The latest instant a lock wait may end, below `LOCK_WAIT`: a hook's
     /// budget (see `with_lock_deadline`).
     pub(crate) lock_deadline: Option<std::time::Instant>,
@@ -113,9 +116,7 @@ impl RosterDir {
             Err(errno) => return Err(Error::io("create", path, errno.into())),
         }
         let root = open_verified_directory(None, path, path)?;
-        let sessions = open_subdirectory(&root, path, SESSIONS)?;
-        let consent = open_subdirectory(&root, path, CONSENT)?;
-        Ok(RosterDir::with_handles(path, root, sessions, consent))
+        RosterDir::with_subdirectories(path, root)
     }
 
     /// Opens an existing roster directory for reading; `Ok(None)` when it
@@ -131,20 +132,20 @@ impl RosterDir {
             check_ancestors(path, parent)?;
         }
         let root = open_verified_directory(None, path, path)?;
-        let sessions = open_subdirectory(&root, path, SESSIONS)?;
-        let consent = open_subdirectory(&root, path, CONSENT)?;
-        Ok(Some(RosterDir::with_handles(path, root, sessions, consent)))
+        RosterDir::with_subdirectories(path, root).map(Some)
     }
 
-    fn with_handles(path: &Path, root: OwnedFd, sessions: OwnedFd, consent: OwnedFd) -> RosterDir {
-        RosterDir {
+    /// Opens (creating where missing) and verifies the subdirectories.
+    fn with_subdirectories(path: &Path, root: OwnedFd) -> Result<RosterDir> {
+        Ok(RosterDir {
             path: path.to_owned(),
+            sessions: open_subdirectory(&root, path, SESSIONS)?,
+            consent: open_subdirectory(&root, path, CONSENT)?,
+            session_ids: open_subdirectory(&root, path, SESSION_IDS)?,
             root,
-            sessions,
-            consent,
             lock_deadline: None,
             on_long_lock_wait: None,
-        }
+        })
     }
 
     /// Bounds every lock wait of this handle to end by `deadline` (a hook's
@@ -174,6 +175,10 @@ impl RosterDir {
 
     pub fn consent(&self) -> SubDir<'_> {
         SubDir { fd: self.consent.as_fd(), path: Path::new(CONSENT) }
+    }
+
+    pub fn session_ids(&self) -> SubDir<'_> {
+        SubDir { fd: self.session_ids.as_fd(), path: Path::new(SESSION_IDS) }
     }
 
     /// Full path of a file in a subdirectory, for messages and JSON rows.

@@ -25,7 +25,7 @@ mod timestamp;
 mod watch;
 
 pub use directory::{
-    CONSENT, DirectoryChoice, DirectorySource, RosterDir, SESSIONS, SubDir, choose_directory,
+    CONSENT, DirectoryChoice, DirectorySource, RosterDir, SESSION_IDS, SESSIONS, SubDir, choose_directory,
 };
 pub use directory_entries::{DirectoryEntry, EntryKind};
 pub use error::{Error, Result};
@@ -63,7 +63,7 @@ pub use recorded_owner::{
 };
 pub use register::{AgentChoice, REAP_EXAMINE, REAP_REMOVE, Registered, Registration, register};
 pub use running_system::RunningSystem;
-pub use session_index::{INDEX_PREFIX, index_entry_name, indexed_holder};
+pub use session_index::{LEGACY_INDEX_PREFIX, index_entry_name, indexed_holder};
 pub use session_row::{Problem, ProblemKind, ROW_KEYS, RowConsent, RowJson, SessionRow, read_session_row};
 pub use timestamp::Timestamp;
 pub use watch::{Change, RegistryWatch, raise_open_file_limit};

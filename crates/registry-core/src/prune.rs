@@ -169,7 +169,7 @@ impl PrunePlan {
             }
             report.removed.push(row);
         }
-        for directory in [roster.root(), roster.consent()] {
+        for directory in [roster.root(), roster.consent(), roster.session_ids()] {
             report.temp_removed += remove_old_temporaries(roster, lock, directory, now, options.dry_run)?;
         }
         report.temp_removed +=

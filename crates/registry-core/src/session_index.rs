@@ -1,4 +1,4 @@
-//! The session-id index: one symlink per session id, `sessions/.sid-<hash>`,
+//! The session-id index: one symlink per session id, `session-ids/<hash>`,
 //! whose target text is the owner pid holding that id. It makes "one live
 //! owner per session id" an O(1) check instead of a scan of the registry.
 //!
@@ -8,6 +8,12 @@
 //! holder" and is overwritten. The index is written *before* the record,
 //! so a crash in between leaves a hint without a record, never a record
 //! the index cannot find.
+//!
+//! The entries have a directory of their own so that removing a session's
+//! record and its index entry takes two different directory locks in the
+//! kernel: pruning many sessions removes both kinds on two cores at once.
+//! Registries written before kept the entries in `sessions/` as
+//! `.sid-<hash>`; those are still read and removed, never written.
 
 use nix::errno::Errno;
 use nix::fcntl::{readlinkat, renameat};
@@ -15,14 +21,15 @@ use nix::unistd::{UnlinkatFlags, symlinkat, unlinkat};
 
 use owner_liveness::Pid;
 
-use crate::directory::RosterDir;
+use crate::directory::{RosterDir, SubDir};
 use crate::error::{Error, Result};
 use crate::files::TEMP_PREFIX;
 use crate::interrupted::retry_on_interrupt;
 use crate::record_values::SessionId;
 
-/// Prefix of index entries (dotfiles: never listed).
-pub const INDEX_PREFIX: &str = ".sid-";
+/// Prefix of the index entries older registries kept in `sessions/`
+/// (dotfiles there: never listed).
+pub const LEGACY_INDEX_PREFIX: &str = ".sid-";
 
 /// FNV-1a, 64 bits: stable across processes and releases, which std's
 /// hasher does not promise. Collisions are harmless: the record is checked.
@@ -32,45 +39,92 @@ fn fnv1a_64(bytes: &[u8]) -> u64 {
     })
 }
 
-/// The index entry's name for a session id.
+/// The index entry's name for a session id, in `session-ids/`.
 pub fn index_entry_name(session_id: &SessionId) -> String {
-    format!("{INDEX_PREFIX}{:016x}", fnv1a_64(session_id.as_str().as_bytes()))
+    format!("{:016x}", fnv1a_64(session_id.as_str().as_bytes()))
 }
+
+/// Where a session id's entry is, or was in an older registry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IndexPlace {
+    SessionIds,
+    /// `sessions/.sid-<hash>`, as older registries kept it.
+    Legacy,
+}
+
+impl IndexPlace {
+    fn directory(self, roster: &RosterDir) -> SubDir<'_> {
+        match self {
+            IndexPlace::SessionIds => roster.session_ids(),
+            IndexPlace::Legacy => roster.sessions(),
+        }
+    }
+
+    fn entry_name(self, session_id: &SessionId) -> String {
+        match self {
+            IndexPlace::SessionIds => index_entry_name(session_id),
+            IndexPlace::Legacy => format!("{LEGACY_INDEX_PREFIX}{}", index_entry_name(session_id)),
+        }
+    }
+
+    /// The pid this place's entry names; `None` when there is no entry (or
+    /// it does not name a pid).
+    fn holder(self, roster: &RosterDir, session_id: &SessionId) -> Option<Pid> {
+        let name = self.entry_name(session_id);
+        let target = retry_on_interrupt(|| readlinkat(self.directory(roster).fd(), name.as_str())).ok()?;
+        Pid::parse_canonical(target.to_str()?, u32::MAX).ok()
+    }
+
+    fn remove(self, roster: &RosterDir, session_id: &SessionId) -> Result<()> {
+        let directory = self.directory(roster);
+        let name = self.entry_name(session_id);
+        match retry_on_interrupt(|| unlinkat(directory.fd(), name.as_str(), UnlinkatFlags::NoRemoveDir)) {
+            Ok(()) | Err(Errno::ENOENT) => Ok(()),
+            Err(errno) => Err(Error::io("remove", roster.entry_path(directory, &name), errno.into())),
+        }
+    }
+}
+
+/// The places an entry is looked for, the current one first: where it
+/// has an entry, an older place is not looked at.
+const PLACES: [IndexPlace; 2] = [IndexPlace::SessionIds, IndexPlace::Legacy];
 
 /// The pid the index names for a session id, if any (unchecked hint).
 pub fn indexed_holder(roster: &RosterDir, session_id: &SessionId) -> Option<Pid> {
-    let name = index_entry_name(session_id);
-    let target = retry_on_interrupt(|| readlinkat(roster.sessions().fd(), name.as_str())).ok()?;
-    Pid::parse_canonical(target.to_str()?, u32::MAX).ok()
+    PLACES.iter().find_map(|place| place.holder(roster, session_id))
 }
 
-/// Points the session id's entry at `pid`, atomically (symlink + rename).
+/// Points the session id's entry at `pid`, atomically (symlink + rename),
+/// and removes an entry an older registry kept for it.
 pub fn point_index_at(roster: &RosterDir, session_id: &SessionId, pid: Pid) -> Result<()> {
-    let sessions = roster.sessions();
+    let directory = roster.session_ids();
     let name = index_entry_name(session_id);
     let temp = format!("{TEMP_PREFIX}{name}.{}", std::process::id());
-    let shown = roster.entry_path(sessions, &name);
-    let _ = retry_on_interrupt(|| unlinkat(sessions.fd(), temp.as_str(), UnlinkatFlags::NoRemoveDir));
-    retry_on_interrupt(|| symlinkat(pid.to_string().as_str(), sessions.fd(), temp.as_str()))
+    let shown = roster.entry_path(directory, &name);
+    let _ = retry_on_interrupt(|| unlinkat(directory.fd(), temp.as_str(), UnlinkatFlags::NoRemoveDir));
+    retry_on_interrupt(|| symlinkat(pid.to_string().as_str(), directory.fd(), temp.as_str()))
         .map_err(|errno| Error::io("create index entry", &shown, errno.into()))?;
-    retry_on_interrupt(|| renameat(sessions.fd(), temp.as_str(), sessions.fd(), name.as_str())).map_err(
+    retry_on_interrupt(|| renameat(directory.fd(), temp.as_str(), directory.fd(), name.as_str())).map_err(
         |errno| {
-            let _ = unlinkat(sessions.fd(), temp.as_str(), UnlinkatFlags::NoRemoveDir);
+            let _ = unlinkat(directory.fd(), temp.as_str(), UnlinkatFlags::NoRemoveDir);
             Error::io("rename index entry", &shown, errno.into())
         },
-    )
+    )?;
+    // Shadowed by the entry just written, so only tidied away.
+    IndexPlace::Legacy.remove(roster, session_id)
 }
 
 /// Removes the session id's entry when it still names `pid`.
 pub fn remove_index_if_pointing_at(roster: &RosterDir, session_id: &SessionId, pid: Pid) -> Result<()> {
-    if indexed_holder(roster, session_id) != Some(pid) {
-        return Ok(());
+    for place in PLACES {
+        match place.holder(roster, session_id) {
+            Some(holder) if holder == pid => return place.remove(roster, session_id),
+            // Another session holds the id now: its entry stays.
+            Some(_) => return Ok(()),
+            None => {}
+        }
     }
-    let name = index_entry_name(session_id);
-    match retry_on_interrupt(|| unlinkat(roster.sessions().fd(), name.as_str(), UnlinkatFlags::NoRemoveDir)) {
-        Ok(()) | Err(Errno::ENOENT) => Ok(()),
-        Err(errno) => Err(Error::io("remove", roster.entry_path(roster.sessions(), &name), errno.into())),
-    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -103,5 +157,47 @@ mod tests {
         assert_eq!(indexed_holder(&roster, &id), Some(Pid::new(43).unwrap()));
         remove_index_if_pointing_at(&roster, &id, Pid::new(43).unwrap()).unwrap();
         assert_eq!(indexed_holder(&roster, &id), None);
+    }
+
+    /// An entry is a symlink in `session-ids/`, and nothing of the index
+    /// is left among the records (where each entry cost a directory entry
+    /// the listing read and the pruning removed under the same lock).
+    #[test]
+    fn entries_live_in_their_own_directory() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().join("roster");
+        let roster = RosterDir::open_or_create(&root).unwrap();
+        let id = SessionId::parse("7c660e54-2e19-4577-b46a-16f46484eaf4").unwrap();
+        point_index_at(&roster, &id, Pid::new(42).unwrap()).unwrap();
+        let entry = root.join("session-ids").join(index_entry_name(&id));
+        assert_eq!(std::fs::read_link(&entry).unwrap(), std::path::Path::new("42"));
+        assert_eq!(std::fs::read_dir(root.join("sessions")).unwrap().count(), 0);
+        assert_eq!(std::fs::read_dir(root.join("session-ids")).unwrap().count(), 1);
+    }
+
+    /// A registry written before the index had its own directory keeps
+    /// its entries as `sessions/.sid-<hash>`: they are still believed,
+    /// removed with their record, and superseded (and tidied away) by a
+    /// new entry for the same id.
+    #[test]
+    fn entries_of_an_older_registry_are_read_removed_and_superseded() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().join("roster");
+        let roster = RosterDir::open_or_create(&root).unwrap();
+        let id = SessionId::parse("abc").unwrap();
+        let legacy = root.join("sessions").join(format!(".sid-{}", index_entry_name(&id)));
+        std::os::unix::fs::symlink("42", &legacy).unwrap();
+        assert_eq!(indexed_holder(&roster, &id), Some(Pid::new(42).unwrap()));
+        // Another pid's removal leaves it; its own removes it.
+        remove_index_if_pointing_at(&roster, &id, Pid::new(43).unwrap()).unwrap();
+        assert!(legacy.symlink_metadata().is_ok());
+        remove_index_if_pointing_at(&roster, &id, Pid::new(42).unwrap()).unwrap();
+        assert!(legacy.symlink_metadata().is_err());
+        assert_eq!(indexed_holder(&roster, &id), None);
+
+        std::os::unix::fs::symlink("42", &legacy).unwrap();
+        point_index_at(&roster, &id, Pid::new(44).unwrap()).unwrap();
+        assert_eq!(indexed_holder(&roster, &id), Some(Pid::new(44).unwrap()));
+        assert!(legacy.symlink_metadata().is_err(), "the older entry is tidied away");
     }
 }
