@@ -44,8 +44,8 @@ pub use list::{
 pub use malformed::{Field, FieldError, FieldLimit, FieldProblem, LengthUnit, Malformed};
 pub use ownership::{UNPROVABLE_OWNER, caller_uid_is_unmapped, owned_by_caller};
 pub use prune::{
-    PruneOptions, PrunePlan, PruneReport, TEMP_MAX_AGE, plan_prune, prune_sessions, remove_current,
-    remove_old_temporaries, remove_session_row,
+    PruneOptions, PruneReport, TEMP_MAX_AGE, prune_sessions, remove_current, remove_old_temporaries,
+    remove_session_row,
 };
 pub use record::{
     FormatProblem, Parsed, RECORD_FORMAT, Record, SocketRecord, Versioned, check_field_limits,

@@ -1,14 +1,16 @@
 //! Prune (docs/contract.md §6.3) in the reaper posture: dead records go, unknown and
-//! problem entries go only past an explicit age, alive ones never. Each
-//! candidate is re-read and re-judged under the lock just before removal.
+//! problem entries go only past an explicit age, alive ones never. Nothing
+//! goes that was not judged, or re-checked, under the registry lock.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use owner_liveness::{Liveness, Pid, SystemFacts};
 
 use crate::directory::{RosterDir, SubDir};
 use crate::directory_entries::DirectoryEntry;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::files::{
     FileStamp, RegistryLock, TEMP_PREFIX, entry_mtime, entry_stamp, list_entries, list_names, remove_entry,
 };
@@ -59,204 +61,211 @@ fn dead_for_good(row: &SessionRow) -> bool {
     row.liveness() == Liveness::Dead && row.record.as_ref().is_some_and(|record| record.socket.is_none())
 }
 
-/// What prune found without the lock: the entries that may go, judged,
-/// for [`PrunePlan::carry_out`] to re-check and remove under it.
-#[derive(Debug)]
-pub struct PrunePlan {
-    options: PruneOptions,
-    now: Timestamp,
-    /// Entries whose names are not UTF-8 and that may go (as problems).
-    undecodable: Vec<(std::ffi::OsString, SessionRow)>,
-    /// Rows that may go, with the file's stamp when their verdict is dead
-    /// for good.
-    candidates: Vec<(SessionRow, Option<FileStamp>)>,
-    /// The temporaries of `sessions/`, found by the same listing.
-    session_temporaries: Vec<String>,
-    /// Entries looked at and kept already.
-    kept: usize,
+/// The registry lock of one prune, taken when the first entry that may go
+/// is found (or at the end, when none is) and held from then on. Entries
+/// read before it was taken are re-checked under it before they go;
+/// entries read after are judged under it already.
+struct LockOnFirstNeed<'r> {
+    roster: &'r RosterDir,
+    held: OnceLock<RegistryLock>,
+    /// One attempt to take it at a time; the first failure is kept here and
+    /// every later attempt fails at once instead of waiting again.
+    attempt: Mutex<Option<Error>>,
+    failed: AtomicBool,
 }
 
-/// Judges every entry of `sessions/` without the lock, then takes the lock
-/// and re-checks each candidate just before removing it (see
-/// [`PrunePlan::carry_out`]). A caller with more to do under the same lock
-/// (roster-prune reaps consent markers too) calls [`plan_prune`], takes the
-/// lock once and carries the plan out itself.
+/// Taking the lock failed; the error is kept by [`LockOnFirstNeed`].
+struct LockFailed;
+
+impl<'r> LockOnFirstNeed<'r> {
+    fn new(roster: &'r RosterDir) -> Self {
+        LockOnFirstNeed {
+            roster,
+            held: OnceLock::new(),
+            attempt: Mutex::new(None),
+            failed: AtomicBool::new(false),
+        }
+    }
+
+    fn is_held(&self) -> bool {
+        self.held.get().is_some()
+    }
+
+    fn take(&self) -> std::result::Result<&RegistryLock, LockFailed> {
+        if let Some(lock) = self.held.get() {
+            return Ok(lock);
+        }
+        let mut failure = self.attempt.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(lock) = self.held.get() {
+            return Ok(lock);
+        }
+        if self.failed.load(Ordering::Acquire) {
+            return Err(LockFailed);
+        }
+        match self.roster.lock() {
+            Ok(lock) => Ok(self.held.get_or_init(|| lock)),
+            Err(error) => {
+                *failure = Some(error);
+                self.failed.store(true, Ordering::Release);
+                Err(LockFailed)
+            }
+        }
+    }
+
+    /// The lock, still held, for the rest of the prune and the caller.
+    fn into_lock(self) -> Result<RegistryLock> {
+        let failure = self.attempt.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match (self.held.into_inner(), failure) {
+            (Some(lock), _) => Ok(lock),
+            (None, Some(error)) => Err(error),
+            (None, None) => self.roster.lock(),
+        }
+    }
+}
+
+/// Prunes `sessions/` and returns what it did with the registry lock,
+/// still held, so that a caller with more to remove (roster-prune reaps
+/// consent markers too) does it under the same hold.
+///
+/// Every entry is read and judged on every core. The lock is taken when
+/// the first entry that may go is found, and kept: removing then goes on
+/// alongside judging, on the other core, instead of after it. An entry
+/// judged before the lock was taken is re-checked under it just before it
+/// goes (`recheck_and_remove`); one read after is removed as judged, since
+/// nobody can have rewritten it in between. A registry with nothing to
+/// remove is judged without holding the lock at all.
 pub fn prune_sessions(
     roster: &RosterDir,
     options: &PruneOptions,
     facts: &(impl SystemFacts + Sync),
-) -> Result<PruneReport> {
-    let plan = plan_prune(roster, options, facts)?;
-    let lock = roster.lock()?;
-    plan.carry_out(roster, &lock, facts)
-}
-
-/// Judges every entry of `sessions/` without the lock: what may go.
-pub fn plan_prune(
-    roster: &RosterDir,
-    options: &PruneOptions,
-    facts: &(impl SystemFacts + Sync),
-) -> Result<PrunePlan> {
+) -> Result<(PruneReport, RegistryLock)> {
     let now = Timestamp::from_system_time(facts.now());
-    let mut plan = PrunePlan {
-        options: *options,
-        now,
-        undecodable: Vec::new(),
-        candidates: Vec::new(),
-        session_temporaries: Vec::new(),
-        kept: 0,
-    };
     let entries = list_entries(roster, roster.sessions())?;
-    // Reading and judging is most of the work and needs no lock: on every core.
-    let looked_at = map_in_parallel(&entries, |entry| look_at_entry(roster, entry, options, now, facts));
-    for (entry, looked) in entries.into_iter().zip(looked_at) {
-        match looked {
-            LookedAt::Gone => {}
-            LookedAt::Kept => plan.kept += 1,
-            LookedAt::Temporary(name) => plan.session_temporaries.push(name),
-            LookedAt::Candidate(row, stamp) => plan.candidates.push((row, stamp)),
-            LookedAt::Undecodable(row) => plan.undecodable.push((entry.name, row)),
-        }
-    }
-    Ok(plan)
-}
-
-impl PrunePlan {
-    /// Under the registry `lock`, re-checks each candidate just before
-    /// removing it, keeping any that is no longer removable (it came alive,
-    /// or was replaced by a live one), then removes old temporaries.
-    ///
-    /// The re-check of a candidate that is dead for good is a stat: when the
-    /// name still holds the very file judged (same inode, same change time),
-    /// the verdict stands, and reading and judging it again would double the
-    /// cost of pruning for nothing. Anything else is read and judged again.
-    pub fn carry_out(
-        self,
-        roster: &RosterDir,
-        lock: &RegistryLock,
-        facts: &(impl SystemFacts + Sync),
-    ) -> Result<PruneReport> {
-        let PrunePlan { options, now, undecodable, candidates, session_temporaries, kept } = self;
-        let options = &options;
-        let mut report = PruneReport { kept, ..PruneReport::default() };
-        for (name, row) in undecodable {
-            if options.dry_run || remove_entry(roster, roster.sessions(), &name)? {
-                report.unknown_removed += 1;
-                report.removed.push(row);
-            } else {
-                report.kept += 1;
-            }
-        }
-        // Each candidate is checked once more and removed on every core
-        // (the kernel orders the unlinks in one directory itself); the
-        // outcomes come back in order.
-        let outcomes = map_in_parallel(&candidates, |(judged, stamp_when_judged)| {
-            recheck_and_remove(roster, lock, judged, *stamp_when_judged, options, now, facts)
-        });
-        for (outcome, (judged, _)) in outcomes.into_iter().zip(candidates) {
-            let row = match outcome? {
-                Removal::Gone => continue,
-                Removal::Kept => {
+    let lock = LockOnFirstNeed::new(roster);
+    let outcomes = map_in_parallel(&entries, |entry| prune_entry(roster, entry, &lock, options, now, facts));
+    let lock = lock.into_lock()?;
+    let mut report = PruneReport::default();
+    let mut removed = Vec::new();
+    let mut session_temporaries = Vec::new();
+    for (entry, outcome) in entries.into_iter().zip(outcomes) {
+        match outcome? {
+            EntryOutcome::Gone => {}
+            EntryOutcome::Kept => report.kept += 1,
+            EntryOutcome::Temporary(name) => session_temporaries.push(name),
+            EntryOutcome::Removed(row) => removed.push(*row),
+            EntryOutcome::Undecodable(row) => {
+                // Removable like any problem entry, only past --older-than;
+                // nothing but its name was read, so nothing to re-check.
+                if options.dry_run || remove_entry(roster, roster.sessions(), &entry.name)? {
+                    report.unknown_removed += 1;
+                    report.removed.push(*row);
+                } else {
                     report.kept += 1;
-                    continue;
                 }
-                Removal::RemovedAsJudged => judged,
-                Removal::Removed(row) => *row,
-            };
-            match row.liveness() {
-                Liveness::Dead => report.dead_removed += 1,
-                _ => report.unknown_removed += 1,
             }
-            report.removed.push(row);
         }
-        for directory in [roster.root(), roster.consent(), roster.session_ids()] {
-            report.temp_removed += remove_old_temporaries(roster, lock, directory, now, options.dry_run)?;
-        }
-        report.temp_removed +=
-            remove_temporaries_if_old(roster, roster.sessions(), session_temporaries, now, options.dry_run)?;
-        Ok(report)
     }
+    for row in removed {
+        match row.liveness() {
+            Liveness::Dead => report.dead_removed += 1,
+            _ => report.unknown_removed += 1,
+        }
+        report.removed.push(row);
+    }
+    for directory in [roster.root(), roster.consent(), roster.session_ids()] {
+        report.temp_removed += remove_old_temporaries(roster, &lock, directory, now, options.dry_run)?;
+    }
+    report.temp_removed +=
+        remove_temporaries_if_old(roster, roster.sessions(), session_temporaries, now, options.dry_run)?;
+    Ok((report, lock))
 }
 
-/// What the unlocked pass made of one entry of `sessions/`.
-enum LookedAt {
+/// What became of one entry of `sessions/`.
+enum EntryOutcome {
     /// Not there any more, or a dotfile that is not a temporary.
     Gone,
     Kept,
     Temporary(String),
-    /// Removable as judged; with the file's stamp when its verdict is dead
-    /// for good (`dead_for_good`).
-    Candidate(SessionRow, Option<FileStamp>),
+    /// Removed (with `dry_run`: would be), as finally judged.
+    Removed(Box<SessionRow>),
     /// A name that is not UTF-8 (no roster wrote it: malformed), removable
     /// like any problem entry, only past --older-than.
-    Undecodable(SessionRow),
+    Undecodable(Box<SessionRow>),
 }
 
-fn look_at_entry(
+/// Reads and judges one entry and, when it may go, takes the lock (if
+/// nobody has yet) and removes it.
+fn prune_entry(
     roster: &RosterDir,
     entry: &DirectoryEntry,
+    lock: &LockOnFirstNeed<'_>,
     options: &PruneOptions,
     now: Timestamp,
     facts: &impl SystemFacts,
-) -> LookedAt {
+) -> Result<EntryOutcome> {
+    let judged_under_lock = lock.is_held();
     let Some(name) = entry.name.to_str() else {
         let row = non_utf8_name_row(roster, &entry.name);
-        return if removable(&row, options, now) { LookedAt::Undecodable(row) } else { LookedAt::Kept };
+        let removable = removable(&row, options, now);
+        return Ok(if removable { EntryOutcome::Undecodable(Box::new(row)) } else { EntryOutcome::Kept });
     };
     if name.starts_with(TEMP_PREFIX) {
-        return LookedAt::Temporary(name.to_owned());
+        return Ok(EntryOutcome::Temporary(name.to_owned()));
     }
     let Some((row, stamp)) = read_listed_session_row(roster, name, entry.kind, facts) else {
-        return LookedAt::Gone;
+        return Ok(EntryOutcome::Gone);
     };
-    if removable(&row, options, now) {
-        let stamp = stamp.filter(|_| dead_for_good(&row));
-        LookedAt::Candidate(row, stamp)
-    } else {
-        LookedAt::Kept
+    if !removable(&row, options, now) {
+        return Ok(EntryOutcome::Kept);
     }
+    let Ok(held) = lock.take() else {
+        // The lock could not be taken: the error is reported once, for
+        // the whole prune; nothing is removed without it.
+        return Ok(EntryOutcome::Kept);
+    };
+    if judged_under_lock {
+        if !options.dry_run && !remove_session_row(roster, held, &row)? {
+            return Ok(EntryOutcome::Gone);
+        }
+        return Ok(EntryOutcome::Removed(Box::new(row)));
+    }
+    let stamp = stamp.filter(|_| dead_for_good(&row));
+    recheck_and_remove(roster, held, row, stamp, options, now, facts)
 }
 
-/// What the locked pass did with one candidate.
-enum Removal {
-    Gone,
-    Kept,
-    /// Removed, the file being the very one judged.
-    RemovedAsJudged,
-    /// Removed after it was read and judged again.
-    Removed(Box<SessionRow>),
-}
-
-/// Re-checks a candidate under the lock and removes it if it is still
-/// removable (with `dry_run`, only says so).
+/// Re-checks under the lock a row judged before it was taken, and removes
+/// it if it is still removable (with `dry_run`, only says so).
+///
+/// The re-check of a row that is dead for good is a stat: when the name
+/// still holds the very file judged (same inode, same change time), the
+/// verdict stands, and reading and judging it again would double the cost
+/// for nothing. Anything else is read and judged again.
 fn recheck_and_remove(
     roster: &RosterDir,
     lock: &RegistryLock,
-    judged: &SessionRow,
+    judged: SessionRow,
     stamp_when_judged: Option<FileStamp>,
     options: &PruneOptions,
     now: Timestamp,
     facts: &impl SystemFacts,
-) -> Result<Removal> {
+) -> Result<EntryOutcome> {
     let unchanged = stamp_when_judged
         .is_some_and(|stamp| entry_stamp(roster.sessions(), &judged.file_name) == Some(stamp));
-    let reread = if unchanged {
-        None
+    let row = if unchanged {
+        judged
     } else {
-        let Some(row) = read_session_row(roster, &judged.file_name, facts) else { return Ok(Removal::Gone) };
-        Some(row)
+        let Some(row) = read_session_row(roster, &judged.file_name, facts) else {
+            return Ok(EntryOutcome::Gone);
+        };
+        row
     };
-    let row = reread.as_ref().unwrap_or(judged);
-    if !removable(row, options, now) {
-        return Ok(Removal::Kept);
+    if !removable(&row, options, now) {
+        return Ok(EntryOutcome::Kept);
     }
-    if !options.dry_run && !remove_session_row(roster, lock, row)? {
-        return Ok(Removal::Gone);
+    if !options.dry_run && !remove_session_row(roster, lock, &row)? {
+        return Ok(EntryOutcome::Gone);
     }
-    Ok(match reread {
-        Some(row) => Removal::Removed(Box::new(row)),
-        None => Removal::RemovedAsJudged,
-    })
+    Ok(EntryOutcome::Removed(Box::new(row)))
 }
 
 /// Removes one row's file and its session-id index entry; `false` when the

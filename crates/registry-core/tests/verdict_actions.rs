@@ -43,6 +43,9 @@ struct MadeUpFacts {
     pid_ns: u64,
     processes: HashMap<u32, AtPid>,
     now: SystemTime,
+    /// Runs whenever a process is opened: something happening elsewhere
+    /// at that instant (another process rewriting a record).
+    meanwhile: Option<Box<dyn Fn(Pid) + Send + Sync>>,
 }
 
 struct MadeUpProcess {
@@ -62,6 +65,9 @@ impl SystemFacts for MadeUpFacts {
     }
 
     fn open_process(&self, pid: Pid) -> Result<MadeUpProcess, OpenProcessError> {
+        if let Some(meanwhile) = &self.meanwhile {
+            meanwhile(pid);
+        }
         match self.processes.get(&pid.get()).copied().unwrap_or(AtPid::Nothing) {
             AtPid::TheOwner => {
                 Ok(MadeUpProcess { start_ticks: ticks_of(pid.get()), pidfs_ino: inode_of(pid.get()) })
@@ -114,6 +120,12 @@ fn registered_at() -> SystemTime {
 
 /// A record of the owner at `pid`, as register writes it, in `boot_id`.
 fn record_text(pid: u32, boot_id: &str) -> String {
+    record_of(pid, ticks_of(pid), inode_of(pid), boot_id)
+}
+
+/// A record of the process at `pid` started at `ticks` with pidfs inode
+/// `inode`.
+fn record_of(pid: u32, ticks: u64, inode: u64, boot_id: &str) -> String {
     format!(
         r#"{{
   "format": 1,
@@ -135,8 +147,6 @@ fn record_text(pid: u32, boot_id: &str) -> String {
   "refreshed_at": "{REGISTERED_AT}"
 }}
 "#,
-        ticks = ticks_of(pid),
-        inode = inode_of(pid),
     )
 }
 
@@ -202,6 +212,7 @@ fn world(case: &Case, age: Duration) -> (tempfile::TempDir, RosterDir, MadeUpFac
         pid_ns: if case.other_pid_namespace { PID_NS + 1 } else { PID_NS },
         processes: HashMap::from([(4242, case.at_pid), (5000, AtPid::TheOwner)]),
         now: registered_at() + age,
+        meanwhile: None,
     };
     (temp, roster, facts)
 }
@@ -229,12 +240,12 @@ fn prune_removes_the_dead_and_the_unknown_only_past_their_age() {
     for case in cases() {
         let (_temp, roster, facts) = world(&case, Duration::from_secs(60));
         let options = PruneOptions { older_than: None, dry_run: false };
-        let report = prune_sessions(&roster, &options, &facts).unwrap();
+        let (report, _lock) = prune_sessions(&roster, &options, &facts).unwrap();
         assert_eq!(!still_there(&roster), case.pruned, "{}: {report:?}", case.name);
 
         let (_temp, roster, facts) = world(&case, Duration::from_secs(100 * 86400));
         let options = PruneOptions { older_than: Some(Duration::from_secs(86400)), dry_run: false };
-        let report = prune_sessions(&roster, &options, &facts).unwrap();
+        let (report, _lock) = prune_sessions(&roster, &options, &facts).unwrap();
         assert_eq!(!still_there(&roster), case.pruned_when_old, "{}, old: {report:?}", case.name);
 
         // Young, with --older-than: only the dead go.
@@ -282,4 +293,38 @@ fn registration(pid: u32) -> Registration {
         cwd: PathBuf::from("/home/dev/src/app"),
         registrar_pid: 1,
     }
+}
+
+/// A record judged dead before prune took the lock, and replaced by a live
+/// session's record (its pid reused by a newcomer that registered) before
+/// it was removed: prune finds the file changed, judges it again under the
+/// lock, and keeps it.
+#[test]
+fn prune_keeps_a_record_replaced_by_a_live_one_after_it_was_judged() {
+    let temp = tempfile::tempdir().unwrap();
+    let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+    write_atomically(&roster, roster.sessions(), "4242.json", record_text(4242, BOOT_ID).as_bytes()).unwrap();
+    let newcomer = record_of(4242, ticks_of(4242) + 1, 1, BOOT_ID);
+    let sessions = roster.path().join("sessions");
+    let replaced = std::sync::atomic::AtomicBool::new(false);
+    let facts = MadeUpFacts {
+        boot_id: BOOT_ID.into(),
+        pid_ns: PID_NS,
+        processes: HashMap::from([(4242, AtPid::Newcomer)]),
+        now: registered_at() + Duration::from_secs(60),
+        // The newcomer registers the moment prune has judged the old record.
+        meanwhile: Some(Box::new(move |pid| {
+            if pid.get() == 4242 && !replaced.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                let temporary = sessions.join(".tmp-newcomer");
+                std::fs::write(&temporary, &newcomer).unwrap();
+                std::fs::rename(&temporary, sessions.join("4242.json")).unwrap();
+            }
+        })),
+    };
+    let options = PruneOptions { older_than: None, dry_run: false };
+    let (report, _lock) = prune_sessions(&roster, &options, &facts).unwrap();
+    assert_eq!(report.dead_removed, 0, "{report:?}");
+    assert_eq!(report.kept, 1, "{report:?}");
+    let kept = std::fs::read_to_string(roster.path().join("sessions/4242.json")).unwrap();
+    assert!(kept.contains(&format!("\"start_ticks\": {}", ticks_of(4242) + 1)), "{kept}");
 }

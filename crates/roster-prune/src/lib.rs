@@ -20,7 +20,7 @@ use cli_support::{
 use harness::{HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, parse_payload, read_payload};
 use owner_liveness::Liveness;
 use registry_core::{
-    PruneOptions, PruneReport, RowConsent, RunningSystem, SessionRow, plan_prune, remove_current,
+    PruneOptions, PruneReport, RowConsent, RunningSystem, SessionRow, prune_sessions, remove_current,
 };
 
 const TOOL: &str = "roster-prune";
@@ -37,8 +37,8 @@ const SESSION_END_REASON_CLEAR: &str = "clear";
     about = "Remove roster records whose sessions are provably gone",
     long_about = "Remove roster records whose sessions are provably gone\n\n\
         Removes dead records (the owner exited, its pid was reused, it ran in an earlier boot), \
-        consent markers of dead owners, and temporaries older than an hour. Each candidate is \
-        re-read and re-judged under the lock just before it is removed, so a session that is \
+        consent markers of dead owners, and temporaries older than an hour. Nothing is removed \
+        that was not judged, or judged again, under the registry lock, so a session that is \
         alive is never removed. Unknown and problem entries are kept unless --older-than says \
         how old they may get.",
     after_long_help = manual().render_help(),
@@ -171,11 +171,9 @@ fn prune_all(args: &PruneArgs, older_than: Option<Duration>) -> anyhow::Result<O
     };
     let options = PruneOptions { older_than, dry_run: args.dry_run };
     let facts = RunningSystem::read();
-    // Records are judged without the lock; then one lock covers removing
-    // them, the temporaries and the consent markers.
-    let plan = plan_prune(&roster, &options, &facts)?;
-    let lock = roster.lock()?;
-    let report = plan.carry_out(&roster, &lock, &facts)?;
+    // One hold of the lock covers removing the records, the temporaries
+    // and the consent markers.
+    let (report, lock) = prune_sessions(&roster, &options, &facts)?;
     let markers = consent::prune_markers(&roster, &lock, older_than, args.dry_run, &facts)?;
     Ok(Outcome { report, consent_removed: markers.removed })
 }
