@@ -429,6 +429,7 @@ impl Fixture {
             roster.clone(),
             roster.join("sessions"),
             roster.join("consent"),
+            roster.join("session-ids"),
             run.root.join("home/.claude"),
             run.root.join("home-installed/.claude"),
         ] {

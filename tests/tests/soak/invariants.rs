@@ -8,7 +8,8 @@ use std::time::{Duration, SystemTime};
 use anyhow::Context;
 use owner_liveness::{Liveness, judge_now};
 use registry_core::{
-    CONSENT, HOOK_LOG_LINES, HOOK_LOG_NAME, Parsed, SESSIONS, TEMP_PREFIX, parse_record, pid_of_file_name,
+    CONSENT, HOOK_LOG_LINES, HOOK_LOG_NAME, Parsed, SESSION_IDS, SESSIONS, TEMP_PREFIX, parse_record,
+    pid_of_file_name,
 };
 use serde_json::Value;
 
@@ -43,7 +44,9 @@ impl InvariantResult {
 pub fn plant_stale_temporaries(roster: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let two_hours_ago = SystemTime::now() - Duration::from_secs(2 * 3600);
     let mut planted = Vec::new();
-    for directory in [roster.to_owned(), roster.join(SESSIONS), roster.join(CONSENT)] {
+    for directory in
+        [roster.to_owned(), roster.join(SESSIONS), roster.join(CONSENT), roster.join(SESSION_IDS)]
+    {
         let path = directory.join(format!("{TEMP_PREFIX}left-by-a-crash-before-the-soak"));
         let file = std::fs::File::create(&path).with_context(|| format!("create {}", path.display()))?;
         file.set_modified(two_hours_ago)?;
@@ -241,7 +244,12 @@ fn no_old_temporary(
 ) -> anyhow::Result<InvariantResult> {
     let mut problems = Vec::new();
     let mut young = 0;
-    for directory in [soak.roster.clone(), soak.roster.join(SESSIONS), soak.roster.join(CONSENT)] {
+    for directory in [
+        soak.roster.clone(),
+        soak.roster.join(SESSIONS),
+        soak.roster.join(CONSENT),
+        soak.roster.join(SESSION_IDS),
+    ] {
         for entry in std::fs::read_dir(&directory).with_context(|| format!("read {}", directory.display()))? {
             let entry = entry?;
             if !entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
