@@ -23,8 +23,10 @@ use crate::session_index::{indexed_holder, point_index_at, remove_index_if_point
 use crate::session_row::{read_listed_session_row, read_session_row};
 use crate::timestamp::Timestamp;
 
-/// How many entries one register looks at for reaping, at most.
-pub const REAP_EXAMINE: usize = 8;
+/// How many entries one register looks at for reaping, at most. Each is a
+/// record (read and judged: about ten system calls), so this bounds what a
+/// registration costs beyond its own record whatever the registry's size.
+pub const REAP_EXAMINE: usize = 4;
 /// How many dead records one register removes, at most.
 pub const REAP_REMOVE: usize = 3;
 /// Where the reaping walk left off: a hint, rewritten without fsync and
