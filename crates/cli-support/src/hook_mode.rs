@@ -186,15 +186,17 @@ fn dir_from_raw_arguments(
 }
 
 /// The entry point of a tool that has a hook mode (`roster-register`,
-/// `roster-prune --current`): parses the flags, then runs `body` under the
-/// hook discipline when `hook_of(&args)` says so (with the event it
-/// serves), else as a normal tool whose errors map to exit statuses.
+/// `roster-prune --current`): parses the flags (building the command with
+/// its manual, `full()`, only for help), then runs `body` under the hook
+/// discipline when `hook_of(&args)` says so (with the event it serves),
+/// else as a normal tool whose errors map to exit statuses.
 pub fn run_tool_with_hook_mode<Args: clap::Parser>(
     tool: &'static str,
+    full: impl FnOnce() -> clap::Command,
     hook_of: impl Fn(&Args) -> Option<(&CommonArgs, HookEvent)>,
     body: impl FnOnce(Args) -> anyhow::Result<()>,
 ) -> ExitCode {
-    let args = match Args::try_parse() {
+    let args = match crate::help::parse_with_manual_on_help::<Args>(full, &crate::help::process_arguments()) {
         Ok(args) => args,
         Err(error) if error.use_stderr() && hook_mode_requested() => {
             return report_unparsable_hook_invocation(tool, &error);

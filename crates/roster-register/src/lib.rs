@@ -55,7 +55,6 @@ const TOOL: &str = "roster-register";
         group or anyone may write) never stops registration: the session is registered without \
         its name and a one-line warning names the file and what is wrong (in hook mode it goes \
         to hook-errors.log).",
-    after_long_help = manual().render_help(),
 )]
 pub struct RegisterArgs {
     #[command(flatten)]
@@ -91,7 +90,7 @@ pub struct RegisterArgs {
 }
 
 /// Examples, notes, environment, files and exit statuses: `--help` and the
-/// man page both render this.
+/// man page both render this (`command()` attaches it).
 pub fn manual() -> Manual {
     Manual {
         examples: &[
@@ -182,15 +181,17 @@ pub fn manual() -> Manual {
     }
 }
 
-/// The clap definition, for xtask's man pages and completions.
+/// The clap definition with its manual, for `--help` and xtask's man pages
+/// and completions.
 pub fn command() -> clap::Command {
-    RegisterArgs::command()
+    cli_support::with_manual(RegisterArgs::command(), &manual())
 }
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     cli_support::run_tool_with_hook_mode(
         TOOL,
+        command,
         |args: &RegisterArgs| {
             args.hook.as_ref().map(|_| (&args.common, cli_support::HookEvent::SessionStart))
         },
