@@ -231,10 +231,8 @@ pub fn harness_of(step: &AncestorStep) -> Option<Harness> {
 
     // Only argv[0] and the exe say what program runs; a comm of `node` may
     // be a renamed process whose argv no longer starts with the interpreter.
-    let interpreter = [argv0_basename, step.exe_basename()]
-        .into_iter()
-        .flatten()
-        .find(|name| is_interpreter_name(name))?;
+    let interpreter =
+        [argv0_basename, step.exe_basename()].into_iter().flatten().find(|name| is_interpreter_name(name))?;
     let takes_run_subcommand = INTERPRETERS_WITH_RUN_SUBCOMMAND.contains(&interpreter);
     match interpreter_target(step.argv(), takes_run_subcommand)? {
         InterpreterTarget::Script(script) => {

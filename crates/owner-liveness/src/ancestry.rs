@@ -209,6 +209,19 @@ mod tests {
     fn argv_and_exe_are_read_at_the_first_ask() {
         let mut asked_late = std::process::Command::new("sleep").arg("30").spawn().unwrap();
         let mut asked_early = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        // A vfork-style spawn returns once the child's exec has replaced its
+        // memory, a moment before the kernel has set up the new argv.
+        for child in [&asked_late, &asked_early] {
+            let cmdline = format!("/proc/{}/cmdline", child.id());
+            let started = std::time::Instant::now();
+            while std::fs::read(&cmdline).unwrap() != b"sleep\x0030\x00" {
+                assert!(
+                    started.elapsed() < std::time::Duration::from_secs(10),
+                    "{cmdline} never showed the argv"
+                );
+                std::thread::yield_now();
+            }
+        }
         let late = read_step_checked(Pid::new(asked_late.id()).unwrap()).unwrap();
         let early = read_step_checked(Pid::new(asked_early.id()).unwrap()).unwrap();
         assert_eq!(early.argv(), ["sleep", "30"]);

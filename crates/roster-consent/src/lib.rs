@@ -352,7 +352,7 @@ fn assess(common: &CommonArgs, session: &SessionArgs, facts: &RunningSystem) -> 
     let roster_path = choose_directory(common.dir.as_deref(), &cli_support::process_env_os)?.path;
     let request = AssessmentRequest {
         pid: owner.resolved.pid,
-        owner_identity: owner.capture_identity(),
+        owner_identity: owner.capture_identity(facts),
         roster_path: &roster_path,
         cwd_flag: session.cwd.as_deref(),
         env: &cli_support::process_env_os,
@@ -428,11 +428,13 @@ fn write_state(common: &CommonArgs, session: &SessionArgs, state: MarkerState) -
         ))
         .into());
     }
-    let identity = owner.capture_identity().with_context(|| format!("cannot {verb} pid {}", resolved.pid))?;
+    let facts = RunningSystem::read();
+    let identity =
+        owner.capture_identity(&facts).with_context(|| format!("cannot {verb} pid {}", resolved.pid))?;
     let roster_path = choose_directory(common.dir.as_deref(), &cli_support::process_env_os)?.path;
     let directory = marker_directory(&roster_path, &identity, session)?.path;
     let roster = RosterDir::open_or_create(&roster_path)?;
-    let written = write_marker(&roster, &identity, state, &directory, &RunningSystem::read())?;
+    let written = write_marker(&roster, &identity, state, &directory, &facts)?;
     if common.quiet {
         return Ok(());
     }
