@@ -57,6 +57,10 @@ fn log_lock_wait() -> Duration {
         .min(Duration::from_millis(300))
 }
 
+/// The watchdog's stack: room for reporting (opening the roster, appending
+/// to the log), a fraction of the default 2 MiB that a thread would map.
+const WATCHDOG_STACK_BYTES: usize = 256 * 1024;
+
 /// A thread that ends the process at a deadline with exit 0 if the run
 /// is still going then, after saying so on stderr and in the log.
 struct Watchdog {
@@ -72,6 +76,7 @@ impl Watchdog {
         let watched = Arc::clone(&finished);
         let thread = std::thread::Builder::new()
             .name("hook-watchdog".into())
+            .stack_size(WATCHDOG_STACK_BYTES)
             .spawn(move || {
                 if !wait_until_finished_or(at, &watched) {
                     let budget = HOOK_CLOCK.get().map_or(0, |clock| clock.event.budget().as_millis());
@@ -212,6 +217,31 @@ pub fn run_tool_with_hook_mode<Args: clap::Parser>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The watchdog's stack is small on purpose (a thread's default 2 MiB
+    /// cost page faults on every hook run); what it does when it
+    /// fires, reporting on stderr and in a log it first has to open and
+    /// trust, must fit in it. A log that already holds its 100 lines is
+    /// read and trimmed, the longest way through.
+    #[test]
+    fn the_watchdogs_report_fits_its_stack() {
+        let temporary = tempfile::tempdir().unwrap();
+        let root = temporary.path().join("roster");
+        let common = CommonArgs { dir: Some(root.clone()), ..CommonArgs::default() };
+        let message = "gave up: the run did not finish within the 1000 ms hook budget";
+        let reporter = std::thread::Builder::new()
+            .stack_size(WATCHDOG_STACK_BYTES)
+            .spawn(move || {
+                for _ in 0..101 {
+                    report_hook_problem("roster-register", &common, message);
+                }
+            })
+            .unwrap();
+        reporter.join().expect("reporting fits the watchdog's stack");
+        let log = std::fs::read_to_string(root.join("hook-errors.log")).unwrap();
+        assert_eq!(log.lines().count(), 100, "{log}");
+        assert!(log.lines().all(|line| line.contains(message)), "{log}");
+    }
 
     #[test]
     fn dir_is_recovered_from_an_unparsable_command_line() {
