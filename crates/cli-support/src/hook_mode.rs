@@ -228,19 +228,26 @@ mod tests {
         let temporary = tempfile::tempdir().unwrap();
         let root = temporary.path().join("roster");
         let common = CommonArgs { dir: Some(root.clone()), ..CommonArgs::default() };
+        let roster = open_roster_for_writing(&common).unwrap();
+        for line in 0..100 {
+            registry_core::append_hook_error_within(
+                &roster,
+                "roster-register",
+                &format!("earlier {line}"),
+                Duration::ZERO,
+            )
+            .unwrap();
+        }
         let message = "gave up: the run did not finish within the 1000 ms hook budget";
         let reporter = std::thread::Builder::new()
             .stack_size(WATCHDOG_STACK_BYTES)
-            .spawn(move || {
-                for _ in 0..101 {
-                    report_hook_problem("roster-register", &common, message);
-                }
-            })
+            .spawn(move || report_hook_problem("roster-register", &common, message))
             .unwrap();
         reporter.join().expect("reporting fits the watchdog's stack");
         let log = std::fs::read_to_string(root.join("hook-errors.log")).unwrap();
         assert_eq!(log.lines().count(), 100, "{log}");
-        assert!(log.lines().all(|line| line.contains(message)), "{log}");
+        assert!(log.lines().last().is_some_and(|line| line.contains(message)), "{log}");
+        assert!(!log.contains("earlier 0\n"), "the oldest line stayed: {log}");
     }
 
     #[test]
