@@ -57,6 +57,10 @@ fn log_lock_wait() -> Duration {
         .min(Duration::from_millis(300))
 }
 
+/// The watchdog's stack: room for reporting (opening the roster, appending
+/// to the log), a fraction of the default 2 MiB that a thread would map.
+const WATCHDOG_STACK_BYTES: usize = 256 * 1024;
+
 /// A thread that ends the process at a deadline with exit 0 if the run
 /// is still going then, after saying so on stderr and in the log.
 struct Watchdog {
@@ -72,6 +76,7 @@ impl Watchdog {
         let watched = Arc::clone(&finished);
         let thread = std::thread::Builder::new()
             .name("hook-watchdog".into())
+            .stack_size(WATCHDOG_STACK_BYTES)
             .spawn(move || {
                 if !wait_until_finished_or(at, &watched) {
                     let budget = HOOK_CLOCK.get().map_or(0, |clock| clock.event.budget().as_millis());
@@ -186,15 +191,17 @@ fn dir_from_raw_arguments(
 }
 
 /// The entry point of a tool that has a hook mode (`roster-register`,
-/// `roster-prune --current`): parses the flags, then runs `body` under the
-/// hook discipline when `hook_of(&args)` says so (with the event it
-/// serves), else as a normal tool whose errors map to exit statuses.
+/// `roster-prune --current`): parses the flags (building the command with
+/// its manual, `full()`, only for help), then runs `body` under the hook
+/// discipline when `hook_of(&args)` says so (with the event it serves),
+/// else as a normal tool whose errors map to exit statuses.
 pub fn run_tool_with_hook_mode<Args: clap::Parser>(
     tool: &'static str,
+    full: impl FnOnce() -> clap::Command,
     hook_of: impl Fn(&Args) -> Option<(&CommonArgs, HookEvent)>,
     body: impl FnOnce(Args) -> anyhow::Result<()>,
 ) -> ExitCode {
-    let args = match Args::try_parse() {
+    let args = match crate::help::parse_with_manual_on_help::<Args>(full, &crate::help::process_arguments()) {
         Ok(args) => args,
         Err(error) if error.use_stderr() && hook_mode_requested() => {
             return report_unparsable_hook_invocation(tool, &error);
@@ -210,6 +217,38 @@ pub fn run_tool_with_hook_mode<Args: clap::Parser>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The watchdog's stack is small on purpose (a thread's default 2 MiB
+    /// cost page faults on every hook run); what it does when it
+    /// fires, reporting on stderr and in a log it first has to open and
+    /// trust, must fit in it. A log that already holds its 100 lines is
+    /// read and trimmed, the longest way through.
+    #[test]
+    fn the_watchdogs_report_fits_its_stack() {
+        let temporary = tempfile::tempdir().unwrap();
+        let root = temporary.path().join("roster");
+        let common = CommonArgs { dir: Some(root.clone()), ..CommonArgs::default() };
+        let roster = open_roster_for_writing(&common).unwrap();
+        for line in 0..100 {
+            registry_core::append_hook_error_within(
+                &roster,
+                "roster-register",
+                &format!("earlier {line}"),
+                Duration::ZERO,
+            )
+            .unwrap();
+        }
+        let message = "gave up: the run did not finish within the 1000 ms hook budget";
+        let reporter = std::thread::Builder::new()
+            .stack_size(WATCHDOG_STACK_BYTES)
+            .spawn(move || report_hook_problem("roster-register", &common, message))
+            .unwrap();
+        reporter.join().expect("reporting fits the watchdog's stack");
+        let log = std::fs::read_to_string(root.join("hook-errors.log")).unwrap();
+        assert_eq!(log.lines().count(), 100, "{log}");
+        assert!(log.lines().last().is_some_and(|line| line.contains(message)), "{log}");
+        assert!(!log.contains("earlier 0\n"), "the oldest line stayed: {log}");
+    }
 
     #[test]
     fn dir_is_recovered_from_an_unparsable_command_line() {

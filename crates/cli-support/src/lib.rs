@@ -8,6 +8,7 @@
 
 mod args;
 mod exit;
+mod help;
 mod hook_clock;
 mod hook_mode;
 pub mod manual;
@@ -17,6 +18,7 @@ mod text;
 
 pub use args::{ColourChoice, CommonArgs, OutputFormat, colour_enabled};
 pub use exit::{BadInput, ExitStatus, Refused, report_and_exit, run_tool};
+pub use help::{matches_with_manual_on_help, parse_with_manual_on_help, process_arguments, with_manual};
 pub use hook_clock::{HookEvent, hook_work_deadline, payload_wait};
 pub use hook_mode::{
     hook_mode_requested, report_hook_problem, report_unparsable_hook_invocation, report_warning, run_hook,

@@ -1,7 +1,8 @@
 //! What a binary's `--help` and its man page say beyond flags: examples,
 //! notes, environment variables, files and exit statuses, written once as
 //! data next to each clap `Command`. `--help` gets them through
-//! [`Manual::render_help`] (the command's `after_long_help`); xtask renders
+//! [`Manual::render_help`] (the command's `after_long_help`, attached by
+//! `help::with_manual` only when help is shown); xtask renders
 //! the same data into the man page, so the two cannot drift apart.
 
 use crate::exit::ExitStatus;
@@ -69,11 +70,6 @@ impl Manual {
     /// The manual of one subcommand, if it has one.
     pub fn subcommand(&self, name: &str) -> Option<&Manual> {
         self.subcommands.iter().find(|(subcommand, _)| *subcommand == name).map(|(_, manual)| manual)
-    }
-
-    /// The `after_long_help` of subcommand `name`; empty when it has no manual.
-    pub fn subcommand_help(&self, name: &str) -> String {
-        self.subcommand(name).map(Manual::render_help).unwrap_or_default()
     }
 
     /// The `after_long_help` of the command: examples, notes, environment,

@@ -5,7 +5,8 @@
 
 use owner_liveness::{
     AncestorStep, CaptureError, OwnerIdentity, OwnerQuery, OwnerSource, Pid, ResolveError, ResolvedOwner,
-    capture_owner_chain, is_kernel_thread, kernel_pid_max, resolve_owner, walk_ancestry_reporting,
+    SystemFacts, capture_owner_chain_with, is_kernel_thread, kernel_pid_max, resolve_owner,
+    walk_ancestry_reporting,
 };
 
 /// The owner and the ancestry it was found in.
@@ -24,9 +25,10 @@ impl CallingOwner {
     /// harness processes below it among the caller's ancestors), which
     /// register and consent record so that the session lives while any of
     /// them runs. The owner must be running; a member that cannot be
-    /// captured is left out.
-    pub fn capture_identity(&self) -> Result<OwnerIdentity, CaptureError> {
-        capture_owner_chain(self.resolved.pid, &self.resolved.chain)
+    /// captured is left out. The boot id and this process's namespaces
+    /// come from `facts`, the same the command then judges records with.
+    pub fn capture_identity(&self, facts: &impl SystemFacts) -> Result<OwnerIdentity, CaptureError> {
+        capture_owner_chain_with(self.resolved.pid, &self.resolved.chain, facts)
     }
 }
 

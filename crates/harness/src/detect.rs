@@ -217,26 +217,24 @@ impl HarnessPatterns for HarnessTable {
 /// native Codex and Copilot binaries and both processes of Gemini's
 /// relaunch.
 pub fn harness_of(step: &AncestorStep) -> Option<Harness> {
-    let argv0_basename = step.argv.first().map(|argv0| basename(argv0));
-    let own_names = [argv0_basename, Some(step.comm.as_str()), step.exe_basename.as_deref()];
+    let argv0_basename = step.argv().first().map(|argv0| basename(argv0));
+    let own_names = [argv0_basename, Some(step.comm.as_str()), step.exe_basename()];
 
     if let Some(harness) = own_names.iter().flatten().find_map(|name| harness_named(name)) {
         return Some(harness);
     }
     if own_names.iter().flatten().any(|name| *name == CURSOR_AGENT_SHORT_NAME)
-        && step.argv.iter().any(|entry| path_has_any_component(entry, &CURSOR_PATH_COMPONENTS))
+        && step.argv().iter().any(|entry| path_has_any_component(entry, &CURSOR_PATH_COMPONENTS))
     {
         return Some(Harness::CursorAgent);
     }
 
     // Only argv[0] and the exe say what program runs; a comm of `node` may
     // be a renamed process whose argv no longer starts with the interpreter.
-    let interpreter = [argv0_basename, step.exe_basename.as_deref()]
-        .into_iter()
-        .flatten()
-        .find(|name| is_interpreter_name(name))?;
+    let interpreter =
+        [argv0_basename, step.exe_basename()].into_iter().flatten().find(|name| is_interpreter_name(name))?;
     let takes_run_subcommand = INTERPRETERS_WITH_RUN_SUBCOMMAND.contains(&interpreter);
-    match interpreter_target(&step.argv, takes_run_subcommand)? {
+    match interpreter_target(step.argv(), takes_run_subcommand)? {
         InterpreterTarget::Script(script) => {
             if path_has_component_sequence(script, &CURSOR_INSTALL_PATH_COMPONENTS) {
                 return Some(Harness::CursorAgent);

@@ -59,18 +59,18 @@ fn the_ancestry_parser_reads_both_capture_formats() {
     let parents: Vec<Option<u32>> = claude.iter().map(|step| step.parent.map(Pid::get)).collect();
     assert_eq!(parents, [Some(6777), Some(6753), Some(6751), None]);
     assert_eq!(claude[2].comm, "claude");
-    assert_eq!(claude[2].argv, ["/home/dev/.local/bin/claude", "-p", "hi"]);
-    assert_eq!(claude[2].exe_basename, None);
+    assert_eq!(claude[2].argv(), ["/home/dev/.local/bin/claude", "-p", "hi"]);
+    assert_eq!(claude[2].exe_basename(), None);
 
     let codex = ancestry("codex/ancestry-session-start.txt");
     assert_eq!(codex[1].parent, Pid::new(15045));
-    assert_eq!(codex[1].exe_basename.as_deref(), Some("codex"));
+    assert_eq!(codex[1].exe_basename(), Some("codex"));
     assert_eq!(
-        codex[2].argv,
+        codex[2].argv(),
         ["node", "/home/dev/.npm/lib/node_modules/.bin/codex", "exec", "--skip-git-repo-check"]
     );
     assert_eq!(codex[3].comm, "timeout");
-    assert!(codex[3].argv.is_empty());
+    assert!(codex[3].argv().is_empty());
     assert_eq!(codex[3].parent, None);
 }
 
@@ -145,7 +145,7 @@ fn copilot_owner_is_the_node_loader_above_main_thread() {
 #[test]
 fn opencode_owner_via_walk_and_via_opencode_pid() {
     let steps = ancestry("opencode/ancestry-bash-tool.txt");
-    assert_eq!(steps[2].exe_basename.as_deref(), Some("opencode.exe"));
+    assert_eq!(steps[2].exe_basename(), Some("opencode.exe"));
     // `opencode-hook.s` (comm cut to 15 bytes) and `bash -c …` are not opencode.
     assert_eq!(harnesses_along(&steps), [None, None, Some(Harness::Opencode), None]);
     check_owner(&steps, &HashMap::new(), 17605, OwnerSource::Ancestor, Harness::Opencode);

@@ -1,5 +1,11 @@
 //! The ancestry walk: the ppid chain from a process upward, as the facts a
-//! harness pattern needs (comm, first argv entries, exe basename).
+//! harness pattern needs (comm, first argv entries, exe basename). The walk
+//! reads each step's stat (pid, ppid, comm) as it goes; a step's argv and
+//! exe are read only when something asks for them, since most callers ask
+//! about a few steps (the owner's, the run below it) or none at all (an
+//! owner named by `--pid` that is not an ancestor).
+
+use std::sync::OnceLock;
 
 use crate::pid::Pid;
 use crate::proc_read::{STAT_BUFFER_BYTES, read_cmdline_prefix, read_small_file};
@@ -16,19 +22,69 @@ pub const ARGV_ENTRIES_KEPT: usize = 4;
 const CMDLINE_BYTES_READ: usize = 64 * 1024;
 
 /// One process of the chain.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct AncestorStep {
     pub pid: Pid,
     /// `None` at the top of the visible tree (ppid 0).
     pub parent: Option<Pid>,
     /// `/proc/<pid>/comm` as the stat line shows it (at most 15 bytes).
     pub comm: String,
+    /// argv and exe: given when the step is built from known facts, read
+    /// from `/proc/<pid>` at the first ask when the walk found the step.
+    names: OnceLock<ProgramNames>,
+}
+
+/// What a step says about the program it runs besides its comm.
+#[derive(Clone, Debug, Default)]
+struct ProgramNames {
     /// The first `ARGV_ENTRIES_KEPT` entries of `/proc/<pid>/cmdline`,
     /// lossy UTF-8; empty when unreadable (kernel threads, other users).
-    pub argv: Vec<String>,
+    argv: Vec<String>,
     /// Basename of `/proc/<pid>/exe`; `None` when it cannot be read.
-    pub exe_basename: Option<String>,
+    exe_basename: Option<String>,
 }
+
+impl AncestorStep {
+    /// A step whose argv and exe are known already (a captured tree, a
+    /// test's made-up one); `argv` is cut to `ARGV_ENTRIES_KEPT` entries as
+    /// the walk cuts it.
+    pub fn with_names(
+        pid: Pid,
+        parent: Option<Pid>,
+        comm: String,
+        mut argv: Vec<String>,
+        exe_basename: Option<String>,
+    ) -> AncestorStep {
+        argv.truncate(ARGV_ENTRIES_KEPT);
+        AncestorStep { pid, parent, comm, names: OnceLock::from(ProgramNames { argv, exe_basename }) }
+    }
+
+    /// The first `ARGV_ENTRIES_KEPT` entries of the process's argv (lossy
+    /// UTF-8); empty when unreadable (kernel threads, other users).
+    pub fn argv(&self) -> &[String] {
+        &self.names().argv
+    }
+
+    /// Basename of the process's `/proc/<pid>/exe`; `None` when it cannot be read.
+    pub fn exe_basename(&self) -> Option<&str> {
+        self.names().exe_basename.as_deref()
+    }
+
+    fn names(&self) -> &ProgramNames {
+        self.names.get_or_init(|| read_program_names(self.pid))
+    }
+}
+
+/// Steps are equal when every fact a pattern can ask about is, whether or
+/// not it has been read yet.
+impl PartialEq for AncestorStep {
+    fn eq(&self, other: &AncestorStep) -> bool {
+        (self.pid, self.parent, &self.comm, self.argv(), self.exe_basename())
+            == (other.pid, other.parent, &other.comm, other.argv(), other.exe_basename())
+    }
+}
+
+impl Eq for AncestorStep {}
 
 /// The ancestry, and why the walk stopped short of the top if it did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,18 +141,25 @@ pub fn read_step(pid: Pid) -> Option<AncestorStep> {
     read_step_checked(pid).ok()
 }
 
-/// Reads one step, or says why it cannot be read.
+/// Reads one step's stat, or says why it cannot be read. Its argv and exe
+/// are read when first asked for; a failure there leaves them empty, as
+/// for a kernel thread or another user's process, and never makes the step
+/// unreadable.
 pub fn read_step_checked(pid: Pid) -> std::io::Result<AncestorStep> {
     let mut buffer = [0u8; STAT_BUFFER_BYTES];
     let stat_bytes = read_small_file(&format!("/proc/{pid}/stat"), &mut buffer)?;
     let stat = parse_proc_stat(stat_bytes).map_err(std::io::Error::other)?;
+    Ok(AncestorStep { pid, parent: Pid::new(stat.ppid), comm: stat.comm, names: OnceLock::new() })
+}
+
+fn read_program_names(pid: Pid) -> ProgramNames {
     let argv = read_cmdline_prefix(&format!("/proc/{pid}/cmdline"), ARGV_ENTRIES_KEPT, CMDLINE_BYTES_READ)
         .map(|bytes| split_cmdline(&bytes))
         .unwrap_or_default();
     let exe_basename = std::fs::read_link(format!("/proc/{pid}/exe"))
         .ok()
         .and_then(|path| path.file_name().map(|name| name.to_string_lossy().into_owned()));
-    Ok(AncestorStep { pid, parent: Pid::new(stat.ppid), comm: stat.comm, argv, exe_basename })
+    ProgramNames { argv, exe_basename }
 }
 
 fn split_cmdline(bytes: &[u8]) -> Vec<String> {
@@ -139,6 +202,40 @@ mod tests {
         assert_eq!(real.steps[0].pid, me);
     }
 
+    /// The walk reads a step's argv and exe only when asked: a step taken
+    /// from a process that then exits has none left to read, while one
+    /// asked before the exit keeps what it read.
+    #[test]
+    fn argv_and_exe_are_read_at_the_first_ask() {
+        let mut asked_late = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let mut asked_early = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        // A vfork-style spawn returns once the child's exec has replaced its
+        // memory, a moment before the kernel has set up the new argv.
+        for child in [&asked_late, &asked_early] {
+            let cmdline = format!("/proc/{}/cmdline", child.id());
+            let started = std::time::Instant::now();
+            while std::fs::read(&cmdline).unwrap() != b"sleep\x0030\x00" {
+                assert!(
+                    started.elapsed() < std::time::Duration::from_secs(10),
+                    "{cmdline} never showed the argv"
+                );
+                std::thread::yield_now();
+            }
+        }
+        let late = read_step_checked(Pid::new(asked_late.id()).unwrap()).unwrap();
+        let early = read_step_checked(Pid::new(asked_early.id()).unwrap()).unwrap();
+        assert_eq!(early.argv(), ["sleep", "30"]);
+        for child in [&mut asked_late, &mut asked_early] {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+        assert_eq!(late.comm, "sleep");
+        assert!(late.argv().is_empty(), "{late:?}");
+        assert_eq!(late.exe_basename(), None);
+        assert_eq!(early.argv(), ["sleep", "30"]);
+        assert_eq!(early.exe_basename(), Some("sleep"));
+    }
+
     #[test]
     fn walk_from_self_reaches_this_process_and_its_parent() {
         let me = Pid::new(std::process::id()).unwrap();
@@ -147,6 +244,6 @@ mod tests {
         assert_eq!(steps[0].parent.map(Pid::get), Some(nix::unistd::getppid().as_raw() as u32));
         assert!(steps.len() >= 2, "expected at least the parent: {steps:?}");
         assert!(steps.len() <= MAX_ANCESTRY_HOPS);
-        assert!(steps[0].exe_basename.is_some());
+        assert!(steps[0].exe_basename().is_some());
     }
 }

@@ -4,8 +4,9 @@
 //! whole run the ancestor walk found, each member with its own identity, so
 //! that the verdict can say alive while any of them still runs.
 
-use crate::identity::{CaptureError, MAX_CHAIN_MEMBERS, OwnerIdentity, capture_identity};
+use crate::identity::{CaptureError, MAX_CHAIN_MEMBERS, OwnerIdentity, capture_identity_with};
 use crate::pid::Pid;
+use crate::verdict::{LinuxFacts, SystemFacts};
 
 /// Captures the owner `outermost` and the members below it (outermost
 /// first). The owner must be running, as for `capture_identity`; a member
@@ -14,7 +15,17 @@ use crate::pid::Pid;
 /// proves nothing. Members beyond `MAX_CHAIN_MEMBERS`, repeats and the
 /// owner's own pid are left out too.
 pub fn capture_owner_chain(outermost: Pid, below: &[Pid]) -> Result<OwnerIdentity, CaptureError> {
-    let mut owner = capture_identity(outermost)?;
+    capture_owner_chain_with(outermost, below, &LinuxFacts)
+}
+
+/// `capture_owner_chain` with the boot id and the capturing process's
+/// namespaces as `facts` give them (`capture_identity_with`).
+pub fn capture_owner_chain_with(
+    outermost: Pid,
+    below: &[Pid],
+    facts: &impl SystemFacts,
+) -> Result<OwnerIdentity, CaptureError> {
+    let mut owner = capture_identity_with(outermost, facts)?;
     for &pid in below {
         if owner.chain.len() + 1 == MAX_CHAIN_MEMBERS {
             break;
@@ -22,7 +33,7 @@ pub fn capture_owner_chain(outermost: Pid, below: &[Pid]) -> Result<OwnerIdentit
         if pid == outermost || owner.chain.iter().any(|member| member.pid == pid) {
             continue;
         }
-        let Ok(member) = capture_identity(pid) else { continue };
+        let Ok(member) = capture_identity_with(pid, facts) else { continue };
         // The same registrar read both, so the frames agree; a member in
         // another boot or namespace could not be.
         if (&member.boot_id, member.pid_ns, member.time_ns, member.user_ns)

@@ -11,6 +11,7 @@ use crate::pid::Pid;
 use crate::pidfd::PidFd;
 use crate::proc_read::{STAT_BUFFER_BYTES, read_small_file, retry_on_interrupt};
 use crate::proc_stat::parse_proc_stat;
+use crate::verdict::{LinuxFacts, SystemFacts};
 
 /// Where the kernel tells the current boot.
 pub const BOOT_ID_PATH: &str = "/proc/sys/kernel/random/boot_id";
@@ -139,11 +140,20 @@ pub(crate) fn mtime_ns(metadata: &std::fs::Metadata) -> i128 {
     i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec())
 }
 
-/// Captures the identity of the live process `pid`. The pidfd is opened
+/// Captures the identity of the live process `pid`, reading the boot id and
+/// this process's namespaces afresh (`capture_identity_with` takes them
+/// from facts that were read once).
+pub fn capture_identity(pid: Pid) -> Result<OwnerIdentity, CaptureError> {
+    capture_identity_with(pid, &LinuxFacts)
+}
+
+/// Captures the identity of the live process `pid`, with the boot id and
+/// the capturing process's namespaces as `facts` give them: a registrar
+/// that judges records too reads them once for both. The pidfd is opened
 /// first and checked again after `/proc` was read: if the process exited
 /// meanwhile, `/proc` may already describe a newcomer at the same pid, so
 /// the capture is refused rather than trusted.
-pub fn capture_identity(pid: Pid) -> Result<OwnerIdentity, CaptureError> {
+pub fn capture_identity_with(pid: Pid, facts: &impl SystemFacts) -> Result<OwnerIdentity, CaptureError> {
     let pidfd = PidFd::open(pid).map_err(|errno| match errno {
         // ENOENT (EINVAL before Linux 6.15): the pid names a thread, not a
         // process; no process runs at it.
@@ -161,9 +171,11 @@ pub fn capture_identity(pid: Pid) -> Result<OwnerIdentity, CaptureError> {
     }
     let proc = read_proc_identity(pid).map_err(|why| CaptureError::ProcUnreadable { pid, why })?;
     let pidfs_ino = pidfd.pidfs_inode();
-    let boot_id = read_boot_id()
+    let boot_id = facts
+        .boot_id()
         .map_err(|error| CaptureError::System { what: BOOT_ID_PATH.to_owned(), why: error.to_string() })?;
-    let namespaces = own_namespaces()
+    let namespaces = facts
+        .own_namespaces()
         .map_err(|error| CaptureError::System { what: "/proc/self/ns".to_owned(), why: error.to_string() })?;
     if exited(&pidfd)? {
         return Err(CaptureError::ExitedDuringCapture(pid));

@@ -18,11 +18,11 @@ pub use ancestry::{
     ARGV_ENTRIES_KEPT, AncestorStep, AncestryWalk, MAX_ANCESTRY_HOPS, read_step, read_step_checked,
     walk_ancestry, walk_ancestry_reporting, walk_ancestry_with,
 };
-pub use chain::capture_owner_chain;
+pub use chain::{capture_owner_chain, capture_owner_chain_with};
 pub use identity::{
     BOOT_ID_PATH, CaptureError, ChainMember, MAX_CHAIN_MEMBERS, Namespaces, OwnerIdentity, ProcIdentity,
-    ProcReadError, SocketIdentity, capture_identity, own_namespaces, read_boot_id, read_proc_identity,
-    read_user_namespace,
+    ProcReadError, SocketIdentity, capture_identity, capture_identity_with, own_namespaces, read_boot_id,
+    read_proc_identity, read_user_namespace,
 };
 pub use pid::{Pid, PidParseError, kernel_pid_max};
 pub use pidfd::PidFd;

@@ -21,7 +21,7 @@ impl HarnessPatterns for SyntheticHarnesses {
             "claude" => Some("claude-code"),
             "codex" => Some("codex"),
             "opencode" => Some("opencode"),
-            "node" if step.argv.get(1).is_some_and(|script| script.ends_with("/codex")) => Some("codex"),
+            "node" if step.argv().get(1).is_some_and(|script| script.ends_with("/codex")) => Some("codex"),
             _ => None,
         }
     }
@@ -64,13 +64,7 @@ fn ancestry_of(tree: &[&str]) -> Vec<AncestorStep> {
             words.next();
             let comm = words.next().unwrap().to_owned();
             let argv = std::iter::once(comm.clone()).chain(words.map(str::to_owned)).collect();
-            AncestorStep {
-                pid: pids[index],
-                parent: pids.get(index + 1).copied(),
-                comm,
-                argv,
-                exe_basename: None,
-            }
+            AncestorStep::with_names(pids[index], pids.get(index + 1).copied(), comm, argv, None)
         })
         .collect()
 }

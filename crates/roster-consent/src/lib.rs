@@ -52,7 +52,6 @@ const TOOL: &str = "roster-consent";
         A .roster.toml is believed only as a regular file (not a symlink) owned by you or root \
         and writable by nobody else; any other is untrusted, enables nothing, and status says \
         why.",
-    after_long_help = manual().render_help(),
     subcommand_required = true,
     arg_required_else_help = true,
 )]
@@ -68,15 +67,12 @@ pub struct ConsentArgs {
 #[derive(Debug, Subcommand)]
 pub enum ConsentCommand {
     /// Accept pushes for the calling session until it ends or disarms
-    #[command(
-        long_about = "Accept pushes for the calling session until it ends or disarms\n\n\
+    #[command(long_about = "Accept pushes for the calling session until it ends or disarms\n\n\
             Writes consent/<pid>.json with state \"armed\" and the owner's identity. Refused \
             (exit 3) unless the owner is this command or one of its ancestors (so a session \
             can only consent for itself, never for an unrelated process named with --pid) and \
             is running. Prints `armed pid PID (DIR)`. DIR, kept in the marker for information, \
-            is --cwd, else the session's recorded directory, else the current directory.",
-        after_long_help = manual().subcommand_help("arm")
-    )]
+            is --cwd, else the session's recorded directory, else the current directory.")]
     Arm(SessionArgs),
 
     /// Refuse pushes for the calling session, whatever the repository's auto_arm says
@@ -86,14 +82,12 @@ pub enum ConsentCommand {
             that beats auto_arm (removing the marker would let auto_arm re-arm it). Any running \
             owner may be disarmed, even one named with --pid that is not an ancestor: \
             disarming grants nothing. Refused (exit 3) when the owner is not running. Prints \
-            `disarmed pid PID (DIR)`, DIR as for arm.",
-        after_long_help = manual().subcommand_help("disarm")
+            `disarmed pid PID (DIR)`, DIR as for arm."
     )]
     Disarm(SessionArgs),
 
     /// Show whether the calling session accepts pushes, and why
-    #[command(
-        long_about = "Show whether the calling session accepts pushes, and why\n\n\
+    #[command(long_about = "Show whether the calling session accepts pushes, and why\n\n\
             Shows the session's own state (armed, disarmed or none, and why a marker that is \
             present does not count: its owner is dead or of unknown liveness, or the file is \
             untrusted or malformed), the session's directory and where it came from, the \
@@ -106,9 +100,7 @@ pub enum ConsentCommand {
             directory {path, source} (source \"--cwd\" or \"record\"), marker {state, written_state, counts, liveness, problem, reason, path}, \
             repo {path, auto_arm, error}, user {path, auto_arm, veto, error}, auto_arm, \
             should_arm, reasons, warnings. marker.state is the state that counts (\"armed\", \
-            \"disarmed\" or \"none\"); marker.written_state is what the file says.",
-        after_long_help = manual().subcommand_help("status")
-    )]
+            \"disarmed\" or \"none\"); marker.written_state is what the file says.")]
     Status(SessionArgs),
 
     /// Exit 0 when the calling session should accept pushes now, else 1, printing nothing
@@ -123,8 +115,7 @@ pub enum ConsentCommand {
             nothing is ever printed: the answer fails closed. Run `roster-consent status` to see \
             why. --pid may name any session, verified or not: asking grants nothing. The answer \
             is the session's, wherever it is asked from: its .roster.toml is looked for from the \
-            directory it registered with (or --cwd).",
-        after_long_help = manual().subcommand_help("should-arm")
+            directory it registered with (or --cwd)."
     )]
     ShouldArm(SessionArgs),
 }
@@ -298,13 +289,13 @@ const SHOULD_ARM_EXAMPLES: &[Example] = &[
 
 /// The clap definition, for xtask's man pages and completions.
 pub fn command() -> clap::Command {
-    ConsentArgs::command()
+    cli_support::with_manual(ConsentArgs::command(), &manual())
 }
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    let arguments: Vec<OsString> = std::env::args_os().collect();
-    match ConsentArgs::try_parse_from(&arguments) {
+    let arguments = cli_support::process_arguments();
+    match cli_support::parse_with_manual_on_help::<ConsentArgs>(command, &arguments) {
         Ok(ConsentArgs { common, command: ConsentCommand::ShouldArm(session) }) => {
             ExitCode::from(should_arm_exit_status(&common, &session))
         }
@@ -361,7 +352,7 @@ fn assess(common: &CommonArgs, session: &SessionArgs, facts: &RunningSystem) -> 
     let roster_path = choose_directory(common.dir.as_deref(), &cli_support::process_env_os)?.path;
     let request = AssessmentRequest {
         pid: owner.resolved.pid,
-        owner_identity: owner.capture_identity(),
+        owner_identity: owner.capture_identity(facts),
         roster_path: &roster_path,
         cwd_flag: session.cwd.as_deref(),
         env: &cli_support::process_env_os,
@@ -437,11 +428,13 @@ fn write_state(common: &CommonArgs, session: &SessionArgs, state: MarkerState) -
         ))
         .into());
     }
-    let identity = owner.capture_identity().with_context(|| format!("cannot {verb} pid {}", resolved.pid))?;
+    let facts = RunningSystem::read();
+    let identity =
+        owner.capture_identity(&facts).with_context(|| format!("cannot {verb} pid {}", resolved.pid))?;
     let roster_path = choose_directory(common.dir.as_deref(), &cli_support::process_env_os)?.path;
     let directory = marker_directory(&roster_path, &identity, session)?.path;
     let roster = RosterDir::open_or_create(&roster_path)?;
-    let written = write_marker(&roster, &identity, state, &directory, &RunningSystem::read())?;
+    let written = write_marker(&roster, &identity, state, &directory, &facts)?;
     if common.quiet {
         return Ok(());
     }

@@ -47,19 +47,15 @@ struct HooksCommandLine {
 #[derive(Debug, Subcommand)]
 enum Action {
     /// Show the hook entries install would merge, for adding them by hand
-    #[command(after_long_help = manual().subcommand_help("print"))]
     Print(PrintArgs),
 
     /// Merge roster's SessionStart and SessionEnd hooks into a harness's configuration
-    #[command(after_long_help = manual().subcommand_help("install"))]
     Install(InstallArgs),
 
     /// Remove exactly the hooks install added, its backup and the directories it created
-    #[command(after_long_help = manual().subcommand_help("uninstall"))]
     Uninstall(TargetArgs),
 
     /// Say for each harness whether roster's hooks are installed
-    #[command(after_long_help = manual().subcommand_help("status"))]
     Status(StatusArgs),
 }
 
@@ -128,14 +124,18 @@ struct Invocation {
 
 /// The clap command, for xtask's man pages and completions.
 pub fn command() -> clap::Command {
-    HooksCommandLine::command()
-        .mut_arg("dir", |argument| {
-            argument.help(
-                "Make the installed hooks use DIR as the roster directory (they get --dir DIR; \
-                 default: ROSTER_DIR or the default when they run)",
-            )
-        })
-        .after_long_help(manual().render_help())
+    cli_support::with_manual(command_without_manual(), &manual())
+}
+
+/// The clap command that parses: `command()` less the manual, which is
+/// built only when help is shown.
+fn command_without_manual() -> clap::Command {
+    HooksCommandLine::command().mut_arg("dir", |argument| {
+        argument.help(
+            "Make the installed hooks use DIR as the roster directory (they get --dir DIR; \
+             default: ROSTER_DIR or the default when they run)",
+        )
+    })
 }
 
 /// Examples, notes, environment, files and exit statuses, the subcommands'
@@ -336,7 +336,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let matches = command().try_get_matches_from(arguments)?;
+    let arguments: Vec<OsString> = arguments.into_iter().map(Into::into).collect();
+    let matches = cli_support::matches_with_manual_on_help(command_without_manual(), command, &arguments)?;
     let command_line = HooksCommandLine::from_arg_matches(&matches)?;
     let context = Invocation { common: command_line.common, paths: HookPaths::from_environment()? };
     match command_line.action {

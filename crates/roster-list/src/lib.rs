@@ -44,7 +44,6 @@ const TOOL: &str = "roster-list";
         The reason names the process the verdict rests on. Entries that cannot be believed (malformed, \
         untrusted, written by a newer roster) are listed as problems and never hide the others. \
         Newest registration first.",
-    after_long_help = manual().render_help(),
 )]
 pub struct ListArgs {
     #[command(flatten)]
@@ -208,12 +207,13 @@ pub fn manual() -> Manual {
 
 /// The clap definition, for xtask's man pages and completions.
 pub fn command() -> clap::Command {
-    ListArgs::command()
+    cli_support::with_manual(ListArgs::command(), &manual())
 }
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    run_tool(TOOL, || run(ListArgs::try_parse()?))
+    let arguments = cli_support::process_arguments();
+    run_tool(TOOL, || run(cli_support::parse_with_manual_on_help(command, &arguments)?))
 }
 
 /// Lists as `args` say.

@@ -41,7 +41,6 @@ const SESSION_END_REASON_CLEAR: &str = "clear";
         that was not judged, or judged again, under the registry lock, so a session that is \
         alive is never removed. Unknown and problem entries are kept unless --older-than says \
         how old they may get.",
-    after_long_help = manual().render_help(),
 )]
 pub struct PruneArgs {
     #[command(flatten)]
@@ -133,13 +132,14 @@ pub fn manual() -> Manual {
 
 /// The clap definition, for xtask's man pages and completions.
 pub fn command() -> clap::Command {
-    PruneArgs::command()
+    cli_support::with_manual(PruneArgs::command(), &manual())
 }
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     cli_support::run_tool_with_hook_mode(
         TOOL,
+        command,
         |args: &PruneArgs| args.hook.as_ref().map(|_| (&args.common, cli_support::HookEvent::SessionEnd)),
         run,
     )

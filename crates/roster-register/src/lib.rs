@@ -55,7 +55,6 @@ const TOOL: &str = "roster-register";
         group or anyone may write) never stops registration: the session is registered without \
         its name and a one-line warning names the file and what is wrong (in hook mode it goes \
         to hook-errors.log).",
-    after_long_help = manual().render_help(),
 )]
 pub struct RegisterArgs {
     #[command(flatten)]
@@ -91,7 +90,7 @@ pub struct RegisterArgs {
 }
 
 /// Examples, notes, environment, files and exit statuses: `--help` and the
-/// man page both render this.
+/// man page both render this (`command()` attaches it).
 pub fn manual() -> Manual {
     Manual {
         examples: &[
@@ -182,15 +181,17 @@ pub fn manual() -> Manual {
     }
 }
 
-/// The clap definition, for xtask's man pages and completions.
+/// The clap definition with its manual, for `--help` and xtask's man pages
+/// and completions.
 pub fn command() -> clap::Command {
-    RegisterArgs::command()
+    cli_support::with_manual(RegisterArgs::command(), &manual())
 }
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     cli_support::run_tool_with_hook_mode(
         TOOL,
+        command,
         |args: &RegisterArgs| {
             args.hook.as_ref().map(|_| (&args.common, cli_support::HookEvent::SessionStart))
         },
@@ -213,7 +214,10 @@ pub fn run(args: RegisterArgs) -> anyhow::Result<()> {
         None => (None, None),
     };
     let mut over_long = OverLongValues { hook_mode: args.hook.is_some(), dropped: Vec::new() };
-    let gathered = gather_registration(&args, target, payload.as_ref(), &mut over_long);
+    // The boot id and this process's namespaces, read once: the owner's
+    // identity is captured with them and the registry's records judged by them.
+    let facts = RunningSystem::read();
+    let gathered = gather_registration(&args, target, payload.as_ref(), &facts, &mut over_long);
     // Said even when registration then fails for another reason.
     for dropped in &over_long.dropped {
         cli_support::report_hook_problem(TOOL, &args.common, dropped);
@@ -224,9 +228,9 @@ pub fn run(args: RegisterArgs) -> anyhow::Result<()> {
         let hook_log = args.hook.as_ref().map(|_| &roster);
         report_warning(TOOL, &warning.to_string(), hook_log);
     }
-    let registered = register(&roster, &registration, &RunningSystem::read())?;
+    let registered = register(&roster, &registration, &facts)?;
     if args.hook.is_none() && !args.common.quiet {
-        print_registered(&args.common, &roster, &registered)?;
+        print_registered(&args.common, &roster, &registered, &facts)?;
     }
     Ok(())
 }
@@ -302,6 +306,7 @@ fn gather_registration(
     args: &RegisterArgs,
     target: Option<HookTarget>,
     payload: Option<&HookPayload>,
+    facts: &RunningSystem,
     over_long: &mut OverLongValues,
 ) -> anyhow::Result<(Registration, Option<RepoConfigWarning>)> {
     // Where the registry is, first: an invalid ROSTER_DIR is bad input.
@@ -393,7 +398,7 @@ fn gather_registration(
         None => None,
     };
 
-    let identity = owner.capture_identity().map_err(|error| match error {
+    let identity = owner.capture_identity(facts).map_err(|error| match error {
         owner_liveness::CaptureError::NotRunning(pid) => anyhow::Error::new(Refused(format!(
             "owner pid {pid} is not running; a record must never be born dead, so name a live process"
         ))),
@@ -504,17 +509,21 @@ fn choose_session_id(
     }
 }
 
-fn print_registered(common: &CommonArgs, roster: &RosterDir, registered: &Registered) -> anyhow::Result<()> {
+fn print_registered(
+    common: &CommonArgs,
+    roster: &RosterDir,
+    registered: &Registered,
+    facts: &RunningSystem,
+) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match common.output_format() {
         OutputFormat::Json => {
             let pid = registered.record.pid();
-            let facts = RunningSystem::read();
-            let row = read_session_row(roster, &record_file_name(pid), &facts)
+            let row = read_session_row(roster, &record_file_name(pid), facts)
                 .with_context(|| format!("re-reading {}", registered.path.display()))?;
             let consent =
-                consent::ConsentDecider::new(&cli_support::process_env_os).for_row(roster, &row, &facts);
+                consent::ConsentDecider::new(&cli_support::process_env_os).for_row(roster, &row, facts);
             serde_json::to_writer_pretty(&mut out, &row.to_json(consent.row_consent()))?;
             writeln!(out)?;
         }

@@ -63,7 +63,7 @@ fn parse_ancestry_line(line: &str) -> (AncestorStep, bool) {
     let argv =
         if unrecorded { Vec::new() } else { tokens.take(ARGV_ENTRIES_KEPT).map(str::to_owned).collect() };
     let says_its_parent = parent.is_some() || unrecorded;
-    (AncestorStep { pid, parent, comm, argv, exe_basename }, says_its_parent)
+    (AncestorStep::with_names(pid, parent, comm, argv, exe_basename), says_its_parent)
 }
 
 /// Parses an `env*.txt` capture (`NAME=value` lines).
@@ -79,11 +79,11 @@ pub fn parse_env(text: &str) -> HashMap<String, String> {
 
 /// A step built by hand for synthetic trees.
 pub fn step(pid: u32, parent: u32, comm: &str, argv: &[&str], exe_basename: Option<&str>) -> AncestorStep {
-    AncestorStep {
-        pid: Pid::new(pid).expect("test pids are positive"),
-        parent: Pid::new(parent),
-        comm: comm.to_owned(),
-        argv: argv.iter().take(ARGV_ENTRIES_KEPT).map(|entry| (*entry).to_owned()).collect(),
-        exe_basename: exe_basename.map(str::to_owned),
-    }
+    AncestorStep::with_names(
+        Pid::new(pid).expect("test pids are positive"),
+        Pid::new(parent),
+        comm.to_owned(),
+        argv.iter().take(ARGV_ENTRIES_KEPT).map(|entry| (*entry).to_owned()).collect(),
+        exe_basename.map(str::to_owned),
+    )
 }

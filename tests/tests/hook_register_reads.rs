@@ -1,0 +1,121 @@
+//! What a session-start hook reads of `/proc`, seen by strace: the ancestry
+//! walk reads each ancestor's stat, and a process's argv and exe only where
+//! a harness pattern asks about it; the boot id and the hook's own
+//! namespaces are read once. (The walk used to read cmdline and exe of every
+//! ancestor up to pid 1, and the boot id and namespaces were read twice, once
+//! for the owner's identity and once to judge the registry's records.)
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+use tests::{Owner, Sandbox, StdinFeed, require_tool};
+
+/// Runs `program` under `strace -f` with every file-related call traced,
+/// `payload` on its stdin, and returns the trace.
+fn traced(strace: &Path, sandbox: &Sandbox, program: &Path, arguments: &[&str], payload: &[u8]) -> String {
+    let log = sandbox.base().join("strace.log");
+    let mut command = Command::new(strace);
+    command.args(["-f", "-qq", "-e", "trace=%file", "-o"]).arg(&log).arg(program).args(arguments);
+    tests::clean_environment(&mut command, sandbox.home()).current_dir(sandbox.home());
+    let finished =
+        tests::run_to_completion(command, StdinFeed::Bytes(payload.to_vec()), tests::COMMAND_DEADLINE);
+    assert_eq!(finished.code(), Some(0), "{}", finished.stderr_text());
+    assert!(finished.stdout.is_empty(), "a hook printed on stdout: {:?}", finished.stdout_text());
+    assert!(finished.stderr.is_empty(), "the hook complained: {}", finished.stderr_text());
+    std::fs::read_to_string(&log).expect("strace wrote its log")
+}
+
+fn payload(sandbox: &Sandbox, session_id: &str) -> Vec<u8> {
+    let payload = serde_json::json!({
+        "session_id": session_id,
+        "cwd": sandbox.home(),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    });
+    payload.to_string().into_bytes()
+}
+
+/// The lines of `trace` that name `path` as a whole quoted string.
+fn lines_naming<'a>(trace: &'a str, path: &str) -> Vec<&'a str> {
+    let quoted = format!("\"{path}\"");
+    trace.lines().filter(|line| line.contains(&quoted)).collect()
+}
+
+fn record(sandbox: &Sandbox, pid: u32) -> Value {
+    let text = std::fs::read_to_string(sandbox.record_path(pid))
+        .unwrap_or_else(|error| panic!("no record for pid {pid}: {error}"));
+    serde_json::from_str(&text).expect("the record is JSON")
+}
+
+#[test]
+fn a_hook_that_names_its_owner_reads_no_argv_or_exe_and_the_boot_id_once() {
+    let strace = require_tool("strace");
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    let payload = payload(&sandbox, "named-owner");
+    let root = sandbox.root().to_str().expect("a UTF-8 path").to_owned();
+    let pid = owner.pid().to_string();
+    let register = tests::binary("roster-register");
+    let trace = traced(
+        &strace,
+        &sandbox,
+        &register,
+        &["--hook", "claude-code", "--dir", &root, "--pid", &pid],
+        &payload,
+    );
+    assert_eq!(record(&sandbox, owner.pid())["session_id"], "named-owner");
+
+    // The owner is no ancestor of the hook, and the hook names its harness:
+    // no pattern looks at any process, so no argv or exe is read.
+    let names: Vec<&str> =
+        trace.lines().filter(|line| line.contains("/cmdline\"") || line.contains("/exe\"")).collect();
+    assert!(names.is_empty(), "argv or exe read:\n{}", names.join("\n"));
+    // The walk still reads the stat of every ancestor: of this test, too.
+    let own_stat = format!("/proc/{}/stat", std::process::id());
+    assert_eq!(lines_naming(&trace, &own_stat).len(), 1, "{own_stat} not read once:\n{trace}");
+
+    for once in
+        ["/proc/sys/kernel/random/boot_id", "/proc/self/ns/pid", "/proc/self/ns/time", "/proc/self/ns/user"]
+    {
+        let reads = lines_naming(&trace, once);
+        assert_eq!(reads.len(), 1, "{once} read {} times:\n{}", reads.len(), reads.join("\n"));
+    }
+}
+
+#[test]
+fn the_ancestor_walk_reads_argv_and_exe_only_up_to_the_harness() {
+    let strace = require_tool("strace");
+    let sandbox = Sandbox::new();
+    let payload = payload(&sandbox, "walked-owner");
+    // A stand-in harness: a shell started as `claude`, which runs the hook
+    // as its child (the `; :` keeps it from exec'ing the hook in its place).
+    let claude = sandbox.base().join("claude");
+    std::os::unix::fs::symlink(tests::find_on_path("sh").expect("sh is on PATH"), &claude)
+        .expect("link claude to sh");
+    let register = tests::binary("roster-register");
+    let root = sandbox.root().to_str().expect("a UTF-8 path").to_owned();
+    let script = "\"$1\" --hook claude-code --dir \"$2\"; :";
+    let register_path = register.to_str().expect("a UTF-8 path");
+    let trace = traced(&strace, &sandbox, &claude, &["-c", script, "claude", register_path, &root], &payload);
+
+    let records = sandbox.visible_session_entries();
+    assert_eq!(records.len(), 1, "{records:?}");
+    let owner_pid: u32 = records[0].trim_end_matches(".json").parse().expect("a pid file name");
+    let owner = record(&sandbox, owner_pid);
+    assert_eq!(owner["session_pid_source"], "ancestor", "{owner}");
+    assert_eq!(owner["harness"], "claude-code", "{owner}");
+
+    // The walk looks at the hook, the claude above it and the one above
+    // that (strace: is the run of claude processes longer?), and at the
+    // argv and exe of nothing further up: not this test, not init.
+    let cmdline_of = |pid: u32| lines_naming(&trace, &format!("/proc/{pid}/cmdline"));
+    assert_eq!(cmdline_of(owner_pid).len(), 1, "the harness's argv is read once:\n{trace}");
+    for above in [std::process::id(), 1] {
+        assert!(cmdline_of(above).is_empty(), "argv of pid {above} read:\n{trace}");
+        let exe = format!("/proc/{above}/exe");
+        assert!(lines_naming(&trace, &exe).is_empty(), "{exe} read:\n{trace}");
+    }
+    let own_stat = format!("/proc/{}/stat", std::process::id());
+    assert_eq!(lines_naming(&trace, &own_stat).len(), 1, "{own_stat} not read once:\n{trace}");
+}
