@@ -132,3 +132,27 @@ fn a_group_writable_parent_is_trusted_only_for_a_group_nobody_else_is_in() {
         }
     }
 }
+
+/// A path through a symlink of your own is checked where it really leads:
+/// the directories above the real roster directory, not those of the path
+/// as given. A path with `..` in it likewise.
+#[test]
+fn the_real_path_is_checked_through_your_own_symlink_and_dot_dot() {
+    let sandbox = Sandbox::new();
+    let shared = sandbox.base().join("shared");
+    let roster = shared.join("roster");
+    std::fs::create_dir_all(&roster).expect("create the roster directory");
+    set_mode(&roster, 0o700);
+    set_mode(&shared, 0o777);
+    let link = sandbox.base().join("my-link");
+    std::os::unix::fs::symlink(&shared, &link).expect("symlink");
+    assert_refused(&sandbox, &link.join("roster"), &shared, "writable by anyone without the sticky bit");
+    let dotted = sandbox.base().join("elsewhere");
+    std::fs::create_dir_all(&dotted).expect("create a sibling");
+    assert_refused(
+        &sandbox,
+        &dotted.join("../shared/roster"),
+        &shared,
+        "writable by anyone without the sticky bit",
+    );
+}

@@ -4,7 +4,7 @@
 
 use std::ffi::OsString;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use nix::errno::Errno;
 use nix::fcntl::{OFlag, open, openat};
@@ -219,6 +219,11 @@ fn mkdir_0700(parent: Option<BorrowedFd<'_>>, path: &Path) -> std::result::Resul
 
 fn open_subdirectory(root: &OwnedFd, root_path: &Path, name: &str) -> Result<OwnedFd> {
     let shown = root_path.join(name);
+    // Nearly always there already: opened first, created only when missing.
+    match open_verified_directory(Some(root.as_fd()), Path::new(name), &shown) {
+        Err(Error::Io { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound => {}
+        opened => return opened,
+    }
     match mkdir_0700(Some(root.as_fd()), Path::new(name)) {
         Ok(()) | Err(Errno::EEXIST) => {}
         Err(errno) => return Err(Error::io("create", shown, errno.into())),
@@ -250,7 +255,7 @@ fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &
         Err(errno) => return Err(Error::io("open", shown, errno.into())),
     };
     let stat = retry_on_interrupt(|| fstat(&fd)).map_err(|errno| Error::io("stat", shown, errno.into()))?;
-    let euid = nix::unistd::geteuid().as_raw();
+    let euid = crate::ownership::effective_uid();
     if stat.st_uid != euid {
         return Err(untrusted(
             shown,
@@ -290,29 +295,52 @@ fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &
 /// point it elsewhere.
 fn check_ancestors(roster: &Path, parent: &Path) -> Result<()> {
     use std::os::unix::fs::MetadataExt;
-    let euid = nix::unistd::geteuid().as_raw();
+    let euid = crate::ownership::effective_uid();
     let owner_ok = |uid: u32| uid == euid || uid == 0;
     let given = absolute(parent);
+    // What each ancestor is, not following a symlink. When every one could
+    // be looked at, none is a symlink and the path has no `.` or `..`, the
+    // path is already its real path and these are the very facts the
+    // checks below need: nothing is resolved or looked at twice.
+    let mut seen = Vec::new();
+    let mut plain = given.components().all(|part| !matches!(part, Component::CurDir | Component::ParentDir));
     for ancestor in given.ancestors() {
-        let Ok(metadata) = retry_interrupted(|| std::fs::symlink_metadata(ancestor)) else { continue };
-        if metadata.file_type().is_symlink() && !owner_ok(metadata.uid()) {
-            return Err(untrusted_parent(
-                roster,
-                ancestor,
-                &format!("is a symlink owned by uid {}, so that user may point it elsewhere", metadata.uid()),
-                "point --dir or ROSTER_DIR at a path through directories of your own",
-            ));
+        let Ok(metadata) = retry_interrupted(|| std::fs::symlink_metadata(ancestor)) else {
+            plain = false;
+            continue;
+        };
+        if metadata.file_type().is_symlink() {
+            if !owner_ok(metadata.uid()) {
+                return Err(untrusted_parent(
+                    roster,
+                    ancestor,
+                    &format!(
+                        "is a symlink owned by uid {}, so that user may point it elsewhere",
+                        metadata.uid()
+                    ),
+                    "point --dir or ROSTER_DIR at a path through directories of your own",
+                ));
+            }
+            plain = false;
+        }
+        seen.push((ancestor.to_owned(), metadata));
+    }
+    if !plain {
+        let real = retry_interrupted(|| std::fs::canonicalize(&given))
+            .map_err(|error| Error::io("resolve", &given, error))?;
+        seen.clear();
+        for ancestor in real.ancestors() {
+            let metadata = retry_interrupted(|| std::fs::metadata(ancestor))
+                .map_err(|error| Error::io("stat", ancestor, error))?;
+            seen.push((ancestor.to_owned(), metadata));
         }
     }
-    let real = retry_interrupted(|| std::fs::canonicalize(&given))
-        .map_err(|error| Error::io("resolve", &given, error))?;
     // Where this user namespace maps no uid to the caller, root's
     // directories and other users' look the same (the overflow uid): the
     // owner cannot be told, and only the modes below are checked.
     let owners_visible = !crate::ownership::caller_uid_is_unmapped();
-    for ancestor in real.ancestors() {
-        let metadata = retry_interrupted(|| std::fs::metadata(ancestor))
-            .map_err(|error| Error::io("stat", ancestor, error))?;
+    for (ancestor, metadata) in &seen {
+        let ancestor = ancestor.as_path();
         let mode = metadata.mode() & 0o7777;
         if owners_visible && !owner_ok(metadata.uid()) {
             return Err(untrusted_parent(

@@ -20,6 +20,7 @@ use crate::directory::{RosterDir, SubDir};
 use crate::directory_entries::{DirectoryEntry, EntryKind, read_directory, read_directory_slice};
 use crate::error::{Error, Result};
 use crate::interrupted::retry_on_interrupt;
+use crate::ownership::effective_uid;
 use crate::timestamp::Timestamp;
 
 /// The most bytes any roster file may hold; more makes the entry untrusted.
@@ -83,13 +84,6 @@ pub(crate) fn entry_stamp(directory: SubDir<'_>, name: &str) -> Option<FileStamp
     retry_on_interrupt(|| fstatat(directory.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW))
         .ok()
         .map(|stat| FileStamp::of(&stat))
-}
-
-/// The effective uid of this process, asked of the kernel once: roster
-/// never changes its uid, and a listing compares it with every entry.
-fn effective_uid() -> u32 {
-    static EUID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *EUID.get_or_init(|| nix::unistd::geteuid().as_raw())
 }
 
 /// Reads `name` in `directory` safely: the type is checked before opening

@@ -10,12 +10,19 @@ use std::sync::OnceLock;
 
 use nix::sys::stat::{Mode, fchmod};
 
+/// The effective uid of this process, asked of the kernel once: roster
+/// never changes its uid, and a listing compares it with every entry.
+pub(crate) fn effective_uid() -> u32 {
+    static EUID: OnceLock<u32> = OnceLock::new();
+    *EUID.get_or_init(|| nix::unistd::geteuid().as_raw())
+}
+
 /// Whether the caller's effective uid has no mapping in its user
 /// namespace, where file owners cannot be told apart by uid.
 pub fn caller_uid_is_unmapped() -> bool {
     static UNMAPPED: OnceLock<bool> = OnceLock::new();
     *UNMAPPED.get_or_init(|| {
-        let euid = nix::unistd::geteuid().as_raw();
+        let euid = effective_uid();
         match std::fs::read_to_string("/proc/self/uid_map") {
             Ok(map) => !uid_is_mapped(&map, euid),
             // No user namespaces (or no /proc): uids are what they say.
@@ -36,7 +43,7 @@ fn uid_is_mapped(map: &str, uid: u32) -> bool {
 /// Whether the file behind `fd`, whose stat showed `uid` and `mode`,
 /// belongs to the caller.
 pub fn owned_by_caller(fd: BorrowedFd<'_>, uid: u32, mode: u32) -> bool {
-    if uid != nix::unistd::geteuid().as_raw() {
+    if uid != effective_uid() {
         return false;
     }
     if !caller_uid_is_unmapped() {

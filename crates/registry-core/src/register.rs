@@ -253,11 +253,16 @@ fn reap_a_few(roster: &RosterDir, _lock: &RegistryLock, own_pid: Pid, facts: &im
         .and_then(|text| text.trim().parse::<i64>().ok())
         .unwrap_or(0);
     let Ok((entries, next)) = read_names_from(sessions, cursor, REAP_EXAMINE) else { return Vec::new() };
+    let own_record = record_file_name(own_pid);
     let mut reaped = Vec::new();
     for entry in &entries {
         let Some(name) = entry.name.to_str() else { continue };
         if reaped.len() == REAP_REMOVE {
             break;
+        }
+        // The record just written is alive by construction: not read again.
+        if name == own_record {
+            continue;
         }
         let Some((row, _)) = read_listed_session_row(roster, name, entry.kind, facts) else { continue };
         let Some(record) = &row.record else { continue };
@@ -273,6 +278,9 @@ fn reap_a_few(roster: &RosterDir, _lock: &RegistryLock, own_pid: Pid, facts: &im
             reaped.push(record.pid().get());
         }
     }
-    let _ = write_hint(sessions, REAP_CURSOR_NAME, next.unwrap_or(0).to_string().as_bytes());
+    let next = next.unwrap_or(0);
+    if next != cursor {
+        let _ = write_hint(sessions, REAP_CURSOR_NAME, next.to_string().as_bytes());
+    }
     reaped
 }
