@@ -6,6 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use owner_liveness::{Liveness, SystemFacts};
 use registry_core::{RosterDir, SessionRow};
@@ -81,12 +82,14 @@ pub fn decide(
 }
 
 /// Decides many sessions at once, as a listing or a watcher does: the user
-/// file is read once, and each directory's `.roster.toml` once.
+/// file is read once, and each directory's `.roster.toml` once. Shared by
+/// the threads of a listing, each deciding the rows it has just judged.
 pub struct ConsentDecider {
     user: ConfigInput,
     /// Per session directory: its repository file and the auto-arm
-    /// decision it makes with the user file, decided once.
-    repo_by_directory: HashMap<PathBuf, (ConfigInput, Decision)>,
+    /// decision it makes with the user file, decided once. Behind a lock
+    /// because every thread of a listing fills it.
+    repo_by_directory: Mutex<HashMap<PathBuf, Arc<RepoDecision>>>,
     /// The names in `consent/` when they were listed once up front (a
     /// listing's decisions); `None` to look for each marker (a watcher's,
     /// whose markers come and go).
@@ -95,7 +98,11 @@ pub struct ConsentDecider {
 
 impl ConsentDecider {
     pub fn new(env: &dyn Fn(&str) -> Option<OsString>) -> ConsentDecider {
-        ConsentDecider { user: load_user_input(env), repo_by_directory: HashMap::new(), marker_names: None }
+        ConsentDecider {
+            user: load_user_input(env),
+            repo_by_directory: Mutex::new(HashMap::new()),
+            marker_names: None,
+        }
     }
 
     /// Lists `consent/` once, so that a session without a marker costs no
@@ -123,12 +130,7 @@ impl ConsentDecider {
     /// The consent of the session a listed row stands for, decided from
     /// the directory its record holds. A row whose owner is not alive, or
     /// that is not believed, accepts nothing.
-    pub fn for_row(
-        &mut self,
-        roster: &RosterDir,
-        row: &SessionRow,
-        facts: &impl SystemFacts,
-    ) -> SessionConsent {
+    pub fn for_row(&self, roster: &RosterDir, row: &SessionRow, facts: &impl SystemFacts) -> SessionConsent {
         let Some(record) = &row.record else {
             let marker = match row.pid {
                 Some(pid) => self.marker(roster, pid, facts).counted_state(),
@@ -149,27 +151,48 @@ impl ConsentDecider {
         if owner != OwnerCondition::Running {
             return decide(&owner, &marker, &Decision::default(), &ConfigOutcome::Absent);
         }
-        let (repo, decision) = self.repo_decision(Path::new(&record.cwd));
-        decide(&owner, &marker, decision, &repo.outcome)
+        let repo = self.repo_decision(Path::new(&record.cwd));
+        decide(&owner, &marker, &repo.decision, &repo.input.outcome)
     }
 
-    fn repo_decision(&mut self, directory: &Path) -> &(ConfigInput, Decision) {
-        let user = &self.user.outcome;
-        self.repo_by_directory.entry(directory.to_owned()).or_insert_with(|| {
-            // The record holds the canonical directory; one that is gone
-            // or unreadable now opts nothing in.
-            let repo = match std::fs::canonicalize(directory) {
-                Ok(canonical) => load_repo_input(&canonical).0,
-                Err(error) => ConfigInput {
-                    path: None,
-                    outcome: ConfigOutcome::Unreadable(format!(
-                        "the session's directory {} cannot be read: {error}",
-                        directory.display()
-                    )),
-                },
-            };
-            let decision = resolve_auto_arm_naming_repo_file(&repo.outcome, repo.path.as_deref(), user);
-            (repo, decision)
-        })
+    fn repo_decision(&self, directory: &Path) -> Arc<RepoDecision> {
+        // A poisoned lock only means another thread panicked while
+        // inserting; the map itself is whole.
+        let cached =
+            || self.repo_by_directory.lock().unwrap_or_else(PoisonError::into_inner).get(directory).cloned();
+        if let Some(known) = cached() {
+            return known;
+        }
+        // Read without holding the lock: two threads that meet a new
+        // directory at once both read it, and the first answer stays.
+        let decided = Arc::new(RepoDecision::of_directory(directory, &self.user.outcome));
+        let mut known = self.repo_by_directory.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(known.entry(directory.to_owned()).or_insert(decided))
+    }
+}
+
+/// A session directory's repository file and the auto-arm decision it
+/// makes together with the user file.
+struct RepoDecision {
+    input: ConfigInput,
+    decision: Decision,
+}
+
+impl RepoDecision {
+    fn of_directory(directory: &Path, user: &ConfigOutcome) -> RepoDecision {
+        // The record holds the canonical directory; one that is gone or
+        // unreadable now opts nothing in.
+        let input = match std::fs::canonicalize(directory) {
+            Ok(canonical) => load_repo_input(&canonical).0,
+            Err(error) => ConfigInput {
+                path: None,
+                outcome: ConfigOutcome::Unreadable(format!(
+                    "the session's directory {} cannot be read: {error}",
+                    directory.display()
+                )),
+            },
+        };
+        let decision = resolve_auto_arm_naming_repo_file(&input.outcome, input.path.as_deref(), user);
+        RepoDecision { input, decision }
     }
 }
