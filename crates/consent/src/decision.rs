@@ -3,18 +3,19 @@
 //! `roster-consent status` and `should-arm`, each `roster-list` row and
 //! each `roster-list --watch` event, so they can never disagree.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
-use owner_liveness::{Liveness, SystemFacts};
-use registry_core::{RosterDir, SessionRow};
+use owner_liveness::{Liveness, Pid, SystemFacts};
+use registry_core::{RosterDir, SessionRow, pid_of_file_name};
 
 use crate::config::{ConfigOutcome, Decision, resolve_auto_arm_naming_repo_file};
 use crate::config_files::{ConfigInput, load_repo_input, load_user_input};
 use crate::gate::effective_should_arm;
-use crate::marker_entry::{ConsentState, MarkerEntry, consent_file_name, read_marker};
+use crate::marker_entry::{ConsentState, MarkerEntry, MarkerFinding, read_marker};
 
 /// Whether the session's owner runs now, as far as the caller could tell.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,35 +91,46 @@ pub struct ConsentDecider {
     /// decision it makes with the user file, decided once. Behind a lock
     /// because every thread of a listing fills it.
     repo_by_directory: Mutex<HashMap<PathBuf, Arc<RepoDecision>>>,
-    /// The names in `consent/` when they were listed once up front (a
-    /// listing's decisions); `None` to look for each marker (a watcher's,
-    /// whose markers come and go).
-    marker_names: Option<HashSet<OsString>>,
+    /// The owners with a file of their name in `consent/` when it was
+    /// listed once up front (a listing's decisions); `None` to look for
+    /// each marker (a watcher's, whose markers come and go). A name that is
+    /// not a canonical `<pid>.json` is no owner's marker.
+    marker_pids: Option<HashSet<Pid>>,
 }
+
+/// What a decision takes for a session known to have no marker: only the
+/// finding (absent) counts in a decision, and naming the file each time
+/// cost two allocations per row of a listing.
+static NO_MARKER: LazyLock<MarkerEntry> = LazyLock::new(|| MarkerEntry {
+    file_name: String::new(),
+    path: PathBuf::new(),
+    pid: None,
+    finding: MarkerFinding::Absent,
+    written_at: None,
+});
 
 impl ConsentDecider {
     pub fn new(env: &dyn Fn(&str) -> Option<OsString>) -> ConsentDecider {
         ConsentDecider {
             user: load_user_input(env),
             repo_by_directory: Mutex::new(HashMap::new()),
-            marker_names: None,
+            marker_pids: None,
         }
     }
 
     /// Lists `consent/` once, so that a session without a marker costs no
     /// lookup (where the listing fails, each marker is looked for).
     pub fn knowing_markers_of(mut self, roster: &RosterDir) -> ConsentDecider {
-        self.marker_names =
-            registry_core::list_names(roster, roster.consent()).ok().map(|names| names.into_iter().collect());
+        self.marker_pids = registry_core::list_names(roster, roster.consent())
+            .ok()
+            .map(|names| names.iter().filter_map(|name| pid_of_file_name(name.to_str()?)).collect());
         self
     }
 
-    fn marker(&self, roster: &RosterDir, pid: owner_liveness::Pid, facts: &impl SystemFacts) -> MarkerEntry {
-        match &self.marker_names {
-            Some(names) if !names.contains(std::ffi::OsStr::new(&consent_file_name(pid))) => {
-                MarkerEntry::absent(roster.path(), pid)
-            }
-            _ => read_marker(roster, pid, facts),
+    fn marker(&self, roster: &RosterDir, pid: Pid, facts: &impl SystemFacts) -> Cow<'static, MarkerEntry> {
+        match &self.marker_pids {
+            Some(pids) if !pids.contains(&pid) => Cow::Borrowed(&NO_MARKER),
+            _ => Cow::Owned(read_marker(roster, pid, facts)),
         }
     }
 

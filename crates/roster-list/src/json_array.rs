@@ -3,6 +3,7 @@
 //! rendered on the thread that judged it, one level deep
 //! (`ArrayElementFormatter`), and the printer only joins them.
 
+use std::cell::RefCell;
 use std::io::{self, Write};
 
 use serde::Serialize;
@@ -14,14 +15,19 @@ const INDENT: &[u8] = b"  ";
 /// `value` as the pretty printer writes it as an element of a top-level
 /// array: starting one level deep, without the indent before it.
 pub fn render_array_element(value: &impl Serialize) -> serde_json::Result<Vec<u8>> {
-    // A row of the listing is about this long; one allocation then does.
-    let mut bytes = Vec::with_capacity(1536);
-    let mut serializer = serde_json::Serializer::with_formatter(
-        &mut bytes,
-        ArrayElementFormatter { depth: 1, has_value: false },
-    );
-    value.serialize(&mut serializer)?;
-    Ok(bytes)
+    thread_local! {
+        static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+    // Rendered into a buffer each thread reuses, then copied at its exact
+    // size: a listing keeps every row until it is sorted, and a buffer
+    // reserved ahead for each row held half as much again as the row, in
+    // pages the allocator had to fault in.
+    SCRATCH.with_borrow_mut(|scratch| {
+        scratch.clear();
+        let formatter = ArrayElementFormatter { depth: 1, has_value: false };
+        value.serialize(&mut serde_json::Serializer::with_formatter(&mut *scratch, formatter))?;
+        Ok(scratch.as_slice().to_vec())
+    })
 }
 
 /// Writes elements rendered by `render_array_element` as the pretty

@@ -286,7 +286,12 @@ fn print_listing(
             let listing = list_sessions_presented(roster, filter, &facts, &present)?;
             let summary = listing.summary().clone();
             let rows: Vec<Vec<String>> = listing.into_presented(roster, filter, &facts, &present).collect();
-            out.write_all(render_cells(&rows, args.common.colour_on_stdout()).as_bytes())?;
+            let text = render_cells(&rows, args.common.colour_on_stdout());
+            out.write_all(text.as_bytes())?;
+            // The process ends right after printing: freeing the cells one
+            // by one (eight per row) cost more than a tenth of the time
+            // that follows the reading, for memory the exit gives back.
+            std::mem::forget(rows);
             Ok(summary)
         }
     }
@@ -379,10 +384,10 @@ fn render_cells(rows: &[Vec<String>], colour: bool) -> String {
     }
     let headers = ["PID", "HARNESS", "AGENT", "STATE", "CONSENT", "AGE", "CWD", "SESSION"];
     render_table(&headers, rows, &|column, cell| match (column, cell) {
-        (3, "alive") => paint(cell, Colour::Green, colour),
-        (3, "dead") => paint(cell, Colour::Red, colour),
-        (3, "unknown") => paint(cell, Colour::Yellow, colour),
-        _ => cell.to_owned(),
+        (3, "alive") => paint(cell, Colour::Green, colour).into(),
+        (3, "dead") => paint(cell, Colour::Red, colour).into(),
+        (3, "unknown") => paint(cell, Colour::Yellow, colour).into(),
+        _ => cell.into(),
     })
 }
 
