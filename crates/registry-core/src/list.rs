@@ -168,11 +168,19 @@ impl<P> Default for PresentedListing<P> {
 }
 
 /// A shown row: presented, or the facts that sort it and the verdict
-/// reached for the very file it was read from.
+/// reached for the very file it was read from. Both boxed: a listing of a
+/// hundred thousand rows holds this several times over while it collects
+/// them, and inline rows made that tens of megabytes.
 #[derive(Debug)]
 enum KeptRow<P> {
-    Presented { order: RowOrder, presented: P },
+    Presented(Box<PresentedRow<P>>),
     Deferred(Box<DeferredRow>),
+}
+
+#[derive(Debug)]
+struct PresentedRow<P> {
+    order: RowOrder,
+    presented: P,
 }
 
 /// What puts a row in its place: newest `registered_at` first, ties by
@@ -201,7 +209,7 @@ struct DeferredRow {
 impl<P> KeptRow<P> {
     fn order(&self) -> &RowOrder {
         match self {
-            KeptRow::Presented { order, .. } => order,
+            KeptRow::Presented(row) => &row.order,
             KeptRow::Deferred(row) => &row.order,
         }
     }
@@ -228,7 +236,7 @@ fn reread(
 enum Outcome<P> {
     /// The row, what it adds to the counts and, for a problem entry, its
     /// file name and problem.
-    Shown(KeptRow<P>, RowTally, Option<(String, Problem)>),
+    Shown(KeptRow<P>, RowTally, Option<Box<(String, Problem)>>),
     DeadHidden,
     FilteredOut,
 }
@@ -275,7 +283,7 @@ fn list_sessions_presented_within<P: Send>(
             return Some(Outcome::DeadHidden);
         }
         let tally = RowTally::of(&row);
-        let problem = row.problem.as_ref().map(|problem| (row.file_name.clone(), problem.clone()));
+        let problem = row.problem.as_ref().map(|problem| Box::new((row.file_name.clone(), problem.clone())));
         let deferrable = row.problem.is_none()
             && stamp.is_some_and(|stamp| {
                 kept_bytes.fetch_add(stamp.size(), Ordering::Relaxed) + stamp.size() > whole_rows_budget
@@ -287,7 +295,10 @@ fn list_sessions_presented_within<P: Send>(
                 stamp,
                 verdict: row.verdict,
             })),
-            _ => KeptRow::Presented { order: RowOrder::of(&row), presented: present(row) },
+            _ => KeptRow::Presented(Box::new(PresentedRow {
+                order: RowOrder::of(&row),
+                presented: present(row),
+            })),
         };
         Some(Outcome::Shown(kept, tally, problem))
     });
@@ -296,7 +307,7 @@ fn list_sessions_presented_within<P: Send>(
     for outcome in outcomes.into_iter().flatten() {
         match outcome {
             Outcome::Shown(row, tally, problem) => {
-                listing.summary.count(tally, problem);
+                listing.summary.count(tally, problem.map(|problem| *problem));
                 listing.kept.push(row);
             }
             Outcome::DeadHidden => listing.summary.dead_hidden += 1,
@@ -356,7 +367,7 @@ fn present_batch<P: Send + Sync>(
     let deferred_presented = if batch.iter().any(|row| matches!(row, KeptRow::Deferred(_))) {
         map_in_parallel(&batch, |row| match row {
             KeptRow::Deferred(row) => reread(row, roster, filter, facts).map(present),
-            KeptRow::Presented { .. } => None,
+            KeptRow::Presented(_) => None,
         })
     } else {
         Vec::new()
@@ -365,7 +376,7 @@ fn present_batch<P: Send + Sync>(
     batch.into_iter().filter_map(move |row| {
         let deferred = deferred_presented.next().flatten();
         match row {
-            KeptRow::Presented { presented, .. } => Some(presented),
+            KeptRow::Presented(row) => Some(row.presented),
             KeptRow::Deferred(_) => deferred,
         }
     })
@@ -486,7 +497,7 @@ mod tests {
             // Rows presented up front and deferred ones interleaved.
             let mixed = list(record_size * 5);
             assert!(deferred.kept.iter().all(|row| matches!(row, KeptRow::Deferred(_))));
-            assert!(whole.kept.iter().all(|row| matches!(row, KeptRow::Presented { .. })));
+            assert!(whole.kept.iter().all(|row| matches!(row, KeptRow::Presented(_))));
             let mixed_deferred = mixed.kept.iter().filter(|row| matches!(row, KeptRow::Deferred(_))).count();
             assert!((1..mixed.kept.len()).contains(&mixed_deferred), "{mixed_deferred} deferred");
             assert_eq!(deferred.summary, whole.summary, "include_dead {include_dead}");
