@@ -518,6 +518,29 @@ mod tests {
     }
 
     #[test]
+    fn rows_presented_on_several_threads_come_out_newest_first() {
+        let scratch = tempfile::tempdir().unwrap();
+        let roster = RosterDir::open_or_create(&scratch.path().join("roster")).unwrap();
+        // More entries than one thread takes on alone (`map_in_parallel`);
+        // malformed ones need no owner, and each file's mtime orders them.
+        let names: Vec<String> = (1..=1_500).map(|pid| format!("{pid}.json")).collect();
+        for name in &names {
+            std::fs::write(scratch.path().join("roster/sessions").join(name), "{").unwrap();
+        }
+        let facts = RunningSystem::read();
+        let filter = ListFilter::default();
+        let listing = list_sessions_presented(&roster, &filter, &facts, &row_json).unwrap();
+        assert_eq!(listing.summary.shown, names.len());
+        let presented: Vec<String> = listing.into_presented(&roster, &filter, &facts, &row_json).collect();
+        let mut expected: Vec<SessionRow> = names
+            .iter()
+            .map(|name| crate::session_row::read_session_row(&roster, name, &facts).unwrap())
+            .collect();
+        sort_newest_first(&mut expected);
+        assert_eq!(presented, expected.into_iter().map(row_json).collect::<Vec<_>>());
+    }
+
+    #[test]
     fn a_deferred_row_whose_file_changed_is_judged_again_or_left_out() {
         let scratch = tempfile::tempdir().unwrap();
         let roster = RosterDir::open_or_create(&scratch.path().join("roster")).unwrap();
