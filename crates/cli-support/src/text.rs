@@ -89,12 +89,14 @@ pub fn paint(text: &str, colour: Colour, enabled: bool) -> String {
 }
 
 /// Renders rows under headers with columns aligned by character count.
-/// Cells must already be escaped; `painters` may colour a cell after its
-/// width was measured (so SGR sequences do not skew the alignment).
+/// Cells must already be escaped; `paint_cell` may colour a cell after its
+/// width was measured (so SGR sequences do not skew the alignment), and
+/// hands back the cells it leaves alone borrowed: a listing's table has
+/// tens of thousands of cells.
 pub fn render_table(
     headers: &[&str],
     rows: &[Vec<String>],
-    paint_cell: &dyn Fn(usize, &str) -> String,
+    paint_cell: &dyn for<'cell> Fn(usize, &'cell str) -> Cow<'cell, str>,
 ) -> String {
     let mut widths: Vec<usize> = headers.iter().map(|header| header.chars().count()).collect();
     for row in rows {
@@ -102,24 +104,25 @@ pub fn render_table(
             widths[column] = widths[column].max(cell.chars().count());
         }
     }
-    let mut out = String::new();
-    let mut push_line = |cells: &mut dyn Iterator<Item = (usize, String)>| {
-        let mut line = String::new();
+    let line_width = widths.iter().map(|width| width + 2).sum::<usize>();
+    let mut out = String::with_capacity((rows.len() + 1) * line_width);
+    let mut push_line = |cells: &mut dyn Iterator<Item = (usize, &str)>| {
         let last = widths.len() - 1;
+        let line_start = out.len();
         for (column, cell) in cells {
             let padding = widths[column] - cell.chars().count();
-            let painted = paint_cell(column, &cell);
-            line.push_str(&painted);
+            out.push_str(&paint_cell(column, cell));
             if column != last {
-                line.extend(std::iter::repeat_n(' ', padding + 2));
+                out.extend(std::iter::repeat_n(' ', padding + 2));
             }
         }
-        out.push_str(line.trim_end());
+        let line_end = line_start + out[line_start..].trim_end().len();
+        out.truncate(line_end);
         out.push('\n');
     };
-    push_line(&mut headers.iter().map(|header| header.to_string()).enumerate());
+    push_line(&mut headers.iter().copied().enumerate());
     for row in rows {
-        push_line(&mut row.iter().cloned().enumerate());
+        push_line(&mut row.iter().map(String::as_str).enumerate());
     }
     out
 }
@@ -224,7 +227,7 @@ mod tests {
     fn table_aligns_by_characters() {
         let rows =
             vec![vec!["1".into(), "ünï".into(), "x".into()], vec!["4242".into(), "a".into(), "y".into()]];
-        let table = render_table(&["PID", "AGENT", "CWD"], &rows, &|_, cell| cell.to_owned());
+        let table = render_table(&["PID", "AGENT", "CWD"], &rows, &|_, cell| cell.into());
         assert_eq!(table, "PID   AGENT  CWD\n1     ünï    x\n4242  a      y\n");
     }
 }

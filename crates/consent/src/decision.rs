@@ -3,17 +3,19 @@
 //! `roster-consent status` and `should-arm`, each `roster-list` row and
 //! each `roster-list --watch` event, so they can never disagree.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
-use owner_liveness::{Liveness, SystemFacts};
-use registry_core::{RosterDir, SessionRow};
+use owner_liveness::{Liveness, Pid, SystemFacts};
+use registry_core::{RosterDir, SessionRow, pid_of_file_name};
 
 use crate::config::{ConfigOutcome, Decision, resolve_auto_arm_naming_repo_file};
 use crate::config_files::{ConfigInput, load_repo_input, load_user_input};
 use crate::gate::effective_should_arm;
-use crate::marker_entry::{ConsentState, MarkerEntry, consent_file_name, read_marker};
+use crate::marker_entry::{ConsentState, MarkerEntry, MarkerFinding, read_marker};
 
 /// Whether the session's owner runs now, as far as the caller could tell.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,37 +83,54 @@ pub fn decide(
 }
 
 /// Decides many sessions at once, as a listing or a watcher does: the user
-/// file is read once, and each directory's `.roster.toml` once.
+/// file is read once, and each directory's `.roster.toml` once. Shared by
+/// the threads of a listing, each deciding the rows it has just judged.
 pub struct ConsentDecider {
     user: ConfigInput,
     /// Per session directory: its repository file and the auto-arm
-    /// decision it makes with the user file, decided once.
-    repo_by_directory: HashMap<PathBuf, (ConfigInput, Decision)>,
-    /// The names in `consent/` when they were listed once up front (a
-    /// listing's decisions); `None` to look for each marker (a watcher's,
-    /// whose markers come and go).
-    marker_names: Option<HashSet<OsString>>,
+    /// decision it makes with the user file, decided once. Behind a lock
+    /// because every thread of a listing fills it.
+    repo_by_directory: Mutex<HashMap<PathBuf, Arc<RepoDecision>>>,
+    /// The owners with a file of their name in `consent/` when it was
+    /// listed once up front (a listing's decisions); `None` to look for
+    /// each marker (a watcher's, whose markers come and go). A name that is
+    /// not a canonical `<pid>.json` is no owner's marker.
+    marker_pids: Option<HashSet<Pid>>,
 }
+
+/// What a decision takes for a session known to have no marker: only the
+/// finding (absent) counts in a decision, and naming the file each time
+/// cost two allocations per row of a listing.
+static NO_MARKER: LazyLock<MarkerEntry> = LazyLock::new(|| MarkerEntry {
+    file_name: String::new(),
+    path: PathBuf::new(),
+    pid: None,
+    finding: MarkerFinding::Absent,
+    written_at: None,
+});
 
 impl ConsentDecider {
     pub fn new(env: &dyn Fn(&str) -> Option<OsString>) -> ConsentDecider {
-        ConsentDecider { user: load_user_input(env), repo_by_directory: HashMap::new(), marker_names: None }
+        ConsentDecider {
+            user: load_user_input(env),
+            repo_by_directory: Mutex::new(HashMap::new()),
+            marker_pids: None,
+        }
     }
 
     /// Lists `consent/` once, so that a session without a marker costs no
     /// lookup (where the listing fails, each marker is looked for).
     pub fn knowing_markers_of(mut self, roster: &RosterDir) -> ConsentDecider {
-        self.marker_names =
-            registry_core::list_names(roster, roster.consent()).ok().map(|names| names.into_iter().collect());
+        self.marker_pids = registry_core::list_names(roster, roster.consent())
+            .ok()
+            .map(|names| names.iter().filter_map(|name| pid_of_file_name(name.to_str()?)).collect());
         self
     }
 
-    fn marker(&self, roster: &RosterDir, pid: owner_liveness::Pid, facts: &impl SystemFacts) -> MarkerEntry {
-        match &self.marker_names {
-            Some(names) if !names.contains(std::ffi::OsStr::new(&consent_file_name(pid))) => {
-                MarkerEntry::absent(roster.path(), pid)
-            }
-            _ => read_marker(roster, pid, facts),
+    fn marker(&self, roster: &RosterDir, pid: Pid, facts: &impl SystemFacts) -> Cow<'static, MarkerEntry> {
+        match &self.marker_pids {
+            Some(pids) if !pids.contains(&pid) => Cow::Borrowed(&NO_MARKER),
+            _ => Cow::Owned(read_marker(roster, pid, facts)),
         }
     }
 
@@ -123,12 +142,7 @@ impl ConsentDecider {
     /// The consent of the session a listed row stands for, decided from
     /// the directory its record holds. A row whose owner is not alive, or
     /// that is not believed, accepts nothing.
-    pub fn for_row(
-        &mut self,
-        roster: &RosterDir,
-        row: &SessionRow,
-        facts: &impl SystemFacts,
-    ) -> SessionConsent {
+    pub fn for_row(&self, roster: &RosterDir, row: &SessionRow, facts: &impl SystemFacts) -> SessionConsent {
         let Some(record) = &row.record else {
             let marker = match row.pid {
                 Some(pid) => self.marker(roster, pid, facts).counted_state(),
@@ -149,27 +163,48 @@ impl ConsentDecider {
         if owner != OwnerCondition::Running {
             return decide(&owner, &marker, &Decision::default(), &ConfigOutcome::Absent);
         }
-        let (repo, decision) = self.repo_decision(Path::new(&record.cwd));
-        decide(&owner, &marker, decision, &repo.outcome)
+        let repo = self.repo_decision(Path::new(&record.cwd));
+        decide(&owner, &marker, &repo.decision, &repo.input.outcome)
     }
 
-    fn repo_decision(&mut self, directory: &Path) -> &(ConfigInput, Decision) {
-        let user = &self.user.outcome;
-        self.repo_by_directory.entry(directory.to_owned()).or_insert_with(|| {
-            // The record holds the canonical directory; one that is gone
-            // or unreadable now opts nothing in.
-            let repo = match std::fs::canonicalize(directory) {
-                Ok(canonical) => load_repo_input(&canonical).0,
-                Err(error) => ConfigInput {
-                    path: None,
-                    outcome: ConfigOutcome::Unreadable(format!(
-                        "the session's directory {} cannot be read: {error}",
-                        directory.display()
-                    )),
-                },
-            };
-            let decision = resolve_auto_arm_naming_repo_file(&repo.outcome, repo.path.as_deref(), user);
-            (repo, decision)
-        })
+    fn repo_decision(&self, directory: &Path) -> Arc<RepoDecision> {
+        // A poisoned lock only means another thread panicked while
+        // inserting; the map itself is whole.
+        let cached =
+            || self.repo_by_directory.lock().unwrap_or_else(PoisonError::into_inner).get(directory).cloned();
+        if let Some(known) = cached() {
+            return known;
+        }
+        // Read without holding the lock: two threads that meet a new
+        // directory at once both read it, and the first answer stays.
+        let decided = Arc::new(RepoDecision::of_directory(directory, &self.user.outcome));
+        let mut known = self.repo_by_directory.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(known.entry(directory.to_owned()).or_insert(decided))
+    }
+}
+
+/// A session directory's repository file and the auto-arm decision it
+/// makes together with the user file.
+struct RepoDecision {
+    input: ConfigInput,
+    decision: Decision,
+}
+
+impl RepoDecision {
+    fn of_directory(directory: &Path, user: &ConfigOutcome) -> RepoDecision {
+        // The record holds the canonical directory; one that is gone or
+        // unreadable now opts nothing in.
+        let input = match std::fs::canonicalize(directory) {
+            Ok(canonical) => load_repo_input(&canonical).0,
+            Err(error) => ConfigInput {
+                path: None,
+                outcome: ConfigOutcome::Unreadable(format!(
+                    "the session's directory {} cannot be read: {error}",
+                    directory.display()
+                )),
+            },
+        };
+        let decision = resolve_auto_arm_naming_repo_file(&input.outcome, input.path.as_deref(), user);
+        RepoDecision { input, decision }
     }
 }

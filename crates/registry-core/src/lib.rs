@@ -38,7 +38,7 @@ pub use hook_log::{
 };
 pub use interrupted::retry_interrupted;
 pub use list::{
-    ListFilter, Listing, ListingSummary, OrderedListing, list_sessions, list_sessions_ordered,
+    ListFilter, Listing, ListingSummary, PresentedListing, list_sessions, list_sessions_presented,
     sort_newest_first,
 };
 pub use malformed::{Field, FieldError, FieldLimit, FieldProblem, LengthUnit, Malformed};

@@ -2,7 +2,6 @@
 //! verdict, filtered, newest `registered_at` first. One bad file never
 //! hides the others. Reads take no lock.
 
-use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -88,25 +87,22 @@ impl ListingSummary {
     }
 
     fn count_shown(&mut self, row: &SessionRow) {
-        self.count(RowTally::of(row), Some(row));
+        let problem = row.problem.as_ref().map(|problem| (row.file_name.clone(), problem.clone()));
+        self.count(RowTally::of(row), problem);
     }
 
-    /// Counts a shown row from its tally; `row` is needed only for a
-    /// problem entry (which is always kept whole).
-    fn count(&mut self, tally: RowTally, row: Option<&SessionRow>) {
+    /// Counts a shown row from its tally and, for a problem entry, its
+    /// file name and problem.
+    fn count(&mut self, tally: RowTally, problem: Option<(String, Problem)>) {
         self.shown += 1;
         self.unknown += usize::from(tally.unknown);
         self.unverified += usize::from(tally.unverified);
-        if let Some(row) = row
-            && let Some(problem) = &row.problem
-        {
-            self.problems.push((row.file_name.clone(), problem.clone()));
-        }
+        self.problems.extend(problem);
     }
 }
 
-/// What a shown row adds to the summary's counts, taken before a deferred
-/// row lets its record go.
+/// What a shown row adds to the summary's counts, taken before the row is
+/// presented or, deferred, lets its record go.
 #[derive(Clone, Copy, Debug)]
 struct RowTally {
     unknown: bool,
@@ -129,90 +125,100 @@ pub fn list_sessions(
     filter: &ListFilter,
     facts: &(impl SystemFacts + Sync),
 ) -> Result<Listing> {
-    let ordered = list_sessions_ordered(roster, filter, facts)?;
-    let summary = ordered.summary.clone();
+    let keep_row = |row: SessionRow| row;
+    let presented = list_sessions_presented(roster, filter, facts, &keep_row)?;
+    let summary = presented.summary.clone();
     Ok(Listing {
-        rows: ordered.into_rows(roster, filter, facts).collect(),
+        rows: presented.into_presented(roster, filter, facts, &keep_row).collect(),
         dead_hidden: summary.dead_hidden,
         filtered_out: summary.filtered_out,
     })
 }
 
-/// A listing of at most this many entries keeps its rows parsed in memory
-/// and reads each file once; a larger one keeps of each row only what
-/// sorts and counts it, and reads its record again when the row is handed
-/// out. A listing of a hundred thousand records then needs a few dozen
-/// megabytes, not a quarter of a gigabyte.
+/// A listing of at most this many entries presents each row as soon as it
+/// is judged and reads each file once; a larger one keeps of each row only
+/// what sorts and counts it, and reads its record again when the row is
+/// presented. A listing of a hundred thousand records then needs a few
+/// dozen megabytes, not a quarter of a gigabyte.
 const WHOLE_ROWS_UP_TO: usize = 16_384;
 
-/// Record bytes kept parsed in memory at most, however few the entries:
+/// Record bytes presented in memory at most, however few the entries:
 /// records may be up to 64 KiB each.
 const WHOLE_ROWS_BUDGET: u64 = 16 << 20;
 
-/// A listing in its final order, whose rows are handed out one at a time
-/// (`rows`, `into_rows`), so that a printer never holds them all at once.
-#[derive(Debug, Default)]
-pub struct OrderedListing {
-    kept: Vec<KeptRow>,
+/// Deferred rows read again and presented at a time, on every core: enough
+/// to be worth the threads, few enough that their presentations stay a few
+/// megabytes.
+const DEFERRED_ROWS_PER_PASS: usize = 2_048;
+
+/// A listing in its final order, each row already turned by the caller's
+/// `present` into what it prints (its JSON, its table cells), or (past
+/// `WHOLE_ROWS_BUDGET`) deferred: read and presented again when handed out
+/// (`into_presented`), so that a printer never holds them all at once.
+#[derive(Debug)]
+pub struct PresentedListing<P> {
+    kept: Vec<KeptRow<P>>,
     summary: ListingSummary,
 }
 
-/// A shown row: whole, or (past `WHOLE_ROWS_BUDGET`) the facts that sort
-/// it and the verdict reached for the very file it was read from.
+impl<P> Default for PresentedListing<P> {
+    fn default() -> Self {
+        PresentedListing { kept: Vec::new(), summary: ListingSummary::default() }
+    }
+}
+
+/// A shown row: presented, or the facts that sort it and the verdict
+/// reached for the very file it was read from. Both boxed: a listing of a
+/// hundred thousand rows holds this several times over while it collects
+/// them, and inline rows made that tens of megabytes.
 #[derive(Debug)]
-enum KeptRow {
-    Whole(Box<SessionRow>),
+enum KeptRow<P> {
+    Presented(Box<PresentedRow<P>>),
     Deferred(Box<DeferredRow>),
 }
 
 #[derive(Debug)]
-struct DeferredRow {
+struct PresentedRow<P> {
+    order: RowOrder,
+    presented: P,
+}
+
+/// What puts a row in its place: newest `registered_at` first, ties by
+/// pid, then by file name.
+#[derive(Debug)]
+struct RowOrder {
+    registered_at: Timestamp,
+    pid: Option<Pid>,
     file_name: Box<str>,
+}
+
+impl RowOrder {
+    fn of(row: &SessionRow) -> RowOrder {
+        RowOrder { registered_at: row.registered_at, pid: row.pid, file_name: row.file_name.as_str().into() }
+    }
+}
+
+#[derive(Debug)]
+struct DeferredRow {
+    order: RowOrder,
     listed_as: EntryKind,
     stamp: FileStamp,
-    pid: Option<Pid>,
-    registered_at: Timestamp,
     verdict: Verdict,
 }
 
-impl KeptRow {
-    fn sort_key(&self) -> (Timestamp, Option<Pid>, &str) {
+impl<P> KeptRow<P> {
+    fn order(&self) -> &RowOrder {
         match self {
-            KeptRow::Whole(row) => (row.registered_at, row.pid, &row.file_name),
-            KeptRow::Deferred(row) => (row.registered_at, row.pid, &row.file_name),
-        }
-    }
-
-    /// The row itself. A deferred row's record is read again; when the
-    /// file is still the one judged, the verdict reached for it stands,
-    /// else the entry is judged anew and shown only if it still passes the
-    /// filter. `None`: it no longer does, or is gone.
-    fn resolve(
-        &self,
-        roster: &RosterDir,
-        filter: &ListFilter,
-        facts: &impl SystemFacts,
-    ) -> Option<Cow<'_, SessionRow>> {
-        match self {
-            KeptRow::Whole(row) => Some(Cow::Borrowed(row)),
-            KeptRow::Deferred(row) => reread(row, roster, filter, facts).map(Cow::Owned),
-        }
-    }
-
-    /// `resolve`, giving the row away.
-    fn into_row(
-        self,
-        roster: &RosterDir,
-        filter: &ListFilter,
-        facts: &impl SystemFacts,
-    ) -> Option<SessionRow> {
-        match self {
-            KeptRow::Whole(row) => Some(*row),
-            KeptRow::Deferred(row) => reread(&row, roster, filter, facts),
+            KeptRow::Presented(row) => &row.order,
+            KeptRow::Deferred(row) => &row.order,
         }
     }
 }
 
+/// The row a deferred row stands for, read again: when the file is still
+/// the one judged, the verdict reached for it stands, else the entry is
+/// judged anew and shown only if it still passes the filter. `None`: it no
+/// longer does, or is gone.
 fn reread(
     deferred: &DeferredRow,
     roster: &RosterDir,
@@ -221,38 +227,44 @@ fn reread(
 ) -> Option<SessionRow> {
     let known = KnownVerdict { stamp: deferred.stamp, verdict: &deferred.verdict };
     let (row, _) =
-        read_session_row_knowing(roster, &deferred.file_name, deferred.listed_as, Some(known), facts)?;
+        read_session_row_knowing(roster, &deferred.order.file_name, deferred.listed_as, Some(known), facts)?;
     let shown = filter.admits(&row) && (filter.include_dead || row.liveness() != Liveness::Dead);
     shown.then_some(row)
 }
 
 /// What reading one entry made of it.
-enum Outcome {
-    /// The row, and what it adds to the counts.
-    Shown(KeptRow, RowTally),
+enum Outcome<P> {
+    /// The row, what it adds to the counts and, for a problem entry, its
+    /// file name and problem.
+    Shown(KeptRow<P>, RowTally, Option<Box<(String, Problem)>>),
     DeadHidden,
     FilteredOut,
 }
 
 /// Reads and judges every entry of `sessions/` on every core
-/// (`map_in_parallel`), filters them and puts them in order, newest first.
-/// One bad file never hides the others.
-pub fn list_sessions_ordered(
+/// (`map_in_parallel`), filters them, presents each shown row on the core
+/// that judged it, while it is at hand (`present`: deciding its consent,
+/// rendering it), and puts them in order, newest first. What is left for
+/// one thread is the sort and the printing. One bad file never hides the
+/// others.
+pub fn list_sessions_presented<P: Send>(
     roster: &RosterDir,
     filter: &ListFilter,
     facts: &(impl SystemFacts + Sync),
-) -> Result<OrderedListing> {
-    list_sessions_ordered_within(roster, filter, WHOLE_ROWS_BUDGET, facts)
+    present: &(impl Fn(SessionRow) -> P + Sync),
+) -> Result<PresentedListing<P>> {
+    list_sessions_presented_within(roster, filter, WHOLE_ROWS_BUDGET, facts, present)
 }
 
-/// `list_sessions_ordered`, keeping whole rows for at most
+/// `list_sessions_presented`, presenting rows up front for at most
 /// `whole_rows_budget` bytes of records.
-fn list_sessions_ordered_within(
+fn list_sessions_presented_within<P: Send>(
     roster: &RosterDir,
     filter: &ListFilter,
     whole_rows_budget: u64,
     facts: &(impl SystemFacts + Sync),
-) -> Result<OrderedListing> {
+    present: &(impl Fn(SessionRow) -> P + Sync),
+) -> Result<PresentedListing<P>> {
     let entries = list_entries(roster, roster.sessions())?;
     // Dotfiles (session-id index entries, temporaries) are not rows.
     let rows = entries.iter().filter(|entry| !entry.name.as_encoded_bytes().starts_with(b".")).count();
@@ -271,35 +283,31 @@ fn list_sessions_ordered_within(
             return Some(Outcome::DeadHidden);
         }
         let tally = RowTally::of(&row);
+        let problem = row.problem.as_ref().map(|problem| Box::new((row.file_name.clone(), problem.clone())));
         let deferrable = row.problem.is_none()
             && stamp.is_some_and(|stamp| {
                 kept_bytes.fetch_add(stamp.size(), Ordering::Relaxed) + stamp.size() > whole_rows_budget
             });
-        match stamp {
-            Some(stamp) if deferrable => Some(Outcome::Shown(
-                KeptRow::Deferred(Box::new(DeferredRow {
-                    file_name: row.file_name.into_boxed_str(),
-                    listed_as: entry.kind,
-                    stamp,
-                    pid: row.pid,
-                    registered_at: row.registered_at,
-                    verdict: row.verdict,
-                })),
-                tally,
-            )),
-            _ => Some(Outcome::Shown(KeptRow::Whole(Box::new(row)), tally)),
-        }
+        let kept = match stamp {
+            Some(stamp) if deferrable => KeptRow::Deferred(Box::new(DeferredRow {
+                order: RowOrder::of(&row),
+                listed_as: entry.kind,
+                stamp,
+                verdict: row.verdict,
+            })),
+            _ => KeptRow::Presented(Box::new(PresentedRow {
+                order: RowOrder::of(&row),
+                presented: present(row),
+            })),
+        };
+        Some(Outcome::Shown(kept, tally, problem))
     });
     drop(entries);
-    let mut listing = OrderedListing::default();
+    let mut listing = PresentedListing { kept: Vec::with_capacity(outcomes.len()), ..Default::default() };
     for outcome in outcomes.into_iter().flatten() {
         match outcome {
-            Outcome::Shown(row, tally) => {
-                let whole = match &row {
-                    KeptRow::Whole(row) => Some(&**row),
-                    KeptRow::Deferred(_) => None,
-                };
-                listing.summary.count(tally, whole);
+            Outcome::Shown(row, tally, problem) => {
+                listing.summary.count(tally, problem.map(|problem| *problem));
                 listing.kept.push(row);
             }
             Outcome::DeadHidden => listing.summary.dead_hidden += 1,
@@ -307,40 +315,71 @@ fn list_sessions_ordered_within(
         }
     }
     // Newest first, as `sort_newest_first` orders whole rows.
-    listing.kept.sort_by(|a, b| {
-        let (a_time, a_pid, a_name) = a.sort_key();
-        let (b_time, b_pid, b_name) = b.sort_key();
-        b_time.cmp(&a_time).then_with(|| a_pid.cmp(&b_pid)).then_with(|| a_name.cmp(b_name))
+    listing.kept.sort_unstable_by(|a, b| {
+        let (a, b) = (a.order(), b.order());
+        b.registered_at
+            .cmp(&a.registered_at)
+            .then_with(|| a.pid.cmp(&b.pid))
+            .then_with(|| a.file_name.cmp(&b.file_name))
     });
     Ok(listing)
 }
 
-impl OrderedListing {
+impl<P: Send + Sync> PresentedListing<P> {
     /// Counts as of the first reading; a row that changed before it was
-    /// handed out may be missing from `rows` since.
+    /// handed out may be missing from `into_presented` since.
     pub fn summary(&self) -> &ListingSummary {
         &self.summary
     }
 
-    /// The rows, newest first, each read again if it was not kept whole.
-    pub fn rows<'a>(
-        &'a self,
-        roster: &'a RosterDir,
-        filter: &'a ListFilter,
-        facts: &'a impl SystemFacts,
-    ) -> impl Iterator<Item = Cow<'a, SessionRow>> + 'a {
-        self.kept.iter().filter_map(move |kept| kept.resolve(roster, filter, facts))
-    }
-
-    /// `rows`, giving them away.
-    pub fn into_rows<'a>(
+    /// The presented rows, newest first. Deferred rows are read again and
+    /// presented (`present`, the same as the listing's) a batch at a time
+    /// on every core.
+    pub fn into_presented<'a>(
         self,
         roster: &'a RosterDir,
         filter: &'a ListFilter,
-        facts: &'a impl SystemFacts,
-    ) -> impl Iterator<Item = SessionRow> + 'a {
-        self.kept.into_iter().filter_map(move |kept| kept.into_row(roster, filter, facts))
+        facts: &'a (impl SystemFacts + Sync),
+        present: &'a (impl Fn(SessionRow) -> P + Sync),
+    ) -> impl Iterator<Item = P> + 'a
+    where
+        P: 'a,
+    {
+        let mut kept = self.kept.into_iter().peekable();
+        std::iter::from_fn(move || {
+            kept.peek()?;
+            let batch: Vec<KeptRow<P>> = kept.by_ref().take(DEFERRED_ROWS_PER_PASS).collect();
+            Some(present_batch(batch, roster, filter, facts, present))
+        })
+        .flatten()
     }
+}
+
+/// The rows of `batch` presented, in order: those deferred read again and
+/// presented on every core.
+fn present_batch<P: Send + Sync>(
+    batch: Vec<KeptRow<P>>,
+    roster: &RosterDir,
+    filter: &ListFilter,
+    facts: &(impl SystemFacts + Sync),
+    present: &(impl Fn(SessionRow) -> P + Sync),
+) -> impl Iterator<Item = P> {
+    let deferred_presented = if batch.iter().any(|row| matches!(row, KeptRow::Deferred(_))) {
+        map_in_parallel(&batch, |row| match row {
+            KeptRow::Deferred(row) => reread(row, roster, filter, facts).map(present),
+            KeptRow::Presented(_) => None,
+        })
+    } else {
+        Vec::new()
+    };
+    let mut deferred_presented = deferred_presented.into_iter();
+    batch.into_iter().filter_map(move |row| {
+        let deferred = deferred_presented.next().flatten();
+        match row {
+            KeptRow::Presented(row) => Some(row.presented),
+            KeptRow::Deferred(_) => deferred,
+        }
+    })
 }
 
 impl Listing {
@@ -427,9 +466,8 @@ mod tests {
         register(roster, &registration, &RunningSystem::read()).expect("register");
     }
 
-    fn rows_json(rows: impl Iterator<Item = SessionRow>) -> Vec<String> {
-        let consent = crate::session_row::RowConsent::REMOVED;
-        rows.map(|row| row.to_json(consent).to_string()).collect()
+    fn row_json(row: SessionRow) -> String {
+        row.to_json(crate::session_row::RowConsent::REMOVED).to_string()
     }
 
     #[test]
@@ -446,20 +484,60 @@ mod tests {
             owner.0.wait().unwrap();
         }
         let facts = RunningSystem::read();
+        let record_size =
+            std::fs::metadata(scratch.path().join(format!("roster/sessions/{}.json", owners[5].0.id())))
+                .unwrap()
+                .len();
         for include_dead in [false, true] {
             let filter = ListFilter { include_dead, ..ListFilter::default() };
-            let whole = list_sessions_ordered_within(&roster, &filter, u64::MAX, &facts).unwrap();
-            let deferred = list_sessions_ordered_within(&roster, &filter, 0, &facts).unwrap();
+            let list =
+                |budget| list_sessions_presented_within(&roster, &filter, budget, &facts, &row_json).unwrap();
+            let whole = list(u64::MAX);
+            let deferred = list(0);
+            // Rows presented up front and deferred ones interleaved.
+            let mixed = list(record_size * 5);
             assert!(deferred.kept.iter().all(|row| matches!(row, KeptRow::Deferred(_))));
-            assert!(whole.kept.iter().all(|row| matches!(row, KeptRow::Whole(_))));
+            assert!(whole.kept.iter().all(|row| matches!(row, KeptRow::Presented(_))));
+            let mixed_deferred = mixed.kept.iter().filter(|row| matches!(row, KeptRow::Deferred(_))).count();
+            assert!((1..mixed.kept.len()).contains(&mixed_deferred), "{mixed_deferred} deferred");
             assert_eq!(deferred.summary, whole.summary, "include_dead {include_dead}");
+            assert_eq!(mixed.summary, whole.summary, "include_dead {include_dead}");
             assert_eq!(deferred.summary.shown, if include_dead { 12 } else { 8 });
+            let whole_rows: Vec<String> = whole.into_presented(&roster, &filter, &facts, &row_json).collect();
             assert_eq!(
-                rows_json(deferred.into_rows(&roster, &filter, &facts)),
-                rows_json(whole.into_rows(&roster, &filter, &facts)),
+                deferred.into_presented(&roster, &filter, &facts, &row_json).collect::<Vec<_>>(),
+                whole_rows,
+                "include_dead {include_dead}"
+            );
+            assert_eq!(
+                mixed.into_presented(&roster, &filter, &facts, &row_json).collect::<Vec<_>>(),
+                whole_rows,
                 "include_dead {include_dead}"
             );
         }
+    }
+
+    #[test]
+    fn rows_presented_on_several_threads_come_out_newest_first() {
+        let scratch = tempfile::tempdir().unwrap();
+        let roster = RosterDir::open_or_create(&scratch.path().join("roster")).unwrap();
+        // More entries than one thread takes on alone (`map_in_parallel`);
+        // malformed ones need no owner, and each file's mtime orders them.
+        let names: Vec<String> = (1..=1_500).map(|pid| format!("{pid}.json")).collect();
+        for name in &names {
+            std::fs::write(scratch.path().join("roster/sessions").join(name), "{").unwrap();
+        }
+        let facts = RunningSystem::read();
+        let filter = ListFilter::default();
+        let listing = list_sessions_presented(&roster, &filter, &facts, &row_json).unwrap();
+        assert_eq!(listing.summary.shown, names.len());
+        let presented: Vec<String> = listing.into_presented(&roster, &filter, &facts, &row_json).collect();
+        let mut expected: Vec<SessionRow> = names
+            .iter()
+            .map(|name| crate::session_row::read_session_row(&roster, name, &facts).unwrap())
+            .collect();
+        sort_newest_first(&mut expected);
+        assert_eq!(presented, expected.into_iter().map(row_json).collect::<Vec<_>>());
     }
 
     #[test]
@@ -472,7 +550,8 @@ mod tests {
         }
         let filter = ListFilter::default();
         let facts = RunningSystem::read();
-        let deferred = list_sessions_ordered_within(&roster, &filter, 0, &facts).unwrap();
+        let keep_row = |row: SessionRow| row;
+        let deferred = list_sessions_presented_within(&roster, &filter, 0, &facts, &keep_row).unwrap();
         assert_eq!(deferred.summary.shown, 3);
         // Between the first reading and the rows being handed out: one
         // record goes, one owner dies (its file unchanged: the verdict
@@ -484,7 +563,7 @@ mod tests {
         // After that registration, whose reaper pass would remove it.
         owners[1].0.kill().unwrap();
         owners[1].0.wait().unwrap();
-        let rows: Vec<SessionRow> = deferred.into_rows(&roster, &filter, &facts).collect();
+        let rows: Vec<SessionRow> = deferred.into_presented(&roster, &filter, &facts, &keep_row).collect();
         let pids: Vec<u32> = rows.iter().filter_map(|row| row.pid.map(Pid::get)).collect();
         assert!(!pids.contains(&gone), "a removed record is not shown: {pids:?}");
         let unchanged = rows.iter().find(|row| row.pid.map(Pid::get) == Some(owners[1].0.id())).unwrap();

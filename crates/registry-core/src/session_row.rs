@@ -261,7 +261,7 @@ impl Serialize for RowJson<'_> {
         write_chain_key(owner, &mut map, null)?;
         map.serialize_entry("cwd", &record.map(|record| &record.cwd))?;
         map.serialize_entry("registrar_pid", &record.map(|record| record.registrar_pid))?;
-        map.serialize_entry("registered_at", &row.registered_at.to_string())?;
+        map.serialize_entry("registered_at", &AsText(&row.registered_at))?;
         map.serialize_entry("refreshed_at", &record.map(|record| &record.refreshed_at))?;
         map.serialize_entry("liveness", row.verdict.liveness.as_str())?;
         map.serialize_entry("liveness_reason", &row.verdict.reason)?;
@@ -271,6 +271,16 @@ impl Serialize for RowJson<'_> {
         map.serialize_entry("consent_reason", self.consent.reason)?;
         map.serialize_entry("path", &row.path.to_string_lossy())?;
         map.end()
+    }
+}
+
+/// A value serialized as the string its `Display` writes, straight into
+/// the output instead of through a `String` of its own.
+struct AsText<'a, T: std::fmt::Display>(&'a T);
+
+impl<T: std::fmt::Display> Serialize for AsText<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self.0)
     }
 }
 

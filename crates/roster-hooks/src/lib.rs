@@ -707,9 +707,9 @@ fn status(context: &Invocation, arguments: &StatusArgs) -> anyhow::Result<()> {
             })
             .collect();
         let colour = context.common.colour_on_stdout();
-        let paint_state = |column: usize, cell: &str| {
+        let paint_state: &dyn Fn(usize, &str) -> std::borrow::Cow<'_, str> = &|column, cell| {
             if column != 2 {
-                return cell.to_owned();
+                return cell.into();
             }
             let state_colour = match cell {
                 "installed" => cli_support::Colour::Green,
@@ -717,12 +717,12 @@ fn status(context: &Invocation, arguments: &StatusArgs) -> anyhow::Result<()> {
                 "unparseable" | "unreadable" => cli_support::Colour::Red,
                 _ => cli_support::Colour::Dim,
             };
-            paint(cell, state_colour, colour)
+            paint(cell, state_colour, colour).into()
         };
         write!(
             out,
             "{}",
-            render_table(&["HARNESS", "SCOPE", "STATE", "PATH", "DETAIL"], &rows, &paint_state)
+            render_table(&["HARNESS", "SCOPE", "STATE", "PATH", "DETAIL"], &rows, paint_state)
         )?;
     }
     out.flush()?;

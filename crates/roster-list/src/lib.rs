@@ -18,9 +18,10 @@ use cli_support::{
 use consent::{ConsentDecider, SessionConsent};
 use harness::Harness;
 use registry_core::{
-    ListFilter, ListingSummary, OrderedListing, RosterDir, RunningSystem, SessionRow, Timestamp,
-    list_sessions_ordered,
+    ListFilter, ListingSummary, RosterDir, RunningSystem, SessionRow, Timestamp, list_sessions_presented,
 };
+
+mod json_array;
 
 mod notes;
 
@@ -223,60 +224,76 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
         return watch::run_watch(&args, &filter);
     }
     let roster = open_roster_for_reading(&args.common)?;
-    let facts = RunningSystem::read();
-    let listing = match &roster {
-        Some(roster) => list_sessions_ordered(roster, &filter, &facts)?,
-        None => OrderedListing::default(),
-    };
-    // One listing of `consent/` tells which rows have a marker at all: most
-    // have none, and looking for each one's file cost a `stat` per row.
-    let mut decider = roster
-        .as_ref()
-        .map(|roster| ConsentDecider::new(&cli_support::process_env_os).knowing_markers_of(roster));
-    // The rows come one at a time, each decided as it comes.
-    let rows = roster.iter().zip(decider.iter_mut()).flat_map(|(roster, decider)| {
-        listing.rows(roster, &filter, &facts).map(|row| {
-            let consent = decider.for_row(roster, &row, &facts);
-            (row, consent)
-        })
-    });
     // Stdout is line-buffered: unbuffered, a JSON listing cost one write
     // per line, 27 per record.
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
-    match args.common.output_format() {
-        OutputFormat::Json => {
-            // Serialized as they come: a listing of any size holds one
-            // row's JSON at a time.
-            let mut json = serde_json::Serializer::pretty(&mut out);
-            serde::Serializer::collect_seq(
-                &mut json,
-                rows.map(|(row, consent)| DecidedRow { row, consent }),
-            )?;
-            writeln!(out)?;
+    let summary = match &roster {
+        Some(roster) => print_listing(roster, &filter, &args, &mut out)?,
+        None => {
+            if args.common.output_format() == OutputFormat::Json {
+                json_array::write_array(&mut out, std::iter::empty())?;
+            }
+            ListingSummary::default()
         }
-        OutputFormat::Text => {
-            let text = render_text(rows, args.common.colour_on_stdout());
-            out.write_all(text.as_bytes())?;
-        }
-    }
+    };
     out.flush()?;
     drop(out);
     if !args.common.quiet {
-        report_notes(listing.summary(), roster.as_ref(), &args)?;
+        report_notes(&summary, roster.as_ref(), &args)?;
     }
     Ok(())
 }
 
-/// A row with the consent decided for it, serialized as the JSON contract
-/// has rows.
-struct DecidedRow<'a> {
-    row: std::borrow::Cow<'a, SessionRow>,
-    consent: SessionConsent,
-}
-
-impl serde::Serialize for DecidedRow<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.row.json_view(self.consent.row_consent()).serialize(serializer)
+/// Prints the rows of `roster` that `filter` shows. Each row's consent is
+/// decided and the row rendered (its JSON, its table cells) on the thread
+/// that judged it, right after; what is left for this thread is the sort
+/// and the writing.
+fn print_listing(
+    roster: &RosterDir,
+    filter: &ListFilter,
+    args: &ListArgs,
+    out: &mut impl Write,
+) -> anyhow::Result<ListingSummary> {
+    let facts = RunningSystem::read();
+    // One listing of `consent/` tells which rows have a marker at all: most
+    // have none, and looking for each one's file cost a `stat` per row.
+    let decider = ConsentDecider::new(&cli_support::process_env_os).knowing_markers_of(roster);
+    match args.common.output_format() {
+        OutputFormat::Json => {
+            let present = |row: SessionRow| {
+                let consent = decider.for_row(roster, &row, &facts);
+                json_array::render_array_element(&row.json_view(consent.row_consent()))
+            };
+            let listing = list_sessions_presented(roster, filter, &facts, &present)?;
+            let summary = listing.summary().clone();
+            let mut failed = None;
+            let rows = listing
+                .into_presented(roster, filter, &facts, &present)
+                .map_while(|row| row.map_err(|error| failed = Some(error)).ok());
+            json_array::write_array(out, rows)?;
+            if let Some(error) = failed {
+                return Err(anyhow::anyhow!("rendering a row as JSON: {error}"));
+            }
+            Ok(summary)
+        }
+        OutputFormat::Text => {
+            let home = cli_support::process_env_os("HOME").map(PathBuf::from);
+            let now = Timestamp::now();
+            let present = |row: SessionRow| {
+                let consent = decider.for_row(roster, &row, &facts);
+                text_row(&row, &consent, home.as_deref(), now)
+            };
+            let listing = list_sessions_presented(roster, filter, &facts, &present)?;
+            let summary = listing.summary().clone();
+            let rows: Vec<Vec<String>> = listing.into_presented(roster, filter, &facts, &present).collect();
+            let text = render_cells(&rows, args.common.colour_on_stdout());
+            out.write_all(text.as_bytes())?;
+            // The process ends right after printing: freeing the cells one
+            // by one (eight per row) took as long as rendering the table,
+            // on the one thread, for memory the exit gives back at once.
+            std::mem::forget(rows);
+            Ok(summary)
+        }
     }
 }
 
@@ -351,25 +368,27 @@ fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
     })
 }
 
-fn render_text<'a>(
-    rows: impl Iterator<Item = (std::borrow::Cow<'a, SessionRow>, SessionConsent)>,
-    colour: bool,
-) -> String {
+/// The table of rows with their consent, as a listing prints it.
+fn render_text<'a>(rows: impl Iterator<Item = (&'a SessionRow, &'a SessionConsent)>, colour: bool) -> String {
     let home = cli_support::process_env_os("HOME").map(PathBuf::from);
     let now = Timestamp::now();
-    let mut text = String::new();
-    let rows: Vec<Vec<String>> =
-        rows.map(|(row, consent)| text_row(&row, &consent, home.as_deref(), now)).collect();
-    if !rows.is_empty() {
-        let headers = ["PID", "HARNESS", "AGENT", "STATE", "CONSENT", "AGE", "CWD", "SESSION"];
-        text.push_str(&render_table(&headers, &rows, &|column, cell| match (column, cell) {
-            (3, "alive") => paint(cell, Colour::Green, colour),
-            (3, "dead") => paint(cell, Colour::Red, colour),
-            (3, "unknown") => paint(cell, Colour::Yellow, colour),
-            _ => cell.to_owned(),
-        }));
+    let cells: Vec<Vec<String>> =
+        rows.map(|(row, consent)| text_row(row, consent, home.as_deref(), now)).collect();
+    render_cells(&cells, colour)
+}
+
+/// The table of the rows' cells (`text_row`), empty without rows.
+fn render_cells(rows: &[Vec<String>], colour: bool) -> String {
+    if rows.is_empty() {
+        return String::new();
     }
-    text
+    let headers = ["PID", "HARNESS", "AGENT", "STATE", "CONSENT", "AGE", "CWD", "SESSION"];
+    render_table(&headers, rows, &|column, cell| match (column, cell) {
+        (3, "alive") => paint(cell, Colour::Green, colour).into(),
+        (3, "dead") => paint(cell, Colour::Red, colour).into(),
+        (3, "unknown") => paint(cell, Colour::Yellow, colour).into(),
+        _ => cell.into(),
+    })
 }
 
 /// The mark after the pid of an owner named by hand that is not an

@@ -163,9 +163,7 @@ impl Watcher<'_> {
                     }
                 }
                 OutputFormat::Text => {
-                    let rows = listing.rows.iter().map(|row| {
-                        (std::borrow::Cow::Borrowed(row), self.known[&row.file_name].consent.clone())
-                    });
+                    let rows = listing.rows.iter().map(|row| (row, &self.known[&row.file_name].consent));
                     let text = crate::render_text(rows, self.colour);
                     self.out.write_all(text.as_bytes())?;
                 }
