@@ -162,6 +162,9 @@ pub fn run(args: PruneArgs) -> anyhow::Result<()> {
     if args.hook.is_none() && !args.common.quiet {
         print_outcome(&args, &outcome)?;
     }
+    // The process ends here: freeing every removed row one by one only
+    // to exit cost a sixth of pruning ten thousand records.
+    std::mem::forget(outcome);
     Ok(())
 }
 
