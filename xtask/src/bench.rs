@@ -121,7 +121,6 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let live = bench.seed_live_registries(&identities)?;
     figures.extend(bench.measure_list_and_cat(&live)?);
     figures.extend(bench.measure_register(&live, &registrants)?);
-    figures.push(bench.measure_true()?);
     drop(registrants);
 
     progress(&format!("timing roster-list --watch over {} live sessions", thousands(largest)));
@@ -390,7 +389,7 @@ impl Bench {
         live: &LiveRegistries,
         registrants: &OwnerPool,
     ) -> anyhow::Result<Vec<Figure>> {
-        progress("timing roster-register, by flags and as a claude-code hook");
+        progress("timing roster-register, by flags and as a claude-code hook, and /bin/true");
         let rounds = self.register_rounds();
         let identities = registrants.identities()?;
         let (flag_owners, hook_owners) = identities.split_at(rounds + 1);
@@ -398,6 +397,10 @@ impl Bench {
         let mut hook_samples = vec![Samples::default(); self.sizes.len()];
         let mut hook_reproduce = vec![String::new(); self.sizes.len()];
         let mut flag_reproduce = vec![String::new(); self.sizes.len()];
+        // The floor of the hook's figure is timed in the same rounds, right
+        // after the hooks, so that both see the machine in the same state.
+        let true_program = Invocation::new(&self.true_program);
+        let mut true_samples = Samples::default();
         for round in 0..=rounds {
             let payload = self.write_hook_payload(&hook_owners[round], round)?;
             // Rotating the order keeps any one size from always running
@@ -426,6 +429,10 @@ impl Bench {
                 flag_reproduce[index] = by_flags.shell_line();
                 hook_reproduce[index] = as_hook.shell_line();
             }
+            let true_time = true_program.time_once()?;
+            if round > 0 {
+                true_samples.push(true_time);
+            }
         }
         let mut figures = Vec::new();
         for (index, &size) in self.sizes.iter().enumerate() {
@@ -442,23 +449,17 @@ impl Bench {
                 reproduce: hook_reproduce[index].clone(),
             });
         }
+        figures.push(Figure {
+            name: "/bin/true",
+            records: None,
+            samples: true_samples,
+            reproduce: true_program.shell_line(),
+        });
         Ok(figures)
     }
 
     fn register_rounds(&self) -> usize {
         self.runs * REGISTER_RUNS_FACTOR
-    }
-
-    fn measure_true(&self) -> anyhow::Result<Figure> {
-        let invocation = Invocation::new(&self.true_program);
-        let mut samples = Samples::default();
-        for round in 0..=self.runs {
-            let elapsed = invocation.time_once()?;
-            if round > 0 {
-                samples.push(elapsed);
-            }
-        }
-        Ok(Figure { name: "/bin/true", records: None, samples, reproduce: invocation.shell_line() })
     }
 
     /// Writers registering distinct live owners into one registry at once,

@@ -105,7 +105,7 @@ impl BenchReport {
         let mut text = String::new();
         let _ = writeln!(
             text,
-            "roster bench on {}: median [min–max] of {} runs ({} for register) after one warm-up, \
+            "roster bench on {}: median [min–max] of {} runs ({} for register and /bin/true) after one warm-up, \
              milliseconds of wall time per process",
             self.filesystem, self.runs, self.register_runs
         );
