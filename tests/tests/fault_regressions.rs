@@ -78,6 +78,57 @@ fn a_failing_stat_of_the_cwd_is_an_io_error_not_bad_input() {
     assert!(!sandbox.record_path(owner.pid()).exists());
 }
 
+/// Regression: resolving `--cwd` (a `readlink` per component) that failed
+/// with ENOSPC was reported as bad input, "give an existing directory",
+/// exit 2; the system failing while looking is an I/O error, exit 1.
+#[test]
+fn a_failing_resolution_of_the_cwd_is_an_io_error_not_bad_input() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    let work = sandbox.base().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let command = sandbox.command_in_root(
+        "roster-register",
+        &["--pid", &owner.pid().to_string(), "--cwd", work.to_str().unwrap()],
+    );
+    let outcome = under_fault(&command, &["readlink:error=ENOSPC"], &[&work]);
+    outcome.expect_code(1).expect_error_line("roster-register");
+    assert!(!outcome.stderr.contains("give an existing directory"), "{outcome}");
+    assert!(outcome.stderr.contains("No space left on device"), "{outcome}");
+    assert!(!sandbox.record_path(owner.pid()).exists());
+}
+
+/// Regression: resolving a consent command's session directory retried
+/// neither an interrupted `readlink` (EINTR: exit 2) nor told a failing
+/// system (ENOSPC) from a path that is not there (both "pass an existing
+/// directory with --cwd", exit 2).
+#[test]
+fn resolving_the_session_directory_retries_eintr_and_an_io_error_is_exit_1() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    let work = sandbox.base().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let status = || {
+        sandbox.command_in_root(
+            "roster-consent",
+            &["status", "--pid", &owner.pid().to_string(), "--cwd", work.to_str().unwrap()],
+        )
+    };
+    under_fault(&status(), &["readlink:error=EINTR:when=1"], &[&work]).expect_code(0);
+    let failed = under_fault(&status(), &["readlink:error=ENOSPC"], &[&work]);
+    failed.expect_code(1).expect_error_line("roster-consent");
+    assert!(!failed.stderr.contains("pass an existing directory"), "{failed}");
+    assert!(failed.stderr.contains("No space left on device"), "{failed}");
+    let missing = sandbox.base().join("missing");
+    let mut gone = sandbox.command_in_root(
+        "roster-consent",
+        &["status", "--pid", &owner.pid().to_string(), "--cwd", missing.to_str().unwrap()],
+    );
+    let outcome = run_with_deadline(&mut gone, COMMAND_DEADLINE);
+    outcome.expect_code(2);
+    assert!(outcome.stderr.contains("pass an existing directory with --cwd"), "{outcome}");
+}
+
 /// Regression: the `isatty` check of a hook's stdin (an `ioctl`)
 /// interrupted by EINTR made the hook give up on its payload.
 #[test]

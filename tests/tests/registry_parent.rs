@@ -6,7 +6,7 @@
 //! fine.
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use tests::{Owner, Sandbox, run_with_deadline};
 
@@ -18,6 +18,17 @@ fn set_mode(path: &Path, mode: u32) {
 fn chown(path: &Path, uid: u32, gid: u32) {
     std::os::unix::fs::lchown(path, Some(uid), Some(gid))
         .unwrap_or_else(|error| panic!("chown {uid} {} (the tests run as root): {error}", path.display()));
+}
+
+/// A sandbox with a roster directory of yours in `shared/`, whose mode
+/// each test sets: (the sandbox, `shared`, the roster directory).
+fn roster_under_shared() -> (Sandbox, PathBuf, PathBuf) {
+    let sandbox = Sandbox::new();
+    let shared = sandbox.base().join("shared");
+    let roster = shared.join("roster");
+    std::fs::create_dir_all(&roster).expect("create the roster directory");
+    set_mode(&roster, 0o700);
+    (sandbox, shared, roster)
 }
 
 /// Runs each tool against `roster` and checks it is refused, naming `culprit`.
@@ -52,11 +63,7 @@ fn assert_refused(sandbox: &Sandbox, roster: &Path, culprit: &Path, says: &str) 
 
 #[test]
 fn a_parent_others_may_write_to_without_the_sticky_bit_is_refused() {
-    let sandbox = Sandbox::new();
-    let shared = sandbox.base().join("shared");
-    let roster = shared.join("roster");
-    std::fs::create_dir_all(&roster).expect("create the roster directory");
-    set_mode(&roster, 0o700);
+    let (sandbox, shared, roster) = roster_under_shared();
 
     set_mode(&shared, 0o777);
     assert_refused(&sandbox, &roster, &shared, "writable by anyone without the sticky bit");
@@ -102,11 +109,7 @@ fn a_parent_or_a_symlink_above_owned_by_another_user_is_refused() {
 #[test]
 fn a_group_writable_parent_is_trusted_only_for_a_group_nobody_else_is_in() {
     let unshare = tests::require_tool("unshare");
-    let sandbox = Sandbox::new();
-    let shared = sandbox.base().join("shared");
-    let roster = shared.join("roster");
-    std::fs::create_dir_all(&roster).expect("create the roster directory");
-    set_mode(&roster, 0o700);
+    let (sandbox, shared, roster) = roster_under_shared();
     chown(&shared, 0, 0);
     set_mode(&shared, 0o775);
     let only_root = "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n";
@@ -138,11 +141,7 @@ fn a_group_writable_parent_is_trusted_only_for_a_group_nobody_else_is_in() {
 /// as given. A path with `..` in it likewise.
 #[test]
 fn the_real_path_is_checked_through_your_own_symlink_and_dot_dot() {
-    let sandbox = Sandbox::new();
-    let shared = sandbox.base().join("shared");
-    let roster = shared.join("roster");
-    std::fs::create_dir_all(&roster).expect("create the roster directory");
-    set_mode(&roster, 0o700);
+    let (sandbox, shared, _roster) = roster_under_shared();
     set_mode(&shared, 0o777);
     let link = sandbox.base().join("my-link");
     std::os::unix::fs::symlink(&shared, &link).expect("symlink");

@@ -101,6 +101,7 @@ impl From<&consent::Error> for ExitStatus {
         match error {
             Error::Registry(inner) => ExitStatus::from(inner),
             Error::SessionDirectory { .. } | Error::NoSessionDirectory { .. } => ExitStatus::BadInput,
+            Error::SessionDirectoryUnreadable { .. } => ExitStatus::Failure,
         }
     }
 }

@@ -59,11 +59,19 @@ fn consent_errors() -> Vec<(consent::Error, ExitStatus)> {
     // Registry errors keep their own status inside consent's wrapper.
     let mut rows: Vec<(Error, ExitStatus)> =
         registry_errors().into_iter().map(|(error, status)| (Error::Registry(error), status)).collect();
-    rows.push((Error::SessionDirectory { path: "/gone".into(), source: io_error() }, ExitStatus::BadInput));
+    let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+    rows.push((Error::SessionDirectory { path: "/gone".into(), cause: missing }, ExitStatus::BadInput));
+    rows.push((
+        Error::SessionDirectoryUnreadable { path: "/full".into(), cause: io_error() },
+        ExitStatus::Failure,
+    ));
     rows.push((Error::NoSessionDirectory { pid: pid(), why: "no record".into() }, ExitStatus::BadInput));
     for (error, _) in &rows {
         match error {
-            Error::Registry(_) | Error::SessionDirectory { .. } | Error::NoSessionDirectory { .. } => {}
+            Error::Registry(_)
+            | Error::SessionDirectory { .. }
+            | Error::SessionDirectoryUnreadable { .. }
+            | Error::NoSessionDirectory { .. } => {}
         }
     }
     rows

@@ -48,12 +48,12 @@ pub struct AutoArmInputs {
 /// Canonicalizes the session's working directory (the real path, as
 /// records hold it), so the upward search walks real parents.
 pub fn canonical_session_directory(directory: &Path) -> Result<PathBuf> {
-    let canonical = std::fs::canonicalize(directory)
-        .map_err(|source| Error::SessionDirectory { path: directory.to_owned(), source })?;
+    let canonical = registry_core::retry_interrupted(|| std::fs::canonicalize(directory))
+        .map_err(|source| Error::session_directory(directory, source))?;
     if !canonical.is_dir() {
         return Err(Error::SessionDirectory {
             path: directory.to_owned(),
-            source: io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
+            cause: io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
         });
     }
     Ok(canonical)

@@ -14,8 +14,13 @@ pub enum Error {
     Registry(#[from] registry_core::Error),
 
     /// The session's working directory does not resolve (exit 2).
-    #[error("session directory {path}: {source}; pass an existing directory with --cwd")]
-    SessionDirectory { path: PathBuf, source: io::Error },
+    #[error("session directory {path}: {cause}; pass an existing directory with --cwd")]
+    SessionDirectory { path: PathBuf, cause: io::Error },
+
+    /// The system failed while resolving the session's working directory
+    /// (out of space, an I/O error): not the caller's path at fault (exit 1).
+    #[error("resolving session directory {path}: {cause}")]
+    SessionDirectoryUnreadable { path: PathBuf, cause: io::Error },
 
     /// The session's directory is not known: no `--cwd`, and no record of
     /// the running owner to take it from (exit 2: the caller must say it).
@@ -27,11 +32,13 @@ pub enum Error {
 }
 
 impl Error {
-    /// The exit code this error deserves (docs/contract.md §6).
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::Registry(inner) => inner.exit_code(),
-            Error::SessionDirectory { .. } | Error::NoSessionDirectory { .. } => 2,
+    /// The error for a session directory that could not be resolved: the
+    /// caller's mistake when the path is unusable, else the system's.
+    pub fn session_directory(path: &std::path::Path, cause: io::Error) -> Error {
+        if registry_core::is_unusable_path(&cause) {
+            Error::SessionDirectory { path: path.to_owned(), cause }
+        } else {
+            Error::SessionDirectoryUnreadable { path: path.to_owned(), cause }
         }
     }
 }

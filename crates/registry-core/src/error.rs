@@ -95,6 +95,17 @@ fn cause_in_words(cause: &io::Error) -> String {
     }
 }
 
+/// Whether an I/O error says that a path given is unusable — missing, not
+/// a directory, a symlink loop, a name too long, not yours to enter — which
+/// the caller fixes by naming another path (bad input), rather than that
+/// the system failed while looking (out of space, an I/O error, out of
+/// memory), which is an error of its own.
+pub fn is_unusable_path(error: &io::Error) -> bool {
+    use io::ErrorKind::{InvalidFilename, NotADirectory, NotFound, PermissionDenied};
+    matches!(error.kind(), NotFound | NotADirectory | InvalidFilename | PermissionDenied)
+        || error.raw_os_error() == Some(nix::libc::ELOOP)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,7 +28,7 @@ pub use directory::{
     CONSENT, DirectoryChoice, DirectorySource, RosterDir, SESSION_IDS, SESSIONS, SubDir, choose_directory,
 };
 pub use directory_entries::{DirectoryEntry, EntryKind};
-pub use error::{Error, Result};
+pub use error::{Error, Result, is_unusable_path};
 pub use files::{
     EntryContents, LOCK_NAME, LOCK_WAIT, LOCK_WAIT_NOTICE, MAX_ENTRY_BYTES, ReadProblem, RegistryLock,
     TEMP_PREFIX, list_entries, list_names, read_entry, remove_entry, write_atomically,

@@ -422,9 +422,19 @@ fn gather_registration(
 }
 
 fn canonical_directory(path: &Path, what: &str) -> anyhow::Result<PathBuf> {
-    let canonical = registry_core::retry_interrupted(|| std::fs::canonicalize(path)).map_err(|error| {
-        BadInput(format!("{what} {}: {error}; give an existing directory", path.display()))
-    })?;
+    let canonical = match registry_core::retry_interrupted(|| std::fs::canonicalize(path)) {
+        Ok(canonical) => canonical,
+        Err(error) if registry_core::is_unusable_path(&error) => {
+            return Err(
+                BadInput(format!("{what} {}: {error}; give an existing directory", path.display())).into()
+            );
+        }
+        // The system failed while looking (out of space, an I/O error):
+        // an error of its own (exit 1), not the caller's path.
+        Err(error) => {
+            return Err(anyhow::Error::new(error).context(format!("resolving {what} {}", path.display())));
+        }
+    };
     // Only a directory that is missing or not one is the caller's mistake;
     // a failing stat is an I/O error (exit 1), not bad input.
     match registry_core::retry_interrupted(|| std::fs::metadata(&canonical)) {
