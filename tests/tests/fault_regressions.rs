@@ -3,7 +3,7 @@
 //! at one call by its number or by the path it names) and checks the tool
 //! now does what the rules say.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use tests::{COMMAND_DEADLINE, Outcome, Owner, Sandbox, require_tool, run_with_deadline};
@@ -59,23 +59,40 @@ fn an_interrupted_readlink_while_checking_the_parents_is_retried() {
     outcome.expect_code(0);
 }
 
-/// Regression: a `stat` of `--cwd` that failed with EIO was reported as
-/// "is not a directory" with exit 2 (bad input); an I/O error is exit 1.
-#[test]
-fn a_failing_stat_of_the_cwd_is_an_io_error_not_bad_input() {
+/// A sandbox, a live owner and an existing directory `work` in the sandbox.
+fn owner_and_work_directory() -> (Sandbox, Owner, PathBuf) {
     let sandbox = Sandbox::new();
     let owner = Owner::spawn();
     let work = sandbox.base().join("work");
     std::fs::create_dir(&work).unwrap();
+    (sandbox, owner, work)
+}
+
+/// Registers with `--cwd` an existing directory while `injections` fail
+/// the calls naming it, and checks the outcome is an I/O error (exit 1)
+/// that says `cause`, not bad input that says `not_said`, and no record.
+fn register_fails_with_an_io_error(injections: &[&str], cause: &str, not_said: &str) {
+    let (sandbox, owner, work) = owner_and_work_directory();
     let command = sandbox.command_in_root(
         "roster-register",
         &["--pid", &owner.pid().to_string(), "--cwd", work.to_str().unwrap()],
     );
-    let outcome = under_fault(&command, &["statx:error=EIO", "newfstatat:error=EIO"], &[&work]);
+    let outcome = under_fault(&command, injections, &[&work]);
     outcome.expect_code(1).expect_error_line("roster-register");
-    assert!(!outcome.stderr.contains("is not a directory"), "{outcome}");
-    assert!(outcome.stderr.contains("Input/output error"), "{outcome}");
+    assert!(!outcome.stderr.contains(not_said), "{outcome}");
+    assert!(outcome.stderr.contains(cause), "{outcome}");
     assert!(!sandbox.record_path(owner.pid()).exists());
+}
+
+/// Regression: a `stat` of `--cwd` that failed with EIO was reported as
+/// "is not a directory" with exit 2 (bad input); an I/O error is exit 1.
+#[test]
+fn a_failing_stat_of_the_cwd_is_an_io_error_not_bad_input() {
+    register_fails_with_an_io_error(
+        &["statx:error=EIO", "newfstatat:error=EIO"],
+        "Input/output error",
+        "is not a directory",
+    );
 }
 
 /// Regression: resolving `--cwd` (a `readlink` per component) that failed
@@ -83,19 +100,11 @@ fn a_failing_stat_of_the_cwd_is_an_io_error_not_bad_input() {
 /// exit 2; the system failing while looking is an I/O error, exit 1.
 #[test]
 fn a_failing_resolution_of_the_cwd_is_an_io_error_not_bad_input() {
-    let sandbox = Sandbox::new();
-    let owner = Owner::spawn();
-    let work = sandbox.base().join("work");
-    std::fs::create_dir(&work).unwrap();
-    let command = sandbox.command_in_root(
-        "roster-register",
-        &["--pid", &owner.pid().to_string(), "--cwd", work.to_str().unwrap()],
+    register_fails_with_an_io_error(
+        &["readlink:error=ENOSPC"],
+        "No space left on device",
+        "give an existing directory",
     );
-    let outcome = under_fault(&command, &["readlink:error=ENOSPC"], &[&work]);
-    outcome.expect_code(1).expect_error_line("roster-register");
-    assert!(!outcome.stderr.contains("give an existing directory"), "{outcome}");
-    assert!(outcome.stderr.contains("No space left on device"), "{outcome}");
-    assert!(!sandbox.record_path(owner.pid()).exists());
 }
 
 /// Regression: resolving a consent command's session directory retried
@@ -104,10 +113,7 @@ fn a_failing_resolution_of_the_cwd_is_an_io_error_not_bad_input() {
 /// directory with --cwd", exit 2).
 #[test]
 fn resolving_the_session_directory_retries_eintr_and_an_io_error_is_exit_1() {
-    let sandbox = Sandbox::new();
-    let owner = Owner::spawn();
-    let work = sandbox.base().join("work");
-    std::fs::create_dir(&work).unwrap();
+    let (sandbox, owner, work) = owner_and_work_directory();
     let status = || {
         sandbox.command_in_root(
             "roster-consent",
