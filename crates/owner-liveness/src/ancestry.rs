@@ -149,7 +149,12 @@ pub fn read_step_checked(pid: Pid) -> std::io::Result<AncestorStep> {
     let mut buffer = [0u8; STAT_BUFFER_BYTES];
     let stat_bytes = read_small_file(&format!("/proc/{pid}/stat"), &mut buffer)?;
     let stat = parse_proc_stat(stat_bytes).map_err(std::io::Error::other)?;
-    Ok(AncestorStep { pid, parent: Pid::new(stat.ppid), comm: stat.comm, names: OnceLock::new() })
+    // argv and exe are read now, with the stat: read later, when a pattern
+    // asks, a process of the chain may have exited or exec'd meanwhile and
+    // no longer say what it was (a harness's loader then went unrecognized
+    // and another process was taken for the owner).
+    let names = OnceLock::from(read_program_names(pid));
+    Ok(AncestorStep { pid, parent: Pid::new(stat.ppid), comm: stat.comm, names })
 }
 
 fn read_program_names(pid: Pid) -> ProgramNames {
@@ -202,38 +207,28 @@ mod tests {
         assert_eq!(real.steps[0].pid, me);
     }
 
-    /// The walk reads a step's argv and exe only when asked: a step taken
-    /// from a process that then exits has none left to read, while one
-    /// asked before the exit keeps what it read.
+    /// A step's argv and exe are read with its stat: a process that exits
+    /// (or execs) after the walk still shows what it was when walked.
     #[test]
-    fn argv_and_exe_are_read_at_the_first_ask() {
-        let mut asked_late = std::process::Command::new("sleep").arg("30").spawn().unwrap();
-        let mut asked_early = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    fn argv_and_exe_are_read_with_the_step() {
+        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
         // A vfork-style spawn returns once the child's exec has replaced its
         // memory, a moment before the kernel has set up the new argv.
-        for child in [&asked_late, &asked_early] {
-            let cmdline = format!("/proc/{}/cmdline", child.id());
-            let started = std::time::Instant::now();
-            while std::fs::read(&cmdline).unwrap() != b"sleep\x0030\x00" {
-                assert!(
-                    started.elapsed() < std::time::Duration::from_secs(10),
-                    "{cmdline} never showed the argv"
-                );
-                std::thread::yield_now();
-            }
+        let cmdline = format!("/proc/{}/cmdline", child.id());
+        let started = std::time::Instant::now();
+        while std::fs::read(&cmdline).unwrap() != b"sleep\x0030\x00" {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(10),
+                "{cmdline} never showed the argv"
+            );
+            std::thread::yield_now();
         }
-        let late = read_step_checked(Pid::new(asked_late.id()).unwrap()).unwrap();
-        let early = read_step_checked(Pid::new(asked_early.id()).unwrap()).unwrap();
-        assert_eq!(early.argv(), ["sleep", "30"]);
-        for child in [&mut asked_late, &mut asked_early] {
-            child.kill().unwrap();
-            child.wait().unwrap();
-        }
-        assert_eq!(late.comm, "sleep");
-        assert!(late.argv().is_empty(), "{late:?}");
-        assert_eq!(late.exe_basename(), None);
-        assert_eq!(early.argv(), ["sleep", "30"]);
-        assert_eq!(early.exe_basename(), Some("sleep"));
+        let step = read_step_checked(Pid::new(child.id()).unwrap()).unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(step.comm, "sleep");
+        assert_eq!(step.argv(), ["sleep", "30"]);
+        assert_eq!(step.exe_basename(), Some("sleep"));
     }
 
     #[test]
