@@ -20,11 +20,11 @@ fn chown(path: &Path, uid: u32, gid: u32) {
         .unwrap_or_else(|error| panic!("chown {uid} {} (the tests run as root): {error}", path.display()));
 }
 
-/// A sandbox with a roster directory of yours in `shared/`, whose mode
-/// each test sets: (the sandbox, `shared`, the roster directory).
+/// A sandbox with a roster directory of yours in `common/`, whose mode
+/// each test sets: (the sandbox, `common/`, the roster directory).
 fn roster_under_shared() -> (Sandbox, PathBuf, PathBuf) {
     let sandbox = Sandbox::new();
-    let shared = sandbox.base().join("shared");
+    let shared = sandbox.base().join("common");
     let roster = shared.join("roster");
     std::fs::create_dir_all(&roster).expect("create the roster directory");
     set_mode(&roster, 0o700);
@@ -150,7 +150,7 @@ fn the_real_path_is_checked_through_your_own_symlink_and_dot_dot() {
     std::fs::create_dir_all(&dotted).expect("create a sibling");
     assert_refused(
         &sandbox,
-        &dotted.join("../shared/roster"),
+        &dotted.join("../common/roster"),
         &shared,
         "writable by anyone without the sticky bit",
     );
