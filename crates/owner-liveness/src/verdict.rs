@@ -157,24 +157,39 @@ pub fn judge<F: SystemFacts>(
         return Verdict::new(Liveness::Dead, join_reasons(&findings));
     }
 
-    // 6. The harness's socket, when one was recorded.
+    // 6. The harness's socket, when one was recorded. Gone or replaced, it
+    // proves the session over unless a member provably still runs: a
+    // harness removes its socket while it shuts down (Claude Code some
+    // 50 ms before it exits), and a process that runs is never judged dead.
+    let running = findings
+        .iter()
+        .zip(identity.members())
+        .enumerate()
+        .find(|(_, (finding, _))| matches!(finding, MemberFinding::Alive(_)))
+        .map(|(index, (_, member))| member_name(identity, index, member.pid));
     if let Some(socket) = socket {
         let path = socket.path.display();
-        match facts.stat_socket(&socket.path) {
-            Err(error) if error.kind() == io::ErrorKind::NotFound => {
-                return Verdict::new(Liveness::Dead, format!("socket {path} is gone"));
+        let ended = match facts.stat_socket(&socket.path) {
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Some(format!("socket {path} is gone")),
+            Err(error) => {
+                unknowns.push(format!("socket {path} unreadable: {error}"));
+                None
             }
-            Err(error) => unknowns.push(format!("socket {path} unreadable: {error}")),
             Ok(now) => {
                 let replaced = if socket.ino != 0 || socket.dev != 0 {
                     (now.dev, now.ino) != (socket.dev, socket.ino)
                 } else {
                     now.mtime_ns != socket.mtime_ns
                 };
-                if replaced {
-                    return Verdict::new(Liveness::Dead, format!("socket {path} was replaced"));
-                }
+                replaced.then(|| format!("socket {path} was replaced"))
             }
+        };
+        match (ended, running) {
+            (Some(ended), None) => return Verdict::new(Liveness::Dead, ended),
+            (Some(ended), Some(member)) => {
+                return Verdict::new(Liveness::Unknown, format!("{ended} while {member} still runs"));
+            }
+            (None, _) => {}
         }
     }
 

@@ -310,17 +310,31 @@ fn rule_5_an_exited_process_awaiting_its_reaper_is_dead() {
 }
 
 #[test]
-fn rule_6_a_vanished_or_replaced_socket_is_dead() {
+fn rule_6_a_vanished_or_replaced_socket_is_dead_once_no_member_runs() {
+    // Nothing proves the owner runs (its handle cannot be opened): the
+    // socket decides.
+    let unopenable = |case: &mut Case| {
+        case.world.open = Err(OpenProcessError::Other("Operation not permitted".to_owned()))
+    };
     check(
-        |case| case.world.socket = Err(io::ErrorKind::NotFound),
+        |case| {
+            unopenable(case);
+            case.world.socket = Err(io::ErrorKind::NotFound);
+        },
         &format!("dead: socket {SOCKET_PATH} is gone"),
     );
     check(
-        |case| case.world.socket = Ok(socket(9, 6, 7)),
+        |case| {
+            unopenable(case);
+            case.world.socket = Ok(socket(9, 6, 7));
+        },
         &format!("dead: socket {SOCKET_PATH} was replaced"),
     );
     check(
-        |case| case.world.socket = Ok(socket(5, 9, 7)),
+        |case| {
+            unopenable(case);
+            case.world.socket = Ok(socket(5, 9, 7));
+        },
         &format!("dead: socket {SOCKET_PATH} was replaced"),
     );
     // dev and ino agree: a touched socket (new mtime) is the same socket.
@@ -328,13 +342,43 @@ fn rule_6_a_vanished_or_replaced_socket_is_dead() {
 }
 
 #[test]
+fn rule_6_a_vanished_or_replaced_socket_while_the_owner_runs_is_unknown_never_dead() {
+    // A harness removes its socket while it shuts down, before it exits:
+    // the session is ending, not provably gone, and consent is closed.
+    check(
+        |case| case.world.socket = Err(io::ErrorKind::NotFound),
+        &format!("unknown: socket {SOCKET_PATH} is gone while pid 4242 still runs"),
+    );
+    check(
+        |case| case.world.socket = Ok(socket(9, 6, 7)),
+        &format!("unknown: socket {SOCKET_PATH} was replaced while pid 4242 still runs"),
+    );
+    // Once the owner has exited, the record is dead by the process rules.
+    check(
+        |case| {
+            process(case).exited = Ok(true);
+            case.world.socket = Err(io::ErrorKind::NotFound);
+        },
+        "dead: pid 4242 has exited (zombie)",
+    );
+}
+
+#[test]
 fn rule_6_without_dev_and_ino_the_mtime_decides() {
+    check(
+        |case| {
+            case.world.open = Err(OpenProcessError::Other("Operation not permitted".to_owned()));
+            case.recorded_socket = Some(socket(0, 0, 7));
+            case.world.socket = Ok(socket(5, 6, 8));
+        },
+        &format!("dead: socket {SOCKET_PATH} was replaced"),
+    );
     check(
         |case| {
             case.recorded_socket = Some(socket(0, 0, 7));
             case.world.socket = Ok(socket(5, 6, 8));
         },
-        &format!("dead: socket {SOCKET_PATH} was replaced"),
+        &format!("unknown: socket {SOCKET_PATH} was replaced while pid 4242 still runs"),
     );
     check(
         |case| {
@@ -702,13 +746,27 @@ fn chain_the_shared_rules_still_decide_for_the_whole_chain() {
         },
         "unknown: boot id unreadable: permission denied",
     );
-    // The socket is the session's: gone, it ends the session even while a
-    // member runs.
+    // The socket is the session's: gone, it ends the session unless a
+    // member still runs, which leaves it unknown and names that member.
     check_chain(
         false,
         |case| {
             case.recorded_socket = Some(socket(5, 6, 7));
             case.world.open = Err(OpenProcessError::Gone);
+            case.world.socket = Err(io::ErrorKind::NotFound);
+        },
+        &format!("unknown: socket {SOCKET_PATH} is gone while harness process 4250 still runs"),
+    );
+    check_chain(
+        false,
+        |case| {
+            case.recorded_socket = Some(socket(5, 6, 7));
+            case.world.open = Err(OpenProcessError::Gone);
+            set(
+                case,
+                4250,
+                Ok(FakeProcess { proc: Err(ProcReadError::PermissionDenied), ..running(&member(4250, 990)) }),
+            );
             case.world.socket = Err(io::ErrorKind::NotFound);
         },
         &format!("dead: socket {SOCKET_PATH} is gone"),

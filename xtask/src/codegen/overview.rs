@@ -161,8 +161,9 @@ inode and the start time must prove the owner, else \fBunknown\fR, never
 .IP 5. 4
 The process has exited and awaits reaping: \fBdead\fR.
 .IP 6. 4
-A recorded messaging socket is gone or replaced: \fBdead\fR; it cannot be
-examined: \fBunknown\fR.
+A recorded messaging socket is gone or replaced: \fBdead\fR, or \fBunknown\fR
+while a process of the session provably still runs (a harness removes its
+socket as it shuts down); it cannot be examined: \fBunknown\fR.
 .IP 7. 4
 Otherwise \fBalive\fR.
 .PP
