@@ -14,6 +14,7 @@ mod malformed;
 mod ownership;
 mod parallel;
 mod prune;
+mod prune_removals;
 mod record;
 mod record_values;
 mod recorded_owner;
@@ -43,6 +44,7 @@ pub use list::{
 };
 pub use malformed::{Field, FieldError, FieldLimit, FieldProblem, LengthUnit, Malformed};
 pub use ownership::{UNPROVABLE_OWNER, caller_uid_is_unmapped, owned_by_caller};
+pub use parallel::map_in_parallel;
 pub use prune::{
     PruneOptions, PruneReport, TEMP_MAX_AGE, prune_sessions, remove_current, remove_old_temporaries,
     remove_session_row,

@@ -18,17 +18,24 @@ const MOST_THREADS: usize = 8;
 /// done with theirs, so one slowed down (by the scheduler, or by entries
 /// that cost more) does not leave the others idle at the end, as fixed
 /// halves did.
-const ITEMS_PER_BATCH: usize = 64;
+pub(crate) const ITEMS_PER_BATCH: usize = 64;
+
+/// How many threads are worth starting for `items` independent items:
+/// one per core, at most [`MOST_THREADS`], one for every
+/// [`ITEMS_WORTH_A_THREAD`] items, and at least this one.
+pub(crate) fn threads_for(items: usize) -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, NonZeroUsize::get)
+        .min(MOST_THREADS)
+        .min(items / ITEMS_WORTH_A_THREAD)
+        .max(1)
+}
 
 /// `items.iter().map(work).collect()`, in the same order, spread over the
 /// available cores in batches. Falls back to this thread alone where
 /// threads cannot be started.
-pub(crate) fn map_in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, NonZeroUsize::get)
-        .min(MOST_THREADS)
-        .min(items.len() / ITEMS_WORTH_A_THREAD)
-        .max(1);
+pub fn map_in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = threads_for(items.len());
     if threads == 1 {
         return items.iter().map(&work).collect();
     }

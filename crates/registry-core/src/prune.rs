@@ -14,7 +14,8 @@ use crate::error::{Error, Result};
 use crate::files::{
     FileStamp, RegistryLock, TEMP_PREFIX, entry_mtime, entry_stamp, list_entries, list_names, remove_entry,
 };
-use crate::parallel::map_in_parallel;
+use crate::parallel::threads_for;
+use crate::prune_removals::judge_and_remove;
 use crate::record::record_file_name;
 use crate::record_values::SessionId;
 use crate::session_index::remove_index_if_pointing_at;
@@ -129,7 +130,8 @@ impl<'r> LockOnFirstNeed<'r> {
 ///
 /// Every entry is read and judged on every core. The lock is taken when
 /// the first entry that may go is found, and kept: removing then goes on
-/// alongside judging, on the other core, instead of after it. An entry
+/// alongside judging, one thread per directory (`prune_removals`), instead
+/// of after it. An entry
 /// judged before the lock was taken is re-checked under it just before it
 /// goes (`recheck_and_remove`); one read after is removed as judged, since
 /// nobody can have rewritten it in between. A registry with nothing to
@@ -142,35 +144,58 @@ pub fn prune_sessions(
     let now = Timestamp::from_system_time(facts.now());
     let entries = list_entries(roster, roster.sessions())?;
     let lock = LockOnFirstNeed::new(roster);
-    let outcomes = map_in_parallel(&entries, |entry| prune_entry(roster, entry, &lock, options, now, facts));
+    let judge = |entry: &DirectoryEntry| judge_entry(roster, entry, &lock, options, now, facts);
+    let threads = threads_for(entries.len());
+    let outcomes = if threads > 1 {
+        judge_and_remove(roster, &entries, threads, judge)
+    } else {
+        entries
+            .iter()
+            .map(|entry| match judge(entry)? {
+                Judged::Done(outcome) => Ok(outcome),
+                Judged::Remove(row, held) => Ok(if remove_session_row(roster, held, &row)? {
+                    EntryOutcome::Removed(row)
+                } else {
+                    EntryOutcome::Gone
+                }),
+            })
+            .collect()
+    };
     let lock = lock.into_lock()?;
     let mut report = PruneReport::default();
-    let mut removed = Vec::new();
+    let removable_count = outcomes
+        .iter()
+        .filter(|outcome| matches!(outcome, Ok(EntryOutcome::Removed(_) | EntryOutcome::Undecodable(_))))
+        .count();
+    report.removed.reserve_exact(removable_count);
     let mut session_temporaries = Vec::new();
-    for (entry, outcome) in entries.into_iter().zip(outcomes) {
-        match outcome? {
-            EntryOutcome::Gone => {}
-            EntryOutcome::Kept => report.kept += 1,
-            EntryOutcome::Temporary(name) => session_temporaries.push(name),
-            EntryOutcome::Removed(row) => removed.push(*row),
+    for (entry, outcome) in entries.iter().zip(outcomes) {
+        let row = match outcome? {
+            EntryOutcome::Gone => continue,
+            EntryOutcome::Kept => {
+                report.kept += 1;
+                continue;
+            }
+            EntryOutcome::Temporary(name) => {
+                session_temporaries.push(name);
+                continue;
+            }
+            EntryOutcome::Removed(row) => row,
             EntryOutcome::Undecodable(row) => {
                 // Removable like any problem entry, only past --older-than;
                 // nothing but its name was read, so nothing to re-check.
-                if options.dry_run || remove_entry(roster, roster.sessions(), &entry.name)? {
-                    report.unknown_removed += 1;
-                    report.removed.push(*row);
-                } else {
+                if !options.dry_run && !remove_entry(roster, roster.sessions(), &entry.name)? {
                     report.kept += 1;
+                    continue;
                 }
+                row
             }
-        }
-    }
-    for row in removed {
+        };
         match row.liveness() {
             Liveness::Dead => report.dead_removed += 1,
             _ => report.unknown_removed += 1,
         }
-        report.removed.push(row);
+        report.removed.push(*row);
     }
     for directory in [roster.root(), roster.consent(), roster.session_ids()] {
         report.temp_removed += remove_old_temporaries(roster, &lock, directory, now, options.dry_run)?;
@@ -181,7 +206,7 @@ pub fn prune_sessions(
 }
 
 /// What became of one entry of `sessions/`.
-enum EntryOutcome {
+pub(crate) enum EntryOutcome {
     /// Not there any more, or a dotfile that is not a temporary.
     Gone,
     Kept,
@@ -193,89 +218,97 @@ enum EntryOutcome {
     Undecodable(Box<SessionRow>),
 }
 
+/// What judging one entry decided.
+pub(crate) enum Judged<'l> {
+    Done(EntryOutcome),
+    /// It may go, as finally judged under the lock, which is held: remove it.
+    Remove(Box<SessionRow>, &'l RegistryLock),
+}
+
 /// Reads and judges one entry and, when it may go, takes the lock (if
-/// nobody has yet) and removes it.
-fn prune_entry(
+/// nobody has yet) and says to remove it (with `dry_run`, that it was).
+fn judge_entry<'l>(
     roster: &RosterDir,
     entry: &DirectoryEntry,
-    lock: &LockOnFirstNeed<'_>,
+    lock: &'l LockOnFirstNeed<'_>,
     options: &PruneOptions,
     now: Timestamp,
     facts: &impl SystemFacts,
-) -> Result<EntryOutcome> {
+) -> Result<Judged<'l>> {
     let judged_under_lock = lock.is_held();
     let Some(name) = entry.name.to_str() else {
         let row = non_utf8_name_row(roster, &entry.name);
         let removable = removable(&row, options, now);
-        return Ok(if removable { EntryOutcome::Undecodable(Box::new(row)) } else { EntryOutcome::Kept });
+        return Ok(Judged::Done(if removable {
+            EntryOutcome::Undecodable(Box::new(row))
+        } else {
+            EntryOutcome::Kept
+        }));
     };
     if name.starts_with(TEMP_PREFIX) {
-        return Ok(EntryOutcome::Temporary(name.to_owned()));
+        return Ok(Judged::Done(EntryOutcome::Temporary(name.to_owned())));
     }
     let Some((row, stamp)) = read_listed_session_row(roster, name, entry.kind, facts) else {
-        return Ok(EntryOutcome::Gone);
+        return Ok(Judged::Done(EntryOutcome::Gone));
     };
     if !removable(&row, options, now) {
-        return Ok(EntryOutcome::Kept);
+        return Ok(Judged::Done(EntryOutcome::Kept));
     }
     let Ok(held) = lock.take() else {
         // The lock could not be taken: the error is reported once, for
         // the whole prune; nothing is removed without it.
-        return Ok(EntryOutcome::Kept);
+        return Ok(Judged::Done(EntryOutcome::Kept));
     };
-    if judged_under_lock {
-        if !options.dry_run && !remove_session_row(roster, held, &row)? {
-            return Ok(EntryOutcome::Gone);
+    let row = if judged_under_lock {
+        row
+    } else {
+        let stamp = stamp.filter(|_| dead_for_good(&row));
+        match recheck(roster, row, stamp, facts) {
+            Some(row) => row,
+            None => return Ok(Judged::Done(EntryOutcome::Gone)),
         }
-        return Ok(EntryOutcome::Removed(Box::new(row)));
+    };
+    if !removable(&row, options, now) {
+        return Ok(Judged::Done(EntryOutcome::Kept));
     }
-    let stamp = stamp.filter(|_| dead_for_good(&row));
-    recheck_and_remove(roster, held, row, stamp, options, now, facts)
+    if options.dry_run {
+        return Ok(Judged::Done(EntryOutcome::Removed(Box::new(row))));
+    }
+    Ok(Judged::Remove(Box::new(row), held))
 }
 
-/// Re-checks under the lock a row judged before it was taken, and removes
-/// it if it is still removable (with `dry_run`, only says so).
+/// Re-checks under the lock a row judged before it was taken: the row as
+/// it stands now, `None` when its file is gone.
 ///
 /// The re-check of a row that is dead for good is a stat: when the name
 /// still holds the very file judged (same inode, same change time), the
 /// verdict stands, and reading and judging it again would double the cost
 /// for nothing. Anything else is read and judged again.
-fn recheck_and_remove(
+fn recheck(
     roster: &RosterDir,
-    lock: &RegistryLock,
     judged: SessionRow,
     stamp_when_judged: Option<FileStamp>,
-    options: &PruneOptions,
-    now: Timestamp,
     facts: &impl SystemFacts,
-) -> Result<EntryOutcome> {
+) -> Option<SessionRow> {
     let unchanged = stamp_when_judged
         .is_some_and(|stamp| entry_stamp(roster.sessions(), &judged.file_name) == Some(stamp));
-    let row = if unchanged {
-        judged
-    } else {
-        let Some(row) = read_session_row(roster, &judged.file_name, facts) else {
-            return Ok(EntryOutcome::Gone);
-        };
-        row
-    };
-    if !removable(&row, options, now) {
-        return Ok(EntryOutcome::Kept);
-    }
-    if !options.dry_run && !remove_session_row(roster, lock, &row)? {
-        return Ok(EntryOutcome::Gone);
-    }
-    Ok(EntryOutcome::Removed(Box::new(row)))
+    if unchanged { Some(judged) } else { read_session_row(roster, &judged.file_name, facts) }
+}
+
+/// The session-id index entry a row's record may hold: its session id and
+/// the pid the entry must still name to be the record's.
+pub(crate) fn index_entry_of(row: &SessionRow) -> Option<(SessionId, Pid)> {
+    let record = row.record.as_ref()?;
+    let id = record.session_id.as_deref().and_then(|id| SessionId::parse(id).ok())?;
+    Some((id, record.pid()))
 }
 
 /// Removes one row's file and its session-id index entry; `false` when the
 /// file was already gone.
 pub fn remove_session_row(roster: &RosterDir, _lock: &RegistryLock, row: &SessionRow) -> Result<bool> {
     let removed = remove_entry(roster, roster.sessions(), &row.file_name)?;
-    if let Some(record) = &row.record
-        && let Some(id) = record.session_id.as_deref().and_then(|id| SessionId::parse(id).ok())
-    {
-        remove_index_if_pointing_at(roster, &id, record.pid())?;
+    if let Some((id, pid)) = index_entry_of(row) {
+        remove_index_if_pointing_at(roster, &id, pid)?;
     }
     Ok(removed)
 }

@@ -328,3 +328,69 @@ fn prune_keeps_a_record_replaced_by_a_live_one_after_it_was_judged() {
     let kept = std::fs::read_to_string(roster.path().join("sessions/4242.json")).unwrap();
     assert!(kept.contains(&format!("\"start_ticks\": {}", ticks_of(4242) + 1)), "{kept}");
 }
+
+/// Thousands of records, as many dead as not: prune judges them on every
+/// core while one thread removes records and another their index entries.
+/// Every dead record goes with the index entry that names it; an index
+/// entry that names another (live) record of the same session stays, and
+/// so does every record that is alive or unknown.
+#[test]
+fn prune_of_thousands_removes_each_dead_record_with_its_own_index_entry_only() {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    assert!(
+        cores >= 2,
+        "this test runs prune on several threads and needs two cores, this machine has {cores}"
+    );
+    let temp = tempfile::tempdir().unwrap();
+    let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+    let session_ids = roster.path().join("session-ids");
+    let kinds = [AtPid::TheOwner, AtPid::Nothing, AtPid::Newcomer, AtPid::Unopenable];
+    let mut processes = HashMap::new();
+    let mut dead = Vec::new();
+    let mut index_names_another = Vec::new();
+    for pid in 10_000..14_000u32 {
+        let kind = kinds[pid as usize % kinds.len()];
+        processes.insert(pid, kind);
+        let file = format!("{pid}.json");
+        write_atomically(&roster, roster.sessions(), &file, record_text(pid, BOOT_ID).as_bytes()).unwrap();
+        let id = registry_core::SessionId::parse(&format!("session-{pid}")).unwrap();
+        let index_entry = session_ids.join(registry_core::index_entry_name(&id));
+        // Every tenth session has since been resumed by another process,
+        // whose record its index entry names now.
+        let holder = if pid % 10 == 0 { pid + 100_000 } else { pid };
+        std::os::unix::fs::symlink(holder.to_string(), &index_entry).unwrap();
+        if matches!(kind, AtPid::Nothing | AtPid::Newcomer) {
+            dead.push(pid);
+        }
+        if holder != pid {
+            index_names_another.push((index_entry, holder));
+        }
+    }
+    let facts = MadeUpFacts {
+        boot_id: BOOT_ID.into(),
+        pid_ns: PID_NS,
+        processes,
+        now: registered_at() + Duration::from_secs(60),
+        meanwhile: None,
+    };
+    let options = PruneOptions { older_than: None, dry_run: false };
+    let (report, _lock) = prune_sessions(&roster, &options, &facts).unwrap();
+
+    assert_eq!(report.dead_removed, dead.len(), "{:?}", report.removed.len());
+    assert_eq!(report.unknown_removed, 0);
+    assert_eq!(report.kept, 4_000 - dead.len());
+    let mut removed: Vec<u32> = report.removed.iter().map(|row| row.pid.unwrap().get()).collect();
+    removed.sort_unstable();
+    assert_eq!(removed, dead);
+    for pid in 10_000..14_000u32 {
+        let record_left = roster.path().join(format!("sessions/{pid}.json")).exists();
+        assert_eq!(record_left, !dead.contains(&pid), "record of {pid}");
+        let id = registry_core::SessionId::parse(&format!("session-{pid}")).unwrap();
+        let index_left =
+            std::fs::symlink_metadata(session_ids.join(registry_core::index_entry_name(&id))).is_ok();
+        assert_eq!(index_left, !dead.contains(&pid) || pid % 10 == 0, "index entry of {pid}");
+    }
+    for (index_entry, holder) in index_names_another {
+        assert_eq!(std::fs::read_link(&index_entry).unwrap(), Path::new(&holder.to_string()));
+    }
+}
