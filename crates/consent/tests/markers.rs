@@ -139,9 +139,12 @@ fn identity_mismatches_are_dead() {
         ("boot", |map| {
             map.insert("boot_id".into(), "00000000-0000-0000-0000-000000000000".into());
         }),
+        // The start ticks witness pid reuse where no pidfs inode names the
+        // process (an agreeing one proves it, and /proc is not read).
         ("start ticks", |map| {
             let ticks = map["start_ticks"].as_u64().unwrap();
             map.insert("start_ticks".into(), (ticks + 1).into());
+            map.remove("pidfs_ino");
         }),
         // Without pidfs (kernels before 6.9) no inode is recorded, and the
         // start ticks above carry the check alone.

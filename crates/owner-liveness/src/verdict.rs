@@ -321,8 +321,13 @@ fn judge_process<P: ProcessFacts>(
     // The pidfs inode names one process for the whole boot: where it
     // agrees, the process is the one that registered, whatever uid it shows
     // now (it may have changed its uid, or be seen through a user namespace
-    // that translates it), so the uid proves nothing and is not read.
-    let read = if pidfs_agrees {
+    // that translates it), so the uid proves nothing and is not read. Where
+    // the inode is a 64-bit counter the kernel never hands out twice, the
+    // start tick is the recorded one too, and `/proc` is not read at all
+    // (three system calls, and the kernel's costliest part of a listing).
+    let read = if pidfs_agrees && PIDFS_INODES_ARE_NEVER_REUSED {
+        Ok((None, member.start_ticks))
+    } else if pidfs_agrees {
         process.proc_start_ticks().map(|start_ticks| (None, start_ticks))
     } else {
         process.proc_identity().map(|ProcIdentity { uid, start_ticks }| (Some(uid), start_ticks))
@@ -370,6 +375,12 @@ fn judge_process<P: ProcessFacts>(
     }
     ProcessFinding::RunningSince(running_since)
 }
+
+/// Whether a pidfs inode number is unique for the whole boot. The kernel
+/// numbers pidfs inodes from a 64-bit counter; a 32-bit kernel shows only
+/// its low half as the inode (the high half is the generation), which may
+/// come round again. A 64-bit program runs on a 64-bit kernel only.
+const PIDFS_INODES_ARE_NEVER_REUSED: bool = cfg!(target_pointer_width = "64");
 
 /// The inode of the initial user namespace (the kernel's
 /// `PROC_USER_INIT_INO`): fixed, and never given to another namespace.

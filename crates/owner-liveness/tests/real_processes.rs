@@ -18,13 +18,15 @@
 //! - §5 rule 4: forced pid reuse with the same pid and the same start tick →
 //!   dead through the pidfs inode (and, without pidfs, indistinguishable);
 //!   forced reuse at a later tick without pidfs → dead through the start
-//!   tick; start tick or uid changed on a live process → dead; `/proc/<pid>`
-//!   unreadable while the pid exists (`hidepid=invisible`: not found,
-//!   `hidepid=noaccess`: permission denied) → unknown, never dead; an owner
-//!   that turns itself non-dumpable stays alive.
+//!   tick; start tick or uid changed on a live process → dead where no
+//!   pidfs inode names it (an agreeing one proves it without `/proc`);
+//!   `/proc/<pid>` unreadable while the pid exists (`hidepid=invisible`:
+//!   not found, `hidepid=noaccess`: permission denied) → alive through the
+//!   pidfs inode, else unknown, never dead; an owner that turns itself
+//!   non-dumpable stays alive.
 //! - §5 rule 5: zombie (killed, not reaped) → dead; main thread exited while
 //!   another thread runs → alive; stopped by SIGSTOP → alive.
-//! - §5 rule 6: socket removed → dead; socket replaced by another → dead;
+//! - §5 rule 6: socket removed or replaced while the owner runs → unknown;
 //!   socket path that cannot be stat'ed (symlink loop) → unknown.
 //! - §5 rule 7: a live child, and this process, are alive.
 //!
@@ -170,8 +172,18 @@ fn a_live_process_judged_against_a_changed_record() {
         assert_eq!(verdict, Verdict { liveness: expect, reason }, "record {recorded:?}");
     };
     check(|_| {}, Liveness::Alive, format!("pid {pid} running since tick {}", identity.start_ticks));
+    // An agreeing pidfs inode names the very process: `/proc` is not read,
+    // so a start tick changed in the record is not even seen.
     check(
         |recorded| recorded.start_ticks += 1,
+        Liveness::Alive,
+        format!("pid {pid} running since tick {}", identity.start_ticks + 1),
+    );
+    check(
+        |recorded| {
+            recorded.start_ticks += 1;
+            recorded.pidfs_ino = None;
+        },
         Liveness::Dead,
         format!(
             "pid {pid} now names a process started at tick {}, not {}",
@@ -575,7 +587,9 @@ fn helper_pid_reuse_by_thread() {
 
 /// Judges a live, non-dumpable process after remounting `/proc` with
 /// `hidepid=<hidepid>` and giving up the capabilities that see past it. The
-/// pidfd still opens, so the verdict must be unknown, never dead.
+/// pidfd still opens: with the pidfs inode it proves the process alive
+/// without `/proc`; without one (a record from a kernel before pidfs) the
+/// verdict must be unknown, never dead.
 fn helper_hidden_proc(hidepid: &str, expected_error: &str) {
     // A child inherits dumpability: fork it non-dumpable, then restore ours.
     nix::sys::prctl::set_dumpable(false).unwrap();
@@ -598,8 +612,17 @@ fn helper_hidden_proc(hidepid: &str, expected_error: &str) {
     drop_effective_capabilities();
 
     let pid = identity.pid;
+    assert!(identity.pidfs_ino.is_some(), "this kernel gives pidfds no pidfs inode: {identity:?}");
     assert_eq!(
         judge_now(&identity, None),
+        Verdict {
+            liveness: Liveness::Alive,
+            reason: format!("pid {pid} running since tick {}", identity.start_ticks)
+        }
+    );
+    let without_pidfs = OwnerIdentity { pidfs_ino: None, ..identity.clone() };
+    assert_eq!(
+        judge_now(&without_pidfs, None),
         Verdict { liveness: Liveness::Unknown, reason: format!("/proc/{pid} unreadable: {expected_error}") }
     );
     assert!(

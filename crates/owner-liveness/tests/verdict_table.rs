@@ -241,10 +241,37 @@ fn rule_4_without_a_pidfs_inode_on_either_side_the_start_tick_decides() {
     );
 }
 
+/// An agreeing pidfs inode names the very process that registered (the
+/// kernel never hands an inode number out twice in a boot), so its start
+/// tick is the recorded one and `/proc` is not read: whatever `/proc` would
+/// say, the verdict rests on the handle.
+#[test]
+fn rule_4_an_agreeing_pidfs_inode_proves_the_process_without_proc() {
+    for proc in [
+        Ok(ProcIdentity { uid: 1000, start_ticks: 991 }),
+        Err(ProcReadError::NotFound),
+        Err(ProcReadError::PermissionDenied),
+    ] {
+        check(|case| process(case).proc = proc, "alive: pid 4242 running since tick 870");
+    }
+    // Rule 5 still asks the handle.
+    check(
+        |case| {
+            process(case).proc = Err(ProcReadError::PermissionDenied);
+            process(case).exited = Ok(true);
+        },
+        "dead: pid 4242 has exited (zombie)",
+    );
+}
+
 #[test]
 fn rule_4_another_start_tick_or_uid_is_dead() {
+    // Without a pidfs inode to name the process, `/proc` is read.
     check(
-        |case| process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 991 }),
+        |case| {
+            process(case).pidfs_inode = None;
+            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 991 });
+        },
         "dead: pid 4242 now names a process started at tick 991, not 870",
     );
     // Without a pidfs inode to name the process, the uid is the only other
@@ -257,7 +284,10 @@ fn rule_4_another_start_tick_or_uid_is_dead() {
         "dead: pid 4242 now belongs to uid 0, not 1000",
     );
     check(
-        |case| process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 991 }),
+        |case| {
+            case.recorded.pidfs_ino = None;
+            process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 991 });
+        },
         "dead: pid 4242 now names a process started at tick 991, not 870",
     );
 }
@@ -273,18 +303,26 @@ fn rule_4_a_uid_change_of_the_very_process_the_pidfs_inode_names_is_alive() {
     );
 }
 
+/// Where no pidfs inode names the process, `/proc` must prove it.
 #[test]
 fn rule_4_unreadable_proc_while_the_pid_exists_is_unknown_never_dead() {
     check(
-        |case| process(case).proc = Err(ProcReadError::NotFound),
+        |case| {
+            process(case).pidfs_inode = None;
+            process(case).proc = Err(ProcReadError::NotFound);
+        },
         "unknown: /proc/4242 unreadable: not found",
     );
     check(
-        |case| process(case).proc = Err(ProcReadError::PermissionDenied),
+        |case| {
+            case.recorded.pidfs_ino = None;
+            process(case).proc = Err(ProcReadError::PermissionDenied);
+        },
         "unknown: /proc/4242 unreadable: permission denied",
     );
     check(
         |case| {
+            process(case).pidfs_inode = None;
             process(case).proc = Err(ProcReadError::Other("malformed /proc stat line: no state".to_owned()))
         },
         "unknown: /proc/4242 unreadable: malformed /proc stat line: no state",
@@ -410,6 +448,7 @@ fn rule_7_any_dead_beats_every_unknown() {
     check(
         |case| {
             case.world.boot_id = Err(io::ErrorKind::PermissionDenied);
+            process(case).pidfs_inode = None;
             process(case).proc = Err(ProcReadError::PermissionDenied);
             case.world.socket = Err(io::ErrorKind::NotFound);
         },
@@ -417,6 +456,7 @@ fn rule_7_any_dead_beats_every_unknown() {
     );
     check(
         |case| {
+            process(case).pidfs_inode = None;
             process(case).proc = Err(ProcReadError::PermissionDenied);
             case.world.socket = Ok(socket(5, 9, 7));
         },
@@ -436,6 +476,7 @@ fn rule_7_every_unknown_is_named_in_the_reason() {
     check(
         |case| {
             case.world.boot_id = Err(io::ErrorKind::PermissionDenied);
+            process(case).pidfs_inode = None;
             process(case).proc = Err(ProcReadError::NotFound);
             case.world.socket = Err(io::ErrorKind::PermissionDenied);
         },
@@ -471,6 +512,7 @@ fn rule_4_a_uid_read_from_another_user_namespace_is_not_compared() {
     check(
         |case| {
             translated(case);
+            process(case).pidfs_inode = None;
             process(case).proc = Ok(ProcIdentity { uid: 65534, start_ticks: 871 });
         },
         "dead: pid 4242 now names a process started at tick 871, not 870",
@@ -664,6 +706,7 @@ fn chain_is_dead_only_when_every_member_is_provably_gone() {
     check_chain(
         true,
         |case| {
+            process(case).pidfs_inode = None;
             process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 5 });
             set(case, 4250, Ok(FakeProcess { exited: Ok(true), ..running(&member(4250, 990)) }));
             set(case, 4260, Err(OpenProcessError::NotAProcess));
@@ -701,7 +744,11 @@ fn chain_a_member_that_cannot_be_examined_makes_it_unknown_never_dead() {
             set(
                 case,
                 4250,
-                Ok(FakeProcess { proc: Err(ProcReadError::PermissionDenied), ..running(&member(4250, 990)) }),
+                Ok(FakeProcess {
+                    pidfs_inode: None,
+                    proc: Err(ProcReadError::PermissionDenied),
+                    ..running(&member(4250, 990))
+                }),
             );
         },
         "unknown: owner 4242 is gone; /proc/4250 unreadable: permission denied",
@@ -765,7 +812,11 @@ fn chain_the_shared_rules_still_decide_for_the_whole_chain() {
             set(
                 case,
                 4250,
-                Ok(FakeProcess { proc: Err(ProcReadError::PermissionDenied), ..running(&member(4250, 990)) }),
+                Ok(FakeProcess {
+                    pidfs_inode: None,
+                    proc: Err(ProcReadError::PermissionDenied),
+                    ..running(&member(4250, 990))
+                }),
             );
             case.world.socket = Err(io::ErrorKind::NotFound);
         },

@@ -149,15 +149,18 @@ The reader runs in another pid or time namespace than the registrar:
 .IP 3. 4
 No process has the pid: \fBdead\fR.
 .IP 4. 4
-The pidfs inode or the start time differs: \fBdead\fR (the pid was reused).
-Where no pidfs inode names the process, a uid that differs is \fBdead\fR too;
-where one agrees, the process is the one that registered whatever uid it shows
-now.
+The pidfs inode differs: \fBdead\fR (the pid was reused); it agrees: the
+process is the one that registered, whatever uid it shows now, and
+\fI/proc\fR is not read (the kernel never gives a pidfs inode number twice in
+a boot).
+Where no pidfs inode names the process, a start time or a uid that differs is
+\fBdead\fR.
 A reader in another user namespace than the one the uid was read in (a sandbox
 built on \fBunshare \-U\fR or bubblewrap) does not compare uids at all: the pidfs
-inode and the start time must prove the owner, else \fBunknown\fR, never
+inode or the start time must prove the owner, else \fBunknown\fR, never
 \fBdead\fR.
-\fI/proc/<pid>\fR unreadable while the pid exists: \fBunknown\fR.
+\fI/proc/<pid>\fR unreadable while the pid exists and no pidfs inode names it:
+\fBunknown\fR.
 .IP 5. 4
 The process has exited and awaits reaping: \fBdead\fR.
 .IP 6. 4
