@@ -190,7 +190,10 @@ fn wait_until_the_cores_are_idle() {
         if let (Some((idle_before, total_before)), Some((idle_now, total_now))) = (before, now) {
             let total = total_now.saturating_sub(total_before);
             if total > 0 && idle_now.saturating_sub(idle_before) as f64 / total as f64 >= IDLE_ENOUGH {
-                progress(&format!("the cores are idle again after {:.0} ms", milliseconds(started.elapsed())));
+                progress(&format!(
+                    "the cores are idle again after {:.0} ms",
+                    milliseconds(started.elapsed())
+                ));
                 return;
             }
         } else {

@@ -245,7 +245,7 @@ fn remove_calling_session(args: &PruneArgs, mut report: PruneReport) -> anyhow::
             Liveness::Dead => report.dead_removed += 1,
             _ => report.unknown_removed += 1,
         }
-        report.removed.push(row);
+        report.removed.push(Box::new(row));
     }
     let consent_removed =
         usize::from(consent::remove_marker(&roster, &lock, owner.resolved.pid, args.dry_run)?);
