@@ -158,15 +158,20 @@ pub fn judge<F: SystemFacts>(
     }
 
     // 6. The harness's socket, when one was recorded. Gone or replaced, it
-    // proves the session over unless a member provably still runs: a
+    // proves the session over unless a member provably still runs, or a
+    // process is at a member's pid that could not be told apart from it: a
     // harness removes its socket while it shuts down (Claude Code some
-    // 50 ms before it exits), and a process that runs is never judged dead.
-    let running = findings
-        .iter()
-        .zip(identity.members())
-        .enumerate()
-        .find(|(_, (finding, _))| matches!(finding, MemberFinding::Alive(_)))
-        .map(|(index, (_, member))| member_name(identity, index, member.pid));
+    // 50 ms before it exits), and a process that may be the session's is
+    // never judged dead.
+    let running =
+        findings.iter().zip(identity.members()).enumerate().find_map(|(index, (finding, member))| {
+            let name = member_name(identity, index, member.pid);
+            match finding {
+                MemberFinding::Alive(_) => Some(format!("{name} still runs")),
+                MemberFinding::Unproven(_) => Some(format!("{name} still exists and may be the session's")),
+                MemberFinding::Dead(_) | MemberFinding::Unexamined(_) => None,
+            }
+        });
     if let Some(socket) = socket {
         let path = socket.path.display();
         let ended = match facts.stat_socket(&socket.path) {
@@ -186,8 +191,8 @@ pub fn judge<F: SystemFacts>(
         };
         match (ended, running) {
             (Some(ended), None) => return Verdict::new(Liveness::Dead, ended),
-            (Some(ended), Some(member)) => {
-                return Verdict::new(Liveness::Unknown, format!("{ended} while {member} still runs"));
+            (Some(ended), Some(running)) => {
+                return Verdict::new(Liveness::Unknown, format!("{ended} while {running}"));
             }
             (None, _) => {}
         }
@@ -222,8 +227,11 @@ enum MemberFinding {
     Dead(String),
     /// Provably the recorded process, running; the reason says since when.
     Alive(String),
-    /// Neither proven; why not.
-    Unknown(Vec<String>),
+    /// A process is at the pid (its handle opened and it has not exited),
+    /// neither proven the recorded one nor another; why not.
+    Unproven(Vec<String>),
+    /// No handle could be opened for a reason other than the pid's absence.
+    Unexamined(Vec<String>),
 }
 
 impl MemberFinding {
@@ -237,7 +245,7 @@ impl MemberFinding {
     fn reasons(&self) -> Vec<String> {
         match self {
             MemberFinding::Dead(reason) | MemberFinding::Alive(reason) => vec![reason.clone()],
-            MemberFinding::Unknown(reasons) => reasons.clone(),
+            MemberFinding::Unproven(reasons) | MemberFinding::Unexamined(reasons) => reasons.clone(),
         }
     }
 }
@@ -271,7 +279,7 @@ fn judge_member<F: SystemFacts>(
     match facts.open_process(member.pid) {
         Ok(process) => match judge_process(identity, member, name, own_user_ns, &process, &mut unknowns) {
             ProcessFinding::Dead(reason) => MemberFinding::Dead(reason),
-            ProcessFinding::RunningSince(_) if !unknowns.is_empty() => MemberFinding::Unknown(unknowns),
+            ProcessFinding::RunningSince(_) if !unknowns.is_empty() => MemberFinding::Unproven(unknowns),
             ProcessFinding::RunningSince(ticks) => {
                 let since = ticks.map(|ticks| format!(" since tick {ticks}")).unwrap_or_default();
                 let still = if survivor { "still " } else { "" };
@@ -283,7 +291,7 @@ fn judge_member<F: SystemFacts>(
             "{name} is not a process now (a thread of another process, or one being reaped)"
         )),
         Err(OpenProcessError::Other(why)) => {
-            MemberFinding::Unknown(vec![format!("{name} cannot be opened: {why}")])
+            MemberFinding::Unexamined(vec![format!("{name} cannot be opened: {why}")])
         }
     }
 }

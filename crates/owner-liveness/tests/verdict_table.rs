@@ -241,18 +241,24 @@ fn rule_4_without_a_pidfs_inode_on_either_side_the_start_tick_decides() {
     );
 }
 
-/// An agreeing pidfs inode names the very process that registered (the
-/// kernel never hands an inode number out twice in a boot), so its start
-/// tick is the recorded one and `/proc` is not read: whatever `/proc` would
-/// say, the verdict rests on the handle.
+/// An agreeing pidfs inode names the very process that registered (a
+/// 64-bit kernel never hands an inode number out twice in a boot), so its
+/// start tick is the recorded one and `/proc` is not read: whatever `/proc`
+/// would say, the verdict rests on the handle. A 32-bit build sees only
+/// the inode's low half and still compares the start tick.
 #[test]
 fn rule_4_an_agreeing_pidfs_inode_proves_the_process_without_proc() {
-    for proc in [
-        Ok(ProcIdentity { uid: 1000, start_ticks: 991 }),
-        Err(ProcReadError::NotFound),
-        Err(ProcReadError::PermissionDenied),
+    let sixty_four_bit = cfg!(target_pointer_width = "64");
+    for (proc, on_32_bit) in [
+        (
+            Ok(ProcIdentity { uid: 1000, start_ticks: 991 }),
+            "dead: pid 4242 now names a process started at tick 991, not 870",
+        ),
+        (Err(ProcReadError::NotFound), "unknown: /proc/4242 unreadable: not found"),
+        (Err(ProcReadError::PermissionDenied), "unknown: /proc/4242 unreadable: permission denied"),
     ] {
-        check(|case| process(case).proc = proc, "alive: pid 4242 running since tick 870");
+        let expect = if sixty_four_bit { "alive: pid 4242 running since tick 870" } else { on_32_bit };
+        check(|case| process(case).proc = proc, expect);
     }
     // Rule 5 still asks the handle.
     check(
@@ -391,6 +397,18 @@ fn rule_6_a_vanished_or_replaced_socket_while_the_owner_runs_is_unknown_never_de
         |case| case.world.socket = Ok(socket(9, 6, 7)),
         &format!("unknown: socket {SOCKET_PATH} was replaced while pid 4242 still runs"),
     );
+    // A process at the pid that cannot be told apart from the owner (no
+    // pidfs inode, /proc hidden) may be the session's: not dead either.
+    check(
+        |case| {
+            process(case).pidfs_inode = None;
+            process(case).proc = Err(ProcReadError::PermissionDenied);
+            case.world.socket = Err(io::ErrorKind::NotFound);
+        },
+        &format!(
+            "unknown: socket {SOCKET_PATH} is gone while pid 4242 still exists and may be the session's"
+        ),
+    );
     // Once the owner has exited, the record is dead by the process rules.
     check(
         |case| {
@@ -448,16 +466,14 @@ fn rule_7_any_dead_beats_every_unknown() {
     check(
         |case| {
             case.world.boot_id = Err(io::ErrorKind::PermissionDenied);
-            process(case).pidfs_inode = None;
-            process(case).proc = Err(ProcReadError::PermissionDenied);
+            case.world.open = Err(OpenProcessError::Other("Operation not permitted".to_owned()));
             case.world.socket = Err(io::ErrorKind::NotFound);
         },
         &format!("dead: socket {SOCKET_PATH} is gone"),
     );
     check(
         |case| {
-            process(case).pidfs_inode = None;
-            process(case).proc = Err(ProcReadError::PermissionDenied);
+            case.world.open = Err(OpenProcessError::Other("Operation not permitted".to_owned()));
             case.world.socket = Ok(socket(5, 9, 7));
         },
         &format!("dead: socket {SOCKET_PATH} was replaced"),
@@ -818,6 +834,18 @@ fn chain_the_shared_rules_still_decide_for_the_whole_chain() {
                     ..running(&member(4250, 990))
                 }),
             );
+            case.world.socket = Err(io::ErrorKind::NotFound);
+        },
+        &format!(
+            "unknown: socket {SOCKET_PATH} is gone while harness process 4250 still exists and may be the session's"
+        ),
+    );
+    check_chain(
+        false,
+        |case| {
+            case.recorded_socket = Some(socket(5, 6, 7));
+            case.world.open = Err(OpenProcessError::Gone);
+            set(case, 4250, Err(OpenProcessError::Other("Operation not permitted".to_owned())));
             case.world.socket = Err(io::ErrorKind::NotFound);
         },
         &format!("dead: socket {SOCKET_PATH} is gone"),

@@ -135,7 +135,7 @@ impl<'r> LockOnFirstNeed<'r> {
 /// alongside judging, one thread per directory (`prune_removals`), instead
 /// of after it. An entry
 /// judged before the lock was taken is re-checked under it just before it
-/// goes (`recheck_and_remove`); one read after is removed as judged, since
+/// goes (`recheck`); one read after is removed as judged, since
 /// nobody can have rewritten it in between. A registry with nothing to
 /// remove is judged without holding the lock at all.
 pub fn prune_sessions(

@@ -150,23 +150,24 @@ The reader runs in another pid or time namespace than the registrar:
 No process has the pid: \fBdead\fR.
 .IP 4. 4
 The pidfs inode differs: \fBdead\fR (the pid was reused); it agrees: the
-process is the one that registered, whatever uid it shows now, and
-\fI/proc\fR is not read (the kernel never gives a pidfs inode number twice in
-a boot).
+process is the one that registered, whatever uid it shows now, and a 64-bit
+build does not read \fI/proc\fR (the kernel never gives a pidfs inode number
+twice in a boot; a 32-bit build, which sees half of it, still compares the
+start time).
 Where no pidfs inode names the process, a start time or a uid that differs is
 \fBdead\fR.
 A reader in another user namespace than the one the uid was read in (a sandbox
 built on \fBunshare \-U\fR or bubblewrap) does not compare uids at all: the pidfs
-inode or the start time must prove the owner, else \fBunknown\fR, never
-\fBdead\fR.
+inode must prove the owner, else \fBunknown\fR, never \fBdead\fR.
 \fI/proc/<pid>\fR unreadable while the pid exists and no pidfs inode names it:
 \fBunknown\fR.
 .IP 5. 4
 The process has exited and awaits reaping: \fBdead\fR.
 .IP 6. 4
 A recorded messaging socket is gone or replaced: \fBdead\fR, or \fBunknown\fR
-while a process of the session provably still runs (a harness removes its
-socket as it shuts down); it cannot be examined: \fBunknown\fR.
+while a process of the session still runs, or one at its pid may be it (a
+harness removes its socket as it shuts down); it cannot be examined:
+\fBunknown\fR.
 .IP 7. 4
 Otherwise \fBalive\fR.
 .PP
