@@ -139,7 +139,7 @@ fn enumerate(
     scratch: &Path,
 ) -> anyhow::Result<Vec<SyscallUse>> {
     let root = scratch.join(format!("enumerate-{}", scenario.label().replace([' ', '-'], "_")));
-    let run = fixture.prepare_run(&root)?;
+    let run = fixture.prepare_run(scenario, &root)?;
     let log = scratch.join("enumerate.log");
     let options = ["-o".to_owned(), log.to_string_lossy().into_owned()];
     let output = run_plain(fixture.wrap(Some((strace, &options)), scenario, &root))?;
@@ -225,7 +225,7 @@ fn run_one(
     injection: &Injection,
 ) -> anyhow::Result<Finding> {
     let root: PathBuf = scratch.join(format!("run-{index}"));
-    let run = fixture.prepare_run(&root)?;
+    let run = fixture.prepare_run(injection.scenario, &root)?;
     let options = [
         "-o".to_owned(),
         "/dev/null".to_owned(),

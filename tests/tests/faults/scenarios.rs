@@ -22,6 +22,7 @@ pub enum Scenario {
     ListText,
     ListJson,
     Prune,
+    PruneMany,
     PruneCurrentHook,
     ConsentArm,
     ConsentDisarm,
@@ -31,12 +32,13 @@ pub enum Scenario {
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 11] = [
+    pub const ALL: [Scenario; 12] = [
         Scenario::Register,
         Scenario::RegisterHook,
         Scenario::ListText,
         Scenario::ListJson,
         Scenario::Prune,
+        Scenario::PruneMany,
         Scenario::PruneCurrentHook,
         Scenario::ConsentArm,
         Scenario::ConsentDisarm,
@@ -52,6 +54,7 @@ impl Scenario {
             Scenario::ListText => "list",
             Scenario::ListJson => "list --json",
             Scenario::Prune => "prune",
+            Scenario::PruneMany => "prune, many dead",
             Scenario::PruneCurrentHook => "prune --current --hook",
             Scenario::ConsentArm => "consent arm",
             Scenario::ConsentDisarm => "consent disarm",
@@ -65,7 +68,7 @@ impl Scenario {
         match self {
             Scenario::Register | Scenario::RegisterHook => "roster-register",
             Scenario::ListText | Scenario::ListJson => "roster-list",
-            Scenario::Prune | Scenario::PruneCurrentHook => "roster-prune",
+            Scenario::Prune | Scenario::PruneMany | Scenario::PruneCurrentHook => "roster-prune",
             Scenario::ConsentArm | Scenario::ConsentDisarm | Scenario::ConsentShouldArm => "roster-consent",
             Scenario::HooksInstall | Scenario::HooksUninstall => "roster-hooks",
         }
@@ -74,12 +77,30 @@ impl Scenario {
     pub fn hook_mode(self) -> bool {
         matches!(self, Scenario::RegisterHook | Scenario::PruneCurrentHook)
     }
+
+    /// The registry the scenario runs against, in a run directory.
+    fn registry(self) -> &'static str {
+        match self {
+            Scenario::PruneMany => MANY_DEAD_REGISTRY,
+            _ => "roster",
+        }
+    }
 }
+
+/// A registry of the live records and [`MANY_DEAD`] dead ones (and their
+/// session-id index entries): enough for prune to judge on several threads
+/// while one thread removes records and another their index entries.
+const MANY_DEAD_REGISTRY: &str = "roster-many";
+const MANY_DEAD: usize = 1_100;
 
 /// The owners and files every run starts from. `template` is copied for
 /// each run, so no run sees another's leftovers.
 pub struct Fixture {
     pub template: PathBuf,
+    /// The many-dead registry, copied only for the runs that use it.
+    many_dead_template: PathBuf,
+    /// The owners of the many-dead registry's dead records.
+    many_dead_pids: Vec<u32>,
     binaries: PathBuf,
     /// Live owners with records; the first is the one `prune --current` ends.
     live: Vec<(PausedOwner, OwnerIdentity)>,
@@ -132,12 +153,32 @@ impl Fixture {
         let newcomer = PausedOwner::fork()?;
         let self_pid = std::process::id();
 
+        // The many-dead registry: a copy of the live records, then the dead
+        // ones (owners forked, captured, killed and reaped).
+        let many_dead_template = scratch.join("many-dead-template");
+        std::fs::create_dir_all(&many_dead_template)?;
+        copy_tree(&registry.root, &many_dead_template.join(MANY_DEAD_REGISTRY))?;
+        let many_dead = SeededRegistry::create(&many_dead_template.join(MANY_DEAD_REGISTRY))?;
+        let mut dead_identities = Vec::new();
+        for _ in 0..MANY_DEAD {
+            let owner = PausedOwner::fork()?;
+            dead_identities.push(owner.identity()?);
+            drop(owner);
+        }
+        let mut many_dead_pids = Vec::new();
+        for (ordinal, identity) in dead_identities.iter().enumerate() {
+            many_dead.write(&realistic_record(identity, 1_000 + ordinal, &work)?)?;
+            many_dead_pids.push(identity.pid.get());
+        }
+
         let settings_before_install =
             b"{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"Stop\": [\n      {\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}\n    ]\n  }\n}\n"
                 .to_vec();
         std::fs::write(template.join(SETTINGS), &settings_before_install)?;
         let mut fixture = Fixture {
             template: template.clone(),
+            many_dead_template,
+            many_dead_pids,
             binaries: binaries.to_owned(),
             live,
             dead_pid: dead_identity.pid.get(),
@@ -191,7 +232,7 @@ impl Fixture {
             }
             None => Command::new(&program),
         };
-        let roster = root.join("roster");
+        let roster = root.join(scenario.registry());
         let work = root.join("work");
         let home = match scenario {
             Scenario::HooksUninstall => root.join("home-installed"),
@@ -215,7 +256,7 @@ impl Fixture {
             Scenario::ListJson => {
                 command.args(dir).args(["--format", "json"]);
             }
-            Scenario::Prune => {
+            Scenario::Prune | Scenario::PruneMany => {
                 command.args(dir);
             }
             Scenario::PruneCurrentHook => {
@@ -246,9 +287,13 @@ impl Fixture {
         command
     }
 
-    /// Copies the template for one run, with the hook payloads beside it.
-    pub fn prepare_run(&self, root: &Path) -> anyhow::Result<RunDirectory> {
+    /// Copies the template for one run of `scenario`, with the hook
+    /// payloads beside it.
+    pub fn prepare_run(&self, scenario: Scenario, root: &Path) -> anyhow::Result<RunDirectory> {
         copy_tree(&self.template, root)?;
+        if scenario.registry() == MANY_DEAD_REGISTRY {
+            copy_tree(&self.many_dead_template.join(MANY_DEAD_REGISTRY), &root.join(MANY_DEAD_REGISTRY))?;
+        }
         let work = root.join("work");
         let start = serde_json::json!({
             "session_id": "faults-hook", "cwd": work, "hook_event_name": "SessionStart", "source": "startup",
@@ -329,6 +374,22 @@ impl Fixture {
         {
             problems.push("prune without any fault kept the dead record or the old temporary".into());
         }
+        if scenario == Scenario::PruneMany && error == "none" {
+            let many = run.root.join(MANY_DEAD_REGISTRY);
+            let left = self
+                .many_dead_pids
+                .iter()
+                .filter(|pid| many.join(format!("sessions/{pid}.json")).exists())
+                .count();
+            let index_entries = std::fs::read_dir(many.join("session-ids")).map_or(0, Iterator::count);
+            if left != 0 || index_entries != self.live.len() {
+                problems.push(format!(
+                    "prune without any fault left {left} of {} dead records, and {index_entries} index entries for {} live sessions",
+                    self.many_dead_pids.len(),
+                    self.live.len()
+                ));
+            }
+        }
         problems.extend(self.registry_invariants(scenario, run));
         problems.extend(self.settings_invariants(scenario, &run.root));
         (succeeded, problems)
@@ -370,7 +431,7 @@ impl Fixture {
             // leaves it unproven, and prune keeps what it cannot prove dead:
             // doing its work means finishing with exit 0; the invariants
             // check that nothing live went.
-            Scenario::Prune => code == 0,
+            Scenario::Prune | Scenario::PruneMany => code == 0,
             Scenario::PruneCurrentHook => !sessions.join(format!("{}.json", live_pids[0])).exists(),
             Scenario::ConsentArm | Scenario::ConsentDisarm => {
                 let state = if scenario == Scenario::ConsentArm { "armed" } else { "disarmed" };
@@ -394,7 +455,7 @@ impl Fixture {
     /// lost, no temporary of this run left, a live owner never called dead.
     fn registry_invariants(&self, scenario: Scenario, run: &RunDirectory) -> Vec<String> {
         let mut problems = Vec::new();
-        let roster = run.root.join("roster");
+        let roster = run.root.join(scenario.registry());
         for (index, (owner, _)) in self.live.iter().enumerate() {
             let pid = owner.pid().get();
             let path = roster.join(format!("sessions/{pid}.json"));
