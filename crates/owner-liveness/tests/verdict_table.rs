@@ -670,6 +670,17 @@ fn set(case: &mut Case, pid: u32, process: Result<FakeProcess, OpenProcessError>
     case.world.others.insert(pid, process);
 }
 
+/// A process at the member's pid that cannot be told apart from it: no
+/// pidfs inode, and `/proc` hidden.
+fn unproven(case: &mut Case, pid: u32, ticks: u64) {
+    let process = FakeProcess {
+        pidfs_inode: None,
+        proc: Err(ProcReadError::PermissionDenied),
+        ..running(&member(pid, ticks))
+    };
+    set(case, pid, Ok(process));
+}
+
 fn check_chain(three: bool, change: impl FnOnce(&mut Case), expect: &str) {
     let mut case = chain_case(three);
     change(&mut case);
@@ -757,15 +768,7 @@ fn chain_a_member_that_cannot_be_examined_makes_it_unknown_never_dead() {
         false,
         |case| {
             case.world.open = Err(OpenProcessError::Gone);
-            set(
-                case,
-                4250,
-                Ok(FakeProcess {
-                    pidfs_inode: None,
-                    proc: Err(ProcReadError::PermissionDenied),
-                    ..running(&member(4250, 990))
-                }),
-            );
+            unproven(case, 4250, 990);
         },
         "unknown: owner 4242 is gone; /proc/4250 unreadable: permission denied",
     );
@@ -825,15 +828,7 @@ fn chain_the_shared_rules_still_decide_for_the_whole_chain() {
         |case| {
             case.recorded_socket = Some(socket(5, 6, 7));
             case.world.open = Err(OpenProcessError::Gone);
-            set(
-                case,
-                4250,
-                Ok(FakeProcess {
-                    pidfs_inode: None,
-                    proc: Err(ProcReadError::PermissionDenied),
-                    ..running(&member(4250, 990))
-                }),
-            );
+            unproven(case, 4250, 990);
             case.world.socket = Err(io::ErrorKind::NotFound);
         },
         &format!(
