@@ -163,7 +163,8 @@ pub fn judge<F: SystemFacts>(
     // harness removes its socket while it shuts down (Claude Code some
     // 50 ms before it exits), and a process that may be the session's is
     // never judged dead.
-    let running =
+    // Asked only once a socket says the session ended.
+    let running = || {
         findings.iter().zip(identity.members()).enumerate().find_map(|(index, (finding, member))| {
             let name = member_name(identity, index, member.pid);
             match finding {
@@ -171,7 +172,8 @@ pub fn judge<F: SystemFacts>(
                 MemberFinding::Unproven(_) => Some(format!("{name} still exists and may be the session's")),
                 MemberFinding::Dead(_) | MemberFinding::Unexamined(_) => None,
             }
-        });
+        })
+    };
     if let Some(socket) = socket {
         let path = socket.path.display();
         let ended = match facts.stat_socket(&socket.path) {
@@ -189,12 +191,11 @@ pub fn judge<F: SystemFacts>(
                 replaced.then(|| format!("socket {path} was replaced"))
             }
         };
-        match (ended, running) {
-            (Some(ended), None) => return Verdict::new(Liveness::Dead, ended),
-            (Some(ended), Some(running)) => {
-                return Verdict::new(Liveness::Unknown, format!("{ended} while {running}"));
-            }
-            (None, _) => {}
+        if let Some(ended) = ended {
+            return match running() {
+                None => Verdict::new(Liveness::Dead, ended),
+                Some(running) => Verdict::new(Liveness::Unknown, format!("{ended} while {running}")),
+            };
         }
     }
 
