@@ -100,17 +100,35 @@ pub fn syscalls_in_scope(log: &str) -> Vec<SyscallUse> {
         }
     }
     let mut uses: BTreeMap<String, SyscallUse> = BTreeMap::new();
-    for per_thread in counts.values() {
+    // strace's `when=` counts per thread but injects into every thread: an
+    // invocation number at or below the main thread's start-up calls would
+    // also fail the main thread in the dynamic loader, before main. Another
+    // thread's numbers therefore start after the main thread's start-up.
+    let main_startup = |name: &str| {
+        main_thread
+            .and_then(|main| counts.get(main))
+            .and_then(|per_syscall| per_syscall.get(name))
+            .map_or(0, |&(before_main, _)| before_main)
+    };
+    for (&thread, per_thread) in &counts {
         for (name, &(before_main, in_scope)) in per_thread {
             if in_scope == 0 || OUT_OF_SCOPE.contains(&name.as_str()) {
                 continue;
             }
+            let skipped = if Some(thread) == main_thread { before_main } else { main_startup(name) };
+            let Some(calls) = in_scope.checked_sub(if Some(thread) == main_thread { 0 } else { skipped })
+            else {
+                continue;
+            };
+            if calls == 0 {
+                continue;
+            }
             let candidate = SyscallUse {
                 name: name.clone(),
-                first: before_main + 1,
-                second: (in_scope >= 2).then_some(before_main + 2),
-                last: before_main + in_scope,
-                calls: in_scope,
+                first: skipped + 1,
+                second: (calls >= 2).then_some(skipped + 2),
+                last: skipped + calls,
+                calls,
             };
             match uses.get(name) {
                 Some(known) if known.calls >= candidate.calls => {}
@@ -184,5 +202,26 @@ mod tests {
         let poll = uses.iter().find(|use_| use_.name == "poll").unwrap();
         assert_eq!((poll.first, poll.second, poll.last), (2, None, 2));
         assert!(uses.iter().all(|use_| use_.name != "mmap" && use_.name != "rt_sigaction"));
+    }
+
+    /// A helper thread that reads more than the main thread: its numbers
+    /// start after the main thread's start-up reads, which `when=` would
+    /// otherwise fail too (in the dynamic loader, before main).
+    #[test]
+    fn another_thread_is_counted_from_after_the_main_threads_start_up() {
+        let log = "\
+100 read(3, \"\\177ELF\", 832) = 832
+100 read(3, \"\\177ELF\", 832) = 832
+100 rt_sigaction(SIGBUS, {sa_handler=0x1}, NULL, 8) = 0
+100 read(4, \"{\", 540) = 539
+101 read(5, \"{\", 540) = 539
+101 read(5, \"{\", 540) = 539
+101 read(5, \"{\", 540) = 539
+101 read(5, \"{\", 540) = 539
+101 read(5, \"{\", 540) = 539
+";
+        let uses = syscalls_in_scope(log);
+        let read = uses.iter().find(|use_| use_.name == "read").unwrap();
+        assert_eq!((read.first, read.second, read.last, read.calls), (3, Some(4), 5, 3));
     }
 }
