@@ -18,7 +18,7 @@ use crate::parallel::threads_for;
 use crate::prune_removals::judge_and_remove;
 use crate::record::record_file_name;
 use crate::record_values::SessionId;
-use crate::session_index::remove_index_if_pointing_at;
+use crate::session_index::{remove_index_if_pointing_at, remove_orphaned_entries};
 use crate::session_row::{SessionRow, non_utf8_name_row, read_listed_session_row, read_session_row};
 use crate::timestamp::Timestamp;
 
@@ -199,9 +199,24 @@ pub fn prune_sessions(
         }
         report.removed.push(row);
     }
-    for directory in [roster.root(), roster.consent(), roster.session_ids()] {
+    for directory in [roster.root(), roster.consent()] {
         report.temp_removed += remove_old_temporaries(roster, &lock, directory, now, options.dry_run)?;
     }
+    let index_names = list_names(roster, roster.session_ids())?;
+    let index_temporaries: Vec<String> = index_names
+        .iter()
+        .filter_map(|name| name.to_str())
+        .filter(|name| name.starts_with(TEMP_PREFIX))
+        .map(str::to_owned)
+        .collect();
+    // More index entries than records kept means some name a record that
+    // is gone (a prune killed between removing records and their entries);
+    // a run that was not killed leaves at most one entry per record.
+    if !options.dry_run && index_names.len() - index_temporaries.len() > report.kept {
+        remove_orphaned_entries(roster, &lock, &index_names)?;
+    }
+    report.temp_removed +=
+        remove_temporaries_if_old(roster, roster.session_ids(), index_temporaries, now, options.dry_run)?;
     report.temp_removed +=
         remove_temporaries_if_old(roster, roster.sessions(), session_temporaries, now, options.dry_run)?;
     Ok((report, lock))

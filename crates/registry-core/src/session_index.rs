@@ -23,8 +23,9 @@ use owner_liveness::Pid;
 
 use crate::directory::{RosterDir, SubDir};
 use crate::error::{Error, Result};
-use crate::files::TEMP_PREFIX;
+use crate::files::{RegistryLock, TEMP_PREFIX};
 use crate::interrupted::retry_on_interrupt;
+use crate::record::record_file_name;
 use crate::record_values::SessionId;
 
 /// Prefix of the index entries older registries kept in `sessions/`
@@ -125,6 +126,54 @@ pub fn remove_index_if_pointing_at(roster: &RosterDir, session_id: &SessionId, p
         }
     }
     Ok(())
+}
+
+/// Removes the entries of `session-ids/` (their `names`) that name a pid
+/// with no record, and returns how many went. Register writes an entry and
+/// its record under the lock the caller holds, so such an entry is what a
+/// prune killed between removing records and their entries left behind.
+/// An entry that cannot be read, or whose record cannot be looked at, stays.
+pub(crate) fn remove_orphaned_entries(
+    roster: &RosterDir,
+    _lock: &RegistryLock,
+    names: &[std::ffi::OsString],
+) -> Result<usize> {
+    let directory = roster.session_ids();
+    let mut removed = 0;
+    for name in names {
+        if name.to_str().is_none_or(|name| name.starts_with(TEMP_PREFIX)) {
+            continue;
+        }
+        let Ok(target) = retry_on_interrupt(|| readlinkat(directory.fd(), name.as_os_str())) else {
+            continue;
+        };
+        let Some(pid) = target.to_str().and_then(|target| Pid::parse_canonical(target, u32::MAX).ok()) else {
+            continue;
+        };
+        let record = record_file_name(pid);
+        let looked = retry_on_interrupt(|| {
+            nix::sys::stat::fstatat(
+                roster.sessions().fd(),
+                record.as_str(),
+                nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+            )
+        });
+        if looked != Err(Errno::ENOENT) {
+            continue;
+        }
+        match retry_on_interrupt(|| unlinkat(directory.fd(), name.as_os_str(), UnlinkatFlags::NoRemoveDir)) {
+            Ok(()) => removed += 1,
+            Err(Errno::ENOENT) => {}
+            Err(errno) => {
+                return Err(Error::io(
+                    "remove",
+                    roster.entry_path(directory, &name.to_string_lossy()),
+                    errno.into(),
+                ));
+            }
+        }
+    }
+    Ok(removed)
 }
 
 #[cfg(test)]

@@ -359,6 +359,11 @@ fn prune_of_thousands_removes_each_dead_record_with_its_own_index_entry_only() {
         // whose record its index entry names now.
         let holder = if pid % 10 == 0 { pid + 100_000 } else { pid };
         std::os::unix::fs::symlink(holder.to_string(), &index_entry).unwrap();
+        if holder != pid {
+            let file = format!("{holder}.json");
+            write_atomically(&roster, roster.sessions(), &file, record_text(holder, BOOT_ID).as_bytes()).unwrap();
+            processes.insert(holder, AtPid::TheOwner);
+        }
         if matches!(kind, AtPid::Nothing | AtPid::Newcomer) {
             dead.push(pid);
         }
@@ -378,7 +383,7 @@ fn prune_of_thousands_removes_each_dead_record_with_its_own_index_entry_only() {
 
     assert_eq!(report.dead_removed, dead.len(), "{:?}", report.removed.len());
     assert_eq!(report.unknown_removed, 0);
-    assert_eq!(report.kept, 4_000 - dead.len());
+    assert_eq!(report.kept, 4_000 - dead.len() + index_names_another.len());
     let mut removed: Vec<u32> = report.removed.iter().map(|row| row.pid.unwrap().get()).collect();
     removed.sort_unstable();
     assert_eq!(removed, dead);
@@ -393,4 +398,43 @@ fn prune_of_thousands_removes_each_dead_record_with_its_own_index_entry_only() {
     for (index_entry, holder) in index_names_another {
         assert_eq!(std::fs::read_link(&index_entry).unwrap(), Path::new(&holder.to_string()));
     }
+}
+
+/// A prune killed between removing records and their index entries leaves
+/// entries that name no record; the next prune removes those, and only
+/// those: an entry of a record that is there, or one that names no pid,
+/// stays, and a dry run removes nothing.
+#[test]
+fn prune_removes_index_entries_left_without_their_record() {
+    let temp = tempfile::tempdir().unwrap();
+    let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+    write_atomically(&roster, roster.sessions(), "4242.json", record_text(4242, BOOT_ID).as_bytes()).unwrap();
+    let session_ids = roster.path().join("session-ids");
+    let entry =
+        |name: &str, target: &str| std::os::unix::fs::symlink(target, session_ids.join(name)).unwrap();
+    entry("00000000000000aa", "4242");
+    entry("00000000000000bb", "7001");
+    entry("00000000000000cc", "7002");
+    entry("00000000000000dd", "not-a-pid");
+    let facts = MadeUpFacts {
+        boot_id: BOOT_ID.into(),
+        pid_ns: PID_NS,
+        processes: HashMap::from([(4242, AtPid::TheOwner)]),
+        now: registered_at() + Duration::from_secs(60),
+        meanwhile: None,
+    };
+    let left = || {
+        let mut names: Vec<String> = std::fs::read_dir(&session_ids)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let dry_run = PruneOptions { older_than: None, dry_run: true };
+    drop(prune_sessions(&roster, &dry_run, &facts).unwrap());
+    assert_eq!(left().len(), 4, "a dry run removed {:?}", left());
+    let (report, _lock) = prune_sessions(&roster, &PruneOptions::default(), &facts).unwrap();
+    assert_eq!(report.kept, 1);
+    assert_eq!(left(), ["00000000000000aa", "00000000000000dd"]);
 }
