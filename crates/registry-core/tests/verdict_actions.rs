@@ -361,7 +361,8 @@ fn prune_of_thousands_removes_each_dead_record_with_its_own_index_entry_only() {
         std::os::unix::fs::symlink(holder.to_string(), &index_entry).unwrap();
         if holder != pid {
             let file = format!("{holder}.json");
-            write_atomically(&roster, roster.sessions(), &file, record_text(holder, BOOT_ID).as_bytes()).unwrap();
+            write_atomically(&roster, roster.sessions(), &file, record_text(holder, BOOT_ID).as_bytes())
+                .unwrap();
             processes.insert(holder, AtPid::TheOwner);
         }
         if matches!(kind, AtPid::Nothing | AtPid::Newcomer) {
