@@ -3,6 +3,7 @@
 //! record format (§3), and register, list and prune (§6.1–6.3) as library
 //! calls the binaries wrap. It stands on owner-liveness for every verdict.
 
+mod canonical_record;
 mod directory;
 mod directory_entries;
 mod error;
@@ -51,7 +52,8 @@ pub use prune::{
 };
 pub use record::{
     FormatProblem, Parsed, RECORD_FORMAT, Record, SocketRecord, Versioned, check_field_limits,
-    continues_chain, parse_record, parse_versioned, pid_of_file_name, record_file_name, same_owner,
+    continues_chain, parse_record, parse_record_by_serde, parse_versioned, pid_of_file_name,
+    record_file_name, same_owner,
 };
 pub use record_values::{
     AGENT_NAME_LIMIT, AgentName, BOOT_ID_LIMIT, BootId, CWD_LIMIT, FIELD_LIMITS, HARNESS_LIMIT,

@@ -10,6 +10,7 @@ use serde::de::{self, IgnoredAny, MapAccess};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize};
 
+use crate::canonical_record::read_canonical_record;
 use crate::malformed::{Field, FieldError, FieldLimit, Malformed};
 use crate::record_values::{
     AgentName, HarnessName, HarnessVersion, RecordedTime, SOCKET_PATH_LIMIT, SessionDirectoryPath, SessionId,
@@ -132,15 +133,30 @@ pub fn parse_versioned<T: serde::de::DeserializeOwned + Versioned>(
 }
 
 /// Parses a record file's bytes strictly (docs/contract.md §3), checking the pid
-/// against the file name's.
+/// against the file name's. A file in the layout roster writes is read
+/// without serde (`canonical_record`); any other goes to the general
+/// reader, and both readers' keys meet the same checks.
 pub fn parse_record(bytes: &[u8], file_pid: Pid) -> Parsed {
+    match read_canonical_record(bytes) {
+        Some(keys) => checked(keys, file_pid),
+        None => parse_record_by_serde(bytes, file_pid),
+    }
+}
+
+/// `parse_record` through the general reader alone, whatever the layout;
+/// public so that the fuzzer can hold the two readers against each other.
+pub fn parse_record_by_serde(bytes: &[u8], file_pid: Pid) -> Parsed {
     match parse_versioned::<RecordKeys>(bytes, RECORD_FORMAT) {
-        Ok(keys) => match keys.check(file_pid) {
-            Ok(record) => Parsed::Record(Box::new(record)),
-            Err(problem) => Parsed::Malformed(Malformed::Field(problem)),
-        },
+        Ok(keys) => checked(keys, file_pid),
         Err(FormatProblem::Malformed(problem)) => Parsed::Malformed(problem),
         Err(FormatProblem::Unsupported(format)) => Parsed::UnsupportedFormat(format),
+    }
+}
+
+fn checked(keys: RecordKeys, file_pid: Pid) -> Parsed {
+    match keys.check(file_pid) {
+        Ok(record) => Parsed::Record(Box::new(record)),
+        Err(problem) => Parsed::Malformed(Malformed::Field(problem)),
     }
 }
 
@@ -237,22 +253,22 @@ impl Serialize for Record {
 }
 
 /// A record's keys as read, before the rules of their values were checked.
-#[derive(Debug)]
-struct RecordKeys {
-    format: u64,
-    owner: UncheckedOwner,
-    session_pid_source: String,
-    session_pid_verified: bool,
-    harness: String,
-    harness_version: Option<String>,
-    agent: Option<String>,
-    session_id: Option<String>,
-    transcript_path: Option<String>,
-    socket: Option<SocketKeys>,
-    cwd: String,
-    registrar_pid: u32,
-    registered_at: String,
-    refreshed_at: String,
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct RecordKeys {
+    pub(crate) format: u64,
+    pub(crate) owner: UncheckedOwner,
+    pub(crate) session_pid_source: String,
+    pub(crate) session_pid_verified: bool,
+    pub(crate) harness: String,
+    pub(crate) harness_version: Option<String>,
+    pub(crate) agent: Option<String>,
+    pub(crate) session_id: Option<String>,
+    pub(crate) transcript_path: Option<String>,
+    pub(crate) socket: Option<SocketKeys>,
+    pub(crate) cwd: String,
+    pub(crate) registrar_pid: u32,
+    pub(crate) registered_at: String,
+    pub(crate) refreshed_at: String,
 }
 
 impl Versioned for RecordKeys {
@@ -262,13 +278,13 @@ impl Versioned for RecordKeys {
 }
 
 /// The `socket` object as read.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, rename = "SocketRecord")]
-struct SocketKeys {
-    path: String,
-    dev: u64,
-    ino: u64,
-    mtime_ns: i64,
+pub(crate) struct SocketKeys {
+    pub(crate) path: String,
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
+    pub(crate) mtime_ns: i64,
 }
 
 impl RecordKeys {
@@ -421,7 +437,7 @@ pub fn continues_chain(recorded: &Record, identity: &OwnerIdentity) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::record_values::{
         AGENT_NAME_LIMIT, BOOT_ID_LIMIT, BootId, CWD_LIMIT, FIELD_LIMITS, HARNESS_LIMIT,
@@ -465,6 +481,35 @@ mod tests {
             registered_at: time("2026-11-30T02:03:05.123456789Z"),
             refreshed_at: time("2026-11-30T02:03:05.123456789Z"),
         }
+    }
+
+    /// Records of every shape the writer makes: each optional key present
+    /// and absent, a socket (with a negative mtime too), a chain.
+    pub(crate) fn sample_shapes() -> Vec<Record> {
+        let full = sample();
+        let mut bare = sample();
+        bare.owner.pidfs_ino = None;
+        bare.owner.user_ns = None;
+        bare.harness_version = None;
+        bare.agent = None;
+        bare.session_id = None;
+        bare.owner.uid = 0;
+        bare.session_pid_verified = false;
+        let mut with_socket = sample();
+        with_socket.transcript_path =
+            Some(text(TranscriptPath::parse, "/home/dev/.claude/projects/x/7c66.jsonl"));
+        with_socket.socket = Some(SocketRecord {
+            path: text(SocketPath::parse, "/tmp/claude-1000/ide.sock"),
+            dev: 64769,
+            ino: 0,
+            mtime_ns: 1_764_468_185_123_456_789,
+        });
+        let mut before_1970 = with_socket.clone();
+        before_1970.socket.as_mut().unwrap().mtime_ns = -1;
+        let mut unicode = sample();
+        unicode.cwd = text(SessionDirectoryPath::parse, "/home/dév/src/日本");
+        let chained = with_chain(vec![member(4250, 880), member(4260, 890)]);
+        vec![full, bare, with_socket, before_1970, unicode, chained]
     }
 
     fn with_chain(chain: Vec<ChainMemberRecord>) -> Record {

@@ -261,13 +261,13 @@ pub struct OwnerKeys {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UncheckedOwner {
     pub session_pid: u32,
-    owner_uid: u32,
-    start_ticks: u64,
-    pidfs_ino: Option<u64>,
-    boot_id: String,
-    pid_ns: u64,
-    time_ns: u64,
-    user_ns: Option<u64>,
+    pub(crate) owner_uid: u32,
+    pub(crate) start_ticks: u64,
+    pub(crate) pidfs_ino: Option<u64>,
+    pub(crate) boot_id: String,
+    pub(crate) pid_ns: u64,
+    pub(crate) time_ns: u64,
+    pub(crate) user_ns: Option<u64>,
     pub chain: Vec<ChainMemberRecord>,
 }
 
