@@ -185,7 +185,7 @@ pub fn capture_identity_with(pid: Pid, facts: &impl SystemFacts) -> Result<Owner
         uid: proc.uid,
         start_ticks: proc.start_ticks,
         pidfs_ino,
-        boot_id,
+        boot_id: boot_id.into_owned(),
         pid_ns: namespaces.pid_ns,
         time_ns: namespaces.time_ns,
         user_ns: Some(namespaces.user_ns),

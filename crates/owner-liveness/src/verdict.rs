@@ -2,6 +2,7 @@
 //! its pid? One function over a small trait of OS facts, so each rule is a
 //! table test, and `LinuxFacts`, the real implementation.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io;
 use std::path::Path;
@@ -59,7 +60,9 @@ impl Verdict {
 /// facts.
 pub trait SystemFacts {
     type Process: ProcessFacts;
-    fn boot_id(&self) -> io::Result<String>;
+    /// Borrowed where the facts hold it already: judging ten thousand
+    /// records compares it ten thousand times.
+    fn boot_id(&self) -> io::Result<Cow<'_, str>>;
     fn own_namespaces(&self) -> io::Result<Namespaces>;
     /// Opens a handle on the process at `pid` (a pidfd on Linux).
     fn open_process(&self, pid: Pid) -> Result<Self::Process, OpenProcessError>;
@@ -154,7 +157,7 @@ pub fn judge<F: SystemFacts>(
         .collect();
     // The session is dead only when every member is provably gone.
     if findings.iter().all(|finding| matches!(finding, MemberFinding::Dead(_))) {
-        return Verdict::new(Liveness::Dead, join_reasons(&findings));
+        return Verdict::new(Liveness::Dead, join_reasons(findings));
     }
 
     // 6. The harness's socket, when one was recorded. Gone or replaced, it
@@ -204,11 +207,16 @@ pub fn judge<F: SystemFacts>(
     let alive = findings.iter().position(|finding| matches!(finding, MemberFinding::Alive(_)));
     match alive {
         Some(index) if unknowns.is_empty() => {
-            let ended = findings[..index].iter().filter_map(MemberFinding::dead_reason);
-            let resting_on = match &findings[index] {
-                MemberFinding::Alive(reason) => reason.clone(),
+            let mut findings = findings;
+            let resting_on = match findings.swap_remove(index) {
+                MemberFinding::Alive(reason) => reason,
                 _ => unreachable!("position found an alive member"),
             };
+            // An owner alone, or alive itself: its reason is the verdict's.
+            if index == 0 {
+                return Verdict::new(Liveness::Alive, resting_on);
+            }
+            let ended = findings[..index].iter().filter_map(MemberFinding::dead_reason);
             let parts: Vec<String> = ended.map(str::to_owned).chain(std::iter::once(resting_on)).collect();
             Verdict::new(Liveness::Alive, parts.join("; "))
         }
@@ -251,8 +259,13 @@ impl MemberFinding {
     }
 }
 
-fn join_reasons(findings: &[MemberFinding]) -> String {
-    findings.iter().flat_map(MemberFinding::reasons).collect::<Vec<_>>().join("; ")
+fn join_reasons(findings: Vec<MemberFinding>) -> String {
+    match <[MemberFinding; 1]>::try_from(findings) {
+        // One member (an owner alone) with one reason: that reason.
+        Ok([MemberFinding::Dead(reason) | MemberFinding::Alive(reason)]) => reason,
+        Ok([finding]) => finding.reasons().join("; "),
+        Err(findings) => findings.iter().flat_map(MemberFinding::reasons).collect::<Vec<_>>().join("; "),
+    }
 }
 
 /// How a reason names a member: `pid 4242` for an owner without a chain
@@ -442,8 +455,8 @@ pub struct LinuxProcess {
 impl SystemFacts for LinuxFacts {
     type Process = LinuxProcess;
 
-    fn boot_id(&self) -> io::Result<String> {
-        read_boot_id()
+    fn boot_id(&self) -> io::Result<Cow<'_, str>> {
+        read_boot_id().map(Cow::Owned)
     }
 
     fn own_namespaces(&self) -> io::Result<Namespaces> {

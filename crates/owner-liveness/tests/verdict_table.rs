@@ -37,8 +37,8 @@ struct FakeProcess {
 impl SystemFacts for World {
     type Process = FakeProcess;
 
-    fn boot_id(&self) -> io::Result<String> {
-        self.boot_id.clone().map_err(io::Error::from)
+    fn boot_id(&self) -> io::Result<std::borrow::Cow<'_, str>> {
+        self.boot_id.clone().map(std::borrow::Cow::Owned).map_err(io::Error::from)
     }
 
     fn own_namespaces(&self) -> io::Result<Namespaces> {

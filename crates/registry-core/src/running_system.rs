@@ -2,6 +2,7 @@
 //! `SystemFacts` production passes to register, list, prune and the consent
 //! decision, so their rules can be table-tested with made-up facts.
 
+use std::borrow::Cow;
 use std::io;
 use std::path::Path;
 
@@ -39,8 +40,11 @@ impl RunningSystem {
 impl SystemFacts for RunningSystem {
     type Process = LinuxProcess;
 
-    fn boot_id(&self) -> io::Result<String> {
-        self.boot_id.clone().map_err(|(kind, message)| io::Error::new(kind, message))
+    fn boot_id(&self) -> io::Result<Cow<'_, str>> {
+        match &self.boot_id {
+            Ok(boot_id) => Ok(Cow::Borrowed(boot_id)),
+            Err((kind, message)) => Err(io::Error::new(*kind, message.clone())),
+        }
     }
 
     fn own_namespaces(&self) -> io::Result<Namespaces> {

@@ -56,8 +56,8 @@ struct MadeUpProcess {
 impl SystemFacts for MadeUpFacts {
     type Process = MadeUpProcess;
 
-    fn boot_id(&self) -> io::Result<String> {
-        Ok(self.boot_id.clone())
+    fn boot_id(&self) -> io::Result<std::borrow::Cow<'_, str>> {
+        Ok(std::borrow::Cow::Borrowed(&self.boot_id))
     }
 
     fn own_namespaces(&self) -> io::Result<Namespaces> {
