@@ -2,6 +2,10 @@
 
 #![forbid(unsafe_code)]
 
+/// One row per record, on every core: see the workspace's dependencies.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     roster_list::main()
 }
