@@ -17,8 +17,7 @@ use crate::files::{
 use crate::parallel::threads_for;
 use crate::prune_removals::judge_and_remove;
 use crate::record::record_file_name;
-use crate::record_values::SessionId;
-use crate::session_index::{remove_index_if_pointing_at, remove_orphaned_entries};
+use crate::session_index::{IndexKey, remove_index_entry_if_pointing_at, remove_orphaned_entries};
 use crate::session_row::{SessionRow, non_utf8_name_row, read_listed_session_row, read_session_row};
 use crate::timestamp::Timestamp;
 
@@ -312,20 +311,19 @@ fn recheck(
     if unchanged { Some(judged) } else { read_session_row(roster, &judged.file_name, facts) }
 }
 
-/// The session-id index entry a row's record may hold: its session id and
-/// the pid the entry must still name to be the record's.
-pub(crate) fn index_entry_of(row: &SessionRow) -> Option<(SessionId, Pid)> {
+/// The session-id index entry a row's record may hold: its key and the
+/// pid the entry must still name to be the record's.
+pub(crate) fn index_entry_of(row: &SessionRow) -> Option<(IndexKey, Pid)> {
     let record = row.record.as_ref()?;
-    let id = record.session_id.as_deref().and_then(|id| SessionId::parse(id).ok())?;
-    Some((id, record.pid()))
+    Some((IndexKey::of(record.session_id.as_ref()?), record.pid()))
 }
 
 /// Removes one row's file and its session-id index entry; `false` when the
 /// file was already gone.
 pub fn remove_session_row(roster: &RosterDir, _lock: &RegistryLock, row: &SessionRow) -> Result<bool> {
     let removed = remove_entry(roster, roster.sessions(), &row.file_name)?;
-    if let Some((id, pid)) = index_entry_of(row) {
-        remove_index_if_pointing_at(roster, &id, pid)?;
+    if let Some((key, pid)) = index_entry_of(row) {
+        remove_index_entry_if_pointing_at(roster, &key, pid)?;
     }
     Ok(removed)
 }

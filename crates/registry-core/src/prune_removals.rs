@@ -18,8 +18,7 @@ use crate::error::{Error, Result};
 use crate::files::{RegistryLock, remove_entry};
 use crate::parallel::ITEMS_PER_BATCH;
 use crate::prune::{EntryOutcome, Judged, index_entry_of};
-use crate::record_values::SessionId;
-use crate::session_index::remove_index_if_pointing_at;
+use crate::session_index::{IndexKey, remove_index_entry_if_pointing_at};
 use crate::session_row::SessionRow;
 
 /// Judges every entry with `judge` on `threads` threads (at least two) and
@@ -101,8 +100,8 @@ enum Role {
 type RecordRemoval<'l> = (usize, Box<SessionRow>, &'l RegistryLock);
 
 /// An index entry to remove once its record is gone: the entry's position,
-/// the session id and the pid it must still name.
-type IndexRemoval<'l> = (usize, SessionId, Pid, &'l RegistryLock);
+/// its key and the pid it must still name.
+type IndexRemoval<'l> = (usize, IndexKey, Pid, &'l RegistryLock);
 
 /// What one thread did.
 #[derive(Default)]
@@ -233,11 +232,11 @@ impl<'a, 'l> Pipeline<'a, 'l> {
                             continue;
                         }
                     };
-                    if let Some((session_id, pid)) = index_entry_of(&row) {
+                    if let Some((key, pid)) = index_entry_of(&row) {
                         if role == Role::RecordsAndIndexEntries {
-                            self.remove_index_entry((position, session_id, pid, lock), finished);
+                            self.remove_index_entry((position, key, pid, lock), finished);
                         } else {
-                            index_entries.push((position, session_id, pid, lock));
+                            index_entries.push((position, key, pid, lock));
                         }
                     }
                     let outcome = if removed { EntryOutcome::Removed(row) } else { EntryOutcome::Gone };
@@ -257,8 +256,8 @@ impl<'a, 'l> Pipeline<'a, 'l> {
     }
 
     fn remove_index_entry(&self, removal: IndexRemoval<'l>, finished: &mut Finished) {
-        let (position, session_id, pid, _lock) = removal;
-        if let Err(error) = remove_index_if_pointing_at(self.roster, &session_id, pid) {
+        let (position, key, pid, _lock) = removal;
+        if let Err(error) = remove_index_entry_if_pointing_at(self.roster, &key, pid) {
             finished.index_failures.push((position, error));
         }
     }

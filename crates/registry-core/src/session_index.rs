@@ -15,6 +15,8 @@
 //! Registries written before kept the entries in `sessions/` as
 //! `.sid-<hash>`; those are still read and removed, never written.
 
+use std::borrow::Cow;
+
 use nix::errno::Errno;
 use nix::fcntl::{readlinkat, renameat};
 use nix::unistd::{UnlinkatFlags, symlinkat, unlinkat};
@@ -61,28 +63,39 @@ impl IndexPlace {
         }
     }
 
-    fn entry_name(self, session_id: &SessionId) -> String {
+    fn entry_name(self, key: &IndexKey) -> Cow<'_, str> {
         match self {
-            IndexPlace::SessionIds => index_entry_name(session_id),
-            IndexPlace::Legacy => format!("{LEGACY_INDEX_PREFIX}{}", index_entry_name(session_id)),
+            IndexPlace::SessionIds => Cow::Borrowed(&key.0),
+            IndexPlace::Legacy => Cow::Owned(format!("{LEGACY_INDEX_PREFIX}{}", key.0)),
         }
     }
 
     /// The pid this place's entry names; `None` when there is no entry (or
     /// it does not name a pid).
-    fn holder(self, roster: &RosterDir, session_id: &SessionId) -> Option<Pid> {
-        let name = self.entry_name(session_id);
-        let target = retry_on_interrupt(|| readlinkat(self.directory(roster).fd(), name.as_str())).ok()?;
+    fn holder(self, roster: &RosterDir, key: &IndexKey) -> Option<Pid> {
+        let name = self.entry_name(key);
+        let target = retry_on_interrupt(|| readlinkat(self.directory(roster).fd(), name.as_ref())).ok()?;
         Pid::parse_canonical(target.to_str()?, u32::MAX).ok()
     }
 
-    fn remove(self, roster: &RosterDir, session_id: &SessionId) -> Result<()> {
+    fn remove(self, roster: &RosterDir, key: &IndexKey) -> Result<()> {
         let directory = self.directory(roster);
-        let name = self.entry_name(session_id);
-        match retry_on_interrupt(|| unlinkat(directory.fd(), name.as_str(), UnlinkatFlags::NoRemoveDir)) {
+        let name = self.entry_name(key);
+        match retry_on_interrupt(|| unlinkat(directory.fd(), name.as_ref(), UnlinkatFlags::NoRemoveDir)) {
             Ok(()) | Err(Errno::ENOENT) => Ok(()),
             Err(errno) => Err(Error::io("remove", roster.entry_path(directory, &name), errno.into())),
         }
+    }
+}
+
+/// A session id's entry name, worked out once for every place it is
+/// looked for and removed from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct IndexKey(String);
+
+impl IndexKey {
+    pub(crate) fn of(session_id: &SessionId) -> IndexKey {
+        IndexKey(index_entry_name(session_id))
     }
 }
 
@@ -92,16 +105,18 @@ const PLACES: [IndexPlace; 2] = [IndexPlace::SessionIds, IndexPlace::Legacy];
 
 /// The pid the index names for a session id, if any (unchecked hint).
 pub fn indexed_holder(roster: &RosterDir, session_id: &SessionId) -> Option<Pid> {
-    PLACES.iter().find_map(|place| place.holder(roster, session_id))
+    let key = IndexKey::of(session_id);
+    PLACES.iter().find_map(|place| place.holder(roster, &key))
 }
 
 /// Points the session id's entry at `pid`, atomically (symlink + rename),
 /// and removes an entry an older registry kept for it.
 pub fn point_index_at(roster: &RosterDir, session_id: &SessionId, pid: Pid) -> Result<()> {
     let directory = roster.session_ids();
-    let name = index_entry_name(session_id);
+    let key = IndexKey::of(session_id);
+    let name = &key.0;
     let temp = format!("{TEMP_PREFIX}{name}.{}", std::process::id());
-    let shown = roster.entry_path(directory, &name);
+    let shown = roster.entry_path(directory, name);
     let _ = retry_on_interrupt(|| unlinkat(directory.fd(), temp.as_str(), UnlinkatFlags::NoRemoveDir));
     retry_on_interrupt(|| symlinkat(pid.to_string().as_str(), directory.fd(), temp.as_str()))
         .map_err(|errno| Error::io("create index entry", &shown, errno.into()))?;
@@ -112,14 +127,19 @@ pub fn point_index_at(roster: &RosterDir, session_id: &SessionId, pid: Pid) -> R
         },
     )?;
     // Shadowed by the entry just written, so only tidied away.
-    IndexPlace::Legacy.remove(roster, session_id)
+    IndexPlace::Legacy.remove(roster, &key)
 }
 
 /// Removes the session id's entry when it still names `pid`.
 pub fn remove_index_if_pointing_at(roster: &RosterDir, session_id: &SessionId, pid: Pid) -> Result<()> {
+    remove_index_entry_if_pointing_at(roster, &IndexKey::of(session_id), pid)
+}
+
+/// `remove_index_if_pointing_at` for a session id whose key is known.
+pub(crate) fn remove_index_entry_if_pointing_at(roster: &RosterDir, key: &IndexKey, pid: Pid) -> Result<()> {
     for place in PLACES {
-        match place.holder(roster, session_id) {
-            Some(holder) if holder == pid => return place.remove(roster, session_id),
+        match place.holder(roster, key) {
+            Some(holder) if holder == pid => return place.remove(roster, key),
             // Another session holds the id now: its entry stays.
             Some(_) => return Ok(()),
             None => {}
