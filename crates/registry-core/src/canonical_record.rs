@@ -209,10 +209,12 @@ mod tests {
     use crate::record::{Parsed, parse_record_by_serde};
     use owner_liveness::Pid;
 
-    /// The general reader's keys for `bytes`, through the same entry point
-    /// as parse_versioned's first try.
+    /// The general reader's keys for `bytes`, as parse_versioned's first
+    /// try reads them (it reads only valid UTF-8, and keeps a format from 1
+    /// to ours).
     fn general(bytes: &[u8]) -> Option<RecordKeys> {
-        serde_json::from_slice::<RecordKeys>(bytes).ok()
+        let keys = serde_json::from_str::<RecordKeys>(std::str::from_utf8(bytes).ok()?).ok()?;
+        (1..=RECORD_FORMAT).contains(&keys.format).then_some(keys)
     }
 
     fn sample_bytes() -> Vec<Vec<u8>> {
@@ -287,6 +289,9 @@ mod tests {
             ("\"harness\": \"", "\"harness\": \"\t"),          // a control character
             ("\"format\": 1", "\"format\": 2"),                // a newer format
             ("\"format\": 1", "\"format\": 1.0"),              // not an integer
+            ("\"pid_ns\": ", "\"pid_ns\": 18446744073709551616"), // above u64 (digits prefixed)
+            ("\"pid_ns\": ", "\"pid_ns\": 99999999999999999999"), // far above u64
+            ("\"pid_ns\": ", "\"pid_ns\": -"),                 // a sign
         ];
         for (from, to) in cases {
             assert!(bytes.contains(from), "{from}");

@@ -508,8 +508,23 @@ pub(crate) mod tests {
         before_1970.socket.as_mut().unwrap().mtime_ns = -1;
         let mut unicode = sample();
         unicode.cwd = text(SessionDirectoryPath::parse, "/home/dév/src/日本");
+        // Every integer at its type's edge, in text the layout's reader
+        // reads (no escapes, no chain).
+        let mut extreme = with_socket.clone();
+        extreme.owner.pid = pid(u32::MAX);
+        extreme.owner.uid = u32::MAX;
+        extreme.owner.start_ticks = StartTicks(u64::MAX);
+        extreme.owner.pidfs_ino = Some(u64::MAX);
+        extreme.owner.pid_ns = u64::MAX;
+        extreme.owner.time_ns = u64::MAX;
+        extreme.owner.user_ns = Some(u64::MAX);
+        extreme.registrar_pid = u32::MAX;
+        let socket = extreme.socket.as_mut().unwrap();
+        (socket.dev, socket.ino, socket.mtime_ns) = (u64::MAX, u64::MAX, i64::MIN);
+        let mut latest = extreme.clone();
+        latest.socket.as_mut().unwrap().mtime_ns = i64::MAX;
         let chained = with_chain(vec![member(4250, 880), member(4260, 890)]);
-        vec![full, bare, with_socket, before_1970, unicode, chained]
+        vec![full, bare, with_socket, before_1970, unicode, extreme, latest, chained]
     }
 
     fn with_chain(chain: Vec<ChainMemberRecord>) -> Record {
