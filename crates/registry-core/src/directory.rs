@@ -182,12 +182,20 @@ impl RosterDir {
     }
 
     /// Full path of a file in a subdirectory, for messages and JSON rows.
+    /// Built in one allocation: a listing makes one per record.
     pub fn entry_path(&self, subdirectory: SubDir<'_>, name: &str) -> PathBuf {
-        if subdirectory.path == self.path {
-            self.path.join(name)
-        } else {
-            self.path.join(subdirectory.path).join(name)
+        let within = subdirectory.path != self.path;
+        let length = self.path.as_os_str().len()
+            + if within { subdirectory.path.as_os_str().len() + 1 } else { 0 }
+            + name.len()
+            + 1;
+        let mut path = PathBuf::with_capacity(length);
+        path.push(&self.path);
+        if within {
+            path.push(subdirectory.path);
         }
+        path.push(name);
+        path
     }
 }
 
