@@ -57,6 +57,11 @@ fn argv(pid: u32) -> Vec<String> {
         .collect()
 }
 
+/// `<pid> <first two arguments>`.
+fn describe(pid: u32) -> String {
+    format!("{pid} {}", argv(pid).into_iter().take(2).collect::<Vec<_>>().join(" "))
+}
+
 impl HarnessProcesses {
     /// Watches the group led by `leader` (the harness process the run spawned); a process is
     /// the harness's when its executable or one of its first arguments is below a root.
@@ -82,14 +87,23 @@ impl HarnessProcesses {
         loop {
             let mut joined = false;
             for (pid, stat) in &stats {
-                if self.seen.get(pid).is_some_and(|seen| seen.start_ticks == stat.start_ticks) {
+                if let Some(seen) = self.seen.get(pid).filter(|seen| seen.start_ticks == stat.start_ticks) {
+                    // Seen between its fork and its exec (the leader, looked
+                    // at right after it was spawned), a process is not yet
+                    // what it runs: look again until it is the harness's.
+                    if !seen.is_harness && self.belongs_to_harness(*pid) {
+                        let description = describe(*pid);
+                        self.seen.insert(
+                            *pid,
+                            Seen { start_ticks: stat.start_ticks, is_harness: true, description },
+                        );
+                    }
                     continue;
                 }
                 let parent_known = self.seen.contains_key(&stat.ppid);
                 if stat.pgid == self.leader || *pid == self.leader || parent_known {
                     let is_harness = self.belongs_to_harness(*pid);
-                    let description =
-                        format!("{pid} {}", argv(*pid).into_iter().take(2).collect::<Vec<_>>().join(" "));
+                    let description = describe(*pid);
                     self.seen.insert(*pid, Seen { start_ticks: stat.start_ticks, is_harness, description });
                     joined = true;
                 }
