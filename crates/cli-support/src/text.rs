@@ -38,12 +38,28 @@ pub fn escape_for_terminal(text: &str) -> Cow<'_, str> {
 
 /// Shows `path` with the home directory as `~`, escaped for a terminal.
 pub fn home_relative(path: &Path, home: Option<&Path>) -> String {
-    let shown = match home.and_then(|home| path.strip_prefix(home).ok()) {
-        Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
-        Some(rest) => format!("~/{}", rest.display()),
-        None => path.display().to_string(),
-    };
-    escape_for_terminal(&shown).into_owned()
+    let mut shown = String::new();
+    push_home_relative(&mut shown, path, home);
+    shown
+}
+
+/// `home_relative`, appended to `out`: a report of ten thousand lines
+/// writes each into one buffer.
+pub fn push_home_relative(out: &mut String, path: &Path, home: Option<&Path>) {
+    let start = out.len();
+    match home.and_then(|home| path.strip_prefix(home).ok()) {
+        Some(rest) if rest.as_os_str().is_empty() => out.push('~'),
+        Some(rest) => {
+            let _ = write!(out, "~/{}", rest.display());
+        }
+        None => {
+            let _ = write!(out, "{}", path.display());
+        }
+    }
+    if let Cow::Owned(escaped) = escape_for_terminal(&out[start..]) {
+        out.truncate(start);
+        out.push_str(&escaped);
+    }
 }
 
 /// The local wall-clock time of `time` as `HH:MM:SS.mmm`, for event lines

@@ -5,6 +5,7 @@
 
 #![forbid(unsafe_code)]
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
@@ -14,8 +15,8 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use cli_support::manual::{self, Example, ExitStatusDoc, FileEntry, Manual};
 use cli_support::{
-    BadInput, CommonArgs, ExitStatus, OutputFormat, escape_for_terminal, home_relative,
-    open_roster_for_reading, parse_duration, resolve_calling_owner, roster_directory_choice,
+    BadInput, CommonArgs, ExitStatus, OutputFormat, escape_for_terminal, open_roster_for_reading,
+    parse_duration, push_home_relative, resolve_calling_owner, roster_directory_choice,
 };
 use harness::{HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, parse_payload, read_payload};
 use owner_liveness::Liveness;
@@ -277,7 +278,11 @@ fn print_outcome(args: &PruneArgs, outcome: &Outcome) -> anyhow::Result<()> {
             let verb = if args.dry_run { "would remove" } else { "removed" };
             // Rendered on every core: 10,000 lines are some 10 ms of one.
             let lines = map_in_parallel(&report.removed, |row| {
-                format!("{verb} {}\n", describe_row(row, home.as_deref()))
+                let mut line = String::with_capacity(LINE_CAPACITY);
+                let _ = write!(line, "{verb} ");
+                push_row_description(&mut line, row, home.as_deref());
+                line.push('\n');
+                line
             });
             for line in &lines {
                 out.write_all(line.as_bytes())?;
@@ -299,11 +304,20 @@ fn print_outcome(args: &PruneArgs, outcome: &Outcome) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn describe_row(row: &SessionRow, home: Option<&Path>) -> String {
-    let pid = row.pid.map_or_else(|| "?".to_owned(), |pid| pid.to_string());
-    let place = match &row.record {
-        Some(record) => home_relative(Path::new(&record.cwd), home),
-        None => home_relative(&row.path, home),
-    };
-    format!("pid {pid} ({}: {}) {place}", row.liveness(), escape_for_terminal(&row.verdict.reason))
+/// Room for a typical report line, so that writing one allocates once.
+const LINE_CAPACITY: usize = 128;
+
+/// `pid N (liveness: reason) place`, appended to `out`.
+fn push_row_description(out: &mut String, row: &SessionRow, home: Option<&Path>) {
+    match row.pid {
+        Some(pid) => {
+            let _ = write!(out, "pid {pid} ");
+        }
+        None => out.push_str("pid ? "),
+    }
+    let _ = write!(out, "({}: {}) ", row.liveness(), escape_for_terminal(&row.verdict.reason));
+    match &row.record {
+        Some(record) => push_home_relative(out, Path::new(&record.cwd), home),
+        None => push_home_relative(out, &row.path, home),
+    }
 }
