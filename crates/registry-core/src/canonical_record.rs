@@ -29,17 +29,17 @@ pub(crate) fn read_canonical_record(bytes: &[u8]) -> Option<RecordKeys> {
     let session_pid_verified = reader.boolean("session_pid_verified")?;
     let owner_uid = reader.u32("owner_uid")?;
     let start_ticks = reader.unsigned("start_ticks", u64::MAX)?;
-    let pidfs_ino = reader.optional("pidfs_ino", |reader| reader.unsigned("pidfs_ino", u64::MAX))?;
+    let pidfs_ino = reader.optional("pidfs_ino", |reader| reader.unsigned_value(u64::MAX))?;
     let boot_id = reader.string("boot_id")?;
     let pid_ns = reader.unsigned("pid_ns", u64::MAX)?;
     let time_ns = reader.unsigned("time_ns", u64::MAX)?;
-    let user_ns = reader.optional("user_ns", |reader| reader.unsigned("user_ns", u64::MAX))?;
+    let user_ns = reader.optional("user_ns", |reader| reader.unsigned_value(u64::MAX))?;
     let harness = reader.string("harness")?;
-    let harness_version = reader.optional("harness_version", |reader| reader.string("harness_version"))?;
-    let agent = reader.optional("agent", |reader| reader.string("agent"))?;
-    let session_id = reader.optional("session_id", |reader| reader.string("session_id"))?;
-    let transcript_path = reader.optional("transcript_path", |reader| reader.string("transcript_path"))?;
-    let socket = reader.optional("socket", Reader::socket)?;
+    let harness_version = reader.optional("harness_version", Reader::string_value)?;
+    let agent = reader.optional("agent", Reader::string_value)?;
+    let session_id = reader.optional("session_id", Reader::string_value)?;
+    let transcript_path = reader.optional("transcript_path", Reader::string_value)?;
+    let socket = reader.optional("socket", Reader::socket_value)?;
     let cwd = reader.string("cwd")?;
     let registrar_pid = reader.u32("registrar_pid")?;
     let registered_at = reader.string("registered_at")?;
@@ -99,19 +99,28 @@ impl Reader<'_> {
         self.literal(b"\": ")
     }
 
-    /// Whether the next key is `key`, without reading it.
-    fn next_key_is(&self, key: &str) -> bool {
-        let mut ahead = Reader { rest: self.rest };
-        ahead.key(key).is_some()
-    }
-
-    /// A key the writer leaves out when it has no value.
-    fn optional<T>(&mut self, key: &str, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
-        if self.next_key_is(key) { read(self).map(Some) } else { Some(None) }
+    /// A key the writer leaves out when it has no value: when the next
+    /// key is `key`, its value as `read_value` reads it.
+    fn optional<T>(
+        &mut self,
+        key: &str,
+        read_value: impl FnOnce(&mut Self) -> Option<T>,
+    ) -> Option<Option<T>> {
+        let before = self.rest;
+        if self.key(key).is_none() {
+            self.rest = before;
+            return Some(None);
+        }
+        read_value(self).map(Some)
     }
 
     fn unsigned(&mut self, key: &str, max: u64) -> Option<u64> {
         self.key(key)?;
+        self.unsigned_value(max)
+    }
+
+    /// A value in canonical decimal of at most `max`, and its comma.
+    fn unsigned_value(&mut self, max: u64) -> Option<u64> {
         let value = self.digits(max)?;
         self.literal(b",\n")?;
         Some(value)
@@ -135,6 +144,11 @@ impl Reader<'_> {
 
     fn string(&mut self, key: &str) -> Option<String> {
         self.key(key)?;
+        self.string_value()
+    }
+
+    /// A string value and its comma.
+    fn string_value(&mut self) -> Option<String> {
         let value = self.quoted()?;
         self.literal(b",\n")?;
         Some(value)
@@ -178,9 +192,9 @@ impl Reader<'_> {
         std::str::from_utf8(text).ok().map(str::to_owned)
     }
 
-    fn socket(&mut self) -> Option<SocketKeys> {
+    /// The `socket` object's value and its comma.
+    fn socket_value(&mut self) -> Option<SocketKeys> {
         const INDENT: &[u8] = b"    ";
-        self.key("socket")?;
         self.literal(b"{\n")?;
         self.key_at(INDENT, "path")?;
         let path = self.quoted()?;
