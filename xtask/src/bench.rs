@@ -513,59 +513,69 @@ impl Bench {
     /// Writers registering distinct live owners into one registry at once,
     /// each a whole process: how many per second, and the longest any one
     /// waited (the lock included).
+    ///
+    /// The same writers also register the same owners each into a registry
+    /// of its own, where no two processes ever want one lock: the same
+    /// processes doing the same work, so what remains of their tail is the
+    /// scheduler's (eight processes started at once on the machine's cores)
+    /// and what the shared registry adds is the lock's. The two runs take
+    /// turns, half the registrations at a time, so a machine that changes
+    /// pace during the measurement shifts both.
     fn measure_contention(&self, owners: &OwnerPool, per_writer: usize) -> anyhow::Result<Contention> {
-        progress(&format!("timing {CONTENDING_WRITERS} concurrent writers × {per_writer} registrations"));
+        progress(&format!(
+            "timing {CONTENDING_WRITERS} concurrent writers × {per_writer} registrations, into one registry \
+             and into a registry each"
+        ));
         let total = CONTENDING_WRITERS * per_writer;
         if owners.count() < total {
             bail!("{total} contended registrations need as many owners, only {} forked", owners.count());
         }
-        let registry = SeededRegistry::create(&self.scratch.join("contention"))?;
+        let shared = SeededRegistry::create(&self.scratch.join("contention"))?;
+        let separate: Vec<SeededRegistry> = (0..CONTENDING_WRITERS)
+            .map(|writer| SeededRegistry::create(&self.scratch.join(format!("contention-writer-{writer}"))))
+            .collect::<anyhow::Result<_>>()?;
         let owner_pids: Vec<String> = (0..total).map(|index| owners.get(index).to_string()).collect();
-        let latencies = Mutex::new(Samples::default());
-        let failures = Mutex::new(Vec::new());
-        let started = Instant::now();
-        std::thread::scope(|scope| {
-            for (writer, pids) in owner_pids.chunks(per_writer).enumerate() {
-                let (registry, latencies, failures) = (&registry, &latencies, &failures);
-                scope.spawn(move || {
-                    for (index, pid) in pids.iter().enumerate() {
-                        let invocation = Invocation::new(self.tool("roster-register"))
-                            .arg("--dir")
-                            .arg(&registry.root)
-                            .args(["--pid", pid, "--harness", "claude-code", "--session-id"])
-                            .arg(format!("contention-{writer}-{index}"))
-                            .arg("--cwd")
-                            .arg(&self.work_directory)
-                            .arg("--quiet");
-                        match invocation.time_once() {
-                            Ok(elapsed) => latencies.lock().expect("no writer panics").push(elapsed),
-                            Err(error) => {
-                                failures.lock().expect("no writer panics").push(format!("{error:#}"))
-                            }
-                        }
-                    }
-                });
-            }
-        });
-        let wall = started.elapsed();
-        let latencies = latencies.into_inner().expect("no writer panicked");
-        let failures = failures.into_inner().expect("no writer panicked");
-        let present = registry.record_file_names()?.len();
-        let mut shown_failures: Vec<String> = failures.iter().take(5).cloned().collect();
-        if present != latencies.durations.len() {
+        let registration = |registry: &SeededRegistry, writer: usize, index: usize| {
+            Invocation::new(self.tool("roster-register"))
+                .arg("--dir")
+                .arg(&registry.root)
+                .args(["--pid", &owner_pids[writer * per_writer + index], "--harness", "claude-code"])
+                .arg("--session-id")
+                .arg(format!("contention-{writer}-{index}"))
+                .arg("--cwd")
+                .arg(&self.work_directory)
+                .arg("--quiet")
+        };
+        let mut contended = ConcurrentRuns::default();
+        let mut uncontended = ConcurrentRuns::default();
+        let halves = [0..per_writer / 2, per_writer / 2..per_writer];
+        for half in halves {
+            contended
+                .extend(concurrent_runs(half.clone(), |writer, index| registration(&shared, writer, index)));
+            uncontended.extend(concurrent_runs(half, |writer, index| {
+                registration(&separate[writer], writer, index)
+            }));
+        }
+        let present = shared.record_file_names()?.len();
+        let mut shown_failures: Vec<String> = contended.failures.iter().take(5).cloned().collect();
+        if present != contended.latencies.durations.len() {
             shown_failures.push(format!(
                 "{} registrations succeeded but {present} records are present",
-                latencies.durations.len()
+                contended.latencies.durations.len()
             ));
+        }
+        if let Some(failure) = uncontended.failures.first() {
+            bail!("a registration into a registry of its own failed: {failure}");
         }
         Ok(Contention {
             writers: CONTENDING_WRITERS,
             registrations_per_writer: per_writer,
-            succeeded: latencies.durations.len(),
-            failed: failures.len() + usize::from(present != latencies.durations.len()),
+            succeeded: contended.latencies.durations.len(),
+            failed: contended.failures.len() + usize::from(present != contended.latencies.durations.len()),
             failures: shown_failures,
-            wall,
-            latencies,
+            wall: contended.wall,
+            latencies: contended.latencies,
+            uncontended: uncontended.latencies,
         })
     }
 
@@ -622,6 +632,54 @@ impl Bench {
             });
         }
         Ok(figures)
+    }
+}
+
+/// What `CONTENDING_WRITERS` threads found, each running its processes
+/// one after another, all threads at once.
+#[derive(Default)]
+struct ConcurrentRuns {
+    latencies: Samples,
+    failures: Vec<String>,
+    wall: Duration,
+}
+
+impl ConcurrentRuns {
+    fn extend(&mut self, more: ConcurrentRuns) {
+        self.latencies.durations.extend(more.latencies.durations);
+        self.failures.extend(more.failures);
+        self.wall += more.wall;
+    }
+}
+
+/// Runs the processes `invocation(writer, index)` for each index in
+/// `indices` one after another on each of `CONTENDING_WRITERS` threads,
+/// all threads at once, and times every one.
+fn concurrent_runs(
+    indices: std::ops::Range<usize>,
+    invocation: impl Fn(usize, usize) -> Invocation + Sync,
+) -> ConcurrentRuns {
+    let latencies = Mutex::new(Samples::default());
+    let failures = Mutex::new(Vec::new());
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for writer in 0..CONTENDING_WRITERS {
+            let (latencies, failures, invocation, indices) =
+                (&latencies, &failures, &invocation, indices.clone());
+            scope.spawn(move || {
+                for index in indices {
+                    match invocation(writer, index).time_once() {
+                        Ok(elapsed) => latencies.lock().expect("no writer panics").push(elapsed),
+                        Err(error) => failures.lock().expect("no writer panics").push(format!("{error:#}")),
+                    }
+                }
+            });
+        }
+    });
+    ConcurrentRuns {
+        wall: started.elapsed(),
+        latencies: latencies.into_inner().expect("no writer panicked"),
+        failures: failures.into_inner().expect("no writer panicked"),
     }
 }
 
@@ -711,6 +769,21 @@ fn contention_checks(contention: &Contention) -> Vec<RatioCheck> {
             unit: "ms",
             limit: Some(1.0),
         },
+        // The same writers, each into a registry of its own: the tail the
+        // scheduler alone gives these processes, and what the shared lock
+        // adds to it.
+        RatioCheck::of_durations(
+            format!("{writers}, a registry each: p99 vs median"),
+            contention.uncontended.percentile(0.99),
+            contention.uncontended.median(),
+            None,
+        ),
+        RatioCheck::of_durations(
+            format!("{writers}: p99, one registry vs a registry each"),
+            contention.latencies.percentile(0.99),
+            contention.uncontended.percentile(0.99),
+            None,
+        ),
     ]
 }
 
