@@ -373,25 +373,14 @@ impl RosterDir {
     /// sleep through most releases: at eight writers one in a hundred
     /// registrations waited hundreds of milliseconds.
     pub fn lock_within(&self, wait: Duration) -> Result<RegistryLock> {
-        let path = self.path().join(LOCK_NAME);
-        let flags = OFlag::O_RDWR | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-        let fd: OwnedFd =
-            retry_on_interrupt(|| openat(self.root().fd, LOCK_NAME, flags, Mode::S_IRUSR | Mode::S_IWUSR))
-                .map_err(|errno| Error::io("open", &path, errno.into()))?;
-        let file = File::from(fd);
+        let (file, path) = self.open_lock_file()?;
         let started = Instant::now();
         let deadline = match self.lock_deadline {
             Some(limit) => limit.min(started + wait),
             None => started + wait,
         };
-        loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(RegistryLock { _file: file }),
-                Err(std::fs::TryLockError::WouldBlock) => break,
-                Err(std::fs::TryLockError::Error(error))
-                    if error.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(std::fs::TryLockError::Error(error)) => return Err(Error::io("lock", &path, error)),
-            }
+        if take_lock_if_free(&file, &path)? {
+            return Ok(RegistryLock { _file: file });
         }
         let waiter =
             LockWaiter::start(&file).map_err(|error| Error::io("wait for the lock on", &path, error))?;
@@ -403,6 +392,38 @@ impl RosterDir {
                 let holder = lock_holder(&file);
                 Err(Error::Busy { path, waited_ms: started.elapsed().as_millis(), holder })
             }
+        }
+    }
+
+    /// Takes the lock only if it is free this instant; `None` when another
+    /// process holds it. For work that may as well be left to the next
+    /// writer (register's reaping): it never makes anyone wait, and no one
+    /// waits for it.
+    pub fn lock_if_free(&self) -> Result<Option<RegistryLock>> {
+        let (file, path) = self.open_lock_file()?;
+        Ok(take_lock_if_free(&file, &path)?.then_some(RegistryLock { _file: file }))
+    }
+
+    /// The lock file, created when missing, never through a symlink.
+    fn open_lock_file(&self) -> Result<(File, std::path::PathBuf)> {
+        let path = self.path().join(LOCK_NAME);
+        let flags = OFlag::O_RDWR | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let fd: OwnedFd =
+            retry_on_interrupt(|| openat(self.root().fd, LOCK_NAME, flags, Mode::S_IRUSR | Mode::S_IWUSR))
+                .map_err(|errno| Error::io("open", &path, errno.into()))?;
+        Ok((File::from(fd), path))
+    }
+}
+
+/// Takes the lock on `file` if no one holds it (`LOCK_NB`): `false` when
+/// someone does.
+fn take_lock_if_free(file: &File, path: &Path) -> Result<bool> {
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(true),
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(false),
+            Err(std::fs::TryLockError::Error(error)) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(std::fs::TryLockError::Error(error)) => return Err(Error::io("lock", path, error)),
         }
     }
 }

@@ -59,7 +59,7 @@ fn removable(row: &SessionRow, options: &PruneOptions, now: Timestamp) -> bool {
 /// the pid has another start tick and pidfs inode, and a boot never comes
 /// back). A recorded socket is left out, because a path that vanished
 /// may be created again.
-fn dead_for_good(row: &SessionRow) -> bool {
+pub(crate) fn dead_for_good(row: &SessionRow) -> bool {
     row.liveness() == Liveness::Dead && row.record.as_ref().is_some_and(|record| record.socket.is_none())
 }
 
@@ -300,7 +300,7 @@ fn judge_entry<'l>(
 /// still holds the very file judged (same inode, same change time), the
 /// verdict stands, and reading and judging it again would double the cost
 /// for nothing. Anything else is read and judged again.
-fn recheck(
+pub(crate) fn recheck(
     roster: &RosterDir,
     judged: SessionRow,
     stamp_when_judged: Option<FileStamp>,

@@ -8,9 +8,8 @@ use owner_liveness::{Liveness, OwnerIdentity, Pid, SocketIdentity, SystemFacts};
 
 use crate::directory::RosterDir;
 use crate::error::{Error, Result};
-use crate::files::{
-    MAX_ENTRY_BYTES, RegistryLock, read_hint, read_names_from, remove_entry, write_atomically, write_hint,
-};
+use crate::files::{MAX_ENTRY_BYTES, read_hint, read_names_from, remove_entry, write_atomically, write_hint};
+use crate::prune::{dead_for_good, recheck, remove_session_row};
 use crate::record::{
     Parsed, RECORD_FORMAT, Record, SocketRecord, continues_chain, parse_record, record_file_name, same_owner,
 };
@@ -158,8 +157,8 @@ pub fn register(
     {
         remove_index_if_pointing_at(roster, old_id, pid)?;
     }
-    reaped.extend(reap_a_few(roster, &lock, pid, facts));
     drop(lock);
+    reaped.extend(reap_a_few(roster, pid, facts));
     Ok(Registered {
         path: roster.entry_path(sessions, &file_name),
         record,
@@ -246,7 +245,15 @@ fn build_record(
 /// Looks at up to `REAP_EXAMINE` entries from where the last register left
 /// off and removes up to `REAP_REMOVE` dead records. Best effort: a failure
 /// here never fails the registration.
-fn reap_a_few(roster: &RosterDir, _lock: &RegistryLock, own_pid: Pid, facts: &impl SystemFacts) -> Vec<u32> {
+///
+/// It runs after the registration let go of the lock, so that the lock is
+/// held only for the registration's own record: the entries are read and
+/// judged without it, which in a registry of live sessions is all there is
+/// to do. Only when one is dead is the lock taken again, and only if it is
+/// free at that instant (a writer holding it, or waiting, has better things
+/// to do than wait for a reaper, and the next registration reaps); each
+/// dead record is then re-checked under it the way prune re-checks.
+fn reap_a_few(roster: &RosterDir, own_pid: Pid, facts: &impl SystemFacts) -> Vec<u32> {
     let sessions = roster.sessions();
     let cursor = read_hint(sessions, REAP_CURSOR_NAME)
         .and_then(|bytes| String::from_utf8(bytes).ok())
@@ -254,33 +261,46 @@ fn reap_a_few(roster: &RosterDir, _lock: &RegistryLock, own_pid: Pid, facts: &im
         .unwrap_or(0);
     let Ok((entries, next)) = read_names_from(sessions, cursor, REAP_EXAMINE) else { return Vec::new() };
     let own_record = record_file_name(own_pid);
-    let mut reaped = Vec::new();
+    let mut dead = Vec::new();
     for entry in &entries {
         let Some(name) = entry.name.to_str() else { continue };
-        if reaped.len() == REAP_REMOVE {
+        if dead.len() == REAP_REMOVE {
             break;
         }
         // The record just written is alive by construction: not read again.
         if name == own_record {
             continue;
         }
-        let Some((row, _)) = read_listed_session_row(roster, name, entry.kind, facts) else { continue };
+        let Some((row, stamp)) = read_listed_session_row(roster, name, entry.kind, facts) else { continue };
         let Some(record) = &row.record else { continue };
         if row.liveness() != Liveness::Dead || record.pid() == own_pid {
             continue;
         }
-        // Judged just now, under the lock, and dead is final: no new
-        // process can take over a dead identity.
-        if remove_entry(roster, sessions, name).unwrap_or(false) {
-            if let Some(id) = &record.session_id {
-                let _ = remove_index_if_pointing_at(roster, id, record.pid());
-            }
-            reaped.push(record.pid().get());
-        }
+        dead.push((row, stamp));
     }
+    // The cursor is a hint: any value only moves where the next walk
+    // starts, so it is written without the lock.
     let next = next.unwrap_or(0);
     if next != cursor {
         let _ = write_hint(sessions, REAP_CURSOR_NAME, next.to_string().as_bytes());
+    }
+    if dead.is_empty() {
+        return Vec::new();
+    }
+    let Ok(Some(lock)) = roster.lock_if_free() else { return Vec::new() };
+    let mut reaped = Vec::new();
+    for (row, stamp) in dead {
+        // Dead is final for an unchanged file: no new process can take
+        // over a dead identity. A file replaced meanwhile is judged anew.
+        let stamp = stamp.filter(|_| dead_for_good(&row));
+        let Some(row) = recheck(roster, row, stamp, facts) else { continue };
+        let Some(record) = &row.record else { continue };
+        if row.liveness() != Liveness::Dead || record.pid() == own_pid {
+            continue;
+        }
+        if remove_session_row(roster, &lock, &row).unwrap_or(false) {
+            reaped.push(record.pid().get());
+        }
     }
     reaped
 }

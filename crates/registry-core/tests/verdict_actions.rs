@@ -329,6 +329,78 @@ fn prune_keeps_a_record_replaced_by_a_live_one_after_it_was_judged() {
     assert!(kept.contains(&format!("\"start_ticks\": {}", ticks_of(4242) + 1)), "{kept}");
 }
 
+/// Register's reaping pass judges without the lock: a dead record replaced
+/// by a live session's record (its pid reused by a newcomer that
+/// registered) between that judgment and the removal is judged again under
+/// the lock and kept, as prune keeps it.
+#[test]
+fn register_keeps_a_record_replaced_by_a_live_one_after_its_reaping_pass_judged_it() {
+    let temp = tempfile::tempdir().unwrap();
+    let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+    write_atomically(&roster, roster.sessions(), "4242.json", record_text(4242, BOOT_ID).as_bytes()).unwrap();
+    let newcomer = record_of(4242, ticks_of(4242) + 1, 1, BOOT_ID);
+    let sessions = roster.path().join("sessions");
+    let replaced = std::sync::atomic::AtomicBool::new(false);
+    let facts = MadeUpFacts {
+        boot_id: BOOT_ID.into(),
+        pid_ns: PID_NS,
+        processes: HashMap::from([(4242, AtPid::Newcomer), (5000, AtPid::TheOwner)]),
+        now: registered_at() + Duration::from_secs(60),
+        meanwhile: Some(Box::new(move |pid| {
+            if pid.get() == 4242 && !replaced.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                let temporary = sessions.join(".tmp-newcomer");
+                std::fs::write(&temporary, &newcomer).unwrap();
+                std::fs::rename(&temporary, sessions.join("4242.json")).unwrap();
+            }
+        })),
+    };
+    let registered = register(&roster, &registration(5000), &facts).unwrap();
+    assert!(registered.reaped.is_empty(), "{:?}", registered.reaped);
+    let kept = std::fs::read_to_string(roster.path().join("sessions/4242.json")).unwrap();
+    assert!(kept.contains(&format!("\"start_ticks\": {}", ticks_of(4242) + 1)), "{kept}");
+}
+
+/// Register's reaping never waits for the lock: when another process holds
+/// it by the time a dead record is found, the registration returns at once
+/// with the record left for the next writer, which removes it.
+#[test]
+fn register_leaves_a_dead_record_to_the_next_writer_when_the_lock_is_taken() {
+    let temp = tempfile::tempdir().unwrap();
+    let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+    write_atomically(&roster, roster.sessions(), "4242.json", record_text(4242, BOOT_ID).as_bytes()).unwrap();
+    let root = roster.path().to_owned();
+    // Another holder of the lock: its own open file description, as
+    // another process would have.
+    let other_holder = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let taken_by_other = std::sync::Arc::clone(&other_holder);
+    let taken_once = std::sync::atomic::AtomicBool::new(false);
+    let facts = MadeUpFacts {
+        boot_id: BOOT_ID.into(),
+        pid_ns: PID_NS,
+        processes: HashMap::from([(4242, AtPid::Nothing), (5000, AtPid::TheOwner), (5001, AtPid::TheOwner)]),
+        now: registered_at() + Duration::from_secs(60),
+        // The other writer takes the lock the moment the reaping pass
+        // looks at 4242's owner (there is none: the record is dead).
+        meanwhile: Some(Box::new(move |pid| {
+            if pid.get() == 4242 && !taken_once.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                let other = RosterDir::open_or_create(&root).unwrap();
+                let lock = other.lock_if_free().unwrap().expect("the registration let go of the lock");
+                *taken_by_other.lock().unwrap() = Some(lock);
+            }
+        })),
+    };
+    let started = std::time::Instant::now();
+    let registered = register(&roster, &registration(5000), &facts).unwrap();
+    assert!(registered.reaped.is_empty(), "{:?}", registered.reaped);
+    assert!(roster.path().join("sessions/4242.json").exists());
+    assert!(started.elapsed() < Duration::from_secs(1), "register waited {:?}", started.elapsed());
+    drop(other_holder.lock().unwrap().take());
+
+    let registered = register(&roster, &registration(5001), &facts).unwrap();
+    assert_eq!(registered.reaped, vec![4242]);
+    assert!(!roster.path().join("sessions/4242.json").exists());
+}
+
 /// Thousands of records, as many dead as not: prune judges them on every
 /// core while one thread removes records and another their index entries.
 /// Every dead record goes with the index entry that names it; an index
