@@ -295,46 +295,11 @@ fn registration(pid: u32) -> Registration {
     }
 }
 
-/// A record judged dead before prune took the lock, and replaced by a live
-/// session's record (its pid reused by a newcomer that registered) before
-/// it was removed: prune finds the file changed, judges it again under the
-/// lock, and keeps it.
-#[test]
-fn prune_keeps_a_record_replaced_by_a_live_one_after_it_was_judged() {
-    let temp = tempfile::tempdir().unwrap();
-    let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
-    write_atomically(&roster, roster.sessions(), "4242.json", record_text(4242, BOOT_ID).as_bytes()).unwrap();
-    let newcomer = record_of(4242, ticks_of(4242) + 1, 1, BOOT_ID);
-    let sessions = roster.path().join("sessions");
-    let replaced = std::sync::atomic::AtomicBool::new(false);
-    let facts = MadeUpFacts {
-        boot_id: BOOT_ID.into(),
-        pid_ns: PID_NS,
-        processes: HashMap::from([(4242, AtPid::Newcomer)]),
-        now: registered_at() + Duration::from_secs(60),
-        // The newcomer registers the moment prune has judged the old record.
-        meanwhile: Some(Box::new(move |pid| {
-            if pid.get() == 4242 && !replaced.swap(true, std::sync::atomic::Ordering::SeqCst) {
-                let temporary = sessions.join(".tmp-newcomer");
-                std::fs::write(&temporary, &newcomer).unwrap();
-                std::fs::rename(&temporary, sessions.join("4242.json")).unwrap();
-            }
-        })),
-    };
-    let options = PruneOptions { older_than: None, dry_run: false };
-    let (report, _lock) = prune_sessions(&roster, &options, &facts).unwrap();
-    assert_eq!(report.dead_removed, 0, "{report:?}");
-    assert_eq!(report.kept, 1, "{report:?}");
-    let kept = std::fs::read_to_string(roster.path().join("sessions/4242.json")).unwrap();
-    assert!(kept.contains(&format!("\"start_ticks\": {}", ticks_of(4242) + 1)), "{kept}");
-}
-
-/// Register's reaping pass judges without the lock: a dead record replaced
-/// by a live session's record (its pid reused by a newcomer that
-/// registered) between that judgment and the removal is judged again under
-/// the lock and kept, as prune keeps it.
-#[test]
-fn register_keeps_a_record_replaced_by_a_live_one_after_its_reaping_pass_judged_it() {
+/// A roster holding the dead record of 4242 (its pid now a newcomer's),
+/// in a made-up system where the newcomer registers (its record replaces
+/// the dead one) the moment 4242's process is first looked at: right after
+/// the dead record was judged, before anything could remove it. 5000 runs.
+fn world_where_4242_is_replaced_once_judged() -> (tempfile::TempDir, RosterDir, MadeUpFacts) {
     let temp = tempfile::tempdir().unwrap();
     let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
     write_atomically(&roster, roster.sessions(), "4242.json", record_text(4242, BOOT_ID).as_bytes()).unwrap();
@@ -354,6 +319,31 @@ fn register_keeps_a_record_replaced_by_a_live_one_after_its_reaping_pass_judged_
             }
         })),
     };
+    (temp, roster, facts)
+}
+
+/// A record judged dead before prune took the lock, and replaced by a live
+/// session's record (its pid reused by a newcomer that registered) before
+/// it was removed: prune finds the file changed, judges it again under the
+/// lock, and keeps it.
+#[test]
+fn prune_keeps_a_record_replaced_by_a_live_one_after_it_was_judged() {
+    let (_temp, roster, facts) = world_where_4242_is_replaced_once_judged();
+    let options = PruneOptions { older_than: None, dry_run: false };
+    let (report, _lock) = prune_sessions(&roster, &options, &facts).unwrap();
+    assert_eq!(report.dead_removed, 0, "{report:?}");
+    assert_eq!(report.kept, 1, "{report:?}");
+    let kept = std::fs::read_to_string(roster.path().join("sessions/4242.json")).unwrap();
+    assert!(kept.contains(&format!("\"start_ticks\": {}", ticks_of(4242) + 1)), "{kept}");
+}
+
+/// Register's reaping pass judges without the lock: a dead record replaced
+/// by a live session's record (its pid reused by a newcomer that
+/// registered) between that judgment and the removal is judged again under
+/// the lock and kept, as prune keeps it.
+#[test]
+fn register_keeps_a_record_replaced_by_a_live_one_after_its_reaping_pass_judged_it() {
+    let (_temp, roster, facts) = world_where_4242_is_replaced_once_judged();
     let registered = register(&roster, &registration(5000), &facts).unwrap();
     assert!(registered.reaped.is_empty(), "{:?}", registered.reaped);
     let kept = std::fs::read_to_string(roster.path().join("sessions/4242.json")).unwrap();
