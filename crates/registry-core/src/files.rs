@@ -1,7 +1,7 @@
 //! File operations inside the verified directory: safe reads that never
 //! follow, block or trust what they should not (docs/contract.md §2), atomic writes
 //! that leave the old file or the new one and never a torn one, and the
-//! `.lock` every mutation holds.
+//! `.lock` every mutation of the registry holds (a hint file is not one).
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -397,8 +397,9 @@ impl RosterDir {
 
     /// Takes the lock only if it is free this instant; `None` when another
     /// process holds it. For work that may as well be left to the next
-    /// writer (register's reaping): it never makes anyone wait, and no one
-    /// waits for it.
+    /// writer (register's reaping): it never waits. (It may take the lock
+    /// just as a holder lets go, before the waiters wake; they then wait
+    /// for that work, as long as it takes.)
     pub fn lock_if_free(&self) -> Result<Option<RegistryLock>> {
         let (file, path) = self.open_lock_file()?;
         Ok(take_lock_if_free(&file, &path)?.then_some(RegistryLock { _file: file }))
@@ -572,11 +573,15 @@ pub fn read_names_from(
     read_directory_slice(directory, cursor, limit)
 }
 
-/// Overwrites a small hint file in place (no temporary, no fsync): for data
-/// that is ignored when torn, such as the reaping cursor. Never follows a
-/// symlink.
+/// Overwrites a small hint file in place, with one write at its start (no
+/// temporary, no truncation, no fsync): for data any value of which is
+/// harmless, such as the reaping cursor. Writers may race without the lock:
+/// Linux lets one write to a file at a time, so when they all write the
+/// same length the file holds one writer's bytes, never a mix of lengths;
+/// a reader racing a write may see bytes of two. Never follows a symlink,
+/// never blocks on a FIFO put in its place.
 pub fn write_hint(directory: SubDir<'_>, name: &str, bytes: &[u8]) -> std::result::Result<(), Errno> {
-    let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
     let fd = retry_on_interrupt(|| openat(directory.fd, name, flags, Mode::S_IRUSR | Mode::S_IWUSR))?;
     File::from(fd).write_all(bytes).map_err(|error| io_errno(&error))
 }

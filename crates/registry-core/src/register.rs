@@ -9,7 +9,7 @@ use owner_liveness::{Liveness, OwnerIdentity, Pid, SocketIdentity, SystemFacts};
 use crate::directory::RosterDir;
 use crate::error::{Error, Result};
 use crate::files::{MAX_ENTRY_BYTES, read_hint, read_names_from, remove_entry, write_atomically, write_hint};
-use crate::prune::{dead_for_good, recheck, remove_session_row};
+use crate::prune::{dead_for_good, index_entry_of, recheck};
 use crate::record::{
     Parsed, RECORD_FORMAT, Record, SocketRecord, continues_chain, parse_record, record_file_name, same_owner,
 };
@@ -18,7 +18,9 @@ use crate::record_values::{
     SocketPath, TranscriptPath,
 };
 use crate::recorded_owner::RecordedOwner;
-use crate::session_index::{indexed_holder, point_index_at, remove_index_if_pointing_at};
+use crate::session_index::{
+    indexed_holder, point_index_at, remove_index_entry_if_pointing_at, remove_index_if_pointing_at,
+};
 use crate::session_row::{read_listed_session_row, read_session_row};
 use crate::timestamp::Timestamp;
 
@@ -28,9 +30,13 @@ use crate::timestamp::Timestamp;
 pub const REAP_EXAMINE: usize = 4;
 /// How many dead records one register removes, at most.
 pub const REAP_REMOVE: usize = 3;
-/// Where the reaping walk left off: a hint, rewritten without fsync and
-/// ignored when unreadable.
+/// Where the reaping walk left off: a hint, rewritten without fsync, and
+/// without the lock when nothing was reaped; ignored when unreadable.
 const REAP_CURSOR_NAME: &str = ".reap-cursor";
+/// The cursor is written zero-padded to one width (an `i64` has at most 19
+/// digits and a sign), so that writers racing without the lock each
+/// replace all of it (`write_hint`).
+const CURSOR_WIDTH: usize = 20;
 
 /// Everything a record is made of, already validated.
 #[derive(Clone, Debug)]
@@ -250,16 +256,27 @@ fn build_record(
 /// held only for the registration's own record: the entries are read and
 /// judged without it, which in a registry of live sessions is all there is
 /// to do. Only when one is dead is the lock taken again, and only if it is
-/// free at that instant (a writer holding it, or waiting, has better things
-/// to do than wait for a reaper, and the next registration reaps); each
-/// dead record is then re-checked under it the way prune re-checks.
+/// free at that instant: a registration never waits to reap. The dead
+/// records are then re-checked under it the way prune re-checks, and
+/// removed. When the lock was not free, the walk stays where it was, so
+/// the next registration finds the same dead records again.
 fn reap_a_few(roster: &RosterDir, own_pid: Pid, facts: &impl SystemFacts) -> Vec<u32> {
     let sessions = roster.sessions();
     let cursor = read_hint(sessions, REAP_CURSOR_NAME)
         .and_then(|bytes| String::from_utf8(bytes).ok())
         .and_then(|text| text.trim().parse::<i64>().ok())
         .unwrap_or(0);
-    let Ok((entries, next)) = read_names_from(sessions, cursor, REAP_EXAMINE) else { return Vec::new() };
+    let write_cursor = |at: i64| {
+        let _ = write_hint(sessions, REAP_CURSOR_NAME, format!("{at:0CURSOR_WIDTH$}").as_bytes());
+    };
+    let Ok((entries, next)) = read_names_from(sessions, cursor, REAP_EXAMINE) else {
+        // A cursor the directory refuses (say, a negative one) must not stop
+        // the walk for good: the next one starts from the top.
+        if cursor != 0 {
+            write_cursor(0);
+        }
+        return Vec::new();
+    };
     let own_record = record_file_name(own_pid);
     let mut dead = Vec::new();
     for entry in &entries {
@@ -278,13 +295,14 @@ fn reap_a_few(roster: &RosterDir, own_pid: Pid, facts: &impl SystemFacts) -> Vec
         }
         dead.push((row, stamp));
     }
-    // The cursor is a hint: any value only moves where the next walk
-    // starts, so it is written without the lock.
     let next = next.unwrap_or(0);
-    if next != cursor {
-        let _ = write_hint(sessions, REAP_CURSOR_NAME, next.to_string().as_bytes());
-    }
+    let move_cursor = || {
+        if next != cursor {
+            write_cursor(next);
+        }
+    };
     if dead.is_empty() {
+        move_cursor();
         return Vec::new();
     }
     let Ok(Some(lock)) = roster.lock_if_free() else { return Vec::new() };
@@ -298,9 +316,15 @@ fn reap_a_few(roster: &RosterDir, own_pid: Pid, facts: &impl SystemFacts) -> Vec
         if row.liveness() != Liveness::Dead || record.pid() == own_pid {
             continue;
         }
-        if remove_session_row(roster, &lock, &row).unwrap_or(false) {
+        if remove_entry(roster, sessions, &row.file_name).unwrap_or(false) {
+            // An index entry left behind is an orphan prune removes.
+            if let Some((key, pid)) = index_entry_of(&row) {
+                let _ = remove_index_entry_if_pointing_at(roster, &key, pid);
+            }
             reaped.push(record.pid().get());
         }
     }
+    move_cursor();
+    drop(lock);
     reaped
 }

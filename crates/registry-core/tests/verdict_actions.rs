@@ -352,42 +352,82 @@ fn register_keeps_a_record_replaced_by_a_live_one_after_its_reaping_pass_judged_
 
 /// Register's reaping never waits for the lock: when another process holds
 /// it by the time a dead record is found, the registration returns at once
-/// with the record left for the next writer, which removes it.
+/// with the record left in place, and its walk stays where it was, so the
+/// very next registration finds the record again and removes it. (Had the
+/// walk moved on, the record would wait a lap of the registry: here forty
+/// records, ten registrations.)
 #[test]
 fn register_leaves_a_dead_record_to_the_next_writer_when_the_lock_is_taken() {
     let temp = tempfile::tempdir().unwrap();
     let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
     write_atomically(&roster, roster.sessions(), "4242.json", record_text(4242, BOOT_ID).as_bytes()).unwrap();
+    let mut processes = HashMap::from([(4242, AtPid::Nothing)]);
+    for pid in 6000..6040u32 {
+        let file = format!("{pid}.json");
+        write_atomically(&roster, roster.sessions(), &file, record_text(pid, BOOT_ID).as_bytes()).unwrap();
+        processes.insert(pid, AtPid::TheOwner);
+    }
+    let registrants: Vec<u32> = (5000..5100).collect();
+    processes.extend(registrants.iter().map(|&pid| (pid, AtPid::TheOwner)));
     let root = roster.path().to_owned();
-    // Another holder of the lock: its own open file description, as
-    // another process would have.
+    // Another holder of the lock, with its own open file description as
+    // another process would have; it takes the lock the moment the reaping
+    // pass looks at 4242's owner (there is none: the record is dead).
     let other_holder = std::sync::Arc::new(std::sync::Mutex::new(None));
     let taken_by_other = std::sync::Arc::clone(&other_holder);
-    let taken_once = std::sync::atomic::AtomicBool::new(false);
+    let other_takes_it = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let takes_it = std::sync::Arc::clone(&other_takes_it);
     let facts = MadeUpFacts {
         boot_id: BOOT_ID.into(),
         pid_ns: PID_NS,
-        processes: HashMap::from([(4242, AtPid::Nothing), (5000, AtPid::TheOwner), (5001, AtPid::TheOwner)]),
+        processes,
         now: registered_at() + Duration::from_secs(60),
-        // The other writer takes the lock the moment the reaping pass
-        // looks at 4242's owner (there is none: the record is dead).
         meanwhile: Some(Box::new(move |pid| {
-            if pid.get() == 4242 && !taken_once.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            if pid.get() == 4242 && takes_it.load(std::sync::atomic::Ordering::SeqCst) {
                 let other = RosterDir::open_or_create(&root).unwrap();
                 let lock = other.lock_if_free().unwrap().expect("the registration let go of the lock");
                 *taken_by_other.lock().unwrap() = Some(lock);
             }
         })),
     };
-    let started = std::time::Instant::now();
-    let registered = register(&roster, &registration(5000), &facts).unwrap();
-    assert!(registered.reaped.is_empty(), "{:?}", registered.reaped);
+    let mut registrants = registrants.into_iter();
+    let skipped = registrants.by_ref().find(|&pid| {
+        let started = std::time::Instant::now();
+        let registered = register(&roster, &registration(pid), &facts).unwrap();
+        assert!(started.elapsed() < Duration::from_secs(1), "register waited {:?}", started.elapsed());
+        assert!(registered.reaped.is_empty(), "{:?}", registered.reaped);
+        other_holder.lock().unwrap().take().is_some()
+    });
+    assert!(skipped.is_some(), "no registration's reaping pass came to 4242 in a lap of the registry");
     assert!(roster.path().join("sessions/4242.json").exists());
-    assert!(started.elapsed() < Duration::from_secs(1), "register waited {:?}", started.elapsed());
-    drop(other_holder.lock().unwrap().take());
 
-    let registered = register(&roster, &registration(5001), &facts).unwrap();
+    other_takes_it.store(false, std::sync::atomic::Ordering::SeqCst);
+    let registered = register(&roster, &registration(registrants.next().unwrap()), &facts).unwrap();
     assert_eq!(registered.reaped, vec![4242]);
+    assert!(!roster.path().join("sessions/4242.json").exists());
+}
+
+/// The reaping cursor is a hint any value of which is harmless: one the
+/// directory refuses (a negative offset) sends the walk back to the top
+/// instead of stopping it for good.
+#[test]
+fn register_reaps_again_after_a_cursor_the_directory_refuses() {
+    let temp = tempfile::tempdir().unwrap();
+    let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+    write_atomically(&roster, roster.sessions(), "4242.json", record_text(4242, BOOT_ID).as_bytes()).unwrap();
+    std::fs::write(roster.path().join("sessions/.reap-cursor"), "-5").unwrap();
+    let facts = MadeUpFacts {
+        boot_id: BOOT_ID.into(),
+        pid_ns: PID_NS,
+        processes: HashMap::from([(4242, AtPid::Nothing), (5000, AtPid::TheOwner), (5001, AtPid::TheOwner)]),
+        now: registered_at() + Duration::from_secs(60),
+        meanwhile: None,
+    };
+    let reaped: Vec<u32> = [5000, 5001]
+        .into_iter()
+        .flat_map(|pid| register(&roster, &registration(pid), &facts).unwrap().reaped)
+        .collect();
+    assert_eq!(reaped, vec![4242]);
     assert!(!roster.path().join("sessions/4242.json").exists());
 }
 
