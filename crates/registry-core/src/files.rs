@@ -578,12 +578,16 @@ pub fn read_names_from(
 /// harmless, such as the reaping cursor. Writers may race without the lock:
 /// Linux lets one write to a file at a time, so when they all write the
 /// same length the file holds one writer's bytes, never a mix of lengths;
-/// a reader racing a write may see bytes of two. Never follows a symlink,
-/// never blocks on a FIFO put in its place.
+/// a reader racing a write may see bytes of two. Whatever followed the
+/// written bytes (a longer file put there by anything else) is cut off
+/// after the write, so it cannot make the hint unreadable for good. Never
+/// follows a symlink, never blocks on a FIFO put in its place.
 pub fn write_hint(directory: SubDir<'_>, name: &str, bytes: &[u8]) -> std::result::Result<(), Errno> {
     let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
     let fd = retry_on_interrupt(|| openat(directory.fd, name, flags, Mode::S_IRUSR | Mode::S_IWUSR))?;
-    File::from(fd).write_all(bytes).map_err(|error| io_errno(&error))
+    let mut file = File::from(fd);
+    file.write_all(bytes).map_err(|error| io_errno(&error))?;
+    file.set_len(bytes.len() as u64).map_err(|error| io_errno(&error))
 }
 
 /// Reads a small hint file written by `write_hint`; `None` when absent,

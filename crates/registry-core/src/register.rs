@@ -262,17 +262,19 @@ fn build_record(
 /// the next registration finds the same dead records again.
 fn reap_a_few(roster: &RosterDir, own_pid: Pid, facts: &impl SystemFacts) -> Vec<u32> {
     let sessions = roster.sessions();
-    let cursor = read_hint(sessions, REAP_CURSOR_NAME)
+    // `None` when there is none or it cannot be used: the walk starts at the
+    // top, and the cursor is written whatever the walk finds.
+    let stored_cursor = read_hint(sessions, REAP_CURSOR_NAME)
         .and_then(|bytes| String::from_utf8(bytes).ok())
-        .and_then(|text| text.trim().parse::<i64>().ok())
-        .unwrap_or(0);
+        .and_then(|text| text.trim().parse::<i64>().ok());
+    let cursor = stored_cursor.unwrap_or(0);
     let write_cursor = |at: i64| {
         let _ = write_hint(sessions, REAP_CURSOR_NAME, format!("{at:0CURSOR_WIDTH$}").as_bytes());
     };
     let Ok((entries, next)) = read_names_from(sessions, cursor, REAP_EXAMINE) else {
         // A cursor the directory refuses (say, a negative one) must not stop
         // the walk for good: the next one starts from the top.
-        if cursor != 0 {
+        if stored_cursor != Some(0) {
             write_cursor(0);
         }
         return Vec::new();
@@ -297,7 +299,7 @@ fn reap_a_few(roster: &RosterDir, own_pid: Pid, facts: &impl SystemFacts) -> Vec
     }
     let next = next.unwrap_or(0);
     let move_cursor = || {
-        if next != cursor {
+        if stored_cursor != Some(next) {
             write_cursor(next);
         }
     };

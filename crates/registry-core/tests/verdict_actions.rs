@@ -409,26 +409,45 @@ fn register_leaves_a_dead_record_to_the_next_writer_when_the_lock_is_taken() {
 
 /// The reaping cursor is a hint any value of which is harmless: one the
 /// directory refuses (a negative offset) sends the walk back to the top
-/// instead of stopping it for good.
+/// instead of stopping it for good, and so does a cursor file too large to
+/// read (1 MiB of junk), which the next write cuts back to one cursor.
 #[test]
-fn register_reaps_again_after_a_cursor_the_directory_refuses() {
-    let temp = tempfile::tempdir().unwrap();
-    let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
-    write_atomically(&roster, roster.sessions(), "4242.json", record_text(4242, BOOT_ID).as_bytes()).unwrap();
-    std::fs::write(roster.path().join("sessions/.reap-cursor"), "-5").unwrap();
-    let facts = MadeUpFacts {
-        boot_id: BOOT_ID.into(),
-        pid_ns: PID_NS,
-        processes: HashMap::from([(4242, AtPid::Nothing), (5000, AtPid::TheOwner), (5001, AtPid::TheOwner)]),
-        now: registered_at() + Duration::from_secs(60),
-        meanwhile: None,
-    };
-    let reaped: Vec<u32> = [5000, 5001]
-        .into_iter()
-        .flat_map(|pid| register(&roster, &registration(pid), &facts).unwrap().reaped)
-        .collect();
-    assert_eq!(reaped, vec![4242]);
-    assert!(!roster.path().join("sessions/4242.json").exists());
+fn register_reaps_again_after_a_cursor_it_cannot_use() {
+    let junk = vec![b'7'; 1 << 20];
+    for (case, cursor) in [("a negative cursor", &b"-5"[..]), ("1 MiB of junk", &junk[..])] {
+        let temp = tempfile::tempdir().unwrap();
+        let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+        write_atomically(&roster, roster.sessions(), "4242.json", record_text(4242, BOOT_ID).as_bytes())
+            .unwrap();
+        let cursor_file = roster.path().join("sessions/.reap-cursor");
+        std::fs::write(&cursor_file, cursor).unwrap();
+        let facts = MadeUpFacts {
+            boot_id: BOOT_ID.into(),
+            pid_ns: PID_NS,
+            processes: HashMap::from([
+                (4242, AtPid::Nothing),
+                (5000, AtPid::TheOwner),
+                (5001, AtPid::TheOwner),
+            ]),
+            now: registered_at() + Duration::from_secs(60),
+            meanwhile: None,
+        };
+        let reaped: Vec<u32> = [5000, 5001]
+            .into_iter()
+            .flat_map(|pid| register(&roster, &registration(pid), &facts).unwrap().reaped)
+            .collect();
+        assert_eq!(reaped, vec![4242], "{case}");
+        assert!(!roster.path().join("sessions/4242.json").exists(), "{case}");
+        let left = std::fs::read(&cursor_file).unwrap();
+        let readable =
+            left.len() <= 20 && std::str::from_utf8(&left).is_ok_and(|text| text.parse::<i64>().is_ok());
+        assert!(
+            readable,
+            "{case}: the cursor file holds {} bytes, starting {:?}",
+            left.len(),
+            &left[..left.len().min(24)]
+        );
+    }
 }
 
 /// Thousands of records, as many dead as not: prune judges them on every
