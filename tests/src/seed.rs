@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use owner_liveness::{OwnerIdentity, OwnerSource};
 use registry_core::{
-    AgentName, HarnessName, HarnessVersion, RECORD_FORMAT, Record, RecordedOwner, RecordedTime, RosterDir,
-    SESSION_IDS, SESSIONS, SessionDirectoryPath, SessionId, Timestamp, TranscriptPath, index_entry_name,
-    record_file_name,
+    AgentName, HarnessName, HarnessVersion, RECORD_FORMAT, Record, RecordName, RecordedOwner, RecordedTime,
+    RosterDir, SESSION_IDS, SESSIONS, SessionDirectoryPath, SessionId, Timestamp, TranscriptPath,
+    index_entry_name,
 };
 
 /// A roster directory created the way the tools create one (0700, both
@@ -31,7 +31,8 @@ impl SeededRegistry {
 
     /// Writes `record` and its session-id index entry, as register would.
     pub fn write(&self, record: &Record) -> anyhow::Result<PathBuf> {
-        let path = self.sessions.join(record_file_name(record.pid()));
+        let name = RecordName::of_identity(&record.identity());
+        let path = self.sessions.join(name.file_name());
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create(true)
@@ -43,7 +44,7 @@ impl SeededRegistry {
         if let Some(session_id) = &record.session_id {
             let index = self.root.join(SESSION_IDS).join(index_entry_name(session_id));
             let _ = std::fs::remove_file(&index);
-            std::os::unix::fs::symlink(record.pid().to_string(), &index)
+            std::os::unix::fs::symlink(name.to_string(), &index)
                 .with_context(|| format!("create {}", index.display()))?;
         }
         Ok(path)

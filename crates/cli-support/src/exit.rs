@@ -86,7 +86,9 @@ impl From<&registry_core::Error> for ExitStatus {
     fn from(error: &registry_core::Error) -> ExitStatus {
         use registry_core::Error;
         match error {
-            Error::UntrustedDirectory { .. } | Error::SessionIdConflict { .. } => ExitStatus::Refused,
+            Error::UntrustedDirectory { .. } | Error::SessionIdConflict { .. } | Error::NotOurs { .. } => {
+                ExitStatus::Refused
+            }
             Error::BadInput(_) | Error::NoHome => ExitStatus::BadInput,
             Error::Busy { .. } | Error::Io { .. } => ExitStatus::Failure,
         }

@@ -38,6 +38,13 @@ fn registry_errors() -> Vec<(registry_core::Error, ExitStatus)> {
             },
             ExitStatus::Refused,
         ),
+        (
+            Error::NotOurs {
+                path: "/r/sessions/2@4026532200-0123456789abcdef.json".into(),
+                why: "alive".into(),
+            },
+            ExitStatus::Refused,
+        ),
         (Error::BadInput("ROSTER_DIR is relative".into()), ExitStatus::BadInput),
         (Error::NoHome, ExitStatus::BadInput),
     ];
@@ -47,6 +54,7 @@ fn registry_errors() -> Vec<(registry_core::Error, ExitStatus)> {
             | Error::Busy { .. }
             | Error::Io { .. }
             | Error::SessionIdConflict { .. }
+            | Error::NotOurs { .. }
             | Error::BadInput(_)
             | Error::NoHome => {}
         }

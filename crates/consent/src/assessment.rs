@@ -8,12 +8,12 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use owner_liveness::{CaptureError, Liveness, OwnerIdentity, Pid, SystemFacts};
-use registry_core::{RosterDir, read_session_row, record_file_name};
+use registry_core::{RosterDir, find_session_row};
 
 use crate::config_files::{AutoArmInputs, load_auto_arm_inputs};
 use crate::decision::{OwnerCondition, SessionConsent, decide};
 use crate::error::Result;
-use crate::marker_entry::{MarkerEntry, MarkerFinding, read_marker};
+use crate::marker_entry::{MarkerEntry, MarkerFinding, marker_name_in_reader_world, read_marker};
 use crate::session_directory::{SessionDirectory, session_directory};
 
 /// Everything `status` shows and `should-arm` decides on.
@@ -67,9 +67,10 @@ pub fn assess(request: AssessmentRequest<'_>, facts: &impl SystemFacts) -> Resul
     let roster = RosterDir::open_existing(roster_path)?;
     let directory =
         session_directory(roster.as_ref(), roster_path, pid, owner_identity.as_ref().ok(), cwd_flag, facts)?;
+    let marker_name = marker_name_in_reader_world(pid, facts);
     let marker = match &roster {
-        Some(roster) => read_marker(roster, pid, facts),
-        None => MarkerEntry::absent(roster_path, pid),
+        Some(roster) => read_marker(roster, marker_name, facts),
+        None => MarkerEntry::absent(roster_path, marker_name),
     };
     let inputs = load_auto_arm_inputs(&directory.path, env);
     let condition = match &owner_identity {
@@ -99,12 +100,10 @@ fn session_runs_on_in_its_chain(
         MarkerFinding::Judged { marker, verdict }
             if !marker.owner.chain.is_empty() && verdict.liveness == Liveness::Alive
     );
-    let record_alive = roster
-        .and_then(|roster| read_session_row(roster, &record_file_name(pid), facts))
-        .is_some_and(|row| {
-            row.record.as_ref().is_some_and(|record| !record.owner.chain.is_empty())
-                && row.liveness() == Liveness::Alive
-        });
+    let record_alive = roster.and_then(|roster| find_session_row(roster, pid, facts)).is_some_and(|row| {
+        row.record.as_ref().is_some_and(|record| !record.owner.chain.is_empty())
+            && row.liveness() == Liveness::Alive
+    });
     marker_alive || record_alive
 }
 

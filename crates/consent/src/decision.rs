@@ -9,8 +9,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
-use owner_liveness::{Liveness, Pid, SystemFacts};
-use registry_core::{RosterDir, SessionRow, pid_of_file_name};
+use owner_liveness::{Liveness, SystemFacts};
+use registry_core::{RecordName, RosterDir, SessionRow};
 
 use crate::config::{ConfigOutcome, Decision, resolve_auto_arm_naming_repo_file};
 use crate::config_files::{ConfigInput, load_repo_input, load_user_input};
@@ -95,7 +95,7 @@ pub struct ConsentDecider {
     /// listed once up front (a listing's decisions); `None` to look for
     /// each marker (a watcher's, whose markers come and go). A name that is
     /// not a canonical `<pid>.json` is no owner's marker.
-    marker_pids: Option<HashSet<Pid>>,
+    marker_names: Option<HashSet<String>>,
 }
 
 /// What a decision takes for a session known to have no marker: only the
@@ -114,23 +114,35 @@ impl ConsentDecider {
         ConsentDecider {
             user: load_user_input(env),
             repo_by_directory: Mutex::new(HashMap::new()),
-            marker_pids: None,
+            marker_names: None,
         }
     }
 
     /// Lists `consent/` once, so that a session without a marker costs no
     /// lookup (where the listing fails, each marker is looked for).
     pub fn knowing_markers_of(mut self, roster: &RosterDir) -> ConsentDecider {
-        self.marker_pids = registry_core::list_names(roster, roster.consent())
+        self.marker_names = registry_core::list_names(roster, roster.consent())
             .ok()
-            .map(|names| names.iter().filter_map(|name| pid_of_file_name(name.to_str()?)).collect());
+            .map(|names| names.into_iter().filter_map(|name| name.into_string().ok()).collect());
         self
     }
 
-    fn marker(&self, roster: &RosterDir, pid: Pid, facts: &impl SystemFacts) -> Cow<'static, MarkerEntry> {
-        match &self.marker_pids {
-            Some(pids) if !pids.contains(&pid) => Cow::Borrowed(&NO_MARKER),
-            _ => Cow::Owned(read_marker(roster, pid, facts)),
+    /// The marker of the session whose record is called `name`, or an
+    /// older roster's `<pid>.json` standing in for it (`read_marker`).
+    fn marker(
+        &self,
+        roster: &RosterDir,
+        name: RecordName,
+        facts: &impl SystemFacts,
+    ) -> Cow<'static, MarkerEntry> {
+        match &self.marker_names {
+            Some(names)
+                if !names.contains(&name.file_name())
+                    && !names.contains(&RecordName::legacy(name.pid).file_name()) =>
+            {
+                Cow::Borrowed(&NO_MARKER)
+            }
+            _ => Cow::Owned(read_marker(roster, name, facts)),
         }
     }
 
@@ -144,8 +156,8 @@ impl ConsentDecider {
     /// that is not believed, accepts nothing.
     pub fn for_row(&self, roster: &RosterDir, row: &SessionRow, facts: &impl SystemFacts) -> SessionConsent {
         let Some(record) = &row.record else {
-            let marker = match row.pid {
-                Some(pid) => self.marker(roster, pid, facts).counted_state(),
+            let marker = match RecordName::parse_file_name(&row.file_name) {
+                Some(name) => self.marker(roster, name, facts).counted_state(),
                 None => ConsentState::None,
             };
             return SessionConsent {
@@ -155,7 +167,8 @@ impl ConsentDecider {
                 label: "-",
             };
         };
-        let marker = self.marker(roster, record.pid(), facts);
+        let name = RecordName::parse_file_name(&row.file_name).unwrap_or(RecordName::legacy(record.pid()));
+        let marker = self.marker(roster, name, facts);
         let owner = match row.liveness() {
             Liveness::Alive => OwnerCondition::Running,
             other => OwnerCondition::NotRunning(format!("is {other} ({})", row.verdict.reason)),

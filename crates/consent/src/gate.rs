@@ -5,13 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
-use owner_liveness::{OwnerIdentity, Pid, SystemFacts};
-use registry_core::{RosterDir, Timestamp, write_atomically};
+use owner_liveness::{OwnerIdentity, SystemFacts};
+use registry_core::{RecordName, RosterDir, Timestamp, remove_entry, write_atomically};
 
 use crate::config::Decision;
 use crate::error::Result;
 use crate::marker::{Marker, MarkerState};
-use crate::marker_entry::{ConsentState, MarkerEntry, consent_file_name, read_marker};
+use crate::marker_entry::{ConsentState, MarkerEntry, MarkerFinding, read_marker, read_marker_entry};
 use crate::prune::{MarkerPruneReport, prune_markers};
 
 /// What `arm` and `disarm` wrote, and how many dead markers they reaped.
@@ -33,8 +33,8 @@ pub struct Effective {
 /// its marker's state while the marker's owner is alive, else `None`.
 /// Never fails: a marker that cannot be read or believed is `None`. What
 /// `roster-list` shows in its consent column.
-pub fn live_consent_state(roster: &RosterDir, pid: Pid, facts: &impl SystemFacts) -> ConsentState {
-    read_marker(roster, pid, facts).counted_state()
+pub fn live_consent_state(roster: &RosterDir, name: RecordName, facts: &impl SystemFacts) -> ConsentState {
+    read_marker(roster, name, facts).counted_state()
 }
 
 /// Writes the marker of the owner `identity` (which the caller captured
@@ -53,9 +53,19 @@ pub fn write_marker(
     facts: &impl SystemFacts,
 ) -> Result<WrittenMarker> {
     let marker = Marker::new(identity, state, cwd, Timestamp::from_system_time(facts.now()));
-    let name = consent_file_name(identity.pid);
+    let name = RecordName::of_identity(identity).file_name();
     let lock = roster.lock()?;
     write_atomically(roster, roster.consent(), &name, &marker.to_bytes())?;
+    // This owner's marker under the name an older roster gave it: the one
+    // just written takes its place. Another world's, at the same number,
+    // stays.
+    let legacy = RecordName::legacy(identity.pid).file_name();
+    if let Some(entry) = read_marker_entry(roster, &legacy, facts)
+        && let MarkerFinding::Judged { marker: old, .. } = &entry.finding
+        && old.owner.is_same_owner(identity)
+    {
+        remove_entry(roster, roster.consent(), &legacy)?;
+    }
     let reaped = prune_markers(roster, &lock, None, false, facts)?;
     Ok(WrittenMarker { path: roster.entry_path(roster.consent(), &name), marker, reaped })
 }

@@ -38,7 +38,7 @@ pub use error::{Error, Result};
 pub use gate::{Effective, WrittenMarker, effective_should_arm, live_consent_state, write_marker};
 pub use marker::{MARKER_FORMAT, Marker, MarkerState, ParsedMarker, parse_marker};
 pub use marker_entry::{
-    ConsentState, MarkerEntry, MarkerFinding, MarkerProblem, consent_file_name, read_marker,
+    ConsentState, MarkerEntry, MarkerFinding, MarkerProblem, marker_name_in_reader_world, read_marker,
     read_marker_entry,
 };
 pub use prune::{MarkerPruneReport, prune_markers, remove_marker};

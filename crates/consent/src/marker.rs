@@ -1,4 +1,5 @@
-//! The consent marker (format 3; formats 1 and 2 are still read): `consent/<pid>.json`, one session's
+//! The consent marker (format 4; formats 1 to 3 are still read): `consent/<pid>@<world>.json`
+//! (`RecordName`, an older roster's `<pid>.json` still read), one session's
 //! explicit `armed` or `disarmed`, bound to its owner's identity with the
 //! same keys as the record (docs/contract.md §3, §6.4). Parsing is strict, because a
 //! marker is believed only when everything in it checks out.
@@ -18,11 +19,15 @@ use serde::{Deserialize, Serialize};
 /// added `user_ns`, format 3 the owner's `chain`; since unknown keys are
 /// refused, an older roster must see a marker that carries them as a newer
 /// format, not as a broken one. Format 1 and 2 markers (without them) are
-/// read as before: their owner is one process.
-pub const MARKER_FORMAT: u64 = 3;
+/// read as before: their owner is one process. Format 4 added `machine`
+/// (and start ticks on the initial time namespace's clock with it).
+pub const MARKER_FORMAT: u64 = 4;
 
 /// The first marker format that may carry `chain`.
 pub const CHAIN_MARKER_FORMAT: u64 = 3;
+
+/// The first marker format that may carry `machine`.
+pub const MACHINE_MARKER_FORMAT: u64 = 4;
 
 /// What the session said.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -158,6 +163,12 @@ impl MarkerKeys {
         if !self.owner.chain.is_empty() && self.format < CHAIN_MARKER_FORMAT {
             return Err(FieldError::new(Field::Chain, FieldProblem::BeforeItsFormat { format: self.format }));
         }
+        if self.owner.machine.is_some() && self.format < MACHINE_MARKER_FORMAT {
+            return Err(FieldError::new(
+                Field::Machine,
+                FieldProblem::BeforeItsFormat { format: self.format },
+            ));
+        }
         let owner = self.owner.check(file_pid)?;
         if !Path::new(&self.cwd).is_absolute() {
             return Err(FieldError::new(Field::Cwd, FieldProblem::NotAbsolute { value: self.cwd }));
@@ -247,10 +258,11 @@ mod tests {
             pid_ns: 4026531836,
             time_ns: 4026531834,
             user_ns: Some(4026531837),
+            machine: Some("machine-id:3d1219c7c4c5404aaa1f6d2a48adfda4".into()),
             chain: vec![ChainMember { pid: pid(4250), start_ticks: 871, pidfs_ino: Some(12346), uid: 1000 }],
         };
         Marker {
-            format: 3,
+            format: 4,
             state: MarkerState::Armed,
             owner: RecordedOwner::from(&identity),
             cwd: "/home/dev/src/app".into(),
@@ -297,6 +309,7 @@ mod tests {
                 "pid_ns",
                 "time_ns",
                 "user_ns",
+                "machine",
                 "chain",
                 "pid",
                 "start_ticks",
@@ -365,8 +378,8 @@ mod tests {
             map.insert("trusted".into(), true.into());
         }));
         let duplicated = String::from_utf8(sample().to_bytes()).unwrap().replacen(
-            "\"format\": 3,",
-            "\"format\": 3, \"state\": \"armed\",",
+            "\"format\": 4,",
+            "\"format\": 4, \"state\": \"armed\",",
             1,
         );
         check_malformed(&duplicated);
@@ -379,8 +392,8 @@ mod tests {
     #[test]
     fn newer_formats_are_unsupported_not_malformed() {
         assert_eq!(
-            parse_marker(br#"{"format": 4, "anything": true}"#, pid(4242)),
-            ParsedMarker::UnsupportedFormat(4)
+            parse_marker(br#"{"format": 5, "anything": true}"#, pid(4242)),
+            ParsedMarker::UnsupportedFormat(5)
         );
     }
 
@@ -388,6 +401,7 @@ mod tests {
     fn format_2_markers_without_a_chain_are_still_read_and_may_not_carry_one() {
         let format_2 = sample_with(|marker| {
             marker.format = 2;
+            marker.owner.machine = None;
             marker.owner.chain = Vec::new();
         });
         let text = String::from_utf8(format_2.to_bytes()).unwrap();
@@ -426,6 +440,7 @@ mod tests {
         let format_1 = sample_with(|marker| {
             marker.format = 1;
             marker.owner.user_ns = None;
+            marker.owner.machine = None;
             marker.owner.chain = Vec::new();
         });
         let text = String::from_utf8(format_1.to_bytes()).unwrap();

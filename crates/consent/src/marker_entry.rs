@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use owner_liveness::{Liveness, Pid, SystemFacts, Verdict, judge};
 use registry_core::{
-    ProblemKind, ReadProblem, RosterDir, Timestamp, pid_of_file_name, read_entry, record_file_name,
+    NOT_A_RECORD_NAME, ProblemKind, ReadProblem, RecordName, RosterDir, Timestamp, World, read_entry,
 };
 
 use crate::marker::{Marker, MarkerState, ParsedMarker, parse_marker};
@@ -74,12 +74,12 @@ pub struct MarkerEntry {
 
 impl MarkerEntry {
     /// The entry of a session that has no marker file.
-    pub fn absent(roster_path: &Path, pid: Pid) -> MarkerEntry {
-        let file_name = consent_file_name(pid);
+    pub fn absent(roster_path: &Path, name: RecordName) -> MarkerEntry {
+        let file_name = name.file_name();
         MarkerEntry {
             path: roster_path.join(registry_core::CONSENT).join(&file_name),
             file_name,
-            pid: Some(pid),
+            pid: Some(name.pid),
             finding: MarkerFinding::Absent,
             written_at: None,
         }
@@ -152,15 +152,45 @@ impl MarkerEntry {
     }
 }
 
-/// The file name of a session's marker: `<pid>.json`.
-pub fn consent_file_name(pid: Pid) -> String {
-    record_file_name(pid)
+/// The marker name of the session whose owner is `pid` in the caller's
+/// own world (`RecordName`): what `--pid` names.
+pub fn marker_name_in_reader_world(pid: Pid, facts: &impl SystemFacts) -> RecordName {
+    match World::of_reader(facts) {
+        Some(world) => RecordName::new(pid, world),
+        None => RecordName::legacy(pid),
+    }
 }
 
-/// Reads and judges the marker of the session owned by `pid`.
-pub fn read_marker(roster: &RosterDir, pid: Pid, facts: &impl SystemFacts) -> MarkerEntry {
-    read_marker_entry(roster, &consent_file_name(pid), facts)
-        .unwrap_or_else(|| MarkerEntry::absent(roster.path(), pid))
+/// Reads and judges the marker of the session whose record is called
+/// `name` (a marker is called as its session's record is). Where there is
+/// none, the marker an older roster wrote as `<pid>.json` stands in, when
+/// it is a problem (never believed, so it closes the gate) or a marker of
+/// this world: another world's marker at the same number is not this
+/// session's.
+pub fn read_marker(roster: &RosterDir, name: RecordName, facts: &impl SystemFacts) -> MarkerEntry {
+    if let Some(entry) = read_marker_entry(roster, &name.file_name(), facts) {
+        return entry;
+    }
+    let legacy = RecordName::legacy(name.pid);
+    if let Some(world) = name.world
+        && let Some(entry) = read_marker_entry(roster, &legacy.file_name(), facts)
+        && marker_is_of_world(&entry, world)
+    {
+        return entry;
+    }
+    MarkerEntry::absent(roster.path(), name)
+}
+
+/// Whether a marker entry could be a marker of `world`'s session: a
+/// problem entry, or a marker recorded in that world.
+pub(crate) fn marker_is_of_world(entry: &MarkerEntry, world: World) -> bool {
+    match &entry.finding {
+        MarkerFinding::Judged { marker, .. } => {
+            World::new(marker.owner.pid_ns, marker.owner.boot_id.as_str()) == world
+        }
+        MarkerFinding::Problem(_) => true,
+        MarkerFinding::Absent => false,
+    }
 }
 
 /// Reads and judges one entry of `consent/`; `None` when the name is a
@@ -175,7 +205,8 @@ pub fn read_marker_entry(
     }
     let consent = roster.consent();
     let path = roster.entry_path(consent, file_name);
-    let file_pid = pid_of_file_name(file_name);
+    let name = RecordName::parse_file_name(file_name);
+    let file_pid = name.map(|name| name.pid);
     let problem = |kind: ProblemKind, detail: String, mtime: Option<Timestamp>| MarkerEntry {
         file_name: file_name.to_owned(),
         path: path.clone(),
@@ -194,13 +225,10 @@ pub fn read_marker_entry(
             return Some(problem(ProblemKind::Untrusted, format!("unreadable: {why}"), mtime));
         }
     };
-    let Some(file_pid) = file_pid else {
-        return Some(problem(
-            ProblemKind::Malformed,
-            "name is not <pid>.json with the pid in canonical decimal".into(),
-            Some(contents.mtime),
-        ));
+    let Some(name) = name else {
+        return Some(problem(ProblemKind::Malformed, NOT_A_RECORD_NAME.into(), Some(contents.mtime)));
     };
+    let file_pid = name.pid;
     Some(match parse_marker(&contents.bytes, file_pid) {
         ParsedMarker::Marker(marker) => {
             let verdict = judge(&marker.identity(), None, facts);

@@ -5,11 +5,13 @@
 
 use std::time::Duration;
 
-use owner_liveness::{Liveness, Pid, SystemFacts};
-use registry_core::{RegistryLock, RosterDir, Timestamp, list_names, remove_entry};
+use owner_liveness::{Liveness, SystemFacts};
+use registry_core::{
+    CurrentSession, RecordName, RegistryLock, RosterDir, Timestamp, World, list_names, remove_entry,
+};
 
 use crate::error::Result;
-use crate::marker_entry::{MarkerEntry, consent_file_name, read_marker_entry};
+use crate::marker_entry::{MarkerEntry, MarkerFinding, read_marker_entry};
 
 /// What `prune_markers` removed (or, with `dry_run`, would remove).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -71,23 +73,39 @@ pub fn prune_markers(
     Ok(report)
 }
 
-/// Removes the marker of the session owned by `pid` whatever its verdict
-/// (what `roster-prune --current` does at session end), with the registry
-/// `lock` held by the caller. `Ok(true)` when a file was there and was
-/// removed (or, with `dry_run`, would be); `Ok(false)` when there was none
-/// or it is a directory, which roster never removes.
-pub fn remove_marker(roster: &RosterDir, _lock: &RegistryLock, pid: Pid, dry_run: bool) -> Result<bool> {
-    let name = consent_file_name(pid);
-    let path = roster.entry_path(roster.consent(), &name);
-    match std::fs::symlink_metadata(&path) {
-        Ok(metadata) if metadata.is_dir() => return Ok(false),
-        Ok(_) if dry_run => return Ok(true),
-        Ok(_) => {}
-        Err(_) if dry_run => return Ok(false),
-        // Let the unlink itself say what is wrong, or that nothing is there.
-        Err(_) => {}
+/// Removes the calling session's own marker whatever its state (what
+/// `roster-prune --current` does at session end), with the registry `lock`
+/// held by the caller, and returns how many went (or, with `dry_run`,
+/// would go). Only its own: a marker at its pid in this world, or an older
+/// roster's `<pid>.json`, whose recorded owner is the session's owner by
+/// identity; with the owner gone, only a marker of a dead owner. Another
+/// world's marker at the same number, a newer process's, or a problem
+/// entry stays.
+pub fn remove_marker(
+    roster: &RosterDir,
+    _lock: &RegistryLock,
+    current: &CurrentSession<'_>,
+    dry_run: bool,
+    facts: &impl SystemFacts,
+) -> Result<usize> {
+    let mut names = Vec::with_capacity(2);
+    if let Some(world) = World::of_reader(facts) {
+        names.push(RecordName::new(current.pid, world));
     }
-    Ok(remove_entry(roster, roster.consent(), &name)?)
+    names.push(RecordName::legacy(current.pid));
+    let mut removed = 0;
+    for name in names {
+        let Some(entry) = read_marker_entry(roster, &name.file_name(), facts) else { continue };
+        let MarkerFinding::Judged { marker, verdict } = &entry.finding else { continue };
+        let own = match current.identity {
+            Some(identity) => marker.owner.is_same_owner(identity),
+            None => verdict.liveness == Liveness::Dead,
+        };
+        if own && (dry_run || remove_entry(roster, roster.consent(), &entry.file_name)?) {
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 fn removable(entry: &MarkerEntry, older_than: Option<Duration>, now: Timestamp) -> bool {

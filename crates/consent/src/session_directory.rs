@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use owner_liveness::{Liveness, OwnerIdentity, Pid, SystemFacts};
-use registry_core::{RosterDir, read_session_row, record_file_name, same_owner};
+use registry_core::{RosterDir, find_session_row, same_owner};
 
 use crate::config_files::canonical_session_directory;
 use crate::error::{Error, Result};
@@ -70,11 +70,13 @@ pub fn session_directory(
             roster_path.display()
         )));
     };
-    let file_name = record_file_name(pid);
-    let record_path = roster.entry_path(roster.sessions(), &file_name);
-    let Some(row) = read_session_row(roster, &file_name, facts) else {
-        return Err(unknown(format!("it has no record ({} does not exist)", record_path.display())));
+    let Some(row) = find_session_row(roster, pid, facts) else {
+        return Err(unknown(format!(
+            "it has no record in {} for pid {pid} in this pid namespace",
+            roster.entry_path(roster.sessions(), "").display()
+        )));
     };
+    let record_path = row.path.clone();
     if let Some(problem) = &row.problem {
         return Err(unknown(format!(
             "its record {} is {} ({}) and is not believed",

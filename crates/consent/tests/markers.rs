@@ -13,7 +13,7 @@ use consent::{
     effective_should_arm, live_consent_state, prune_markers, read_marker, remove_marker, write_marker,
 };
 use owner_liveness::{Liveness, OwnerIdentity, Pid, Verdict, capture_identity};
-use registry_core::{ProblemKind, RosterDir, RunningSystem, Timestamp};
+use registry_core::{CurrentSession, ProblemKind, RecordName, RosterDir, RunningSystem, Timestamp};
 
 /// An edit made to a marker file's JSON object.
 type MarkerEdit = fn(&mut serde_json::Map<String, serde_json::Value>);
@@ -55,7 +55,7 @@ impl Drop for Owner {
 }
 
 fn marker_path(roster: &RosterDir, pid: Pid) -> std::path::PathBuf {
-    roster.path().join("consent").join(format!("{pid}.json"))
+    roster.path().join("consent").join(here(pid).file_name())
 }
 
 fn edit_marker(path: &Path, edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>)) {
@@ -81,11 +81,16 @@ fn facts() -> RunningSystem {
     RunningSystem::read()
 }
 
+/// The marker name of `pid` in this process's world.
+fn here(pid: Pid) -> RecordName {
+    consent::marker_name_in_reader_world(pid, &facts())
+}
+
 #[test]
 fn a_marker_counts_while_its_owner_lives() {
     let (_root, roster) = roster();
     let owner = Owner::spawn();
-    assert_eq!(live_consent_state(&roster, owner.pid(), &facts()), ConsentState::None);
+    assert_eq!(live_consent_state(&roster, here(owner.pid()), &facts()), ConsentState::None);
 
     let written =
         write_marker(&roster, &owner.identity(), MarkerState::Armed, Path::new("/srv/app"), &facts())
@@ -94,17 +99,17 @@ fn a_marker_counts_while_its_owner_lives() {
     assert_eq!(written.marker.cwd, "/srv/app");
     let mode = std::fs::metadata(&written.path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
-    assert_eq!(live_consent_state(&roster, owner.pid(), &facts()), ConsentState::Armed);
-    let entry = read_marker(&roster, owner.pid(), &facts());
+    assert_eq!(live_consent_state(&roster, here(owner.pid()), &facts()), ConsentState::Armed);
+    let entry = read_marker(&roster, here(owner.pid()), &facts());
     assert!(entry.counts());
     assert!(entry.reason().starts_with("the marker counts: its owner is alive"), "{}", entry.reason());
 
     write_marker(&roster, &owner.identity(), MarkerState::Disarmed, Path::new("/srv/app"), &facts()).unwrap();
-    assert_eq!(live_consent_state(&roster, owner.pid(), &facts()), ConsentState::Disarmed);
+    assert_eq!(live_consent_state(&roster, here(owner.pid()), &facts()), ConsentState::Disarmed);
 
     let pid = owner.pid();
     owner.end();
-    let entry = read_marker(&roster, pid, &facts());
+    let entry = read_marker(&roster, here(pid), &facts());
     assert_eq!(entry.counted_state(), ConsentState::None);
     assert_eq!(entry.liveness(), Some(Liveness::Dead));
     assert!(entry.reason().contains("ignored: its owner is dead"), "{}", entry.reason());
@@ -126,8 +131,8 @@ fn the_next_write_reaps_dead_markers_only() {
         write_marker(&roster, &newcomer.identity(), MarkerState::Armed, Path::new("/c"), &facts()).unwrap();
     assert_eq!(written.reaped.dead_removed, 1, "{:?}", written.reaped);
     assert!(!marker_path(&roster, departed_pid).exists());
-    assert_eq!(live_consent_state(&roster, staying.pid(), &facts()), ConsentState::Armed);
-    assert_eq!(live_consent_state(&roster, newcomer.pid(), &facts()), ConsentState::Armed);
+    assert_eq!(live_consent_state(&roster, here(staying.pid()), &facts()), ConsentState::Armed);
+    assert_eq!(live_consent_state(&roster, here(newcomer.pid()), &facts()), ConsentState::Armed);
 }
 
 #[test]
@@ -167,7 +172,7 @@ fn identity_mismatches_are_dead() {
     for (name, edit) in cases {
         write_marker(&roster, &owner.identity(), MarkerState::Armed, Path::new("/a"), &facts()).unwrap();
         edit_marker(&path, edit);
-        let entry = read_marker(&roster, owner.pid(), &facts());
+        let entry = read_marker(&roster, here(owner.pid()), &facts());
         assert_eq!(entry.liveness(), Some(Liveness::Dead), "{name}: {entry:?}");
         assert_eq!(entry.counted_state(), ConsentState::None, "{name}");
     }
@@ -179,7 +184,7 @@ fn problem_entries_never_count() {
     let owner = Owner::spawn();
     let path = marker_path(&roster, owner.pid());
     let expect = |what: &str, kind: ProblemKind| {
-        let entry = read_marker(&roster, owner.pid(), &facts());
+        let entry = read_marker(&roster, here(owner.pid()), &facts());
         let MarkerFinding::Problem(problem) = &entry.finding else { panic!("{what}: {entry:?}") };
         assert_eq!(problem.kind, kind, "{what}: {entry:?}");
         assert_eq!(entry.counted_state(), ConsentState::None, "{what}");
@@ -254,7 +259,7 @@ fn prune_removes_dead_and_only_old_unknowns() {
     assert!(!garbage.exists());
     assert!(roster.path().join("consent/77.json").is_dir(), "a directory is never removed");
     assert_eq!(
-        live_consent_state(&roster, alive.pid(), &facts()),
+        live_consent_state(&roster, here(alive.pid()), &facts()),
         ConsentState::Armed,
         "alive is never removed"
     );
@@ -266,16 +271,18 @@ fn remove_marker_removes_whatever_its_verdict() {
     let owner = Owner::spawn();
     write_marker(&roster, &owner.identity(), MarkerState::Armed, Path::new("/a"), &facts()).unwrap();
     let lock = roster.lock().unwrap();
-    assert!(remove_marker(&roster, &lock, owner.pid(), true).unwrap());
+    let identity = owner.identity();
+    let current = CurrentSession { pid: owner.pid(), identity: Some(&identity), payload_session_id: None };
+    assert_eq!(remove_marker(&roster, &lock, &current, true, &facts()).unwrap(), 1);
     assert_eq!(
-        live_consent_state(&roster, owner.pid(), &facts()),
+        live_consent_state(&roster, here(owner.pid()), &facts()),
         ConsentState::Armed,
         "a dry run removes nothing"
     );
-    assert!(remove_marker(&roster, &lock, owner.pid(), false).unwrap());
-    assert_eq!(live_consent_state(&roster, owner.pid(), &facts()), ConsentState::None);
-    assert!(!remove_marker(&roster, &lock, owner.pid(), false).unwrap());
-    assert!(!remove_marker(&roster, &lock, owner.pid(), true).unwrap());
+    assert_eq!(remove_marker(&roster, &lock, &current, false, &facts()).unwrap(), 1);
+    assert_eq!(live_consent_state(&roster, here(owner.pid()), &facts()), ConsentState::None);
+    assert_eq!(remove_marker(&roster, &lock, &current, false, &facts()).unwrap(), 0);
+    assert_eq!(remove_marker(&roster, &lock, &current, true, &facts()).unwrap(), 0);
 }
 
 fn judged(state: MarkerState, liveness: Liveness) -> MarkerEntry {
@@ -289,6 +296,7 @@ fn judged(state: MarkerState, liveness: Liveness) -> MarkerEntry {
         pid_ns: 1,
         time_ns: 2,
         user_ns: None,
+        machine: None,
         chain: Vec::new(),
     };
     MarkerEntry {
@@ -296,7 +304,7 @@ fn judged(state: MarkerState, liveness: Liveness) -> MarkerEntry {
             marker: Box::new(Marker::new(&identity, state, Path::new("/a"), Timestamp::now())),
             verdict: Verdict { liveness, reason: "seen".into() },
         },
-        ..MarkerEntry::absent(Path::new("/roster"), pid)
+        ..MarkerEntry::absent(Path::new("/roster"), RecordName::legacy(pid))
     }
 }
 
@@ -312,13 +320,13 @@ fn the_gate_as_a_table() {
             kind: ProblemKind::Untrusted,
             detail: "is a symlink".into(),
         }),
-        ..MarkerEntry::absent(Path::new("/roster"), pid)
+        ..MarkerEntry::absent(Path::new("/roster"), RecordName::legacy(pid))
     };
     use Liveness::{Alive, Dead, Unknown};
     use MarkerState::{Armed, Disarmed};
     // (marker, auto_arm → should_arm, auto_arm off → should_arm)
     let cases = [
-        ("none", MarkerEntry::absent(Path::new("/roster"), pid), true, false),
+        ("none", MarkerEntry::absent(Path::new("/roster"), RecordName::legacy(pid)), true, false),
         ("armed alive", judged(Armed, Alive), true, true),
         ("disarmed alive", judged(Disarmed, Alive), false, false),
         ("armed dead", judged(Armed, Dead), true, false),

@@ -12,6 +12,7 @@ use crate::pidfd::PidFd;
 use crate::proc_read::{STAT_BUFFER_BYTES, read_small_file, retry_on_interrupt};
 use crate::proc_stat::parse_proc_stat;
 use crate::verdict::{LinuxFacts, SystemFacts};
+use crate::world::ticks_in_initial_time;
 
 /// Where the kernel tells the current boot.
 pub const BOOT_ID_PATH: &str = "/proc/sys/kernel/random/boot_id";
@@ -22,11 +23,18 @@ pub struct OwnerIdentity {
     pub pid: Pid,
     /// Owner of `/proc/<pid>` at capture: the process's effective uid.
     pub uid: u32,
-    /// Field 22 of `/proc/<pid>/stat`.
+    /// Field 22 of `/proc/<pid>/stat`; where `machine` is known, taken back
+    /// to the initial time namespace's clock (`world.rs`), so that a reader
+    /// in any time namespace compares the same number.
     pub start_ticks: u64,
     /// pidfs inode of a pidfd on the process, where the kernel has pidfs.
     pub pidfs_ino: Option<u64>,
     pub boot_id: String,
+    /// The machine the identity was captured on (`machine-id:…` or
+    /// `hostname:…`, `world::read_machine`). `None` in records written
+    /// before roster recorded it; those keep the rules of their time: start
+    /// ticks as their registrar's time namespace saw them.
+    pub machine: Option<String>,
     /// Inodes of the capturing process's pid and time namespaces; 0 where
     /// the kernel has no time namespaces.
     pub pid_ns: u64,
@@ -171,6 +179,22 @@ pub fn capture_identity_with(pid: Pid, facts: &impl SystemFacts) -> Result<Owner
     }
     let proc = read_proc_identity(pid).map_err(|why| CaptureError::ProcUnreadable { pid, why })?;
     let pidfs_ino = pidfd.pidfs_inode();
+    let offset = facts.boottime_offset_ticks().map_err(|error| CaptureError::System {
+        what: crate::world::TIME_OFFSETS_PATH.to_owned(),
+        why: error.to_string(),
+    })?;
+    let start_ticks =
+        ticks_in_initial_time(proc.start_ticks, offset).ok_or_else(|| CaptureError::System {
+            what: format!("/proc/{pid}/stat"),
+            why: format!(
+                "start tick {} is before this time namespace's offset of {offset} ticks",
+                proc.start_ticks
+            ),
+        })?;
+    let machine = facts.machine().map_err(|error| CaptureError::System {
+        what: "this machine's identity".to_owned(),
+        why: error.to_string(),
+    })?;
     let boot_id = facts
         .boot_id()
         .map_err(|error| CaptureError::System { what: BOOT_ID_PATH.to_owned(), why: error.to_string() })?;
@@ -183,9 +207,10 @@ pub fn capture_identity_with(pid: Pid, facts: &impl SystemFacts) -> Result<Owner
     Ok(OwnerIdentity {
         pid,
         uid: proc.uid,
-        start_ticks: proc.start_ticks,
+        start_ticks,
         pidfs_ino,
         boot_id: boot_id.into_owned(),
+        machine: Some(machine.into_owned()),
         pid_ns: namespaces.pid_ns,
         time_ns: namespaces.time_ns,
         user_ns: Some(namespaces.user_ns),

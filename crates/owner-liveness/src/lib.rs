@@ -13,6 +13,7 @@ mod proc_read;
 mod proc_stat;
 mod resolve;
 mod verdict;
+mod world;
 
 pub use ancestry::{
     ARGV_ENTRIES_KEPT, AncestorStep, AncestryWalk, MAX_ANCESTRY_HOPS, read_step, read_step_checked,
@@ -32,6 +33,10 @@ pub use resolve::{
     ResolvedOwner, resolve_owner,
 };
 pub use verdict::{
-    INITIAL_USER_NS_INODE, LinuxFacts, LinuxProcess, Liveness, OpenProcessError, ProcessFacts, SystemFacts,
-    Verdict, judge, judge_now,
+    INITIAL_USER_NS_INODE, LinuxFacts, LinuxProcess, Liveness, OpenProcessError,
+    PIDFS_INODES_ARE_NEVER_REUSED, ProcessFacts, SystemFacts, Verdict, judge, judge_now,
+};
+pub use world::{
+    INITIAL_TIME_NS_INODE, MACHINE_ID_PATH, MACHINE_LIMIT, TIME_OFFSETS_PATH, USER_HZ,
+    parse_boottime_offset_ticks, read_boottime_offset_ticks, read_machine, ticks_in_initial_time,
 };

@@ -16,6 +16,7 @@ use crate::identity::{
 };
 use crate::pid::Pid;
 use crate::pidfd::PidFd;
+use crate::world::{read_boottime_offset_ticks, read_machine, ticks_in_initial_time};
 
 /// The three answers. `Dead` is only said on positive evidence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -64,6 +65,13 @@ pub trait SystemFacts {
     /// records compares it ten thousand times.
     fn boot_id(&self) -> io::Result<Cow<'_, str>>;
     fn own_namespaces(&self) -> io::Result<Namespaces>;
+    /// This machine (`world::read_machine`): asked only when a record's
+    /// boot id is not this boot's, and by a capture.
+    fn machine(&self) -> io::Result<Cow<'_, str>>;
+    /// The reader's time-namespace boot-time offset in ticks
+    /// (`world::read_boottime_offset_ticks`): what it adds to every start
+    /// tick it reads.
+    fn boottime_offset_ticks(&self) -> io::Result<i64>;
     /// Opens a handle on the process at `pid` (a pidfd on Linux).
     fn open_process(&self, pid: Pid) -> Result<Self::Process, OpenProcessError>;
     fn stat_socket(&self, path: &Path) -> io::Result<SocketIdentity>;
@@ -117,24 +125,29 @@ pub fn judge<F: SystemFacts>(
     // then the socket.
     let mut unknowns: Vec<String> = Vec::new();
 
-    // 1. Boot.
+    // 1. Boot and machine. One kernel has one boot id, so the same boot id
+    // proves the same kernel (a container shares its host's) whatever the
+    // machine ids say, and the namespaces below decide. Another boot id is
+    // a reboot only on the same machine: a home shared by two machines
+    // holds the other one's sessions, which this one cannot examine.
     match facts.boot_id() {
-        Ok(boot_id) if boot_id != identity.boot_id => {
-            return Verdict::new(Liveness::Dead, "recorded in an earlier boot");
-        }
+        Ok(boot_id) if boot_id != identity.boot_id => return another_boot(identity, facts),
         Ok(_) => {}
         Err(error) => unknowns.push(format!("boot id unreadable: {error}")),
     }
     let boot_unknowns = unknowns.len();
 
-    // 2. Namespaces: pids and start times mean other things elsewhere, so
-    // nothing below could be trusted. (A user namespace changes only what
-    // uids look like; rule 4 deals with it.)
+    // 2. Namespaces: pids mean other things in another pid namespace, so
+    // nothing below could be trusted. A time namespace only shifts the
+    // start ticks its readers see, which an identity that names its
+    // machine records on the initial clock (older ones did not, and for
+    // them another time namespace is unknown, as it was). A user namespace
+    // changes only what uids look like; rule 4 deals with it.
     let own = match facts.own_namespaces() {
         Ok(own) if own.pid_ns != identity.pid_ns => {
             return Verdict::new(Liveness::Unknown, "recorded in another pid namespace");
         }
-        Ok(own) if own.time_ns != identity.time_ns => {
+        Ok(own) if identity.machine.is_none() && own.time_ns != identity.time_ns => {
             return Verdict::new(Liveness::Unknown, "recorded in another time namespace");
         }
         Ok(own) => own,
@@ -142,6 +155,16 @@ pub fn judge<F: SystemFacts>(
             return Verdict::new(Liveness::Unknown, format!("own namespaces unreadable: {error}"));
         }
     };
+    // What this reader adds to every start tick it reads, taken off again
+    // before comparing with an identity on the initial clock.
+    let tick_offset = match (identity.machine.is_some(), facts.boottime_offset_ticks()) {
+        (false, _) => 0,
+        (true, Ok(offset)) => offset,
+        (true, Err(error)) => {
+            return Verdict::new(Liveness::Unknown, format!("time namespace offsets unreadable: {error}"));
+        }
+    };
+    let frame = ReaderFrame { user_ns: own.user_ns, tick_offset };
 
     // 3 to 5. Each process of the chain. A handle that cannot be opened
     // for a reason other than the pid's absence leaves that process
@@ -152,7 +175,7 @@ pub fn judge<F: SystemFacts>(
         .map(|(index, member)| {
             let name = member_name(identity, index, member.pid);
             let survivor = index > 0;
-            judge_member(identity, &member, &name, survivor, own.user_ns, facts)
+            judge_member(identity, &member, &name, survivor, &frame, facts)
         })
         .collect();
     // The session is dead only when every member is provably gone.
@@ -286,12 +309,12 @@ fn judge_member<F: SystemFacts>(
     member: &ChainMember,
     name: &str,
     survivor: bool,
-    own_user_ns: u64,
+    frame: &ReaderFrame,
     facts: &F,
 ) -> MemberFinding {
     let mut unknowns = Vec::new();
     match facts.open_process(member.pid) {
-        Ok(process) => match judge_process(identity, member, name, own_user_ns, &process, &mut unknowns) {
+        Ok(process) => match judge_process(identity, member, name, frame, &process, &mut unknowns) {
             ProcessFinding::Dead(reason) => MemberFinding::Dead(reason),
             ProcessFinding::RunningSince(_) if !unknowns.is_empty() => MemberFinding::Unproven(unknowns),
             ProcessFinding::RunningSince(ticks) => {
@@ -323,11 +346,12 @@ fn judge_process<P: ProcessFacts>(
     identity: &OwnerIdentity,
     member: &ChainMember,
     name: &str,
-    own_user_ns: u64,
+    frame: &ReaderFrame,
     process: &P,
     unknowns: &mut Vec<String>,
 ) -> ProcessFinding {
     let pid = member.pid;
+    let own_user_ns = frame.user_ns;
 
     // 4. Is it the same process?
     let pidfs_agrees = match (member.pidfs_ino, process.pidfs_inode()) {
@@ -347,12 +371,15 @@ fn judge_process<P: ProcessFacts>(
     // the inode is a 64-bit counter the kernel never hands out twice, the
     // start tick is the recorded one too, and `/proc` is not read at all
     // (three system calls, and the kernel's costliest part of a listing).
+    let on_initial_clock = |seen: u64| ticks_in_initial_time(seen, frame.tick_offset).unwrap_or(0);
     let read = if pidfs_agrees && PIDFS_INODES_ARE_NEVER_REUSED {
         Ok((None, member.start_ticks))
     } else if pidfs_agrees {
-        process.proc_start_ticks().map(|start_ticks| (None, start_ticks))
+        process.proc_start_ticks().map(|start_ticks| (None, on_initial_clock(start_ticks)))
     } else {
-        process.proc_identity().map(|ProcIdentity { uid, start_ticks }| (Some(uid), start_ticks))
+        process
+            .proc_identity()
+            .map(|ProcIdentity { uid, start_ticks }| (Some(uid), on_initial_clock(start_ticks)))
     };
     match read {
         Ok((_, start_ticks)) if start_ticks != member.start_ticks => {
@@ -402,7 +429,7 @@ fn judge_process<P: ProcessFacts>(
 /// numbers pidfs inodes from a 64-bit counter; a 32-bit kernel shows only
 /// its low half as the inode (the high half is the generation), which may
 /// come round again. A 64-bit program runs on a 64-bit kernel only.
-const PIDFS_INODES_ARE_NEVER_REUSED: bool = cfg!(target_pointer_width = "64");
+pub const PIDFS_INODES_ARE_NEVER_REUSED: bool = cfg!(target_pointer_width = "64");
 
 /// The inode of the initial user namespace (the kernel's
 /// `PROC_USER_INIT_INO`): fixed, and never given to another namespace.
@@ -437,6 +464,35 @@ fn uid_frame<P: ProcessFacts>(identity: &OwnerIdentity, own_user_ns: u64, proces
     }
 }
 
+/// Rule 1 for an identity of another boot: a reboot of this machine
+/// (dead), another machine sharing the registry (unknown, naming it), or,
+/// for an identity that does not name its machine, either (unknown).
+fn another_boot<F: SystemFacts>(identity: &OwnerIdentity, facts: &F) -> Verdict {
+    let Some(recorded) = &identity.machine else {
+        return Verdict::new(
+            Liveness::Unknown,
+            "recorded in another boot by a roster that did not record its machine: an earlier boot \
+             of this machine or another machine sharing this registry",
+        );
+    };
+    match facts.machine() {
+        Ok(this) if this == recorded.as_str() => Verdict::new(Liveness::Dead, "recorded in an earlier boot"),
+        Ok(_) => Verdict::new(Liveness::Unknown, format!("recorded on another machine ({recorded})")),
+        Err(error) => Verdict::new(
+            Liveness::Unknown,
+            format!("recorded in another boot on {recorded}, and this machine cannot be named: {error}"),
+        ),
+    }
+}
+
+/// How the judging process sees uids and start ticks.
+struct ReaderFrame {
+    user_ns: u64,
+    /// Ticks to take off a start tick read from `/proc` before comparing
+    /// it with the identity's.
+    tick_offset: i64,
+}
+
 fn unknown(reasons: Vec<String>) -> Verdict {
     Verdict::new(Liveness::Unknown, reasons.join("; "))
 }
@@ -461,6 +517,14 @@ impl SystemFacts for LinuxFacts {
 
     fn own_namespaces(&self) -> io::Result<Namespaces> {
         own_namespaces()
+    }
+
+    fn machine(&self) -> io::Result<Cow<'_, str>> {
+        read_machine().map(Cow::Owned)
+    }
+
+    fn boottime_offset_ticks(&self) -> io::Result<i64> {
+        read_boottime_offset_ticks(own_namespaces()?.time_ns)
     }
 
     fn open_process(&self, pid: Pid) -> Result<LinuxProcess, OpenProcessError> {

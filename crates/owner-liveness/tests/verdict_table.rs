@@ -24,6 +24,9 @@ struct World {
     /// What opening each other pid (a chain member) gives.
     others: HashMap<u32, Result<FakeProcess, OpenProcessError>>,
     socket: Result<SocketIdentity, io::ErrorKind>,
+    machine: Result<String, io::ErrorKind>,
+    /// What this reader's time namespace adds to every start tick it reads.
+    tick_offset: i64,
 }
 
 #[derive(Clone)]
@@ -43,6 +46,14 @@ impl SystemFacts for World {
 
     fn own_namespaces(&self) -> io::Result<Namespaces> {
         self.namespaces.map_err(io::Error::from)
+    }
+
+    fn machine(&self) -> io::Result<std::borrow::Cow<'_, str>> {
+        self.machine.clone().map(std::borrow::Cow::Owned).map_err(io::Error::from)
+    }
+
+    fn boottime_offset_ticks(&self) -> io::Result<i64> {
+        Ok(self.tick_offset)
     }
 
     fn open_process(&self, pid: Pid) -> Result<FakeProcess, OpenProcessError> {
@@ -83,6 +94,8 @@ struct Case {
     world: World,
 }
 
+const MACHINE: &str = "machine-id:3d1219c7c4c5404aaa1f6d2a48adfda4";
+
 const SOCKET_PATH: &str = "/run/user/1000/claude/messaging.sock";
 
 fn socket(dev: u64, ino: u64, mtime_ns: i128) -> SocketIdentity {
@@ -100,6 +113,7 @@ fn agreeing_case() -> Case {
         pid_ns: 11,
         time_ns: 12,
         user_ns: Some(INITIAL),
+        machine: Some(MACHINE.to_owned()),
         chain: Vec::new(),
     };
     let world = World {
@@ -113,6 +127,8 @@ fn agreeing_case() -> Case {
         }),
         others: HashMap::new(),
         socket: Ok(socket(5, 6, 7)),
+        machine: Ok(MACHINE.to_owned()),
+        tick_offset: 0,
     };
     Case { recorded, recorded_socket: Some(socket(5, 6, 7)), world }
 }
@@ -147,6 +163,43 @@ fn rule_1_another_boot_is_dead_before_anything_else() {
     );
 }
 
+/// A home shared by two machines: the other machine's sessions are not
+/// this one's to judge, whatever its boot id says.
+#[test]
+fn rule_1_another_boot_on_another_machine_is_unknown_naming_it() {
+    check(
+        |case| {
+            case.world.boot_id = Ok("boot-b".to_owned());
+            case.world.machine = Ok("hostname:laptop".to_owned());
+        },
+        "unknown: recorded on another machine (machine-id:3d1219c7c4c5404aaa1f6d2a48adfda4)",
+    );
+    check(
+        |case| {
+            case.world.boot_id = Ok("boot-b".to_owned());
+            case.world.machine = Err(io::ErrorKind::PermissionDenied);
+        },
+        "unknown: recorded in another boot on machine-id:3d1219c7c4c5404aaa1f6d2a48adfda4, and this machine \
+         cannot be named: permission denied",
+    );
+    // Same kernel (same boot id): a container with a machine id of its own
+    // is judged by the namespace rules.
+    check(
+        |case| case.world.machine = Ok("hostname:container".to_owned()),
+        "alive: pid 4242 running since tick 870",
+    );
+    // A record written before machines were recorded cannot tell a reboot
+    // from another machine.
+    check(
+        |case| {
+            case.recorded.machine = None;
+            case.world.boot_id = Ok("boot-b".to_owned());
+        },
+        "unknown: recorded in another boot by a roster that did not record its machine: an earlier boot of \
+         this machine or another machine sharing this registry",
+    );
+}
+
 #[test]
 fn rule_1_an_unreadable_boot_id_is_unknown_but_does_not_hide_a_death() {
     check(
@@ -163,13 +216,37 @@ fn rule_1_an_unreadable_boot_id_is_unknown_but_does_not_hide_a_death() {
 }
 
 #[test]
-fn rule_2_another_pid_or_time_namespace_is_unknown() {
+fn rule_2_another_pid_namespace_is_unknown_and_a_time_namespace_is_taken_back() {
     check(
         |case| case.world.namespaces = Ok(Namespaces { pid_ns: 99, time_ns: 12, user_ns: INITIAL }),
         "unknown: recorded in another pid namespace",
     );
+    // A time namespace shifts the start ticks its readers see; an identity
+    // that names its machine is on the initial clock and is compared there.
     check(
-        |case| case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 99, user_ns: INITIAL }),
+        |case| {
+            case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 99, user_ns: INITIAL });
+            case.world.tick_offset = 100_000;
+            process(case).pidfs_inode = None;
+            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 100_870 });
+        },
+        "alive: pid 4242 running since tick 870",
+    );
+    check(
+        |case| {
+            case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 99, user_ns: INITIAL });
+            case.world.tick_offset = 100_000;
+            process(case).pidfs_inode = None;
+            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 870 });
+        },
+        "dead: pid 4242 now names a process started at tick 0, not 870",
+    );
+    // An older record's ticks are on its registrar's clock.
+    check(
+        |case| {
+            case.recorded.machine = None;
+            case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 99, user_ns: INITIAL });
+        },
         "unknown: recorded in another time namespace",
     );
     // Pids mean other things in another namespace, so even a missing pid

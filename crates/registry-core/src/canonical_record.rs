@@ -34,6 +34,7 @@ pub(crate) fn read_canonical_record(bytes: &[u8]) -> Option<RecordKeys> {
     let pid_ns = reader.unsigned("pid_ns", u64::MAX)?;
     let time_ns = reader.unsigned("time_ns", u64::MAX)?;
     let user_ns = reader.optional("user_ns", |reader| reader.unsigned_value(u64::MAX))?;
+    let machine = reader.optional("machine", Reader::string_value)?;
     let harness = reader.string("harness")?;
     let harness_version = reader.optional("harness_version", Reader::string_value)?;
     let agent = reader.optional("agent", Reader::string_value)?;
@@ -59,6 +60,7 @@ pub(crate) fn read_canonical_record(bytes: &[u8]) -> Option<RecordKeys> {
             pid_ns,
             time_ns,
             user_ns,
+            machine,
             chain: Vec::new(),
         },
         session_pid_source,
@@ -301,7 +303,7 @@ mod tests {
             ("\"owner_uid\": ", "\"owner_uid\": 99999999999"), // above u32
             ("\"cwd\": \"", "\"cwd\": \"\\u002f"),             // an escape
             ("\"harness\": \"", "\"harness\": \"\t"),          // a control character
-            ("\"format\": 1", "\"format\": 2"),                // a newer format
+            ("\"format\": 1", "\"format\": 3"),                // a newer format
             ("\"format\": 1", "\"format\": 1.0"),              // not an integer
             ("\"pid_ns\": ", "\"pid_ns\": 18446744073709551616"), // above u64 (digits prefixed)
             ("\"pid_ns\": ", "\"pid_ns\": 99999999999999999999"), // far above u64

@@ -38,6 +38,12 @@ pub enum Error {
         reason: String,
     },
 
+    /// A record that is not provably this caller's, or not provably gone,
+    /// stands where the caller would write or remove one: another world's
+    /// session, or a process at the pid that cannot be told apart (exit 3).
+    #[error("{path}: {why}")]
+    NotOurs { path: PathBuf, why: String },
+
     /// A value from a flag, the environment or a payload is invalid (exit 2).
     #[error("{0}")]
     BadInput(String),
@@ -50,7 +56,7 @@ pub enum Error {
 impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::UntrustedDirectory { .. } | Error::SessionIdConflict { .. } => 3,
+            Error::UntrustedDirectory { .. } | Error::SessionIdConflict { .. } | Error::NotOurs { .. } => 3,
             Error::BadInput(_) | Error::NoHome => 2,
             Error::Busy { .. } | Error::Io { .. } => 1,
         }

@@ -17,12 +17,14 @@ mod parallel;
 mod prune;
 mod prune_removals;
 mod record;
+mod record_name;
 mod record_values;
 mod recorded_owner;
 mod register;
 mod running_system;
 mod session_index;
 mod session_row;
+mod stable_hash;
 mod timestamp;
 mod watch;
 
@@ -47,19 +49,19 @@ pub use malformed::{Field, FieldError, FieldLimit, FieldProblem, LengthUnit, Mal
 pub use ownership::{UNPROVABLE_OWNER, caller_uid_is_unmapped, owned_by_caller};
 pub use parallel::map_in_parallel;
 pub use prune::{
-    PruneOptions, PruneReport, TEMP_MAX_AGE, prune_sessions, remove_current, remove_old_temporaries,
-    remove_session_row,
+    CurrentOutcome, CurrentSession, PruneOptions, PruneReport, TEMP_MAX_AGE, prune_sessions, remove_current,
+    remove_old_temporaries, remove_session_row,
 };
 pub use record::{
     FormatProblem, Parsed, RECORD_FORMAT, Record, SocketRecord, Versioned, check_field_limits,
-    continues_chain, parse_record, parse_record_by_serde, parse_versioned, pid_of_file_name,
-    record_file_name, same_owner,
+    continues_chain, parse_record, parse_record_by_serde, parse_versioned, pid_of_file_name, same_owner,
 };
+pub use record_name::{RecordName, World};
 pub use record_values::{
     AGENT_NAME_LIMIT, AgentName, BOOT_ID_LIMIT, BootId, CWD_LIMIT, FIELD_LIMITS, HARNESS_LIMIT,
-    HARNESS_VERSION_LIMIT, HarnessName, HarnessVersion, RecordedTime, SESSION_ID_LIMIT,
-    SESSION_PID_SOURCE_LIMIT, SOCKET_PATH_LIMIT, SessionDirectoryPath, SessionId, SessionPidSource,
-    SocketPath, StartTicks, TRANSCRIPT_PATH_LIMIT, TranscriptPath,
+    HARNESS_VERSION_LIMIT, HarnessName, HarnessVersion, MACHINE_LIMIT, MachineName, RecordedTime,
+    SESSION_ID_LIMIT, SESSION_PID_SOURCE_LIMIT, SOCKET_PATH_LIMIT, SessionDirectoryPath, SessionId,
+    SessionPidSource, SocketPath, StartTicks, TRANSCRIPT_PATH_LIMIT, TranscriptPath,
 };
 pub use recorded_owner::{
     AbsentKeys, ChainMemberRecord, KeyName, OwnerKeys, RecordedOwner, UncheckedOwner, check_chain,
@@ -68,6 +70,9 @@ pub use recorded_owner::{
 pub use register::{AgentChoice, REAP_EXAMINE, REAP_REMOVE, Registered, Registration, register};
 pub use running_system::RunningSystem;
 pub use session_index::{LEGACY_INDEX_PREFIX, index_entry_name, indexed_holder};
-pub use session_row::{Problem, ProblemKind, ROW_KEYS, RowConsent, RowJson, SessionRow, read_session_row};
+pub use session_row::{
+    NOT_A_RECORD_NAME, Problem, ProblemKind, ROW_KEYS, RowConsent, RowJson, SessionRow, find_session_row,
+    read_session_row,
+};
 pub use timestamp::Timestamp;
 pub use watch::{Change, RegistryWatch, raise_open_file_limit};

@@ -437,6 +437,14 @@ mod tests {
 
     struct Owner(Child);
 
+    /// Where the record of `pid`, registered in this process's world, is.
+    fn record_path(roster: &std::path::Path, pid: u32) -> std::path::PathBuf {
+        let world = crate::record_name::World::of_reader(&RunningSystem::read()).unwrap();
+        roster
+            .join("sessions")
+            .join(crate::record_name::RecordName::new(Pid::new(pid).unwrap(), world).file_name())
+    }
+
     impl Drop for Owner {
         fn drop(&mut self) {
             let _ = self.0.kill();
@@ -485,9 +493,7 @@ mod tests {
         }
         let facts = RunningSystem::read();
         let record_size =
-            std::fs::metadata(scratch.path().join(format!("roster/sessions/{}.json", owners[5].0.id())))
-                .unwrap()
-                .len();
+            std::fs::metadata(record_path(&scratch.path().join("roster"), owners[5].0.id())).unwrap().len();
         for include_dead in [false, true] {
             let filter = ListFilter { include_dead, ..ListFilter::default() };
             let list =
@@ -558,7 +564,7 @@ mod tests {
         // reached stands), one owner registers again (a new file: judged
         // anew).
         let gone = owners[0].0.id();
-        std::fs::remove_file(scratch.path().join(format!("roster/sessions/{gone}.json"))).unwrap();
+        std::fs::remove_file(record_path(&scratch.path().join("roster"), gone)).unwrap();
         register_owner(&roster, &owners[2], &scratch.path().join("roster"));
         // After that registration, whose reaper pass would remove it.
         owners[1].0.kill().unwrap();

@@ -46,6 +46,7 @@ pub enum Field {
     SessionPid,
     Chain,
     BootId,
+    Machine,
     Cwd,
     TranscriptPath,
     SocketPath,
@@ -167,6 +168,7 @@ impl Field {
             Field::SessionPid => "session_pid",
             Field::Chain => "chain",
             Field::BootId => "boot_id",
+            Field::Machine => "machine",
             Field::Cwd => "cwd",
             Field::TranscriptPath => "transcript_path",
             Field::SocketPath => "socket.path",
@@ -236,7 +238,8 @@ impl fmt::Display for FieldError {
             ),
             FieldProblem::RepeatedPid { pid } => write!(f, "chain names pid {pid} twice"),
             FieldProblem::BeforeItsFormat { format } => {
-                write!(f, "chain in a format {format} marker; it came with format 3")
+                let came_with = if self.field == Field::Machine { 4 } else { 3 };
+                write!(f, "{key} in a format {format} marker; it came with format {came_with}")
             }
         }
     }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use owner_liveness::{Liveness, Pid, SystemFacts};
+use owner_liveness::{Liveness, OwnerIdentity, Pid, SystemFacts};
 
 use crate::directory::{RosterDir, SubDir};
 use crate::directory_entries::DirectoryEntry;
@@ -16,7 +16,9 @@ use crate::files::{
 };
 use crate::parallel::threads_for;
 use crate::prune_removals::judge_and_remove;
-use crate::record::record_file_name;
+use crate::record::{continues_chain, same_owner};
+use crate::record_name::{RecordName, World};
+use crate::record_values::SessionId;
 use crate::session_index::{IndexKey, remove_index_entry_if_pointing_at, remove_orphaned_entries};
 use crate::session_row::{SessionRow, non_utf8_name_row, read_listed_session_row, read_session_row};
 use crate::timestamp::Timestamp;
@@ -312,10 +314,11 @@ pub(crate) fn recheck(
 }
 
 /// The session-id index entry a row's record may hold: its key and the
-/// pid the entry must still name to be the record's.
-pub(crate) fn index_entry_of(row: &SessionRow) -> Option<(IndexKey, Pid)> {
+/// record name the entry must still name to be the record's.
+pub(crate) fn index_entry_of(row: &SessionRow) -> Option<(IndexKey, RecordName)> {
     let record = row.record.as_ref()?;
-    Some((IndexKey::of(record.session_id.as_ref()?), record.pid()))
+    let name = RecordName::parse_file_name(&row.file_name)?;
+    Some((IndexKey::of(record.session_id.as_ref()?), name))
 }
 
 /// Removes one row's file and its session-id index entry; `false` when the
@@ -328,20 +331,143 @@ pub fn remove_session_row(roster: &RosterDir, _lock: &RegistryLock, row: &Sessio
     Ok(removed)
 }
 
-/// Removes the record of `pid` whatever its verdict (a session-end hook's
-/// `prune --current`), returning the row that was removed.
+/// The session `prune --current` was asked to end: its owner as resolved
+/// (docs/contract.md §4.1), the owner's identity when it could be captured
+/// (it still runs), and the session id a hook payload named.
+#[derive(Clone, Debug)]
+pub struct CurrentSession<'a> {
+    pub pid: Pid,
+    pub identity: Option<&'a OwnerIdentity>,
+    pub payload_session_id: Option<&'a SessionId>,
+}
+
+/// What `remove_current` found.
+#[derive(Clone, Debug)]
+pub enum CurrentOutcome {
+    /// The session's own record, removed (or, dry, to be removed).
+    Removed(Box<SessionRow>),
+    /// No record of this session.
+    NotFound,
+    /// A record at the session's pid that is not provably its own, kept:
+    /// why.
+    Kept { row: Box<SessionRow>, why: String },
+}
+
+/// Removes the calling session's own record whatever its verdict (a
+/// session-end hook's `prune --current`), and only its own: the record at
+/// its pid in this world (`RecordName`), or an older roster's `<pid>.json`,
+/// counts only when its recorded owner is the caller's owner by identity
+/// (pid namespace, start tick, pidfs inode) and, where a hook payload and
+/// the record both carry a session id, they agree. With the owner gone (no
+/// identity to compare), only a dead record is its own. A record at the pid
+/// that fails these is kept and said why: another world's session, a
+/// newer process at the pid, another session. A session found again below
+/// its exited outer processes (its record names the owner's chain) is
+/// found through the payload's session id.
 pub fn remove_current(
     roster: &RosterDir,
     lock: &RegistryLock,
-    pid: Pid,
+    current: &CurrentSession<'_>,
     dry_run: bool,
     facts: &impl SystemFacts,
-) -> Result<Option<SessionRow>> {
-    let Some(row) = read_session_row(roster, &record_file_name(pid), facts) else { return Ok(None) };
-    if !dry_run && !remove_session_row(roster, lock, &row)? {
-        return Ok(None);
+) -> Result<CurrentOutcome> {
+    let own_world = World::of_reader(facts);
+    let mut names = Vec::with_capacity(3);
+    if let Some(world) = own_world {
+        names.push(RecordName::new(current.pid, world));
     }
-    Ok(Some(row))
+    names.push(RecordName::legacy(current.pid));
+    let mut kept = None;
+    for name in names {
+        let Some(row) = read_session_row(roster, &name.file_name(), facts) else { continue };
+        match whose(&row, current, own_world) {
+            Ok(()) => return remove_own(roster, lock, row, dry_run),
+            Err(why) => {
+                kept.get_or_insert((row, why));
+            }
+        }
+    }
+    // The session continued below its owner: the record of its session id
+    // names the caller's owner among its chain.
+    if let (Some(identity), Some(session_id)) = (current.identity, current.payload_session_id)
+        && let Some(holder) = crate::session_index::indexed_holder(roster, session_id)
+        && holder.pid != current.pid
+        && let Some(row) = read_session_row(roster, &holder.file_name(), facts)
+        && let Some(record) = &row.record
+        && record.session_id.as_ref() == Some(session_id)
+        && continues_chain(record, identity)
+    {
+        return remove_own(roster, lock, row, dry_run);
+    }
+    Ok(match kept {
+        Some((row, why)) => CurrentOutcome::Kept { row: Box::new(row), why },
+        None => CurrentOutcome::NotFound,
+    })
+}
+
+fn remove_own(
+    roster: &RosterDir,
+    lock: &RegistryLock,
+    row: SessionRow,
+    dry_run: bool,
+) -> Result<CurrentOutcome> {
+    if !dry_run && !remove_session_row(roster, lock, &row)? {
+        return Ok(CurrentOutcome::NotFound);
+    }
+    Ok(CurrentOutcome::Removed(Box::new(row)))
+}
+
+/// Whether `row` is the record of `current`: `Err` says why not.
+fn whose(
+    row: &SessionRow,
+    current: &CurrentSession<'_>,
+    own_world: Option<World>,
+) -> std::result::Result<(), String> {
+    let pid = current.pid;
+    let Some(record) = &row.record else {
+        let problem = row.problem.as_ref().map_or("unreadable", |problem| problem.kind.as_str());
+        return Err(format!("the entry at pid {pid} is {problem}, not a record of this session"));
+    };
+    let recorded_world = World::new(record.owner.pid_ns, record.owner.boot_id.as_str());
+    if own_world.is_some_and(|world| world != recorded_world) {
+        return Err(format!(
+            "the record at pid {pid} belongs to a process of another world ({}): {}",
+            describe_world(record),
+            row.verdict.reason
+        ));
+    }
+    match current.identity {
+        Some(identity) if !same_owner(record, identity) => {
+            return Err(format!(
+                "the record at pid {pid} names another process than this session's owner ({})",
+                row.verdict.reason
+            ));
+        }
+        Some(_) => {}
+        None if row.liveness() != Liveness::Dead => {
+            return Err(format!(
+                "the owner {pid} is not running, so it cannot be proven the recorded process, which is {} ({})",
+                row.liveness(),
+                row.verdict.reason
+            ));
+        }
+        None => {}
+    }
+    if let (Some(payload), Some(recorded)) = (current.payload_session_id, &record.session_id)
+        && payload != recorded
+    {
+        return Err(format!(
+            "the hook payload's session id {payload} is not the record's {recorded}, so it ends another session"
+        ));
+    }
+    Ok(())
+}
+
+/// Where a record was written, for a message: its pid namespace, boot and
+/// machine.
+fn describe_world(record: &crate::record::Record) -> String {
+    let machine = record.owner.machine.as_ref().map_or(String::new(), |machine| format!(", {machine}"));
+    format!("pid namespace {}, boot {}{machine}", record.owner.pid_ns, record.owner.boot_id)
 }
 
 /// Removes `.tmp-*` entries older than `TEMP_MAX_AGE` from one directory.

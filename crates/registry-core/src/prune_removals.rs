@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-use owner_liveness::Pid;
+use crate::record_name::RecordName;
 
 use crate::directory::RosterDir;
 use crate::directory_entries::DirectoryEntry;
@@ -100,8 +100,8 @@ enum Role {
 type RecordRemoval<'l> = (usize, Box<SessionRow>, &'l RegistryLock);
 
 /// An index entry to remove once its record is gone: the entry's position,
-/// its key and the pid it must still name.
-type IndexRemoval<'l> = (usize, IndexKey, Pid, &'l RegistryLock);
+/// its key and the record it must still name.
+type IndexRemoval<'l> = (usize, IndexKey, RecordName, &'l RegistryLock);
 
 /// What one thread did.
 #[derive(Default)]

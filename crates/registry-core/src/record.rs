@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::canonical_record::read_canonical_record;
 use crate::malformed::{Field, FieldError, FieldLimit, Malformed};
+use crate::record_name::RecordName;
 use crate::record_values::{
     AgentName, HarnessName, HarnessVersion, RecordedTime, SOCKET_PATH_LIMIT, SessionDirectoryPath, SessionId,
     SessionPidSource, SocketPath, TranscriptPath,
@@ -19,8 +20,10 @@ use crate::record_values::{
 use crate::recorded_owner::{KeyName, OwnerKeys, RecordedOwner, UncheckedOwner, read_once, required};
 use crate::timestamp::Timestamp;
 
-/// The record format this roster writes and fully understands.
-pub const RECORD_FORMAT: u64 = 1;
+/// The record format this roster writes and fully understands. Format 2
+/// added `machine` (and start ticks on the initial time namespace's clock
+/// wherever `machine` is present); format 1 files are still read.
+pub const RECORD_FORMAT: u64 = 2;
 
 /// The record's `socket` object.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -69,15 +72,10 @@ struct FormatOnly {
     format: Option<serde_json::Value>,
 }
 
-/// The valid record file name for a pid: canonical decimal plus `.json`.
-pub fn record_file_name(pid: Pid) -> String {
-    format!("{pid}.json")
-}
-
-/// The pid a file name stands for, when the name is canonical.
+/// The pid a file name stands for, when it is a name roster writes
+/// (`RecordName`).
 pub fn pid_of_file_name(name: &str) -> Option<Pid> {
-    let digits = name.strip_suffix(".json")?;
-    Pid::parse_canonical(digits, u32::MAX).ok()
+    RecordName::parse_file_name(name).map(|name| name.pid)
 }
 
 /// Why a roster file's bytes are not a value of the format this roster
@@ -198,7 +196,7 @@ impl Record {
     /// record it writes must be one list trusts.
     pub fn check_limits(&self) -> Result<(), FieldError> {
         let optional = |value: Option<&str>| value.unwrap_or_default().to_owned();
-        let fields: [(FieldLimit, String); 9] = [
+        let fields: [(FieldLimit, String); 10] = [
             (crate::record_values::CWD_LIMIT, self.cwd.to_string()),
             (crate::record_values::TRANSCRIPT_PATH_LIMIT, optional(self.transcript_path.as_deref())),
             (SOCKET_PATH_LIMIT, optional(self.socket.as_ref().map(|socket| socket.path.as_str()))),
@@ -208,6 +206,7 @@ impl Record {
             (crate::record_values::HARNESS_LIMIT, self.harness.to_string()),
             (crate::record_values::SESSION_PID_SOURCE_LIMIT, self.session_pid_source.to_string()),
             (crate::record_values::BOOT_ID_LIMIT, self.owner.boot_id.to_string()),
+            (crate::record_values::MACHINE_LIMIT, optional(self.owner.machine.as_deref())),
         ];
         fields.iter().try_for_each(|(limit, value)| limit.check(value))
     }
@@ -441,7 +440,8 @@ pub(crate) mod tests {
     use super::*;
     use crate::record_values::{
         AGENT_NAME_LIMIT, BOOT_ID_LIMIT, BootId, CWD_LIMIT, FIELD_LIMITS, HARNESS_LIMIT,
-        HARNESS_VERSION_LIMIT, SESSION_ID_LIMIT, SESSION_PID_SOURCE_LIMIT, StartTicks, TRANSCRIPT_PATH_LIMIT,
+        HARNESS_VERSION_LIMIT, MACHINE_LIMIT, MachineName, SESSION_ID_LIMIT, SESSION_PID_SOURCE_LIMIT,
+        StartTicks, TRANSCRIPT_PATH_LIMIT,
     };
     use crate::recorded_owner::ChainMemberRecord;
     use owner_liveness::MAX_CHAIN_MEMBERS;
@@ -466,6 +466,7 @@ pub(crate) mod tests {
                 pid_ns: 4026531836,
                 time_ns: 4026531834,
                 user_ns: Some(4026531837),
+                machine: Some(text(MachineName::parse, "machine-id:3d1219c7c4c5404aaa1f6d2a48adfda4")),
                 chain: Vec::new(),
             },
             session_pid_source: text(SessionPidSource::parse, "ancestor"),
@@ -691,8 +692,14 @@ pub(crate) mod tests {
         // The chain seen at a refresh may differ: the owner is the same.
         let fewer = OwnerIdentity { chain: Vec::new(), ..identity.clone() };
         assert!(same_owner(&recorded, &fewer));
-        let other_ticks = OwnerIdentity { start_ticks: 999, ..identity.clone() };
-        assert!(!same_owner(&recorded, &other_ticks));
+        let other_process = OwnerIdentity { start_ticks: 999, pidfs_ino: Some(1), ..identity.clone() };
+        assert!(!same_owner(&recorded, &other_process));
+        let without_pidfs = OwnerIdentity { start_ticks: 999, pidfs_ino: None, ..identity.clone() };
+        assert!(!same_owner(&recorded, &without_pidfs));
+        // An agreeing pidfs inode is the very process, whatever start tick a
+        // time namespace's offset rounded it to.
+        let rounded = OwnerIdentity { start_ticks: 872, ..identity.clone() };
+        assert_eq!(same_owner(&recorded, &rounded), owner_liveness::PIDFS_INODES_ARE_NEVER_REUSED);
         // The native process, its loader gone, registering on its own.
         let inner = OwnerIdentity {
             pid: pid(4250),
@@ -704,7 +711,10 @@ pub(crate) mod tests {
         assert!(!same_owner(&recorded, &inner));
         assert!(continues_chain(&recorded, &inner));
         // A newcomer at the member's pid is not the member.
-        assert!(!continues_chain(&recorded, &OwnerIdentity { start_ticks: 900, ..inner.clone() }));
+        assert!(!continues_chain(
+            &recorded,
+            &OwnerIdentity { start_ticks: 900, pidfs_ino: None, ..inner.clone() }
+        ));
         assert!(!continues_chain(&recorded, &OwnerIdentity { pidfs_ino: Some(1), ..inner.clone() }));
         assert!(!continues_chain(&recorded, &OwnerIdentity { boot_id: "other".into(), ..inner.clone() }));
         assert!(!continues_chain(&sample(), &inner));
@@ -713,10 +723,10 @@ pub(crate) mod tests {
     #[test]
     fn newer_formats_are_unsupported_not_malformed() {
         let text = with(|map| {
-            map.insert("format".into(), 2.into());
+            map.insert("format".into(), 3.into());
             map.insert("something_new".into(), true.into());
         });
-        assert_eq!(parse_record(text.as_bytes(), pid(4242)), Parsed::UnsupportedFormat(2));
+        assert_eq!(parse_record(text.as_bytes(), pid(4242)), Parsed::UnsupportedFormat(3));
         assert_eq!(parse_record(br#"{"format": 7}"#, pid(4242)), Parsed::UnsupportedFormat(7));
     }
 
@@ -745,6 +755,7 @@ pub(crate) mod tests {
                 pid_ns: u64::MAX,
                 time_ns: u64::MAX,
                 user_ns: sample().owner.user_ns,
+                machine: Some(text(MachineName::parse, &"\\".repeat(MACHINE_LIMIT.max))),
                 chain: (1..MAX_CHAIN_MEMBERS as u32)
                     .map(|below| ChainMemberRecord {
                         pid: u32::MAX - below,
@@ -845,6 +856,12 @@ pub(crate) mod tests {
                 SessionPidSource::parse(&over(SESSION_PID_SOURCE_LIMIT)).is_err(),
             ),
             ("boot_id", "boot_id", over(BOOT_ID_LIMIT).into(), BootId::parse(&over(BOOT_ID_LIMIT)).is_err()),
+            (
+                "machine",
+                "machine",
+                over(MACHINE_LIMIT).into(),
+                MachineName::parse(&over(MACHINE_LIMIT)).is_err(),
+            ),
         ];
         assert_eq!(cases.len(), FIELD_LIMITS.len());
         for (field, key, value, refused) in cases {

@@ -20,7 +20,7 @@ use crate::timestamp::Timestamp;
 /// field at its limit, every byte one that JSON escapes to six (`\u0001`),
 /// still fits in `MAX_ENTRY_BYTES`: a record register writes is always one
 /// list trusts.
-pub const FIELD_LIMITS: [FieldLimit; 9] = [
+pub const FIELD_LIMITS: [FieldLimit; 10] = [
     CWD_LIMIT,
     TRANSCRIPT_PATH_LIMIT,
     SOCKET_PATH_LIMIT,
@@ -30,6 +30,7 @@ pub const FIELD_LIMITS: [FieldLimit; 9] = [
     HARNESS_LIMIT,
     SESSION_PID_SOURCE_LIMIT,
     BOOT_ID_LIMIT,
+    MACHINE_LIMIT,
 ];
 
 /// `cwd`: `PATH_MAX`, the longest path the kernel resolves.
@@ -51,6 +52,9 @@ pub const HARNESS_LIMIT: FieldLimit = FieldLimit::bytes(Field::Harness, 32);
 pub const SESSION_PID_SOURCE_LIMIT: FieldLimit = FieldLimit::bytes(Field::SessionPidSource, 32);
 /// `boot_id`: the kernel's boot id is a 36-byte UUID.
 pub const BOOT_ID_LIMIT: FieldLimit = FieldLimit::bytes(Field::BootId, 64);
+/// `machine`: `hostname:` and a 64-byte hostname at most
+/// (`owner_liveness::MACHINE_LIMIT`).
+pub const MACHINE_LIMIT: FieldLimit = FieldLimit::bytes(Field::Machine, owner_liveness::MACHINE_LIMIT);
 
 /// The string-valued field types share their views: a `&str` (so
 /// `Option<T>::as_deref` gives an `Option<&str>`), comparisons with text,
@@ -253,6 +257,35 @@ impl BootId {
     /// of a record (`Record::check_limits`) before it writes one.
     pub(crate) fn from_kernel(text: &str) -> BootId {
         BootId(text.to_owned())
+    }
+}
+
+/// The machine the owner was recorded on (`machine-id:…` or `hostname:…`,
+/// docs/contract.md §4.3): not empty, printable ASCII, within its limit.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MachineName(String);
+text_value!(MachineName);
+checked_constructors!(MachineName);
+
+impl MachineName {
+    fn check(text: &str) -> Result<(), FieldError> {
+        if text.is_empty() {
+            return Err(FieldError::new(Field::Machine, FieldProblem::Empty));
+        }
+        if let Some(character) = text.chars().find(|c| !c.is_ascii_graphic()) {
+            let value = text.to_owned();
+            return Err(FieldError::new(
+                Field::Machine,
+                FieldProblem::ForbiddenCharacter { value, character },
+            ));
+        }
+        MACHINE_LIMIT.check(text)
+    }
+
+    /// The machine as the capture named it: `From<&OwnerIdentity>` cannot
+    /// fail, and register checks every limit before it writes a record.
+    pub(crate) fn from_capture(text: &str) -> MachineName {
+        MachineName(text.to_owned())
     }
 }
 

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use owner_liveness::{ChainMember, MAX_CHAIN_MEMBERS, OwnerIdentity, Pid};
 
 use crate::malformed::{Field, FieldError, FieldProblem};
-use crate::record_values::{BootId, StartTicks};
+use crate::record_values::{BootId, MachineName, StartTicks};
 
 /// The owner identity as recorded (docs/contract.md §3, §4.2): the
 /// outermost process, the frame it was captured in, and the harness
@@ -30,6 +30,10 @@ pub struct RecordedOwner {
     /// The user namespace `uid` is expressed in; absent in files written
     /// before it was recorded.
     pub user_ns: Option<u64>,
+    /// The machine the owner was recorded on; absent in files written
+    /// before it was recorded, whose start ticks are then on their
+    /// registrar's own clock rather than the initial time namespace's.
+    pub machine: Option<MachineName>,
     /// The harness processes below the owner, outermost first, innermost
     /// last; empty for a one-process owner and in files written before
     /// chains were recorded (both mean: the owner alone). Valid by
@@ -112,6 +116,7 @@ impl From<&OwnerIdentity> for RecordedOwner {
             pid_ns: identity.pid_ns,
             time_ns: identity.time_ns,
             user_ns: identity.user_ns,
+            machine: identity.machine.as_deref().map(MachineName::from_capture),
             chain: identity.chain.iter().map(ChainMemberRecord::from_member).collect(),
         }
     }
@@ -129,6 +134,7 @@ impl RecordedOwner {
             pid_ns: self.pid_ns,
             time_ns: self.time_ns,
             user_ns: self.user_ns,
+            machine: self.machine.as_ref().map(|machine| machine.as_str().to_owned()),
             chain: self.chain.iter().filter_map(ChainMemberRecord::member).collect(),
         }
     }
@@ -154,16 +160,28 @@ impl RecordedOwner {
                 .any(|member| self.same_process(&member, identity, &identity.outermost()))
     }
 
+    /// The same boot and pid namespace. Start ticks recorded with a
+    /// machine are on the initial time namespace's clock, like every
+    /// capture's now, so a registration from inside a time namespace is
+    /// the same frame; a file written before then compares only within
+    /// its own time namespace.
     fn same_frame(&self, identity: &OwnerIdentity) -> bool {
         self.boot_id.as_str() == identity.boot_id
             && self.pid_ns == identity.pid_ns
-            && self.time_ns == identity.time_ns
+            && (self.machine.is_some() || self.time_ns == identity.time_ns)
     }
 
     /// Whether a recorded member and a captured one are the same process,
-    /// in frames already known to agree (boot, pid and time namespaces).
+    /// in frames already known to agree (boot and pid namespace).
     fn same_process(&self, recorded: &ChainMember, identity: &OwnerIdentity, member: &ChainMember) -> bool {
         let pidfs_agrees = match (recorded.pidfs_ino, member.pidfs_ino) {
+            // Where the kernel never hands a pidfs inode out twice in a
+            // boot, an agreeing one is the very process whatever the rest
+            // shows (a uid it changed, a start tick a time namespace
+            // offset rounded).
+            (Some(a), Some(b)) if a == b && owner_liveness::PIDFS_INODES_ARE_NEVER_REUSED => {
+                return recorded.pid == member.pid;
+            }
             (Some(a), Some(b)) => a == b,
             _ => true,
         };
@@ -228,7 +246,8 @@ pub fn write_identity_keys<M: SerializeMap>(
     write_entry(map, "boot_id", owner.map(|owner| &owner.boot_id), absent)?;
     write_entry(map, "pid_ns", owner.map(|owner| owner.pid_ns), absent)?;
     write_entry(map, "time_ns", owner.map(|owner| owner.time_ns), absent)?;
-    write_entry(map, "user_ns", owner.and_then(|owner| owner.user_ns), absent)
+    write_entry(map, "user_ns", owner.and_then(|owner| owner.user_ns), absent)?;
+    write_entry(map, "machine", owner.and_then(|owner| owner.machine.as_ref()), absent)
 }
 
 /// The `chain` key of `owner`: absent (or `null`) for an owner alone.
@@ -254,6 +273,7 @@ pub struct OwnerKeys {
     pid_ns: Option<u64>,
     time_ns: Option<u64>,
     user_ns: Option<Option<u64>>,
+    machine: Option<Option<String>>,
     chain: Option<Vec<ChainMemberRecord>>,
 }
 
@@ -268,6 +288,7 @@ pub struct UncheckedOwner {
     pub(crate) pid_ns: u64,
     pub(crate) time_ns: u64,
     pub(crate) user_ns: Option<u64>,
+    pub machine: Option<String>,
     pub chain: Vec<ChainMemberRecord>,
 }
 
@@ -323,7 +344,7 @@ pub fn required<T, E: de::Error>(slot: Option<T>, key: &'static str) -> Result<T
 impl OwnerKeys {
     /// The keys, in file order (the marker names them when it refuses an
     /// unknown one).
-    pub const KEYS: [&'static str; 9] = [
+    pub const KEYS: [&'static str; 10] = [
         "session_pid",
         "owner_uid",
         "start_ticks",
@@ -332,6 +353,7 @@ impl OwnerKeys {
         "pid_ns",
         "time_ns",
         "user_ns",
+        "machine",
         "chain",
     ];
 
@@ -347,6 +369,7 @@ impl OwnerKeys {
             "pid_ns" => read_once(&mut self.pid_ns, "pid_ns", map)?,
             "time_ns" => read_once(&mut self.time_ns, "time_ns", map)?,
             "user_ns" => read_once(&mut self.user_ns, "user_ns", map)?,
+            "machine" => read_once(&mut self.machine, "machine", map)?,
             "chain" => read_once(&mut self.chain, "chain", map)?,
             _ => return Ok(false),
         }
@@ -370,6 +393,7 @@ impl OwnerKeys {
             pid_ns: required(self.pid_ns, "pid_ns")?,
             time_ns: required(self.time_ns, "time_ns")?,
             user_ns: self.user_ns.flatten(),
+            machine: self.machine.flatten(),
             chain: self.chain.unwrap_or_default(),
         })
     }
@@ -392,6 +416,7 @@ impl UncheckedOwner {
             pid_ns: self.pid_ns,
             time_ns: self.time_ns,
             user_ns: self.user_ns,
+            machine: self.machine.map(MachineName::parse_owned).transpose()?,
             chain: self.chain,
         })
     }
@@ -419,6 +444,7 @@ mod tests {
             pid_ns: 4026531836,
             time_ns: 4026531834,
             user_ns: Some(4026531837),
+            machine: Some("machine-id:3d1219c7c4c5404aaa1f6d2a48adfda4".into()),
             chain: vec![ChainMember {
                 pid: Pid::new(4250).unwrap(),
                 uid: 1000,
@@ -432,7 +458,8 @@ mod tests {
     fn an_identity_is_recorded_and_read_back_whole() {
         let identity = identity();
         assert_eq!(RecordedOwner::from(&identity).identity(), identity);
-        let alone = OwnerIdentity { chain: Vec::new(), pidfs_ino: None, user_ns: None, ..identity };
+        let alone =
+            OwnerIdentity { chain: Vec::new(), pidfs_ino: None, user_ns: None, machine: None, ..identity };
         assert_eq!(RecordedOwner::from(&alone).identity(), alone);
     }
 

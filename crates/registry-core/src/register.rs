@@ -4,15 +4,14 @@
 
 use std::path::PathBuf;
 
-use owner_liveness::{Liveness, OwnerIdentity, Pid, SocketIdentity, SystemFacts};
+use owner_liveness::{Liveness, OwnerIdentity, SocketIdentity, SystemFacts};
 
 use crate::directory::RosterDir;
 use crate::error::{Error, Result};
 use crate::files::{MAX_ENTRY_BYTES, read_hint, read_names_from, remove_entry, write_atomically, write_hint};
 use crate::prune::{dead_for_good, index_entry_of, recheck};
-use crate::record::{
-    Parsed, RECORD_FORMAT, Record, SocketRecord, continues_chain, parse_record, record_file_name, same_owner,
-};
+use crate::record::{Parsed, RECORD_FORMAT, Record, SocketRecord, continues_chain, parse_record, same_owner};
+use crate::record_name::RecordName;
 use crate::record_values::{
     AgentName, HarnessName, HarnessVersion, RecordedTime, SessionDirectoryPath, SessionId, SessionPidSource,
     SocketPath, TranscriptPath,
@@ -81,8 +80,16 @@ pub struct Registered {
     /// A record of another (dead) process at the same pid was replaced.
     pub replaced_previous_owner: bool,
     /// Pids of dead records removed on the way (the session id's dead
-    /// holder and the opportunistic batch).
+    /// holder, an older roster's record of a dead process at the same pid,
+    /// and the opportunistic batch).
     pub reaped: Vec<u32>,
+}
+
+/// The record a registration finds at its own name, or at the name an
+/// older roster gave its pid, and what it is to this owner.
+struct Previous {
+    name: RecordName,
+    record: Record,
 }
 
 /// Writes the record for `registration` under the lock.
@@ -95,25 +102,55 @@ pub fn register(
     let adopted = continued_session(roster, registration, facts);
     let registration = adopted.as_ref().unwrap_or(registration);
     let pid = registration.identity.pid;
-    let file_name = record_file_name(pid);
+    // The record's name carries its world: a process with this pid in
+    // another pid namespace or on another machine has a name of its own.
+    let name = RecordName::of_identity(&registration.identity);
+    let file_name = name.file_name();
     let sessions = roster.sessions();
     let now = Timestamp::from_system_time(facts.now());
+    let mut reaped = Vec::new();
 
-    let previous = match crate::files::read_entry(sessions, &file_name) {
-        Ok(contents) => match parse_record(&contents.bytes, pid) {
-            Parsed::Record(record) => Some(*record),
-            _ => None,
-        },
-        Err(_) => None,
-    };
-    let refreshed = previous.as_ref().is_some_and(|record| same_owner(record, &registration.identity));
+    // The record at this name is of this world; one of another process is
+    // replaced only once it is provably dead. An older roster's
+    // `<pid>.json` may be of any world: it is this owner's own (then this
+    // write takes its place), a dead process's (then it goes), or left as
+    // it is.
+    let at_name = read_record(roster, &file_name);
+    let refreshed_here = at_name.as_ref().is_some_and(|record| same_owner(record, &registration.identity));
+    if let Some(record) = &at_name
+        && !refreshed_here
+    {
+        refuse_unless_dead(roster, &file_name, record, facts)?;
+    }
+    let legacy = RecordName::legacy(pid);
+    let mut legacy_to_remove = None;
+    let mut previous = at_name.map(|record| Previous { name, record });
+    if let Some(record) = read_record(roster, &legacy.file_name()) {
+        if same_owner(&record, &registration.identity) {
+            if !refreshed_here {
+                previous = Some(Previous { name: legacy, record });
+            }
+            legacy_to_remove = Some(legacy);
+        } else if let Some(row) = read_session_row(roster, &legacy.file_name(), facts)
+            && row.liveness() == Liveness::Dead
+            && remove_entry(roster, sessions, &row.file_name)?
+        {
+            if let Some((key, holder)) = index_entry_of(&row) {
+                remove_index_entry_if_pointing_at(roster, &key, holder)?;
+            }
+            reaped.push(pid.get());
+        }
+    }
+    let refreshed =
+        previous.as_ref().is_some_and(|previous| same_owner(&previous.record, &registration.identity));
     let replaced_previous_owner = previous.is_some() && !refreshed;
     let registered_at = match (&previous, refreshed) {
-        (Some(record), true) => record.registered_at.clone(),
+        (Some(previous), true) => previous.record.registered_at.clone(),
         _ => RecordedTime::from(now),
     };
+    let previous_record = previous.as_ref().map(|previous| &previous.record);
 
-    let agent = match (&registration.agent, &previous, refreshed) {
+    let agent = match (&registration.agent, previous_record, refreshed) {
         (AgentChoice::Set(name), _, _) => Some(name.clone()),
         (AgentChoice::Clear, _, _) => None,
         (AgentChoice::Keep { .. }, Some(record), true) => record.agent.clone(),
@@ -132,39 +169,50 @@ pub fn register(
         )));
     }
 
-    let mut reaped = Vec::new();
     if let Some(session_id) = &registration.session_id
         && let Some(holder) = indexed_holder(roster, session_id)
-        && holder != pid
-        && let Some(row) = read_session_row(roster, &record_file_name(holder), facts)
+        && holder != name
+        && Some(holder) != previous.as_ref().map(|previous| previous.name)
+        && let Some(row) = read_session_row(roster, &holder.file_name(), facts)
         && let Some(record) = &row.record
         && record.session_id.as_ref() == Some(session_id)
     {
         if row.liveness() != Liveness::Dead {
             return Err(Error::SessionIdConflict {
                 session_id: session_id.as_str().to_owned(),
-                holder: holder.get(),
+                holder: holder.pid.get(),
                 holder_path: row.path.clone(),
                 liveness: row.liveness().to_string(),
                 reason: row.verdict.reason.clone(),
             });
         }
         if remove_entry(roster, sessions, &row.file_name)? {
-            reaped.push(holder.get());
+            reaped.push(holder.pid.get());
         }
     }
 
     if let Some(session_id) = &registration.session_id {
-        point_index_at(roster, session_id, pid)?;
+        point_index_at(roster, session_id, name)?;
     }
     write_atomically(roster, sessions, &file_name, &bytes)?;
-    if let Some(old_id) = previous.as_ref().and_then(|record| record.session_id.as_ref())
+    if let Some(previous) = &previous
+        && let Some(old_id) = &previous.record.session_id
         && Some(old_id) != registration.session_id.as_ref()
     {
-        remove_index_if_pointing_at(roster, old_id, pid)?;
+        remove_index_if_pointing_at(roster, old_id, previous.name)?;
+    }
+    // This owner's record under an older roster's name: the one just
+    // written takes its place.
+    if let Some(legacy) = legacy_to_remove {
+        remove_entry(roster, sessions, &legacy.file_name())?;
+        if let Some(old_id) = read_legacy_session_id(previous.as_ref(), legacy)
+            && Some(&old_id) != registration.session_id.as_ref()
+        {
+            remove_index_if_pointing_at(roster, &old_id, legacy)?;
+        }
     }
     drop(lock);
-    reaped.extend(reap_a_few(roster, pid, facts));
+    reaped.extend(reap_a_few(roster, &file_name, facts));
     Ok(Registered {
         path: roster.entry_path(sessions, &file_name),
         record,
@@ -172,6 +220,50 @@ pub fn register(
         replaced_previous_owner,
         reaped,
     })
+}
+
+/// The record in `sessions/` under `file_name`, when there is a
+/// well-formed one; anything else (nothing, a problem entry) is `None`.
+fn read_record(roster: &RosterDir, file_name: &str) -> Option<Record> {
+    let name = RecordName::parse_file_name(file_name)?;
+    let contents = crate::files::read_entry(roster.sessions(), file_name).ok()?;
+    match parse_record(&contents.bytes, name.pid) {
+        Parsed::Record(record) => Some(*record),
+        _ => None,
+    }
+}
+
+/// Refuses to replace `record`, of another process at the registering
+/// owner's own name, unless its verdict is dead: a record that is not
+/// provably gone is never overwritten.
+fn refuse_unless_dead(
+    roster: &RosterDir,
+    file_name: &str,
+    record: &Record,
+    facts: &impl SystemFacts,
+) -> Result<()> {
+    let verdict = owner_liveness::judge(&record.identity(), record.socket_identity().as_ref(), facts);
+    if verdict.liveness == Liveness::Dead {
+        return Ok(());
+    }
+    Err(Error::NotOurs {
+        path: roster.entry_path(roster.sessions(), file_name),
+        why: format!(
+            "holds the record of another process at pid {}, which is {} ({}), not provably gone; \
+             it is never replaced: end that session, or remove the file by hand if you know it is over",
+            record.pid(),
+            verdict.liveness,
+            verdict.reason
+        ),
+    })
+}
+
+/// The session id of this owner's record under an older roster's name,
+/// when that was the record refreshed.
+fn read_legacy_session_id(previous: Option<&Previous>, legacy: RecordName) -> Option<SessionId> {
+    previous
+        .filter(|previous| previous.name == legacy)
+        .and_then(|previous| previous.record.session_id.clone())
 }
 
 /// A registration whose owner is a member of the chain of the record that
@@ -189,10 +281,10 @@ fn continued_session(
 ) -> Option<Registration> {
     let session_id = registration.session_id.as_ref()?;
     let holder = indexed_holder(roster, session_id)?;
-    if holder == registration.identity.pid {
+    if holder.pid == registration.identity.pid {
         return None;
     }
-    let row = read_session_row(roster, &record_file_name(holder), facts)?;
+    let row = read_session_row(roster, &holder.file_name(), facts)?;
     let record = row.record.as_ref()?;
     if record.session_id.as_ref() != Some(session_id)
         || row.liveness() == Liveness::Dead
@@ -260,7 +352,7 @@ fn build_record(
 /// records are then re-checked under it the way prune re-checks, and
 /// removed. When the lock was not free, the walk stays where it was, so
 /// the next registration finds the same dead records again.
-fn reap_a_few(roster: &RosterDir, own_pid: Pid, facts: &impl SystemFacts) -> Vec<u32> {
+fn reap_a_few(roster: &RosterDir, own_record: &str, facts: &impl SystemFacts) -> Vec<u32> {
     let sessions = roster.sessions();
     // `None` when there is none or it cannot be used: the walk starts at the
     // top, and the cursor is written whatever the walk finds.
@@ -279,7 +371,6 @@ fn reap_a_few(roster: &RosterDir, own_pid: Pid, facts: &impl SystemFacts) -> Vec
         }
         return Vec::new();
     };
-    let own_record = record_file_name(own_pid);
     let mut dead = Vec::new();
     for entry in &entries {
         let Some(name) = entry.name.to_str() else { continue };
@@ -291,8 +382,7 @@ fn reap_a_few(roster: &RosterDir, own_pid: Pid, facts: &impl SystemFacts) -> Vec
             continue;
         }
         let Some((row, stamp)) = read_listed_session_row(roster, name, entry.kind, facts) else { continue };
-        let Some(record) = &row.record else { continue };
-        if row.liveness() != Liveness::Dead || record.pid() == own_pid {
+        if row.record.is_none() || row.liveness() != Liveness::Dead || row.file_name == own_record {
             continue;
         }
         dead.push((row, stamp));
@@ -315,13 +405,13 @@ fn reap_a_few(roster: &RosterDir, own_pid: Pid, facts: &impl SystemFacts) -> Vec
         let stamp = stamp.filter(|_| dead_for_good(&row));
         let Some(row) = recheck(roster, row, stamp, facts) else { continue };
         let Some(record) = &row.record else { continue };
-        if row.liveness() != Liveness::Dead || record.pid() == own_pid {
+        if row.liveness() != Liveness::Dead || row.file_name == own_record {
             continue;
         }
         if remove_entry(roster, sessions, &row.file_name).unwrap_or(false) {
             // An index entry left behind is an orphan prune removes.
-            if let Some((key, pid)) = index_entry_of(&row) {
-                let _ = remove_index_entry_if_pointing_at(roster, &key, pid);
+            if let Some((key, holder)) = index_entry_of(&row) {
+                let _ = remove_index_entry_if_pointing_at(roster, &key, holder);
             }
             reaped.push(record.pid().get());
         }

@@ -1,5 +1,7 @@
 //! The session-id index: one symlink per session id, `session-ids/<hash>`,
-//! whose target text is the owner pid holding that id. It makes "one live
+//! whose target text names the record holding that id: its stem,
+//! `<pid>@<world>` (`RecordName`), or a bare pid in entries written before
+//! records named their world. It makes "one live
 //! owner per session id" an O(1) check instead of a scan of the registry.
 //!
 //! It heals itself rather than needing to be crash-consistent: an entry is
@@ -21,26 +23,17 @@ use nix::errno::Errno;
 use nix::fcntl::{readlinkat, renameat};
 use nix::unistd::{UnlinkatFlags, symlinkat, unlinkat};
 
-use owner_liveness::Pid;
-
 use crate::directory::{RosterDir, SubDir};
 use crate::error::{Error, Result};
 use crate::files::{RegistryLock, TEMP_PREFIX};
 use crate::interrupted::retry_on_interrupt;
-use crate::record::record_file_name;
+use crate::record_name::RecordName;
 use crate::record_values::SessionId;
+use crate::stable_hash::fnv1a_64;
 
 /// Prefix of the index entries older registries kept in `sessions/`
 /// (dotfiles there: never listed).
 pub const LEGACY_INDEX_PREFIX: &str = ".sid-";
-
-/// FNV-1a, 64 bits: stable across processes and releases, which std's
-/// hasher does not promise. Collisions are harmless: the record is checked.
-fn fnv1a_64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
 
 /// The index entry's name for a session id, in `session-ids/`.
 pub fn index_entry_name(session_id: &SessionId) -> String {
@@ -70,12 +63,12 @@ impl IndexPlace {
         }
     }
 
-    /// The pid this place's entry names; `None` when there is no entry (or
-    /// it does not name a pid).
-    fn holder(self, roster: &RosterDir, key: &IndexKey) -> Option<Pid> {
+    /// The record this place's entry names; `None` when there is no entry
+    /// (or it names no record).
+    fn holder(self, roster: &RosterDir, key: &IndexKey) -> Option<RecordName> {
         let name = self.entry_name(key);
         let target = retry_on_interrupt(|| readlinkat(self.directory(roster).fd(), name.as_ref())).ok()?;
-        Pid::parse_canonical(target.to_str()?, u32::MAX).ok()
+        RecordName::parse_stem(target.to_str()?)
     }
 
     fn remove(self, roster: &RosterDir, key: &IndexKey) -> Result<()> {
@@ -103,22 +96,22 @@ impl IndexKey {
 /// has an entry, an older place is not looked at.
 const PLACES: [IndexPlace; 2] = [IndexPlace::SessionIds, IndexPlace::Legacy];
 
-/// The pid the index names for a session id, if any (unchecked hint).
-pub fn indexed_holder(roster: &RosterDir, session_id: &SessionId) -> Option<Pid> {
+/// The record the index names for a session id, if any (unchecked hint).
+pub fn indexed_holder(roster: &RosterDir, session_id: &SessionId) -> Option<RecordName> {
     let key = IndexKey::of(session_id);
     PLACES.iter().find_map(|place| place.holder(roster, &key))
 }
 
-/// Points the session id's entry at `pid`, atomically (symlink + rename),
-/// and removes an entry an older registry kept for it.
-pub fn point_index_at(roster: &RosterDir, session_id: &SessionId, pid: Pid) -> Result<()> {
+/// Points the session id's entry at the record `holder`, atomically
+/// (symlink + rename), and removes an entry an older registry kept for it.
+pub fn point_index_at(roster: &RosterDir, session_id: &SessionId, holder: RecordName) -> Result<()> {
     let directory = roster.session_ids();
     let key = IndexKey::of(session_id);
     let name = &key.0;
     let temp = format!("{TEMP_PREFIX}{name}.{}", std::process::id());
     let shown = roster.entry_path(directory, name);
     let _ = retry_on_interrupt(|| unlinkat(directory.fd(), temp.as_str(), UnlinkatFlags::NoRemoveDir));
-    retry_on_interrupt(|| symlinkat(pid.to_string().as_str(), directory.fd(), temp.as_str()))
+    retry_on_interrupt(|| symlinkat(holder.to_string().as_str(), directory.fd(), temp.as_str()))
         .map_err(|errno| Error::io("create index entry", &shown, errno.into()))?;
     retry_on_interrupt(|| renameat(directory.fd(), temp.as_str(), directory.fd(), name.as_str())).map_err(
         |errno| {
@@ -130,16 +123,24 @@ pub fn point_index_at(roster: &RosterDir, session_id: &SessionId, pid: Pid) -> R
     IndexPlace::Legacy.remove(roster, &key)
 }
 
-/// Removes the session id's entry when it still names `pid`.
-pub fn remove_index_if_pointing_at(roster: &RosterDir, session_id: &SessionId, pid: Pid) -> Result<()> {
-    remove_index_entry_if_pointing_at(roster, &IndexKey::of(session_id), pid)
+/// Removes the session id's entry when it still names the record `holder`.
+pub fn remove_index_if_pointing_at(
+    roster: &RosterDir,
+    session_id: &SessionId,
+    holder: RecordName,
+) -> Result<()> {
+    remove_index_entry_if_pointing_at(roster, &IndexKey::of(session_id), holder)
 }
 
 /// `remove_index_if_pointing_at` for a session id whose key is known.
-pub(crate) fn remove_index_entry_if_pointing_at(roster: &RosterDir, key: &IndexKey, pid: Pid) -> Result<()> {
+pub(crate) fn remove_index_entry_if_pointing_at(
+    roster: &RosterDir,
+    key: &IndexKey,
+    holder: RecordName,
+) -> Result<()> {
     for place in PLACES {
         match place.holder(roster, key) {
-            Some(holder) if holder == pid => return place.remove(roster, key),
+            Some(named) if named == holder => return place.remove(roster, key),
             // Another session holds the id now: its entry stays.
             Some(_) => return Ok(()),
             None => {}
@@ -148,8 +149,8 @@ pub(crate) fn remove_index_entry_if_pointing_at(roster: &RosterDir, key: &IndexK
     Ok(())
 }
 
-/// Removes the entries of `session-ids/` (their `names`) that name a pid
-/// with no record, and returns how many went. Register writes an entry and
+/// Removes the entries of `session-ids/` (their `names`) that name no
+/// existing record, and returns how many went. Register writes an entry and
 /// its record under the lock the caller holds, so such an entry is what a
 /// prune killed between removing records and their entries left behind.
 /// An entry that cannot be read, or whose record cannot be looked at, stays.
@@ -167,10 +168,10 @@ pub(crate) fn remove_orphaned_entries(
         let Ok(target) = retry_on_interrupt(|| readlinkat(directory.fd(), name.as_os_str())) else {
             continue;
         };
-        let Some(pid) = target.to_str().and_then(|target| Pid::parse_canonical(target, u32::MAX).ok()) else {
+        let Some(holder) = target.to_str().and_then(RecordName::parse_stem) else {
             continue;
         };
-        let record = record_file_name(pid);
+        let record = holder.file_name();
         let looked = retry_on_interrupt(|| {
             nix::sys::stat::fstatat(
                 roster.sessions().fd(),
@@ -208,8 +209,11 @@ mod tests {
         assert_ne!(index_entry_name(&a), index_entry_name(&b));
         // Pinned so that a change of hash (which would orphan every entry
         // written by an older roster) cannot slip in unnoticed.
-        assert_eq!(fnv1a_64(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a_64(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(index_entry_name(&SessionId::parse("a").unwrap()), "af63dc4c8601ec8c");
+    }
+
+    fn holder(pid: u32) -> RecordName {
+        RecordName::legacy(owner_liveness::Pid::new(pid).unwrap())
     }
 
     #[test]
@@ -218,13 +222,13 @@ mod tests {
         let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
         let id = SessionId::parse("abc").unwrap();
         assert_eq!(indexed_holder(&roster, &id), None);
-        point_index_at(&roster, &id, Pid::new(42).unwrap()).unwrap();
-        assert_eq!(indexed_holder(&roster, &id), Some(Pid::new(42).unwrap()));
-        point_index_at(&roster, &id, Pid::new(43).unwrap()).unwrap();
-        assert_eq!(indexed_holder(&roster, &id), Some(Pid::new(43).unwrap()));
-        remove_index_if_pointing_at(&roster, &id, Pid::new(42).unwrap()).unwrap();
-        assert_eq!(indexed_holder(&roster, &id), Some(Pid::new(43).unwrap()));
-        remove_index_if_pointing_at(&roster, &id, Pid::new(43).unwrap()).unwrap();
+        point_index_at(&roster, &id, holder(42)).unwrap();
+        assert_eq!(indexed_holder(&roster, &id), Some(holder(42)));
+        point_index_at(&roster, &id, holder(43)).unwrap();
+        assert_eq!(indexed_holder(&roster, &id), Some(holder(43)));
+        remove_index_if_pointing_at(&roster, &id, holder(42)).unwrap();
+        assert_eq!(indexed_holder(&roster, &id), Some(holder(43)));
+        remove_index_if_pointing_at(&roster, &id, holder(43)).unwrap();
         assert_eq!(indexed_holder(&roster, &id), None);
     }
 
@@ -237,7 +241,7 @@ mod tests {
         let root = temp.path().join("roster");
         let roster = RosterDir::open_or_create(&root).unwrap();
         let id = SessionId::parse("7c660e54-2e19-4577-b46a-16f46484eaf4").unwrap();
-        point_index_at(&roster, &id, Pid::new(42).unwrap()).unwrap();
+        point_index_at(&roster, &id, holder(42)).unwrap();
         let entry = root.join("session-ids").join(index_entry_name(&id));
         assert_eq!(std::fs::read_link(&entry).unwrap(), std::path::Path::new("42"));
         assert_eq!(std::fs::read_dir(root.join("sessions")).unwrap().count(), 0);
@@ -256,17 +260,17 @@ mod tests {
         let id = SessionId::parse("abc").unwrap();
         let legacy = root.join("sessions").join(format!(".sid-{}", index_entry_name(&id)));
         std::os::unix::fs::symlink("42", &legacy).unwrap();
-        assert_eq!(indexed_holder(&roster, &id), Some(Pid::new(42).unwrap()));
+        assert_eq!(indexed_holder(&roster, &id), Some(holder(42)));
         // Another pid's removal leaves it; its own removes it.
-        remove_index_if_pointing_at(&roster, &id, Pid::new(43).unwrap()).unwrap();
+        remove_index_if_pointing_at(&roster, &id, holder(43)).unwrap();
         assert!(legacy.symlink_metadata().is_ok());
-        remove_index_if_pointing_at(&roster, &id, Pid::new(42).unwrap()).unwrap();
+        remove_index_if_pointing_at(&roster, &id, holder(42)).unwrap();
         assert!(legacy.symlink_metadata().is_err());
         assert_eq!(indexed_holder(&roster, &id), None);
 
         std::os::unix::fs::symlink("42", &legacy).unwrap();
-        point_index_at(&roster, &id, Pid::new(44).unwrap()).unwrap();
-        assert_eq!(indexed_holder(&roster, &id), Some(Pid::new(44).unwrap()));
+        point_index_at(&roster, &id, holder(44)).unwrap();
+        assert_eq!(indexed_holder(&roster, &id), Some(holder(44)));
         assert!(legacy.symlink_metadata().is_err(), "the older entry is tidied away");
     }
 }

@@ -12,7 +12,8 @@ use owner_liveness::{Liveness, Pid, SystemFacts, Verdict, judge};
 use crate::directory::RosterDir;
 use crate::directory_entries::EntryKind;
 use crate::files::{FileStamp, ReadProblem, read_stamped_entry_of_kind};
-use crate::record::{Parsed, Record, parse_record, pid_of_file_name};
+use crate::record::{Parsed, Record, parse_record};
+use crate::record_name::{RecordName, World};
 use crate::recorded_owner::{AbsentKeys, write_chain_key, write_identity_keys};
 use crate::timestamp::Timestamp;
 
@@ -67,6 +68,27 @@ pub fn read_session_row(roster: &RosterDir, file_name: &str, facts: &impl System
     read_stamped_session_row(roster, file_name, facts).map(|(row, _)| row)
 }
 
+/// The entry of the session whose owner is `pid` in the caller's own world:
+/// the record named for this world, else an older roster's `<pid>.json`
+/// when it is a problem entry or a record of this world. Another world's
+/// record at the same number is not this pid's: `None`.
+pub fn find_session_row(roster: &RosterDir, pid: Pid, facts: &impl SystemFacts) -> Option<SessionRow> {
+    let world = World::of_reader(facts);
+    if let Some(world) = world
+        && let Some(row) = read_session_row(roster, &RecordName::new(pid, world).file_name(), facts)
+    {
+        return Some(row);
+    }
+    let row = read_session_row(roster, &RecordName::legacy(pid).file_name(), facts)?;
+    let ours = match (&row.record, world) {
+        (Some(record), Some(world)) => {
+            world == World::new(record.owner.pid_ns, record.owner.boot_id.as_str())
+        }
+        _ => true,
+    };
+    ours.then_some(row)
+}
+
 /// `read_session_row`, also returning the stamp of the file the record was
 /// read from (`None` for an entry that could not be read).
 pub(crate) fn read_stamped_session_row(
@@ -109,7 +131,8 @@ pub(crate) fn read_session_row_knowing(
     }
     let sessions = roster.sessions();
     let path = roster.entry_path(sessions, file_name);
-    let file_pid = pid_of_file_name(file_name);
+    let name = RecordName::parse_file_name(file_name);
+    let file_pid = name.map(|name| name.pid);
     let problem_row = |kind: ProblemKind, detail: String, mtime: Option<Timestamp>| SessionRow {
         file_name: file_name.to_owned(),
         path: path.clone(),
@@ -130,11 +153,11 @@ pub(crate) fn read_session_row_knowing(
             return Some((problem_row(ProblemKind::Untrusted, format!("unreadable: {why}"), mtime), None));
         }
     };
-    let Some(file_pid) = file_pid else {
-        let detail = "name is not <pid>.json with the pid in canonical decimal".into();
+    let Some(name) = name else {
+        let detail = NOT_A_RECORD_NAME.into();
         return Some((problem_row(ProblemKind::Malformed, detail, Some(contents.mtime)), Some(stamp)));
     };
-    let row = match parse_record(&contents.bytes, file_pid) {
+    let row = match parse_record(&contents.bytes, name.pid) {
         Parsed::Record(record) => {
             let verdict = match known {
                 Some(known) if known.stamp == stamp => known.verdict.clone(),
@@ -162,6 +185,10 @@ pub(crate) fn read_session_row_knowing(
     Some((row, Some(stamp)))
 }
 
+/// What a malformed entry's name is not.
+pub const NOT_A_RECORD_NAME: &str =
+    "name is not <pid>@<pid namespace>-<boot hash>.json (or an older roster's <pid>.json) in canonical form";
+
 /// The row of an entry whose name is not UTF-8: no roster wrote it, so it
 /// is malformed without being opened; its mtime serves as its age.
 pub fn non_utf8_name_row(roster: &RosterDir, name: &std::ffi::OsStr) -> SessionRow {
@@ -181,7 +208,7 @@ pub fn non_utf8_name_row(roster: &RosterDir, name: &std::ffi::OsStr) -> SessionR
 
 /// Every key a JSON row carries (docs/contract.md §6.2), in output order: the record's
 /// keys, then the verdict, problem, consent and path.
-pub const ROW_KEYS: [&str; 29] = [
+pub const ROW_KEYS: [&str; 30] = [
     "format",
     "session_pid",
     "session_pid_source",
@@ -193,6 +220,7 @@ pub const ROW_KEYS: [&str; 29] = [
     "pid_ns",
     "time_ns",
     "user_ns",
+    "machine",
     "harness",
     "harness_version",
     "agent",

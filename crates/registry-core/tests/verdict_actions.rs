@@ -17,6 +17,7 @@ use registry_core::{
     register, write_atomically,
 };
 
+const MACHINE: &str = "machine-id:0123456789abcdef0123456789abcdef";
 const BOOT_ID: &str = "0f0e0d0c-0b0a-0908-0706-050403020100";
 const PID_NS: u64 = 4026531836;
 const TIME_NS: u64 = 4026531834;
@@ -62,6 +63,14 @@ impl SystemFacts for MadeUpFacts {
 
     fn own_namespaces(&self) -> io::Result<Namespaces> {
         Ok(Namespaces { pid_ns: self.pid_ns, time_ns: TIME_NS, user_ns: USER_NS })
+    }
+
+    fn machine(&self) -> io::Result<std::borrow::Cow<'_, str>> {
+        Ok(std::borrow::Cow::Borrowed(MACHINE))
+    }
+
+    fn boottime_offset_ticks(&self) -> io::Result<i64> {
+        Ok(0)
     }
 
     fn open_process(&self, pid: Pid) -> Result<MadeUpProcess, OpenProcessError> {
@@ -120,15 +129,25 @@ fn registered_at() -> SystemTime {
 
 /// A record of the owner at `pid`, as register writes it, in `boot_id`.
 fn record_text(pid: u32, boot_id: &str) -> String {
-    record_of(pid, ticks_of(pid), inode_of(pid), boot_id)
+    record_on(Some(MACHINE), pid, ticks_of(pid), inode_of(pid), boot_id)
 }
 
 /// A record of the process at `pid` started at `ticks` with pidfs inode
 /// `inode`.
 fn record_of(pid: u32, ticks: u64, inode: u64, boot_id: &str) -> String {
+    record_on(Some(MACHINE), pid, ticks, inode, boot_id)
+}
+
+/// `record_of`, recorded on `machine` (`None`: by a roster that did not
+/// record machines, format 1).
+fn record_on(machine: Option<&str>, pid: u32, ticks: u64, inode: u64, boot_id: &str) -> String {
+    let (format, machine) = match machine {
+        Some(machine) => (2, format!("\n  \"machine\": \"{machine}\",")),
+        None => (1, String::new()),
+    };
     format!(
         r#"{{
-  "format": 1,
+  "format": {format},
   "session_pid": {pid},
   "session_pid_source": "flag",
   "session_pid_verified": false,
@@ -138,7 +157,7 @@ fn record_of(pid: u32, ticks: u64, inode: u64, boot_id: &str) -> String {
   "boot_id": "{boot_id}",
   "pid_ns": {PID_NS},
   "time_ns": {TIME_NS},
-  "user_ns": {USER_NS},
+  "user_ns": {USER_NS},{machine}
   "harness": "aider",
   "session_id": "session-{pid}",
   "cwd": "/home/dev/src/app",
@@ -159,6 +178,8 @@ struct Case {
     earlier_boot: bool,
     /// The system runs in another pid namespace than the record's.
     other_pid_namespace: bool,
+    /// The machine the record names (`None`: an older roster's record).
+    machine: Option<&'static str>,
     liveness: Liveness,
     /// Shown by a plain `roster-list` (dead rows are hidden without `--all`).
     listed: bool,
@@ -178,6 +199,7 @@ const fn case(name: &'static str, at_pid: AtPid, liveness: Liveness) -> Case {
         at_pid,
         earlier_boot: false,
         other_pid_namespace: false,
+        machine: Some(MACHINE),
         liveness,
         listed: !dead,
         pruned: dead,
@@ -193,6 +215,20 @@ fn cases() -> Vec<Case> {
         case("a newcomer took the pid", AtPid::Newcomer, Liveness::Dead),
         case("the pid cannot be opened", AtPid::Unopenable, Liveness::Unknown),
         Case { earlier_boot: true, ..case("recorded in an earlier boot", AtPid::TheOwner, Liveness::Dead) },
+        // A home shared by two machines: the other one's sessions are
+        // never dead here, and go only past an age.
+        Case {
+            earlier_boot: true,
+            machine: Some("hostname:the-other-machine"),
+            ..case("recorded on another machine", AtPid::Nothing, Liveness::Unknown)
+        },
+        // An older roster did not say its machine: a reboot and another
+        // machine look the same.
+        Case {
+            earlier_boot: true,
+            machine: None,
+            ..case("an older roster's record of another boot", AtPid::Nothing, Liveness::Unknown)
+        },
         Case {
             other_pid_namespace: true,
             ..case("seen from another pid namespace", AtPid::TheOwner, Liveness::Unknown)
@@ -206,7 +242,8 @@ fn world(case: &Case, age: Duration) -> (tempfile::TempDir, RosterDir, MadeUpFac
     let temp = tempfile::tempdir().unwrap();
     let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
     let boot_id = if case.earlier_boot { "00000000-0000-0000-0000-000000000000" } else { BOOT_ID };
-    write_atomically(&roster, roster.sessions(), "4242.json", record_text(4242, boot_id).as_bytes()).unwrap();
+    let record = record_on(case.machine, 4242, ticks_of(4242), inode_of(4242), boot_id);
+    write_atomically(&roster, roster.sessions(), "4242.json", record.as_bytes()).unwrap();
     let facts = MadeUpFacts {
         boot_id: BOOT_ID.into(),
         pid_ns: if case.other_pid_namespace { PID_NS + 1 } else { PID_NS },
@@ -280,6 +317,7 @@ fn registration(pid: u32) -> Registration {
             pid_ns: PID_NS,
             time_ns: TIME_NS,
             user_ns: Some(USER_NS),
+            machine: Some(MACHINE.into()),
             chain: Vec::new(),
         },
         session_pid_source: OwnerSource::Flag.into(),

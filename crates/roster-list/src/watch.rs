@@ -16,7 +16,7 @@ use consent::{ConsentDecider, SessionConsent};
 use owner_liveness::{Liveness, Pid};
 use registry_core::{
     Change, ListFilter, Listing, RegistryWatch, RosterDir, RunningSystem, SessionRow, Timestamp,
-    list_sessions, raise_open_file_limit, read_session_row, record_file_name,
+    list_sessions, raise_open_file_limit, read_session_row,
 };
 
 use crate::ListArgs;
@@ -289,7 +289,8 @@ impl Watcher<'_> {
     }
 
     fn owner_exited(&mut self, pid: Pid) -> anyhow::Result<()> {
-        let name = self.watched_processes.remove(&pid).unwrap_or_else(|| record_file_name(pid));
+        let name =
+            self.watched_processes.remove(&pid).unwrap_or_else(|| own_world_file_name(pid, &self.facts));
         let Some(roster) = &self.roster else { return Ok(()) };
         let now = read_session_row(roster, &name, &self.facts);
         self.compare_and_report(&name, now)
@@ -329,7 +330,7 @@ impl Watcher<'_> {
     fn judge_unwatched_owners(&mut self) -> anyhow::Result<()> {
         let pids: Vec<Pid> = self.unwatched.iter().copied().collect();
         for pid in pids {
-            let name = record_file_name(pid);
+            let name = own_world_file_name(pid, &self.facts);
             let Some(roster) = &self.roster else { return Ok(()) };
             let now = read_session_row(roster, &name, &self.facts);
             if now.as_ref().is_some_and(|row| row.liveness() != Liveness::Alive) {
@@ -377,6 +378,15 @@ impl Watcher<'_> {
 
 /// What kind of change turned `before` into `now` (same file name), if any
 /// worth an event.
+/// The record name of `pid` in this process's own world, where a watched
+/// process's own name is not known.
+fn own_world_file_name(pid: Pid, facts: &RunningSystem) -> String {
+    match registry_core::World::of_reader(facts) {
+        Some(world) => registry_core::RecordName::new(pid, world).file_name(),
+        None => registry_core::RecordName::legacy(pid).file_name(),
+    }
+}
+
 fn change_between(before: &SessionRow, now: &SessionRow) -> Option<EventKind> {
     match (&before.record, &now.record) {
         (_, None) => {

@@ -15,14 +15,14 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use cli_support::manual::{self, Example, ExitStatusDoc, FileEntry, Manual};
 use cli_support::{
-    BadInput, CommonArgs, ExitStatus, OutputFormat, escape_for_terminal, open_roster_for_reading,
+    BadInput, CommonArgs, ExitStatus, OutputFormat, Refused, escape_for_terminal, open_roster_for_reading,
     parse_duration, push_home_relative, resolve_calling_owner, roster_directory_choice,
 };
 use harness::{HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, parse_payload, read_payload};
 use owner_liveness::Liveness;
 use registry_core::{
-    PruneOptions, PruneReport, RowConsent, RunningSystem, SessionRow, map_in_parallel, prune_sessions,
-    remove_current,
+    CurrentOutcome, CurrentSession, PruneOptions, PruneReport, RowConsent, RunningSystem, SessionId,
+    SessionRow, map_in_parallel, prune_sessions, remove_current,
 };
 
 const TOOL: &str = "roster-prune";
@@ -220,7 +220,11 @@ fn prune_current(args: &PruneArgs) -> anyhow::Result<Outcome> {
     {
         return Ok(Outcome { report, consent_removed: 0 });
     }
-    let outcome = remove_calling_session(args, report)?;
+    let payload_session_id = match &payload {
+        Some(Ok(payload)) => payload.session_id.as_deref().and_then(|id| SessionId::parse(id).ok()),
+        _ => None,
+    };
+    let outcome = remove_calling_session(args, report, payload_session_id.as_ref())?;
     if let Some(Err(error)) = payload {
         let done = if outcome.report.removed.is_empty() {
             "the session had no record to remove"
@@ -232,24 +236,45 @@ fn prune_current(args: &PruneArgs) -> anyhow::Result<Outcome> {
     Ok(outcome)
 }
 
-/// Removes the calling session's record and consent marker, alive or not.
-fn remove_calling_session(args: &PruneArgs, mut report: PruneReport) -> anyhow::Result<Outcome> {
+/// Removes the calling session's own record and consent marker, alive or
+/// not, and nothing else (docs/contract.md §6.3): a record at the owner's
+/// pid that is not provably the session's own (another world's, another
+/// process's, another session id's) is kept, and said so: exit 3, or in
+/// hook mode a line in `hook-errors.log`.
+fn remove_calling_session(
+    args: &PruneArgs,
+    mut report: PruneReport,
+    payload_session_id: Option<&SessionId>,
+) -> anyhow::Result<Outcome> {
     let owner = resolve_calling_owner(args.pid.as_deref())?;
     let Some(roster) = open_roster_for_reading(&args.common)? else {
         return Ok(Outcome { report, consent_removed: 0 });
     };
+    let facts = RunningSystem::read();
+    // Not running any more: only a dead record can then be its own.
+    let identity = owner.capture_identity(&facts).ok();
+    let current = CurrentSession { pid: owner.resolved.pid, identity: identity.as_ref(), payload_session_id };
     let lock = roster.lock()?;
-    if let Some(row) =
-        remove_current(&roster, &lock, owner.resolved.pid, args.dry_run, &RunningSystem::read())?
-    {
-        match row.liveness() {
-            Liveness::Dead => report.dead_removed += 1,
-            _ => report.unknown_removed += 1,
+    let kept = match remove_current(&roster, &lock, &current, args.dry_run, &facts)? {
+        CurrentOutcome::Removed(row) => {
+            match row.liveness() {
+                Liveness::Dead => report.dead_removed += 1,
+                _ => report.unknown_removed += 1,
+            }
+            report.removed.push(row);
+            None
         }
-        report.removed.push(Box::new(row));
+        CurrentOutcome::NotFound => None,
+        CurrentOutcome::Kept { row, why } => Some((row, why)),
+    };
+    let consent_removed = consent::remove_marker(&roster, &lock, &current, args.dry_run, &facts)?;
+    drop(lock);
+    if let Some((row, why)) = kept {
+        return Err(anyhow::Error::new(Refused(format!(
+            "kept {}: {why}; --current removes only the calling session's own record",
+            row.path.display()
+        ))));
     }
-    let consent_removed =
-        usize::from(consent::remove_marker(&roster, &lock, owner.resolved.pid, args.dry_run)?);
     Ok(Outcome { report, consent_removed })
 }
 

@@ -25,7 +25,7 @@ use owner_liveness::SocketIdentity;
 use registry_core::{
     AGENT_NAME_LIMIT, AgentChoice, AgentName, CWD_LIMIT, FieldLimit, HARNESS_LIMIT, HARNESS_VERSION_LIMIT,
     Registered, Registration, RosterDir, RunningSystem, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT, SessionId,
-    TRANSCRIPT_PATH_LIMIT, read_session_row, record_file_name, register,
+    TRANSCRIPT_PATH_LIMIT, read_session_row, register,
 };
 
 const TOOL: &str = "roster-register";
@@ -529,8 +529,8 @@ fn print_registered(
     let mut out = std::io::stdout().lock();
     match common.output_format() {
         OutputFormat::Json => {
-            let pid = registered.record.pid();
-            let row = read_session_row(roster, &record_file_name(pid), facts)
+            let file_name = registered.path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
+            let row = read_session_row(roster, file_name, facts)
                 .with_context(|| format!("re-reading {}", registered.path.display()))?;
             let consent =
                 consent::ConsentDecider::new(&cli_support::process_env_os).for_row(roster, &row, facts);
