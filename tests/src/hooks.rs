@@ -111,7 +111,7 @@ impl Sandbox {
 
     /// The record of `pid`, if one is written.
     pub fn find_record(&self, pid: u32) -> Option<Value> {
-        let bytes = fs::read(self.root().join("sessions").join(format!("{pid}.json"))).ok()?;
+        let bytes = fs::read(self.root().join("sessions").join(crate::record_file_name_here(pid))).ok()?;
         Some(serde_json::from_slice(&bytes).expect("a record is JSON"))
     }
 

@@ -550,8 +550,15 @@ impl Sandbox {
         self.root.join("consent")
     }
 
+    /// Where register puts the record of `pid` registered from this
+    /// process's world (its pid namespace, this boot).
     pub fn record_path(&self, pid: u32) -> PathBuf {
-        self.sessions().join(format!("{pid}.json"))
+        self.sessions().join(record_file_name_here(pid))
+    }
+
+    /// Where arm and disarm put the consent marker of `pid`.
+    pub fn marker_path(&self, pid: u32) -> PathBuf {
+        self.consent().join(record_file_name_here(pid))
     }
 
     /// A binary with a clean environment: only `PATH` and a private `HOME`,
@@ -623,7 +630,7 @@ impl Sandbox {
 
     /// Writes `value` as the record file of `pid`.
     pub fn write_record(&self, pid: u32, value: &Value) -> PathBuf {
-        self.write_entry(&format!("{pid}.json"), &serde_json::to_vec_pretty(value).expect("serialize"))
+        self.write_entry(&record_file_name_here(pid), &serde_json::to_vec_pretty(value).expect("serialize"))
     }
 
     /// Edits the record file of `pid` in place (atomically).
@@ -653,6 +660,15 @@ impl Sandbox {
             })
             .collect()
     }
+}
+
+/// The file name of `pid`'s record (and consent marker) when it is
+/// registered from this process's world: `<pid>@<pid namespace>-<boot
+/// hash>.json` (docs/contract.md §2).
+pub fn record_file_name_here(pid: u32) -> String {
+    let pid = owner_liveness::Pid::new(pid).expect("a non-zero pid");
+    let world = registry_core::World::new(own_namespace_inode("pid"), &boot_id());
+    registry_core::RecordName::new(pid, world).file_name()
 }
 
 /// Names in a directory, sorted; empty when it does not exist.
@@ -781,7 +797,7 @@ impl ArmedOwner {
             .stdin(Stdio::null())
             .spawn()
             .expect("spawn an owner that arms itself");
-        let marker = root.join("consent").join(format!("{}.json", child.id()));
+        let marker = root.join("consent").join(crate::record_file_name_here(child.id()));
         assert!(poll_until(Duration::from_secs(10), || marker.exists()), "the owner did not arm itself");
         ArmedOwner { child }
     }

@@ -59,7 +59,7 @@ impl Scene {
     }
 
     fn marker(&self, pid: u32) -> PathBuf {
-        self.roster.join(format!("consent/{pid}.json"))
+        self.roster.join(format!("consent/{}", tests::record_file_name_here(pid)))
     }
 
     fn consent_files(&self) -> Vec<String> {
@@ -355,7 +355,7 @@ fn a_marker_of_an_exited_owner_is_ignored_then_reaped() {
     let mut next = Session::start(&scene);
     next.set("arm", &scene.plain_repo);
     assert!(!scene.marker(departed_pid).exists(), "the next write reaps the dead marker");
-    assert_eq!(scene.consent_files(), [format!("{}.json", next.pid())]);
+    assert_eq!(scene.consent_files(), [tests::record_file_name_here(next.pid())]);
 }
 
 #[test]

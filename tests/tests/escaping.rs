@@ -91,7 +91,7 @@ fn hostile_names_in_records_and_file_names_are_escaped() {
 
     let rows = sandbox.list(&[]);
     let row = &tests::rows_for_pid(&rows, owner.pid());
-    let row = row.first().copied().or_else(|| row_named(&rows, &format!("{}.json", owner.pid())));
+    let row = row.first().copied().or_else(|| row_named(&rows, &tests::record_file_name_here(owner.pid())));
     let row = row.unwrap_or_else(|| panic!("the hand-written record is not listed: {rows:#?}"));
     assert_eq!(
         row["problem"], "malformed",

@@ -18,13 +18,13 @@ set -u
 mount -t tmpfs -o size=64k,mode=0700 roster-full-disk "$MNT" || exit 90
 "$REGISTER" --dir "$MNT/roster" --pid "$OWNER" --agent first --json >"$OUT/first.out" 2>"$OUT/first.err"
 echo $? >"$OUT/first.code"
-cp "$MNT/roster/sessions/$OWNER.json" "$OUT/before.json"
+cp "$MNT/roster/sessions/$OWNER"@*.json "$OUT/before.json"
 # Fill every remaining page; the last write fails with ENOSPC.
 head -c 1048576 /dev/zero >"$MNT/filler" 2>/dev/null
 df -k "$MNT" >"$OUT/df" 2>&1
 "$REGISTER" --dir "$MNT/roster" --pid "$OWNER" --agent second --session-id new-id >"$OUT/second.out" 2>"$OUT/second.err"
 echo $? >"$OUT/second.code"
-cp "$MNT/roster/sessions/$OWNER.json" "$OUT/after.json"
+cp "$MNT/roster/sessions/$OWNER"@*.json "$OUT/after.json"
 ls -A "$MNT/roster" "$MNT/roster/sessions" "$MNT/roster/consent" >"$OUT/listing" 2>&1
 "$LIST" --dir "$MNT/roster" --json --all >"$OUT/list.json" 2>"$OUT/list.err"
 echo $? >"$OUT/list.code"

@@ -99,7 +99,8 @@ fn the_ancestor_walk_finds_the_harness_reading_each_ancestor_once() {
 
     let records = sandbox.visible_session_entries();
     assert_eq!(records.len(), 1, "{records:?}");
-    let owner_pid: u32 = records[0].trim_end_matches(".json").parse().expect("a pid file name");
+    let owner_pid: u32 =
+        records[0].split('@').next().and_then(|pid| pid.parse().ok()).expect("a record name");
     let owner = record(&sandbox, owner_pid);
     assert_eq!(owner["session_pid_source"], "ancestor", "{owner}");
     assert_eq!(owner["harness"], "claude-code", "{owner}");

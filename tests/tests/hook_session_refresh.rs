@@ -67,7 +67,7 @@ fn a_restarted_session_refreshes_its_record_and_moves_its_session_id() {
         );
         assert_eq!(
             sandbox.visible_session_entries(),
-            vec![format!("{}.json", owner.pid())],
+            vec![tests::record_file_name_here(owner.pid())],
             "source {source}"
         );
         assert_eq!(

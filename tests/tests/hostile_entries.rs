@@ -55,14 +55,14 @@ fn plant(with_directory: bool) -> Field {
     let mut add = |name: &str, problem: Option<&'static str>, pid: Option<u32>| {
         planted.push(Planted { name: name.to_owned(), problem, pid });
     };
-    add(&format!("{good}.json"), None, Some(good));
+    add(&tests::record_file_name_here(good), None, Some(good));
 
     // A live owner's real record in another roster, reached by a symlink.
     let other = Sandbox::new();
     other.register(symlinked, &[]);
     let sentinel = other.record_path(symlinked);
-    std::os::unix::fs::symlink(&sentinel, sessions.join(format!("{symlinked}.json"))).unwrap();
-    add(&format!("{symlinked}.json"), Some("untrusted"), Some(symlinked));
+    std::os::unix::fs::symlink(&sentinel, sessions.join(tests::record_file_name_here(symlinked))).unwrap();
+    add(&tests::record_file_name_here(symlinked), Some("untrusted"), Some(symlinked));
     std::os::unix::fs::symlink("/etc/passwd", sessions.join("31002.json")).unwrap();
     add("31002.json", Some("untrusted"), Some(31002));
 
@@ -83,7 +83,7 @@ fn plant(with_directory: bool) -> Field {
     // A valid record with a second name outside: two links, not believed.
     let outside_link = sandbox.base().join("second-name-of-a-record");
     std::fs::hard_link(sandbox.record_path(linked), &outside_link).unwrap();
-    add(&format!("{linked}.json"), Some("untrusted"), Some(linked));
+    add(&tests::record_file_name_here(linked), Some("untrusted"), Some(linked));
 
     let sparse = std::fs::File::create(sessions.join("31006.json")).unwrap();
     sparse.set_len(1 << 30).unwrap();
@@ -92,10 +92,10 @@ fn plant(with_directory: bool) -> Field {
 
     std::fs::set_permissions(sandbox.record_path(group_writable), std::fs::Permissions::from_mode(0o620))
         .unwrap();
-    add(&format!("{group_writable}.json"), Some("untrusted"), Some(group_writable));
+    add(&tests::record_file_name_here(group_writable), Some("untrusted"), Some(group_writable));
     std::os::unix::fs::chown(sandbox.record_path(foreign), Some(65534), Some(65534))
         .expect("chown to uid 65534 (this test needs root)");
-    add(&format!("{foreign}.json"), Some("untrusted"), Some(foreign));
+    add(&tests::record_file_name_here(foreign), Some("untrusted"), Some(foreign));
 
     write_file_0600(&sessions.join("31009.json"), b"\x00\xff\x1b[31m garbage \xfe\n");
     add("31009.json", Some("malformed"), Some(31009));
@@ -108,7 +108,7 @@ fn plant(with_directory: bool) -> Field {
         add("31012.json", Some("untrusted"), Some(31012));
     }
     let mut newer: Value = serde_json::from_slice(&record_with_pid(31013)).unwrap();
-    newer["format"] = Value::from(2);
+    newer["format"] = Value::from(3);
     write_file_0600(&sessions.join("31013.json"), &serde_json::to_vec(&newer).unwrap());
     add("31013.json", Some("unsupported-format"), Some(31013));
     let _socket = std::os::unix::net::UnixListener::bind(sessions.join("31014.json")).unwrap();
@@ -314,7 +314,7 @@ fn prune_and_register_walk_past_hostile_entries() {
     let left = sandbox.visible_session_entries();
     assert_eq!(
         left,
-        [format!("{}.json", field.good)],
+        [tests::record_file_name_here(field.good)],
         "prune --older-than left more than the live record\n{report:#}"
     );
     assert!(sandbox.record_path(field.good).exists(), "the live record was removed");

@@ -84,10 +84,11 @@ fn loader_killed_alone(kind: StandInKind, loader_signal: Signal) {
     let armed = stand_in.run_hook(&arm, b"");
     assert_eq!(armed.exit_status, 0, "{kind:?}: arm: {}", armed.stderr_text());
     let marker: Value = serde_json::from_slice(
-        &std::fs::read(sandbox.root().join("consent").join(format!("{loader}.json"))).expect("the marker"),
+        &std::fs::read(sandbox.root().join("consent").join(tests::record_file_name_here(loader)))
+            .expect("the marker"),
     )
     .expect("JSON");
-    assert_eq!(marker["format"], 3, "{marker:#}");
+    assert_eq!(marker["format"], 4, "{marker:#}");
     assert_eq!(marker["chain"][0]["pid"], native, "{marker:#}");
     assert!(should_arm(&sandbox, loader));
 
@@ -114,7 +115,7 @@ fn loader_killed_alone(kind: StandInKind, loader_signal: Signal) {
     // session, so the same record is refreshed, not a second one started.
     let again = stand_in.run_hook(&session_start_command(kind.harness()), payload.as_bytes());
     again.assert_quiet_success(&format!("{kind:?} session start from the surviving process"));
-    assert_eq!(sandbox.visible_session_entries(), [format!("{loader}.json")], "{kind:?}");
+    assert_eq!(sandbox.visible_session_entries(), [tests::record_file_name_here(loader)], "{kind:?}");
     let refreshed = sandbox.find_record(loader).expect("the record");
     assert_eq!(refreshed["registered_at"], record["registered_at"], "{refreshed:#}");
     assert_ne!(refreshed["refreshed_at"], record["refreshed_at"], "{refreshed:#}");
@@ -136,7 +137,7 @@ fn loader_killed_alone(kind: StandInKind, loader_signal: Signal) {
     assert_eq!(report["dead_removed"], 1, "{report:#}");
     assert!(sandbox.visible_session_entries().is_empty(), "{:?}", sandbox.visible_session_entries());
     assert!(
-        !sandbox.root().join("consent").join(format!("{loader}.json")).exists(),
+        !sandbox.root().join("consent").join(tests::record_file_name_here(loader)).exists(),
         "the marker outlived the chain"
     );
     drop(stand_in);

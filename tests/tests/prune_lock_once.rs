@@ -39,7 +39,10 @@ fn prune_opens_and_takes_the_lock_once_for_records_and_markers() {
     assert_eq!(report["dead_removed"], 1, "{report}");
     assert_eq!(report["consent_removed"], 1, "{report}");
     assert_eq!(report["removed"][0]["session_pid"], dead_record, "{report}");
-    assert!(!sandbox.consent().join(format!("{dead_marker}.json")).exists(), "the dead marker stayed");
+    assert!(
+        !sandbox.consent().join(tests::record_file_name_here(dead_marker)).exists(),
+        "the dead marker stayed"
+    );
 
     let text = std::fs::read_to_string(&log).expect("strace wrote its log");
     let lock_opens: Vec<&str> = text

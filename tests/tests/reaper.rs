@@ -85,7 +85,7 @@ fn older_than_removes_old_unknown_and_problem_entries_never_alive() {
 
     let template = std::fs::read(sandbox.record_path(alive_old.pid())).unwrap();
     let mut newer: Value = serde_json::from_slice(&template).unwrap();
-    newer["format"] = Value::from(2);
+    newer["format"] = Value::from(3);
     let entries: [(&str, Vec<u8>, bool); 5] = [
         ("31001.json", b"garbage".to_vec(), true),
         ("31002.json", b"garbage".to_vec(), false),
@@ -120,7 +120,7 @@ fn older_than_removes_old_unknown_and_problem_entries_never_alive() {
     let mut removed_sorted = removed.clone();
     removed_sorted.sort();
     let mut expected = vec![
-        format!("{}.json", unknown_old.pid()),
+        tests::record_file_name_here(unknown_old.pid()),
         "31001.json".into(),
         "31003.json".into(),
         "31004.json".into(),
@@ -200,7 +200,7 @@ fn candidate_that_comes_alive_before_removal_is_kept() {
     );
 
     // The pid's record becomes a live one again, atomically.
-    sandbox.write_entry(&format!("{}.json", owner.pid()), &live_bytes);
+    sandbox.write_entry(&tests::record_file_name_here(owner.pid()), &live_bytes);
     holder.kill();
 
     let status = wait_with_deadline(&mut prune_process, Duration::from_secs(20)).expect("roster-prune hung");
@@ -325,11 +325,11 @@ fn dead_consent_markers_go_live_ones_stay() {
     // A live, armed session: this test process, named as `parent`.
     sandbox.run("roster-register", &["--pid", "parent", "--quiet"]).expect_code(0);
     sandbox.run("roster-consent", &["arm", "--pid", "parent", "--quiet"]).expect_code(0);
-    let live_marker = sandbox.consent().join(format!("{}.json", std::process::id()));
+    let live_marker = sandbox.consent().join(tests::record_file_name_here(std::process::id()));
     assert!(live_marker.exists(), "arm wrote no marker");
     // An armed session whose owner has ended.
     let gone = sandbox.session_of_an_exited_shell();
-    let dead_marker = sandbox.consent().join(format!("{gone}.json"));
+    let dead_marker = sandbox.consent().join(tests::record_file_name_here(gone));
     assert!(dead_marker.exists(), "the ended session left no marker to prune");
 
     let dry = prune(&sandbox, &["--dry-run"]);

@@ -29,7 +29,7 @@ fn refresh_keeps_one_file_and_registered_at() {
         owner.pid(),
         &["--agent", "robin", "--session-id", "after-clear", "--cwd", second_cwd.to_str().unwrap()],
     );
-    assert_eq!(sandbox.visible_session_entries(), vec![format!("{}.json", owner.pid())]);
+    assert_eq!(sandbox.visible_session_entries(), vec![tests::record_file_name_here(owner.pid())]);
     assert_eq!(second["registered_at"], first["registered_at"], "a refresh must keep registered_at");
     assert!(stamp(&second, "refreshed_at") > stamp(&first, "refreshed_at"), "refreshed_at did not move");
     let record = sandbox.record(owner.pid());
@@ -65,7 +65,7 @@ fn record_of_another_process_at_the_same_pid_is_replaced() {
     );
 
     let fresh = sandbox.register(owner.pid(), &["--agent", "finch"]);
-    assert_eq!(sandbox.visible_session_entries(), vec![format!("{}.json", owner.pid())]);
+    assert_eq!(sandbox.visible_session_entries(), vec![tests::record_file_name_here(owner.pid())]);
     let record = sandbox.record(owner.pid());
     assert_eq!(record["start_ticks"], original["start_ticks"], "the new record carries the live identity");
     assert_eq!(record["pidfs_ino"], original["pidfs_ino"]);
@@ -292,7 +292,7 @@ fn roster_directory_sources_in_order() {
     let pid = owner.pid().to_string();
     let base = sandbox.base();
     let (flag_dir, env_dir, state_home) = (base.join("by-flag"), base.join("by-env"), base.join("state"));
-    let record = format!("sessions/{pid}.json");
+    let record = format!("sessions/{}", tests::record_file_name_here(owner.pid()));
     let run = |flag: Option<&std::path::Path>, env: &[(&str, &std::path::Path)]| {
         let mut command = sandbox.command("roster-register");
         if let Some(dir) = flag {

@@ -56,7 +56,7 @@ fn assert_refused(sandbox: &Sandbox, roster: &Path, culprit: &Path, says: &str) 
         assert!(outcome.stderr.contains(says), "{tool}: {}", outcome.stderr);
     }
     assert!(
-        !roster.join("sessions").join(format!("{pid}.json")).exists(),
+        !roster.join("sessions").join(tests::record_file_name_here(owner.pid())).exists(),
         "a record was written under an untrusted parent"
     );
 }

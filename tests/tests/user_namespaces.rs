@@ -145,7 +145,7 @@ fn live_host_sessions_stay_alive_seen_from_a_user_namespace_and_dead_ones_still_
             assert!(sandbox.record_path(pid).exists(), "{name}: prune from inside removed live pid {pid}");
         }
         assert!(
-            sandbox.consent().join(format!("{armed_pid}.json")).exists(),
+            sandbox.consent().join(tests::record_file_name_here(armed.pid())).exists(),
             "{name}: prune from inside removed a live owner's consent"
         );
         for &pid in &dead {

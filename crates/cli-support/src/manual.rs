@@ -226,13 +226,14 @@ pub const XDG_CONFIG_HOME_VARIABLE: EnvVar = EnvVar {
 };
 
 pub const SESSIONS_FILE: FileEntry = FileEntry {
-    path: "$ROSTER_DIR/sessions/<pid>.json",
-    meaning: "One record per session, named after the owner pid, mode 0600.",
+    path: "$ROSTER_DIR/sessions/<pid>@<world>.json",
+    meaning: "One record per session, named after the owner pid and its world (the pid namespace and \
+              boot it is a pid in), mode 0600. An older roster's <pid>.json is still read.",
 };
 pub const CONSENT_FILE: FileEntry = FileEntry {
-    path: "$ROSTER_DIR/consent/<pid>.json",
-    meaning: "One consent marker per session (armed or disarmed), mode 0600. It counts only while its \
-              owner is alive.",
+    path: "$ROSTER_DIR/consent/<pid>@<world>.json",
+    meaning: "One consent marker per session (armed or disarmed), named as its record, mode 0600. It \
+              counts only while its owner is alive.",
 };
 pub const LOCK_FILE: FileEntry = FileEntry {
     path: "$ROSTER_DIR/.lock",

@@ -71,10 +71,9 @@ pub fn session_directory(
         )));
     };
     let Some(row) = find_session_row(roster, pid, facts) else {
-        return Err(unknown(format!(
-            "it has no record in {} for pid {pid} in this pid namespace",
-            roster.entry_path(roster.sessions(), "").display()
-        )));
+        let name = crate::marker_entry::marker_name_in_reader_world(pid, facts);
+        let expected = roster.entry_path(roster.sessions(), &name.file_name());
+        return Err(unknown(format!("it has no record ({} does not exist)", expected.display())));
     };
     let record_path = row.path.clone();
     if let Some(problem) = &row.problem {

@@ -212,10 +212,29 @@ fn a_live_process_judged_against_a_changed_record() {
         "recorded in an earlier boot".to_owned(),
     );
     check(|recorded| recorded.pid_ns += 1, Liveness::Unknown, "recorded in another pid namespace".to_owned());
+    // Start ticks recorded with a machine are on the initial time
+    // namespace's clock, so a registrar in another time namespace changes
+    // nothing; an older record's ticks were its registrar's own.
     check(
         |recorded| recorded.time_ns += 1,
+        Liveness::Alive,
+        format!("pid {pid} running since tick {}", identity.start_ticks),
+    );
+    check(
+        |recorded| {
+            recorded.time_ns += 1;
+            recorded.machine = None;
+        },
         Liveness::Unknown,
         "recorded in another time namespace".to_owned(),
+    );
+    check(
+        |recorded| {
+            recorded.boot_id = "00000000-0000-0000-0000-000000000000".to_owned();
+            recorded.machine = Some("hostname:another-machine".to_owned());
+        },
+        Liveness::Unknown,
+        "recorded on another machine (hostname:another-machine)".to_owned(),
     );
     let pidfs_ino = identity.pidfs_ino.expect("this kernel should have pidfs (Linux 6.9+)");
     check(

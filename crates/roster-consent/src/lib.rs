@@ -68,7 +68,7 @@ pub struct ConsentArgs {
 pub enum ConsentCommand {
     /// Accept pushes for the calling session until it ends or disarms
     #[command(long_about = "Accept pushes for the calling session until it ends or disarms\n\n\
-            Writes consent/<pid>.json with state \"armed\" and the owner's identity. Refused \
+            Writes consent/<pid>@<world>.json with state \"armed\" and the owner's identity. Refused \
             (exit 3) unless the owner is this command or one of its ancestors (so a session \
             can only consent for itself, never for an unrelated process named with --pid) and \
             is running. Prints `armed pid PID (DIR)`. DIR, kept in the marker for information, \
@@ -78,7 +78,7 @@ pub enum ConsentCommand {
     /// Refuse pushes for the calling session, whatever the repository's auto_arm says
     #[command(
         long_about = "Refuse pushes for the calling session, whatever the repository's auto_arm says\n\n\
-            Writes consent/<pid>.json with state \"disarmed\": an explicit off for this session \
+            Writes consent/<pid>@<world>.json with state \"disarmed\": an explicit off for this session \
             that beats auto_arm (removing the marker would let auto_arm re-arm it). Any running \
             owner may be disarmed, even one named with --pid that is not an ancestor: \
             disarming grants nothing. Refused (exit 3) when the owner is not running. Prints \

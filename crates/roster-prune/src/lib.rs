@@ -42,7 +42,12 @@ const SESSION_END_REASON_CLEAR: &str = "clear";
         consent markers of dead owners, and temporaries older than an hour. Nothing is removed \
         that was not judged, or judged again, under the registry lock, so a session that is \
         alive is never removed. Unknown and problem entries are kept unless --older-than says \
-        how old they may get.",
+        how old they may get. Records of another pid namespace or another machine (a shared \
+        home) are unknown: they go only with --older-than.\n\n\
+        With --current, only the calling session's own record goes: the one at its owner's pid \
+        in this pid namespace and boot whose recorded owner is that very process (and, with \
+        --hook, whose session id is the payload's). Anything else at that pid is kept and the \
+        reason said (exit 3; with --hook, a line in hook-errors.log).",
 )]
 pub struct PruneArgs {
     #[command(flatten)]
@@ -125,7 +130,13 @@ pub fn manual() -> Manual {
                 meaning: "Bad input or usage: an invalid --older-than duration, an invalid owner variable, \
                           no owner found for --current, an unreadable hook payload.",
             },
-            manual::EXIT_REFUSED_UNTRUSTED,
+            ExitStatusDoc {
+                status: ExitStatus::Refused,
+                meaning: "Refused by rule: the roster directory is untrusted (the message names the path \
+                          and the fix), or --current found at its owner's pid a record that is not the \
+                          calling session's own (another pid namespace's or machine's, another process's, \
+                          another session id's), which it keeps.",
+            },
         ],
         exit_status_note: Some(manual::HOOK_MODE_EXIT_NOTE),
         ..Manual::default()

@@ -367,7 +367,7 @@ impl Fixture {
             problems.push(format!("EINTR was not retried: exit {code}: {}", stderr.trim()));
         }
         let sessions = run.root.join("roster/sessions");
-        let leftovers = [format!("{}.json", self.dead_pid), ".tmp-crashed.json.1.0.0".to_owned()];
+        let leftovers = [tests::record_file_name_here(self.dead_pid), ".tmp-crashed.json.1.0.0".to_owned()];
         if scenario == Scenario::Prune
             && error == "none"
             && leftovers.iter().any(|name| sessions.join(name).exists())
@@ -379,7 +379,7 @@ impl Fixture {
             let left = self
                 .many_dead_pids
                 .iter()
-                .filter(|pid| many.join(format!("sessions/{pid}.json")).exists())
+                .filter(|pid| many.join(format!("sessions/{}", tests::record_file_name_here(**pid))).exists())
                 .count();
             let index_entries = std::fs::read_dir(many.join("session-ids")).map_or(0, Iterator::count);
             if left != 0 || index_entries != self.live.len() {
@@ -398,7 +398,7 @@ impl Fixture {
     fn effect_present(&self, scenario: Scenario, root: &Path, stdout: &str, code: i32) -> bool {
         let sessions = root.join("roster/sessions");
         let record_with_id = |pid: u32, session_id: &str| {
-            std::fs::read(sessions.join(format!("{pid}.json"))).is_ok_and(|bytes| {
+            std::fs::read(sessions.join(tests::record_file_name_here(pid))).is_ok_and(|bytes| {
                 matches!(parse_record(&bytes, owner_liveness::Pid::new(pid).expect("pid")),
                     Parsed::Record(record) if record.session_id.as_deref() == Some(session_id))
             })
@@ -432,14 +432,16 @@ impl Fixture {
             // doing its work means finishing with exit 0; the invariants
             // check that nothing live went.
             Scenario::Prune | Scenario::PruneMany => code == 0,
-            Scenario::PruneCurrentHook => !sessions.join(format!("{}.json", live_pids[0])).exists(),
+            Scenario::PruneCurrentHook => !sessions.join(tests::record_file_name_here(live_pids[0])).exists(),
             Scenario::ConsentArm | Scenario::ConsentDisarm => {
                 let state = if scenario == Scenario::ConsentArm { "armed" } else { "disarmed" };
                 code == 0
-                    && std::fs::read(root.join(format!("roster/consent/{}.json", self.self_pid)))
-                        .ok()
-                        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
-                        .is_some_and(|marker| marker["state"] == state)
+                    && std::fs::read(
+                        root.join(format!("roster/consent/{}", tests::record_file_name_here(self.self_pid))),
+                    )
+                    .ok()
+                    .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+                    .is_some_and(|marker| marker["state"] == state)
             }
             Scenario::ConsentShouldArm => code == 0,
             Scenario::HooksInstall => {
@@ -458,7 +460,7 @@ impl Fixture {
         let roster = run.root.join(scenario.registry());
         for (index, (owner, _)) in self.live.iter().enumerate() {
             let pid = owner.pid().get();
-            let path = roster.join(format!("sessions/{pid}.json"));
+            let path = roster.join(format!("sessions/{}", tests::record_file_name_here(pid)));
             let ended_by_this_run = index == 0 && scenario == Scenario::PruneCurrentHook;
             match std::fs::read(&path) {
                 Ok(bytes) if bytes == self.live_records[&pid] => {}

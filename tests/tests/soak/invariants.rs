@@ -120,7 +120,7 @@ fn no_live_record_lost(soak: &Soak, final_rows: &[Value]) -> InvariantResult {
     for slot in live.iter().filter(|slot| slot.book.lock().expect("no soak thread panics").registered) {
         checked += 1;
         let pid = slot.identity.pid;
-        let path = soak.roster.join(SESSIONS).join(format!("{pid}.json"));
+        let path = soak.roster.join(SESSIONS).join(tests::record_file_name_here(pid.get()));
         let bytes = match std::fs::read(&path) {
             Ok(bytes) => bytes,
             Err(error) => {

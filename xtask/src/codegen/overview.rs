@@ -83,12 +83,16 @@ ancestors.
 .TP
 .B owner identity
 What proves that the process at a pid today is the one that registered: the boot
-id, the pid, its start time, its pidfs inode, its uid, the pid and time
+id, the machine, the pid, its start time, its pidfs inode, its uid, the pid and time
 namespaces, and the user namespace the uid was read in.
+A pid means one process only in one pid namespace of one boot: its \fIworld\fR.
+A record from another pid namespace or another machine (a shared home) is
+\fBunknown\fR, never dead; an earlier boot of this machine is \fBdead\fR.
 pid 1 (init) and kernel threads are never owners: they outlive every session.
 .TP
 .B record
-One session's file, \fIsessions/<pid>.json\fR, named after the owner pid.
+One session's file, \fIsessions/<pid>@<world>.json\fR, named after the owner pid
+and its world, so two sessions with one pid in two containers never share a file.
 It holds the owner identity and the harness, agent name, session id, working
 directory and registration times.
 A file that breaks the format is \fImalformed\fR; one written by a newer roster
@@ -110,8 +114,8 @@ auto\-arm, which only a repository's \fI.roster.toml\fR can enable.
 .RS 4
 .nf
 $ROSTER_DIR               the roster directory (0700)
-|\-\- sessions/<pid>.json   one record per session (0600)
-|\-\- consent/<pid>.json    one consent marker per session (0600)
+|\-\- sessions/<pid>@<world>.json  one record per session (0600)
+|\-\- consent/<pid>@<world>.json   one consent marker per session (0600)
 |\-\- .lock                 the lock every change takes
 |\-\- hook\-errors.log       failed hook calls, the last 100
 |\-\- .tmp\-*                atomic\-write temporaries, never listed
