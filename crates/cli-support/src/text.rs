@@ -34,6 +34,40 @@ pub fn escape_for_terminal(text: &str) -> Cow<'_, str> {
     Cow::Owned(escaped)
 }
 
+/// A shell command shown for a person to copy and run: as it is when
+/// nothing in it must be escaped for a terminal but backslashes, which are
+/// the shell's own and must stay single for the command to mean what it
+/// says; else escaped as `escape_for_terminal` escapes it (it cannot be
+/// pasted then, and nothing reaches the terminal raw).
+pub fn command_for_terminal(command: &str) -> Cow<'_, str> {
+    if command.chars().any(must_escape) { escape_for_terminal(command) } else { Cow::Borrowed(command) }
+}
+
+/// Escapes, in the text of a JSON document or a JavaScript file, what
+/// `escape_for_terminal` escapes, as the `\uXXXX` escapes both languages
+/// read in a string (a surrogate pair past U+FFFF), and leaves everything
+/// else as it is, backslashes included: the document shown means what the
+/// file install writes means, and can be pasted. For text whose every
+/// such character stands inside a string literal, as in a document
+/// `serde_json` wrote (which escapes C0 controls itself).
+pub fn escape_source_text_for_terminal(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|character| character != '\n' && must_escape(character)) {
+        return Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 12);
+    for character in text.chars() {
+        if character == '\n' || !must_escape(character) {
+            escaped.push(character);
+            continue;
+        }
+        let mut units = [0u16; 2];
+        for unit in character.encode_utf16(&mut units) {
+            let _ = write!(escaped, "\\u{unit:04x}");
+        }
+    }
+    Cow::Owned(escaped)
+}
+
 /// Shows `path` with the home directory as `~`, escaped for a terminal.
 pub fn home_relative(path: &Path, home: Option<&Path>) -> String {
     let mut shown = String::new();
@@ -344,6 +378,33 @@ mod tests {
             let escaped = escape_for_terminal(&text);
             proptest::prop_assert!(!escaped.chars().any(escaped_by_the_standard), "{:?}", escaped);
         }
+    }
+
+    /// Regression: `roster-hooks print` escaped the JSON snippet as plain
+    /// text, doubling the backslashes of its escapes, so a command holding
+    /// `'` could no longer be pasted. The source escaping keeps the document
+    /// one that parses to the same value.
+    #[test]
+    fn source_text_stays_the_same_document() {
+        let value = serde_json::json!({
+            "command": "'/opt/o'\\''brien/bin/x' --dir '/a \"b\" $c \\d'",
+            "hostile": "\u{1b}[31m\u{7f}\u{9b}\u{61c}\u{202e}\u{200b}\u{feff}\u{2028}\u{e0001}\n\t",
+        });
+        let text = serde_json::to_string_pretty(&value).unwrap();
+        let shown = escape_source_text_for_terminal(&text);
+        assert!(!shown.chars().any(|character| character != '\n' && escaped_by_the_standard(character)));
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&shown).unwrap(), value);
+        assert!(shown.contains("\\u061c") && shown.contains("\\udb40\\udc01"), "{shown}");
+        let plain = serde_json::to_string_pretty(&serde_json::json!({"command": "a 'b\\'c'"})).unwrap();
+        assert_eq!(escape_source_text_for_terminal(&plain), plain);
+    }
+
+    #[test]
+    fn commands_are_shown_as_they_are_unless_they_hold_controls() {
+        let command = "'/opt/o'\\''brien/bin/roster-register' --hook codex --dir '/a \"b\" $c \\d'";
+        assert_eq!(command_for_terminal(command), command);
+        assert_eq!(command_for_terminal("'/opt/x\u{1b}[2J\\y'"), "'/opt/x\\e[2J\\\\y'");
+        assert_eq!(command_for_terminal("'/opt/\u{202e}x'"), "'/opt/\\u{202e}x'");
     }
 
     #[test]
