@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -68,6 +69,16 @@ pub fn escape_source_text_for_terminal(text: &str) -> Cow<'_, str> {
     Cow::Owned(escaped)
 }
 
+/// `path` for a terminal: its text escaped as `escape_for_terminal`
+/// escapes it, and each byte that is not UTF-8 shown as `\xff`, so that
+/// the path shown is the path that is, byte for byte (a lossy `\u{fffd}`
+/// would name another directory).
+pub fn escape_path_for_terminal(path: &Path) -> String {
+    let mut shown = String::new();
+    push_escaped_path(&mut shown, path);
+    shown
+}
+
 /// Shows `path` with the home directory as `~`, escaped for a terminal.
 pub fn home_relative(path: &Path, home: Option<&Path>) -> String {
     let mut shown = String::new();
@@ -78,19 +89,23 @@ pub fn home_relative(path: &Path, home: Option<&Path>) -> String {
 /// `home_relative`, appended to `out`: a report of ten thousand lines
 /// writes each into one buffer.
 pub fn push_home_relative(out: &mut String, path: &Path, home: Option<&Path>) {
-    let start = out.len();
     match home.and_then(|home| path.strip_prefix(home).ok()) {
         Some(rest) if rest.as_os_str().is_empty() => out.push('~'),
         Some(rest) => {
-            let _ = write!(out, "~/{}", rest.display());
+            out.push_str("~/");
+            push_escaped_path(out, rest);
         }
-        None => {
-            let _ = write!(out, "{}", path.display());
-        }
+        None => push_escaped_path(out, path),
     }
-    if let Cow::Owned(escaped) = escape_for_terminal(&out[start..]) {
-        out.truncate(start);
-        out.push_str(&escaped);
+}
+
+/// `escape_path_for_terminal`, appended to `out`.
+fn push_escaped_path(out: &mut String, path: &Path) {
+    for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+        out.push_str(&escape_for_terminal(chunk.valid()));
+        for byte in chunk.invalid() {
+            let _ = write!(out, "\\x{byte:02x}");
+        }
     }
 }
 
@@ -366,7 +381,7 @@ mod tests {
         ];
         for text in texts {
             assert_eq!(escape_for_terminal(text), text);
-            assert_eq!(home_relative(Path::new(text), None), text);
+            assert_eq!(escape_path_for_terminal(Path::new(text)), text);
         }
     }
 
@@ -405,6 +420,17 @@ mod tests {
         assert_eq!(command_for_terminal(command), command);
         assert_eq!(command_for_terminal("'/opt/x\u{1b}[2J\\y'"), "'/opt/x\\e[2J\\\\y'");
         assert_eq!(command_for_terminal("'/opt/\u{202e}x'"), "'/opt/\\u{202e}x'");
+    }
+
+    #[test]
+    fn paths_show_bytes_that_are_not_utf8() {
+        use std::ffi::OsStr;
+        let path = |bytes: &[u8]| Path::new(OsStr::from_bytes(bytes)).to_owned();
+        assert_eq!(escape_path_for_terminal(&path(b"/tmp/\xff")), "/tmp/\\xff");
+        assert_eq!(escape_path_for_terminal(&path(b"/tmp/\xc3\x28\\x\x1b")), "/tmp/\\xc3(\\\\x\\e");
+        assert_eq!(escape_path_for_terminal(&path("/tmp/\u{fffd}".as_bytes())), "/tmp/\u{fffd}");
+        let home = Path::new("/home/dev");
+        assert_eq!(home_relative(&path(b"/home/dev/\xff\xfe"), Some(home)), "~/\\xff\\xfe");
     }
 
     #[test]

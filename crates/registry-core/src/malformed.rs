@@ -105,6 +105,9 @@ pub enum FieldProblem {
     BeforeItsFormat {
         format: u64,
     },
+    /// A path that is not valid UTF-8, where a record holds text: a lossy
+    /// conversion would name another path.
+    NotUtf8,
 }
 
 /// The longest value a record field may hold.
@@ -238,6 +241,7 @@ impl fmt::Display for FieldError {
             FieldProblem::BeforeItsFormat { format } => {
                 write!(f, "chain in a format {format} marker; it came with format 3")
             }
+            FieldProblem::NotUtf8 => write!(f, "{key} is not valid UTF-8; a record holds it as text"),
         }
     }
 }
@@ -320,5 +324,6 @@ mod tests {
             FieldProblem::BeforeItsFormat { format: 2 },
             "chain in a format 2 marker; it came with format 3",
         );
+        check(Field::Cwd, FieldProblem::NotUtf8, "cwd is not valid UTF-8; a record holds it as text");
     }
 }
