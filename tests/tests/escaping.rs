@@ -3,7 +3,9 @@
 //! newlines can never reach a terminal raw — the table keeps one line per
 //! row and JSON keeps the exact value. Also the table's header and footer.
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
+use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -177,4 +179,127 @@ fn table_has_the_header_and_a_footer_naming_what_to_act_on() {
         ["PID", "HARNESS", "AGENT", "STATE", "CONSENT", "AGE", "CWD", "SESSION"],
         "the header of docs/contract.md §6.2:\n{text}"
     );
+}
+
+/// Unicode format characters a terminal obeys without showing them: the
+/// bidi controls U+061C ARABIC LETTER MARK, U+202E RIGHT-TO-LEFT OVERRIDE and
+/// U+2066 LEFT-TO-RIGHT ISOLATE reorder what follows, U+200B ZERO WIDTH
+/// SPACE and U+FEFF ZERO WIDTH NO-BREAK SPACE hide. Each is general
+/// category Cf; an agent name may hold them (they are not controls).
+const INVISIBLE: [char; 5] = ['\u{61c}', '\u{202e}', '\u{2066}', '\u{200b}', '\u{feff}'];
+
+/// Fails when `bytes` hold one of `INVISIBLE` raw, or a control character.
+fn assert_no_invisible(bytes: &[u8], what: &str) {
+    let text = String::from_utf8_lossy(bytes);
+    let found: Vec<String> = text
+        .chars()
+        .filter(|character| INVISIBLE.contains(character))
+        .map(|character| format!("U+{:04X}", u32::from(character)))
+        .collect();
+    assert!(found.is_empty(), "{what}: {found:?} reached the terminal raw:\n{text}");
+    let controls = raw_controls(bytes);
+    assert!(controls.is_empty(), "{what}: raw control characters {controls:?}:\n{text}");
+}
+
+/// The escaped forms of `INVISIBLE`, each of which `text` must show.
+fn assert_shows_escaped(text: &str, what: &str) {
+    for character in INVISIBLE {
+        let escaped = format!("\\u{{{:x}}}", u32::from(character));
+        assert!(text.contains(&escaped), "{what}: {escaped} is not shown:\n{text}");
+    }
+}
+
+/// Regression: U+061C, a bidi control, and the format characters outside
+/// the bidi controls (U+200B, U+FEFF, …) reached the terminal raw from an
+/// agent name or a directory name. Register's line, the table, the watch
+/// lines and consent's status show them escaped; JSON keeps them exact.
+#[test]
+fn format_characters_and_bidi_controls_are_escaped_in_every_text_output() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    let pid = owner.pid().to_string();
+    let hidden: String = INVISIBLE.iter().collect();
+    let agent = format!("wren{hidden}x");
+    let dir = sandbox.home().join(format!("src{hidden}app"));
+    std::fs::create_dir(&dir).unwrap();
+
+    let registered = sandbox.run(
+        "roster-register",
+        &["--pid", &pid, "--agent", &agent, "--cwd", dir.to_str().unwrap(), "--session-id", "s-1"],
+    );
+    registered.expect_code(0);
+    assert_no_invisible(&registered.stdout, "roster-register");
+    assert_no_invisible(registered.stderr.as_bytes(), "roster-register's stderr");
+    assert_shows_escaped(&registered.stdout_text(), "roster-register");
+
+    let listed = sandbox.run("roster-list", &[]);
+    listed.expect_code(0);
+    assert_no_invisible(&listed.stdout, "roster-list");
+    assert_no_invisible(listed.stderr.as_bytes(), "roster-list's stderr");
+    let row_line = listed
+        .stdout_text()
+        .lines()
+        .find(|line| line.starts_with(&pid))
+        .unwrap_or_else(|| panic!("no row for pid {pid}:\n{}", listed.stdout_text()))
+        .to_owned();
+    // Both the AGENT and the CWD column.
+    assert_eq!(row_line.matches("\\u{61c}").count(), 2, "{row_line}");
+    assert_shows_escaped(&row_line, "roster-list");
+
+    let rows = sandbox.list(&[]);
+    assert_eq!(rows[0]["agent"], agent.as_str(), "JSON must carry the exact agent name");
+    assert_eq!(rows[0]["cwd"], dir.to_str().unwrap(), "JSON must carry the exact cwd");
+
+    let mut watch = sandbox.command_in_root("roster-list", &["--watch"]);
+    watch.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut watcher = watch.spawn().expect("start roster-list --watch");
+    let stdout = watcher.stdout.take().expect("piped stdout");
+    let (sender, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        loop {
+            let mut line = Vec::new();
+            if reader.read_until(b'\n', &mut line).unwrap_or(0) == 0 || sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // The watch shows the rows as a table first, then one line per event:
+    // the refresh below is one.
+    let next_line = || {
+        let line: Vec<u8> = lines.recv_timeout(Duration::from_secs(10)).expect("the watch printed no line");
+        assert_no_invisible(&line, "roster-list --watch");
+        String::from_utf8_lossy(&line).into_owned()
+    };
+    while !next_line().starts_with(&pid) {}
+    sandbox
+        .run("roster-register", &["--pid", &pid, "--cwd", dir.to_str().unwrap(), "--session-id", "s-2"])
+        .expect_code(0);
+    let event_line = loop {
+        let line = next_line();
+        if line.contains("refreshed") {
+            break line;
+        }
+    };
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(watcher.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("stop the watch");
+    let status = tests::wait_with_deadline(&mut watcher, Duration::from_secs(10)).expect("the watch hung");
+    assert_eq!(status.code(), Some(0));
+    assert!(event_line.contains(&pid), "{event_line}");
+    assert_shows_escaped(&event_line, "roster-list --watch");
+
+    let status = sandbox.run("roster-consent", &["status", "--pid", &pid]);
+    status.expect_code(0);
+    assert_no_invisible(&status.stdout, "roster-consent status");
+    assert_no_invisible(status.stderr.as_bytes(), "roster-consent status's stderr");
+    let directory_line = status
+        .stdout_text()
+        .lines()
+        .find(|line| line.starts_with("directory"))
+        .unwrap_or_else(|| panic!("no directory line:\n{}", status.stdout_text()))
+        .to_owned();
+    assert_shows_escaped(&directory_line, "roster-consent status");
 }

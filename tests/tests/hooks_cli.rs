@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use harness::hook_config::HookHarness;
 use tests::{Finished, run_to_end};
 
 use serde_json::Value;
@@ -384,4 +385,142 @@ fn project_hooks_call_the_binaries_by_name_and_warn_when_path_lacks_them() {
         format!("{}/roster-register --hook copilot", sandbox.bin_dir()),
         "--bin-dir still pins the path"
     );
+}
+
+/// Every character a shell reads specially inside or around quotes, and a
+/// blank: the directories the hook commands name hold all of them.
+const SHELL_HOSTILE: &str = "o'brien $HOME \"q\" back\\slash";
+
+/// The hook commands a `print` text shows: the strings of the JSON snippet
+/// that run roster in hook mode, or the `const SESSION_…` string literals of a plugin
+/// file, decoded as the harness decodes them.
+fn commands_in_printed_text(text: &str) -> Vec<String> {
+    let (heading, document) = text.split_once('\n').unwrap_or_else(|| panic!("no document: {text}"));
+    if heading.starts_with("Save as ") {
+        return document
+            .lines()
+            .filter_map(|line| line.strip_prefix("const SESSION_"))
+            .map(|line| {
+                let literal = line.split_once(" = ").expect("const NAME = literal").1;
+                let literal = literal.strip_suffix(';').expect("the literal ends the statement");
+                serde_json::from_str::<String>(literal)
+                    .unwrap_or_else(|error| panic!("{literal} is not a string literal ({error})\n{text}"))
+            })
+            .collect();
+    }
+    assert!(heading.starts_with("Merge into "), "{text}");
+    // The snippet is one JSON value; notes may follow it.
+    let snippet = serde_json::Deserializer::from_str(document)
+        .into_iter::<Value>()
+        .next()
+        .expect("a JSON snippet")
+        .unwrap_or_else(|error| panic!("the snippet is not JSON ({error}):\n{text}"));
+    fn strings_calling_roster(value: &Value, found: &mut Vec<String>) {
+        match value {
+            // A hook's `name` may be `roster-register` too; its command passes `--hook`.
+            Value::String(text) if text.contains(" --hook ") => found.push(text.clone()),
+            Value::Array(items) => items.iter().for_each(|item| strings_calling_roster(item, found)),
+            Value::Object(members) => members.values().for_each(|item| strings_calling_roster(item, found)),
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    strings_calling_roster(&snippet, &mut found);
+    found
+}
+
+/// The commands an `install` text shows, one per event line
+/// (`  SessionStart:    <command>`).
+fn commands_in_install_text(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|line| line.starts_with("  ") && !line.trim_start().starts_with("previous file"))
+        .filter_map(|line| line.trim_start().split_once(": "))
+        .map(|(_, command)| command.trim_start().to_owned())
+        .collect()
+}
+
+/// Runs a hook command as a harness does (`sh -c`), the payload on stdin,
+/// owned by `owner` through ROSTER_SESSION_PID.
+fn run_hook_command(home: &Path, project: &Path, command: &str, owner: u32) -> Finished {
+    let mut shell = Command::new("sh");
+    tests::clean_environment(&mut shell, home)
+        .args(["-c", command])
+        .env("ROSTER_SESSION_PID", owner.to_string())
+        .current_dir(project);
+    tests::run_to_completion(shell, tests::StdinFeed::Bytes(b"{}".to_vec()), tests::COMMAND_DEADLINE)
+}
+
+/// Regression: the text of `roster-hooks print` escaped its JSON snippet
+/// (and plugin file) as plain text, doubling every backslash, so with a
+/// `'` in --bin-dir the command shown failed in `sh` ("Unterminated quoted
+/// string"); install's text doubled them too. For every harness, the
+/// commands print and install show are the ones install writes, parse in
+/// `sh`, and run: the session-start command registers a live owner in the
+/// roster directory --dir names, the session-end command removes it.
+#[test]
+fn printed_and_installed_commands_run_in_sh_for_every_harness() {
+    let sandbox = Sandbox::new();
+    let bin_dir = sandbox.path(&format!("{SHELL_HOSTILE}/bin"));
+    fs::create_dir_all(&bin_dir).unwrap();
+    for name in ["roster-register", "roster-prune"] {
+        let link = bin_dir.join(name);
+        if fs::hard_link(tests::binary(name), &link).is_err() {
+            fs::copy(tests::binary(name), &link).unwrap();
+        }
+    }
+    let roster_parent = sandbox.path(&format!("state {SHELL_HOSTILE}"));
+    fs::create_dir(&roster_parent).unwrap();
+    let roster_dir = roster_parent.join("roster");
+    let (bin_dir_text, roster_dir_text) =
+        (bin_dir.to_str().unwrap().to_owned(), roster_dir.to_str().unwrap().to_owned());
+    let flags = ["--bin-dir", bin_dir_text.as_str(), "--dir", roster_dir_text.as_str()];
+    let owner = tests::Owner::spawn();
+    let record = roster_dir.join("sessions").join(format!("{}.json", owner.pid()));
+
+    for harness in HookHarness::ALL {
+        let name = harness.as_str();
+        let report = json_of(&sandbox.run(&[&["print", name, "--json"][..], &flags].concat()));
+        let written: Vec<String> = ["session_start", "session_end"]
+            .iter()
+            .map(|key| report["commands"][key].as_str().expect("a command").to_owned())
+            .collect();
+        let printed = sandbox.run(&[&["print", name][..], &flags].concat());
+        assert_eq!(code(&printed), 0, "{}", stderr(&printed));
+        let shown = commands_in_printed_text(&stdout(&printed));
+        let installed = sandbox.run(&[&["install", name][..], &flags].concat());
+        assert_eq!(code(&installed), 0, "{}", stderr(&installed));
+        let shown_by_install = commands_in_install_text(&stdout(&installed));
+        // Amp has no session-end event: its plugin only registers.
+        let expected = if harness == HookHarness::Amp { &written[..1] } else { &written[..] };
+        assert_eq!(
+            shown,
+            expected,
+            "{name}: print shows other commands than install writes:\n{}",
+            stdout(&printed)
+        );
+        assert_eq!(
+            shown_by_install,
+            expected,
+            "{name}: install's report shows other commands than it wrote:\n{}",
+            stdout(&installed)
+        );
+
+        for command in expected {
+            let syntax = run_to_end(Command::new("sh").args(["-n", "-c", command]));
+            assert_eq!(code(&syntax), 0, "{name}: sh cannot parse {command}: {}", stderr(&syntax));
+        }
+        let home = sandbox.path("home");
+        let started = run_hook_command(&home, &sandbox.path("project"), &expected[0], owner.pid());
+        assert_eq!(code(&started), 0, "{name}: {}", stderr(&started));
+        let log = fs::read_to_string(roster_dir.join("hook-errors.log")).unwrap_or_default();
+        assert!(record.exists(), "{name}: the session-start command registered nothing: {log}");
+        if let Some(end) = expected.get(1) {
+            let ended = run_hook_command(&home, &sandbox.path("project"), end, owner.pid());
+            assert_eq!(code(&ended), 0, "{name}: {}", stderr(&ended));
+            let log = fs::read_to_string(roster_dir.join("hook-errors.log")).unwrap_or_default();
+            assert!(!record.exists(), "{name}: the session-end command removed nothing: {log}");
+        } else {
+            fs::remove_file(&record).unwrap();
+        }
+    }
 }

@@ -4,6 +4,7 @@
 //! through a `From<&Error>` impl below, and the binary prints `{:#}` once.
 
 use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// How a roster binary ends (docs/contract.md §6), modelled on uv's `ExitStatus`.
@@ -54,6 +55,56 @@ pub struct BadInput(pub String);
 /// Refused by a rule at the binary's edge (exit 3).
 #[derive(Debug)]
 pub struct Refused(pub String);
+
+/// A path roster would have to hold as text that is not valid UTF-8: bad
+/// input (exit 2). Records and markers are JSON text, and a lossy
+/// conversion would put U+FFFD where the bytes were, naming another path
+/// (a sibling directory called `\u{fffd}` whose `.roster.toml` would then
+/// decide the session's consent). The path is kept as it is, so that the
+/// report shows its bytes exactly (`/tmp/\xff`).
+#[derive(Debug)]
+pub struct NotUtf8Path {
+    /// What the path is, as the message names it: `the session directory`, `--socket`.
+    pub what: String,
+    pub path: PathBuf,
+    /// Why roster needs text there, and what to give instead.
+    pub advice: String,
+}
+
+impl NotUtf8Path {
+    /// A directory roster would record or compare as text; `fix` says what
+    /// to do instead.
+    pub fn directory(what: &str, path: &Path, fix: &str) -> NotUtf8Path {
+        NotUtf8Path {
+            what: what.to_owned(),
+            path: path.to_owned(),
+            advice: format!("roster records directories as text; {fix}"),
+        }
+    }
+}
+
+impl std::fmt::Display for NotUtf8Path {
+    /// The message as a terminal may show it: the parts escaped, the path
+    /// with `\xff` for each byte that is not UTF-8. `terminal_message`
+    /// prints it as it is: escaping it again would double the backslashes.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} is not valid UTF-8: {}",
+            crate::text::escape_for_terminal(&self.what),
+            crate::text::escape_path_for_terminal(&self.path),
+            crate::text::escape_for_terminal(&self.advice)
+        )
+    }
+}
+
+impl std::error::Error for NotUtf8Path {}
+
+impl From<&NotUtf8Path> for ExitStatus {
+    fn from(_: &NotUtf8Path) -> ExitStatus {
+        ExitStatus::BadInput
+    }
+}
 
 impl std::fmt::Display for BadInput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -174,6 +225,7 @@ fn status_of_link(cause: &(dyn std::error::Error + 'static)) -> Option<ExitStatu
     first_known_kind!(
         BadInput,
         Refused,
+        NotUtf8Path,
         registry_core::Error,
         consent::Error,
         harness::PayloadError,
@@ -186,12 +238,26 @@ fn status_of_link(cause: &(dyn std::error::Error + 'static)) -> Option<ExitStatu
     None
 }
 
+/// `{error:#}` as a terminal may show it: each link of the chain escaped
+/// (`escape_for_terminal`), joined by `: ` as `{:#}` joins them, except a
+/// `NotUtf8Path`, whose message is escaped already.
+pub fn terminal_message(error: &anyhow::Error) -> String {
+    let links: Vec<String> = error
+        .chain()
+        .map(|link| match link.downcast_ref::<NotUtf8Path>() {
+            Some(not_utf8) => not_utf8.to_string(),
+            None => crate::text::escape_for_terminal(&link.to_string()).into_owned(),
+        })
+        .collect();
+    links.join(": ")
+}
+
 /// Prints `tool: {error:#}` on one escaped line to stderr (unless the
 /// status is success: a closed pipe) and returns the status for it.
 pub fn report_and_exit(tool: &str, error: &anyhow::Error) -> ExitCode {
     let status = ExitStatus::of(error);
     if status != ExitStatus::Success {
-        let message = crate::text::escape_for_terminal(&format!("{error:#}")).into_owned();
+        let message = terminal_message(error);
         let message = message.trim_end_matches('.');
         let _ = writeln!(io::stderr().lock(), "{tool}: {message}");
     }
@@ -311,6 +377,25 @@ pub fn one_line_usage_error(error: &clap::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A path that is not UTF-8 is shown by its bytes, once escaped: the
+    /// report does not double the backslash of `\xff`, and still escapes
+    /// every other link.
+    #[test]
+    fn a_path_that_is_not_utf8_is_shown_by_its_bytes() {
+        use std::os::unix::ffi::OsStrExt;
+        let path = Path::new(std::ffi::OsStr::from_bytes(b"/tmp/\xff\x1b\\"));
+        let error = anyhow::Error::new(NotUtf8Path::directory("the session directory", path, "use another"))
+            .context("registering in /tmp/a\\b");
+        assert_eq!(
+            terminal_message(&error),
+            "registering in /tmp/a\\\\b: the session directory /tmp/\\xff\\e\\\\ is not valid UTF-8: \
+             roster records directories as text; use another"
+        );
+        assert_eq!(ExitStatus::of(&error), ExitStatus::BadInput);
+        let plain = anyhow::anyhow!("a\u{202e}b\\c").context("x");
+        assert_eq!(terminal_message(&plain), crate::text::escape_for_terminal(&format!("{plain:#}")));
+    }
 
     #[test]
     fn statuses_follow_the_chain() {

@@ -29,7 +29,7 @@ pub fn run_hook(
         clock.started + event.budget().saturating_sub(BUDGET_RESERVE / 2),
     );
     if let Err(error) = body() {
-        report_hook_problem(tool, common, &format!("{error:#}"));
+        report_escaped_hook_problem(tool, common, &crate::exit::terminal_message(&error));
     }
     watchdog.stand_down();
     ExitCode::from(crate::exit::ExitStatus::Success)
@@ -40,10 +40,15 @@ pub fn run_hook(
 /// stdout, within what is left of the budget. Best effort: a roster
 /// directory that cannot be opened only loses the log line.
 pub fn report_hook_problem(tool: &str, common: &CommonArgs, message: &str) {
-    let message = crate::text::escape_for_terminal(message).into_owned();
+    report_escaped_hook_problem(tool, common, &crate::text::escape_for_terminal(message));
+}
+
+/// `report_hook_problem` for a message escaped for a terminal already
+/// (`terminal_message`, or a path shown by its bytes).
+pub fn report_escaped_hook_problem(tool: &str, common: &CommonArgs, message: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{tool}: hook: {message}");
     if let Ok(roster) = open_roster_for_writing(common) {
-        let _ = registry_core::append_hook_error_within(&roster, tool, &message, log_lock_wait());
+        let _ = registry_core::append_hook_error_within(&roster, tool, message, log_lock_wait());
     }
 }
 

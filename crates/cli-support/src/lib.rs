@@ -17,16 +17,17 @@ mod roster;
 mod text;
 
 pub use args::{ColourChoice, CommonArgs, OutputFormat, colour_enabled};
-pub use exit::{BadInput, ExitStatus, Refused, report_and_exit, run_tool};
+pub use exit::{BadInput, ExitStatus, NotUtf8Path, Refused, report_and_exit, run_tool, terminal_message};
 pub use help::{matches_with_manual_on_help, parse_with_manual_on_help, process_arguments, with_manual};
 pub use hook_clock::{HookEvent, hook_work_deadline, payload_wait};
 pub use hook_mode::{
-    hook_mode_requested, report_hook_problem, report_unparsable_hook_invocation, report_warning, run_hook,
-    run_tool_with_hook_mode,
+    hook_mode_requested, report_escaped_hook_problem, report_hook_problem, report_unparsable_hook_invocation,
+    report_warning, run_hook, run_tool_with_hook_mode,
 };
 pub use owner::{CallingOwner, process_env, process_env_os, resolve_calling_owner};
 pub use roster::{open_roster_for_reading, open_roster_for_writing, roster_directory_choice};
 pub use text::{
-    Colour, escape_for_terminal, format_age, home_relative, local_clock, paint, parse_duration,
+    Colour, command_for_terminal, escape_for_terminal, escape_path_for_terminal,
+    escape_source_text_for_terminal, format_age, home_relative, local_clock, paint, parse_duration,
     push_home_relative, render_table,
 };

@@ -106,6 +106,9 @@ pub enum FieldProblem {
     BeforeItsFormat {
         format: u64,
     },
+    /// A path that is not valid UTF-8, where a record holds text: a lossy
+    /// conversion would name another path.
+    NotUtf8,
 }
 
 /// The longest value a record field may hold.
@@ -241,6 +244,7 @@ impl fmt::Display for FieldError {
                 let came_with = if self.field == Field::Machine { 4 } else { 3 };
                 write!(f, "{key} in a format {format} marker; it came with format {came_with}")
             }
+            FieldProblem::NotUtf8 => write!(f, "{key} is not valid UTF-8; a record holds it as text"),
         }
     }
 }
@@ -323,5 +327,6 @@ mod tests {
             FieldProblem::BeforeItsFormat { format: 2 },
             "chain in a format 2 marker; it came with format 3",
         );
+        check(Field::Cwd, FieldProblem::NotUtf8, "cwd is not valid UTF-8; a record holds it as text");
     }
 }

@@ -237,6 +237,20 @@ limited_text!(
     SOCKET_PATH_LIMIT
 );
 
+/// The path-valued fields also take a `Path`: the text it is, refused when
+/// it is not valid UTF-8, since a lossy `\u{fffd}` would name another path.
+macro_rules! path_constructor {
+    ($name:ident, $field:expr) => {
+        impl $name {
+            pub fn parse_path(path: &Path) -> Result<$name, FieldError> {
+                $name::parse(path.to_str().ok_or(FieldError::new($field, FieldProblem::NotUtf8))?)
+            }
+        }
+    };
+}
+
+path_constructor!(SocketPath, Field::SocketPath);
+
 /// The kernel's boot id the owner was recorded in: not empty, within its
 /// limit.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -294,6 +308,7 @@ impl MachineName {
 pub struct SessionDirectoryPath(String);
 text_value!(SessionDirectoryPath);
 checked_constructors!(SessionDirectoryPath);
+path_constructor!(SessionDirectoryPath, Field::Cwd);
 
 impl SessionDirectoryPath {
     fn check(text: &str) -> Result<(), FieldError> {
@@ -411,6 +426,11 @@ mod tests {
         assert!(BootId::parse("").is_err());
         assert!(BootId::parse(&"b".repeat(65)).is_err());
         assert!(SessionDirectoryPath::parse("relative").is_err());
+        let not_utf8 = Path::new(<OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"/tmp/\xff"));
+        let refused = |field| FieldError::new(field, FieldProblem::NotUtf8);
+        assert_eq!(SessionDirectoryPath::parse_path(not_utf8), Err(refused(Field::Cwd)));
+        assert_eq!(SocketPath::parse_path(not_utf8), Err(refused(Field::SocketPath)));
+        assert!(SessionDirectoryPath::parse_path(Path::new("/tmp/\u{fffd}")).is_ok());
         assert!(SessionDirectoryPath::parse(&format!("/{}", "d".repeat(4096))).is_err());
         assert!(HarnessName::parse(&"h".repeat(33)).is_err());
         assert!(RecordedTime::parse(Field::WrittenAt, "yesterday").is_err());

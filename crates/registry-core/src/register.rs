@@ -310,11 +310,11 @@ fn build_record(
     registered_at: RecordedTime,
     now: Timestamp,
 ) -> std::result::Result<Record, crate::malformed::FieldError> {
-    let cwd = SessionDirectoryPath::parse(&registration.cwd.to_string_lossy())?;
+    let cwd = SessionDirectoryPath::parse_path(&registration.cwd)?;
     let transcript_path = registration.transcript_path.as_deref().map(TranscriptPath::parse).transpose()?;
     let socket = match &registration.socket {
         Some(socket) => Some(SocketRecord {
-            path: SocketPath::parse(&socket.path.to_string_lossy())?,
+            path: SocketPath::parse_path(&socket.path)?,
             dev: socket.dev,
             ino: socket.ino,
             mtime_ns: i64::try_from(socket.mtime_ns).unwrap_or(i64::MAX),

@@ -14,8 +14,8 @@ use anyhow::Context;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use cli_support::manual::{self, Example, ExitStatusDoc, Manual};
 use cli_support::{
-    BadInput, CallingOwner, Colour, CommonArgs, ExitStatus, OutputFormat, Refused, escape_for_terminal,
-    home_relative, paint, resolve_calling_owner, run_tool,
+    BadInput, CallingOwner, Colour, CommonArgs, ExitStatus, NotUtf8Path, OutputFormat, Refused,
+    escape_for_terminal, home_relative, paint, resolve_calling_owner, run_tool,
 };
 use consent::{
     Assessment, AssessmentRequest, ConfigInput, ConfigOutcome, DirectorySource, MarkerFinding, MarkerState,
@@ -348,6 +348,9 @@ pub fn should_arm(common: &CommonArgs, session: &SessionArgs) -> bool {
 
 /// The calling owner and the consent library's assessment of its session.
 fn assess(common: &CommonArgs, session: &SessionArgs, facts: &RunningSystem) -> anyhow::Result<Status> {
+    if let Some(given) = &session.cwd {
+        require_utf8_directory(given)?;
+    }
     let owner = resolve_calling_owner(session.pid.as_deref())?;
     let roster_path = choose_directory(common.dir.as_deref(), &cli_support::process_env_os)?.path;
     let request = AssessmentRequest {
@@ -358,7 +361,23 @@ fn assess(common: &CommonArgs, session: &SessionArgs, facts: &RunningSystem) -> 
         env: &cli_support::process_env_os,
     };
     let assessment = consent::assess(request, facts)?;
+    require_utf8_directory(&assessment.directory.path)?;
     Ok(Status { owner, assessment })
+}
+
+/// Refuses a session directory that is not UTF-8, as given or as resolved:
+/// roster records directories as text, and one read lossily (`\u{fffd}`
+/// for the bytes) would be another directory, whose `.roster.toml` would
+/// speak for the session.
+fn require_utf8_directory(path: &Path) -> Result<(), NotUtf8Path> {
+    match path.to_str() {
+        Some(_) => Ok(()),
+        None => Err(NotUtf8Path::directory(
+            "the session directory",
+            path,
+            "pass --cwd a directory whose path is UTF-8",
+        )),
+    }
 }
 
 /// What `status` prints: who the owner is and how it was found, and the
@@ -376,8 +395,11 @@ fn marker_directory(
     identity: &OwnerIdentity,
     session: &SessionArgs,
 ) -> anyhow::Result<SessionDirectory> {
+    if let Some(given) = &session.cwd {
+        require_utf8_directory(given)?;
+    }
     let roster = RosterDir::open_existing(roster_path)?;
-    match session_directory(
+    let directory = match session_directory(
         roster.as_ref(),
         roster_path,
         identity.pid,
@@ -391,13 +413,15 @@ fn marker_directory(
                     "the current directory cannot be read ({error}); pass the session's directory with --cwd"
                 ))
             })?;
-            Ok(SessionDirectory {
+            SessionDirectory {
                 path: canonical_session_directory(&here)?,
                 source: DirectorySource::CurrentDirectory,
-            })
+            }
         }
-        other => Ok(other?),
-    }
+        other => other?,
+    };
+    require_utf8_directory(&directory.path)?;
+    Ok(directory)
 }
 
 /// `arm` and `disarm`.

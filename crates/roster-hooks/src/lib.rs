@@ -17,7 +17,8 @@ use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use cli_support::manual::{self, EnvVar, Example, ExitStatusDoc, FileEntry, Manual};
 use cli_support::{
-    CommonArgs, ExitStatus, OutputFormat, escape_for_terminal, home_relative, paint, render_table,
+    CommonArgs, ExitStatus, OutputFormat, command_for_terminal, escape_for_terminal,
+    escape_source_text_for_terminal, home_relative, paint, render_table,
 };
 use harness::hook_config::{
     self, CODEX_TRUST_HINT, HookCommands, HookConfigFile, HookEvent, HookHarness, HookPaths, HookStatus,
@@ -484,9 +485,10 @@ fn print_snippet(context: &Invocation, arguments: &PrintArgs) -> anyhow::Result<
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
         writeln!(out, "{heading} {}:", context.shown(&target.path))?;
-        for line in text.lines() {
-            writeln!(out, "{}", escape_for_terminal(line))?;
-        }
+        // The document as the file would hold it, to be pasted: escaped as
+        // JSON and JavaScript escape, not as plain text, whose doubled
+        // backslashes would change the commands inside.
+        write!(out, "{}", escape_source_text_for_terminal(&text))?;
         write_notes(&mut out, &notes)?;
     }
     out.flush()?;
@@ -529,7 +531,7 @@ fn install(context: &Invocation, arguments: &InstallArgs) -> anyhow::Result<()> 
                     continue;
                 }
                 let name = format!("{}:", target.harness.event_name(event));
-                writeln!(out, "  {name:<17}{}", escape_for_terminal(commands.for_event(event)))?;
+                writeln!(out, "  {name:<17}{}", command_for_terminal(commands.for_event(event)))?;
             }
             if let Some(backup) = &outcome.backup {
                 writeln!(out, "  previous file kept as {}", context.shown(backup))?;

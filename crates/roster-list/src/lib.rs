@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 use cli_support::manual::{self, Example, ExitStatusDoc, FileEntry, Manual};
 use cli_support::{
-    BadInput, Colour, CommonArgs, ExitStatus, OutputFormat, escape_for_terminal, format_age, home_relative,
-    open_roster_for_reading, paint, render_table, run_tool,
+    BadInput, Colour, CommonArgs, ExitStatus, NotUtf8Path, OutputFormat, escape_for_terminal, format_age,
+    home_relative, open_roster_for_reading, paint, render_table, run_tool,
 };
 use consent::{ConsentDecider, SessionConsent};
 use harness::Harness;
@@ -351,11 +351,22 @@ fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
         );
         return Err(BadInput(format!("{message} (or \"\" for an unknown harness)")).into());
     }
+    // Records hold directories as text: a directory that is not UTF-8, as
+    // given or as resolved, is no session's, and is refused rather than
+    // compared lossily (as `\u{fffd}`, another directory).
+    let not_utf8 =
+        |path: &Path| NotUtf8Path::directory("--cwd", path, "give --cwd a directory whose path is UTF-8");
     let cwd = match &args.cwd {
+        Some(dir) if dir.to_str().is_none() => return Err(not_utf8(dir).into()),
         Some(dir) => {
-            Some(registry_core::retry_interrupted(|| std::fs::canonicalize(dir)).map_err(|error| {
-                BadInput(format!("--cwd {}: {error}; give an existing directory", dir.display()))
-            })?)
+            let canonical =
+                registry_core::retry_interrupted(|| std::fs::canonicalize(dir)).map_err(|error| {
+                    BadInput(format!("--cwd {}: {error}; give an existing directory", dir.display()))
+                })?;
+            if canonical.to_str().is_none() {
+                return Err(not_utf8(&canonical).into());
+            }
+            Some(canonical)
         }
         None => None,
     };

@@ -13,13 +13,15 @@ use anyhow::Context;
 use clap::{CommandFactory, Parser};
 use cli_support::manual::{self, EnvVar, Example, ExitStatusDoc, Manual};
 use cli_support::{
-    BadInput, CommonArgs, ExitStatus, OutputFormat, Refused, home_relative, open_roster_for_writing,
-    process_env, report_warning, resolve_calling_owner, roster_directory_choice,
+    BadInput, CommonArgs, ExitStatus, NotUtf8Path, OutputFormat, Refused, escape_for_terminal, home_relative,
+    open_roster_for_writing, process_env, process_env_os, report_warning, resolve_calling_owner,
+    roster_directory_choice, terminal_message,
 };
 use consent::RepoConfigWarning;
 use harness::{
-    Harness, HookPayload, HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, detect_hook_harness,
-    harness_version_from_env, messaging_socket_from_env, parse_payload, read_payload, session_id_from_env,
+    CLAUDE_CODE_MESSAGING_SOCKET, Harness, HookPayload, HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE,
+    detect_hook_harness, harness_version_from_env, messaging_socket_from_env, parse_payload, read_payload,
+    session_id_from_env,
 };
 use owner_liveness::SocketIdentity;
 use registry_core::{
@@ -132,6 +134,11 @@ pub fn manual() -> Manual {
                agent name                   64 characters\n  \
                harness                      32 bytes"
                 .to_owned(),
+            "Paths are recorded as text: a session directory (given, current or from the hook payload, \
+             or whose real path goes through a link) or a socket path that is not valid UTF-8 is refused \
+             with exit 2, the message showing its bytes as \\xff; in hook mode it is dropped and logged \
+             like an over-long value, and the current directory stands in for a cwd only if it is UTF-8."
+                .to_owned(),
         ],
         environment: manual::session_variables_and(&[
             EnvVar {
@@ -168,7 +175,8 @@ pub fn manual() -> Manual {
             ExitStatusDoc {
                 status: ExitStatus::BadInput,
                 meaning: "Bad input or usage: an invalid flag or flag value, an invalid ROSTER_SESSION_PID, \
-                          ROSTER_AGENT or ROSTER_SESSION_ID, an unreadable hook payload, or no owner found.",
+                          ROSTER_AGENT or ROSTER_SESSION_ID, an unreadable hook payload, a session directory \
+                          or socket path that is not UTF-8, or no owner found.",
             },
             ExitStatusDoc {
                 status: ExitStatus::Refused,
@@ -220,7 +228,7 @@ pub fn run(args: RegisterArgs) -> anyhow::Result<()> {
     let gathered = gather_registration(&args, target, payload.as_ref(), &facts, &mut over_long);
     // Said even when registration then fails for another reason.
     for dropped in &over_long.dropped {
-        cli_support::report_hook_problem(TOOL, &args.common, dropped);
+        cli_support::report_escaped_hook_problem(TOOL, &args.common, dropped);
     }
     let (registration, repo_config_warning) = gathered?;
     let roster = open_roster_for_writing(&args.common)?;
@@ -247,7 +255,9 @@ fn bad_hook_value(value: &str) -> BadInput {
 /// say so, so that the session is still registered.
 struct OverLongValues {
     hook_mode: bool,
-    /// One message per value dropped, for stderr and `hook-errors.log`.
+    /// One message per value dropped, for stderr and `hook-errors.log`,
+    /// escaped for a terminal already (a path that is not UTF-8 is shown by
+    /// its bytes, which escaping again would spoil).
     dropped: Vec<String>,
 }
 
@@ -258,7 +268,8 @@ impl OverLongValues {
         if !self.hook_mode {
             return Err(BadInput(format!("{origin}: {why}; give a shorter value")).into());
         }
-        self.dropped.push(format!("{origin} dropped: {why}; registered without it"));
+        self.dropped
+            .push(escape_for_terminal(&format!("{origin} dropped: {why}; registered without it")).into());
         Ok(false)
     }
 
@@ -271,10 +282,15 @@ impl OverLongValues {
 
     /// `unusable`, with a message that already names what it is about.
     fn unusable_as_said(&mut self, message: String) -> anyhow::Result<()> {
+        self.unusable_error(BadInput(message).into())
+    }
+
+    /// `unusable`, for a value refused with `error`.
+    fn unusable_error(&mut self, error: anyhow::Error) -> anyhow::Result<()> {
         if !self.hook_mode {
-            return Err(BadInput(message).into());
+            return Err(error);
         }
-        self.dropped.push(format!("{message}; registered without it"));
+        self.dropped.push(format!("{}; registered without it", terminal_message(&error)));
         Ok(())
     }
 
@@ -288,14 +304,21 @@ impl OverLongValues {
         Ok(self.fits(limit, origin, &value)?.then_some(value))
     }
 
-    /// `path` when it fits `limit` (as the record will spell it); `None` when it was dropped.
+    /// `path` when it is UTF-8 and fits `limit` (as the record will spell
+    /// it); `None` when it was dropped. A record holds the path as text, so
+    /// one that is not UTF-8 is refused as `not_utf8` says.
     fn admit_path(
         &mut self,
         limit: FieldLimit,
         origin: &str,
         path: PathBuf,
+        not_utf8: &dyn Fn(&Path) -> NotUtf8Path,
     ) -> anyhow::Result<Option<PathBuf>> {
-        Ok(self.fits(limit, origin, &path.to_string_lossy())?.then_some(path))
+        let Some(text) = path.to_str() else {
+            self.unusable_error(not_utf8(&path).into())?;
+            return Ok(None);
+        };
+        Ok(self.fits(limit, origin, text)?.then_some(path))
     }
 }
 
@@ -334,9 +357,11 @@ fn gather_registration(
     // An over-long cwd in hook mode falls back to the current directory,
     // where harnesses run their hooks: the same as a payload without one.
     let cwd_given = match (&args.cwd, payload.and_then(|payload| payload.cwd.as_ref())) {
-        (Some(dir), _) => over_long.admit_path(CWD_LIMIT, "--cwd", dir.clone())?.map(|dir| (dir, "--cwd")),
+        (Some(dir), _) => over_long
+            .admit_path(CWD_LIMIT, "--cwd", dir.clone(), &session_directory_not_utf8)?
+            .map(|dir| (dir, "--cwd")),
         (None, Some(dir)) => over_long
-            .admit_path(CWD_LIMIT, "the hook payload's cwd", dir.clone())?
+            .admit_path(CWD_LIMIT, "the hook payload's cwd", dir.clone(), &session_directory_not_utf8)?
             .map(|dir| (dir, "the hook payload's cwd")),
         (None, None) => None,
     };
@@ -348,7 +373,7 @@ fn gather_registration(
             // in, as for a payload without a cwd.
             Err(error) if !over_long.hook_mode => return Err(error),
             Err(error) => {
-                over_long.unusable_as_said(format!("{error:#}"))?;
+                over_long.unusable_error(error)?;
                 None
             }
         },
@@ -365,13 +390,25 @@ fn gather_registration(
     let (agent, repo_config_warning) = choose_agent(args.agent.as_deref(), &cwd, over_long)?;
     let session_id = choose_session_id(args.session_id.as_deref(), payload, harness, over_long)?;
 
-    let socket_given = match &args.socket {
-        Some(path) => {
-            over_long.admit_path(SOCKET_PATH_LIMIT, "--socket", path.clone())?.map(|path| (path, true))
+    let socket_not_utf8 = |origin: &'static str| {
+        move |path: &Path| NotUtf8Path {
+            what: origin.to_owned(),
+            path: path.to_owned(),
+            advice: "roster records the socket's path as text; give a socket whose path is UTF-8".to_owned(),
         }
-        None => match messaging_socket_from_env(&env) {
+    };
+    let socket_given = match &args.socket {
+        Some(path) => over_long
+            .admit_path(SOCKET_PATH_LIMIT, "--socket", path.clone(), &socket_not_utf8("--socket"))?
+            .map(|path| (path, true)),
+        None => match messaging_socket_from_env_exactly() {
             Some(path) => over_long
-                .admit_path(SOCKET_PATH_LIMIT, "CLAUDE_CODE_MESSAGING_SOCKET", path)?
+                .admit_path(
+                    SOCKET_PATH_LIMIT,
+                    CLAUDE_CODE_MESSAGING_SOCKET,
+                    path,
+                    &socket_not_utf8(CLAUDE_CODE_MESSAGING_SOCKET),
+                )?
                 .map(|path| (path, false)),
             None => None,
         },
@@ -421,7 +458,34 @@ fn gather_registration(
     Ok((registration, repo_config_warning))
 }
 
+/// Why a session directory that is not UTF-8 cannot be registered.
+fn session_directory_not_utf8(path: &Path) -> NotUtf8Path {
+    NotUtf8Path::directory(
+        "the session directory",
+        path,
+        "register from (or pass --cwd) a directory whose path is UTF-8",
+    )
+}
+
+/// `CLAUDE_CODE_MESSAGING_SOCKET` as the path it names, its bytes as they
+/// are: read as text, a path that is not UTF-8 would come back lossy and
+/// name another socket.
+fn messaging_socket_from_env_exactly() -> Option<PathBuf> {
+    match process_env_os(CLAUDE_CODE_MESSAGING_SOCKET) {
+        Some(value) if value.to_str().is_none() => {
+            Some(PathBuf::from(value)).filter(|path| path.is_absolute())
+        }
+        _ => messaging_socket_from_env(&process_env),
+    }
+}
+
+/// The real path of the directory `path`, which must be UTF-8, as given
+/// and as resolved (a link may lead to a directory that is not): the
+/// record holds it as text.
 fn canonical_directory(path: &Path, what: &str) -> anyhow::Result<PathBuf> {
+    if path.to_str().is_none() {
+        return Err(session_directory_not_utf8(path).into());
+    }
     let canonical = match registry_core::retry_interrupted(|| std::fs::canonicalize(path)) {
         Ok(canonical) => canonical,
         Err(error) if registry_core::is_unusable_path(&error) => {
@@ -446,9 +510,12 @@ fn canonical_directory(path: &Path, what: &str) -> anyhow::Result<PathBuf> {
             );
         }
     }
+    let Some(canonical_text) = canonical.to_str() else {
+        return Err(session_directory_not_utf8(&canonical).into());
+    };
     // Resolving symlinks can lengthen a path past the limit.
     CWD_LIMIT
-        .check(&canonical.to_string_lossy())
+        .check(canonical_text)
         .map_err(|why| BadInput(format!("{what} resolves to a real path that is too long: {why}")))?;
     Ok(canonical)
 }
