@@ -157,6 +157,12 @@ pub fn consent_file_name(pid: Pid) -> String {
     record_file_name(pid)
 }
 
+/// The file name of the record in `sessions/` of the session a marker of
+/// `consent/` named `marker_file_name` belongs to: the same name.
+pub fn record_file_name_of_marker(marker_file_name: &str) -> &str {
+    marker_file_name
+}
+
 /// Reads and judges the marker of the session owned by `pid`.
 pub fn read_marker(roster: &RosterDir, pid: Pid, facts: &impl SystemFacts) -> MarkerEntry {
     read_marker_entry(roster, &consent_file_name(pid), facts)
