@@ -1,9 +1,12 @@
 //! `roster-list --watch` as a script reads it: the NDJSON stream of a real
 //! watcher while real sessions register, refresh, arm, die by SIGKILL, are
 //! pruned, an untrusted entry is planted, and the registry is deleted and
-//! recreated; `--until-gone`; exit 0 on SIGINT, SIGTERM and a closed
-//! stdout; and no system call at all while nothing changes.
+//! recreated; a filtered watch whose session stops matching; a watcher
+//! that was stopped while a session ended; `--until-gone`; exit 0 on
+//! SIGINT, SIGTERM and a closed stdout; and no system call at all while
+//! nothing changes.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Child, ChildStdout, Command, Stdio};
@@ -11,7 +14,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tests::{Owner, Sandbox, require_tool, wait_with_deadline};
+use tests::{ArmedOwner, Owner, Sandbox, poll_until, require_tool, wait_with_deadline};
 
 /// How long a test waits for one event before calling it missing.
 const EVENT_WAIT: Duration = Duration::from_secs(10);
@@ -68,8 +71,36 @@ impl Watcher {
         }
     }
 
+    /// The next `count` events, by the pid of their row: for changes
+    /// reported in an order the test does not fix.
+    #[track_caller]
+    fn next_by_pid(&self, count: usize) -> BTreeMap<u64, Value> {
+        let mut events = BTreeMap::new();
+        for _ in 0..count {
+            let event = self.next();
+            let pid = event["row"]["session_pid"].as_u64().unwrap_or_else(|| panic!("no pid: {event}"));
+            assert!(events.insert(pid, event).is_none(), "two events for pid {pid}");
+        }
+        events
+    }
+
     fn pid(&self) -> nix::unistd::Pid {
         nix::unistd::Pid::from_raw(self.child.id() as i32)
+    }
+
+    /// Stops the watcher (SIGSTOP) and waits until the kernel says it is.
+    fn stop(&self) {
+        nix::sys::signal::kill(self.pid(), nix::sys::signal::Signal::SIGSTOP).expect("stop the watcher");
+        let stat = format!("/proc/{}/stat", self.child.id());
+        let stopped = poll_until(Duration::from_secs(10), || {
+            let text = std::fs::read_to_string(&stat).unwrap_or_default();
+            text.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('T'))
+        });
+        assert!(stopped, "the watcher did not stop");
+    }
+
+    fn resume(&self) {
+        nix::sys::signal::kill(self.pid(), nix::sys::signal::Signal::SIGCONT).expect("continue the watcher");
     }
 
     fn finish(mut self) -> i32 {
@@ -316,4 +347,99 @@ fn owners_beyond_the_open_file_limit_are_still_seen_to_die() {
         }
     }
     assert!(seen_dead, "the death of an owner without a pidfd was never reported");
+}
+
+/// Under a field filter, a session that stops matching it (re-registered
+/// under another agent name) is reported once as `unmatched`, with its row
+/// as it is now, and then never again while it does not match; a matched
+/// session's death and removal are reported; a session that comes to
+/// match arrives with the event of its change. Before, a session that
+/// stopped matching just fell silent.
+#[test]
+fn a_filtered_watch_reports_a_session_that_stops_matching_once() {
+    let sandbox = Sandbox::new();
+    let leaving = Owner::spawn();
+    let staying = Owner::spawn();
+    let joining = Owner::spawn();
+    sandbox.register(leaving.pid(), &["--agent", "wren"]);
+    sandbox.register(staying.pid(), &["--agent", "wren"]);
+    sandbox.register(joining.pid(), &["--agent", "robin"]);
+
+    let watcher = Watcher::start(&sandbox, &["--agent", "wren"]);
+    let listed = watcher.next_by_pid(2);
+    for owner in [&leaving, &staying] {
+        assert_eq!(listed[&u64::from(owner.pid())]["event"], "listed", "{listed:?}");
+    }
+
+    let leaving_pid = leaving.pid().to_string();
+    run(&sandbox, "roster-register", &["--pid", &leaving_pid, "--agent", "robin"]);
+    let unmatched = watcher.expect("unmatched", Some(leaving.pid()));
+    assert_eq!(unmatched["row"]["agent"], "robin", "the row as it is now: {unmatched}");
+    assert_eq!(unmatched["row"]["liveness"], "alive", "{unmatched}");
+    // Forgotten: its death, its consent and its removal are not reported.
+    run(&sandbox, "roster-consent", &["disarm", "--pid", &leaving_pid]);
+    leaving.kill();
+    watcher.expect_quiet(Duration::from_millis(300));
+
+    let dead_pid = staying.kill();
+    let died = watcher.expect("died", Some(dead_pid));
+    assert_eq!(died["row"]["agent"], "wren", "{died}");
+    run(&sandbox, "roster-prune", &[]);
+    let removed = watcher.expect("removed", Some(dead_pid));
+    assert_eq!(removed["row"]["liveness"], "dead", "{removed}");
+
+    let joining_pid = joining.pid().to_string();
+    run(&sandbox, "roster-register", &["--pid", &joining_pid, "--agent", "wren"]);
+    let joined = watcher.expect("refreshed", Some(joining.pid()));
+    assert_eq!(joined["row"]["agent"], "wren", "{joined}");
+    watcher.expect_quiet(Duration::from_millis(300));
+}
+
+/// A watcher that falls behind (stopped by SIGSTOP while a session's owner
+/// is killed and its record and consent marker pruned, then continued)
+/// learns of the removals and of the owner's exit at once. It judges the
+/// last row it saw again before reporting it: `died` first, then `removed`
+/// with the dead row. Likewise a marker removed just before its owner was
+/// killed is not reported as a change of a live owner's consent: the death
+/// is. Before, it reported `removed` with `liveness: "alive"` for an owner
+/// long gone, and never `died`.
+#[test]
+fn a_watcher_that_fell_behind_reports_a_death_before_the_removal() {
+    let sandbox = Sandbox::new();
+    let pruned = ArmedOwner::spawn(sandbox.root(), sandbox.home(), sandbox.home());
+    let unmarked = ArmedOwner::spawn(sandbox.root(), sandbox.home(), sandbox.home());
+    let (pruned_pid, unmarked_pid) = (pruned.pid(), unmarked.pid());
+    sandbox.register(pruned_pid, &["--session-id", "behind"]);
+    sandbox.register(unmarked_pid, &[]);
+    let watcher = Watcher::start(&sandbox, &[]);
+    let listed = watcher.next_by_pid(2);
+    assert!(listed.values().all(|event| event["row"]["consent"] == "armed"), "{listed:?}");
+
+    watcher.stop();
+    // Killed and reaped, so its pid names no process.
+    drop(pruned);
+    run(&sandbox, "roster-prune", &[]);
+    assert_eq!(sandbox.visible_session_entries(), [format!("{unmarked_pid}.json")], "the record is pruned");
+    assert_eq!(tests::names_in(&sandbox.consent()), [format!("{unmarked_pid}.json")], "the marker is pruned");
+    watcher.resume();
+    let died = watcher.expect("died", Some(pruned_pid));
+    assert_eq!(died["row"]["liveness"], "dead", "{died}");
+    assert_eq!(died["row"]["should_arm"], false, "{died}");
+    let removed = watcher.expect("removed", Some(pruned_pid));
+    assert_eq!(removed["row"]["liveness"], "dead", "never alive once gone: {removed}");
+    assert_eq!(removed["row"]["session_id"], "behind", "{removed}");
+    watcher.expect_quiet(Duration::from_millis(300));
+
+    // The marker goes first and the owner after, both unseen: the first
+    // change read is the marker's, and by then the owner is gone.
+    watcher.stop();
+    std::fs::remove_file(sandbox.consent().join(format!("{unmarked_pid}.json"))).expect("remove the marker");
+    drop(unmarked);
+    watcher.resume();
+    let died = watcher.expect("died", Some(unmarked_pid));
+    assert_eq!(
+        (died["row"]["liveness"].as_str(), died["row"]["consent"].as_str()),
+        (Some("dead"), Some("none"))
+    );
+    watcher.expect_quiet(Duration::from_millis(300));
 }

@@ -12,11 +12,11 @@ use cli_support::{
     Colour, OutputFormat, escape_for_terminal, home_relative, local_clock, paint, process_env_os,
     roster_directory_choice,
 };
-use consent::{ConsentDecider, SessionConsent};
+use consent::{ConsentDecider, ConsentState, SessionConsent, record_file_name_of_marker};
 use owner_liveness::{Liveness, Pid};
 use registry_core::{
-    Change, ListFilter, Listing, RegistryWatch, RosterDir, RunningSystem, SessionRow, Timestamp,
-    list_sessions, raise_open_file_limit, read_session_row, record_file_name,
+    Change, ListFilter, Listing, Record, RegistryWatch, RosterDir, RunningSystem, SessionRow, Timestamp,
+    list_sessions, raise_open_file_limit, read_session_row,
 };
 
 use crate::ListArgs;
@@ -45,6 +45,10 @@ pub enum EventKind {
     Problem,
     /// Events may have been lost; everything was read again.
     Resync,
+    /// A row that passed the field filters no longer does (re-registered
+    /// under another agent name, moved out of `--cwd`, …): reported once,
+    /// then nothing more about it while it does not match.
+    Unmatched,
 }
 
 impl EventKind {
@@ -58,6 +62,7 @@ impl EventKind {
             EventKind::Removed => "removed",
             EventKind::Problem => "problem",
             EventKind::Resync => "resync",
+            EventKind::Unmatched => "unmatched",
         }
     }
 
@@ -66,7 +71,7 @@ impl EventKind {
             EventKind::Listed | EventKind::Registered | EventKind::Refreshed => Colour::Green,
             EventKind::ConsentChanged | EventKind::Problem | EventKind::Resync => Colour::Yellow,
             EventKind::Died => Colour::Red,
-            EventKind::Removed => Colour::Dim,
+            EventKind::Removed | EventKind::Unmatched => Colour::Dim,
         }
     }
 }
@@ -88,9 +93,10 @@ struct Watcher<'a> {
     /// The running system the verdicts are judged against, read once.
     facts: RunningSystem,
     source: RegistryWatch,
-    /// Owners that could not get a pidfd (the descriptor limit): judged
-    /// again on every change of the registry instead.
-    unwatched: HashSet<Pid>,
+    /// The records (file names) whose owners could not get a pidfd (the
+    /// descriptor limit): judged again on every change of the registry
+    /// instead.
+    unwatched: HashSet<String>,
     said_unwatched: bool,
     /// The record file each watched process belongs to: an owner, or a
     /// member of its chain, whose exit may end the session.
@@ -187,8 +193,10 @@ impl Watcher<'_> {
     /// Stores a row as known, with its consent, and watches its owner and
     /// every member of its chain: the session ends with the last of them.
     fn remember(&mut self, row: SessionRow) {
-        let Some(roster) = &self.roster else { return };
-        let consent = self.decider.for_row(roster, &row, &self.facts);
+        if self.roster.is_none() {
+            return;
+        }
+        let consent = self.decide_consent(&row);
         if let (Some(record), Liveness::Alive) = (&row.record, row.liveness()) {
             let owner = record.pid();
             for member in record.identity().members() {
@@ -197,7 +205,7 @@ impl Watcher<'_> {
                         self.watched_processes.insert(member.pid, row.file_name.clone());
                     }
                     Err(errno) => {
-                        self.unwatched.insert(owner);
+                        self.unwatched.insert(row.file_name.clone());
                         if !self.said_unwatched {
                             self.said_unwatched = true;
                             eprintln!(
@@ -224,9 +232,19 @@ impl Watcher<'_> {
                     self.source.unwatch_owner(member.pid);
                 }
             }
-            self.unwatched.remove(&record.pid());
         }
+        self.unwatched.remove(file_name);
         Some(known)
+    }
+
+    fn decide_consent(&self, row: &SessionRow) -> SessionConsent {
+        match &self.roster {
+            Some(roster) => self.decider.for_row(roster, row, &self.facts),
+            // The registry is gone, every marker with it: what is decided
+            // without it is the row of an owner found gone since
+            // (`report_a_death_not_yet_seen`).
+            None => SessionConsent::of_owner_not_running(row, ConsentState::None),
+        }
     }
 
     /// Acts on one change; `false` to stop.
@@ -252,7 +270,10 @@ impl Watcher<'_> {
 
     /// Reports what differs between the known row named `name` and `now`.
     fn compare_and_report(&mut self, name: &str, now: Option<SessionRow>) -> anyhow::Result<()> {
-        let before = self.forget(name);
+        let before = match self.forget(name) {
+            Some(before) => Some(self.report_a_death_not_yet_seen(before, now.as_ref())?),
+            None => None,
+        };
         let Some(row) = now else {
             if let Some(before) = before {
                 self.emit(EventKind::Removed, Some(&before.row), Some(&before.consent), None)?;
@@ -265,31 +286,77 @@ impl Watcher<'_> {
             Some(before) => change_between(&before.row, &row),
         };
         self.remember(row);
-        let known = &self.known[name];
+        let Some(known) = self.known.get(name) else { return Ok(()) };
         let consent_changed =
             before.as_ref().is_some_and(|before| consent_differs(&before.consent, &known.consent));
+        let Some(kind) = kind.or(consent_changed.then_some(EventKind::ConsentChanged)) else { return Ok(()) };
         let (row, consent) = (known.row.clone(), known.consent.clone());
-        if let Some(kind) = kind {
-            self.emit(kind, Some(&row), Some(&consent), None)?;
-        } else if consent_changed {
-            self.emit(EventKind::ConsentChanged, Some(&row), Some(&consent), None)?;
+        let was_matched = before.as_ref().is_some_and(|before| self.filter.admits(&before.row));
+        if was_matched && !self.filter.admits(&row) {
+            self.emit(EventKind::Unmatched, Some(&row), Some(&consent), None)
+        } else {
+            self.emit(kind, Some(&row), Some(&consent), None)
         }
-        Ok(())
     }
 
-    fn consent_entry_changed(&mut self, name: &str) -> anyhow::Result<()> {
-        let (Some(roster), Some(known)) = (&self.roster, self.known.get_mut(name)) else { return Ok(()) };
-        let consent = self.decider.for_row(roster, &known.row, &self.facts);
-        if consent_differs(&known.consent, &consent) {
+    /// A watcher that fell behind (its reader paused, or the process
+    /// stopped) may learn that a record went away, or was replaced by
+    /// another owner's, only after that session's owner exited, and before
+    /// it reads the owner's pidfd. The last row seen is judged again now
+    /// through the identity it records: an owner that is gone is reported
+    /// `died` first, and the row that follows is the dead one.
+    fn report_a_death_not_yet_seen(
+        &mut self,
+        before: Known,
+        now: Option<&SessionRow>,
+    ) -> anyhow::Result<Known> {
+        let Some(record) = &before.row.record else { return Ok(before) };
+        let still_its_record =
+            now.and_then(|now| now.record.as_ref()).is_some_and(|now| same_recorded_owner(record, now));
+        if still_its_record || before.row.liveness() == Liveness::Dead {
+            return Ok(before);
+        }
+        let judged = before.row.judged_again(&self.facts);
+        if judged.liveness() != Liveness::Dead {
+            return Ok(before);
+        }
+        let consent = self.decide_consent(&judged);
+        self.emit(EventKind::Died, Some(&judged), Some(&consent), None)?;
+        Ok(Known { row: judged, consent })
+    }
+
+    fn consent_entry_changed(&mut self, marker_file_name: &str) -> anyhow::Result<()> {
+        self.decide_consent_again(record_file_name_of_marker(marker_file_name))
+    }
+
+    /// Decides the consent of the known row `name` again, and reports it
+    /// when it changed.
+    fn decide_consent_again(&mut self, name: &str) -> anyhow::Result<()> {
+        let Some(known) = self.known.get(name) else { return Ok(()) };
+        let consent = self.decide_consent(&known.row);
+        if !consent_differs(&known.consent, &consent) {
+            return Ok(());
+        }
+        // The change may follow the owner's exit, not yet read from its
+        // pidfd (a pruned marker, while this watcher was behind): then it
+        // is that exit which is reported, from the record as it is now.
+        if known.row.liveness() != Liveness::Dead
+            && known.row.judged_again(&self.facts).liveness() == Liveness::Dead
+        {
+            let now = self.roster.as_ref().and_then(|roster| read_session_row(roster, name, &self.facts));
+            return self.compare_and_report(name, now);
+        }
+        let row = known.row.clone();
+        self.emit(EventKind::ConsentChanged, Some(&row), Some(&consent), None)?;
+        if let Some(known) = self.known.get_mut(name) {
             known.consent = consent;
-            let (row, consent) = (known.row.clone(), known.consent.clone());
-            self.emit(EventKind::ConsentChanged, Some(&row), Some(&consent), None)?;
         }
         Ok(())
     }
 
     fn owner_exited(&mut self, pid: Pid) -> anyhow::Result<()> {
-        let name = self.watched_processes.remove(&pid).unwrap_or_else(|| record_file_name(pid));
+        // Only processes of known records are watched.
+        let Some(name) = self.watched_processes.remove(&pid) else { return Ok(()) };
         let Some(roster) = &self.roster else { return Ok(()) };
         let now = read_session_row(roster, &name, &self.facts);
         self.compare_and_report(&name, now)
@@ -327,20 +394,20 @@ impl Watcher<'_> {
 
     /// Owners without a pidfd are judged again after every change.
     fn judge_unwatched_owners(&mut self) -> anyhow::Result<()> {
-        let pids: Vec<Pid> = self.unwatched.iter().copied().collect();
-        for pid in pids {
-            let name = record_file_name(pid);
+        let names: Vec<String> = self.unwatched.iter().cloned().collect();
+        for name in names {
             let Some(roster) = &self.roster else { return Ok(()) };
             let now = read_session_row(roster, &name, &self.facts);
             if now.as_ref().is_some_and(|row| row.liveness() != Liveness::Alive) {
-                self.unwatched.remove(&pid);
+                self.unwatched.remove(&name);
                 self.compare_and_report(&name, now)?;
             }
         }
         Ok(())
     }
 
-    /// Prints one event, when its row passes the field filters.
+    /// Prints one event, when its row passes the field filters (an
+    /// `unmatched` row is the one that no longer does).
     fn emit(
         &mut self,
         kind: EventKind,
@@ -348,7 +415,8 @@ impl Watcher<'_> {
         consent: Option<&SessionConsent>,
         reason: Option<&str>,
     ) -> anyhow::Result<()> {
-        if row.is_some_and(|row| !self.filter.admits(row)) || self.args.common.quiet {
+        let filtered_out = kind != EventKind::Unmatched && row.is_some_and(|row| !self.filter.admits(row));
+        if filtered_out || self.args.common.quiet {
             return Ok(());
         }
         let at = Timestamp::now();
@@ -375,6 +443,14 @@ impl Watcher<'_> {
     }
 }
 
+/// Whether two records name the same owner process.
+fn same_recorded_owner(old: &Record, new: &Record) -> bool {
+    old.owner.pid == new.owner.pid
+        && old.owner.start_ticks == new.owner.start_ticks
+        && old.owner.boot_id == new.owner.boot_id
+        && old.owner.pidfs_ino == new.owner.pidfs_ino
+}
+
 /// What kind of change turned `before` into `now` (same file name), if any
 /// worth an event.
 fn change_between(before: &SessionRow, now: &SessionRow) -> Option<EventKind> {
@@ -385,11 +461,7 @@ fn change_between(before: &SessionRow, now: &SessionRow) -> Option<EventKind> {
         }
         (None, Some(_)) => Some(EventKind::Registered),
         (Some(old), Some(new)) => {
-            let same_owner = old.owner.pid == new.owner.pid
-                && old.owner.start_ticks == new.owner.start_ticks
-                && old.owner.boot_id == new.owner.boot_id
-                && old.owner.pidfs_ino == new.owner.pidfs_ino;
-            if !same_owner {
+            if !same_recorded_owner(old, new) {
                 Some(EventKind::Registered)
             } else if before.liveness() != Liveness::Dead && now.liveness() == Liveness::Dead {
                 Some(EventKind::Died)
@@ -402,8 +474,10 @@ fn change_between(before: &SessionRow, now: &SessionRow) -> Option<EventKind> {
     }
 }
 
+/// Whether a decision changed in anything a row shows of it: `consent`,
+/// `should_arm`, `consent_reason`, or the text column.
 fn consent_differs(before: &SessionConsent, now: &SessionConsent) -> bool {
-    (before.marker, before.should_arm, before.label) != (now.marker, now.should_arm, now.label)
+    before != now
 }
 
 /// One NDJSON line: `{"schema", "event", "at", "row", ["reason"]}`.
