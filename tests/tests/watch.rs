@@ -2,13 +2,14 @@
 //! watcher while real sessions register, refresh, arm, die by SIGKILL, are
 //! pruned, an untrusted entry is planted, and the registry is deleted and
 //! recreated; a filtered watch whose session stops matching; a watcher
-//! that was stopped while a session ended; `--until-gone`; exit 0 on
-//! SIGINT, SIGTERM and a closed stdout; and no system call at all while
-//! nothing changes.
+//! that was stopped while a session ended; a symlink above the registry
+//! swapped; `--until-gone`; exit 0 on SIGINT, SIGTERM and a closed stdout;
+//! and no system call at all while nothing changes.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
@@ -442,4 +443,83 @@ fn a_watcher_that_fell_behind_reports_a_death_before_the_removal() {
         (Some("dead"), Some("none"))
     );
     watcher.expect_quiet(Duration::from_millis(300));
+}
+
+/// A watch of `--dir <base>/link/roster` follows the path it was given:
+/// when `link` is swapped from `a` to `b`, it says so with a `resync`, then
+/// reports what differs between the two registries (a session only in `a`
+/// removed, one in both refreshed with `b`'s row, one only in `b`
+/// registered), and from then on watches `b`. When the path comes to lead
+/// to a directory that is not trusted, it says why on stderr and watches it
+/// as if absent. Before, it went on watching `a` and reported nothing.
+#[test]
+fn a_swapped_symlink_above_the_registry_moves_the_watch() {
+    let sandbox = Sandbox::new();
+    let base = sandbox.base();
+    let register_in = |registry: &Path, owner: &Owner, agent: &str| {
+        let mut command = sandbox.command("roster-register");
+        command.arg("--dir").arg(registry).args(["--pid", &owner.pid().to_string(), "--agent", agent]);
+        tests::run_with_deadline(&mut command, tests::COMMAND_DEADLINE).expect_code(0);
+    };
+    let (in_a, in_b) = (base.join("a/roster"), base.join("b/roster"));
+    let only_in_a = Owner::spawn();
+    let in_both = Owner::spawn();
+    let only_in_b = Owner::spawn();
+    register_in(&in_a, &only_in_a, "first");
+    register_in(&in_a, &in_both, "as-in-a");
+    register_in(&in_b, &in_both, "as-in-b");
+    register_in(&in_b, &only_in_b, "second");
+    let link = base.join("link");
+    std::os::unix::fs::symlink("a", &link).expect("link to a");
+
+    let mut command = sandbox.command("roster-list");
+    command.arg("--dir").arg(link.join("roster")).args(["--watch", "--format", "json"]);
+    let stderr_path = base.join("watch.stderr");
+    command.stderr(std::fs::File::create(&stderr_path).expect("create the stderr file"));
+    let watcher = Watcher::spawn(command);
+    let listed = watcher.next_by_pid(2);
+    assert_eq!(listed[&u64::from(in_both.pid())]["row"]["agent"], "as-in-a", "{listed:?}");
+
+    // Swapped the way `ln -sfn` does it atomically: a new link renamed over.
+    let swap_to = |target: &str| {
+        let aside = base.join("link.new");
+        std::os::unix::fs::symlink(target, &aside).expect("make the new link");
+        std::fs::rename(&aside, &link).expect("swap the link");
+    };
+    swap_to("b");
+    let resync = watcher.expect("resync", None);
+    assert!(
+        resync["reason"].as_str().is_some_and(|reason| reason.contains("leads to another directory")),
+        "{resync}"
+    );
+    let differences = watcher.next_by_pid(3);
+    let of = |owner: &Owner| &differences[&u64::from(owner.pid())];
+    assert_eq!(of(&only_in_a)["event"], "removed", "{differences:?}");
+    assert_eq!(of(&in_both)["event"], "refreshed", "{differences:?}");
+    assert_eq!(of(&in_both)["row"]["agent"], "as-in-b", "{differences:?}");
+    assert_eq!(of(&only_in_b)["event"], "registered", "{differences:?}");
+    watcher.expect_quiet(Duration::from_millis(300));
+
+    // From now on b is watched, and a is not.
+    let later = Owner::spawn();
+    register_in(&in_a, &later, "old-place");
+    watcher.expect_quiet(Duration::from_millis(300));
+    register_in(&in_b, &later, "new-place");
+    let registered = watcher.expect("registered", Some(later.pid()));
+    assert_eq!(registered["row"]["agent"], "new-place", "{registered}");
+
+    // A registry others may write to cannot be believed: said on stderr,
+    // and its sessions are gone from the watch's view.
+    for subdirectory in ["sessions", "consent"] {
+        std::fs::create_dir_all(base.join("open/roster").join(subdirectory))
+            .expect("create an open registry");
+    }
+    std::fs::set_permissions(base.join("open/roster"), std::fs::Permissions::from_mode(0o777))
+        .expect("open it to everyone");
+    swap_to("open");
+    watcher.expect("resync", None);
+    let gone = watcher.next_by_pid(3);
+    assert!(gone.values().all(|event| event["event"] == "removed"), "{gone:?}");
+    let said = std::fs::read_to_string(&stderr_path).expect("read stderr");
+    assert!(said.contains("writable by group or others") && said.contains("as if it were absent"), "{said}");
 }

@@ -101,6 +101,8 @@ struct Watcher<'a> {
     /// The record file each watched process belongs to: an owner, or a
     /// member of its chain, whose exit may end the session.
     watched_processes: HashMap<Pid, String>,
+    /// Why the registry could not be opened last, said once per reason.
+    said_unopenable: Option<String>,
     target: Option<String>,
     out: std::io::StdoutLock<'static>,
     colour: bool,
@@ -125,6 +127,7 @@ pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
         unwatched: HashSet::new(),
         said_unwatched: false,
         watched_processes: HashMap::new(),
+        said_unopenable: None,
         target: args.until_gone.clone(),
         out: std::io::stdout().lock(),
         colour: args.common.colour_on_stdout(),
@@ -181,6 +184,30 @@ impl Watcher<'_> {
 
     fn open_roster(&self) -> anyhow::Result<Option<RosterDir>> {
         Ok(RosterDir::open_existing(&self.path)?)
+    }
+
+    /// Opens the registry again where its path leads now. One that cannot
+    /// be opened (its path now leads to a directory that is not trusted)
+    /// is watched as if absent, and said on stderr once per reason: the
+    /// watch goes on and opens it as soon as it changes.
+    fn reopen_roster(&mut self) -> Option<RosterDir> {
+        match self.open_roster() {
+            Ok(roster) => {
+                self.said_unopenable = None;
+                roster
+            }
+            Err(error) => {
+                let reason = format!("{error:#}");
+                if self.said_unopenable.as_ref() != Some(&reason) {
+                    eprintln!(
+                        "roster-list: {reason}; watching it as if it were absent until it changes and can be \
+                         opened"
+                    );
+                    self.said_unopenable = Some(reason);
+                }
+                None
+            }
+        }
     }
 
     /// Every entry of `sessions/`, dead ones included.
@@ -255,14 +282,19 @@ impl Watcher<'_> {
             Change::ConsentEntry(name) => self.consent_entry_changed(&name)?,
             Change::OwnerExited(pid) => self.owner_exited(pid)?,
             Change::Resync(why) => self.resync(&why)?,
-            Change::Vanished => self.vanished()?,
+            Change::Vanished(why) => self.vanished(&why)?,
         }
         Ok(true)
     }
 
     fn session_entry_changed(&mut self, name: &str) -> anyhow::Result<()> {
         let Some(roster) = &self.roster else {
-            return self.resync("the registry directory appeared");
+            // Not open: missing until now, or not trusted. Read everything
+            // once it can be opened.
+            return match self.reopen_roster() {
+                Some(_) => self.resync("the registry directory appeared"),
+                None => Ok(()),
+            };
         };
         let now = read_session_row(roster, name, &self.facts);
         self.compare_and_report(name, now)
@@ -365,7 +397,7 @@ impl Watcher<'_> {
     /// Reads everything again and reports every difference.
     fn resync(&mut self, why: &str) -> anyhow::Result<()> {
         self.emit(EventKind::Resync, None, None, Some(why))?;
-        self.roster = self.open_roster()?;
+        self.roster = self.reopen_roster();
         self.decider.forget_files(&process_env_os);
         let rows = self.read_all()?;
         let mut now: BTreeMap<String, SessionRow> =
@@ -382,8 +414,8 @@ impl Watcher<'_> {
     }
 
     /// The registry directory is gone: every session in it with it.
-    fn vanished(&mut self) -> anyhow::Result<()> {
-        self.emit(EventKind::Resync, None, None, Some("the registry directory was removed"))?;
+    fn vanished(&mut self, why: &str) -> anyhow::Result<()> {
+        self.emit(EventKind::Resync, None, None, Some(why))?;
         self.roster = None;
         let names: Vec<String> = self.known.keys().cloned().collect();
         for name in names {
