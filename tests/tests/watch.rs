@@ -1,8 +1,9 @@
 //! `roster-list --watch` as a script reads it: the NDJSON stream of a real
 //! watcher while real sessions register, refresh, arm, die by SIGKILL, are
 //! pruned, an untrusted entry is planted, and the registry is deleted and
-//! recreated; a filtered watch whose session stops matching; a watcher
-//! that was stopped while a session ended; a symlink above the registry
+//! recreated; consent changed by the user's config and the repository
+//! files; a filtered watch whose session stops matching; a watcher that
+//! was stopped while a session ended; a symlink above the registry
 //! swapped; `--until-gone`; exit 0 on SIGINT, SIGTERM and a closed stdout;
 //! and no system call at all while nothing changes.
 
@@ -15,7 +16,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tests::{ArmedOwner, Owner, Sandbox, poll_until, require_tool, wait_with_deadline};
+use tests::{
+    ArmedOwner, Owner, Sandbox, poll_until, require_tool, wait_with_deadline, write_file_atomically,
+};
 
 /// How long a test waits for one event before calling it missing.
 const EVENT_WAIT: Duration = Duration::from_secs(10);
@@ -133,6 +136,23 @@ fn read_lines(stdout: ChildStdout) -> Receiver<String> {
 
 fn run(sandbox: &Sandbox, tool: &str, args: &[&str]) {
     sandbox.run(tool, args).expect_code(0);
+}
+
+/// `[consent] auto_arm = VALUE`, as both configuration files spell it.
+fn auto_arm(value: bool) -> String {
+    format!("[consent]\nauto_arm = {value}\n")
+}
+
+/// The next event must be `consent-changed` for `pid`, deciding
+/// `should_arm` for the reason a listing made now gives.
+#[track_caller]
+fn expect_decision(sandbox: &Sandbox, watcher: &Watcher, pid: u32, should_arm: bool) {
+    let changed = watcher.expect("consent-changed", Some(pid));
+    assert_eq!(changed["row"]["should_arm"], should_arm, "{changed}");
+    let rows = sandbox.list(&[]);
+    let listed = tests::rows_for_pid(&rows, pid);
+    assert_eq!(listed.len(), 1, "{rows:?}");
+    assert_eq!(changed["row"]["consent_reason"], listed[0]["consent_reason"], "{changed}");
 }
 
 #[test]
@@ -266,6 +286,12 @@ fn a_closed_stdout_or_sigterm_ends_a_watch_with_exit_0() {
 fn an_idle_watcher_makes_no_system_calls() {
     let strace = require_tool("strace");
     let sandbox = Sandbox::new();
+    // The sessions work in HOME. A repository file there ends the
+    // directories followed for their consent at HOME: above it is /tmp,
+    // where other processes create files all the time, and each of those
+    // wakes the watcher to see whether it was a .roster.toml. The user's
+    // config directory does not exist, so HOME is followed for it too.
+    tests::write_file_0600(&sandbox.home().join(".roster.toml"), b"");
     let owners: Vec<Owner> = (0..3).map(|_| Owner::spawn()).collect();
     for owner in &owners {
         sandbox.register(owner.pid(), &[]);
@@ -310,6 +336,9 @@ fn an_idle_watcher_makes_no_system_calls() {
 fn owners_beyond_the_open_file_limit_are_still_seen_to_die() {
     let prlimit = require_tool("prlimit");
     let sandbox = Sandbox::new();
+    // As in the idle test: the directories followed for consent end at
+    // HOME, so that nothing but the registry's changes wakes the watcher.
+    tests::write_file_0600(&sandbox.home().join(".roster.toml"), b"");
     let owners: Vec<Owner> = (0..24).map(|_| Owner::spawn()).collect();
     for owner in &owners {
         sandbox.register(owner.pid(), &[]);
@@ -348,6 +377,67 @@ fn owners_beyond_the_open_file_limit_are_still_seen_to_die() {
         }
     }
     assert!(seen_dead, "the death of an owner without a pidfd was never reported");
+}
+
+/// A session's consent changes when a file it is decided from changes,
+/// not only its marker: the user's config vetoes auto-arm or stops
+/// vetoing, and the nearest `.roster.toml` above the session's directory
+/// is created, edited or removed, or a nearer one is created between. Each
+/// is reported as `consent-changed` the moment it happens, through inotify.
+/// Before, the watcher read those files once: a veto added to the user's
+/// config left the last word `should_arm: true`.
+#[test]
+fn consent_changed_by_the_configuration_files_is_reported() {
+    let sandbox = Sandbox::new();
+    let repository = sandbox.base().join("repository");
+    let between = repository.join("between");
+    let working = between.join("working");
+    std::fs::create_dir_all(&working).expect("create the session's directory");
+    let owner = Owner::spawn();
+    sandbox.register(owner.pid(), &["--cwd", working.to_str().expect("UTF-8")]);
+    let pid = owner.pid();
+
+    let watcher = Watcher::start(&sandbox, &[]);
+    let listed = watcher.expect("listed", Some(pid));
+    assert_eq!(listed["row"]["should_arm"], false, "no repository opts in yet: {listed}");
+
+    // The repository opts in.
+    write_file_atomically(&repository.join(".roster.toml"), auto_arm(true).as_bytes());
+    expect_decision(&sandbox, &watcher, pid, true);
+
+    // The user's config, in directories that do not exist yet, vetoes.
+    let config_directory = sandbox.home().join(".config/roster");
+    std::fs::create_dir_all(&config_directory).expect("create the config directory");
+    let user_config = config_directory.join("config.toml");
+    write_file_atomically(&user_config, auto_arm(false).as_bytes());
+    expect_decision(&sandbox, &watcher, pid, false);
+
+    // ... stops vetoing, edited in place, vetoes again, and is removed.
+    tests::write_file_0600(&user_config, b"");
+    expect_decision(&sandbox, &watcher, pid, true);
+    write_file_atomically(&user_config, auto_arm(false).as_bytes());
+    expect_decision(&sandbox, &watcher, pid, false);
+    std::fs::remove_file(&user_config).expect("remove the user's config");
+    expect_decision(&sandbox, &watcher, pid, true);
+
+    // A nearer repository file, created between the session's directory
+    // and the one that opted in, speaks for it now.
+    write_file_atomically(&between.join(".roster.toml"), auto_arm(false).as_bytes());
+    expect_decision(&sandbox, &watcher, pid, false);
+    std::fs::remove_file(between.join(".roster.toml")).expect("remove the nearer file");
+    expect_decision(&sandbox, &watcher, pid, true);
+
+    // The repository file edited in place, then removed.
+    tests::write_file_0600(&repository.join(".roster.toml"), auto_arm(false).as_bytes());
+    expect_decision(&sandbox, &watcher, pid, false);
+    write_file_atomically(&repository.join(".roster.toml"), auto_arm(true).as_bytes());
+    expect_decision(&sandbox, &watcher, pid, true);
+    std::fs::remove_file(repository.join(".roster.toml")).expect("remove the repository file");
+    expect_decision(&sandbox, &watcher, pid, false);
+
+    // Writes that decide nothing are not reported.
+    std::fs::write(working.join("notes.txt"), b"unrelated").expect("write an unrelated file");
+    watcher.expect_quiet(Duration::from_millis(300));
 }
 
 /// Under a field filter, a session that stops matching it (re-registered

@@ -70,4 +70,4 @@ pub use running_system::RunningSystem;
 pub use session_index::{LEGACY_INDEX_PREFIX, index_entry_name, indexed_holder};
 pub use session_row::{Problem, ProblemKind, ROW_KEYS, RowConsent, RowJson, SessionRow, read_session_row};
 pub use timestamp::Timestamp;
-pub use watch::{Change, RegistryWatch, raise_open_file_limit};
+pub use watch::{Change, FollowOutcome, RegistryWatch, raise_open_file_limit};

@@ -2,14 +2,16 @@
 //! without a daemon: inotify on the roster directory and its two
 //! subdirectories, a pidfd per watched owner (readable the instant it
 //! exits), SIGINT/SIGTERM through a signalfd and a closed stdout, all in
-//! one epoll; beside them, a second inotify instance on the directories
-//! holding the symlinks the registry's path goes through. While nothing
-//! changes the process sleeps in `epoll_wait` and makes no system call. It reports raw
+//! one epoll; beside them, a second inotify instance on the paths the
+//! caller follows (`follow`) and on the directories holding the symlinks
+//! the registry's path goes through. While nothing changes the process
+//! sleeps in `epoll_wait` and makes no system call. It reports raw
 //! changes; `roster-list --watch` turns them into events.
 
 mod followed_paths;
 
 use std::collections::{BTreeSet, HashMap};
+use std::ffi::OsString;
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -34,6 +36,13 @@ pub enum Change {
     ConsentEntry(String),
     /// A watched owner's pidfd became readable: the process exited.
     OwnerExited(Pid),
+    /// An entry `name` of a path the caller follows (`follow`) appeared,
+    /// changed or went away; `name` is `None` when the path itself changed,
+    /// was removed or renamed (or, for a followed file, was written).
+    Followed { path: PathBuf, name: Option<OsString> },
+    /// Changes of the followed paths may have been lost (the kernel's
+    /// queue overflowed): everything they decide must be looked at again.
+    FollowedLost,
     /// Events may have been lost (the inotify queue overflowed, or the
     /// directory was replaced or recreated): everything must be read again.
     Resync(String),
@@ -67,6 +76,15 @@ struct Watches {
     leads_to: Option<(u64, u64)>,
 }
 
+/// What `follow` did: the paths followed anew, and those that could not be
+/// followed with why and the fix, in words. A path that does not exist is
+/// neither: the caller follows the directory above it to see it appear.
+#[derive(Debug, Default)]
+pub struct FollowOutcome {
+    pub newly_followed: Vec<PathBuf>,
+    pub unfollowable: Vec<(PathBuf, String)>,
+}
+
 /// The watch: one epoll over the inotify fd, a signalfd, stdout and the
 /// owners' pidfds.
 #[derive(Debug)]
@@ -80,10 +98,9 @@ pub struct RegistryWatch {
     /// The most pidfds this watch opens: the open-file limit less a
     /// reserve, so reading the registry never runs out of descriptors.
     pidfd_budget: usize,
-    /// The directories holding the symlinks on the registry's path, or why
-    /// they cannot be followed (no inotify instance could be made: the
-    /// descriptor limit, or the per-user limit of instances); then a swap
-    /// is noticed on the next change of the registry.
+    /// The paths followed besides the registry, or why they cannot be (no
+    /// inotify instance could be made: the descriptor limit, or the
+    /// per-user limit of instances).
     followed: std::result::Result<FollowedPaths, Errno>,
 }
 
@@ -146,7 +163,7 @@ impl RegistryWatch {
         // A pipe's writing end reports EPOLLERR once its reader is gone;
         // a terminal or a file cannot be watched that way, and need not be.
         let _ = epoll.add(std::io::stdout().as_fd(), EpollEvent::new(EpollFlags::empty(), STDOUT_TOKEN));
-        // Without it the registry is still watched.
+        // Without it the registry is still watched; `follow` says why not.
         let followed = FollowedPaths::new().and_then(|followed| {
             epoll.add(followed.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, FOLLOWED_TOKEN))?;
             Ok(followed)
@@ -203,6 +220,37 @@ impl RegistryWatch {
     /// How many owners are watched through a pidfd.
     pub fn watched_owners(&self) -> usize {
         self.owners.len()
+    }
+
+    /// Follows exactly `paths` (directories, or files; symlinks are
+    /// followed) for the caller: the paths followed before and not given
+    /// now are let go, and each change of a followed path or of an entry
+    /// in it arrives as `Change::Followed`.
+    pub fn follow(&mut self, paths: &BTreeSet<PathBuf>) -> FollowOutcome {
+        let mut outcome = FollowOutcome::default();
+        let followed = match &mut self.followed {
+            Ok(followed) => followed,
+            Err(errno) => {
+                let why = format!(
+                    "no inotify instance could be made ({}); raise fs.inotify.max_user_instances or `ulimit -n`",
+                    errno.desc()
+                );
+                outcome.unfollowable = paths.iter().map(|path| (path.clone(), why.clone())).collect();
+                return outcome;
+            }
+        };
+        for gone in followed.caller_paths().difference(paths) {
+            followed.unfollow(&Interest::Caller(gone.clone()));
+        }
+        for path in paths {
+            match followed.follow(Interest::Caller(path.clone()), path) {
+                Ok(true) => outcome.newly_followed.push(path.clone()),
+                Ok(false) => {}
+                Err(Errno::ENOENT | Errno::ENOTDIR | Errno::ELOOP) => {}
+                Err(errno) => outcome.unfollowable.push((path.clone(), why_unfollowable(errno))),
+            }
+        }
+        outcome
     }
 
     /// Blocks until something changes; returns what did.
@@ -303,11 +351,17 @@ impl RegistryWatch {
         let events = followed.read().map_err(|errno| {
             Error::io("read inotify events for the paths followed beside", &self.path, errno.into())
         })?;
-        // Each says a symlink on the way may have changed (or, lost, that
-        // one may have unseen).
-        let path_changed = events
-            .iter()
-            .any(|event| matches!(event, FollowedEvent::RegistryPathChanged | FollowedEvent::Lost));
+        let mut path_changed = false;
+        for event in events {
+            match event {
+                FollowedEvent::Caller { path, name } => changes.push(Change::Followed { path, name }),
+                FollowedEvent::Lost => {
+                    changes.push(Change::FollowedLost);
+                    path_changed = true;
+                }
+                FollowedEvent::RegistryPathChanged => path_changed = true,
+            }
+        }
         if !path_changed {
             return Ok(());
         }
@@ -375,9 +429,10 @@ impl RegistryWatch {
             followed.unfollow(gone);
         }
         for interest in wanted {
-            let Interest::SymlinkOnTheWay { directory, .. } = &interest;
-            let directory = directory.clone();
-            let _ = followed.follow(interest, &directory);
+            if let Interest::SymlinkOnTheWay { directory, .. } = &interest {
+                let directory = directory.clone();
+                let _ = followed.follow(interest, &directory);
+            }
         }
     }
 
@@ -499,6 +554,17 @@ impl RegistryPathChange {
             ),
         }
     }
+}
+
+/// Why inotify refused to follow a path, and the fix.
+fn why_unfollowable(errno: Errno) -> String {
+    let fix = match errno {
+        Errno::ENOSPC => "the inotify watch limit is reached; raise fs.inotify.max_user_watches",
+        Errno::EACCES => "it cannot be read",
+        Errno::ENOMEM => "the kernel is out of memory",
+        _ => "the kernel refused",
+    };
+    format!("{}: {fix}", errno.desc())
 }
 
 /// The device and inode of the directory `path` leads to now, following

@@ -1,8 +1,11 @@
 //! `roster-list --watch`: the current rows, then one event per change until
-//! interrupted, from the registry's own changes (inotify) and its owners'
-//! exits (pidfds) without polling. `--until-gone` waits for one session to
-//! end, like `tail --pid`. The events and their JSON schema are a stable
-//! contract (`EVENT_SCHEMA`).
+//! interrupted, from the registry's own changes (inotify), its owners'
+//! exits (pidfds) and the files their consent is decided from (inotify on
+//! the directories they live in, `consent_inputs`), without polling.
+//! `--until-gone` waits for one session to end, like `tail --pid`. The
+//! events and their JSON schema are a stable contract (`EVENT_SCHEMA`).
+
+mod consent_inputs;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
@@ -12,13 +15,14 @@ use cli_support::{
     Colour, OutputFormat, escape_for_terminal, home_relative, local_clock, paint, process_env_os,
     roster_directory_choice,
 };
-use consent::{ConsentDecider, ConsentState, SessionConsent, record_file_name_of_marker};
+use consent::{ConsentDecider, ConsentState, SessionConsent, record_file_name_of_marker, user_config_path};
 use owner_liveness::{Liveness, Pid};
 use registry_core::{
     Change, ListFilter, Listing, Record, RegistryWatch, RosterDir, RunningSystem, SessionRow, Timestamp,
     list_sessions, raise_open_file_limit, read_session_row,
 };
 
+use self::consent_inputs::{ConsentConcerns, ConsentInputs};
 use crate::ListArgs;
 
 /// The version of the event objects `--watch --format json` prints; it
@@ -101,6 +105,15 @@ struct Watcher<'a> {
     /// The record file each watched process belongs to: an owner, or a
     /// member of its chain, whose exit may end the session.
     watched_processes: HashMap<Pid, String>,
+    /// Where the consent of the sessions shown is decided from, followed
+    /// for its changes; nothing is followed when nothing is shown (`-q`).
+    inputs: ConsentInputs,
+    follows_consent: bool,
+    /// Some path could not be followed (the inotify watch limit, a
+    /// directory that cannot be read): every consent is then decided again
+    /// on every change of the registry.
+    inputs_incomplete: bool,
+    said_unfollowed: bool,
     /// Why the registry could not be opened last, said once per reason.
     said_unopenable: Option<String>,
     target: Option<String>,
@@ -116,6 +129,7 @@ pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
     let path = roster_directory_choice(&args.common)?.path;
     // Watching starts before the first read, so no change falls between.
     let source = RegistryWatch::start(&path)?;
+    let follows_consent = !args.common.quiet;
     let mut watcher = Watcher {
         args,
         filter,
@@ -127,6 +141,10 @@ pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
         unwatched: HashSet::new(),
         said_unwatched: false,
         watched_processes: HashMap::new(),
+        inputs: ConsentInputs::new(user_config_path(&process_env_os)),
+        follows_consent,
+        inputs_incomplete: false,
+        said_unfollowed: false,
         said_unopenable: None,
         target: args.until_gone.clone(),
         out: std::io::stdout().lock(),
@@ -140,12 +158,19 @@ pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
     }
     loop {
         let changes = watcher.source.wait()?;
+        // Changes of the consent inputs are gathered and acted on once,
+        // after the registry's own: a burst of writes is one decision.
+        let mut concerns = ConsentConcerns::default();
         for change in changes {
-            if !watcher.apply(change)? {
+            if !watcher.apply(change, &mut concerns)? {
                 return Ok(());
             }
         }
         watcher.judge_unwatched_owners()?;
+        if watcher.inputs_incomplete {
+            concerns.merge(ConsentConcerns::everyone());
+        }
+        watcher.refresh_consent(concerns)?;
         watcher.out.flush()?;
         if watcher.target_is_gone() {
             return Ok(());
@@ -154,11 +179,19 @@ pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
 }
 
 impl Watcher<'_> {
-    /// Reads everything, prints the current rows, watches each live owner.
+    /// Reads everything, prints the current rows, watches each live owner
+    /// and follows the consent inputs of the sessions shown.
     fn start(&mut self) -> anyhow::Result<()> {
         self.roster = self.open_roster()?;
-        for row in self.read_all()? {
-            self.remember(row);
+        let rows = self.read_all()?;
+        // Followed before any consent is decided, so that a change after
+        // the decision is always seen.
+        for row in &rows {
+            self.follow_consent_of(row);
+        }
+        self.refresh_consent(ConsentConcerns::everyone())?;
+        for row in rows {
+            self.remember(row)?;
         }
         let listing = Listing::of_rows(self.known.values().map(|known| &known.row), self.filter);
         if !self.args.common.quiet {
@@ -217,13 +250,51 @@ impl Watcher<'_> {
         Ok(list_sessions(roster, &everything, &self.facts)?.rows)
     }
 
-    /// Stores a row as known, with its consent, and watches its owner and
-    /// every member of its chain: the session ends with the last of them.
-    fn remember(&mut self, row: SessionRow) {
+    /// Stores a row as known, with its consent, watches its owner and
+    /// every member of its chain (the session ends with the last of them),
+    /// and follows the files its consent is decided from.
+    fn remember(&mut self, row: SessionRow) -> anyhow::Result<()> {
         if self.roster.is_none() {
-            return;
+            return Ok(());
         }
+        if self.follow_consent_of(&row) {
+            self.refresh_consent(ConsentConcerns::default())?;
+        }
+        self.watch_owners(&row);
         let consent = self.decide_consent(&row);
+        self.known.insert(row.file_name.clone(), Known { row, consent });
+        Ok(())
+    }
+
+    /// Whether the consent of `row` is shown, so its inputs are followed:
+    /// a live session's that passes the filters.
+    fn shows_consent_of(&self, row: &SessionRow) -> bool {
+        self.follows_consent && row.liveness() == Liveness::Alive && self.filter.admits(row)
+    }
+
+    /// Follows (or stops following) the consent inputs of `row`; `true`
+    /// when that may need paths followed anew.
+    fn follow_consent_of(&mut self, row: &SessionRow) -> bool {
+        match (&row.record, self.shows_consent_of(row)) {
+            (Some(record), true) => self.inputs.follow_session(&row.file_name, Path::new(&record.cwd)),
+            _ => {
+                self.inputs.unfollow_session(&row.file_name);
+                false
+            }
+        }
+    }
+
+    fn decide_consent(&self, row: &SessionRow) -> SessionConsent {
+        match &self.roster {
+            Some(roster) => self.decider.for_row(roster, row, &self.facts),
+            // The registry is gone, every marker with it: what is decided
+            // without it is the row of an owner found gone since
+            // (`report_a_death_not_yet_seen`).
+            None => SessionConsent::of_owner_not_running(row, ConsentState::None),
+        }
+    }
+
+    fn watch_owners(&mut self, row: &SessionRow) {
         if let (Some(record), Liveness::Alive) = (&row.record, row.liveness()) {
             let owner = record.pid();
             for member in record.identity().members() {
@@ -247,7 +318,6 @@ impl Watcher<'_> {
                 }
             }
         }
-        self.known.insert(row.file_name.clone(), Known { row, consent });
     }
 
     fn forget(&mut self, file_name: &str) -> Option<Known> {
@@ -261,21 +331,13 @@ impl Watcher<'_> {
             }
         }
         self.unwatched.remove(file_name);
+        self.inputs.unfollow_session(file_name);
         Some(known)
     }
 
-    fn decide_consent(&self, row: &SessionRow) -> SessionConsent {
-        match &self.roster {
-            Some(roster) => self.decider.for_row(roster, row, &self.facts),
-            // The registry is gone, every marker with it: what is decided
-            // without it is the row of an owner found gone since
-            // (`report_a_death_not_yet_seen`).
-            None => SessionConsent::of_owner_not_running(row, ConsentState::None),
-        }
-    }
-
-    /// Acts on one change; `false` to stop.
-    fn apply(&mut self, change: Change) -> anyhow::Result<bool> {
+    /// Acts on one change, or adds what it concerns to `concerns` for
+    /// `refresh_consent`; `false` to stop.
+    fn apply(&mut self, change: Change, concerns: &mut ConsentConcerns) -> anyhow::Result<bool> {
         match change {
             Change::Stop => return Ok(false),
             Change::SessionEntry(name) => self.session_entry_changed(&name)?,
@@ -283,6 +345,8 @@ impl Watcher<'_> {
             Change::OwnerExited(pid) => self.owner_exited(pid)?,
             Change::Resync(why) => self.resync(&why)?,
             Change::Vanished(why) => self.vanished(&why)?,
+            Change::Followed { path, name } => concerns.merge(self.inputs.concerns(&path, name.as_deref())),
+            Change::FollowedLost => concerns.merge(ConsentConcerns::everyone()),
         }
         Ok(true)
     }
@@ -317,7 +381,7 @@ impl Watcher<'_> {
             None => Some(EventKind::Registered),
             Some(before) => change_between(&before.row, &row),
         };
-        self.remember(row);
+        self.remember(row)?;
         let Some(known) = self.known.get(name) else { return Ok(()) };
         let consent_changed =
             before.as_ref().is_some_and(|before| consent_differs(&before.consent, &known.consent));
@@ -384,6 +448,65 @@ impl Watcher<'_> {
             known.consent = consent;
         }
         Ok(())
+    }
+
+    /// Brings the followed consent inputs up to date, then decides again
+    /// the consent of the sessions `concerns` names and of those whose
+    /// inputs were followed anew, reporting each that changed. Following
+    /// comes first: a change after a file is read is then always seen.
+    fn refresh_consent(&mut self, mut concerns: ConsentConcerns) -> anyhow::Result<()> {
+        if !self.follows_consent {
+            return Ok(());
+        }
+        self.inputs.forget_paths_of(&concerns);
+        // A path followed anew may move what is to be followed (a chain
+        // looked at again finds the nearest repository file elsewhere):
+        // a few rounds settle it, each one a change that raced this one.
+        for _ in 0..FOLLOW_ROUNDS {
+            let wanted = self.inputs.wanted_paths();
+            let outcome = self.source.follow(&wanted);
+            self.say_unfollowed(&outcome.unfollowable);
+            if outcome.newly_followed.is_empty() {
+                break;
+            }
+            let mut anew = ConsentConcerns::default();
+            for path in &outcome.newly_followed {
+                anew.merge(self.inputs.concerns_of_newly_followed(path));
+            }
+            self.inputs.forget_paths_of(&anew);
+            concerns.merge(anew);
+        }
+        if concerns.is_empty() {
+            return Ok(());
+        }
+        if concerns.everyone {
+            self.decider.forget_files(&process_env_os);
+        } else {
+            for changed in &concerns.below {
+                self.decider.forget_directories_below(changed);
+            }
+        }
+        for name in self.inputs.sessions_concerned(&concerns) {
+            self.decide_consent_again(&name)?;
+        }
+        Ok(())
+    }
+
+    /// Says once that some consent input cannot be followed, and falls
+    /// back to deciding every consent again on each change of the
+    /// registry, for as long as one cannot.
+    fn say_unfollowed(&mut self, unfollowable: &[(PathBuf, String)]) {
+        self.inputs_incomplete = !unfollowable.is_empty();
+        let Some((path, why)) = unfollowable.first() else { return };
+        if self.said_unfollowed {
+            return;
+        }
+        self.said_unfollowed = true;
+        eprintln!(
+            "roster-list: cannot follow {} for consent changes ({why}), so consent is decided again on \
+             every change of the registry instead",
+            path.display()
+        );
     }
 
     fn owner_exited(&mut self, pid: Pid) -> anyhow::Result<()> {
@@ -474,6 +597,10 @@ impl Watcher<'_> {
         })
     }
 }
+
+/// How many times `refresh_consent` follows paths anew before it lets the
+/// next change finish the work: each round is a change that raced it.
+const FOLLOW_ROUNDS: usize = 4;
 
 /// Whether two records name the same owner process.
 fn same_recorded_owner(old: &Record, new: &Record) -> bool {

@@ -1,10 +1,12 @@
 //! The paths a watch follows besides the registry's own directories, in an
-//! inotify instance of their own: the directories holding each symlink on
-//! the way to the registry, whose swap moves the registry elsewhere. One
-//! directory may be followed for several reasons at once (two symlinks in
-//! it) and is one inotify watch then (the kernel gives the same inode one
-//! watch): it is let go when the last reason goes. Kept apart from the
-//! registry's watches so that none of this can touch them.
+//! inotify instance of their own: the paths its caller asks about (the
+//! files a session's consent is decided from live outside the registry),
+//! and the directories holding each symlink on the way to the registry,
+//! whose swap moves the registry elsewhere. One directory may be followed
+//! for several reasons at once and is one inotify watch then (the kernel
+//! gives the same inode one watch): it is let go when the last reason goes.
+//! Kept apart from the registry's watches so that none of this can touch
+//! them.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::ffi::{OsStr, OsString};
@@ -17,6 +19,8 @@ use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
 /// Why a path is followed.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum Interest {
+    /// A path the caller follows: its changes are reported to the caller.
+    Caller(PathBuf),
     /// The directory `directory` holds the symlink `name` the registry's
     /// path goes through.
     SymlinkOnTheWay { directory: PathBuf, name: OsString },
@@ -25,6 +29,9 @@ pub(crate) enum Interest {
 /// What one inotify event of this instance means.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum FollowedEvent {
+    /// An entry `name` of the caller's path changed, or (`None`) the path
+    /// itself did.
+    Caller { path: PathBuf, name: Option<OsString> },
     /// A symlink on the way to the registry (or a directory holding one)
     /// was replaced, removed or renamed.
     RegistryPathChanged,
@@ -42,6 +49,9 @@ pub(crate) struct FollowedPaths {
 
 /// The same for every watch, so that adding a path a second time (the
 /// same inode under another name) never narrows what the first asked for.
+/// No `IN_ONLYDIR`: a caller may follow a file (the user's config when it
+/// is a symlink into a dotfiles repository), and the watch follows
+/// symlinks to it.
 fn followed_flags() -> AddWatchFlags {
     AddWatchFlags::IN_CREATE
         | AddWatchFlags::IN_DELETE
@@ -95,9 +105,24 @@ impl FollowedPaths {
         }
     }
 
+    /// The caller's paths followed now.
+    pub(crate) fn caller_paths(&self) -> BTreeSet<PathBuf> {
+        self.descriptors
+            .keys()
+            .filter_map(|interest| match interest {
+                Interest::Caller(path) => Some(path.clone()),
+                Interest::SymlinkOnTheWay { .. } => None,
+            })
+            .collect()
+    }
+
     /// The symlinks on the way to the registry followed now.
     pub(crate) fn symlinks_on_the_way(&self) -> BTreeSet<Interest> {
-        self.descriptors.keys().cloned().collect()
+        self.descriptors
+            .keys()
+            .filter(|interest| matches!(interest, Interest::SymlinkOnTheWay { .. }))
+            .cloned()
+            .collect()
     }
 
     /// Reads every pending event and says what each means.
@@ -119,9 +144,17 @@ impl FollowedPaths {
                 // concern nobody any more.
                 let Some(interests) = self.interests.get(&event.wd) else { continue };
                 let about_itself = event.mask.intersects(self_events());
-                for Interest::SymlinkOnTheWay { name, .. } in interests {
-                    if about_itself || event.name.as_deref() == Some(name.as_os_str()) {
-                        found.push(FollowedEvent::RegistryPathChanged);
+                for interest in interests {
+                    match interest {
+                        Interest::Caller(path) => {
+                            let name = if about_itself { None } else { event.name.clone() };
+                            found.push(FollowedEvent::Caller { path: path.clone(), name });
+                        }
+                        Interest::SymlinkOnTheWay { name, .. } => {
+                            if about_itself || event.name.as_deref() == Some(name.as_os_str()) {
+                                found.push(FollowedEvent::RegistryPathChanged);
+                            }
+                        }
                     }
                 }
                 if event.mask.contains(AddWatchFlags::IN_IGNORED) {
