@@ -1,17 +1,24 @@
 //! `roster-list --watch` as a script reads it: the NDJSON stream of a real
 //! watcher while real sessions register, refresh, arm, die by SIGKILL, are
 //! pruned, an untrusted entry is planted, and the registry is deleted and
-//! recreated; `--until-gone`; exit 0 on SIGINT, SIGTERM and a closed
-//! stdout; and no system call at all while nothing changes.
+//! recreated; consent changed by the user's config and the repository
+//! files; a filtered watch whose session stops matching; a watcher that
+//! was stopped while a session ended; a symlink above the registry
+//! swapped; `--until-gone`; exit 0 on SIGINT, SIGTERM and a closed stdout;
+//! and no system call at all while nothing changes.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tests::{Owner, Sandbox, require_tool, wait_with_deadline};
+use tests::{
+    ArmedOwner, Owner, Sandbox, poll_until, require_tool, wait_with_deadline, write_file_atomically,
+};
 
 /// How long a test waits for one event before calling it missing.
 const EVENT_WAIT: Duration = Duration::from_secs(10);
@@ -68,8 +75,36 @@ impl Watcher {
         }
     }
 
+    /// The next `count` events, by the pid of their row: for changes
+    /// reported in an order the test does not fix.
+    #[track_caller]
+    fn next_by_pid(&self, count: usize) -> BTreeMap<u64, Value> {
+        let mut events = BTreeMap::new();
+        for _ in 0..count {
+            let event = self.next();
+            let pid = event["row"]["session_pid"].as_u64().unwrap_or_else(|| panic!("no pid: {event}"));
+            assert!(events.insert(pid, event).is_none(), "two events for pid {pid}");
+        }
+        events
+    }
+
     fn pid(&self) -> nix::unistd::Pid {
         nix::unistd::Pid::from_raw(self.child.id() as i32)
+    }
+
+    /// Stops the watcher (SIGSTOP) and waits until the kernel says it is.
+    fn stop(&self) {
+        nix::sys::signal::kill(self.pid(), nix::sys::signal::Signal::SIGSTOP).expect("stop the watcher");
+        let stat = format!("/proc/{}/stat", self.child.id());
+        let stopped = poll_until(Duration::from_secs(10), || {
+            let text = std::fs::read_to_string(&stat).unwrap_or_default();
+            text.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('T'))
+        });
+        assert!(stopped, "the watcher did not stop");
+    }
+
+    fn resume(&self) {
+        nix::sys::signal::kill(self.pid(), nix::sys::signal::Signal::SIGCONT).expect("continue the watcher");
     }
 
     fn finish(mut self) -> i32 {
@@ -101,6 +136,23 @@ fn read_lines(stdout: ChildStdout) -> Receiver<String> {
 
 fn run(sandbox: &Sandbox, tool: &str, args: &[&str]) {
     sandbox.run(tool, args).expect_code(0);
+}
+
+/// `[consent] auto_arm = VALUE`, as both configuration files spell it.
+fn auto_arm(value: bool) -> String {
+    format!("[consent]\nauto_arm = {value}\n")
+}
+
+/// The next event must be `consent-changed` for `pid`, deciding
+/// `should_arm` for the reason a listing made now gives.
+#[track_caller]
+fn expect_decision(sandbox: &Sandbox, watcher: &Watcher, pid: u32, should_arm: bool) {
+    let changed = watcher.expect("consent-changed", Some(pid));
+    assert_eq!(changed["row"]["should_arm"], should_arm, "{changed}");
+    let rows = sandbox.list(&[]);
+    let listed = tests::rows_for_pid(&rows, pid);
+    assert_eq!(listed.len(), 1, "{rows:?}");
+    assert_eq!(changed["row"]["consent_reason"], listed[0]["consent_reason"], "{changed}");
 }
 
 #[test]
@@ -234,6 +286,12 @@ fn a_closed_stdout_or_sigterm_ends_a_watch_with_exit_0() {
 fn an_idle_watcher_makes_no_system_calls() {
     let strace = require_tool("strace");
     let sandbox = Sandbox::new();
+    // The sessions work in HOME. A repository file there ends the
+    // directories followed for their consent at HOME: above it is /tmp,
+    // where other processes create files all the time, and each of those
+    // wakes the watcher to see whether it was a .roster.toml. The user's
+    // config directory does not exist, so HOME is followed for it too.
+    tests::write_file_0600(&sandbox.home().join(".roster.toml"), b"");
     let owners: Vec<Owner> = (0..3).map(|_| Owner::spawn()).collect();
     for owner in &owners {
         sandbox.register(owner.pid(), &[]);
@@ -278,6 +336,9 @@ fn an_idle_watcher_makes_no_system_calls() {
 fn owners_beyond_the_open_file_limit_are_still_seen_to_die() {
     let prlimit = require_tool("prlimit");
     let sandbox = Sandbox::new();
+    // As in the idle test: the directories followed for consent end at
+    // HOME, so that nothing but the registry's changes wakes the watcher.
+    tests::write_file_0600(&sandbox.home().join(".roster.toml"), b"");
     let owners: Vec<Owner> = (0..24).map(|_| Owner::spawn()).collect();
     for owner in &owners {
         sandbox.register(owner.pid(), &[]);
@@ -316,4 +377,239 @@ fn owners_beyond_the_open_file_limit_are_still_seen_to_die() {
         }
     }
     assert!(seen_dead, "the death of an owner without a pidfd was never reported");
+}
+
+/// A session's consent changes when a file it is decided from changes,
+/// not only its marker: the user's config vetoes auto-arm or stops
+/// vetoing, and the nearest `.roster.toml` above the session's directory
+/// is created, edited or removed, or a nearer one is created between. Each
+/// is reported as `consent-changed` the moment it happens, through inotify.
+/// Before, the watcher read those files once: a veto added to the user's
+/// config left the last word `should_arm: true`.
+#[test]
+fn consent_changed_by_the_configuration_files_is_reported() {
+    let sandbox = Sandbox::new();
+    let repository = sandbox.base().join("repository");
+    let between = repository.join("between");
+    let working = between.join("working");
+    std::fs::create_dir_all(&working).expect("create the session's directory");
+    let owner = Owner::spawn();
+    sandbox.register(owner.pid(), &["--cwd", working.to_str().expect("UTF-8")]);
+    let pid = owner.pid();
+
+    let watcher = Watcher::start(&sandbox, &[]);
+    let listed = watcher.expect("listed", Some(pid));
+    assert_eq!(listed["row"]["should_arm"], false, "no repository opts in yet: {listed}");
+
+    // The repository opts in.
+    write_file_atomically(&repository.join(".roster.toml"), auto_arm(true).as_bytes());
+    expect_decision(&sandbox, &watcher, pid, true);
+
+    // The user's config, in directories that do not exist yet, vetoes.
+    let config_directory = sandbox.home().join(".config/roster");
+    std::fs::create_dir_all(&config_directory).expect("create the config directory");
+    let user_config = config_directory.join("config.toml");
+    write_file_atomically(&user_config, auto_arm(false).as_bytes());
+    expect_decision(&sandbox, &watcher, pid, false);
+
+    // ... stops vetoing, edited in place, vetoes again, and is removed.
+    tests::write_file_0600(&user_config, b"");
+    expect_decision(&sandbox, &watcher, pid, true);
+    write_file_atomically(&user_config, auto_arm(false).as_bytes());
+    expect_decision(&sandbox, &watcher, pid, false);
+    std::fs::remove_file(&user_config).expect("remove the user's config");
+    expect_decision(&sandbox, &watcher, pid, true);
+
+    // A nearer repository file, created between the session's directory
+    // and the one that opted in, speaks for it now.
+    write_file_atomically(&between.join(".roster.toml"), auto_arm(false).as_bytes());
+    expect_decision(&sandbox, &watcher, pid, false);
+    std::fs::remove_file(between.join(".roster.toml")).expect("remove the nearer file");
+    expect_decision(&sandbox, &watcher, pid, true);
+
+    // The repository file edited in place, then removed.
+    tests::write_file_0600(&repository.join(".roster.toml"), auto_arm(false).as_bytes());
+    expect_decision(&sandbox, &watcher, pid, false);
+    write_file_atomically(&repository.join(".roster.toml"), auto_arm(true).as_bytes());
+    expect_decision(&sandbox, &watcher, pid, true);
+    std::fs::remove_file(repository.join(".roster.toml")).expect("remove the repository file");
+    expect_decision(&sandbox, &watcher, pid, false);
+
+    // Writes that decide nothing are not reported.
+    std::fs::write(working.join("notes.txt"), b"unrelated").expect("write an unrelated file");
+    watcher.expect_quiet(Duration::from_millis(300));
+}
+
+/// Under a field filter, a session that stops matching it (re-registered
+/// under another agent name) is reported once as `unmatched`, with its row
+/// as it is now, and then never again while it does not match; a matched
+/// session's death and removal are reported; a session that comes to
+/// match arrives with the event of its change. Before, a session that
+/// stopped matching just fell silent.
+#[test]
+fn a_filtered_watch_reports_a_session_that_stops_matching_once() {
+    let sandbox = Sandbox::new();
+    let leaving = Owner::spawn();
+    let staying = Owner::spawn();
+    let joining = Owner::spawn();
+    sandbox.register(leaving.pid(), &["--agent", "wren"]);
+    sandbox.register(staying.pid(), &["--agent", "wren"]);
+    sandbox.register(joining.pid(), &["--agent", "robin"]);
+
+    let watcher = Watcher::start(&sandbox, &["--agent", "wren"]);
+    let listed = watcher.next_by_pid(2);
+    for owner in [&leaving, &staying] {
+        assert_eq!(listed[&u64::from(owner.pid())]["event"], "listed", "{listed:?}");
+    }
+
+    let leaving_pid = leaving.pid().to_string();
+    run(&sandbox, "roster-register", &["--pid", &leaving_pid, "--agent", "robin"]);
+    let unmatched = watcher.expect("unmatched", Some(leaving.pid()));
+    assert_eq!(unmatched["row"]["agent"], "robin", "the row as it is now: {unmatched}");
+    assert_eq!(unmatched["row"]["liveness"], "alive", "{unmatched}");
+    // Forgotten: its death, its consent and its removal are not reported.
+    run(&sandbox, "roster-consent", &["disarm", "--pid", &leaving_pid]);
+    leaving.kill();
+    watcher.expect_quiet(Duration::from_millis(300));
+
+    let dead_pid = staying.kill();
+    let died = watcher.expect("died", Some(dead_pid));
+    assert_eq!(died["row"]["agent"], "wren", "{died}");
+    run(&sandbox, "roster-prune", &[]);
+    let removed = watcher.expect("removed", Some(dead_pid));
+    assert_eq!(removed["row"]["liveness"], "dead", "{removed}");
+
+    let joining_pid = joining.pid().to_string();
+    run(&sandbox, "roster-register", &["--pid", &joining_pid, "--agent", "wren"]);
+    let joined = watcher.expect("refreshed", Some(joining.pid()));
+    assert_eq!(joined["row"]["agent"], "wren", "{joined}");
+    watcher.expect_quiet(Duration::from_millis(300));
+}
+
+/// A watcher that falls behind (stopped by SIGSTOP while a session's owner
+/// is killed and its record and consent marker pruned, then continued)
+/// learns of the removals and of the owner's exit at once. It judges the
+/// last row it saw again before reporting it: `died` first, then `removed`
+/// with the dead row. Likewise a marker removed just before its owner was
+/// killed is not reported as a change of a live owner's consent: the death
+/// is. Before, it reported `removed` with `liveness: "alive"` for an owner
+/// long gone, and never `died`.
+#[test]
+fn a_watcher_that_fell_behind_reports_a_death_before_the_removal() {
+    let sandbox = Sandbox::new();
+    let pruned = ArmedOwner::spawn(sandbox.root(), sandbox.home(), sandbox.home());
+    let unmarked = ArmedOwner::spawn(sandbox.root(), sandbox.home(), sandbox.home());
+    let (pruned_pid, unmarked_pid) = (pruned.pid(), unmarked.pid());
+    sandbox.register(pruned_pid, &["--session-id", "behind"]);
+    sandbox.register(unmarked_pid, &[]);
+    let watcher = Watcher::start(&sandbox, &[]);
+    let listed = watcher.next_by_pid(2);
+    assert!(listed.values().all(|event| event["row"]["consent"] == "armed"), "{listed:?}");
+
+    watcher.stop();
+    // Killed and reaped, so its pid names no process.
+    drop(pruned);
+    run(&sandbox, "roster-prune", &[]);
+    assert_eq!(sandbox.visible_session_entries(), [format!("{unmarked_pid}.json")], "the record is pruned");
+    assert_eq!(tests::names_in(&sandbox.consent()), [format!("{unmarked_pid}.json")], "the marker is pruned");
+    watcher.resume();
+    let died = watcher.expect("died", Some(pruned_pid));
+    assert_eq!(died["row"]["liveness"], "dead", "{died}");
+    assert_eq!(died["row"]["should_arm"], false, "{died}");
+    let removed = watcher.expect("removed", Some(pruned_pid));
+    assert_eq!(removed["row"]["liveness"], "dead", "never alive once gone: {removed}");
+    assert_eq!(removed["row"]["session_id"], "behind", "{removed}");
+    watcher.expect_quiet(Duration::from_millis(300));
+
+    // The marker goes first and the owner after, both unseen: the first
+    // change read is the marker's, and by then the owner is gone.
+    watcher.stop();
+    std::fs::remove_file(sandbox.consent().join(format!("{unmarked_pid}.json"))).expect("remove the marker");
+    drop(unmarked);
+    watcher.resume();
+    let died = watcher.expect("died", Some(unmarked_pid));
+    assert_eq!(
+        (died["row"]["liveness"].as_str(), died["row"]["consent"].as_str()),
+        (Some("dead"), Some("none"))
+    );
+    watcher.expect_quiet(Duration::from_millis(300));
+}
+
+/// A watch of `--dir <base>/link/roster` follows the path it was given:
+/// when `link` is swapped from `a` to `b`, it says so with a `resync`, then
+/// reports what differs between the two registries (a session only in `a`
+/// removed, one in both refreshed with `b`'s row, one only in `b`
+/// registered), and from then on watches `b`. When the path comes to lead
+/// to a directory that is not trusted, it says why on stderr and watches it
+/// as if absent. Before, it went on watching `a` and reported nothing.
+#[test]
+fn a_swapped_symlink_above_the_registry_moves_the_watch() {
+    let sandbox = Sandbox::new();
+    let base = sandbox.base();
+    let register_in = |registry: &Path, owner: &Owner, agent: &str| {
+        let mut command = sandbox.command("roster-register");
+        command.arg("--dir").arg(registry).args(["--pid", &owner.pid().to_string(), "--agent", agent]);
+        tests::run_with_deadline(&mut command, tests::COMMAND_DEADLINE).expect_code(0);
+    };
+    let (in_a, in_b) = (base.join("a/roster"), base.join("b/roster"));
+    let only_in_a = Owner::spawn();
+    let in_both = Owner::spawn();
+    let only_in_b = Owner::spawn();
+    register_in(&in_a, &only_in_a, "first");
+    register_in(&in_a, &in_both, "as-in-a");
+    register_in(&in_b, &in_both, "as-in-b");
+    register_in(&in_b, &only_in_b, "second");
+    let link = base.join("link");
+    std::os::unix::fs::symlink("a", &link).expect("link to a");
+
+    let mut command = sandbox.command("roster-list");
+    command.arg("--dir").arg(link.join("roster")).args(["--watch", "--format", "json"]);
+    let stderr_path = base.join("watch.stderr");
+    command.stderr(std::fs::File::create(&stderr_path).expect("create the stderr file"));
+    let watcher = Watcher::spawn(command);
+    let listed = watcher.next_by_pid(2);
+    assert_eq!(listed[&u64::from(in_both.pid())]["row"]["agent"], "as-in-a", "{listed:?}");
+
+    // Swapped the way `ln -sfn` does it atomically: a new link renamed over.
+    let swap_to = |target: &str| {
+        let aside = base.join("link.new");
+        std::os::unix::fs::symlink(target, &aside).expect("make the new link");
+        std::fs::rename(&aside, &link).expect("swap the link");
+    };
+    swap_to("b");
+    let resync = watcher.expect("resync", None);
+    assert!(
+        resync["reason"].as_str().is_some_and(|reason| reason.contains("leads to another directory")),
+        "{resync}"
+    );
+    let differences = watcher.next_by_pid(3);
+    let of = |owner: &Owner| &differences[&u64::from(owner.pid())];
+    assert_eq!(of(&only_in_a)["event"], "removed", "{differences:?}");
+    assert_eq!(of(&in_both)["event"], "refreshed", "{differences:?}");
+    assert_eq!(of(&in_both)["row"]["agent"], "as-in-b", "{differences:?}");
+    assert_eq!(of(&only_in_b)["event"], "registered", "{differences:?}");
+    watcher.expect_quiet(Duration::from_millis(300));
+
+    // From now on b is watched, and a is not.
+    let later = Owner::spawn();
+    register_in(&in_a, &later, "old-place");
+    watcher.expect_quiet(Duration::from_millis(300));
+    register_in(&in_b, &later, "new-place");
+    let registered = watcher.expect("registered", Some(later.pid()));
+    assert_eq!(registered["row"]["agent"], "new-place", "{registered}");
+
+    // A registry others may write to cannot be believed: said on stderr,
+    // and its sessions are gone from the watch's view.
+    for subdirectory in ["sessions", "consent"] {
+        std::fs::create_dir_all(base.join("open/roster").join(subdirectory))
+            .expect("create an open registry");
+    }
+    std::fs::set_permissions(base.join("open/roster"), std::fs::Permissions::from_mode(0o777))
+        .expect("open it to everyone");
+    swap_to("open");
+    watcher.expect("resync", None);
+    let gone = watcher.next_by_pid(3);
+    assert!(gone.values().all(|event| event["event"] == "removed"), "{gone:?}");
+    let said = std::fs::read_to_string(&stderr_path).expect("read stderr");
+    assert!(said.contains("writable by group or others") && said.contains("as if it were absent"), "{said}");
 }

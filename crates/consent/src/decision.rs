@@ -42,6 +42,13 @@ pub struct SessionConsent {
 }
 
 impl SessionConsent {
+    /// The consent of a listed row whose owner is not alive: it accepts
+    /// nothing, whatever its marker (`marker`, as counted) and its
+    /// repository say.
+    pub fn of_owner_not_running(row: &SessionRow, marker: ConsentState) -> SessionConsent {
+        accepting_nothing(marker, &format!("is {} ({})", row.liveness(), row.verdict.reason))
+    }
+
     /// The keys a JSON row carries for it.
     pub fn row_consent(&self) -> registry_core::RowConsent<'_> {
         registry_core::RowConsent {
@@ -62,12 +69,7 @@ pub fn decide(
 ) -> SessionConsent {
     let counted = marker.counted_state();
     if let OwnerCondition::NotRunning(why) = owner {
-        return SessionConsent {
-            marker: counted,
-            should_arm: false,
-            reason: format!("the session's owner {why}, so it accepts nothing"),
-            label: "-",
-        };
+        return accepting_nothing(counted, why);
     }
     let effective = effective_should_arm(marker, auto_arm);
     let label = match counted {
@@ -80,6 +82,17 @@ pub fn decide(
         ConsentState::None => "off (repo)",
     };
     SessionConsent { marker: counted, should_arm: effective.should_arm, reason: effective.reason, label }
+}
+
+/// The consent of a session whose owner `why` (completing "the session's
+/// owner …"): none.
+fn accepting_nothing(marker: ConsentState, why: &str) -> SessionConsent {
+    SessionConsent {
+        marker,
+        should_arm: false,
+        reason: format!("the session's owner {why}, so it accepts nothing"),
+        label: "-",
+    }
 }
 
 /// Decides many sessions at once, as a listing or a watcher does: the user
@@ -169,15 +182,19 @@ impl ConsentDecider {
         };
         let name = RecordName::parse_file_name(&row.file_name).unwrap_or(RecordName::legacy(record.pid()));
         let marker = self.marker(roster, name, facts);
-        let owner = match row.liveness() {
-            Liveness::Alive => OwnerCondition::Running,
-            other => OwnerCondition::NotRunning(format!("is {other} ({})", row.verdict.reason)),
-        };
-        if owner != OwnerCondition::Running {
-            return decide(&owner, &marker, &Decision::default(), &ConfigOutcome::Absent);
+        if row.liveness() != Liveness::Alive {
+            return SessionConsent::of_owner_not_running(row, marker.counted_state());
         }
         let repo = self.repo_decision(Path::new(&record.cwd));
-        decide(&owner, &marker, &repo.decision, &repo.input.outcome)
+        decide(&OwnerCondition::Running, &marker, &repo.decision, &repo.input.outcome)
+    }
+
+    /// Forgets the repository decisions made for the session directories
+    /// at or below `directory`, so the next decisions there read the files
+    /// again: something in `directory` changed.
+    pub fn forget_directories_below(&self, directory: &Path) {
+        let mut known = self.repo_by_directory.lock().unwrap_or_else(PoisonError::into_inner);
+        known.retain(|decided, _| !decided.starts_with(directory));
     }
 
     fn repo_decision(&self, directory: &Path) -> Arc<RepoDecision> {

@@ -39,7 +39,7 @@ pub use gate::{Effective, WrittenMarker, effective_should_arm, live_consent_stat
 pub use marker::{MARKER_FORMAT, Marker, MarkerState, ParsedMarker, parse_marker};
 pub use marker_entry::{
     ConsentState, MarkerEntry, MarkerFinding, MarkerProblem, marker_name_in_reader_world, read_marker,
-    read_marker_entry,
+    read_marker_entry, record_file_name_of_marker,
 };
 pub use prune::{MarkerPruneReport, prune_markers, remove_marker};
 pub use session_directory::{DirectorySource, SessionDirectory, session_directory};

@@ -193,6 +193,12 @@ pub(crate) fn marker_is_of_world(entry: &MarkerEntry, world: World) -> bool {
     }
 }
 
+/// The file name of the record in `sessions/` of the session a marker of
+/// `consent/` named `marker_file_name` belongs to: the same name.
+pub fn record_file_name_of_marker(marker_file_name: &str) -> &str {
+    marker_file_name
+}
+
 /// Reads and judges one entry of `consent/`; `None` when the name is a
 /// roster dotfile (a temporary) or no longer exists.
 pub fn read_marker_entry(

@@ -75,4 +75,4 @@ pub use session_row::{
     read_session_row,
 };
 pub use timestamp::Timestamp;
-pub use watch::{Change, RegistryWatch, raise_open_file_limit};
+pub use watch::{Change, FollowOutcome, RegistryWatch, raise_open_file_limit};

@@ -60,6 +60,17 @@ impl SessionRow {
     pub fn liveness(&self) -> Liveness {
         self.verdict.liveness
     }
+
+    /// The row with its owner judged again now, through the identity its
+    /// record holds (a problem row stays as it is): what was true when the
+    /// row was read may not be by the time it is reported.
+    pub fn judged_again(&self, facts: &impl SystemFacts) -> SessionRow {
+        let mut row = self.clone();
+        if let Some(record) = &self.record {
+            row.verdict = judge(&record.identity(), record.socket_identity().as_ref(), facts);
+        }
+        row
+    }
 }
 
 /// Reads and judges one entry of `sessions/`; `None` when the name is a

@@ -2,12 +2,18 @@
 //! without a daemon: inotify on the roster directory and its two
 //! subdirectories, a pidfd per watched owner (readable the instant it
 //! exits), SIGINT/SIGTERM through a signalfd and a closed stdout, all in
-//! one epoll. While nothing changes the process sleeps in `epoll_wait` and
-//! makes no system call. It reports raw changes; `roster-list --watch`
-//! turns them into events.
+//! one epoll; beside them, a second inotify instance on the paths the
+//! caller follows (`follow`) and on the directories holding the symlinks
+//! the registry's path goes through. While nothing changes the process
+//! sleeps in `epoll_wait` and makes no system call. It reports raw
+//! changes; `roster-list --watch` turns them into events.
 
-use std::collections::HashMap;
+mod followed_paths;
+
+use std::collections::{BTreeSet, HashMap};
+use std::ffi::OsString;
 use std::os::fd::AsFd;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
@@ -17,6 +23,7 @@ use nix::sys::signal::{SigSet, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use owner_liveness::{Pid, PidFd};
 
+use self::followed_paths::{FollowedEvent, FollowedPaths, Interest, symlinks_on_path};
 use crate::directory::{CONSENT, SESSIONS};
 use crate::error::{Error, Result};
 
@@ -29,12 +36,20 @@ pub enum Change {
     ConsentEntry(String),
     /// A watched owner's pidfd became readable: the process exited.
     OwnerExited(Pid),
+    /// An entry `name` of a path the caller follows (`follow`) appeared,
+    /// changed or went away; `name` is `None` when the path itself changed,
+    /// was removed or renamed (or, for a followed file, was written).
+    Followed { path: PathBuf, name: Option<OsString> },
+    /// Changes of the followed paths may have been lost (the kernel's
+    /// queue overflowed): everything they decide must be looked at again.
+    FollowedLost,
     /// Events may have been lost (the inotify queue overflowed, or the
     /// directory was replaced or recreated): everything must be read again.
     Resync(String),
-    /// The registry directory is gone; the watch goes on and reports a
-    /// `Resync` when it is back.
-    Vanished,
+    /// The registry directory is gone (removed, or its path leads where
+    /// there is none now), for the reason given; the watch goes on and
+    /// reports a `Resync` when it is back.
+    Vanished(String),
     /// SIGINT or SIGTERM arrived, or whoever reads stdout went away.
     Stop,
 }
@@ -42,6 +57,7 @@ pub enum Change {
 const INOTIFY_TOKEN: u64 = 0;
 const SIGNAL_TOKEN: u64 = 1;
 const STDOUT_TOKEN: u64 = 2;
+const FOLLOWED_TOKEN: u64 = 3;
 /// Owner tokens are the pid plus this, so a token names its owner.
 const OWNER_TOKEN_BASE: u64 = 1 << 32;
 
@@ -54,6 +70,19 @@ struct Watches {
     consent: Option<WatchDescriptor>,
     /// The nearest existing ancestor, while the registry is missing.
     waiting_in: Option<WatchDescriptor>,
+    /// The directory the registry's path led to when it was watched (its
+    /// device and inode): when the path leads elsewhere (a symlink above it
+    /// was swapped), the watch moves with it.
+    leads_to: Option<(u64, u64)>,
+}
+
+/// What `follow` did: the paths followed anew, and those that could not be
+/// followed with why and the fix, in words. A path that does not exist is
+/// neither: the caller follows the directory above it to see it appear.
+#[derive(Debug, Default)]
+pub struct FollowOutcome {
+    pub newly_followed: Vec<PathBuf>,
+    pub unfollowable: Vec<(PathBuf, String)>,
 }
 
 /// The watch: one epoll over the inotify fd, a signalfd, stdout and the
@@ -69,6 +98,10 @@ pub struct RegistryWatch {
     /// The most pidfds this watch opens: the open-file limit less a
     /// reserve, so reading the registry never runs out of descriptors.
     pidfd_budget: usize,
+    /// The paths followed besides the registry, or why they cannot be (no
+    /// inotify instance could be made: the descriptor limit, or the
+    /// per-user limit of instances).
+    followed: std::result::Result<FollowedPaths, Errno>,
 }
 
 /// Descriptors kept free for reading records, markers and directories.
@@ -130,6 +163,11 @@ impl RegistryWatch {
         // A pipe's writing end reports EPOLLERR once its reader is gone;
         // a terminal or a file cannot be watched that way, and need not be.
         let _ = epoll.add(std::io::stdout().as_fd(), EpollEvent::new(EpollFlags::empty(), STDOUT_TOKEN));
+        // Without it the registry is still watched; `follow` says why not.
+        let followed = FollowedPaths::new().and_then(|followed| {
+            epoll.add(followed.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, FOLLOWED_TOKEN))?;
+            Ok(followed)
+        });
         let mut watch = RegistryWatch {
             path: path.to_owned(),
             epoll,
@@ -138,6 +176,7 @@ impl RegistryWatch {
             watches: Watches::default(),
             owners: HashMap::new(),
             pidfd_budget: pidfd_budget(),
+            followed,
         };
         watch.establish()?;
         Ok(watch)
@@ -183,6 +222,37 @@ impl RegistryWatch {
         self.owners.len()
     }
 
+    /// Follows exactly `paths` (directories, or files; symlinks are
+    /// followed) for the caller: the paths followed before and not given
+    /// now are let go, and each change of a followed path or of an entry
+    /// in it arrives as `Change::Followed`.
+    pub fn follow(&mut self, paths: &BTreeSet<PathBuf>) -> FollowOutcome {
+        let mut outcome = FollowOutcome::default();
+        let followed = match &mut self.followed {
+            Ok(followed) => followed,
+            Err(errno) => {
+                let why = format!(
+                    "no inotify instance could be made ({}); raise fs.inotify.max_user_instances or `ulimit -n`",
+                    errno.desc()
+                );
+                outcome.unfollowable = paths.iter().map(|path| (path.clone(), why.clone())).collect();
+                return outcome;
+            }
+        };
+        for gone in followed.caller_paths().difference(paths) {
+            followed.unfollow(&Interest::Caller(gone.clone()));
+        }
+        for path in paths {
+            match followed.follow(Interest::Caller(path.clone()), path) {
+                Ok(true) => outcome.newly_followed.push(path.clone()),
+                Ok(false) => {}
+                Err(Errno::ENOENT | Errno::ENOTDIR | Errno::ELOOP) => {}
+                Err(errno) => outcome.unfollowable.push((path.clone(), why_unfollowable(errno))),
+            }
+        }
+        outcome
+    }
+
     /// Blocks until something changes; returns what did.
     pub fn wait(&mut self) -> Result<Vec<Change>> {
         let mut ready = [EpollEvent::empty(); 64];
@@ -197,6 +267,7 @@ impl RegistryWatch {
         for event in &ready[..count] {
             match event.data() {
                 INOTIFY_TOKEN => self.read_inotify(&mut changes)?,
+                FOLLOWED_TOKEN => self.read_followed(&mut changes)?,
                 SIGNAL_TOKEN | STDOUT_TOKEN => changes.push(Change::Stop),
                 token => {
                     let pid = u32::try_from(token - OWNER_TOKEN_BASE).ok().and_then(Pid::new);
@@ -266,23 +337,112 @@ impl RegistryWatch {
             }
         }
         if reestablish {
-            let was_present = self.registry_present();
-            self.establish()?;
-            match (was_present, self.registry_present()) {
-                (_, true) => {
-                    changes.push(Change::Resync("the registry directory was replaced or recreated".into()))
+            self.reestablish(&RegistryPathChange::DirectoryReplacedOrRemoved, changes)?;
+        } else if self.path_leads_elsewhere() {
+            // Another change may show first that a directory above the
+            // registry was swapped without a symlink (a rename).
+            self.reestablish(&RegistryPathChange::LeadsElsewhere, changes)?;
+        }
+        Ok(())
+    }
+
+    fn read_followed(&mut self, changes: &mut Vec<Change>) -> Result<()> {
+        let Ok(followed) = &mut self.followed else { return Ok(()) };
+        let events = followed.read().map_err(|errno| {
+            Error::io("read inotify events for the paths followed beside", &self.path, errno.into())
+        })?;
+        let mut path_changed = false;
+        for event in events {
+            match event {
+                FollowedEvent::Caller { path, name } => changes.push(Change::Followed { path, name }),
+                FollowedEvent::Lost => {
+                    changes.push(Change::FollowedLost);
+                    path_changed = true;
                 }
-                (true, false) => changes.push(Change::Vanished),
-                (false, false) => {}
+                FollowedEvent::RegistryPathChanged => path_changed = true,
+            }
+        }
+        if !path_changed {
+            return Ok(());
+        }
+        if self.path_leads_elsewhere() {
+            self.reestablish(&RegistryPathChange::LeadsElsewhere, changes)?;
+        } else if self.followed_symlinks() != self.symlinks_on_the_way() {
+            if self.registry_present() {
+                // Another way to the same directory: only the symlinks to
+                // follow changed.
+                self.follow_symlinks_on_the_way();
+            } else {
+                // Waiting for a registry that is missing, in a directory
+                // the path may no longer lead through.
+                self.reestablish(&RegistryPathChange::LeadsElsewhere, changes)?;
             }
         }
         Ok(())
+    }
+
+    /// Watches the registry again where its path leads now and says what
+    /// that changed: a `Resync` when it is there, `Vanished` when it was
+    /// and is no more. `why` is what happened to the path.
+    fn reestablish(&mut self, why: &RegistryPathChange, changes: &mut Vec<Change>) -> Result<()> {
+        let was_present = self.registry_present();
+        self.establish()?;
+        match (was_present, self.registry_present()) {
+            (_, true) => changes.push(Change::Resync(why.resync_reason(&self.path))),
+            (true, false) => changes.push(Change::Vanished(why.vanished_reason(&self.path))),
+            (false, false) => {}
+        }
+        Ok(())
+    }
+
+    /// Whether the registry's path no longer leads to the directory
+    /// watched (or leads to one while none is).
+    fn path_leads_elsewhere(&self) -> bool {
+        self.watches.leads_to != directory_identity(&self.path)
+    }
+
+    /// The symlinks on the way to the registry, as followed now.
+    fn followed_symlinks(&self) -> BTreeSet<Interest> {
+        match &self.followed {
+            Ok(followed) => followed.symlinks_on_the_way(),
+            Err(_) => BTreeSet::new(),
+        }
+    }
+
+    /// The symlinks on the way to the registry, as the path resolves now.
+    fn symlinks_on_the_way(&self) -> BTreeSet<Interest> {
+        symlinks_on_path(&self.path)
+            .into_iter()
+            .map(|(directory, name)| Interest::SymlinkOnTheWay { directory, name })
+            .collect()
+    }
+
+    /// Follows the directories holding each symlink on the registry's path
+    /// as it resolves now, letting go of those it no longer goes through.
+    /// Where one cannot be followed, a swap of that symlink is noticed on
+    /// the next change of the registry instead.
+    fn follow_symlinks_on_the_way(&mut self) {
+        let wanted = self.symlinks_on_the_way();
+        let before = self.followed_symlinks();
+        let Ok(followed) = &mut self.followed else { return };
+        for gone in before.difference(&wanted) {
+            followed.unfollow(gone);
+        }
+        for interest in wanted {
+            if let Interest::SymlinkOnTheWay { directory, .. } = &interest {
+                let directory = directory.clone();
+                let _ = followed.follow(interest, &directory);
+            }
+        }
     }
 
     /// (Re)creates the inotify watches: on the registry and its
     /// subdirectories when they exist, else on the nearest existing
     /// directory above, to learn when the registry comes back.
     fn establish(&mut self) -> Result<()> {
+        // The symlinks first: a swap after them is seen, and one before
+        // them is in what is watched below.
+        self.follow_symlinks_on_the_way();
         // A directory may appear between a failed watch and the watch that
         // waits for it, and its creation would go unseen: after waiting
         // starts, the registry is looked for again.
@@ -301,6 +461,7 @@ impl RegistryWatch {
     /// One attempt; `Ok(true)` when the registry is watched, `Ok(false)`
     /// when the watch waits for it.
     fn try_establish(&mut self) -> Result<bool> {
+        self.watches.leads_to = None;
         for wd in [
             self.watches.root.take(),
             self.watches.sessions.take(),
@@ -323,6 +484,9 @@ impl RegistryWatch {
                     sessions: Some(sessions),
                     consent: Some(consent),
                     waiting_in: None,
+                    // Looked at after the watches were made: a swap after
+                    // this is a difference the next look finds.
+                    leads_to: directory_identity(&self.path),
                 };
                 Ok(true)
             }
@@ -331,6 +495,7 @@ impl RegistryWatch {
                     let _ = self.inotify.rm_watch(wd);
                 }
                 self.wait_for_the_registry()?;
+                self.watches.leads_to = directory_identity(&self.path);
                 Ok(false)
             }
         }
@@ -356,6 +521,57 @@ impl RegistryWatch {
             std::io::Error::new(std::io::ErrorKind::NotFound, "no directory above it exists"),
         ))
     }
+}
+
+/// What happened to the registry's path, for the reasons a `Resync` or a
+/// `Vanished` gives.
+enum RegistryPathChange {
+    /// The registry directory itself was removed, replaced or recreated.
+    DirectoryReplacedOrRemoved,
+    /// The path leads to another directory now.
+    LeadsElsewhere,
+}
+
+impl RegistryPathChange {
+    fn resync_reason(&self, path: &Path) -> String {
+        match self {
+            RegistryPathChange::DirectoryReplacedOrRemoved => {
+                "the registry directory was replaced or recreated".to_owned()
+            }
+            RegistryPathChange::LeadsElsewhere => format!(
+                "{} now leads to another directory (a symlink or directory above it was changed)",
+                path.display()
+            ),
+        }
+    }
+
+    fn vanished_reason(&self, path: &Path) -> String {
+        match self {
+            RegistryPathChange::DirectoryReplacedOrRemoved => "the registry directory was removed".to_owned(),
+            RegistryPathChange::LeadsElsewhere => format!(
+                "{} now leads where there is no registry (a symlink or directory above it was changed)",
+                path.display()
+            ),
+        }
+    }
+}
+
+/// Why inotify refused to follow a path, and the fix.
+fn why_unfollowable(errno: Errno) -> String {
+    let fix = match errno {
+        Errno::ENOSPC => "the inotify watch limit is reached; raise fs.inotify.max_user_watches",
+        Errno::EACCES => "it cannot be read",
+        Errno::ENOMEM => "the kernel is out of memory",
+        _ => "the kernel refused",
+    };
+    format!("{}: {fix}", errno.desc())
+}
+
+/// The device and inode of the directory `path` leads to now, following
+/// symlinks; `None` when it leads nowhere.
+fn directory_identity(path: &Path) -> Option<(u64, u64)> {
+    let metadata = crate::interrupted::retry_interrupted(|| std::fs::metadata(path)).ok()?;
+    metadata.is_dir().then(|| (metadata.dev(), metadata.ino()))
 }
 
 /// How many pidfds fit under the open-file limit with the reserve kept.

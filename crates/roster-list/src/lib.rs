@@ -124,25 +124,34 @@ pub fn manual() -> Manual {
             "Events: with --watch, roster-list prints the current rows, then one line per change until \
              SIGINT, SIGTERM or the reader of its output goes away (exit 0 in each case): registered (a new \
              session, or a new owner at a pid), refreshed (the same owner wrote its record again: a new \
-             session id after /clear, a new directory), consent-changed (the row's consent decision changed), \
-             died (the owner exited, seen the instant it happens; its record may still be on disk), removed \
-             (the record is gone: pruned, or the session ended), problem (an entry that cannot be believed \
-             appeared or changed), resync (events may have been lost, or the registry directory was removed \
-             or recreated: everything was read again and every difference follows as events). The field \
-             filters apply to events; died events are shown without --all."
+             session id after /clear, a new directory), consent-changed (the row's consent decision changed: \
+             its marker, the user config or the nearest .roster.toml above the session's directory was \
+             created, edited or removed), died (the owner exited, seen the instant it happens; its record may \
+             still be on disk), removed (the record is gone: pruned, or the session ended), problem (an entry \
+             that cannot be believed appeared or changed), unmatched (a row that passed the field filters no \
+             longer does, e.g. re-registered under another agent name: said once, then nothing more about it \
+             while it does not match), resync (events may have been lost, the registry directory was removed \
+             or recreated, or its path now leads to another directory, a symlink above it swapped: everything \
+             was read again and every difference follows as events). The field filters apply to events; died \
+             events are shown without --all. An owner found gone is reported died before its record is \
+             reported removed, however far behind the watcher fell."
                 .to_owned(),
             "Events in JSON (--format json) are one object per line: schema (1), event (listed for each row \
              present at the start, then the names above), at (RFC 3339 in UTC with milliseconds), row (the \
-             row exactly as roster-list --format json prints it; for removed the last row seen; null for \
-             resync) and, for resync, reason. Schema 1 is a stable contract: keys may be added, none changes \
-             meaning or goes away without a new schema number. In text, each event is one aligned line with \
-             the local time."
+             row exactly as roster-list --format json prints it; for removed the last row seen; for unmatched \
+             the row now; null for resync) and, for resync, reason. Schema 1 is a stable contract: keys and \
+             event names may be added, none changes meaning or goes away without a new schema number. In \
+             text, each event is one aligned line with the local time."
                 .to_owned(),
-            "Events come from inotify on the registry directory and a pidfd on each live owner, in one \
-             epoll: no polling and no daemon, and no system call at all while nothing changes. Where the \
-             open-file limit leaves owners without a pidfd, roster-list says so once on stderr and judges \
-             those owners again on every change of the registry. --until-gone PID|SESSION_ID watches until \
-             no live session has that owner pid or session id, then exits 0 (at once when there is none)."
+            "Events come from inotify on the registry directory, on the directories holding the symlinks on \
+             its path, and on the directories the shown sessions' consent is read from (the user config's, \
+             and each live session's directory and those above it up to its nearest .roster.toml), and a \
+             pidfd on each live owner, in one epoll: no polling and no daemon, and no system call at all while \
+             nothing changes. Where the open-file limit leaves owners without a pidfd, or the inotify watch \
+             limit leaves a directory unfollowed, roster-list says so once on stderr and looks again on every \
+             change of the registry. A path that comes to lead to a registry that is not trusted is said on \
+             stderr and watched as if absent. --until-gone PID|SESSION_ID watches until no live session has \
+             that owner pid or session id, then exits 0 (at once when there is none)."
                 .to_owned(),
             "Filters: --agent, --harness and --session-id given \"\" select the sessions without that value \
              (anonymous, unknown harness, no session id). With filters that match nothing stderr says \

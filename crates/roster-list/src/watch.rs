@@ -1,8 +1,11 @@
 //! `roster-list --watch`: the current rows, then one event per change until
-//! interrupted, from the registry's own changes (inotify) and its owners'
-//! exits (pidfds) without polling. `--until-gone` waits for one session to
-//! end, like `tail --pid`. The events and their JSON schema are a stable
-//! contract (`EVENT_SCHEMA`).
+//! interrupted, from the registry's own changes (inotify), its owners'
+//! exits (pidfds) and the files their consent is decided from (inotify on
+//! the directories they live in, `consent_inputs`), without polling.
+//! `--until-gone` waits for one session to end, like `tail --pid`. The
+//! events and their JSON schema are a stable contract (`EVENT_SCHEMA`).
+
+mod consent_inputs;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
@@ -12,13 +15,14 @@ use cli_support::{
     Colour, OutputFormat, escape_for_terminal, home_relative, local_clock, paint, process_env_os,
     roster_directory_choice,
 };
-use consent::{ConsentDecider, SessionConsent};
+use consent::{ConsentDecider, ConsentState, SessionConsent, record_file_name_of_marker, user_config_path};
 use owner_liveness::{Liveness, Pid};
 use registry_core::{
-    Change, ListFilter, Listing, RegistryWatch, RosterDir, RunningSystem, SessionRow, Timestamp,
+    Change, ListFilter, Listing, Record, RegistryWatch, RosterDir, RunningSystem, SessionRow, Timestamp,
     list_sessions, raise_open_file_limit, read_session_row,
 };
 
+use self::consent_inputs::{ConsentConcerns, ConsentInputs};
 use crate::ListArgs;
 
 /// The version of the event objects `--watch --format json` prints; it
@@ -45,6 +49,10 @@ pub enum EventKind {
     Problem,
     /// Events may have been lost; everything was read again.
     Resync,
+    /// A row that passed the field filters no longer does (re-registered
+    /// under another agent name, moved out of `--cwd`, …): reported once,
+    /// then nothing more about it while it does not match.
+    Unmatched,
 }
 
 impl EventKind {
@@ -58,6 +66,7 @@ impl EventKind {
             EventKind::Removed => "removed",
             EventKind::Problem => "problem",
             EventKind::Resync => "resync",
+            EventKind::Unmatched => "unmatched",
         }
     }
 
@@ -66,7 +75,7 @@ impl EventKind {
             EventKind::Listed | EventKind::Registered | EventKind::Refreshed => Colour::Green,
             EventKind::ConsentChanged | EventKind::Problem | EventKind::Resync => Colour::Yellow,
             EventKind::Died => Colour::Red,
-            EventKind::Removed => Colour::Dim,
+            EventKind::Removed | EventKind::Unmatched => Colour::Dim,
         }
     }
 }
@@ -88,13 +97,25 @@ struct Watcher<'a> {
     /// The running system the verdicts are judged against, read once.
     facts: RunningSystem,
     source: RegistryWatch,
-    /// Owners that could not get a pidfd (the descriptor limit): judged
-    /// again on every change of the registry instead.
-    unwatched: HashSet<Pid>,
+    /// The records (file names) whose owners could not get a pidfd (the
+    /// descriptor limit): judged again on every change of the registry
+    /// instead.
+    unwatched: HashSet<String>,
     said_unwatched: bool,
     /// The record file each watched process belongs to: an owner, or a
     /// member of its chain, whose exit may end the session.
     watched_processes: HashMap<Pid, String>,
+    /// Where the consent of the sessions shown is decided from, followed
+    /// for its changes; nothing is followed when nothing is shown (`-q`).
+    inputs: ConsentInputs,
+    follows_consent: bool,
+    /// Some path could not be followed (the inotify watch limit, a
+    /// directory that cannot be read): every consent is then decided again
+    /// on every change of the registry.
+    inputs_incomplete: bool,
+    said_unfollowed: bool,
+    /// Why the registry could not be opened last, said once per reason.
+    said_unopenable: Option<String>,
     target: Option<String>,
     out: std::io::StdoutLock<'static>,
     colour: bool,
@@ -108,6 +129,7 @@ pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
     let path = roster_directory_choice(&args.common)?.path;
     // Watching starts before the first read, so no change falls between.
     let source = RegistryWatch::start(&path)?;
+    let follows_consent = !args.common.quiet;
     let mut watcher = Watcher {
         args,
         filter,
@@ -119,6 +141,11 @@ pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
         unwatched: HashSet::new(),
         said_unwatched: false,
         watched_processes: HashMap::new(),
+        inputs: ConsentInputs::new(user_config_path(&process_env_os)),
+        follows_consent,
+        inputs_incomplete: false,
+        said_unfollowed: false,
+        said_unopenable: None,
         target: args.until_gone.clone(),
         out: std::io::stdout().lock(),
         colour: args.common.colour_on_stdout(),
@@ -131,12 +158,19 @@ pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
     }
     loop {
         let changes = watcher.source.wait()?;
+        // Changes of the consent inputs are gathered and acted on once,
+        // after the registry's own: a burst of writes is one decision.
+        let mut concerns = ConsentConcerns::default();
         for change in changes {
-            if !watcher.apply(change)? {
+            if !watcher.apply(change, &mut concerns)? {
                 return Ok(());
             }
         }
         watcher.judge_unwatched_owners()?;
+        if watcher.inputs_incomplete {
+            concerns.merge(ConsentConcerns::everyone());
+        }
+        watcher.refresh_consent(concerns)?;
         watcher.out.flush()?;
         if watcher.target_is_gone() {
             return Ok(());
@@ -145,11 +179,19 @@ pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
 }
 
 impl Watcher<'_> {
-    /// Reads everything, prints the current rows, watches each live owner.
+    /// Reads everything, prints the current rows, watches each live owner
+    /// and follows the consent inputs of the sessions shown.
     fn start(&mut self) -> anyhow::Result<()> {
         self.roster = self.open_roster()?;
-        for row in self.read_all()? {
-            self.remember(row);
+        let rows = self.read_all()?;
+        // Followed before any consent is decided, so that a change after
+        // the decision is always seen.
+        for row in &rows {
+            self.follow_consent_of(row);
+        }
+        self.refresh_consent(ConsentConcerns::everyone())?;
+        for row in rows {
+            self.remember(row)?;
         }
         let listing = Listing::of_rows(self.known.values().map(|known| &known.row), self.filter);
         if !self.args.common.quiet {
@@ -177,6 +219,30 @@ impl Watcher<'_> {
         Ok(RosterDir::open_existing(&self.path)?)
     }
 
+    /// Opens the registry again where its path leads now. One that cannot
+    /// be opened (its path now leads to a directory that is not trusted)
+    /// is watched as if absent, and said on stderr once per reason: the
+    /// watch goes on and opens it as soon as it changes.
+    fn reopen_roster(&mut self) -> Option<RosterDir> {
+        match self.open_roster() {
+            Ok(roster) => {
+                self.said_unopenable = None;
+                roster
+            }
+            Err(error) => {
+                let reason = format!("{error:#}");
+                if self.said_unopenable.as_ref() != Some(&reason) {
+                    eprintln!(
+                        "roster-list: {reason}; watching it as if it were absent until it changes and can be \
+                         opened"
+                    );
+                    self.said_unopenable = Some(reason);
+                }
+                None
+            }
+        }
+    }
+
     /// Every entry of `sessions/`, dead ones included.
     fn read_all(&mut self) -> anyhow::Result<Vec<SessionRow>> {
         let Some(roster) = &self.roster else { return Ok(Vec::new()) };
@@ -184,11 +250,51 @@ impl Watcher<'_> {
         Ok(list_sessions(roster, &everything, &self.facts)?.rows)
     }
 
-    /// Stores a row as known, with its consent, and watches its owner and
-    /// every member of its chain: the session ends with the last of them.
-    fn remember(&mut self, row: SessionRow) {
-        let Some(roster) = &self.roster else { return };
-        let consent = self.decider.for_row(roster, &row, &self.facts);
+    /// Stores a row as known, with its consent, watches its owner and
+    /// every member of its chain (the session ends with the last of them),
+    /// and follows the files its consent is decided from.
+    fn remember(&mut self, row: SessionRow) -> anyhow::Result<()> {
+        if self.roster.is_none() {
+            return Ok(());
+        }
+        if self.follow_consent_of(&row) {
+            self.refresh_consent(ConsentConcerns::default())?;
+        }
+        self.watch_owners(&row);
+        let consent = self.decide_consent(&row);
+        self.known.insert(row.file_name.clone(), Known { row, consent });
+        Ok(())
+    }
+
+    /// Whether the consent of `row` is shown, so its inputs are followed:
+    /// a live session's that passes the filters.
+    fn shows_consent_of(&self, row: &SessionRow) -> bool {
+        self.follows_consent && row.liveness() == Liveness::Alive && self.filter.admits(row)
+    }
+
+    /// Follows (or stops following) the consent inputs of `row`; `true`
+    /// when that may need paths followed anew.
+    fn follow_consent_of(&mut self, row: &SessionRow) -> bool {
+        match (&row.record, self.shows_consent_of(row)) {
+            (Some(record), true) => self.inputs.follow_session(&row.file_name, Path::new(&record.cwd)),
+            _ => {
+                self.inputs.unfollow_session(&row.file_name);
+                false
+            }
+        }
+    }
+
+    fn decide_consent(&self, row: &SessionRow) -> SessionConsent {
+        match &self.roster {
+            Some(roster) => self.decider.for_row(roster, row, &self.facts),
+            // The registry is gone, every marker with it: what is decided
+            // without it is the row of an owner found gone since
+            // (`report_a_death_not_yet_seen`).
+            None => SessionConsent::of_owner_not_running(row, ConsentState::None),
+        }
+    }
+
+    fn watch_owners(&mut self, row: &SessionRow) {
         if let (Some(record), Liveness::Alive) = (&row.record, row.liveness()) {
             let owner = record.pid();
             for member in record.identity().members() {
@@ -197,7 +303,7 @@ impl Watcher<'_> {
                         self.watched_processes.insert(member.pid, row.file_name.clone());
                     }
                     Err(errno) => {
-                        self.unwatched.insert(owner);
+                        self.unwatched.insert(row.file_name.clone());
                         if !self.said_unwatched {
                             self.said_unwatched = true;
                             eprintln!(
@@ -212,7 +318,6 @@ impl Watcher<'_> {
                 }
             }
         }
-        self.known.insert(row.file_name.clone(), Known { row, consent });
     }
 
     fn forget(&mut self, file_name: &str) -> Option<Known> {
@@ -224,27 +329,36 @@ impl Watcher<'_> {
                     self.source.unwatch_owner(member.pid);
                 }
             }
-            self.unwatched.remove(&record.pid());
         }
+        self.unwatched.remove(file_name);
+        self.inputs.unfollow_session(file_name);
         Some(known)
     }
 
-    /// Acts on one change; `false` to stop.
-    fn apply(&mut self, change: Change) -> anyhow::Result<bool> {
+    /// Acts on one change, or adds what it concerns to `concerns` for
+    /// `refresh_consent`; `false` to stop.
+    fn apply(&mut self, change: Change, concerns: &mut ConsentConcerns) -> anyhow::Result<bool> {
         match change {
             Change::Stop => return Ok(false),
             Change::SessionEntry(name) => self.session_entry_changed(&name)?,
             Change::ConsentEntry(name) => self.consent_entry_changed(&name)?,
             Change::OwnerExited(pid) => self.owner_exited(pid)?,
             Change::Resync(why) => self.resync(&why)?,
-            Change::Vanished => self.vanished()?,
+            Change::Vanished(why) => self.vanished(&why)?,
+            Change::Followed { path, name } => concerns.merge(self.inputs.concerns(&path, name.as_deref())),
+            Change::FollowedLost => concerns.merge(ConsentConcerns::everyone()),
         }
         Ok(true)
     }
 
     fn session_entry_changed(&mut self, name: &str) -> anyhow::Result<()> {
         let Some(roster) = &self.roster else {
-            return self.resync("the registry directory appeared");
+            // Not open: missing until now, or not trusted. Read everything
+            // once it can be opened.
+            return match self.reopen_roster() {
+                Some(_) => self.resync("the registry directory appeared"),
+                None => Ok(()),
+            };
         };
         let now = read_session_row(roster, name, &self.facts);
         self.compare_and_report(name, now)
@@ -252,7 +366,10 @@ impl Watcher<'_> {
 
     /// Reports what differs between the known row named `name` and `now`.
     fn compare_and_report(&mut self, name: &str, now: Option<SessionRow>) -> anyhow::Result<()> {
-        let before = self.forget(name);
+        let before = match self.forget(name) {
+            Some(before) => Some(self.report_a_death_not_yet_seen(before, now.as_ref())?),
+            None => None,
+        };
         let Some(row) = now else {
             if let Some(before) = before {
                 self.emit(EventKind::Removed, Some(&before.row), Some(&before.consent), None)?;
@@ -264,33 +381,137 @@ impl Watcher<'_> {
             None => Some(EventKind::Registered),
             Some(before) => change_between(&before.row, &row),
         };
-        self.remember(row);
-        let known = &self.known[name];
+        self.remember(row)?;
+        let Some(known) = self.known.get(name) else { return Ok(()) };
         let consent_changed =
             before.as_ref().is_some_and(|before| consent_differs(&before.consent, &known.consent));
+        let Some(kind) = kind.or(consent_changed.then_some(EventKind::ConsentChanged)) else { return Ok(()) };
         let (row, consent) = (known.row.clone(), known.consent.clone());
-        if let Some(kind) = kind {
-            self.emit(kind, Some(&row), Some(&consent), None)?;
-        } else if consent_changed {
-            self.emit(EventKind::ConsentChanged, Some(&row), Some(&consent), None)?;
+        let was_matched = before.as_ref().is_some_and(|before| self.filter.admits(&before.row));
+        if was_matched && !self.filter.admits(&row) {
+            self.emit(EventKind::Unmatched, Some(&row), Some(&consent), None)
+        } else {
+            self.emit(kind, Some(&row), Some(&consent), None)
+        }
+    }
+
+    /// A watcher that fell behind (its reader paused, or the process
+    /// stopped) may learn that a record went away, or was replaced by
+    /// another owner's, only after that session's owner exited, and before
+    /// it reads the owner's pidfd. The last row seen is judged again now
+    /// through the identity it records: an owner that is gone is reported
+    /// `died` first, and the row that follows is the dead one.
+    fn report_a_death_not_yet_seen(
+        &mut self,
+        before: Known,
+        now: Option<&SessionRow>,
+    ) -> anyhow::Result<Known> {
+        let Some(record) = &before.row.record else { return Ok(before) };
+        let still_its_record =
+            now.and_then(|now| now.record.as_ref()).is_some_and(|now| same_recorded_owner(record, now));
+        if still_its_record || before.row.liveness() == Liveness::Dead {
+            return Ok(before);
+        }
+        let judged = before.row.judged_again(&self.facts);
+        if judged.liveness() != Liveness::Dead {
+            return Ok(before);
+        }
+        let consent = self.decide_consent(&judged);
+        self.emit(EventKind::Died, Some(&judged), Some(&consent), None)?;
+        Ok(Known { row: judged, consent })
+    }
+
+    fn consent_entry_changed(&mut self, marker_file_name: &str) -> anyhow::Result<()> {
+        self.decide_consent_again(record_file_name_of_marker(marker_file_name))
+    }
+
+    /// Decides the consent of the known row `name` again, and reports it
+    /// when it changed.
+    fn decide_consent_again(&mut self, name: &str) -> anyhow::Result<()> {
+        let Some(known) = self.known.get(name) else { return Ok(()) };
+        let consent = self.decide_consent(&known.row);
+        if !consent_differs(&known.consent, &consent) {
+            return Ok(());
+        }
+        // The change may follow the owner's exit, not yet read from its
+        // pidfd (a pruned marker, while this watcher was behind): then it
+        // is that exit which is reported, from the record as it is now.
+        if known.row.liveness() != Liveness::Dead
+            && known.row.judged_again(&self.facts).liveness() == Liveness::Dead
+        {
+            let now = self.roster.as_ref().and_then(|roster| read_session_row(roster, name, &self.facts));
+            return self.compare_and_report(name, now);
+        }
+        let row = known.row.clone();
+        self.emit(EventKind::ConsentChanged, Some(&row), Some(&consent), None)?;
+        if let Some(known) = self.known.get_mut(name) {
+            known.consent = consent;
         }
         Ok(())
     }
 
-    fn consent_entry_changed(&mut self, name: &str) -> anyhow::Result<()> {
-        let (Some(roster), Some(known)) = (&self.roster, self.known.get_mut(name)) else { return Ok(()) };
-        let consent = self.decider.for_row(roster, &known.row, &self.facts);
-        if consent_differs(&known.consent, &consent) {
-            known.consent = consent;
-            let (row, consent) = (known.row.clone(), known.consent.clone());
-            self.emit(EventKind::ConsentChanged, Some(&row), Some(&consent), None)?;
+    /// Brings the followed consent inputs up to date, then decides again
+    /// the consent of the sessions `concerns` names and of those whose
+    /// inputs were followed anew, reporting each that changed. Following
+    /// comes first: a change after a file is read is then always seen.
+    fn refresh_consent(&mut self, mut concerns: ConsentConcerns) -> anyhow::Result<()> {
+        if !self.follows_consent {
+            return Ok(());
+        }
+        self.inputs.forget_paths_of(&concerns);
+        // A path followed anew may move what is to be followed (a chain
+        // looked at again finds the nearest repository file elsewhere):
+        // a few rounds settle it, each one a change that raced this one.
+        for _ in 0..FOLLOW_ROUNDS {
+            let wanted = self.inputs.wanted_paths();
+            let outcome = self.source.follow(&wanted);
+            self.say_unfollowed(&outcome.unfollowable);
+            if outcome.newly_followed.is_empty() {
+                break;
+            }
+            let mut anew = ConsentConcerns::default();
+            for path in &outcome.newly_followed {
+                anew.merge(self.inputs.concerns_of_newly_followed(path));
+            }
+            self.inputs.forget_paths_of(&anew);
+            concerns.merge(anew);
+        }
+        if concerns.is_empty() {
+            return Ok(());
+        }
+        if concerns.everyone {
+            self.decider.forget_files(&process_env_os);
+        } else {
+            for changed in &concerns.below {
+                self.decider.forget_directories_below(changed);
+            }
+        }
+        for name in self.inputs.sessions_concerned(&concerns) {
+            self.decide_consent_again(&name)?;
         }
         Ok(())
+    }
+
+    /// Says once that some consent input cannot be followed, and falls
+    /// back to deciding every consent again on each change of the
+    /// registry, for as long as one cannot.
+    fn say_unfollowed(&mut self, unfollowable: &[(PathBuf, String)]) {
+        self.inputs_incomplete = !unfollowable.is_empty();
+        let Some((path, why)) = unfollowable.first() else { return };
+        if self.said_unfollowed {
+            return;
+        }
+        self.said_unfollowed = true;
+        eprintln!(
+            "roster-list: cannot follow {} for consent changes ({why}), so consent is decided again on \
+             every change of the registry instead",
+            path.display()
+        );
     }
 
     fn owner_exited(&mut self, pid: Pid) -> anyhow::Result<()> {
-        let name =
-            self.watched_processes.remove(&pid).unwrap_or_else(|| own_world_file_name(pid, &self.facts));
+        // Only processes of known records are watched.
+        let Some(name) = self.watched_processes.remove(&pid) else { return Ok(()) };
         let Some(roster) = &self.roster else { return Ok(()) };
         let now = read_session_row(roster, &name, &self.facts);
         self.compare_and_report(&name, now)
@@ -299,7 +520,7 @@ impl Watcher<'_> {
     /// Reads everything again and reports every difference.
     fn resync(&mut self, why: &str) -> anyhow::Result<()> {
         self.emit(EventKind::Resync, None, None, Some(why))?;
-        self.roster = self.open_roster()?;
+        self.roster = self.reopen_roster();
         self.decider.forget_files(&process_env_os);
         let rows = self.read_all()?;
         let mut now: BTreeMap<String, SessionRow> =
@@ -316,8 +537,8 @@ impl Watcher<'_> {
     }
 
     /// The registry directory is gone: every session in it with it.
-    fn vanished(&mut self) -> anyhow::Result<()> {
-        self.emit(EventKind::Resync, None, None, Some("the registry directory was removed"))?;
+    fn vanished(&mut self, why: &str) -> anyhow::Result<()> {
+        self.emit(EventKind::Resync, None, None, Some(why))?;
         self.roster = None;
         let names: Vec<String> = self.known.keys().cloned().collect();
         for name in names {
@@ -328,20 +549,20 @@ impl Watcher<'_> {
 
     /// Owners without a pidfd are judged again after every change.
     fn judge_unwatched_owners(&mut self) -> anyhow::Result<()> {
-        let pids: Vec<Pid> = self.unwatched.iter().copied().collect();
-        for pid in pids {
-            let name = own_world_file_name(pid, &self.facts);
+        let names: Vec<String> = self.unwatched.iter().cloned().collect();
+        for name in names {
             let Some(roster) = &self.roster else { return Ok(()) };
             let now = read_session_row(roster, &name, &self.facts);
             if now.as_ref().is_some_and(|row| row.liveness() != Liveness::Alive) {
-                self.unwatched.remove(&pid);
+                self.unwatched.remove(&name);
                 self.compare_and_report(&name, now)?;
             }
         }
         Ok(())
     }
 
-    /// Prints one event, when its row passes the field filters.
+    /// Prints one event, when its row passes the field filters (an
+    /// `unmatched` row is the one that no longer does).
     fn emit(
         &mut self,
         kind: EventKind,
@@ -349,7 +570,8 @@ impl Watcher<'_> {
         consent: Option<&SessionConsent>,
         reason: Option<&str>,
     ) -> anyhow::Result<()> {
-        if row.is_some_and(|row| !self.filter.admits(row)) || self.args.common.quiet {
+        let filtered_out = kind != EventKind::Unmatched && row.is_some_and(|row| !self.filter.admits(row));
+        if filtered_out || self.args.common.quiet {
             return Ok(());
         }
         let at = Timestamp::now();
@@ -376,17 +598,20 @@ impl Watcher<'_> {
     }
 }
 
-/// What kind of change turned `before` into `now` (same file name), if any
-/// worth an event.
-/// The record name of `pid` in this process's own world, where a watched
-/// process's own name is not known.
-fn own_world_file_name(pid: Pid, facts: &RunningSystem) -> String {
-    match registry_core::World::of_reader(facts) {
-        Some(world) => registry_core::RecordName::new(pid, world).file_name(),
-        None => registry_core::RecordName::legacy(pid).file_name(),
-    }
+/// How many times `refresh_consent` follows paths anew before it lets the
+/// next change finish the work: each round is a change that raced it.
+const FOLLOW_ROUNDS: usize = 4;
+
+/// Whether two records name the same owner process.
+fn same_recorded_owner(old: &Record, new: &Record) -> bool {
+    old.owner.pid == new.owner.pid
+        && old.owner.start_ticks == new.owner.start_ticks
+        && old.owner.boot_id == new.owner.boot_id
+        && old.owner.pidfs_ino == new.owner.pidfs_ino
 }
 
+/// What kind of change turned `before` into `now` (same file name), if any
+/// worth an event.
 fn change_between(before: &SessionRow, now: &SessionRow) -> Option<EventKind> {
     match (&before.record, &now.record) {
         (_, None) => {
@@ -395,11 +620,7 @@ fn change_between(before: &SessionRow, now: &SessionRow) -> Option<EventKind> {
         }
         (None, Some(_)) => Some(EventKind::Registered),
         (Some(old), Some(new)) => {
-            let same_owner = old.owner.pid == new.owner.pid
-                && old.owner.start_ticks == new.owner.start_ticks
-                && old.owner.boot_id == new.owner.boot_id
-                && old.owner.pidfs_ino == new.owner.pidfs_ino;
-            if !same_owner {
+            if !same_recorded_owner(old, new) {
                 Some(EventKind::Registered)
             } else if before.liveness() != Liveness::Dead && now.liveness() == Liveness::Dead {
                 Some(EventKind::Died)
@@ -412,8 +633,10 @@ fn change_between(before: &SessionRow, now: &SessionRow) -> Option<EventKind> {
     }
 }
 
+/// Whether a decision changed in anything a row shows of it: `consent`,
+/// `should_arm`, `consent_reason`, or the text column.
 fn consent_differs(before: &SessionConsent, now: &SessionConsent) -> bool {
-    (before.marker, before.should_arm, before.label) != (now.marker, now.should_arm, now.label)
+    before != now
 }
 
 /// One NDJSON line: `{"schema", "event", "at", "row", ["reason"]}`.
