@@ -475,7 +475,7 @@ fn printed_and_installed_commands_run_in_sh_for_every_harness() {
         (bin_dir.to_str().unwrap().to_owned(), roster_dir.to_str().unwrap().to_owned());
     let flags = ["--bin-dir", bin_dir_text.as_str(), "--dir", roster_dir_text.as_str()];
     let owner = tests::Owner::spawn();
-    let record = roster_dir.join("sessions").join(format!("{}.json", owner.pid()));
+    let record = roster_dir.join("sessions").join(tests::record_file_name_here(owner.pid()));
 
     for harness in HookHarness::ALL {
         let name = harness.as_str();
