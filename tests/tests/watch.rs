@@ -510,8 +510,16 @@ fn a_watcher_that_fell_behind_reports_a_death_before_the_removal() {
     // Killed and reaped, so its pid names no process.
     drop(pruned);
     run(&sandbox, "roster-prune", &[]);
-    assert_eq!(sandbox.visible_session_entries(), [tests::record_file_name_here(unmarked_pid)], "the record is pruned");
-    assert_eq!(tests::names_in(&sandbox.consent()), [tests::record_file_name_here(unmarked_pid)], "the marker is pruned");
+    assert_eq!(
+        sandbox.visible_session_entries(),
+        [tests::record_file_name_here(unmarked_pid)],
+        "the record is pruned"
+    );
+    assert_eq!(
+        tests::names_in(&sandbox.consent()),
+        [tests::record_file_name_here(unmarked_pid)],
+        "the marker is pruned"
+    );
     watcher.resume();
     let died = watcher.expect("died", Some(pruned_pid));
     assert_eq!(died["row"]["liveness"], "dead", "{died}");
@@ -524,7 +532,8 @@ fn a_watcher_that_fell_behind_reports_a_death_before_the_removal() {
     // The marker goes first and the owner after, both unseen: the first
     // change read is the marker's, and by then the owner is gone.
     watcher.stop();
-    std::fs::remove_file(sandbox.consent().join(tests::record_file_name_here(unmarked_pid))).expect("remove the marker");
+    std::fs::remove_file(sandbox.consent().join(tests::record_file_name_here(unmarked_pid)))
+        .expect("remove the marker");
     drop(unmarked);
     watcher.resume();
     let died = watcher.expect("died", Some(unmarked_pid));
