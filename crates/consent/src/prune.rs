@@ -88,11 +88,10 @@ pub fn remove_marker(
     dry_run: bool,
     facts: &impl SystemFacts,
 ) -> Result<usize> {
-    let mut names = Vec::with_capacity(2);
-    if let Some(world) = World::of_reader(facts) {
-        names.push(RecordName::new(current.pid, world));
-    }
-    names.push(RecordName::legacy(current.pid));
+    let names = match World::of_reader(facts) {
+        Some(world) => RecordName::candidates(current.pid, world).to_vec(),
+        None => vec![RecordName::legacy(current.pid)],
+    };
     let mut removed = 0;
     for name in names {
         let Some(entry) = read_marker_entry(roster, &name.file_name(), facts) else { continue };

@@ -371,12 +371,14 @@ pub fn remove_current(
     dry_run: bool,
     facts: &impl SystemFacts,
 ) -> Result<CurrentOutcome> {
-    let own_world = World::of_reader(facts);
-    let mut names = Vec::with_capacity(3);
-    if let Some(world) = own_world {
-        names.push(RecordName::new(current.pid, world));
-    }
-    names.push(RecordName::legacy(current.pid));
+    // Without its own world this process cannot tell its record from
+    // another world's: it removes nothing, and says why.
+    let own_world = match (facts.boot_id(), facts.own_namespaces()) {
+        (Ok(boot_id), Ok(namespaces)) => World::new(namespaces.pid_ns, &boot_id),
+        (Err(error), _) => return Err(Error::io("read", owner_liveness::BOOT_ID_PATH, error)),
+        (_, Err(error)) => return Err(Error::io("read", "/proc/self/ns", error)),
+    };
+    let names = RecordName::candidates(current.pid, own_world);
     let mut kept = None;
     for name in names {
         let Some(row) = read_session_row(roster, &name.file_name(), facts) else { continue };
@@ -421,7 +423,7 @@ fn remove_own(
 fn whose(
     row: &SessionRow,
     current: &CurrentSession<'_>,
-    own_world: Option<World>,
+    own_world: World,
 ) -> std::result::Result<(), String> {
     let pid = current.pid;
     let Some(record) = &row.record else {
@@ -429,7 +431,7 @@ fn whose(
         return Err(format!("the entry at pid {pid} is {problem}, not a record of this session"));
     };
     let recorded_world = World::new(record.owner.pid_ns, record.owner.boot_id.as_str());
-    if own_world.is_some_and(|world| world != recorded_world) {
+    if own_world != recorded_world {
         return Err(format!(
             "the record at pid {pid} belongs to a process of another world ({}): {}",
             describe_world(record),

@@ -84,6 +84,12 @@ impl RecordName {
         RecordName { pid, world: None }
     }
 
+    /// The names a session of `pid` in `world` may have, in the order they
+    /// are looked at: this world's, then an older roster's `<pid>.json`.
+    pub fn candidates(pid: Pid, world: World) -> [RecordName; 2] {
+        [RecordName::new(pid, world), RecordName::legacy(pid)]
+    }
+
     /// The file name: `<stem>.json`.
     pub fn file_name(&self) -> String {
         format!("{self}.json")

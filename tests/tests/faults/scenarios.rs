@@ -298,8 +298,12 @@ impl Fixture {
         let start = serde_json::json!({
             "session_id": "faults-hook", "cwd": work, "hook_event_name": "SessionStart", "source": "startup",
         });
+        // The session that ends is the first live one: its end names its
+        // own session id, or `--current` keeps the record (another
+        // session's end).
+        let ending = self.live.first().map(|(_, identity)| tests::seed::session_id_for(0, identity));
         let end = serde_json::json!({
-            "session_id": "faults-hook", "cwd": work, "hook_event_name": "SessionEnd", "reason": "logout",
+            "session_id": ending, "cwd": work, "hook_event_name": "SessionEnd", "reason": "logout",
         });
         std::fs::write(root.join("hook-start.json"), serde_json::to_vec(&start)?)?;
         std::fs::write(root.join("hook-end.json"), serde_json::to_vec(&end)?)?;
