@@ -161,7 +161,16 @@ fn a_container_session_end_never_removes_a_live_host_session_or_its_marker() {
     );
     ended.expect_code(0);
     assert!(ended.stdout.is_empty(), "hook mode printed to stdout: {ended}");
-    container.run(&sandbox, "roster-prune", &["--current", "--pid", &pid_text]).expect_code(0);
+    let log = hook_log(&sandbox);
+    assert!(
+        log.contains("kept") && log.contains("another world"),
+        "the hook said nothing of what it kept: {log}"
+    );
+    // Plain mode says so too, and refuses.
+    let plain = container.run(&sandbox, "roster-prune", &["--current", "--pid", &pid_text]);
+    plain.expect_code(3).expect_error_line("roster-prune");
+    assert!(plain.stderr.contains(sandbox.record_path(pid).to_str().unwrap()), "{plain}");
+    assert!(plain.stderr.contains("another world"), "{plain}");
 
     assert_eq!(std::fs::read(sandbox.record_path(pid)).unwrap(), record_before, "the host record changed");
     assert!(sandbox.marker_path(pid).exists(), "the host session's disarm marker was removed");
@@ -204,7 +213,8 @@ fn consent_a_session_withdrew_is_never_reopened_by_another_world() {
     container
         .run(&sandbox, "roster-consent", &["disarm", "--pid", &inside, "--cwd", repo_text])
         .expect_code(0);
-    container.run(&sandbox, "roster-prune", &["--current", "--pid", &inside]).expect_code(0);
+    container.run(&sandbox, "roster-prune", &["--current", "--pid", &inside]).expect_code(3);
+    assert!(sandbox.marker_path(pid).exists(), "the host session's marker went");
 
     sandbox.register(pid, &["--cwd", repo_text, "--session-id", "after-clear"]);
     assert_eq!(

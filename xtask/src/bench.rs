@@ -462,7 +462,9 @@ impl Bench {
                 let hook_time = as_hook.time_once()?;
                 // Hook mode exits 0 and stays silent on stdout even when it
                 // fails, so check that the record is really there.
-                let record = registry.sessions.join(format!("{}.json", hook_owners[round].pid));
+                let record = registry
+                    .sessions
+                    .join(registry_core::RecordName::of_identity(&hook_owners[round]).file_name());
                 if !record.is_file() {
                     bail!(
                         "`{}` wrote no record; see {}/hook-errors.log",

@@ -401,10 +401,35 @@ pub fn remove_current(
     {
         return remove_own(roster, lock, row, dry_run);
     }
+    if kept.is_none() {
+        kept = another_worlds_record_at(roster, current, own_world, facts)?;
+    }
     Ok(match kept {
         Some((row, why)) => CurrentOutcome::Kept { row: Box::new(row), why },
         None => CurrentOutcome::NotFound,
     })
+}
+
+/// A record of another world whose pid is the caller's number, when the
+/// caller has none of its own: it is kept, and the caller told so (a
+/// container's session end next to a host session with its number). Read
+/// only when the caller's own record is missing, so a session end that
+/// finds its record costs no listing.
+fn another_worlds_record_at(
+    roster: &RosterDir,
+    current: &CurrentSession<'_>,
+    own_world: World,
+    facts: &impl SystemFacts,
+) -> Result<Option<(SessionRow, String)>> {
+    let prefix = format!("{}@", current.pid);
+    for name in list_names(roster, roster.sessions())? {
+        let Some(name) = name.to_str().filter(|name| name.starts_with(&prefix)) else { continue };
+        let Some(row) = read_session_row(roster, name, facts) else { continue };
+        if let Err(why) = whose(&row, current, own_world) {
+            return Ok(Some((row, why)));
+        }
+    }
+    Ok(None)
 }
 
 fn remove_own(
