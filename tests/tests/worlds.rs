@@ -533,3 +533,51 @@ fn empty_file(sandbox: &Sandbox) -> PathBuf {
     std::fs::write(path, "").unwrap();
     path.to_owned()
 }
+
+/// Records and markers an older roster wrote as `<pid>.json` (format 1,
+/// no machine) are still read, and their own session's next write moves
+/// them to this world's name, keeping what a refresh keeps.
+#[test]
+fn records_and_markers_of_an_older_roster_are_read_and_taken_over() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    let pid = owner.pid();
+    let pid_text = pid.to_string();
+    let first = sandbox.register(pid, &["--agent", "wren", "--session-id", "old"]);
+    sandbox.run("roster-consent", &["disarm", "--pid", &pid_text]).expect_code(0);
+    // As an older roster wrote them: `<pid>.json`, no machine, format 1
+    // (records) and 3 (markers).
+    let legacy_record = sandbox.sessions().join(format!("{pid}.json"));
+    let legacy_marker = sandbox.consent().join(format!("{pid}.json"));
+    for (new, legacy, format) in
+        [(sandbox.record_path(pid), &legacy_record, 1), (sandbox.marker_path(pid), &legacy_marker, 3)]
+    {
+        let mut value: Value = serde_json::from_slice(&std::fs::read(&new).unwrap()).unwrap();
+        let object = value.as_object_mut().unwrap();
+        object.remove("machine");
+        object.insert("format".into(), Value::from(format));
+        tests::write_file_0600(legacy, &serde_json::to_vec_pretty(&value).unwrap());
+        std::fs::remove_file(&new).unwrap();
+    }
+    let rows = sandbox.list(&[]);
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert_eq!(rows[0]["liveness"], "alive", "{:#}", rows[0]);
+    assert_eq!(rows[0]["consent"], "disarmed", "the older marker still counts: {:#}", rows[0]);
+    assert_eq!(sandbox.run("roster-consent", &["should-arm", "--pid", &pid_text]).code(), 1);
+
+    let refreshed = sandbox.run("roster-register", &["--pid", &pid_text, "--session-id", "new"]);
+    refreshed.expect_code(0);
+    assert!(refreshed.stdout_text().starts_with("refreshed pid"), "{refreshed}");
+    assert!(!legacy_record.exists(), "the older record stayed beside the new one");
+    let record = sandbox.record(pid);
+    assert_eq!(record["registered_at"], first["registered_at"]);
+    assert_eq!(record["agent"], "wren");
+    assert_eq!(record["format"], 2);
+    sandbox.run("roster-consent", &["disarm", "--pid", &pid_text]).expect_code(0);
+    assert!(!legacy_marker.exists(), "the older marker stayed beside the new one");
+    assert!(sandbox.marker_path(pid).exists());
+    // Its end removes both of this world's files.
+    sandbox.run("roster-prune", &["--current", "--pid", &pid_text]).expect_code(0);
+    assert!(sandbox.visible_session_entries().is_empty());
+    assert!(tests::names_in(&sandbox.consent()).is_empty());
+}
