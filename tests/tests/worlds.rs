@@ -465,20 +465,28 @@ fn current_removes_only_its_own_session() {
     let owner = Owner::spawn();
     let pid = owner.pid().to_string();
     sandbox.register(owner.pid(), &["--session-id", "mine"]);
+    sandbox.run("roster-consent", &["disarm", "--pid", &pid]).expect_code(0);
 
-    // Another session's end (its payload names another session id): kept,
+    // Another session's end (its payload names another session id, or one
+    // that is no valid session id at all): kept with its consent marker,
     // logged, exit 0, stdout silent.
-    let mut hook =
-        sandbox.command_in_root("roster-prune", &["--current", "--hook", "claude-code", "--pid", &pid]);
-    let outcome = run_with_payload(&mut hook, r#"{"session_id":"someone-else","reason":"exit"}"#);
-    outcome.expect_code(0);
-    assert!(outcome.stdout.is_empty(), "{outcome}");
-    assert!(
-        sandbox.record_path(owner.pid()).exists(),
-        "a session end of another session id removed the record"
-    );
-    let log = hook_log(&sandbox);
-    assert!(log.contains("kept") && log.contains("someone-else"), "{log}");
+    for other in ["someone-else", "not/a/session/id"] {
+        let mut hook =
+            sandbox.command_in_root("roster-prune", &["--current", "--hook", "claude-code", "--pid", &pid]);
+        let outcome = run_with_payload(&mut hook, &format!(r#"{{"session_id":"{other}","reason":"exit"}}"#));
+        outcome.expect_code(0);
+        assert!(outcome.stdout.is_empty(), "{outcome}");
+        assert!(
+            sandbox.record_path(owner.pid()).exists(),
+            "a session end of session id {other} removed the record"
+        );
+        assert!(
+            sandbox.marker_path(owner.pid()).exists(),
+            "a session end of session id {other} removed the marker"
+        );
+        let log = hook_log(&sandbox);
+        assert!(log.contains("kept") && log.contains(other), "{log}");
+    }
 
     // A record at the pid of another process (its identity differs): kept;
     // plain mode says so with exit 3.
@@ -564,6 +572,16 @@ fn records_and_markers_of_an_older_roster_are_read_and_taken_over() {
     assert_eq!(rows[0]["liveness"], "alive", "{:#}", rows[0]);
     assert_eq!(rows[0]["consent"], "disarmed", "the older marker still counts: {:#}", rows[0]);
     assert_eq!(sandbox.run("roster-consent", &["should-arm", "--pid", &pid_text]).code(), 1);
+    // A marker written now, beside the older record, is the one the
+    // listing shows (it is named for the record's world, not its file).
+    sandbox.run("roster-consent", &["disarm", "--pid", &pid_text]).expect_code(0);
+    assert!(!legacy_marker.exists(), "the older marker stayed beside the new one");
+    let rows = sandbox.list(&[]);
+    assert_eq!(
+        rows[0]["consent"], "disarmed",
+        "the new marker of an older record is not seen: {:#}",
+        rows[0]
+    );
 
     let refreshed = sandbox.run("roster-register", &["--pid", &pid_text, "--session-id", "new"]);
     refreshed.expect_code(0);
@@ -573,8 +591,6 @@ fn records_and_markers_of_an_older_roster_are_read_and_taken_over() {
     assert_eq!(record["registered_at"], first["registered_at"]);
     assert_eq!(record["agent"], "wren");
     assert_eq!(record["format"], 2);
-    sandbox.run("roster-consent", &["disarm", "--pid", &pid_text]).expect_code(0);
-    assert!(!legacy_marker.exists(), "the older marker stayed beside the new one");
     assert!(sandbox.marker_path(pid).exists());
     // Its end removes both of this world's files.
     sandbox.run("roster-prune", &["--current", "--pid", &pid_text]).expect_code(0);

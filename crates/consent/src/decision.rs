@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use owner_liveness::{Liveness, SystemFacts};
-use registry_core::{RecordName, RosterDir, SessionRow};
+use registry_core::{RecordName, RosterDir, SessionRow, World};
 
 use crate::config::{ConfigOutcome, Decision, resolve_auto_arm_naming_repo_file};
 use crate::config_files::{ConfigInput, load_repo_input, load_user_input};
@@ -180,8 +180,11 @@ impl ConsentDecider {
                 label: "-",
             };
         };
-        let name = RecordName::parse_file_name(&row.file_name).unwrap_or(RecordName::legacy(record.pid()));
-        let marker = self.marker(roster, name, facts);
+        // The marker is named for the world the record's owner is in, which
+        // a record an older roster named `<pid>.json` does not say in its
+        // name: a marker its session wrote since is under the new name.
+        let world = World::new(record.owner.pid_ns, record.owner.boot_id.as_str());
+        let marker = self.marker(roster, RecordName::new(record.pid(), world), facts);
         if row.liveness() != Liveness::Alive {
             return SessionConsent::of_owner_not_running(row, marker.counted_state());
         }

@@ -121,8 +121,7 @@ pub fn judge<F: SystemFacts>(
     socket: Option<&SocketIdentity>,
     facts: &F,
 ) -> Verdict {
-    // What could not be examined, apart from the processes: the boot id,
-    // then the socket.
+    // What could not be examined, apart from the processes: the socket.
     let mut unknowns: Vec<String> = Vec::new();
 
     // 1. Boot and machine. One kernel has one boot id, so the same boot id
@@ -130,12 +129,21 @@ pub fn judge<F: SystemFacts>(
     // machine ids say, and the namespaces below decide. Another boot id is
     // a reboot only on the same machine: a home shared by two machines
     // holds the other one's sessions, which this one cannot examine.
+    // Without this boot's id a record cannot be placed at all: every
+    // machine's initial pid namespace has the same inode, so a pid of
+    // another machine would pass the namespace rule and be judged here.
     match facts.boot_id() {
         Ok(boot_id) if boot_id != identity.boot_id => return another_boot(identity, facts),
         Ok(_) => {}
-        Err(error) => unknowns.push(format!("boot id unreadable: {error}")),
+        Err(error) => {
+            return Verdict::new(
+                Liveness::Unknown,
+                format!(
+                    "boot id unreadable: {error}; a pid cannot be placed on this machine's kernel without it"
+                ),
+            );
+        }
     }
-    let boot_unknowns = unknowns.len();
 
     // 2. Namespaces: pids mean other things in another pid namespace, so
     // nothing below could be trusted. A time namespace only shifts the
@@ -245,10 +253,8 @@ pub fn judge<F: SystemFacts>(
         }
         Some(_) => unknown(unknowns),
         None => {
-            let socket_unknowns = unknowns.split_off(boot_unknowns);
-            let mut reasons = unknowns;
-            reasons.extend(findings.iter().flat_map(MemberFinding::reasons));
-            reasons.extend(socket_unknowns);
+            let mut reasons: Vec<String> = findings.iter().flat_map(MemberFinding::reasons).collect();
+            reasons.extend(unknowns);
             unknown(reasons)
         }
     }

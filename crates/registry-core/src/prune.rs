@@ -338,7 +338,9 @@ pub fn remove_session_row(roster: &RosterDir, _lock: &RegistryLock, row: &Sessio
 pub struct CurrentSession<'a> {
     pub pid: Pid,
     pub identity: Option<&'a OwnerIdentity>,
-    pub payload_session_id: Option<&'a SessionId>,
+    /// As the payload wrote it: one that is no valid session id still
+    /// differs from the record's, so it never passes for it.
+    pub payload_session_id: Option<&'a str>,
 }
 
 /// What `remove_current` found.
@@ -349,8 +351,10 @@ pub enum CurrentOutcome {
     /// No record of this session.
     NotFound,
     /// A record at the session's pid that is not provably its own, kept:
-    /// why.
-    Kept { row: Box<SessionRow>, why: String },
+    /// why. `callers_owner`: the record's owner is the caller's own, in
+    /// another session (the payload named another session id), so the
+    /// owner's consent marker is that session's and stays too.
+    Kept { row: Box<SessionRow>, why: String, callers_owner: bool },
 }
 
 /// Removes the calling session's own record whatever its verdict (a
@@ -380,23 +384,34 @@ pub fn remove_current(
     };
     let names = RecordName::candidates(current.pid, own_world);
     let mut kept = None;
+    let mut removed = None;
+    // Both names may hold this owner's record (a crash between writing the
+    // new one and removing the older): every one of its own goes.
     for name in names {
         let Some(row) = read_session_row(roster, &name.file_name(), facts) else { continue };
         match whose(&row, current, own_world) {
-            Ok(()) => return remove_own(roster, lock, row, dry_run),
-            Err(why) => {
-                kept.get_or_insert((row, why));
+            Ok(()) => {
+                if let CurrentOutcome::Removed(row) = remove_own(roster, lock, row, dry_run)? {
+                    removed.get_or_insert(row);
+                }
+            }
+            Err(refusal) => {
+                kept.get_or_insert((row, refusal));
             }
         }
     }
+    if let Some(row) = removed {
+        return Ok(CurrentOutcome::Removed(row));
+    }
     // The session continued below its owner: the record of its session id
     // names the caller's owner among its chain.
-    if let (Some(identity), Some(session_id)) = (current.identity, current.payload_session_id)
-        && let Some(holder) = crate::session_index::indexed_holder(roster, session_id)
+    if let (Some(identity), Some(session_id)) =
+        (current.identity, current.payload_session_id.and_then(|id| SessionId::parse(id).ok()))
+        && let Some(holder) = crate::session_index::indexed_holder(roster, &session_id)
         && holder.pid != current.pid
         && let Some(row) = read_session_row(roster, &holder.file_name(), facts)
         && let Some(record) = &row.record
-        && record.session_id.as_ref() == Some(session_id)
+        && record.session_id.as_ref() == Some(&session_id)
         && continues_chain(record, identity)
     {
         return remove_own(roster, lock, row, dry_run);
@@ -405,9 +420,27 @@ pub fn remove_current(
         kept = another_worlds_record_at(roster, current, own_world, facts)?;
     }
     Ok(match kept {
-        Some((row, why)) => CurrentOutcome::Kept { row: Box::new(row), why },
+        Some((row, refusal)) => CurrentOutcome::Kept {
+            row: Box::new(row),
+            why: refusal.why,
+            callers_owner: refusal.callers_owner,
+        },
         None => CurrentOutcome::NotFound,
     })
+}
+
+/// Why a record at the caller's pid is not its own.
+#[derive(Clone, Debug)]
+struct Refusal {
+    why: String,
+    /// The record's owner is the caller's, in another session.
+    callers_owner: bool,
+}
+
+impl Refusal {
+    fn of_another_owner(why: String) -> Refusal {
+        Refusal { why, callers_owner: false }
+    }
 }
 
 /// A record of another world whose pid is the caller's number, when the
@@ -420,13 +453,13 @@ fn another_worlds_record_at(
     current: &CurrentSession<'_>,
     own_world: World,
     facts: &impl SystemFacts,
-) -> Result<Option<(SessionRow, String)>> {
+) -> Result<Option<(SessionRow, Refusal)>> {
     let prefix = format!("{}@", current.pid);
     for name in list_names(roster, roster.sessions())? {
         let Some(name) = name.to_str().filter(|name| name.starts_with(&prefix)) else { continue };
         let Some(row) = read_session_row(roster, name, facts) else { continue };
-        if let Err(why) = whose(&row, current, own_world) {
-            return Ok(Some((row, why)));
+        if let Err(refusal) = whose(&row, current, own_world) {
+            return Ok(Some((row, refusal)));
         }
     }
     Ok(None)
@@ -449,15 +482,16 @@ fn whose(
     row: &SessionRow,
     current: &CurrentSession<'_>,
     own_world: World,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), Refusal> {
     let pid = current.pid;
+    let refuse = |why: String| Err(Refusal::of_another_owner(why));
     let Some(record) = &row.record else {
         let problem = row.problem.as_ref().map_or("unreadable", |problem| problem.kind.as_str());
-        return Err(format!("the entry at pid {pid} is {problem}, not a record of this session"));
+        return refuse(format!("the entry at pid {pid} is {problem}, not a record of this session"));
     };
     let recorded_world = World::new(record.owner.pid_ns, record.owner.boot_id.as_str());
     if own_world != recorded_world {
-        return Err(format!(
+        return refuse(format!(
             "the record at pid {pid} belongs to a process of another world ({}): {}",
             describe_world(record),
             row.verdict.reason
@@ -465,14 +499,14 @@ fn whose(
     }
     match current.identity {
         Some(identity) if !same_owner(record, identity) => {
-            return Err(format!(
+            return refuse(format!(
                 "the record at pid {pid} names another process than this session's owner ({})",
                 row.verdict.reason
             ));
         }
         Some(_) => {}
         None if row.liveness() != Liveness::Dead => {
-            return Err(format!(
+            return refuse(format!(
                 "the owner {pid} is not running, so it cannot be proven the recorded process, which is {} ({})",
                 row.liveness(),
                 row.verdict.reason
@@ -481,11 +515,15 @@ fn whose(
         None => {}
     }
     if let (Some(payload), Some(recorded)) = (current.payload_session_id, &record.session_id)
-        && payload != recorded
+        && payload != recorded.as_str()
     {
-        return Err(format!(
-            "the hook payload's session id {payload} is not the record's {recorded}, so it ends another session"
-        ));
+        return Err(Refusal {
+            why: format!(
+                "the hook payload's session id {payload:?} is not the record's {recorded}, so it ends another \
+                 session of this owner"
+            ),
+            callers_owner: true,
+        });
     }
     Ok(())
 }

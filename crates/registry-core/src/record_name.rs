@@ -111,12 +111,6 @@ impl RecordName {
         let pid = Pid::parse_canonical(pid, u32::MAX).ok()?;
         Some(RecordName { pid, world })
     }
-
-    /// Whether a record of the owner `identity` may be called this: its pid
-    /// and, for a name with a world, its world.
-    pub fn fits(&self, identity: &OwnerIdentity) -> bool {
-        self.pid == identity.pid && self.world.is_none_or(|world| world == World::of_identity(identity))
-    }
 }
 
 /// The stem: `<pid>@<world>`, or `<pid>` for a legacy name.

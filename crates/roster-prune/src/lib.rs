@@ -21,8 +21,8 @@ use cli_support::{
 use harness::{HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, parse_payload, read_payload};
 use owner_liveness::Liveness;
 use registry_core::{
-    CurrentOutcome, CurrentSession, PruneOptions, PruneReport, RowConsent, RunningSystem, SessionId,
-    SessionRow, map_in_parallel, prune_sessions, remove_current,
+    CurrentOutcome, CurrentSession, PruneOptions, PruneReport, RowConsent, RunningSystem, SessionRow,
+    map_in_parallel, prune_sessions, remove_current,
 };
 
 const TOOL: &str = "roster-prune";
@@ -232,10 +232,10 @@ fn prune_current(args: &PruneArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome { report, consent_removed: 0 });
     }
     let payload_session_id = match &payload {
-        Some(Ok(payload)) => payload.session_id.as_deref().and_then(|id| SessionId::parse(id).ok()),
+        Some(Ok(payload)) => payload.session_id.as_deref(),
         _ => None,
     };
-    let outcome = remove_calling_session(args, report, payload_session_id.as_ref())?;
+    let outcome = remove_calling_session(args, report, payload_session_id)?;
     if let Some(Err(error)) = payload {
         let done = if outcome.report.removed.is_empty() {
             "the session had no record to remove"
@@ -255,7 +255,7 @@ fn prune_current(args: &PruneArgs) -> anyhow::Result<Outcome> {
 fn remove_calling_session(
     args: &PruneArgs,
     mut report: PruneReport,
-    payload_session_id: Option<&SessionId>,
+    payload_session_id: Option<&str>,
 ) -> anyhow::Result<Outcome> {
     let owner = resolve_calling_owner(args.pid.as_deref())?;
     let Some(roster) = open_roster_for_reading(&args.common)? else {
@@ -266,19 +266,38 @@ fn remove_calling_session(
     let identity = owner.capture_identity(&facts).ok();
     let current = CurrentSession { pid: owner.resolved.pid, identity: identity.as_ref(), payload_session_id };
     let lock = roster.lock()?;
-    let kept = match remove_current(&roster, &lock, &current, args.dry_run, &facts)? {
+    let outcome = remove_current(&roster, &lock, &current, args.dry_run, &facts)?;
+    // The marker goes with the session: not when the record stays because
+    // it is this owner's in another session (that session's marker), and
+    // the marker of a chain's record found below its owner goes with it.
+    let mut consent_removed = 0;
+    let mut kept = None;
+    match outcome {
         CurrentOutcome::Removed(row) => {
+            consent_removed += consent::remove_marker(&roster, &lock, &current, args.dry_run, &facts)?;
+            if let Some(record) = row.record.as_ref().filter(|record| record.pid() != current.pid) {
+                let identity = record.identity();
+                let chain_session =
+                    CurrentSession { pid: record.pid(), identity: Some(&identity), payload_session_id: None };
+                consent_removed +=
+                    consent::remove_marker(&roster, &lock, &chain_session, args.dry_run, &facts)?;
+            }
             match row.liveness() {
                 Liveness::Dead => report.dead_removed += 1,
                 _ => report.unknown_removed += 1,
             }
             report.removed.push(row);
-            None
         }
-        CurrentOutcome::NotFound => None,
-        CurrentOutcome::Kept { row, why } => Some((row, why)),
-    };
-    let consent_removed = consent::remove_marker(&roster, &lock, &current, args.dry_run, &facts)?;
+        CurrentOutcome::NotFound => {
+            consent_removed += consent::remove_marker(&roster, &lock, &current, args.dry_run, &facts)?;
+        }
+        CurrentOutcome::Kept { row, why, callers_owner } => {
+            if !callers_owner {
+                consent_removed += consent::remove_marker(&roster, &lock, &current, args.dry_run, &facts)?;
+            }
+            kept = Some((row, why));
+        }
+    }
     drop(lock);
     if let Some((row, why)) = kept {
         return Err(anyhow::Error::new(Refused(format!(
