@@ -38,7 +38,8 @@ pub use files::{
     TEMP_PREFIX, list_entries, list_names, read_entry, remove_entry, write_atomically,
 };
 pub use hook_log::{
-    HOOK_LOG_LINES, HOOK_LOG_NAME, append_hook_error, append_hook_error_within, recent_hook_errors,
+    HOOK_LOG_LINES, HOOK_LOG_NAME, RecentHookErrors, append_hook_error, append_hook_error_within,
+    recent_hook_errors,
 };
 pub use interrupted::retry_interrupted;
 pub use list::{

@@ -323,7 +323,7 @@ fn report_notes(listing: &ListingSummary, roster: Option<&RosterDir>, args: &Lis
     let mut err = std::io::stderr().lock();
     if args.common.output_format() == OutputFormat::Json {
         if let Some(roster) = roster {
-            let notes = notes::current_notes(listing, roster, None);
+            let notes = notes::current_notes(listing, roster);
             if !notes.is_empty() {
                 write_whole(&mut err, &format!("{}\n", notes::notes_json_line(&notes)))?;
             }
