@@ -155,7 +155,9 @@ pub fn manual() -> Manual {
                 .to_owned(),
             "Filters: --agent, --harness and --session-id given \"\" select the sessions without that value \
              (anonymous, unknown harness, no session id). With filters that match nothing stderr says \
-             `no sessions match` and names them; `no sessions registered` means the registry holds none."
+             `no sessions match` and names them; `no sessions registered` means the registry holds none. Of \
+             a registry that does not exist yet, stderr says that nothing was ever registered there and, when \
+             roster-register would refuse to create it (a directory above it others may write to), why."
                 .to_owned(),
             "Notes: what to act on (dead sessions hidden, unknown and untrusted entries, hook failures from \
              hook-errors.log) goes to stderr, never among the rows, each note once per cause (the roster \
@@ -331,7 +333,11 @@ fn report_notes(listing: &ListingSummary, roster: Option<&RosterDir>, args: &Lis
         return Ok(());
     }
     let home = cli_support::process_env_os("HOME").map(PathBuf::from);
-    let mut lines = listing_remarks(listing, roster, &filter_words(args, home.as_deref()));
+    let refusal = match roster {
+        Some(_) => None,
+        None => refusal_of_a_new_registry(args),
+    };
+    let mut lines = listing_remarks(listing, roster, refusal, &filter_words(args, home.as_deref()));
     let mut shown_state = None;
     if let Some(roster) = roster {
         let (unseen, state) = notes::unseen_notes(listing, roster);
@@ -489,12 +495,32 @@ fn filter_words(args: &ListArgs, home: Option<&Path>) -> String {
     words.join(" ")
 }
 
+/// Why `roster-register` would refuse the registry that does not exist
+/// yet at the path these flags choose, in the words it would use: a hint
+/// to register there would lead into that refusal.
+fn refusal_of_a_new_registry(args: &ListArgs) -> Option<String> {
+    let path = cli_support::roster_directory_choice(&args.common).ok()?.path;
+    RosterDir::check_creatable(&path).err().map(|error| error.to_string())
+}
+
 /// What a person needs to read the listing, said on every call: why it
-/// is empty, and what the unverified mark means.
-fn listing_remarks(listing: &ListingSummary, roster: Option<&RosterDir>, filters: &str) -> Vec<String> {
+/// is empty (for a registry that does not exist, also why roster would
+/// refuse it, `refusal`), and what the unverified mark means.
+fn listing_remarks(
+    listing: &ListingSummary,
+    roster: Option<&RosterDir>,
+    refusal: Option<String>,
+    filters: &str,
+) -> Vec<String> {
     let mut lines = Vec::new();
     let Some(roster) = roster else {
-        lines.push("no sessions: nothing was ever registered here (roster-register adds one)".to_owned());
+        lines.push(match refusal {
+            Some(why) => format!(
+                "no sessions: nothing was ever registered here, and roster-register would refuse it: {}",
+                escape_for_terminal(&why)
+            ),
+            None => "no sessions: nothing was ever registered here (roster-register adds one)".to_owned(),
+        });
         return lines;
     };
     if listing.registry_is_empty() {
