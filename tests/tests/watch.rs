@@ -622,3 +622,25 @@ fn a_swapped_symlink_above_the_registry_moves_the_watch() {
     let said = std::fs::read_to_string(&stderr_path).expect("read stderr");
     assert!(said.contains("writable by group or others") && said.contains("as if it were absent"), "{said}");
 }
+
+/// Regression: a watch of a registry that held only `sessions/` (made by an
+/// older roster, or by hand) began with `resync: the registry directory
+/// was replaced or recreated`, before anything happened: opening the
+/// registry created `consent/`, and the watch saw it appear.
+#[test]
+fn a_registry_without_its_consent_directory_starts_a_quiet_watch() {
+    let sandbox = Sandbox::new();
+    let first = Owner::spawn();
+    sandbox.register(first.pid(), &[]);
+    for made_by_a_newer_roster in ["consent", "session-ids"] {
+        std::fs::remove_dir_all(sandbox.root().join(made_by_a_newer_roster)).expect("remove a subdirectory");
+    }
+    let watcher = Watcher::start(&sandbox, &[]);
+    // Once the row is listed the watcher has read the registry: the next
+    // event is the next change, with nothing in between.
+    watcher.expect("listed", Some(first.pid()));
+    let owner = Owner::spawn();
+    run(&sandbox, "roster-register", &["--pid", &owner.pid().to_string()]);
+    watcher.expect("registered", Some(owner.pid()));
+    assert!(sandbox.consent().is_dir(), "the watch opened the registry without completing it");
+}

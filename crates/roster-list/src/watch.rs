@@ -127,6 +127,11 @@ struct Watcher<'a> {
 pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
     raise_open_file_limit();
     let path = roster_directory_choice(&args.common)?.path;
+    // Opening a registry creates the subdirectories it lacks (one an older
+    // roster made, or one made by hand, may hold only `sessions/`). Done
+    // before the watch starts, their creation is no change to report: seen
+    // by the watch, it was a resync before anything happened.
+    RosterDir::open_existing(&path)?;
     // Watching starts before the first read, so no change falls between.
     let source = RegistryWatch::start(&path)?;
     let follows_consent = !args.common.quiet;
