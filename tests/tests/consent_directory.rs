@@ -155,13 +155,54 @@ fn a_record_of_another_process_at_the_pid_lends_no_directory() {
     let outcome = scene.consent_from(&scene.orchestrator, &["status", "--pid", &pid.to_string()]);
     outcome.expect_code(2).expect_error_line("roster-consent");
     assert!(outcome.stderr.contains("belongs to a process that is gone"), "{outcome}");
+}
 
-    // The owner itself has ended.
-    let ended = scene.registered_owner(&scene.opted_in);
-    let ended_pid = ended.kill();
+/// Regression: `status` of a session that ended was bad input (exit 2,
+/// "cannot tell pid N's directory"), and otherwise printed the marker's
+/// path where there was none and said "auto-arm is off" twice. A session
+/// that ended is said gone, with what it last was (its marker's state, its
+/// record's directory), and refused like any owner that is not running
+/// (exit 3); should-arm still says no.
+#[test]
+fn a_session_that_ended_is_said_gone_with_what_it_last_was() {
+    let scene = Scene::new();
+    let owner = scene.registered_owner(&scene.plain);
+    let pid = owner.pid().to_string();
+    let running = scene.consent_from(&scene.orchestrator, &["status", "--pid", &pid]);
+    let text = running.expect_code(0).stdout_text();
+    assert_eq!(text.matches("auto-arm is off").count(), 1, "said more than once:\n{text}");
+    assert!(!text.contains("marker "), "a marker's path shown where there is none:\n{text}");
+    scene.sandbox.run("roster-consent", &["disarm", "--pid", &pid]).expect_code(0);
+
+    let ended_pid = owner.kill();
     assert_eq!(scene.should_arm_from(&scene.orchestrator, ended_pid), 1);
-    let outcome = scene.consent_from(&scene.orchestrator, &["status", "--pid", &ended_pid.to_string()]);
-    outcome.expect_code(2).expect_error_line("roster-consent");
+    let outcome = scene.consent_from(&scene.orchestrator, &["status", "--pid", &pid]);
+    outcome.expect_code(3).expect_error_line("roster-consent");
+    assert!(outcome.stderr.contains("has ended"), "{outcome}");
+    let text = outcome.stdout_text();
+    assert!(text.contains(&format!("gone: pid {pid} is not running")), "{text}");
+    assert!(text.contains("directory   ~/src/plain (from the session's record)"), "{text}");
+    assert!(text.contains("last state  disarmed"), "{text}");
+    let marker = scene.sandbox.marker_path(ended_pid);
+    assert!(text.contains(&format!("marker      {}", marker.display())), "{text}");
+    assert!(!text.contains("auto-arm"), "nothing is decided for a session that ended:\n{text}");
+
+    let outcome = scene.consent_from(&scene.orchestrator, &["status", "--json", "--pid", &pid]);
+    outcome.expect_code(3);
+    let status: Value = serde_json::from_slice(&outcome.stdout).expect("status --json prints JSON");
+    assert_eq!(status["session_ended"], true, "{status:#}");
+    assert_eq!(status["should_arm"], false, "{status:#}");
+    assert_eq!(status["directory"]["path"], scene.plain.to_str().unwrap(), "{status:#}");
+    assert_eq!(status["record"]["liveness"], "dead", "{status:#}");
+    assert_eq!(status["marker"]["written_state"], "disarmed", "{status:#}");
+
+    // Pruned: nothing is left of it, and it is still gone, not bad input.
+    scene.sandbox.run("roster-prune", &[]).expect_code(0);
+    let outcome = scene.consent_from(&scene.orchestrator, &["status", "--pid", &pid]);
+    outcome.expect_code(3);
+    let text = outcome.stdout_text();
+    assert!(text.contains("record      none left") && text.contains("last state  none"), "{text}");
+    assert!(!text.contains("marker ") && !text.contains("directory "), "{text}");
 }
 
 #[test]

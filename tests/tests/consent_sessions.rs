@@ -344,8 +344,20 @@ fn a_marker_of_an_exited_owner_is_ignored_then_reaped() {
     departed.set("arm", &scene.plain_repo);
     let departed_pid = departed.end();
     assert_eq!(scene.should_arm(departed_pid, &scene.plain_repo), 1);
-    let status = scene.status_json(departed_pid, &scene.plain_repo);
+    // A session that ended is refused like any owner that is not running,
+    // and described all the same.
+    let output = scene.run(&[
+        "status",
+        "--json",
+        "--pid",
+        &departed_pid.to_string(),
+        "--cwd",
+        path_str(&scene.plain_repo),
+    ]);
+    assert_eq!(output.status.code(), Some(3), "{}", String::from_utf8_lossy(&output.stderr));
+    let status: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(status["owner_running"], false);
+    assert_eq!(status["session_ended"], true);
     assert_eq!(status["marker"]["state"], "none");
     assert_eq!(status["marker"]["written_state"], "armed");
     assert_eq!(status["marker"]["liveness"], "dead");

@@ -264,14 +264,15 @@ fn format_characters_and_bidi_controls_are_escaped_in_every_text_output() {
             }
         }
     });
-    // The watch shows the rows as a table first, then one line per event:
-    // the refresh below is one.
+    // The watch shows each row as a `listed` event first, then one line per
+    // event, in the table's columns: the refresh below is one.
     let next_line = || {
         let line: Vec<u8> = lines.recv_timeout(Duration::from_secs(10)).expect("the watch printed no line");
         assert_no_invisible(&line, "roster-list --watch");
         String::from_utf8_lossy(&line).into_owned()
     };
-    while !next_line().starts_with(&pid) {}
+    let unverified_pid = format!("{pid}?");
+    while !next_line().split_whitespace().any(|word| word == unverified_pid) {}
     sandbox
         .run("roster-register", &["--pid", &pid, "--cwd", dir.to_str().unwrap(), "--session-id", "s-2"])
         .expect_code(0);

@@ -54,7 +54,10 @@ fn each_note_is_said_once_per_cause_on_stderr() {
     log_hook_failure(&sandbox, "registry busy");
     let changed = list_stderr(&sandbox, &[]);
     assert!(changed.contains("2 dead sessions hidden"), "a new cause is said:\n{changed}");
-    assert!(changed.contains("1 hook failure in the last day"), "only the new failure counts:\n{changed}");
+    assert!(
+        changed.contains("2 hook failures in the last day"),
+        "every failure of the last day counts, shown before or not:\n{changed}"
+    );
     assert!(changed.contains("registry busy") && !changed.contains("payload is not JSON"), "{changed}");
 
     sandbox.run("roster-prune", &[]).expect_code(0);
@@ -124,4 +127,48 @@ fn an_untrusted_entry_says_why() {
             && notes.contains("writable by group or others"),
         "{notes}"
     );
+}
+
+/// Regression: after four hook failures, `hook-errors.log` held four lines
+/// and `roster-list --json` said 4, while the text note said "2 hook
+/// failures in the last day" (it counted only those after the newest one
+/// a note had shown). One count, one meaning: the failures of the last
+/// day, in text and JSON, whether or not a note was shown in between.
+#[test]
+fn the_hook_failure_count_is_the_last_days_in_text_and_json() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    sandbox.register(owner.pid(), &[]);
+    let json_message = |sandbox: &Sandbox| {
+        let outcome = sandbox.run("roster-list", &["--json"]);
+        outcome.expect_code(0);
+        let notes: Value = serde_json::from_str(outcome.stderr.trim()).expect("one JSON line of notes");
+        notes["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|note| note["kind"] == "hook-failures")
+            .map(|note| note["message"].as_str().unwrap().to_owned())
+            .unwrap_or_default()
+    };
+
+    log_hook_failure(&sandbox, "first");
+    log_hook_failure(&sandbox, "second");
+    let text = list_stderr(&sandbox, &[]);
+    assert!(text.contains("2 hook failures in the last day"), "{text}");
+    log_hook_failure(&sandbox, "third");
+    log_hook_failure(&sandbox, "fourth");
+    let log = std::fs::read_to_string(sandbox.root().join("hook-errors.log")).unwrap();
+    assert_eq!(log.lines().count(), 4, "{log}");
+    assert!(
+        json_message(&sandbox).starts_with("4 hook failures in the last day"),
+        "{}",
+        json_message(&sandbox)
+    );
+    let text = list_stderr(&sandbox, &[]);
+    assert!(text.contains("4 hook failures in the last day") && text.contains("fourth"), "{text}");
+    // Nothing new since: nothing said, and the count stays the same for scripts.
+    let text = list_stderr(&sandbox, &[]);
+    assert!(!text.contains("hook failure"), "said again with nothing new:\n{text}");
+    assert!(json_message(&sandbox).starts_with("4 hook failures in the last day"));
 }

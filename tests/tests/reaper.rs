@@ -21,7 +21,7 @@ fn prune(sandbox: &Sandbox, args: &[&str]) -> Value {
     let mut all = vec!["--json"];
     all.extend_from_slice(args);
     let report = sandbox.run("roster-prune", &all).json();
-    for key in ["removed", "dead_removed", "unknown_removed", "kept", "temp_removed"] {
+    for key in ["removed", "dead_removed", "unknown_removed", "current_removed", "kept", "temp_removed"] {
         assert!(report.get(key).is_some(), "the report lacks {key}: {report:#}");
     }
     report
@@ -294,6 +294,45 @@ fn current_removes_exactly_the_named_session() {
     let report = prune(&sandbox, &["--current", "--pid", &dead.to_string()]);
     assert_eq!(removed_pids(&report), [u64::from(dead)].into(), "{report:#}");
     assert!(sandbox.visible_session_entries().is_empty());
+}
+
+/// Regression: `--current` reported the live session it removed as
+/// "1 unknown" (`"unknown_removed": 1` for a row whose liveness is alive)
+/// and said `kept 0` while other records remained. A removal on request is
+/// its own kind, and kept counts the entries left in the registry.
+#[test]
+fn current_counts_its_removal_as_on_request_and_what_it_kept() {
+    let sandbox = Sandbox::new();
+    let ending = Owner::spawn();
+    let other = Owner::spawn();
+    let doomed = Owner::spawn();
+    for owner in [&ending, &other, &doomed] {
+        sandbox.register(owner.pid(), &[]);
+    }
+    doomed.kill();
+    let pid = ending.pid().to_string();
+
+    let dry = prune(&sandbox, &["--current", "--pid", &pid, "--dry-run"]);
+    assert_eq!(
+        (&dry["current_removed"], &dry["dead_removed"], &dry["unknown_removed"], &dry["kept"]),
+        (&Value::from(1), &Value::from(0), &Value::from(0), &Value::from(2)),
+        "{dry:#}"
+    );
+
+    let text = sandbox.run("roster-prune", &["--current", "--pid", &pid]);
+    let stdout = text.expect_code(0).stdout_text();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].starts_with(&format!("removed pid {pid} (alive: ")), "{text}");
+    assert_eq!(lines[1], "removed 1 on request, 0 consent markers; kept 2", "{text}");
+
+    let report = prune(&sandbox, &["--current", "--pid", &other.pid().to_string()]);
+    assert_eq!(report["removed"][0]["liveness"], "alive", "{report:#}");
+    assert_eq!(
+        (&report["current_removed"], &report["unknown_removed"], &report["kept"]),
+        (&Value::from(1), &Value::from(0), &Value::from(1)),
+        "the dead record is left, and counted as kept: {report:#}"
+    );
 }
 
 /// A name that is not UTF-8 is listed as malformed (it is not a name

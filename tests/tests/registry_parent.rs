@@ -155,3 +155,47 @@ fn the_real_path_is_checked_through_your_own_symlink_and_dot_dot() {
         "writable by anyone without the sticky bit",
     );
 }
+
+/// Regression: `roster-list` of a registry not made yet under a parent
+/// roster refuses (group-writable, no sticky bit) said "nothing was ever
+/// registered here (roster-register adds one)", and `roster-register` then
+/// refused with exit 3. The listing says the registry would be refused,
+/// and why, in register's own words.
+#[test]
+fn a_listing_of_a_registry_not_made_yet_says_register_would_refuse_it() {
+    let sandbox = Sandbox::new();
+    let shared = sandbox.base().join("common");
+    std::fs::create_dir(&shared).expect("create the shared directory");
+    chown(&shared, 0, 4242);
+    set_mode(&shared, 0o775);
+    let roster = shared.join("not-yet").join("roster");
+    let run = |tool: &str, args: &[&str]| {
+        let mut command = sandbox.command(tool);
+        command.arg("--dir").arg(&roster).args(args);
+        run_with_deadline(&mut command, tests::COMMAND_DEADLINE)
+    };
+
+    let listing = run("roster-list", &[]);
+    listing.expect_code(0);
+    assert_eq!(listing.stdout, b"", "{listing}");
+    assert!(!listing.stderr.contains("roster-register adds one"), "a hint into a refusal: {listing}");
+
+    let owner = Owner::spawn();
+    let register = run("roster-register", &["--pid", &owner.pid().to_string()]);
+    register.expect_code(3).expect_error_line("roster-register");
+    let why = register.stderr.trim_end().strip_prefix("roster-register: ").expect("the error line");
+    assert!(why.contains("writable by its group without the sticky bit"), "{register}");
+    assert_eq!(
+        listing.stderr,
+        format!(
+            "no sessions: nothing was ever registered here, and roster-register would refuse it: {why}\n"
+        ),
+        "the listing says why in register's words"
+    );
+    assert!(!roster.exists(), "the listing or the refused register made the registry");
+
+    // Once the parent is fixed, the hint to register is the right one.
+    set_mode(&shared, 0o755);
+    let listing = run("roster-list", &[]);
+    assert!(listing.stderr.contains("roster-register adds one"), "{listing}");
+}

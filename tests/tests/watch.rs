@@ -43,14 +43,20 @@ impl Watcher {
         Watcher { child, lines }
     }
 
+    /// The next line printed, as it is; fails the test if none comes in time.
+    #[track_caller]
+    fn next_line(&self) -> String {
+        match self.lines.recv_timeout(EVENT_WAIT) {
+            Ok(line) => line,
+            Err(RecvTimeoutError::Timeout) => panic!("no line within {EVENT_WAIT:?}"),
+            Err(RecvTimeoutError::Disconnected) => panic!("the watcher ended its output"),
+        }
+    }
+
     /// The next event, parsed; fails the test if none comes in time.
     #[track_caller]
     fn next(&self) -> Value {
-        let line = match self.lines.recv_timeout(EVENT_WAIT) {
-            Ok(line) => line,
-            Err(RecvTimeoutError::Timeout) => panic!("no event within {EVENT_WAIT:?}"),
-            Err(RecvTimeoutError::Disconnected) => panic!("the watcher ended its output"),
-        };
+        let line = self.next_line();
         let event: Value = serde_json::from_str(&line).unwrap_or_else(|error| panic!("{line:?}: {error}"));
         assert_eq!(event["schema"], 1, "{event}");
         assert!(tests::parse_rfc3339(event["at"].as_str().unwrap_or_default()).is_some(), "{event}");
@@ -251,9 +257,24 @@ fn until_gone_returns_when_the_session_ends_by_pid_or_session_id() {
         assert_eq!(status.code(), Some(0), "{target}");
         assert!(killed.elapsed() < Duration::from_secs(5), "{target}: took {:?}", killed.elapsed());
     }
-    // A session that is not there is gone already.
-    let outcome = sandbox.run("roster-list", &["--until-gone", "no-such-session"]);
-    assert_eq!(outcome.code(), 0, "{outcome}");
+}
+
+/// Regression: `--until-gone` for a pid or session id no live session had
+/// exited 0 at once, so a typo looked like a session that finished.
+#[test]
+fn until_gone_for_a_session_nobody_runs_is_bad_input() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    sandbox.register(owner.pid(), &["--session-id", "real-one"]);
+    for target in ["real-on", "4194303"] {
+        let outcome = sandbox.run("roster-list", &["--until-gone", target]);
+        outcome.expect_code(2).expect_error_line("roster-list");
+        assert!(outcome.stderr.contains(&format!("--until-gone {target}: no running session")), "{outcome}");
+        assert!(outcome.stdout.is_empty(), "{outcome}");
+    }
+    let ended = owner.kill();
+    let outcome = sandbox.run("roster-list", &["--until-gone", &ended.to_string(), "-q"]);
+    outcome.expect_code(2);
 }
 
 #[test]
@@ -621,4 +642,113 @@ fn a_swapped_symlink_above_the_registry_moves_the_watch() {
     assert!(gone.values().all(|event| event["event"] == "removed"), "{gone:?}");
     let said = std::fs::read_to_string(&stderr_path).expect("read stderr");
     assert!(said.contains("writable by group or others") && said.contains("as if it were absent"), "{said}");
+}
+
+/// Regression: a watch of a registry that held only `sessions/` (made by an
+/// older roster, or by hand) began with `resync: the registry directory
+/// was replaced or recreated`, before anything happened: opening the
+/// registry created `consent/`, and the watch saw it appear.
+#[test]
+fn a_registry_without_its_consent_directory_starts_a_quiet_watch() {
+    let sandbox = Sandbox::new();
+    let first = Owner::spawn();
+    sandbox.register(first.pid(), &[]);
+    for made_by_a_newer_roster in ["consent", "session-ids"] {
+        std::fs::remove_dir_all(sandbox.root().join(made_by_a_newer_roster)).expect("remove a subdirectory");
+    }
+    let watcher = Watcher::start(&sandbox, &[]);
+    // Once the row is listed the watcher has read the registry: the next
+    // event is the next change, with nothing in between.
+    watcher.expect("listed", Some(first.pid()));
+    let owner = Owner::spawn();
+    run(&sandbox, "roster-register", &["--pid", &owner.pid().to_string()]);
+    watcher.expect("registered", Some(owner.pid()));
+    assert!(sandbox.consent().is_dir(), "the watch opened the registry without completing it");
+}
+
+/// Where each column of a text line starts: the character offset of each
+/// word that follows two spaces or more (cells are separated by two
+/// spaces, and one holds none).
+fn column_starts(line: &str) -> Vec<usize> {
+    let characters: Vec<char> = line.trim_end_matches('\r').chars().collect();
+    let mut starts = vec![0];
+    for index in 2..characters.len() {
+        if characters[index] != ' ' && characters[index - 1] == ' ' && characters[index - 2] == ' ' {
+            starts.push(index);
+        }
+    }
+    starts
+}
+
+/// Regression: the text lines of a watch did not line up with the table:
+/// other columns than `roster-list`'s (no AGE), fixed widths that a long
+/// agent name pushed out of line, no `?` after an unverified pid, no
+/// header, and `--until-gone` printed the current rows before its events.
+/// Every line is now an event in the listing's columns, after the time and
+/// the event name, a long agent name cut as the table cuts it.
+#[test]
+fn watch_text_lines_line_up_in_the_listings_columns() {
+    let sandbox = Sandbox::new();
+    let long = Owner::spawn();
+    let agent = "an-agent-name-longer-than-its-column";
+    sandbox.register(long.pid(), &["--agent", agent, "--session-id", "s-long"]);
+    let table = sandbox.run("roster-list", &["--color", "never"]).stdout_text();
+    let cut = table.lines().nth(1).and_then(|row| row.split_whitespace().nth(2)).expect("a row").to_owned();
+    assert!(cut.ends_with('…') && agent.starts_with(cut.trim_end_matches('…')), "{table}");
+
+    let mut command = sandbox.command_in_root("roster-list", &["--watch", "--color", "never"]);
+    command.stderr(Stdio::inherit());
+    let watcher = Watcher::spawn(command);
+    let listed = watcher.next_line();
+    let short = Owner::spawn();
+    run(&sandbox, "roster-register", &["--pid", &short.pid().to_string(), "--agent", "wren"]);
+    let registered = watcher.next_line();
+    let died_pid = long.kill();
+    let died = watcher.next_line();
+
+    let words = |line: &str| line.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(
+        words(&listed)[1..4],
+        ["listed".to_owned(), format!("{died_pid}?"), "-".to_owned()],
+        "{listed}"
+    );
+    assert_eq!(words(&listed)[4], cut, "cut as in the table:\n{listed}\n{table}");
+    assert_eq!(words(&listed)[5..8], ["alive", "off", "(repo)"], "{listed}");
+    assert_eq!(
+        words(&registered)[1..5],
+        ["registered".to_owned(), format!("{}?", short.pid()), "-".to_owned(), "wren".to_owned()]
+    );
+    assert_eq!(words(&died)[1], "died", "{died}");
+    assert_eq!(words(&died).last().map(String::as_str), Some("s-long"), "{died}");
+    // Ten columns each (the event's CONSENT is `off (repo)` or `-`).
+    for line in [&listed, &registered] {
+        assert_eq!(column_starts(line).len(), 10, "{line:?}");
+    }
+    assert_eq!(column_starts(&listed), column_starts(&registered), "\n{listed}\n{registered}");
+    let died_starts = column_starts(&died);
+    assert_eq!(died_starts.len(), 10, "{died:?}");
+    assert_eq!(died_starts, column_starts(&listed), "\n{listed}\n{died}");
+    drop(watcher);
+
+    // On a terminal, a header over the same columns; `--until-gone` prints
+    // the events only.
+    let script = require_tool("script");
+    let until_gone = format!(
+        "{} --dir {} --until-gone {} --color never",
+        tests::shell_quote(&tests::binary("roster-list").to_string_lossy()),
+        tests::shell_quote(&sandbox.root().to_string_lossy()),
+        short.pid()
+    );
+    let mut command = Command::new(script);
+    tests::clean_environment(&mut command, sandbox.home()).args(["-qec", &until_gone, "/dev/null"]);
+    let terminal = Watcher::spawn(command);
+    let header = terminal.next_line();
+    assert!(header.starts_with("TIME "), "{header:?}");
+    let short_pid = short.kill();
+    let died = terminal.next_line();
+    assert_eq!(words(&died)[1..3], ["died".to_owned(), format!("{short_pid}?")], "{died:?}");
+    let header_starts = column_starts(&header);
+    assert_eq!(header_starts.len(), 10, "{header:?}");
+    assert_eq!(header_starts, column_starts(&died), "\n{header}\n{died}");
+    assert_eq!(terminal.finish(), 0);
 }

@@ -175,43 +175,97 @@ pub fn paint(text: &str, colour: Colour, enabled: bool) -> String {
     format!("\u{1b}[{code}m{text}\u{1b}[0m")
 }
 
+/// Colours a cell of a table after its width was measured: the column
+/// and the cell, borrowed back when left alone.
+pub type PaintCell<'a> = dyn for<'cell> Fn(usize, &'cell str) -> Cow<'cell, str> + 'a;
+
 /// Renders rows under headers with columns aligned by character count.
 /// Cells must already be escaped; `paint_cell` may colour a cell after its
 /// width was measured (so SGR sequences do not skew the alignment), and
 /// hands back the cells it leaves alone borrowed: a listing's table has
 /// tens of thousands of cells.
-pub fn render_table(
+pub fn render_table(headers: &[&str], rows: &[Vec<String>], paint_cell: &PaintCell<'_>) -> String {
+    render_table_within(headers, &[], rows, paint_cell)
+}
+
+/// `render_table`, with the most characters each column shows: `limits`
+/// holds one per column (missing ones: none), and a cell longer than its
+/// column's limit is cut to it (`fit_to_width`).
+pub fn render_table_within(
     headers: &[&str],
+    limits: &[Option<usize>],
     rows: &[Vec<String>],
-    paint_cell: &dyn for<'cell> Fn(usize, &'cell str) -> Cow<'cell, str>,
+    paint_cell: &PaintCell<'_>,
 ) -> String {
+    let widths = column_widths(headers, limits, rows);
+    let line_width = widths.iter().map(|width| width + 2).sum::<usize>();
+    let mut out = String::with_capacity((rows.len() + 1) * line_width);
+    push_table_line(&mut out, &widths, &mut headers.iter().copied(), paint_cell);
+    for row in rows {
+        push_table_line(&mut out, &widths, &mut row.iter().map(String::as_str), paint_cell);
+    }
+    out
+}
+
+/// The width of each column of a table: its header's or its widest
+/// cell's, whichever is wider, but at most its limit where it has one
+/// (`limits` as for `render_table_within`).
+pub fn column_widths(headers: &[&str], limits: &[Option<usize>], rows: &[Vec<String>]) -> Vec<usize> {
     let mut widths: Vec<usize> = headers.iter().map(|header| header.chars().count()).collect();
     for row in rows {
         for (column, cell) in row.iter().enumerate() {
             widths[column] = widths[column].max(cell.chars().count());
         }
     }
-    let line_width = widths.iter().map(|width| width + 2).sum::<usize>();
-    let mut out = String::with_capacity((rows.len() + 1) * line_width);
-    let mut push_line = |cells: &mut dyn Iterator<Item = (usize, &str)>| {
-        let last = widths.len() - 1;
-        let line_start = out.len();
-        for (column, cell) in cells {
-            let padding = widths[column] - cell.chars().count();
-            out.push_str(&paint_cell(column, cell));
-            if column != last {
-                out.extend(std::iter::repeat_n(' ', padding + 2));
-            }
+    for (width, limit) in widths.iter_mut().zip(limits) {
+        if let Some(limit) = limit {
+            *width = (*width).min(*limit);
         }
-        let line_end = line_start + out[line_start..].trim_end().len();
-        out.truncate(line_end);
-        out.push('\n');
-    };
-    push_line(&mut headers.iter().copied().enumerate());
-    for row in rows {
-        push_line(&mut row.iter().map(String::as_str).enumerate());
     }
-    out
+    widths
+}
+
+/// Appends one line of a table to `out`: each cell cut to its column's
+/// width (`fit_to_width`) and padded to it, two spaces between columns,
+/// nothing after the last cell. Every line of a table, and every line
+/// printed in a table's columns later (a watch's events), is made here.
+pub fn push_table_line(
+    out: &mut String,
+    widths: &[usize],
+    cells: &mut dyn Iterator<Item = &str>,
+    paint_cell: &PaintCell<'_>,
+) {
+    let last = widths.len() - 1;
+    let line_start = out.len();
+    for (column, cell) in cells.enumerate() {
+        let width = widths.get(column).copied().unwrap_or(0);
+        let cell = if column == last { Cow::Borrowed(cell) } else { fit_to_width(cell, width) };
+        let padding = width.saturating_sub(cell.chars().count());
+        out.push_str(&paint_cell(column, &cell));
+        if column < last {
+            out.extend(std::iter::repeat_n(' ', padding + 2));
+        }
+    }
+    let line_end = line_start + out[line_start..].trim_end().len();
+    out.truncate(line_end);
+    out.push('\n');
+}
+
+/// `cell` cut to at most `width` characters, its last one `…` where it was
+/// cut, so that a long value (an agent name) keeps its column.
+pub fn fit_to_width(cell: &str, width: usize) -> Cow<'_, str> {
+    // Most cells are short: no count of their characters at all.
+    if cell.len() <= width {
+        return Cow::Borrowed(cell);
+    }
+    match cell.char_indices().nth(width) {
+        None => Cow::Borrowed(cell),
+        Some(_) if width == 0 => Cow::Borrowed(""),
+        Some(_) => {
+            let kept: String = cell.chars().take(width - 1).collect();
+            Cow::Owned(format!("{kept}…"))
+        }
+    }
 }
 
 /// A short age: `42s`, `5m`, `3h`, `2d`.
@@ -470,5 +524,19 @@ mod tests {
             vec![vec!["1".into(), "ünï".into(), "x".into()], vec!["4242".into(), "a".into(), "y".into()]];
         let table = render_table(&["PID", "AGENT", "CWD"], &rows, &|_, cell| cell.into());
         assert_eq!(table, "PID   AGENT  CWD\n1     ünï    x\n4242  a      y\n");
+    }
+
+    #[test]
+    fn a_cell_past_its_columns_limit_is_cut_and_marked() {
+        let rows = vec![
+            vec!["1".into(), "a-very-long-agent-name".into(), "x".into()],
+            vec!["2".into(), "ünïcode".into(), "y".into()],
+        ];
+        let table =
+            render_table_within(&["PID", "AGENT", "CWD"], &[None, Some(8)], &rows, &|_, cell| cell.into());
+        assert_eq!(table, "PID  AGENT     CWD\n1    a-very-…  x\n2    ünïcode   y\n");
+        assert_eq!(fit_to_width("wren", 4), "wren");
+        assert_eq!(fit_to_width("ünïcöde", 7), "ünïcöde");
+        assert_eq!(fit_to_width("ünïcöde", 3), "ün…");
     }
 }

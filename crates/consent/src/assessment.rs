@@ -5,16 +5,55 @@
 //! asks the same question, and `decide` answers it.
 
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use owner_liveness::{CaptureError, Liveness, OwnerIdentity, Pid, SystemFacts};
-use registry_core::{RosterDir, find_session_row};
+use registry_core::{RosterDir, SessionRow, find_session_row};
 
-use crate::config_files::{AutoArmInputs, load_auto_arm_inputs};
+use crate::config_files::{AutoArmInputs, canonical_session_directory, load_auto_arm_inputs};
 use crate::decision::{OwnerCondition, SessionConsent, decide};
 use crate::error::Result;
 use crate::marker_entry::{MarkerEntry, MarkerFinding, marker_name_in_reader_world, read_marker};
-use crate::session_directory::{SessionDirectory, session_directory};
+use crate::session_directory::{DirectorySource, SessionDirectory, session_directory};
+
+/// What `assess` found: a session that runs, assessed, or one that ended.
+#[derive(Debug)]
+pub enum SessionStatus {
+    Assessed(Box<Assessment>),
+    Ended(Box<EndedSession>),
+}
+
+impl SessionStatus {
+    /// Should the session accept pushes now? One that ended accepts
+    /// nothing.
+    pub fn should_arm(&self) -> bool {
+        match self {
+            SessionStatus::Assessed(assessment) => assessment.should_arm(),
+            SessionStatus::Ended(_) => false,
+        }
+    }
+}
+
+/// A session whose owner is not running, nor any other process of its
+/// recorded chain: it has ended and accepts nothing. Nothing is decided
+/// for it; what is left of it (its record, its marker) says what it last
+/// was.
+#[derive(Debug)]
+pub struct EndedSession {
+    pub pid: Pid,
+    /// Why its owner's identity could not be captured: it is not running.
+    pub owner_gone: CaptureError,
+    /// The record left at its pid in this world, if any: its path and
+    /// verdict, and the directory the session worked in.
+    pub record: Option<SessionRow>,
+    /// Its marker: the state it last chose, when one was left.
+    pub marker: MarkerEntry,
+    /// `--cwd` when given, else the directory its record names, as recorded
+    /// (it may be gone too); `None` when neither is known.
+    pub directory: Option<SessionDirectory>,
+    /// The decision: none, and why.
+    pub consent: SessionConsent,
+}
 
 /// Everything `status` shows and `should-arm` decides on.
 #[derive(Debug)]
@@ -52,27 +91,31 @@ impl Assessment {
         self.consent.should_arm
     }
 
-    /// Why: the decision's reason first, then the configuration's.
+    /// Why: the decision's reason first, then the configuration's. What
+    /// the decision's reason says already (`not armed by hand, and
+    /// auto-arm is off`) is not said again by the configuration's
+    /// conclusion (`auto-arm is off`).
     pub fn reasons(&self) -> Vec<String> {
-        let mut reasons = vec![self.consent.reason.clone()];
-        reasons.extend(self.inputs.decision.reasons.iter().cloned());
+        let decided = &self.consent.reason;
+        let mut reasons = vec![decided.clone()];
+        reasons.extend(
+            self.inputs.decision.reasons.iter().filter(|reason| !decided.contains(reason.as_str())).cloned(),
+        );
         reasons
     }
 }
 
 /// Assesses the consent of the session `request` names, judging owners
-/// against `facts`.
-pub fn assess(request: AssessmentRequest<'_>, facts: &impl SystemFacts) -> Result<Assessment> {
+/// against `facts`: a session whose owner (and every other process of its
+/// chain) is not running has ended, and is described, not assessed.
+pub fn assess(request: AssessmentRequest<'_>, facts: &impl SystemFacts) -> Result<SessionStatus> {
     let AssessmentRequest { pid, owner_identity, roster_path, cwd_flag, env } = request;
     let roster = RosterDir::open_existing(roster_path)?;
-    let directory =
-        session_directory(roster.as_ref(), roster_path, pid, owner_identity.as_ref().ok(), cwd_flag, facts)?;
     let marker_name = marker_name_in_reader_world(pid, facts);
     let marker = match &roster {
         Some(roster) => read_marker(roster, marker_name, facts),
         None => MarkerEntry::absent(roster_path, marker_name),
     };
-    let inputs = load_auto_arm_inputs(&directory.path, env);
     let condition = match &owner_identity {
         Ok(_) => OwnerCondition::Running,
         Err(_) if session_runs_on_in_its_chain(roster.as_ref(), pid, &marker, facts) => {
@@ -80,8 +123,43 @@ pub fn assess(request: AssessmentRequest<'_>, facts: &impl SystemFacts) -> Resul
         }
         Err(error) => OwnerCondition::NotRunning(owner_condition(error)),
     };
+    if let (OwnerCondition::NotRunning(why), Err(owner_gone)) = (&condition, &owner_identity)
+        && owner_has_ended(owner_gone)
+    {
+        let record = roster.as_ref().and_then(|roster| find_session_row(roster, pid, facts));
+        let directory = match cwd_flag {
+            Some(given) => Some(SessionDirectory {
+                path: canonical_session_directory(given)?,
+                source: DirectorySource::CwdFlag,
+            }),
+            None => directory_left_in(record.as_ref()),
+        };
+        let consent = SessionConsent::of_ended_session(marker.counted_state(), why);
+        let owner_gone = owner_gone.clone();
+        let ended = EndedSession { pid, owner_gone, record, marker, directory, consent };
+        return Ok(SessionStatus::Ended(Box::new(ended)));
+    }
+    let directory =
+        session_directory(roster.as_ref(), roster_path, pid, owner_identity.as_ref().ok(), cwd_flag, facts)?;
+    let inputs = load_auto_arm_inputs(&directory.path, env);
     let consent = decide(&condition, &marker, &inputs.decision, &inputs.repo.outcome);
-    Ok(Assessment { pid, owner_identity, directory, marker, inputs, consent })
+    let assessment = Assessment { pid, owner_identity, directory, marker, inputs, consent };
+    Ok(SessionStatus::Assessed(Box::new(assessment)))
+}
+
+/// Whether a failed capture proves the owner gone (it is not running, or
+/// exited while it was read), rather than that it could not be examined.
+fn owner_has_ended(error: &CaptureError) -> bool {
+    matches!(error, CaptureError::NotRunning(_) | CaptureError::ExitedDuringCapture(_))
+}
+
+/// The directory an ended session's record names, as recorded: only a
+/// record that is believed and whose owner is provably gone is the
+/// session's own (one of unknown liveness may be another world's).
+fn directory_left_in(record: Option<&SessionRow>) -> Option<SessionDirectory> {
+    let row = record?;
+    let record = row.record.as_ref().filter(|_| row.liveness() == Liveness::Dead)?;
+    Some(SessionDirectory { path: PathBuf::from(&*record.cwd), source: DirectorySource::Record })
 }
 
 /// Whether the session of the owner `pid`, which is not running itself,

@@ -49,6 +49,18 @@ impl SessionConsent {
         accepting_nothing(marker, &format!("is {} ({})", row.liveness(), row.verdict.reason))
     }
 
+    /// The consent of a session that has ended: its owner `why`
+    /// (completing "the session's owner …") and no other process of its
+    /// chain runs. `marker` is its marker's state as counted.
+    pub fn of_ended_session(marker: ConsentState, why: &str) -> SessionConsent {
+        SessionConsent {
+            marker,
+            should_arm: false,
+            reason: format!("the session has ended: its owner {why}, so it accepts nothing"),
+            label: "-",
+        }
+    }
+
     /// The keys a JSON row carries for it.
     pub fn row_consent(&self) -> registry_core::RowConsent<'_> {
         registry_core::RowConsent {

@@ -135,6 +135,24 @@ impl RosterDir {
         RosterDir::with_subdirectories(path, root).map(Some)
     }
 
+    /// Whether a roster directory at `path`, which does not exist yet,
+    /// would be trusted once a writer creates it: the directories above it
+    /// that exist are checked as `open_or_create` checks them (those it
+    /// would create are yours and `0700`). The error is the very one a
+    /// writer would meet, so a reader can say in its words why the
+    /// registry would be refused before anyone registers.
+    pub fn check_creatable(path: &Path) -> Result<()> {
+        let Some(parent) = path.parent() else { return Ok(()) };
+        let existing = parent.ancestors().find(|ancestor| {
+            ancestor.as_os_str().is_empty()
+                || retry_interrupted(|| std::fs::symlink_metadata(ancestor)).is_ok()
+        });
+        match existing {
+            Some(existing) if !existing.as_os_str().is_empty() => check_ancestors(path, existing),
+            _ => Ok(()),
+        }
+    }
+
     /// Opens (creating where missing) and verifies the subdirectories.
     fn with_subdirectories(path: &Path, root: OwnedFd) -> Result<RosterDir> {
         Ok(RosterDir {

@@ -78,17 +78,28 @@ fn append_without_lock(roster: &RosterDir, line: &str) -> crate::error::Result<(
     Ok(())
 }
 
+/// The hook failures logged within a window of time.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecentHookErrors {
+    /// How many.
+    pub count: usize,
+    /// The last one logged: when, and its line.
+    pub newest: Option<(Timestamp, String)>,
+}
+
 /// Hook failures logged within `window` of `now`: how many, and the last.
-pub fn recent_hook_errors(roster: &RosterDir, now: Timestamp, window: Duration) -> (usize, Option<String>) {
-    let Ok(contents) = read_entry(roster.root(), HOOK_LOG_NAME) else { return (0, None) };
+pub fn recent_hook_errors(roster: &RosterDir, now: Timestamp, window: Duration) -> RecentHookErrors {
+    let Ok(contents) = read_entry(roster.root(), HOOK_LOG_NAME) else { return RecentHookErrors::default() };
     let text = String::from_utf8_lossy(&contents.bytes);
-    let recent: Vec<&str> = text
-        .lines()
-        .filter(|line| {
-            line.split(' ').next().and_then(Timestamp::parse).is_some_and(|time| time.age(now) <= window)
-        })
-        .collect();
-    (recent.len(), recent.last().map(|line| (*line).to_owned()))
+    let mut recent = RecentHookErrors::default();
+    for line in text.lines() {
+        let Some(logged_at) = line.split(' ').next().and_then(Timestamp::parse) else { continue };
+        if logged_at.age(now) <= window {
+            recent.count += 1;
+            recent.newest = Some((logged_at, line.to_owned()));
+        }
+    }
+    recent
 }
 
 /// Cuts a line to `HOOK_LOG_LINE_BYTES` at a character boundary, marking the cut.

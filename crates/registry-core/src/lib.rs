@@ -38,7 +38,8 @@ pub use files::{
     TEMP_PREFIX, list_entries, list_names, read_entry, remove_entry, write_atomically,
 };
 pub use hook_log::{
-    HOOK_LOG_LINES, HOOK_LOG_NAME, append_hook_error, append_hook_error_within, recent_hook_errors,
+    HOOK_LOG_LINES, HOOK_LOG_NAME, RecentHookErrors, append_hook_error, append_hook_error_within,
+    recent_hook_errors,
 };
 pub use interrupted::retry_interrupted;
 pub use list::{
@@ -49,8 +50,8 @@ pub use malformed::{Field, FieldError, FieldLimit, FieldProblem, LengthUnit, Mal
 pub use ownership::{UNPROVABLE_OWNER, caller_uid_is_unmapped, owned_by_caller};
 pub use parallel::map_in_parallel;
 pub use prune::{
-    CurrentOutcome, CurrentSession, PruneOptions, PruneReport, TEMP_MAX_AGE, prune_sessions, remove_current,
-    remove_old_temporaries, remove_session_row,
+    CurrentOutcome, CurrentSession, PruneOptions, PruneReport, TEMP_MAX_AGE, listed_entry_count,
+    prune_sessions, remove_current, remove_old_temporaries, remove_session_row,
 };
 pub use record::{
     FormatProblem, Parsed, RECORD_FORMAT, Record, SocketRecord, Versioned, check_field_limits,

@@ -42,7 +42,13 @@ pub struct PruneReport {
     pub removed: Vec<Box<SessionRow>>,
     pub dead_removed: usize,
     pub unknown_removed: usize,
-    /// Entries looked at and kept.
+    /// Removed because the caller asked for its own session
+    /// (`prune --current`), whatever its verdict: a live session's end is
+    /// neither dead nor unknown.
+    pub current_removed: usize,
+    /// Entries kept: for a prune, those looked at and kept; for
+    /// `prune --current`, the other entries of `sessions/` left in place
+    /// (`listed_entry_count`).
     pub kept: usize,
     pub temp_removed: usize,
 }
@@ -329,6 +335,15 @@ pub fn remove_session_row(roster: &RosterDir, _lock: &RegistryLock, row: &Sessio
         remove_index_entry_if_pointing_at(roster, &key, pid)?;
     }
     Ok(removed)
+}
+
+/// How many entries of `sessions/` a listing shows, records and problem
+/// entries alike (dotfiles are roster's own and never listed): what
+/// `prune --current`, which looks at one record only, reports as kept.
+pub fn listed_entry_count(roster: &RosterDir) -> Result<usize> {
+    use std::os::unix::ffi::OsStrExt;
+    let names = list_names(roster, roster.sessions())?;
+    Ok(names.iter().filter(|name| !name.as_bytes().starts_with(b".")).count())
 }
 
 /// The session `prune --current` was asked to end: its owner as resolved

@@ -18,8 +18,9 @@ use cli_support::{
     escape_for_terminal, home_relative, paint, resolve_calling_owner, run_tool,
 };
 use consent::{
-    Assessment, AssessmentRequest, ConfigInput, ConfigOutcome, DirectorySource, MarkerFinding, MarkerState,
-    SessionDirectory, canonical_session_directory, owner_condition, session_directory, write_marker,
+    Assessment, AssessmentRequest, ConfigInput, ConfigOutcome, DirectorySource, EndedSession, MarkerEntry,
+    MarkerFinding, MarkerState, SessionDirectory, SessionStatus, canonical_session_directory,
+    owner_condition, session_directory, write_marker,
 };
 use owner_liveness::OwnerIdentity;
 use registry_core::{RosterDir, RunningSystem, choose_directory};
@@ -46,9 +47,10 @@ const TOOL: &str = "roster-consent";
         of its processes runs: consent dies with the whole session, not with its loader.\n\n\
         The session's directory (where .roster.toml is looked for) is the session's own, never \
         the caller's: --cwd when given, else the cwd recorded when the session registered, and \
-        only while that record's owner is the very process running at the pid. A session with \
-        no such record needs --cwd: status then exits 2 naming the record it looked for, and \
-        should-arm exits 1.\n\n\
+        only while that record's owner is the very process running at the pid. A running session \
+        with no such record needs --cwd: status then exits 2 naming the record it looked for, and \
+        should-arm exits 1. A session that has ended (its owner, and every other process of its \
+        chain, no longer runs) accepts nothing: status says so and what it last was, and exits 3.\n\n\
         A .roster.toml is believed only as a regular file (not a symlink) owned by you or root \
         and writable by nobody else; any other is untrusted, enables nothing, and status says \
         why.",
@@ -95,12 +97,22 @@ pub enum ConsentCommand {
             reading them or reason not to believe them), the decision and why.\n\n\
             The directory is --cwd when given, else the cwd in the session's record (only while \
             the record's owner is the very process running at the pid); never the directory \
-            status runs in. Without either, status exits 2 and names the record it looked for.\n\n\
-            JSON keys: pid, pid_source, pid_verified, owner_running, owner_reason, \
-            directory {path, source} (source \"--cwd\" or \"record\"), marker {state, written_state, counts, liveness, problem, reason, path}, \
+            status runs in. Without either, status exits 2 and names the record it looked for. \
+            The marker's path is shown when there is a marker.\n\n\
+            A session that has ended (its owner is not running, nor any other process of its \
+            chain) accepts nothing and nothing is decided for it: status says it is gone and what \
+            it last was, as far as what it left tells (its record and the directory it names, or \
+            --cwd; its marker's state and path), and exits 3, as for any owner that is not \
+            running.\n\n\
+            JSON keys: pid, pid_source, pid_verified, owner_running, owner_reason, session_ended, \
+            record {path, liveness, reason} (the record an ended session left, else null), \
+            directory {path, source} (source \"--cwd\" or \"record\"; null when not known), marker \
+            {state, written_state, counts, liveness, problem, reason, path}, \
             repo {path, auto_arm, error}, user {path, auto_arm, veto, error}, auto_arm, \
             should_arm, reasons, warnings. marker.state is the state that counts (\"armed\", \
-            \"disarmed\" or \"none\"); marker.written_state is what the file says.")]
+            \"disarmed\" or \"none\"); marker.written_state is what the file says; marker.path is \
+            where the marker is, or would be. For a session that ended, repo, user and auto_arm \
+            are null.")]
     Status(SessionArgs),
 
     /// Exit 0 when the calling session should accept pushes now, else 1, printing nothing
@@ -193,11 +205,13 @@ pub fn manual() -> Manual {
             ExitStatusDoc {
                 status: ExitStatus::BadInput,
                 meaning: "Bad input or usage: an invalid flag or flag value, an invalid owner variable, no \
-                          owner found, or (status) a session with no record of its directory and no --cwd.",
+                          owner found, or (status) a running session with no record of its directory and \
+                          no --cwd.",
             },
             ExitStatusDoc {
                 status: ExitStatus::Refused,
-                meaning: "Refused by rule: the roster directory is untrusted, the owner is not running, or, \
+                meaning: "Refused by rule: the roster directory is untrusted, the owner is not running \
+                          (status: the session has ended; it still prints what the session left), or, \
                           for arm, the owner is not verified (neither the caller nor one of its ancestors).",
             },
         ],
@@ -343,7 +357,7 @@ fn should_arm_exit_status(common: &CommonArgs, session: &SessionArgs) -> ExitSta
 /// either armed itself, or auto-arm resolves true and it did not disarm
 /// itself. Every error is `false` (fail closed); nothing is printed.
 pub fn should_arm(common: &CommonArgs, session: &SessionArgs) -> bool {
-    assess(common, session, &RunningSystem::read()).is_ok_and(|status| status.assessment.should_arm())
+    assess(common, session, &RunningSystem::read()).is_ok_and(|status| status.session.should_arm())
 }
 
 /// The calling owner and the consent library's assessment of its session.
@@ -360,9 +374,15 @@ fn assess(common: &CommonArgs, session: &SessionArgs, facts: &RunningSystem) -> 
         cwd_flag: session.cwd.as_deref(),
         env: &cli_support::process_env_os,
     };
-    let assessment = consent::assess(request, facts)?;
-    require_utf8_directory(&assessment.directory.path)?;
-    Ok(Status { owner, assessment })
+    let session = consent::assess(request, facts)?;
+    let directory = match &session {
+        SessionStatus::Assessed(assessment) => Some(&assessment.directory),
+        SessionStatus::Ended(ended) => ended.directory.as_ref(),
+    };
+    if let Some(directory) = directory {
+        require_utf8_directory(&directory.path)?;
+    }
+    Ok(Status { owner, session })
 }
 
 /// Refuses a session directory that is not UTF-8, as given or as resolved:
@@ -381,10 +401,10 @@ fn require_utf8_directory(path: &Path) -> Result<(), NotUtf8Path> {
 }
 
 /// What `status` prints: who the owner is and how it was found, and the
-/// assessment.
+/// assessment of its session, or what is left of one that ended.
 struct Status {
     owner: CallingOwner,
-    assessment: Assessment,
+    session: SessionStatus,
 }
 
 /// The directory a marker records (information only: it decides nothing):
@@ -495,22 +515,38 @@ fn source_description(owner: &CallingOwner) -> String {
     }
 }
 
+/// `status`: the session's consent and why. A session that ended is
+/// described (what it last was) and refused like any command about an
+/// owner that is not running: exit 3.
 fn status(common: &CommonArgs, session: &SessionArgs) -> anyhow::Result<()> {
     let status = assess(common, session, &RunningSystem::read())?;
-    if common.quiet {
-        return Ok(());
-    }
-    let mut out = std::io::stdout().lock();
-    match common.output_format() {
-        OutputFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, &status_json(&status))?;
-            writeln!(out)?;
+    if !common.quiet {
+        let mut out = std::io::stdout().lock();
+        let home = home_directory();
+        match (common.output_format(), &status.session) {
+            (OutputFormat::Json, SessionStatus::Assessed(assessment)) => {
+                serde_json::to_writer_pretty(&mut out, &status_json(&status.owner, assessment))?;
+                writeln!(out)?;
+            }
+            (OutputFormat::Json, SessionStatus::Ended(ended)) => {
+                serde_json::to_writer_pretty(&mut out, &ended_status_json(&status.owner, ended))?;
+                writeln!(out)?;
+            }
+            (OutputFormat::Text, SessionStatus::Assessed(assessment)) => out.write_all(
+                status_text(&status.owner, assessment, home.as_deref(), common.colour_on_stdout()).as_bytes(),
+            )?,
+            (OutputFormat::Text, SessionStatus::Ended(ended)) => {
+                out.write_all(ended_status_text(&status.owner, ended, home.as_deref()).as_bytes())?;
+            }
         }
-        OutputFormat::Text => out.write_all(
-            status_text(&status, home_directory().as_deref(), common.colour_on_stdout()).as_bytes(),
-        )?,
+        out.flush()?;
     }
-    Ok(())
+    match &status.session {
+        SessionStatus::Assessed(_) => Ok(()),
+        SessionStatus::Ended(ended) => {
+            Err(Refused(format!("{}: its session has ended and accepts nothing", ended.owner_gone)).into())
+        }
+    }
 }
 
 fn home_directory() -> Option<PathBuf> {
@@ -521,14 +557,36 @@ fn path_json(path: Option<&Path>) -> serde_json::Value {
     path.map_or(serde_json::Value::Null, |path| path.to_string_lossy().into_owned().into())
 }
 
-fn status_json(status: &Status) -> serde_json::Value {
-    let assessment = &status.assessment;
-    let marker = &assessment.marker;
+/// The `marker` object of `status --json`: the state that counts, what
+/// the file says, its owner's liveness, why, and its path (where it is,
+/// or would be).
+fn marker_json(marker: &MarkerEntry) -> serde_json::Value {
     let (liveness, problem) = match &marker.finding {
         MarkerFinding::Absent => (None, None),
         MarkerFinding::Judged { verdict, .. } => (Some(verdict.liveness.as_str()), None),
         MarkerFinding::Problem(problem) => (Some("unknown"), Some(problem.kind.as_str())),
     };
+    serde_json::json!({
+        "state": marker.counted_state().as_str(),
+        "written_state": marker.written_state().map(MarkerState::as_str),
+        "counts": marker.counts(),
+        "liveness": liveness,
+        "problem": problem,
+        "reason": marker.reason(),
+        "path": path_json(Some(&marker.path)),
+    })
+}
+
+/// The owner's keys of `status --json`: its pid and how it was found.
+fn owner_json(owner: &CallingOwner) -> serde_json::Map<String, serde_json::Value> {
+    let mut keys = serde_json::Map::new();
+    keys.insert("pid".into(), owner.resolved.pid.get().into());
+    keys.insert("pid_source".into(), owner.resolved.source.as_str().into());
+    keys.insert("pid_verified".into(), owner.resolved.verified.into());
+    keys
+}
+
+fn status_json(owner: &CallingOwner, assessment: &Assessment) -> serde_json::Value {
     let config = |input: &ConfigInput| {
         serde_json::json!({
             "path": path_json(input.path.as_deref()),
@@ -538,31 +596,58 @@ fn status_json(status: &Status) -> serde_json::Value {
     };
     let mut user = config(&assessment.inputs.user);
     user["veto"] = user_vetoes(&assessment.inputs.user.outcome).into();
-    serde_json::json!({
-        "pid": status.owner.resolved.pid.get(),
-        "pid_source": status.owner.resolved.source.as_str(),
-        "pid_verified": status.owner.resolved.verified,
+    let mut keys = owner_json(owner);
+    let rest = serde_json::json!({
         "owner_running": assessment.owner_identity.is_ok(),
         "owner_reason": assessment.owner_identity.as_ref().err().map(ToString::to_string),
-        "directory": {
-            "path": path_json(Some(&assessment.directory.path)),
-            "source": assessment.directory.source.as_str(),
-        },
-        "marker": {
-            "state": marker.counted_state().as_str(),
-            "written_state": marker.written_state().map(MarkerState::as_str),
-            "counts": marker.counts(),
-            "liveness": liveness,
-            "problem": problem,
-            "reason": marker.reason(),
-            "path": path_json(Some(&marker.path)),
-        },
+        "session_ended": false,
+        "record": serde_json::Value::Null,
+        "directory": directory_json(Some(&assessment.directory)),
+        "marker": marker_json(&assessment.marker),
         "repo": config(&assessment.inputs.repo),
         "user": user,
         "auto_arm": assessment.inputs.decision.auto_arm,
         "should_arm": assessment.should_arm(),
         "reasons": assessment.reasons(),
         "warnings": assessment.inputs.decision.warnings,
+    });
+    keys.extend(rest.as_object().cloned().unwrap_or_default());
+    keys.into()
+}
+
+/// `status --json` of a session that ended: the same keys, with what is
+/// left of it (its record, its marker) and nothing decided (`repo`,
+/// `user` and `auto_arm` null).
+fn ended_status_json(owner: &CallingOwner, ended: &EndedSession) -> serde_json::Value {
+    let record = ended.record.as_ref().map(|row| {
+        serde_json::json!({
+            "path": path_json(Some(&row.path)),
+            "liveness": row.liveness().as_str(),
+            "reason": row.verdict.reason,
+        })
+    });
+    let mut keys = owner_json(owner);
+    let rest = serde_json::json!({
+        "owner_running": false,
+        "owner_reason": ended.owner_gone.to_string(),
+        "session_ended": true,
+        "record": record,
+        "directory": directory_json(ended.directory.as_ref()),
+        "marker": marker_json(&ended.marker),
+        "repo": serde_json::Value::Null,
+        "user": serde_json::Value::Null,
+        "auto_arm": serde_json::Value::Null,
+        "should_arm": false,
+        "reasons": [ended.consent.reason],
+        "warnings": [],
+    });
+    keys.extend(rest.as_object().cloned().unwrap_or_default());
+    keys.into()
+}
+
+fn directory_json(directory: Option<&SessionDirectory>) -> serde_json::Value {
+    directory.map_or(serde_json::Value::Null, |directory| {
+        serde_json::json!({ "path": path_json(Some(&directory.path)), "source": directory.source.as_str() })
     })
 }
 
@@ -589,41 +674,48 @@ fn describe_config(input: &ConfigInput) -> String {
     }
 }
 
+/// The `session` line of `status`: the owner's pid, how it was found,
+/// whether it is verified, and its condition (`running`, or why not).
+fn session_line(owner: &CallingOwner, condition: &str) -> String {
+    let resolved = &owner.resolved;
+    let verified =
+        if resolved.verified { "verified" } else { "not verified: not this command or an ancestor" };
+    format!("pid {} (via {}, {verified}), {condition}", resolved.pid, source_description(owner))
+}
+
+/// The `directory` line of `status`: the directory and where it came from.
+fn directory_line(directory: &SessionDirectory, home: Option<&Path>) -> String {
+    format!("{} ({})", home_relative(&directory.path, home), directory_origin(directory.source))
+}
+
+/// Label and value lines, the labels in a column of their own.
+fn labelled_lines(lines: &[(&str, String)]) -> String {
+    let width = lines.iter().map(|(label, _)| label.len()).max().unwrap_or(0);
+    lines.iter().map(|(label, value)| format!("{label:<width$}  {value}\n")).collect()
+}
+
 /// The text of `status`: a label column and escaped values, `~` for home.
-fn status_text(status: &Status, home: Option<&Path>, colour: bool) -> String {
-    let assessment = &status.assessment;
+/// The marker's path is shown only where there is a marker.
+fn status_text(owner: &CallingOwner, assessment: &Assessment, home: Option<&Path>, colour: bool) -> String {
     let escaped = |text: &str| escape_for_terminal(text).into_owned();
     let shown_path =
         |path: Option<&Path>| path.map_or_else(|| "-".to_owned(), |path| home_relative(path, home));
-    let resolved = &status.owner.resolved;
     let marker = &assessment.marker;
     let inputs = &assessment.inputs;
 
-    let verified =
-        if resolved.verified { "verified" } else { "not verified: not this command or an ancestor" };
     let running = match &assessment.owner_identity {
         Ok(_) => "running".to_owned(),
         Err(error) => escaped(&owner_condition(error)),
     };
     let mut lines: Vec<(&str, String)> = vec![
-        (
-            "session",
-            format!(
-                "pid {} (via {}, {verified}), {running}",
-                resolved.pid,
-                source_description(&status.owner)
-            ),
-        ),
-        (
-            "directory",
-            format!(
-                "{} ({})",
-                shown_path(Some(&assessment.directory.path)),
-                directory_origin(assessment.directory.source)
-            ),
-        ),
+        ("session", session_line(owner, &running)),
+        ("directory", directory_line(&assessment.directory, home)),
         ("local", format!("{}; {}", marker.counted_state().as_str(), escaped(&marker.reason()))),
-        ("marker", shown_path(Some(&marker.path))),
+    ];
+    if !matches!(marker.finding, MarkerFinding::Absent) {
+        lines.push(("marker", shown_path(Some(&marker.path))));
+    }
+    lines.extend([
         (
             "repo file",
             match &inputs.repo.path {
@@ -651,15 +743,54 @@ fn status_text(status: &Status, home: Option<&Path>, colour: bool) -> String {
                 paint("no", Colour::Yellow, colour)
             },
         ),
-    ];
+    ]);
     for (index, reason) in assessment.reasons().iter().enumerate() {
         lines.push((if index == 0 { "why" } else { "" }, escaped(reason)));
     }
     for warning in &inputs.decision.warnings {
         lines.push(("warning", escaped(warning)));
     }
-    let width = lines.iter().map(|(label, _)| label.len()).max().unwrap_or(0);
-    lines.iter().map(|(label, value)| format!("{label:<width$}  {value}\n")).collect()
+    labelled_lines(&lines)
+}
+
+/// The text of `status` for a session that ended: that it is gone, and
+/// what it last was, as far as what it left tells (its record and its
+/// directory, its marker's state); nothing is decided for it.
+fn ended_status_text(owner: &CallingOwner, ended: &EndedSession, home: Option<&Path>) -> String {
+    let escaped = |text: &str| escape_for_terminal(text).into_owned();
+    let gone = format!("gone: {}", escaped(&ended.owner_gone.to_string()));
+    let mut lines: Vec<(&str, String)> = vec![("session", session_line(owner, &gone))];
+    lines.push((
+        "record",
+        match &ended.record {
+            Some(row) => format!(
+                "{}, {} ({})",
+                home_relative(&row.path, home),
+                row.liveness(),
+                escaped(&row.verdict.reason)
+            ),
+            None => "none left".to_owned(),
+        },
+    ));
+    if let Some(directory) = &ended.directory {
+        lines.push(("directory", directory_line(directory, home)));
+    }
+    let marker = &ended.marker;
+    let last_state = match &marker.finding {
+        MarkerFinding::Absent => "none: it left no consent marker".to_owned(),
+        MarkerFinding::Judged { marker: written, .. } => format!(
+            "{} (its marker, left behind: the next consent write or `roster-prune` removes it)",
+            written.state.as_str()
+        ),
+        MarkerFinding::Problem(_) => format!("unknown: {}", escaped(&marker.reason())),
+    };
+    lines.push(("last state", last_state));
+    if !matches!(marker.finding, MarkerFinding::Absent) {
+        lines.push(("marker", home_relative(&marker.path, home)));
+    }
+    lines.push(("should arm", "no".to_owned()));
+    lines.push(("why", escaped(&ended.consent.reason)));
+    labelled_lines(&lines)
 }
 
 #[cfg(test)]

@@ -12,16 +12,20 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 use cli_support::manual::{self, Example, ExitStatusDoc, FileEntry, Manual};
 use cli_support::{
-    BadInput, Colour, CommonArgs, ExitStatus, NotUtf8Path, OutputFormat, escape_for_terminal, format_age,
-    home_relative, open_roster_for_reading, paint, render_table, run_tool,
+    BadInput, Colour, CommonArgs, ExitStatus, NotUtf8Path, OutputFormat, escape_for_terminal, home_relative,
+    open_roster_for_reading, paint, run_tool,
 };
-use consent::{ConsentDecider, SessionConsent};
+use consent::ConsentDecider;
 use harness::Harness;
 use registry_core::{
     ListFilter, ListingSummary, RosterDir, RunningSystem, SessionRow, Timestamp, list_sessions_presented,
 };
 
 mod json_array;
+
+mod table;
+
+use table::UNVERIFIED_MARK;
 
 mod notes;
 
@@ -74,7 +78,7 @@ pub struct ListArgs {
     #[arg(long)]
     pub watch: bool,
 
-    /// Watch until the session with this owner pid or session id is gone, then exit 0
+    /// Print the events until the session with this owner pid or session id is gone, then exit 0
     #[arg(long, value_name = "PID|SESSION_ID")]
     pub until_gone: Option<String>,
 }
@@ -141,7 +145,10 @@ pub fn manual() -> Manual {
              row exactly as roster-list --format json prints it; for removed the last row seen; for unmatched \
              the row now; null for resync) and, for resync, reason. Schema 1 is a stable contract: keys and \
              event names may be added, none changes meaning or goes away without a new schema number. In \
-             text, each event is one aligned line with the local time."
+             text, each event is one line in the columns of the table, after the local time and the event \
+             (TIME EVENT PID HARNESS AGENT STATE CONSENT AGE CWD SESSION), under a header when the output is \
+             a terminal; a column is as wide as its widest value may be, and an agent name longer than the \
+             AGENT column is cut, ending in …, as the table cuts it."
                 .to_owned(),
             "Events come from inotify on the registry directory, on the directories holding the symlinks on \
              its path, and on the directories the shown sessions' consent is read from (the user config's, \
@@ -150,12 +157,16 @@ pub fn manual() -> Manual {
              nothing changes. Where the open-file limit leaves owners without a pidfd, or the inotify watch \
              limit leaves a directory unfollowed, roster-list says so once on stderr and looks again on every \
              change of the registry. A path that comes to lead to a registry that is not trusted is said on \
-             stderr and watched as if absent. --until-gone PID|SESSION_ID watches until no live session has \
-             that owner pid or session id, then exits 0 (at once when there is none)."
+             stderr and watched as if absent. --until-gone PID|SESSION_ID prints the events until no live \
+             session has that owner pid or session id, then exits 0; it does not print the rows present at \
+             the start unless --watch is given too. A pid or session id that no live session has when it \
+             starts is exit 2, so that a typo does not look like a session that finished."
                 .to_owned(),
             "Filters: --agent, --harness and --session-id given \"\" select the sessions without that value \
              (anonymous, unknown harness, no session id). With filters that match nothing stderr says \
-             `no sessions match` and names them; `no sessions registered` means the registry holds none."
+             `no sessions match` and names them; `no sessions registered` means the registry holds none. Of \
+             a registry that does not exist yet, stderr says that nothing was ever registered there and, when \
+             roster-register would refuse to create it (a directory above it others may write to), why."
                 .to_owned(),
             "Notes: what to act on (dead sessions hidden, unknown and untrusted entries, hook failures from \
              hook-errors.log) goes to stderr, never among the rows, each note once per cause (the roster \
@@ -207,7 +218,8 @@ pub fn manual() -> Manual {
             ExitStatusDoc { status: ExitStatus::Failure, meaning: "Failed: an I/O error." },
             ExitStatusDoc {
                 status: ExitStatus::BadInput,
-                meaning: "Bad input or usage: an invalid flag or flag value.",
+                meaning: "Bad input or usage: an invalid flag or flag value, or a --until-gone pid or \
+                          session id that no live session has when the watch starts.",
             },
             manual::EXIT_REFUSED_UNTRUSTED,
         ],
@@ -290,12 +302,12 @@ fn print_listing(
             let now = Timestamp::now();
             let present = |row: SessionRow| {
                 let consent = decider.for_row(roster, &row, &facts);
-                text_row(&row, &consent, home.as_deref(), now)
+                table::text_row(&row, &consent, home.as_deref(), now)
             };
             let listing = list_sessions_presented(roster, filter, &facts, &present)?;
             let summary = listing.summary().clone();
             let rows: Vec<Vec<String>> = listing.into_presented(roster, filter, &facts, &present).collect();
-            let text = render_cells(&rows, args.common.colour_on_stdout());
+            let text = table::render_cells(&rows, args.common.colour_on_stdout());
             out.write_all(text.as_bytes())?;
             // The process ends right after printing: freeing the cells one
             // by one (eight per row) took as long as rendering the table,
@@ -323,7 +335,7 @@ fn report_notes(listing: &ListingSummary, roster: Option<&RosterDir>, args: &Lis
     let mut err = std::io::stderr().lock();
     if args.common.output_format() == OutputFormat::Json {
         if let Some(roster) = roster {
-            let notes = notes::current_notes(listing, roster, None);
+            let notes = notes::current_notes(listing, roster);
             if !notes.is_empty() {
                 write_whole(&mut err, &format!("{}\n", notes::notes_json_line(&notes)))?;
             }
@@ -331,7 +343,11 @@ fn report_notes(listing: &ListingSummary, roster: Option<&RosterDir>, args: &Lis
         return Ok(());
     }
     let home = cli_support::process_env_os("HOME").map(PathBuf::from);
-    let mut lines = listing_remarks(listing, roster, &filter_words(args, home.as_deref()));
+    let refusal = match roster {
+        Some(_) => None,
+        None => refusal_of_a_new_registry(args),
+    };
+    let mut lines = listing_remarks(listing, roster, refusal, &filter_words(args, home.as_deref()));
     let mut shown_state = None;
     if let Some(roster) = roster {
         let (unseen, state) = notes::unseen_notes(listing, roster);
@@ -388,84 +404,6 @@ fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
     })
 }
 
-/// The table of rows with their consent, as a listing prints it.
-fn render_text<'a>(rows: impl Iterator<Item = (&'a SessionRow, &'a SessionConsent)>, colour: bool) -> String {
-    let home = cli_support::process_env_os("HOME").map(PathBuf::from);
-    let now = Timestamp::now();
-    let cells: Vec<Vec<String>> =
-        rows.map(|(row, consent)| text_row(row, consent, home.as_deref(), now)).collect();
-    render_cells(&cells, colour)
-}
-
-/// The table of the rows' cells (`text_row`), empty without rows.
-fn render_cells(rows: &[Vec<String>], colour: bool) -> String {
-    if rows.is_empty() {
-        return String::new();
-    }
-    let headers = ["PID", "HARNESS", "AGENT", "STATE", "CONSENT", "AGE", "CWD", "SESSION"];
-    render_table(&headers, rows, &|column, cell| match (column, cell) {
-        (3, "alive") => paint(cell, Colour::Green, colour).into(),
-        (3, "dead") => paint(cell, Colour::Red, colour).into(),
-        (3, "unknown") => paint(cell, Colour::Yellow, colour).into(),
-        _ => cell.into(),
-    })
-}
-
-/// The mark after the pid of an owner named by hand that is not an
-/// ancestor of the registering process (`session_pid_verified: false`).
-const UNVERIFIED_MARK: &str = "?";
-
-fn text_row(row: &SessionRow, consent: &SessionConsent, home: Option<&Path>, now: Timestamp) -> Vec<String> {
-    let unverified = row.record.as_ref().is_some_and(|record| !record.session_pid_verified);
-    let pid = match row.pid {
-        Some(pid) if unverified => format!("{pid}{UNVERIFIED_MARK}"),
-        Some(pid) => pid.to_string(),
-        None => "?".to_owned(),
-    };
-    let age = format_age(row.registered_at.age(now));
-    let state = row.liveness().as_str().to_owned();
-    match (&row.record, &row.problem) {
-        (Some(record), _) => vec![
-            pid,
-            if record.harness.is_empty() {
-                "-".to_owned()
-            } else {
-                escape_for_terminal(&record.harness).into_owned()
-            },
-            record
-                .agent
-                .as_deref()
-                .map_or_else(|| "-".to_owned(), |agent| escape_for_terminal(agent).into_owned()),
-            state,
-            consent.label.to_owned(),
-            age,
-            home_relative(Path::new(&record.cwd), home),
-            record
-                .session_id
-                .as_deref()
-                .map_or_else(|| "-".to_owned(), |id| escape_for_terminal(id).into_owned()),
-        ],
-        (None, problem) => vec![
-            pid,
-            "-".to_owned(),
-            "-".to_owned(),
-            state,
-            "-".to_owned(),
-            age,
-            match problem {
-                Some(problem) => format!(
-                    "{}: {} ({})",
-                    problem.kind.as_str(),
-                    home_relative(&row.path, home),
-                    escape_for_terminal(&problem.detail)
-                ),
-                None => format!("problem: {}", home_relative(&row.path, home)),
-            },
-            "-".to_owned(),
-        ],
-    }
-}
-
 /// The field filters given, as flags a reader can retype: `--agent wren`,
 /// `--session-id ""`. Empty when none is given.
 fn filter_words(args: &ListArgs, home: Option<&Path>) -> String {
@@ -489,12 +427,32 @@ fn filter_words(args: &ListArgs, home: Option<&Path>) -> String {
     words.join(" ")
 }
 
+/// Why `roster-register` would refuse the registry that does not exist
+/// yet at the path these flags choose, in the words it would use: a hint
+/// to register there would lead into that refusal.
+fn refusal_of_a_new_registry(args: &ListArgs) -> Option<String> {
+    let path = cli_support::roster_directory_choice(&args.common).ok()?.path;
+    RosterDir::check_creatable(&path).err().map(|error| error.to_string())
+}
+
 /// What a person needs to read the listing, said on every call: why it
-/// is empty, and what the unverified mark means.
-fn listing_remarks(listing: &ListingSummary, roster: Option<&RosterDir>, filters: &str) -> Vec<String> {
+/// is empty (for a registry that does not exist, also why roster would
+/// refuse it, `refusal`), and what the unverified mark means.
+fn listing_remarks(
+    listing: &ListingSummary,
+    roster: Option<&RosterDir>,
+    refusal: Option<String>,
+    filters: &str,
+) -> Vec<String> {
     let mut lines = Vec::new();
     let Some(roster) = roster else {
-        lines.push("no sessions: nothing was ever registered here (roster-register adds one)".to_owned());
+        lines.push(match refusal {
+            Some(why) => format!(
+                "no sessions: nothing was ever registered here, and roster-register would refuse it: {}",
+                escape_for_terminal(&why)
+            ),
+            None => "no sessions: nothing was ever registered here (roster-register adds one)".to_owned(),
+        });
         return lines;
     };
     if listing.registry_is_empty() {

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use cli_support::escape_for_terminal;
 use registry_core::{
-    HOOK_LOG_NAME, ListingSummary, ProblemKind, RosterDir, Timestamp, read_entry, write_atomically,
+    HOOK_LOG_NAME, ListingSummary, ProblemKind, RosterDir, Timestamp, read_entry, recent_hook_errors,
+    write_atomically,
 };
 
 /// The state file: which cause each note was last shown for.
@@ -49,13 +50,10 @@ impl NoteKind {
     }
 }
 
-/// Every note the listing calls for now. `hook_failures_after` leaves out
-/// failures logged at or before that time (already shown).
-pub fn current_notes(
-    listing: &ListingSummary,
-    roster: &RosterDir,
-    hook_failures_after: Option<Timestamp>,
-) -> Vec<Note> {
+/// Every note the listing calls for now. The hook-failures note counts
+/// every failure of the last day, whether or not a note told of some of
+/// them before: one count, one meaning, in text and JSON alike.
+pub fn current_notes(listing: &ListingSummary, roster: &RosterDir) -> Vec<Note> {
     let mut notes = Vec::new();
     if listing.dead_hidden > 0 {
         notes.push(Note {
@@ -102,17 +100,17 @@ pub fn current_notes(
             ),
         });
     }
-    let failures = hook_failures_since(roster, Timestamp::now(), hook_failures_after);
-    if let Some(newest) = failures.last() {
+    let failures = recent_hook_errors(roster, Timestamp::now(), HOOK_ERROR_WINDOW);
+    if let Some((logged_at, line)) = &failures.newest {
         notes.push(Note {
             kind: NoteKind::HookFailures,
-            cause: newest.0.to_string(),
+            cause: logged_at.to_string(),
             message: format!(
                 "{} hook failure{} in the last day, see {}; last: {}",
-                failures.len(),
-                plural(failures.len()),
+                failures.count,
+                plural(failures.count),
                 escape_for_terminal(&roster.path().join(HOOK_LOG_NAME).display().to_string()),
-                escape_for_terminal(&newest.1)
+                escape_for_terminal(line)
             ),
         });
     }
@@ -123,9 +121,9 @@ pub fn current_notes(
 /// shown-state to remember once they are printed (`None`: nothing changed).
 pub fn unseen_notes(listing: &ListingSummary, roster: &RosterDir) -> (Vec<Note>, Option<Vec<u8>>) {
     let shown = read_shown(roster);
-    let hook_failures_after =
+    let hook_failures_shown_up_to =
         shown.get(NoteKind::HookFailures.as_str()).and_then(|cause| Timestamp::parse(cause));
-    let notes = current_notes(listing, roster, hook_failures_after);
+    let notes = current_notes(listing, roster);
     let mut remembered: BTreeMap<String, String> = BTreeMap::new();
     // The newest hook failure shown stays remembered while it has no successor;
     // the other causes are remembered only while they hold, so a cause that
@@ -136,10 +134,16 @@ pub fn unseen_notes(listing: &ListingSummary, roster: &RosterDir) -> (Vec<Note>,
     for note in &notes {
         remembered.insert(note.kind.as_str().to_owned(), note.cause.clone());
     }
+    // The hook-failures note is said again when a failure newer than the
+    // newest one shown was logged; its count is still the whole last day.
     let unseen: Vec<Note> = notes
         .into_iter()
-        .filter(|note| {
-            note.kind == NoteKind::HookFailures || shown.get(note.kind.as_str()) != Some(&note.cause)
+        .filter(|note| match note.kind {
+            NoteKind::HookFailures => match (Timestamp::parse(&note.cause), hook_failures_shown_up_to) {
+                (Some(newest), Some(shown_up_to)) => newest > shown_up_to,
+                _ => true,
+            },
+            _ => shown.get(note.kind.as_str()) != Some(&note.cause),
         })
         .collect();
     let changed = remembered != shown;
@@ -168,21 +172,6 @@ fn read_shown(roster: &RosterDir) -> BTreeMap<String, String> {
         .ok()
         .and_then(|contents| serde_json::from_slice(&contents.bytes).ok())
         .unwrap_or_default()
-}
-
-/// Hook failures of the last day logged after `after`, oldest first, with
-/// the time each was logged.
-fn hook_failures_since(
-    roster: &RosterDir,
-    now: Timestamp,
-    after: Option<Timestamp>,
-) -> Vec<(Timestamp, String)> {
-    let Ok(contents) = read_entry(roster.root(), HOOK_LOG_NAME) else { return Vec::new() };
-    String::from_utf8_lossy(&contents.bytes)
-        .lines()
-        .filter_map(|line| Some((Timestamp::parse(line.split(' ').next()?)?, line.to_owned())))
-        .filter(|(time, _)| time.age(now) <= HOOK_ERROR_WINDOW && after.is_none_or(|after| *time > after))
-        .collect()
 }
 
 fn plural(count: usize) -> &'static str {

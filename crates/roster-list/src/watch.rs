@@ -12,8 +12,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use cli_support::{
-    Colour, OutputFormat, escape_for_terminal, home_relative, local_clock, paint, process_env_os,
-    roster_directory_choice,
+    BadInput, Colour, OutputFormat, escape_for_terminal, escape_path_for_terminal, local_clock,
+    process_env_os, roster_directory_choice,
 };
 use consent::{ConsentDecider, ConsentState, SessionConsent, record_file_name_of_marker, user_config_path};
 use owner_liveness::{Liveness, Pid};
@@ -24,6 +24,7 @@ use registry_core::{
 
 use self::consent_inputs::{ConsentConcerns, ConsentInputs};
 use crate::ListArgs;
+use crate::table::{EventColumns, text_row};
 
 /// The version of the event objects `--watch --format json` prints; it
 /// changes only when a key changes meaning or goes away.
@@ -117,6 +118,11 @@ struct Watcher<'a> {
     /// Why the registry could not be opened last, said once per reason.
     said_unopenable: Option<String>,
     target: Option<String>,
+    /// Whether the rows present at the start are printed (`listed`): with
+    /// `--watch`, not with `--until-gone` alone, which prints the events.
+    prints_listing: bool,
+    /// The columns of the text lines, fixed when the watch starts.
+    columns: Option<EventColumns>,
     out: std::io::StdoutLock<'static>,
     colour: bool,
     home: Option<PathBuf>,
@@ -127,6 +133,11 @@ struct Watcher<'a> {
 pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
     raise_open_file_limit();
     let path = roster_directory_choice(&args.common)?.path;
+    // Opening a registry creates the subdirectories it lacks (one an older
+    // roster made, or one made by hand, may hold only `sessions/`). Done
+    // before the watch starts, their creation is no change to report: seen
+    // by the watch, it was a resync before anything happened.
+    RosterDir::open_existing(&path)?;
     // Watching starts before the first read, so no change falls between.
     let source = RegistryWatch::start(&path)?;
     let follows_consent = !args.common.quiet;
@@ -147,14 +158,25 @@ pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
         said_unfollowed: false,
         said_unopenable: None,
         target: args.until_gone.clone(),
+        prints_listing: args.watch,
+        columns: None,
         out: std::io::stdout().lock(),
         colour: args.common.colour_on_stdout(),
         home: process_env_os("HOME").map(PathBuf::from),
         path,
     };
     watcher.start()?;
-    if watcher.target_is_gone() {
-        return Ok(());
+    if let Some(target) = &watcher.target
+        && watcher.target_is_gone()
+    {
+        // A typo must not look like a session that finished.
+        let target = escape_for_terminal(target);
+        return Err(BadInput(format!(
+            "--until-gone {target}: no running session has owner pid or session id {target} in {}; it \
+             ended already or was never registered (`roster-list --all` shows the sessions registered)",
+            escape_path_for_terminal(&watcher.path)
+        ))
+        .into());
     }
     loop {
         let changes = watcher.source.wait()?;
@@ -194,23 +216,25 @@ impl Watcher<'_> {
             self.remember(row)?;
         }
         let listing = Listing::of_rows(self.known.values().map(|known| &known.row), self.filter);
-        if !self.args.common.quiet {
-            match self.args.common.output_format() {
-                OutputFormat::Json => {
-                    for row in &listing.rows {
-                        let consent = &self.known[&row.file_name].consent;
-                        let line =
-                            event_json(EventKind::Listed, Timestamp::now(), Some(row), Some(consent), None);
-                        writeln!(self.out, "{line}")?;
-                    }
-                }
-                OutputFormat::Text => {
-                    let rows = listing.rows.iter().map(|row| (row, &self.known[&row.file_name].consent));
-                    let text = crate::render_text(rows, self.colour);
-                    self.out.write_all(text.as_bytes())?;
-                }
+        let listed = || listing.rows.iter().map(|row| (row, &self.known[&row.file_name].consent));
+        let mut text = String::new();
+        if self.args.common.output_format() == OutputFormat::Text {
+            let now = Timestamp::now();
+            let cells: Vec<Vec<String>> =
+                listed().map(|(row, consent)| text_row(row, consent, self.home.as_deref(), now)).collect();
+            let columns = EventColumns::new(&cells, self.colour);
+            if !self.args.common.quiet && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                text.push_str(&columns.header());
+            }
+            self.columns = Some(columns);
+        }
+        if self.prints_listing && !self.args.common.quiet {
+            let at = Timestamp::now();
+            for (row, consent) in listed() {
+                text.push_str(&self.event_line(EventKind::Listed, at, Some(row), Some(consent), None));
             }
         }
+        self.out.write_all(text.as_bytes())?;
         self.out.flush()?;
         Ok(())
     }
@@ -574,16 +598,28 @@ impl Watcher<'_> {
         if filtered_out || self.args.common.quiet {
             return Ok(());
         }
-        let at = Timestamp::now();
-        match self.args.common.output_format() {
-            OutputFormat::Json => writeln!(self.out, "{}", event_json(kind, at, row, consent, reason))?,
-            OutputFormat::Text => {
-                let line = event_text(kind, at, row, consent, reason, self.home.as_deref(), self.colour);
-                writeln!(self.out, "{line}")?;
-            }
-        }
+        let line = self.event_line(kind, Timestamp::now(), row, consent, reason);
+        self.out.write_all(line.as_bytes())?;
         self.out.flush()?;
         Ok(())
+    }
+
+    /// One event as printed: a line of text in the listing's columns, or
+    /// a line of JSON.
+    fn event_line(
+        &self,
+        kind: EventKind,
+        at: Timestamp,
+        row: Option<&SessionRow>,
+        consent: Option<&SessionConsent>,
+        reason: Option<&str>,
+    ) -> String {
+        match (self.args.common.output_format(), &self.columns) {
+            (OutputFormat::Text, Some(columns)) => {
+                event_text(columns, kind, at, row, consent, reason, self.home.as_deref())
+            }
+            _ => format!("{}\n", event_json(kind, at, row, consent, reason)),
+        }
     }
 
     /// With `--until-gone`: whether no live or unknown session matches the
@@ -663,45 +699,24 @@ fn event_json(
     event.to_string()
 }
 
-/// One aligned line for people: local time, event, pid, harness, agent,
-/// state, consent, directory, session id.
+/// One line for people, in the listing's columns (`EventColumns`): local
+/// time, event, then the row's cells as the table shows them; for an event
+/// about no row, why.
 fn event_text(
+    columns: &EventColumns,
     kind: EventKind,
     at: Timestamp,
     row: Option<&SessionRow>,
     consent: Option<&SessionConsent>,
     reason: Option<&str>,
     home: Option<&Path>,
-    colour: bool,
 ) -> String {
-    let event = paint(&format!("{:<15}", kind.as_str()), kind.colour(), colour);
     let clock = local_clock(at);
-    let Some(row) = row else {
-        return format!("{clock}  {event}  {}", escape_for_terminal(reason.unwrap_or_default()));
-    };
-    let pid = row.pid.map_or_else(|| "?".to_owned(), |pid| pid.to_string());
-    let dash = |value: Option<&str>| {
-        value
-            .filter(|value| !value.is_empty())
-            .map_or_else(|| "-".to_owned(), |value| escape_for_terminal(value).into_owned())
-    };
-    match &row.record {
-        Some(record) => format!(
-            "{clock}  {event}  {pid:<8} {:<12} {:<12} {:<8} {:<15} {}  {}",
-            dash(Some(&record.harness)),
-            dash(record.agent.as_deref()),
-            row.liveness().as_str(),
-            consent.map_or("-", |consent| consent.label),
-            home_relative(Path::new(&record.cwd), home),
-            dash(record.session_id.as_deref()),
-        ),
-        None => format!(
-            "{clock}  {event}  {pid:<8} {}: {} ({})",
-            row.problem.as_ref().map_or("problem", |problem| problem.kind.as_str()),
-            home_relative(&row.path, home),
-            escape_for_terminal(
-                &row.problem.as_ref().map(|problem| problem.detail.clone()).unwrap_or_default()
-            ),
-        ),
+    match (row, consent) {
+        (Some(row), Some(consent)) => {
+            let cells = text_row(row, consent, home, at);
+            columns.row_line(&clock, kind.as_str(), kind.colour(), &cells)
+        }
+        _ => columns.reason_line(&clock, kind.as_str(), kind.colour(), reason.unwrap_or_default()),
     }
 }

@@ -19,10 +19,9 @@ use cli_support::{
     parse_duration, push_home_relative, resolve_calling_owner, roster_directory_choice,
 };
 use harness::{HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, parse_payload, read_payload};
-use owner_liveness::Liveness;
 use registry_core::{
     CurrentOutcome, CurrentSession, PruneOptions, PruneReport, RowConsent, RunningSystem, SessionRow,
-    map_in_parallel, prune_sessions, remove_current,
+    listed_entry_count, map_in_parallel, prune_sessions, remove_current,
 };
 
 const TOOL: &str = "roster-prune";
@@ -103,8 +102,12 @@ pub fn manual() -> Manual {
         ],
         notes: vec![
             "JSON: {\"removed\": [rows as roster-list shows them], \"dead_removed\": N, \
-             \"unknown_removed\": N, \"kept\": N, \"temp_removed\": N, \"consent_removed\": N, \
-             \"dry_run\": true|false}."
+             \"unknown_removed\": N, \"current_removed\": N, \"kept\": N, \"temp_removed\": N, \
+             \"consent_removed\": N, \"dry_run\": true|false}."
+                .to_owned(),
+            "With --current the calling session's record is removed on request, alive or not: it is \
+             counted in current_removed (text: `removed 1 on request`), never as dead or unknown, and \
+             kept counts the other entries left in the registry."
                 .to_owned(),
         ],
         environment: manual::SESSION_VARIABLES.to_vec(),
@@ -282,10 +285,9 @@ fn remove_calling_session(
                 consent_removed +=
                     consent::remove_marker(&roster, &lock, &chain_session, args.dry_run, &facts)?;
             }
-            match row.liveness() {
-                Liveness::Dead => report.dead_removed += 1,
-                _ => report.unknown_removed += 1,
-            }
+            // Removed on request, alive or not: a session that ended is
+            // neither dead nor unknown.
+            report.current_removed += 1;
             report.removed.push(row);
         }
         CurrentOutcome::NotFound => {
@@ -297,6 +299,13 @@ fn remove_calling_session(
             }
             kept = Some((row, why));
         }
+    }
+    // What was kept is every other entry of the registry, counted only for
+    // a report that is printed: a session-end hook has a tight budget.
+    if args.hook.is_none() && !args.common.quiet {
+        let still_listed = listed_entry_count(&roster)?;
+        let removed_later = if args.dry_run { report.current_removed } else { 0 };
+        report.kept = still_listed.saturating_sub(removed_later);
     }
     drop(lock);
     if let Some((row, why)) = kept {
@@ -320,6 +329,7 @@ fn print_outcome(args: &PruneArgs, outcome: &Outcome) -> anyhow::Result<()> {
                 "removed": removed,
                 "dead_removed": report.dead_removed,
                 "unknown_removed": report.unknown_removed,
+                "current_removed": report.current_removed,
                 "kept": report.kept,
                 "temp_removed": report.temp_removed,
                 "consent_removed": outcome.consent_removed,
@@ -342,21 +352,31 @@ fn print_outcome(args: &PruneArgs, outcome: &Outcome) -> anyhow::Result<()> {
             for line in &lines {
                 out.write_all(line.as_bytes())?;
             }
-            writeln!(
-                out,
-                "{verb} {} dead, {} unknown, {} consent marker{}, {} temporar{}; kept {}",
-                report.dead_removed,
-                report.unknown_removed,
-                outcome.consent_removed,
-                if outcome.consent_removed == 1 { "" } else { "s" },
-                report.temp_removed,
-                if report.temp_removed == 1 { "y" } else { "ies" },
-                report.kept
-            )?;
+            writeln!(out, "{}", summary_line(verb, args.current, outcome))?;
         }
     }
     out.flush()?;
     Ok(())
+}
+
+/// The last line of a text report: what went, by kind, and how many
+/// entries were kept. `--current` removes on request, so its line counts
+/// that and not dead or unknown entries, which it never looks for.
+fn summary_line(verb: &str, current: bool, outcome: &Outcome) -> String {
+    let report = &outcome.report;
+    let markers = outcome.consent_removed;
+    let markers = format!("{markers} consent marker{}", if markers == 1 { "" } else { "s" });
+    if current {
+        return format!("{verb} {} on request, {markers}; kept {}", report.current_removed, report.kept);
+    }
+    format!(
+        "{verb} {} dead, {} unknown, {markers}, {} temporar{}; kept {}",
+        report.dead_removed,
+        report.unknown_removed,
+        report.temp_removed,
+        if report.temp_removed == 1 { "y" } else { "ies" },
+        report.kept
+    )
 }
 
 /// Room for a typical report line, so that writing one allocates once.

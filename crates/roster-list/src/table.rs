@@ -1,0 +1,192 @@
+//! The listing's table, the one home of its columns: `roster-list` prints
+//! its rows under them, and `--watch` prints each event in the same
+//! columns, after the time and the event, so that a stream of events reads
+//! like the table. A column's limit cuts a longer value (an agent name) the
+//! same way in both.
+
+use std::path::Path;
+
+use cli_support::{
+    Colour, column_widths, escape_for_terminal, format_age, home_relative, paint, push_table_line,
+    render_table_within,
+};
+use consent::SessionConsent;
+use registry_core::{SessionRow, Timestamp};
+
+/// The columns of the listing (docs/contract.md §6.2).
+pub(crate) const HEADERS: [&str; 8] =
+    ["PID", "HARNESS", "AGENT", "STATE", "CONSENT", "AGE", "CWD", "SESSION"];
+
+/// The most characters each column shows: a longer value is cut, ending
+/// in `…`. Every value of the columns with a limit fits it but an agent
+/// name past `AGENT_COLUMN_LIMIT` (one may be 64 characters) or a harness
+/// that is no known one; the directory and the session id are shown whole.
+pub(crate) const LIMITS: [Option<usize>; 8] = [
+    // A pid up to the largest pid_max, 4194304, and the unverified mark.
+    Some(8),
+    // The longest harness name, `cursor-agent`.
+    Some(12),
+    Some(AGENT_COLUMN_LIMIT),
+    // `unknown`.
+    Some(7),
+    // `off (repo file)`.
+    Some(15),
+    // `9999d`: 27 years.
+    Some(5),
+    None,
+    None,
+];
+
+/// The most characters the AGENT column shows.
+const AGENT_COLUMN_LIMIT: usize = 20;
+
+/// Where the STATE column is, to colour it.
+const STATE_COLUMN: usize = 3;
+
+/// The mark after the pid of an owner named by hand that is not an
+/// ancestor of the registering process (`session_pid_verified: false`).
+pub(crate) const UNVERIFIED_MARK: &str = "?";
+
+/// The table of the rows' cells (`text_row`), empty without rows.
+pub(crate) fn render_cells(rows: &[Vec<String>], colour: bool) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    render_table_within(&HEADERS, &LIMITS, rows, &|column, cell| {
+        paint_state(column == STATE_COLUMN, cell, colour)
+    })
+}
+
+/// A STATE cell in its colour; any other cell as it is.
+fn paint_state(is_state: bool, cell: &str, colour: bool) -> std::borrow::Cow<'_, str> {
+    match (is_state, cell) {
+        (true, "alive") => paint(cell, Colour::Green, colour).into(),
+        (true, "dead") => paint(cell, Colour::Red, colour).into(),
+        (true, "unknown") => paint(cell, Colour::Yellow, colour).into(),
+        _ => cell.into(),
+    }
+}
+
+/// The cells of one row, escaped, in the order of `HEADERS`.
+pub(crate) fn text_row(
+    row: &SessionRow,
+    consent: &SessionConsent,
+    home: Option<&Path>,
+    now: Timestamp,
+) -> Vec<String> {
+    let unverified = row.record.as_ref().is_some_and(|record| !record.session_pid_verified);
+    let pid = match row.pid {
+        Some(pid) if unverified => format!("{pid}{UNVERIFIED_MARK}"),
+        Some(pid) => pid.to_string(),
+        None => "?".to_owned(),
+    };
+    let age = format_age(row.registered_at.age(now));
+    let state = row.liveness().as_str().to_owned();
+    match (&row.record, &row.problem) {
+        (Some(record), _) => vec![
+            pid,
+            if record.harness.is_empty() {
+                "-".to_owned()
+            } else {
+                escape_for_terminal(&record.harness).into_owned()
+            },
+            record
+                .agent
+                .as_deref()
+                .map_or_else(|| "-".to_owned(), |agent| escape_for_terminal(agent).into_owned()),
+            state,
+            consent.label.to_owned(),
+            age,
+            home_relative(Path::new(&record.cwd), home),
+            record
+                .session_id
+                .as_deref()
+                .map_or_else(|| "-".to_owned(), |id| escape_for_terminal(id).into_owned()),
+        ],
+        (None, problem) => vec![
+            pid,
+            "-".to_owned(),
+            "-".to_owned(),
+            state,
+            "-".to_owned(),
+            age,
+            match problem {
+                Some(problem) => format!(
+                    "{}: {} ({})",
+                    problem.kind.as_str(),
+                    home_relative(&row.path, home),
+                    escape_for_terminal(&problem.detail)
+                ),
+                None => format!("problem: {}", home_relative(&row.path, home)),
+            },
+            "-".to_owned(),
+        ],
+    }
+}
+
+/// The columns of a watch's text lines: the time and the event, then the
+/// listing's. Their widths are fixed when the watch starts, since an event
+/// is printed as it happens: each column with a limit is as wide as its
+/// limit, so that whatever value comes later fits it as it would the
+/// table, and the directory as wide as the widest one known then (at least
+/// `CWD_COLUMN_WIDTH`); a longer directory shifts only the session id.
+pub(crate) struct EventColumns {
+    widths: Vec<usize>,
+    colour: bool,
+}
+
+/// `HH:MM:SS.mmm`, as `local_clock` shows a time.
+const TIME_COLUMN_WIDTH: usize = 12;
+/// `consent-changed`, the longest event name.
+const EVENT_COLUMN_WIDTH: usize = 15;
+/// The least width of the CWD column of a watch.
+const CWD_COLUMN_WIDTH: usize = 24;
+
+impl EventColumns {
+    /// The columns for a watch whose rows at the start are `rows` (their
+    /// cells, `text_row`).
+    pub(crate) fn new(rows: &[Vec<String>], colour: bool) -> EventColumns {
+        let known = column_widths(&HEADERS, &LIMITS, rows);
+        let mut widths = vec![TIME_COLUMN_WIDTH, EVENT_COLUMN_WIDTH];
+        widths.extend(LIMITS.iter().zip(&known).map(|(limit, known)| match limit {
+            Some(limit) => *limit,
+            // The directory; the session id, last, is never padded.
+            None => (*known).max(CWD_COLUMN_WIDTH),
+        }));
+        EventColumns { widths, colour }
+    }
+
+    /// The header line: `TIME EVENT` and the listing's headers.
+    pub(crate) fn header(&self) -> String {
+        let mut line = String::new();
+        let headers = ["TIME", "EVENT"].into_iter().chain(HEADERS);
+        push_table_line(&mut line, &self.widths, &mut headers.into_iter(), &|_, cell| cell.into());
+        line
+    }
+
+    /// The line of an event about a row: `clock`, the event's name in
+    /// `event_colour`, and the row's cells (`text_row`).
+    pub(crate) fn row_line(
+        &self,
+        clock: &str,
+        event: &str,
+        event_colour: Colour,
+        cells: &[String],
+    ) -> String {
+        let mut line = String::new();
+        let mut all = [clock, event].into_iter().chain(cells.iter().map(String::as_str));
+        let colour = self.colour;
+        push_table_line(&mut line, &self.widths, &mut all, &|column, cell| match column {
+            1 => paint(cell, event_colour, colour).into(),
+            column => paint_state(column == STATE_COLUMN + 2, cell, colour),
+        });
+        line
+    }
+
+    /// The line of an event about no row (`resync`): `clock`, the event's
+    /// name and why, which runs past the columns.
+    pub(crate) fn reason_line(&self, clock: &str, event: &str, event_colour: Colour, reason: &str) -> String {
+        let event = paint(&format!("{event:<EVENT_COLUMN_WIDTH$}"), event_colour, self.colour);
+        format!("{clock:<TIME_COLUMN_WIDTH$}  {event}  {}\n", escape_for_terminal(reason))
+    }
+}
