@@ -592,6 +592,22 @@ impl Sandbox {
         run_with_deadline(&mut command, COMMAND_DEADLINE)
     }
 
+    /// Runs `tool --dir <root> args…` on a pseudo-terminal, as a person's
+    /// shell would (`script`), with the clean environment and `env` added;
+    /// its stdout and stderr both go to the terminal, and come back mixed
+    /// as the finished run's stdout (with `\r\n` line ends).
+    pub fn run_on_terminal(&self, tool: &str, args: &[&str], env: &[(&str, &str)]) -> Finished {
+        let mut words = vec![shell_quote(&binary(tool).to_string_lossy()).into_owned()];
+        words.push("--dir".to_owned());
+        words.push(shell_quote(&self.root.to_string_lossy()).into_owned());
+        words.extend(args.iter().map(|argument| shell_quote(argument).into_owned()));
+        let mut command = Command::new(require_tool("script"));
+        clean_environment(&mut command, &self.home).current_dir(&self.home);
+        command.envs(env.iter().copied());
+        command.args(["-qec", &words.join(" "), "/dev/null"]);
+        run_to_completion(command, StdinFeed::Null, COMMAND_DEADLINE)
+    }
+
     /// Registers `pid` (`--pid`) with extra flags, asserts success and
     /// returns the JSON row register printed.
     pub fn register(&self, pid: u32, extra: &[&str]) -> Value {

@@ -179,7 +179,8 @@ pub fn paint(text: &str, colour: Colour, enabled: bool) -> String {
 /// Cells must already be escaped; `paint_cell` may colour a cell after its
 /// width was measured (so SGR sequences do not skew the alignment), and
 /// hands back the cells it leaves alone borrowed: a listing's table has
-/// tens of thousands of cells.
+/// tens of thousands of cells. Headers are never painted: `paint_cell`
+/// decides by column and value, and a header is neither a state nor a value.
 pub fn render_table(
     headers: &[&str],
     rows: &[Vec<String>],
@@ -193,12 +194,16 @@ pub fn render_table(
     }
     let line_width = widths.iter().map(|width| width + 2).sum::<usize>();
     let mut out = String::with_capacity((rows.len() + 1) * line_width);
-    let mut push_line = |cells: &mut dyn Iterator<Item = (usize, &str)>| {
+    let mut push_line = |cells: &mut dyn Iterator<Item = (usize, &str)>, painted: bool| {
         let last = widths.len() - 1;
         let line_start = out.len();
         for (column, cell) in cells {
             let padding = widths[column] - cell.chars().count();
-            out.push_str(&paint_cell(column, cell));
+            if painted {
+                out.push_str(&paint_cell(column, cell));
+            } else {
+                out.push_str(cell);
+            }
             if column != last {
                 out.extend(std::iter::repeat_n(' ', padding + 2));
             }
@@ -207,9 +212,9 @@ pub fn render_table(
         out.truncate(line_end);
         out.push('\n');
     };
-    push_line(&mut headers.iter().copied().enumerate());
+    push_line(&mut headers.iter().copied().enumerate(), false);
     for row in rows {
-        push_line(&mut row.iter().map(String::as_str).enumerate());
+        push_line(&mut row.iter().map(String::as_str).enumerate(), true);
     }
     out
 }
@@ -470,5 +475,14 @@ mod tests {
             vec![vec!["1".into(), "ünï".into(), "x".into()], vec!["4242".into(), "a".into(), "y".into()]];
         let table = render_table(&["PID", "AGENT", "CWD"], &rows, &|_, cell| cell.into());
         assert_eq!(table, "PID   AGENT  CWD\n1     ünï    x\n4242  a      y\n");
+    }
+
+    /// Regression: `roster-hooks status` painted by column alone, and its
+    /// STATE header came out dimmed like a state.
+    #[test]
+    fn headers_are_never_painted() {
+        let rows = vec![vec!["installed".into()]];
+        let table = render_table(&["STATE"], &rows, &|_, cell| format!("<{cell}>").into());
+        assert_eq!(table, "STATE\n<installed>\n");
     }
 }

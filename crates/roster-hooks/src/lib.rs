@@ -208,6 +208,7 @@ pub fn manual() -> Manual {
                           to have the hooks carry --dir instead.",
             },
             manual::NO_COLOR_VARIABLE,
+            manual::TERM_VARIABLE,
         ],
         environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
         files: &[

@@ -185,6 +185,7 @@ pub fn manual() -> Manual {
             manual::XDG_STATE_HOME_VARIABLE,
             manual::HOME_VARIABLE,
             manual::NO_COLOR_VARIABLE,
+            manual::TERM_VARIABLE,
         ],
         environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
         files: &[

@@ -61,8 +61,8 @@ Every tool takes \fB\-\-dir\fR \fIDIR\fR, \fB\-\-format\fR \fBtext\fR|\fBjson\fR
 (or \fB\-\-json\fR), \fB\-q\fR/\fB\-\-quiet\fR, \fB\-h\fR/\fB\-\-help\fR and
 \fB\-V\fR/\fB\-\-version\fR.
 Text output is for people: aligned columns, \fB~\fR for the home directory,
-colour only on a terminal, every field escaped so that no control character
-reaches the terminal.
+colour only on a terminal (never with \fBNO_COLOR\fR set or \fBTERM=dumb\fR),
+every field escaped so that no control character reaches the terminal.
 JSON output is the stable contract for scripts.
 An error is one line on standard error,
 \fBroster\-\fR\fItool\fR\fB: \fR\fIwhat failed\fR\fB: \fR\fIwhy\fR.
