@@ -691,7 +691,7 @@ fn event_text(
             dash(Some(&record.harness)),
             dash(record.agent.as_deref()),
             row.liveness().as_str(),
-            consent.map_or("-", |consent| consent.label),
+            consent.map_or("-", |consent| consent.label.as_str()),
             home_relative(Path::new(&record.cwd), home),
             dash(record.session_id.as_deref()),
         ),
