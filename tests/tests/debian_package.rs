@@ -91,6 +91,10 @@ fn package_holds_every_file_where_debian_wants_it() {
         assert!(fields.contains(wanted), "the control file lacks {wanted:?}:\n{fields}");
     }
     assert!(!fields.contains("Depends:"), "static binaries need no shared library:\n{fields}");
+    // Regression: the description listed the harnesses by hand, without Aider and Amp.
+    let description = fields.split_whitespace().collect::<Vec<_>>().join(" ");
+    let harnesses = harness::display_names_in_prose(&harness::Harness::ALL);
+    assert!(description.contains(&harnesses), "the description does not name `{harnesses}`:\n{fields}");
     let unpacked = tempfile::tempdir().unwrap();
     run_checked(Command::new("dpkg-deb").arg("--extract").arg(package).arg(unpacked.path()));
     for binary in ROSTER_BINARIES {

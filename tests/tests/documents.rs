@@ -44,3 +44,46 @@ fn the_quick_start_builds_with_progress_before_running_quietly() {
         (_, None) => {}
     }
 }
+
+/// `text` as one line: line breaks and runs of blanks as one space, roff's
+/// escaped hyphens as hyphens, so a list wrapped over lines reads as one.
+fn flattened(text: &str) -> String {
+    text.replace("\\-", "-").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Regression: the README listed nine harnesses while `man roster` left out
+/// Amp (and the package description Aider and Amp, held to the list by
+/// xtask's own test). Each names them all, in the words of
+/// `harness::display_names_in_prose`.
+#[test]
+fn the_readme_contract_and_man_page_name_every_harness() {
+    let harnesses = harness::display_names_in_prose(&harness::Harness::ALL);
+    for document in ["README.md", "docs/contract.md", "man/roster.7"] {
+        assert!(
+            flattened(&read(document)).contains(&harnesses),
+            "{document} does not list every harness as `{harnesses}`"
+        );
+    }
+}
+
+/// The code block of contract §2 that draws the roster directory.
+fn contract_layout_block() -> String {
+    let contract = read("docs/contract.md");
+    let section = &contract[contract.find("\n## 2. ").expect("the contract has §2")..];
+    let block = &section[section.find("```\n").expect("§2 draws the layout") + 4..];
+    block[..block.find("```").expect("the drawing ends")].to_owned()
+}
+
+/// Regression: `man roster`'s LAYOUT left out `session-ids/`,
+/// `.notes-shown.json` and `.reap-cursor`. The man page (generated from
+/// `registry_core::registry_layout`) and the contract's §2 both show every
+/// entry the code names.
+#[test]
+fn the_contract_and_man_page_show_every_entry_of_the_roster_directory() {
+    let layout = contract_layout_block();
+    let page = flattened(&read("man/roster.7"));
+    for entry in registry_core::registry_layout() {
+        assert!(layout.contains(&entry.path), "contract §2 does not show {}:\n{layout}", entry.path);
+        assert!(page.contains(&entry.path), "man/roster.7 does not show {}", entry.path);
+    }
+}

@@ -214,6 +214,20 @@ fn changelog(version: &str) -> anyhow::Result<String> {
 /// Binaries linked statically need no shared library, and have no `Depends:`.
 fn control_file(version: &str, architecture: &str, depends: Option<&str>, installed_size_kib: u64) -> String {
     let depends = depends.map(|depends| format!("Depends: {depends}\n")).unwrap_or_default();
+    let harnesses = harness::display_names_in_prose(&harness::Harness::ALL);
+    let description = [
+        format!(
+            "roster keeps a host-local, per-user registry of the agent sessions ({harnesses}) running \
+             on this machine, and answers without a server which sessions run right now, as which \
+             harness and agent, in which directory, and whether each one agreed to be messaged. Every \
+             answer carries a liveness verdict that a reused pid, a reboot or a stale file cannot fool."
+        ),
+        "The package holds roster-register, roster-list, roster-prune, roster-consent and roster-hooks, \
+         their man pages and completions for bash, zsh and fish."
+            .to_owned(),
+    ]
+    .map(|paragraph| extended_description_lines(&paragraph))
+    .join(" .\n");
     format!(
         "Package: {PACKAGE_NAME}\n\
          Version: {version}\n\
@@ -223,18 +237,31 @@ fn control_file(version: &str, architecture: &str, depends: Option<&str>, instal
          {depends}\
          Section: utils\n\
          Priority: optional\n\
-         Description: registry of the AI coding-agent sessions running on this host\n \
-         roster keeps a host-local, per-user registry of the agent sessions\n \
-         (Claude Code, Codex CLI, Gemini CLI, Cursor's agent, Copilot CLI, Goose,\n \
-         opencode) running on this machine, and answers without a server which\n \
-         sessions run right now, as which harness and agent, in which directory,\n \
-         and whether each one agreed to be messaged. Every answer carries a\n \
-         liveness verdict that a reused pid, a reboot or a stale file cannot fool.\n \
-         .\n \
-         The package holds roster-register, roster-list, roster-prune,\n \
-         roster-consent and roster-hooks, their man pages and completions for\n \
-         bash, zsh and fish.\n"
+         Description: registry of the AI coding-agent sessions running on this host\n\
+         {description}"
     )
+}
+
+/// A paragraph of a control file's extended description: words wrapped
+/// under 80 columns, each line starting with the space that marks it as
+/// a continuation.
+fn extended_description_lines(paragraph: &str) -> String {
+    let mut lines = String::new();
+    let mut line = String::new();
+    for word in paragraph.split_whitespace() {
+        if !line.is_empty() && line.len() + 1 + word.len() > 74 {
+            lines.push_str(&format!(" {line}\n"));
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push_str(&format!(" {line}\n"));
+    }
+    lines
 }
 
 /// Removes the symbols and debug information from the packaged binaries,
@@ -366,4 +393,28 @@ fn gzip(bytes: &[u8]) -> anyhow::Result<Vec<u8>> {
 
 fn write_file(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
     fs::write(path, contents).with_context(|| format!("writing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: the description listed the harnesses by hand and left
+    /// out Aider and Amp. Each continuation line starts with a space and
+    /// fits a terminal, and a lone ` .` separates the paragraphs.
+    #[test]
+    fn the_description_names_every_harness_in_wrapped_continuation_lines() {
+        let control = control_file("0.1.0-1", "amd64", None, 1);
+        let description = control.split_once("Description: ").expect("a Description field").1;
+        let mut lines = description.lines();
+        assert!(lines.next().is_some_and(|synopsis| synopsis.len() <= 80), "{description}");
+        for line in lines {
+            assert!(line.starts_with(' ') && line.len() <= 80, "{line:?} in\n{description}");
+        }
+        assert!(description.contains("\n .\n"), "{description}");
+        let flattened = description.split_whitespace().collect::<Vec<_>>().join(" ");
+        for harness in harness::Harness::ALL {
+            assert!(flattened.contains(harness.display_name()), "{} missing from\n{description}", harness);
+        }
+    }
 }

@@ -129,6 +129,22 @@ impl Harness {
         }
     }
 
+    /// The harness's own name for people, as its makers spell it: what the
+    /// README, the man page and the package description list.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => "Claude Code",
+            Harness::Codex => "Codex CLI",
+            Harness::GeminiCli => "Gemini CLI",
+            Harness::CursorAgent => "Cursor's agent",
+            Harness::Copilot => "Copilot CLI",
+            Harness::Goose => "Goose",
+            Harness::Opencode => "opencode",
+            Harness::Aider => "Aider",
+            Harness::Amp => "Amp",
+        }
+    }
+
     /// The harness a record's `harness` value names; exact names only, so
     /// what is written always reads back as the same harness.
     pub fn parse(name: &str) -> Option<Harness> {
@@ -171,6 +187,17 @@ pub fn unknown_harness_message(what: &str, kind: &str, name: &str, known: &[&str
 /// The names of every harness roster knows, in [`Harness::ALL`] order.
 pub fn harness_names() -> Vec<&'static str> {
     Harness::ALL.iter().map(|harness| harness.as_str()).collect()
+}
+
+/// The display names of `harnesses`, listed for prose: `Claude Code, Codex
+/// CLI, …, Aider and Amp`.
+pub fn display_names_in_prose(harnesses: &[Harness]) -> String {
+    let names: Vec<&str> = harnesses.iter().map(|harness| harness.display_name()).collect();
+    match names.split_last() {
+        None => String::new(),
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, others)) => format!("{} and {last}", others.join(", ")),
+    }
 }
 
 /// Levenshtein distance over characters.

@@ -10,6 +10,7 @@ mod error;
 mod files;
 mod hook_log;
 mod interrupted;
+mod layout;
 mod list;
 mod malformed;
 mod ownership;
@@ -41,6 +42,7 @@ pub use hook_log::{
     HOOK_LOG_LINES, HOOK_LOG_NAME, append_hook_error, append_hook_error_within, recent_hook_errors,
 };
 pub use interrupted::retry_interrupted;
+pub use layout::{LayoutEntry, NOTES_SHOWN_NAME, REAP_CURSOR_NAME, registry_layout};
 pub use list::{
     ListFilter, Listing, ListingSummary, PresentedListing, list_sessions, list_sessions_presented,
     sort_newest_first,
