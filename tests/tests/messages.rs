@@ -1,6 +1,7 @@
 //! What the tools say when they are used wrongly or asked for colour, as a
 //! user meets it. Regressions: clap's "a similar argument exists" tip was
-//! dropped; `1w` was not a duration; a tool with subcommands run without
+//! dropped; suggestions for a misspelt subcommand came in clap's order,
+//! not nearest first; `1w` was not a duration; a tool with subcommands run without
 //! one printed its one-line description; a negative value (`--older-than
 //! -1d`) was reported as an unknown argument `-1` without the flag;
 //! `--color auto` coloured a `TERM=dumb` terminal; `roster-hooks status`
@@ -14,6 +15,19 @@ fn a_misspelt_flag_keeps_clap_suggestion_on_the_one_line() {
     let outcome = sandbox.run("roster-register", &["--agnt", "wren"]);
     outcome.expect_code(2).expect_error_line("roster-register");
     assert!(outcome.stderr.contains("a similar argument exists: '--agent'"), "{outcome}");
+}
+
+/// Regression: `roster-hooks instal` suggested `print` and `uninstall`
+/// before `install`; suggestions now come nearest first by edit distance.
+#[test]
+fn a_misspelt_subcommand_suggests_the_nearest_first() {
+    let sandbox = Sandbox::new();
+    for (typed, first) in [("instal", "'install'"), ("unistall", "'uninstall'")] {
+        let outcome = sandbox.run("roster-hooks", &[typed]);
+        outcome.expect_code(2).expect_error_line("roster-hooks");
+        let suggested = outcome.stderr.split("subcommands exist: ").nth(1).unwrap_or_default();
+        assert!(suggested.starts_with(first), "{typed}: {outcome}");
+    }
 }
 
 #[test]

@@ -7,6 +7,8 @@ use std::fmt;
 
 use owner_liveness::{AncestorStep, HarnessPatterns, PidExport};
 
+use crate::suggest::edit_distance;
+
 /// The agent harnesses roster knows. `as_str` is the record's `harness`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Harness {
@@ -198,21 +200,6 @@ pub fn display_names_in_prose(harnesses: &[Harness]) -> String {
         Some((last, [])) => (*last).to_owned(),
         Some((last, others)) => format!("{} and {last}", others.join(", ")),
     }
-}
-
-/// Levenshtein distance over characters.
-fn edit_distance(left: &str, right: &str) -> usize {
-    let right: Vec<char> = right.chars().collect();
-    let mut previous: Vec<usize> = (0..=right.len()).collect();
-    for (row, left_character) in left.chars().enumerate() {
-        let mut current = vec![row + 1];
-        for (column, right_character) in right.iter().enumerate() {
-            let substitution = previous[column] + usize::from(left_character != *right_character);
-            current.push(substitution.min(previous[column + 1] + 1).min(current[column] + 1));
-        }
-        previous = current;
-    }
-    previous[right.len()]
 }
 
 impl fmt::Display for Harness {
@@ -428,7 +415,6 @@ mod tests {
             unknown_harness_message("--harness \"vim\"", "a harness", "vim", &["codex", "amp"]),
             "--harness \"vim\" is not a harness; use one of codex, amp"
         );
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 
     /// Detection and the harness list agree: every harness roster names is
