@@ -116,10 +116,10 @@ fn install_puts_every_file_where_its_tool_looks_and_the_binaries_run() {
 /// What completing one line must give.
 #[derive(Clone, Copy)]
 enum Expect<'a> {
-    /// Exactly these candidates: a fixed set of values.
+    /// Exactly these candidates: a fixed set of values or subcommands.
     Exactly(&'a [&'a str]),
-    /// At least these candidates: flags and subcommands, where shells differ
-    /// in what else they offer (bash lists flags beside subcommands).
+    /// At least these candidates: flags, where shells differ in what else
+    /// they offer (`-h` beside the long flags, flags of a parent command).
     Includes(&'a [&'a str]),
 }
 
@@ -140,9 +140,14 @@ const HOOK_TARGETS: &[&str] = &[
 const HOOK_HARNESSES: &[&str] =
     &["amp", "claude-code", "codex", "copilot", "cursor-agent", "gemini-cli", "opencode"];
 
+/// Durations `--older-than <TAB>` offers (regression: bash offered file names).
+const DURATIONS: &[&str] = &["1d", "1h", "2w", "7d"];
+
 /// Lines a user types before TAB, and what every shell must offer. The
 /// `roster-consent` and `roster-hooks` lines after a subcommand are the
-/// ones clap-rs/clap#6421 broke in bash.
+/// ones clap-rs/clap#6421 broke in bash. An empty word gets a command's
+/// subcommands or a positional's values alone, the flags once `-` is typed
+/// (regression: bash put `--color --dir …` before `arm disarm …`).
 const CASES: &[(&str, Expect)] = &[
     ("roster-register --", Expect::Includes(&["--pid", "--agent", "--harness", "--hook", "--format"])),
     ("roster-register --harness ", Expect::Exactly(HARNESSES)),
@@ -152,13 +157,15 @@ const CASES: &[(&str, Expect)] = &[
     ("roster-list --harness c", Expect::Exactly(&["claude-code", "codex", "copilot", "cursor-agent"])),
     ("roster-prune --", Expect::Includes(&["--older-than", "--dry-run", "--current", "--pid", "--hook"])),
     ("roster-prune --current --hook ", Expect::Exactly(HOOK_TARGETS)),
-    ("roster-consent ", Expect::Includes(&["arm", "disarm", "status", "should-arm"])),
+    ("roster-prune --older-than ", Expect::Exactly(DURATIONS)),
+    ("roster-prune --dry-run --older-than 1", Expect::Exactly(&["1d", "1h"])),
+    ("roster-consent ", Expect::Exactly(&["arm", "disarm", "help", "should-arm", "status"])),
+    ("roster-consent --", Expect::Includes(&["--dir", "--format", "--json", "--color"])),
     ("roster-consent arm --", Expect::Includes(&["--pid", "--cwd", "--dir", "--format"])),
     ("roster-consent should-arm --p", Expect::Exactly(&["--pid"])),
     ("roster-consent status --format ", Expect::Exactly(&["json", "text"])),
-    ("roster-hooks ", Expect::Includes(&["print", "install", "uninstall", "status"])),
-    // bash offers the flags beside a positional value, as clap_complete writes it.
-    ("roster-hooks install ", Expect::Includes(HOOK_HARNESSES)),
+    ("roster-hooks ", Expect::Exactly(&["help", "install", "print", "status", "uninstall"])),
+    ("roster-hooks install ", Expect::Exactly(HOOK_HARNESSES)),
     ("roster-hooks install cl", Expect::Exactly(&["claude-code"])),
     ("roster-hooks install codex --", Expect::Includes(&["--bin-dir", "--scope", "--dir"])),
     ("roster-hooks install claude-code --scope ", Expect::Exactly(&["project", "user"])),

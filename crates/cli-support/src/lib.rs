@@ -27,7 +27,7 @@ pub use hook_mode::{
 pub use owner::{CallingOwner, process_env, process_env_os, resolve_calling_owner};
 pub use roster::{open_roster_for_reading, open_roster_for_writing, roster_directory_choice};
 pub use text::{
-    Colour, command_for_terminal, escape_for_terminal, escape_path_for_terminal,
+    Colour, DURATION_SUGGESTIONS, command_for_terminal, escape_for_terminal, escape_path_for_terminal,
     escape_source_text_for_terminal, format_age, home_relative, local_clock, paint, parse_duration,
     push_home_relative, render_table,
 };

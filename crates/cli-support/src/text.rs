@@ -230,6 +230,11 @@ pub fn format_age(age: Duration) -> String {
     }
 }
 
+/// The durations offered when a shell completes a duration's value
+/// (`roster-prune --older-than <TAB>`): an hour, a day, a week, two weeks.
+/// Any other that [`parse_duration`] reads may be typed.
+pub const DURATION_SUGGESTIONS: [&str; 4] = ["1h", "1d", "7d", "2w"];
+
 /// Parses `90s`, `90m`, `36h`, `7d`, `2w` (a whole number and one unit of
 /// `s m h d w`).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -456,6 +461,9 @@ mod tests {
         assert_eq!(parse_duration("0s"), Ok(Duration::ZERO));
         assert_eq!(parse_duration("2w"), Ok(Duration::from_secs(14 * 86400)));
         assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        for suggested in DURATION_SUGGESTIONS {
+            assert!(parse_duration(suggested).is_ok(), "{suggested} is offered but not read");
+        }
         for bad in ["", "m", "7", "7y", "-1d", "1.5h", " 7d", "7d ", "07d", "99999999999999999999d"] {
             assert!(parse_duration(bad).is_err(), "{bad:?} parsed");
         }
