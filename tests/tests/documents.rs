@@ -87,3 +87,13 @@ fn the_contract_and_man_page_show_every_entry_of_the_roster_directory() {
         assert!(page.contains(&entry.path), "man/roster.7 does not show {}", entry.path);
     }
 }
+
+/// Regression: the README's commands pass the shell's pid as `$$`, which
+/// fish does not have; the quick start says what fish calls it.
+#[test]
+fn the_quick_start_says_what_fish_writes_for_dollar_dollar() {
+    let quick_start = readme_section("Quick start");
+    if first_shell_block(&quick_start).iter().any(|line| line.contains("$$")) {
+        assert!(quick_start.contains("$fish_pid"), "the quick start uses $$ and says nothing of fish");
+    }
+}
