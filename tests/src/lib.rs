@@ -91,8 +91,10 @@ pub fn binary(name: &str) -> PathBuf {
     path
 }
 
-/// The Debian package of each external tool a test may need.
-const TOOL_PACKAGES: [(&str, &str); 17] = [
+/// The Debian package of each external tool a test may need: what the tests
+/// install with apt-get when they run as root and the tool is missing (the
+/// README names every one at its test command).
+pub const TOOL_PACKAGES: [(&str, &str); 17] = [
     ("apt-get", "apt"),
     ("bwrap", "bubblewrap"),
     ("dpkg-deb", "dpkg"),
@@ -132,7 +134,7 @@ pub fn find_or_install_tool(name: &str) -> Option<PathBuf> {
         return Some(path);
     }
     let (_, package) = TOOL_PACKAGES.iter().find(|(tool, _)| *tool == name)?;
-    install_package(package);
+    install_package(name, package);
     find_on_path(name)
 }
 
@@ -145,10 +147,12 @@ pub fn find_on_path(name: &str) -> Option<PathBuf> {
     })
 }
 
-/// `apt-get install` of one package, one test process at a time (a lock
-/// file serializes the test binaries that run at once). Best effort: the
-/// caller looks for the tool again and fails loudly if it is still missing.
-fn install_package(package: &str) {
+/// `apt-get install` of the package that holds `tool`, one test process at
+/// a time (a lock file serializes the test binaries that run at once), and
+/// one line on stderr saying so: installing software on the machine must
+/// never happen unannounced. Best effort: the caller looks for the tool
+/// again and fails loudly if it is still missing.
+fn install_package(tool: &str, package: &str) {
     if !nix::unistd::geteuid().is_root() || find_on_path("apt-get").is_none() {
         return;
     }
@@ -160,6 +164,17 @@ fn install_package(package: &str) {
     if lock.lock().is_err() {
         return;
     }
+    // Another test process may have installed it while this one waited.
+    if find_on_path(tool).is_some() {
+        return;
+    }
+    // Written to the descriptor itself: libtest captures `eprintln!` of a
+    // passing test, and this line is for whoever runs the tests.
+    let _ = writeln!(
+        std::io::stderr(),
+        "roster tests: installing the Debian package {package} with apt-get: a test needs `{tool}`, which is \
+         missing here"
+    );
     let install = || {
         Command::new("apt-get")
             .args(["install", "-y", "-qq", "--no-install-recommends", package])

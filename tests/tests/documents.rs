@@ -97,3 +97,23 @@ fn the_quick_start_says_what_fish_writes_for_dollar_dollar() {
         assert!(quick_start.contains("$fish_pid"), "the quick start uses $$ and says nothing of fish");
     }
 }
+
+/// Regression: the README said only far below its test command that the
+/// tests may install packages, and not which. The quick start's test
+/// command says it, and the quick start names every package the tests
+/// may install (`tests::TOOL_PACKAGES`).
+#[test]
+fn the_quick_start_names_every_package_the_tests_may_install() {
+    let quick_start = readme_section("Quick start");
+    let test_command = first_shell_block(&quick_start)
+        .into_iter()
+        .find(|line| line.starts_with("cargo test --workspace"))
+        .expect("the quick start runs the tests");
+    assert!(test_command.contains("apt-get"), "the test command does not say it may install: {test_command}");
+    let words: std::collections::BTreeSet<&str> = quick_start
+        .split(|character: char| !(character.is_ascii_alphanumeric() || character == '-'))
+        .collect();
+    for (tool, package) in tests::TOOL_PACKAGES {
+        assert!(words.contains(package), "the quick start does not name {package} (for `{tool}`)");
+    }
+}
