@@ -22,7 +22,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-hooks' -ScriptBlock {
     $completions = @(switch ($command) {
         'roster-hooks' {
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
@@ -42,7 +42,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-hooks' -ScriptBlock {
             [CompletionResult]::new('--scope', '--scope', [CompletionResultType]::ParameterName, 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)')
             [CompletionResult]::new('--bin-dir', '--bin-dir', [CompletionResultType]::ParameterName, 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
@@ -57,7 +57,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-hooks' -ScriptBlock {
             [CompletionResult]::new('--scope', '--scope', [CompletionResultType]::ParameterName, 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)')
             [CompletionResult]::new('--bin-dir', '--bin-dir', [CompletionResultType]::ParameterName, 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
@@ -71,7 +71,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-hooks' -ScriptBlock {
         'roster-hooks;uninstall' {
             [CompletionResult]::new('--scope', '--scope', [CompletionResultType]::ParameterName, 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
@@ -85,7 +85,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-hooks' -ScriptBlock {
         'roster-hooks;status' {
             [CompletionResult]::new('--scope', '--scope', [CompletionResultType]::ParameterName, 'Report only files of this scope (default: every scope)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')

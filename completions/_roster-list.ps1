@@ -23,7 +23,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-list' -ScriptBlock {
         'roster-list' {
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never')
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Show only sessions registered under this agent name ("" for the anonymous ones)')
             [CompletionResult]::new('--harness', '--harness', [CompletionResultType]::ParameterName, 'Show only sessions of this harness (claude-code, codex, gemini-cli, ...; "" for an unknown one)')
             [CompletionResult]::new('--session-id', '--session-id', [CompletionResultType]::ParameterName, 'Show only the session with this session id ("" for the sessions without one)')

@@ -23,7 +23,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-prune' -ScriptBlock {
         'roster-prune' {
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never')
             [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Also remove unknown and problem entries older than DURATION (90m, 36h, 7d, 2w)')
             [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'With --current: name the owner process, a pid or `parent`')
             [CompletionResult]::new('--hook', '--hook', [CompletionResultType]::ParameterName, 'With --current: run as a session-end hook (read the payload if it comes, print nothing, always exit 0, finish within 500 ms)')

@@ -23,7 +23,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-register' -ScriptBlock {
         'roster-register' {
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never')
             [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command')
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Register under this agent name ("" for anonymous; default: ROSTER_AGENT, then the recorded name on a refresh, then agent_name in .roster.toml)')
             [CompletionResult]::new('--session-id', '--session-id', [CompletionResultType]::ParameterName, 'Record the harness''s session id (default: the hook payload, ROSTER_SESSION_ID, the harness''s export)')

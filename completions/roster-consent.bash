@@ -54,6 +54,7 @@ _roster__consent() {
     case "${cmd}" in
         roster__consent)
             opts="-q -h -V --dir --format --json --quiet --color --help --version arm disarm status should-arm help"
+            [[ ${cur} == -* ]] || opts="arm disarm status should-arm help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -31,7 +31,7 @@ end
 complete -c roster-consent -n "__fish_roster_consent_needs_command" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_needs_command" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
-complete -c roster-consent -n "__fish_roster_consent_needs_command" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+complete -c roster-consent -n "__fish_roster_consent_needs_command" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'
 always\t'Always, even into a pipe or file'
 never\t'Never'"
 complete -c roster-consent -n "__fish_roster_consent_needs_command" -l json -d 'Print JSON, same as --format json'
@@ -49,7 +49,7 @@ complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l cw
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
-complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'
 always\t'Always, even into a pipe or file'
 never\t'Never'"
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l json -d 'Print JSON, same as --format json'
@@ -61,7 +61,7 @@ complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
-complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'
 always\t'Always, even into a pipe or file'
 never\t'Never'"
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l json -d 'Print JSON, same as --format json'
@@ -73,7 +73,7 @@ complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
-complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'
 always\t'Always, even into a pipe or file'
 never\t'Never'"
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l json -d 'Print JSON, same as --format json'
@@ -85,7 +85,7 @@ complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
-complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'
 always\t'Always, even into a pipe or file'
 never\t'Never'"
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -l json -d 'Print JSON, same as --format json'

@@ -54,6 +54,7 @@ _roster__hooks() {
     case "${cmd}" in
         roster__hooks)
             opts="-q -h -V --format --json --quiet --color --dir --help --version print install uninstall status help"
+            [[ ${cur} == -* ]] || opts="print install uninstall status help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -164,6 +165,7 @@ _roster__hooks() {
             ;;
         roster__hooks__subcmd__install)
             opts="-q -h -V --scope --bin-dir --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
+            [[ ${cur} == -* ]] || opts="claude-code codex gemini-cli cursor-agent copilot opencode amp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -198,6 +200,7 @@ _roster__hooks() {
             ;;
         roster__hooks__subcmd__print)
             opts="-q -h -V --scope --bin-dir --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
+            [[ ${cur} == -* ]] || opts="claude-code codex gemini-cli cursor-agent copilot opencode amp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -232,6 +235,7 @@ _roster__hooks() {
             ;;
         roster__hooks__subcmd__status)
             opts="-q -h -V --scope --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
+            [[ ${cur} == -* ]] || opts="claude-code codex gemini-cli cursor-agent copilot opencode amp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -262,6 +266,7 @@ _roster__hooks() {
             ;;
         roster__hooks__subcmd__uninstall)
             opts="-q -h -V --scope --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
+            [[ ${cur} == -* ]] || opts="claude-code codex gemini-cli cursor-agent copilot opencode amp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -19,7 +19,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
     var completions = [
         &'roster-hooks'= {
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
-            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never'
+            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never'
             cand --dir 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)'
             cand --json 'Print JSON, same as --format json'
             cand -q 'Print nothing on success; errors still go to stderr'
@@ -38,7 +38,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
             cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)'
             cand --bin-dir 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
-            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never'
+            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never'
             cand --dir 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)'
             cand --json 'Print JSON, same as --format json'
             cand -q 'Print nothing on success; errors still go to stderr'
@@ -52,7 +52,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
             cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)'
             cand --bin-dir 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
-            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never'
+            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never'
             cand --dir 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)'
             cand --json 'Print JSON, same as --format json'
             cand -q 'Print nothing on success; errors still go to stderr'
@@ -65,7 +65,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
         &'roster-hooks;uninstall'= {
             cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
-            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never'
+            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never'
             cand --dir 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)'
             cand --json 'Print JSON, same as --format json'
             cand -q 'Print nothing on success; errors still go to stderr'
@@ -78,7 +78,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
         &'roster-hooks;status'= {
             cand --scope 'Report only files of this scope (default: every scope)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
-            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never'
+            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never'
             cand --dir 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)'
             cand --json 'Print JSON, same as --format json'
             cand -q 'Print nothing on success; errors still go to stderr'

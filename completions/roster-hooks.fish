@@ -30,7 +30,7 @@ end
 
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
-complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'
 always\t'Always, even into a pipe or file'
 never\t'Never'"
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
@@ -48,7 +48,7 @@ project\t'The current directory\'s project file'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l bin-dir -d 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)' -r -F
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
-complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'
 always\t'Always, even into a pipe or file'
 never\t'Never'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
@@ -61,7 +61,7 @@ project\t'The current directory\'s project file'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l bin-dir -d 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)' -r -F
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
-complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'
 always\t'Always, even into a pipe or file'
 never\t'Never'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
@@ -73,7 +73,7 @@ complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l 
 project\t'The current directory\'s project file'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
-complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'
 always\t'Always, even into a pipe or file'
 never\t'Never'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F
@@ -85,7 +85,7 @@ complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l sco
 project\t'The current directory\'s project file'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
-complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'
 always\t'Always, even into a pipe or file'
 never\t'Never'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l dir -d 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)' -r -F

@@ -20,7 +20,7 @@ set edit:completion:arg-completer[roster-list] = {|@words|
         &'roster-list'= {
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
-            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never'
+            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never'
             cand --agent 'Show only sessions registered under this agent name ("" for the anonymous ones)'
             cand --harness 'Show only sessions of this harness (claude-code, codex, gemini-cli, ...; "" for an unknown one)'
             cand --session-id 'Show only the session with this session id ("" for the sessions without one)'

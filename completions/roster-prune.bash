@@ -42,7 +42,7 @@ _roster__prune() {
                     return 0
                     ;;
                 --older-than)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "1h 1d 7d 2w" -- "${cur}"))
                     return 0
                     ;;
                 --pid)

@@ -20,7 +20,7 @@ set edit:completion:arg-completer[roster-prune] = {|@words|
         &'roster-prune'= {
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
-            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never'
+            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never'
             cand --older-than 'Also remove unknown and problem entries older than DURATION (90m, 36h, 7d, 2w)'
             cand --pid 'With --current: name the owner process, a pid or `parent`'
             cand --hook 'With --current: run as a session-end hook (read the payload if it comes, print nothing, always exit 0, finish within 500 ms)'

@@ -5,10 +5,13 @@ end
 complete -c roster-prune -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-prune -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
-complete -c roster-prune -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+complete -c roster-prune -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'
 always\t'Always, even into a pipe or file'
 never\t'Never'"
-complete -c roster-prune -l older-than -d 'Also remove unknown and problem entries older than DURATION (90m, 36h, 7d, 2w)' -r
+complete -c roster-prune -l older-than -d 'Also remove unknown and problem entries older than DURATION (90m, 36h, 7d, 2w)' -r -f -a "1h\t''
+1d\t''
+7d\t''
+2w\t''"
 complete -c roster-prune -l pid -d 'With --current: name the owner process, a pid or `parent`' -r -f -a "parent\t''
 (__fish_roster_live_pids)\t''"
 complete -c roster-prune -l hook -d 'With --current: run as a session-end hook (read the payload if it comes, print nothing, always exit 0, finish within 500 ms)' -r -f -a "claude-code\t''

@@ -20,7 +20,7 @@ set edit:completion:arg-completer[roster-register] = {|@words|
         &'roster-register'= {
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
-            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never'
+            cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never'
             cand --pid 'Name the owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command'
             cand --agent 'Register under this agent name ("" for anonymous; default: ROSTER_AGENT, then the recorded name on a refresh, then agent_name in .roster.toml)'
             cand --session-id 'Record the harness''s session id (default: the hook payload, ROSTER_SESSION_ID, the harness''s export)'

@@ -5,7 +5,7 @@ end
 complete -c roster-register -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-register -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
-complete -c roster-register -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set'
+complete -c roster-register -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'
 always\t'Always, even into a pipe or file'
 never\t'Never'"
 complete -c roster-register -l pid -d 'Name the owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command' -r -f -a "parent\t''

@@ -91,8 +91,10 @@ pub fn binary(name: &str) -> PathBuf {
     path
 }
 
-/// The Debian package of each external tool a test may need.
-const TOOL_PACKAGES: [(&str, &str); 17] = [
+/// The Debian package of each external tool a test may need: what the tests
+/// install with apt-get when they run as root and the tool is missing (the
+/// README names every one at its test command).
+pub const TOOL_PACKAGES: [(&str, &str); 17] = [
     ("apt-get", "apt"),
     ("bwrap", "bubblewrap"),
     ("dpkg-deb", "dpkg"),
@@ -132,7 +134,7 @@ pub fn find_or_install_tool(name: &str) -> Option<PathBuf> {
         return Some(path);
     }
     let (_, package) = TOOL_PACKAGES.iter().find(|(tool, _)| *tool == name)?;
-    install_package(package);
+    install_package(name, package);
     find_on_path(name)
 }
 
@@ -145,10 +147,12 @@ pub fn find_on_path(name: &str) -> Option<PathBuf> {
     })
 }
 
-/// `apt-get install` of one package, one test process at a time (a lock
-/// file serializes the test binaries that run at once). Best effort: the
-/// caller looks for the tool again and fails loudly if it is still missing.
-fn install_package(package: &str) {
+/// `apt-get install` of the package that holds `tool`, one test process at
+/// a time (a lock file serializes the test binaries that run at once), and
+/// one line on stderr saying so: installing software on the machine must
+/// never happen unannounced. Best effort: the caller looks for the tool
+/// again and fails loudly if it is still missing.
+fn install_package(tool: &str, package: &str) {
     if !nix::unistd::geteuid().is_root() || find_on_path("apt-get").is_none() {
         return;
     }
@@ -160,6 +164,17 @@ fn install_package(package: &str) {
     if lock.lock().is_err() {
         return;
     }
+    // Another test process may have installed it while this one waited.
+    if find_on_path(tool).is_some() {
+        return;
+    }
+    // Written to the descriptor itself: libtest captures `eprintln!` of a
+    // passing test, and this line is for whoever runs the tests.
+    let _ = writeln!(
+        std::io::stderr(),
+        "roster tests: installing the Debian package {package} with apt-get: a test needs `{tool}`, which is \
+         missing here"
+    );
     let install = || {
         Command::new("apt-get")
             .args(["install", "-y", "-qq", "--no-install-recommends", package])
@@ -590,6 +605,22 @@ impl Sandbox {
             command.env(key, value);
         }
         run_with_deadline(&mut command, COMMAND_DEADLINE)
+    }
+
+    /// Runs `tool --dir <root> args…` on a pseudo-terminal, as a person's
+    /// shell would (`script`), with the clean environment and `env` added;
+    /// its stdout and stderr both go to the terminal, and come back mixed
+    /// as the finished run's stdout (with `\r\n` line ends).
+    pub fn run_on_terminal(&self, tool: &str, args: &[&str], env: &[(&str, &str)]) -> Finished {
+        let mut words = vec![shell_quote(&binary(tool).to_string_lossy()).into_owned()];
+        words.push("--dir".to_owned());
+        words.push(shell_quote(&self.root.to_string_lossy()).into_owned());
+        words.extend(args.iter().map(|argument| shell_quote(argument).into_owned()));
+        let mut command = Command::new(require_tool("script"));
+        clean_environment(&mut command, &self.home).current_dir(&self.home);
+        command.envs(env.iter().copied());
+        command.args(["-qec", &words.join(" "), "/dev/null"]);
+        run_to_completion(command, StdinFeed::Null, COMMAND_DEADLINE)
     }
 
     /// Registers `pid` (`--pid`) with extra flags, asserts success and

@@ -6,6 +6,7 @@
 //! namespace, where the real `man`, bash, zsh and fish find what the
 //! package installed. The overlays take every write, so the machine itself
 //! is never changed; the test checks that they are overlays before dpkg runs.
+//! A second build of the same commit is the same bytes.
 
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
@@ -31,10 +32,7 @@ fn package() -> &'static Path {
     PACKAGE.get_or_init(|| {
         require_tool("dpkg-deb");
         require_tool("dpkg-shlibdeps");
-        let output = run_checked(&mut xtask(["deb"]));
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let written = stdout.lines().find_map(|line| line.strip_prefix("wrote "));
-        PathBuf::from(written.unwrap_or_else(|| panic!("cargo xtask deb names no package:\n{stdout}")))
+        written_package(&run_checked(&mut xtask(["deb"])))
     })
 }
 
@@ -91,6 +89,10 @@ fn package_holds_every_file_where_debian_wants_it() {
         assert!(fields.contains(wanted), "the control file lacks {wanted:?}:\n{fields}");
     }
     assert!(!fields.contains("Depends:"), "static binaries need no shared library:\n{fields}");
+    // Regression: the description listed the harnesses by hand, without Aider and Amp.
+    let description = fields.split_whitespace().collect::<Vec<_>>().join(" ");
+    let harnesses = harness::display_names_in_prose(&harness::Harness::ALL);
+    assert!(description.contains(&harnesses), "the description does not name `{harnesses}`:\n{fields}");
     let unpacked = tempfile::tempdir().unwrap();
     run_checked(Command::new("dpkg-deb").arg("--extract").arg(package).arg(unpacked.path()));
     for binary in ROSTER_BINARIES {
@@ -98,6 +100,61 @@ fn package_holds_every_file_where_debian_wants_it() {
         let dynamic_section = run_checked(Command::new("readelf").arg("--dynamic").arg(&path));
         let dynamic_section = String::from_utf8_lossy(&dynamic_section.stdout);
         assert!(!dynamic_section.contains("(NEEDED)"), "{binary} needs a shared library:\n{dynamic_section}");
+    }
+}
+
+/// What `cargo xtask deb` prints it wrote.
+fn written_package(output: &Output) -> PathBuf {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let written = stdout.lines().find_map(|line| line.strip_prefix("wrote "));
+    PathBuf::from(written.unwrap_or_else(|| panic!("cargo xtask deb names no package:\n{stdout}")))
+}
+
+/// The time the package's entries must be dated: `SOURCE_DATE_EPOCH` when
+/// the build had it, else the commit's time, as `YYYY-MM-DD HH:MM:SS` UTC.
+fn expected_entry_date() -> String {
+    let epoch = match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(epoch) if !epoch.is_empty() => epoch,
+        _ => {
+            let mut git = Command::new("git");
+            git.args(["log", "-1", "--format=%ct"]).current_dir(workspace_root());
+            String::from_utf8(run_checked(&mut git).stdout).unwrap().trim().to_owned()
+        }
+    };
+    let mut date = Command::new("date");
+    date.arg("--utc").arg(format!("--date=@{epoch}")).arg("+%Y-%m-%d %H:%M:%S");
+    String::from_utf8(run_checked(&mut date).stdout).unwrap().trim().to_owned()
+}
+
+/// Regression: two builds of one commit made two different packages (each
+/// file dated when it was written, the archive when it was packed). A
+/// second build, seconds or minutes after the first, is the same bytes, and
+/// every entry is dated by the commit.
+#[test]
+fn two_builds_of_one_commit_are_the_same_bytes() {
+    let first = std::fs::read(package()).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let output =
+        run_checked(&mut xtask(["deb".as_ref(), "--out-dir".as_ref(), elsewhere.path().as_os_str()]));
+    let second_package = written_package(&output);
+    assert!(
+        second_package.starts_with(elsewhere.path()),
+        "--out-dir was not used: {}",
+        second_package.display()
+    );
+    let second = std::fs::read(&second_package).unwrap();
+    assert!(first == second, "{} and {} differ", package().display(), second_package.display());
+
+    let mut listing = Command::new("sh");
+    listing
+        .args(["-c", "dpkg-deb --fsys-tarfile \"$1\" | tar --list --verbose --full-time --file -", "sh"])
+        .arg(&second_package)
+        .env("TZ", "UTC");
+    let listing = String::from_utf8(run_checked(&mut listing).stdout).unwrap();
+    let expected = expected_entry_date();
+    for line in listing.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(fields[3..5].join(" "), expected, "{line}");
     }
 }
 

@@ -30,7 +30,7 @@ impl Sandbox {
             fs::create_dir(root.path().join(directory)).unwrap();
         }
         for name in ["roster-register", "roster-prune"] {
-            fs::write(root.path().join("bin").join(name), "#!/bin/sh\n").unwrap();
+            write_executable(&root.path().join("bin").join(name));
         }
         Sandbox { root }
     }
@@ -60,6 +60,13 @@ impl Sandbox {
             .current_dir(self.path("project"));
         run_to_end(&mut command)
     }
+}
+
+/// A stand-in for a hook binary: a shell script, executable.
+fn write_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::write(path, "#!/bin/sh\n").unwrap();
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 fn code(output: &Finished) -> i32 {
@@ -338,6 +345,69 @@ fn without_neighbours_the_hooks_use_path_and_say_so() {
     );
 }
 
+/// Regression: `roster-hooks install` run from cargo's build directory
+/// wrote `…/target/debug/roster-register` into the harness's settings
+/// without a word, and a `cargo clean` then broke every hook silently. It
+/// now warns and says how to install properly; elsewhere it stays quiet.
+#[test]
+fn install_from_a_cargo_build_directory_warns_and_says_how_to_install() {
+    let sandbox = Sandbox::new();
+    for build in ["work/roster/target/debug", "work/roster/target/x86_64-unknown-linux-gnu/release"] {
+        let directory = sandbox.path(build);
+        fs::create_dir_all(&directory).unwrap();
+        for name in ["roster-register", "roster-prune"] {
+            write_executable(&directory.join(name));
+        }
+        let program = roster_hooks_in(&directory);
+        let output = sandbox.run_program(&program, &["install", "claude-code"]);
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+        let warning = stderr(&output);
+        assert!(warning.starts_with("roster-hooks: warning: "), "{build}: {warning}");
+        for words in
+            ["cargo's build directory", "cargo clean", "cargo xtask install", "Debian package", "--bin-dir"]
+        {
+            assert!(warning.contains(words), "{build}: the warning lacks {words:?}: {warning}");
+        }
+        let settings = fs::read_to_string(sandbox.path("home/.claude/settings.json")).unwrap();
+        assert!(settings.contains(&format!("{}/roster-register", directory.display())), "{settings}");
+        let status = sandbox.run_program(&program, &["status", "claude-code", "--json"]);
+        let detail = json_of(&status)[0]["detail"].as_str().unwrap_or_default().to_owned();
+        assert!(detail.contains("cargo clean"), "{build}: status does not say so: {detail}");
+    }
+}
+
+/// Regression: status said `installed` of hooks whose binary was gone or
+/// not executable, which fail on every run without the harness showing it.
+#[test]
+fn status_reports_hooks_whose_program_is_missing_or_not_executable() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new();
+    for harness in ["gemini-cli", "opencode"] {
+        let installed = sandbox.run(&["install", harness, "--bin-dir", &sandbox.bin_dir()]);
+        assert_eq!(code(&installed), 0, "{}", stderr(&installed));
+    }
+    let register = sandbox.path("bin/roster-register");
+    fs::set_permissions(&register, fs::Permissions::from_mode(0o644)).unwrap();
+    let rows = json_of(&sandbox.run(&["status", "--json"]));
+    for harness in ["gemini-cli", "opencode"] {
+        let row = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["harness"] == harness && row["scope"] == "user")
+            .unwrap_or_else(|| panic!("no {harness} row: {rows}"));
+        assert_eq!(row["state"], "broken", "{row}");
+        let detail = row["detail"].as_str().unwrap();
+        assert!(detail.contains(&format!("{} is not executable", register.display())), "{detail}");
+    }
+    fs::remove_file(sandbox.path("bin/roster-prune")).unwrap();
+    let text = sandbox.run(&["status", "gemini-cli"]);
+    assert_eq!(code(&text), 0, "{}", stderr(&text));
+    let line =
+        stdout(&text).lines().find(|line| line.starts_with("gemini-cli")).unwrap_or_default().to_owned();
+    assert!(line.contains(" broken ") && line.contains("roster-prune does not exist"), "{}", stdout(&text));
+}
+
 /// Project files are committed and used on other machines: their hooks call
 /// the binaries by name, even when roster-hooks runs next to them, and
 /// install and status say so when PATH lacks them.
@@ -368,10 +438,6 @@ fn project_hooks_call_the_binaries_by_name_and_warn_when_path_lacks_them() {
     assert_eq!(json_of(&status)[1]["state"], "installed", "status JSON stays an array of rows");
 
     let with_bin = format!("{}:/usr/bin:/bin", sandbox.bin_dir());
-    for name in ["roster-register", "roster-prune"] {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(sandbox.path("bin").join(name), fs::Permissions::from_mode(0o755)).unwrap();
-    }
     let status = sandbox.run_with_path(&program, &["status"], &with_bin);
     assert_eq!(stderr(&status), "", "no warning when PATH has them");
 

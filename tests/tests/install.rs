@@ -2,7 +2,8 @@
 //! user would: every file is where its tool looks, the binaries run, `man`
 //! finds the pages through MANPATH, and bash, zsh and fish complete
 //! subcommands, flags and values from the installed completion scripts. A
-//! shell that is missing fails the test (CI installs them).
+//! shell that is missing fails the test (CI installs them). `cargo xtask
+//! uninstall` removes what install put in place, and nothing else.
 //!
 //! One installation serves every test here. It is a release build, as
 //! `cargo xtask install` makes it; the Debian package test and CI's
@@ -75,8 +76,9 @@ fn install_puts_every_file_where_its_tool_looks_and_the_binaries_run() {
         let metadata = std::fs::metadata(&path).unwrap_or_else(|error| panic!("{relative_path}: {error}"));
         assert_eq!(metadata.permissions().mode() & 0o777, mode, "mode of {relative_path}");
     }
-    // 5 binaries, 6 pages, 5 completion scripts per binary.
-    assert_eq!(reported.len(), 5 + 6 + 25, "installed files: {reported:#?}");
+    // 5 binaries, 6 pages, 5 completion scripts per binary, and the manifest uninstall reads.
+    assert_eq!(reported.len(), 5 + 6 + 25 + 1, "installed files: {reported:#?}");
+    assert!(reported.contains(&prefix.join("share/roster/installed-files")), "{reported:#?}");
 
     for binary in ROSTER_BINARIES {
         let output = Command::new(prefix.join("bin").join(binary))
@@ -116,10 +118,10 @@ fn install_puts_every_file_where_its_tool_looks_and_the_binaries_run() {
 /// What completing one line must give.
 #[derive(Clone, Copy)]
 enum Expect<'a> {
-    /// Exactly these candidates: a fixed set of values.
+    /// Exactly these candidates: a fixed set of values or subcommands.
     Exactly(&'a [&'a str]),
-    /// At least these candidates: flags and subcommands, where shells differ
-    /// in what else they offer (bash lists flags beside subcommands).
+    /// At least these candidates: flags, where shells differ in what else
+    /// they offer (`-h` beside the long flags, flags of a parent command).
     Includes(&'a [&'a str]),
 }
 
@@ -140,9 +142,14 @@ const HOOK_TARGETS: &[&str] = &[
 const HOOK_HARNESSES: &[&str] =
     &["amp", "claude-code", "codex", "copilot", "cursor-agent", "gemini-cli", "opencode"];
 
+/// Durations `--older-than <TAB>` offers (regression: bash offered file names).
+const DURATIONS: &[&str] = &["1d", "1h", "2w", "7d"];
+
 /// Lines a user types before TAB, and what every shell must offer. The
 /// `roster-consent` and `roster-hooks` lines after a subcommand are the
-/// ones clap-rs/clap#6421 broke in bash.
+/// ones clap-rs/clap#6421 broke in bash. An empty word gets a command's
+/// subcommands or a positional's values alone, the flags once `-` is typed
+/// (regression: bash put `--color --dir …` before `arm disarm …`).
 const CASES: &[(&str, Expect)] = &[
     ("roster-register --", Expect::Includes(&["--pid", "--agent", "--harness", "--hook", "--format"])),
     ("roster-register --harness ", Expect::Exactly(HARNESSES)),
@@ -152,13 +159,15 @@ const CASES: &[(&str, Expect)] = &[
     ("roster-list --harness c", Expect::Exactly(&["claude-code", "codex", "copilot", "cursor-agent"])),
     ("roster-prune --", Expect::Includes(&["--older-than", "--dry-run", "--current", "--pid", "--hook"])),
     ("roster-prune --current --hook ", Expect::Exactly(HOOK_TARGETS)),
-    ("roster-consent ", Expect::Includes(&["arm", "disarm", "status", "should-arm"])),
+    ("roster-prune --older-than ", Expect::Exactly(DURATIONS)),
+    ("roster-prune --dry-run --older-than 1", Expect::Exactly(&["1d", "1h"])),
+    ("roster-consent ", Expect::Exactly(&["arm", "disarm", "help", "should-arm", "status"])),
+    ("roster-consent --", Expect::Includes(&["--dir", "--format", "--json", "--color"])),
     ("roster-consent arm --", Expect::Includes(&["--pid", "--cwd", "--dir", "--format"])),
     ("roster-consent should-arm --p", Expect::Exactly(&["--pid"])),
     ("roster-consent status --format ", Expect::Exactly(&["json", "text"])),
-    ("roster-hooks ", Expect::Includes(&["print", "install", "uninstall", "status"])),
-    // bash offers the flags beside a positional value, as clap_complete writes it.
-    ("roster-hooks install ", Expect::Includes(HOOK_HARNESSES)),
+    ("roster-hooks ", Expect::Exactly(&["help", "install", "print", "status", "uninstall"])),
+    ("roster-hooks install ", Expect::Exactly(HOOK_HARNESSES)),
     ("roster-hooks install cl", Expect::Exactly(&["claude-code"])),
     ("roster-hooks install codex --", Expect::Includes(&["--bin-dir", "--scope", "--dir"])),
     ("roster-hooks install claude-code --scope ", Expect::Exactly(&["project", "user"])),
@@ -265,4 +274,63 @@ fn pid_flags_complete_parent_and_live_pids_but_never_init() {
     let _ = live.kill();
     let _ = live.wait();
     assert!(problems.is_empty(), "pid completion is wrong:\n  {}", problems.join("\n  "));
+}
+
+/// Every path below `root`, relative to it, sorted.
+fn tree(root: &Path) -> BTreeSet<PathBuf> {
+    let mut found = BTreeSet::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(directory) = pending.pop() {
+        for entry in std::fs::read_dir(&directory).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path.clone());
+            }
+            found.insert(path.strip_prefix(root).unwrap().to_path_buf());
+        }
+    }
+    found
+}
+
+/// Regression: there was no way back from `cargo xtask install` but
+/// removing its files one by one. `cargo xtask uninstall --prefix` removes
+/// every file install wrote and every directory it created, and leaves
+/// what was there before: here a file of the user's in `bin/`, and a page
+/// of another program in `share/man/man1`.
+#[test]
+fn uninstall_removes_what_install_put_in_place_and_nothing_else() {
+    let prefix = target_directory().expect("cargo metadata answers").join("uninstall-test-prefix");
+    if prefix.exists() {
+        std::fs::remove_dir_all(&prefix).expect("the old test prefix can be removed");
+    }
+    for (file, text) in [("bin/mine", "#!/bin/sh\n"), ("share/man/man1/other.1", ".TH OTHER 1\n")] {
+        std::fs::create_dir_all(prefix.join(file).parent().unwrap()).unwrap();
+        std::fs::write(prefix.join(file), text).unwrap();
+    }
+    let before = tree(&prefix);
+    let run = |verb: &str| {
+        let output =
+            xtask([verb.as_ref(), "--prefix".as_ref(), prefix.as_os_str()]).output().expect("cargo runs");
+        let text =
+            format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        (output.status.success(), text)
+    };
+    let (installed, text) = run("install");
+    assert!(installed, "cargo xtask install failed:\n{text}");
+    assert!(tree(&prefix).len() > before.len() + 30, "install put little in place:\n{text}");
+    // Installing twice records the directories the first install created.
+    let (installed, text) = run("install");
+    assert!(installed, "cargo xtask install failed the second time:\n{text}");
+
+    let (uninstalled, text) = run("uninstall");
+    assert!(uninstalled, "cargo xtask uninstall failed:\n{text}");
+    assert!(text.contains(&format!("removed from {}:", prefix.display())), "{text}");
+    assert_eq!(tree(&prefix), before, "uninstall left or took other files:\n{text}");
+
+    let (again, text) = run("uninstall");
+    assert!(!again, "a second uninstall found something to remove:\n{text}");
+    assert!(
+        text.contains("installed-files does not exist") && text.contains("nothing was removed"),
+        "{text}"
+    );
 }

@@ -1,7 +1,8 @@
 //! Every `roster-list` row carries the consent decision itself, the one
 //! `roster-consent should-arm --pid` gives, decided from the session's own
 //! recorded directory: JSON `should_arm` and `consent_reason`, and the text
-//! CONSENT column shows the decision, not the raw marker.
+//! CONSENT column shows the decision, not the raw marker, and explains on
+//! stderr each label it shows.
 
 use std::path::Path;
 
@@ -89,4 +90,46 @@ fn a_user_veto_shows_as_denied_in_every_row_it_turns_off() {
     let text = sandbox.run("roster-list", &[]).stdout_text();
     assert!(text.contains("denied (user)"), "{text}");
     assert_eq!(should_arm_exit(&sandbox, owner.pid()), 1);
+}
+
+/// Regression: the table showed `off (repo)` and its kin with no word of
+/// what they mean (only `--help` said it). Under the table, stderr now
+/// explains each label the rows show, once per label, and no other; stdout
+/// and JSON are as they were.
+#[test]
+fn the_table_explains_each_consent_label_it_shows_on_stderr() {
+    let sandbox = Sandbox::new();
+    let opted_in = repository(&sandbox, "opted-in", Some("[consent]\nauto_arm = true\n"));
+    let plain = repository(&sandbox, "plain", None);
+    let owners: Vec<Owner> = (0..3).map(|_| Owner::spawn()).collect();
+    sandbox.register(owners[0].pid(), &["--cwd", &plain]);
+    sandbox.register(owners[1].pid(), &["--cwd", &plain]);
+    sandbox.register(owners[2].pid(), &["--cwd", &opted_in]);
+
+    let listing = sandbox.run("roster-list", &[]);
+    listing.expect_code(0);
+    let footnotes: Vec<&str> = listing.stderr.lines().filter(|line| line.starts_with("CONSENT ")).collect();
+    assert_eq!(footnotes.len(), 2, "one line per label shown: {}", listing.stderr);
+    assert!(
+        footnotes
+            .iter()
+            .any(|line| line.starts_with("CONSENT off (repo): accepts none")
+                && line.contains("auto_arm = true")),
+        "{footnotes:?}"
+    );
+    assert!(
+        footnotes.iter().any(|line| line.starts_with("CONSENT armed (repo): accepts messages")),
+        "{footnotes:?}"
+    );
+    assert!(
+        !listing.stdout_text().contains("accepts"),
+        "stdout is the table alone:\n{}",
+        listing.stdout_text()
+    );
+
+    let json = sandbox.run("roster-list", &["--json"]);
+    json.expect_code(0);
+    assert!(!json.stderr.contains("CONSENT"), "JSON output gets no footnotes: {}", json.stderr);
+    let quiet = sandbox.run("roster-list", &["-q"]);
+    assert!(quiet.stderr.is_empty(), "{quiet}");
 }

@@ -1,8 +1,11 @@
 //! What the tools say when they are used wrongly or asked for colour, as a
 //! user meets it. Regressions: clap's "a similar argument exists" tip was
-//! dropped; `1w` was not a duration; a tool with subcommands run without
+//! dropped; suggestions for a misspelt subcommand came in clap's order,
+//! not nearest first; `1w` was not a duration; a tool with subcommands run without
 //! one printed its one-line description; a negative value (`--older-than
-//! -1d`) was reported as an unknown argument `-1` without the flag.
+//! -1d`) was reported as an unknown argument `-1` without the flag;
+//! `--color auto` coloured a `TERM=dumb` terminal; `roster-hooks status`
+//! dimmed its STATE header.
 
 use tests::{Owner, Sandbox};
 
@@ -12,6 +15,19 @@ fn a_misspelt_flag_keeps_clap_suggestion_on_the_one_line() {
     let outcome = sandbox.run("roster-register", &["--agnt", "wren"]);
     outcome.expect_code(2).expect_error_line("roster-register");
     assert!(outcome.stderr.contains("a similar argument exists: '--agent'"), "{outcome}");
+}
+
+/// Regression: `roster-hooks instal` suggested `print` and `uninstall`
+/// before `install`; suggestions now come nearest first by edit distance.
+#[test]
+fn a_misspelt_subcommand_suggests_the_nearest_first() {
+    let sandbox = Sandbox::new();
+    for (typed, first) in [("instal", "'install'"), ("unistall", "'uninstall'")] {
+        let outcome = sandbox.run("roster-hooks", &[typed]);
+        outcome.expect_code(2).expect_error_line("roster-hooks");
+        let suggested = outcome.stderr.split("subcommands exist: ").nth(1).unwrap_or_default();
+        assert!(suggested.starts_with(first), "{typed}: {outcome}");
+    }
 }
 
 #[test]
@@ -85,5 +101,33 @@ fn color_always_never_and_auto_with_no_color() {
     for tool in ["roster-register", "roster-prune", "roster-consent", "roster-hooks"] {
         let help = sandbox.run(tool, &["--help"]);
         assert!(help.stdout_text().contains("--color <WHEN>"), "{tool} --help lacks --color");
+    }
+}
+
+/// Regression: `--color auto` coloured a `TERM=dumb` terminal (Emacs'
+/// shell, a serial console), which shows SGR sequences as garbage, and
+/// `roster-hooks status` dimmed its STATE header as if it were a state.
+/// Run on a pseudo-terminal, where auto colour is on for any other TERM.
+#[test]
+fn auto_colour_spares_dumb_terminals_and_never_paints_headers() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    sandbox.register(owner.pid(), &[]);
+    for (tool, args, header) in
+        [("roster-list", &[][..], "PID "), ("roster-hooks", &["status"][..], "HARNESS ")]
+    {
+        let coloured = sandbox.run_on_terminal(tool, args, &[("TERM", "xterm-256color")]);
+        let text = coloured.stdout_text();
+        assert_eq!(coloured.code(), Some(0), "{tool}: {text}");
+        assert!(text.contains('\u{1b}'), "{tool}: auto colour is on for a terminal: {text:?}");
+        let header_line = text.lines().find(|line| line.starts_with(header));
+        let header_line = header_line.unwrap_or_else(|| panic!("{tool}: no plain header line in {text:?}"));
+        assert!(!header_line.contains('\u{1b}'), "{tool}: a header is painted: {header_line:?}");
+
+        let dumb = sandbox.run_on_terminal(tool, args, &[("TERM", "dumb")]);
+        let text = dumb.stdout_text();
+        assert_eq!(dumb.code(), Some(0), "{tool}: {text}");
+        assert!(text.contains(header), "{tool}: {text:?}");
+        assert!(!text.contains('\u{1b}'), "{tool}: TERM=dumb is coloured: {text:?}");
     }
 }

@@ -32,17 +32,27 @@ const DEBIAN_REVISION: &str = "1";
 /// Who answers for the package, as the control file and changelog name them.
 const MAINTAINER: &str = "roster maintainers <maintainers@roster.example.org>";
 
-/// Builds the release binaries and the package; prints where it is.
-pub fn run() -> anyhow::Result<()> {
+/// Builds the release binaries and the package, into `output_directory`
+/// (default `target/debian`); prints where it is.
+pub fn run(output_directory: Option<PathBuf>) -> anyhow::Result<()> {
     let binaries_directory = build_binaries(Profile::Release)?;
-    let package = build_package(&binaries_directory, &target_directory()?.join("debian"))?;
+    let output_directory = match output_directory {
+        Some(directory) => std::path::absolute(&directory)
+            .with_context(|| format!("cannot make --out-dir {} absolute", directory.display()))?,
+        None => target_directory()?.join("debian"),
+    };
+    let package = build_package(&binaries_directory, &output_directory)?;
     println!("wrote {}", package.display());
     Ok(())
 }
 
 /// Builds `roster_<version>_<arch>.deb` in `output_directory` from the
-/// binaries in `binaries_directory`; returns its path.
+/// binaries in `binaries_directory`; returns its path. Two builds of one
+/// commit from the same binaries are the same bytes: every file and the
+/// archive itself are dated `SOURCE_DATE_EPOCH` (by default the commit's
+/// time), modes and owners are fixed, and dpkg-deb sorts the entries.
 fn build_package(binaries_directory: &Path, output_directory: &Path) -> anyhow::Result<PathBuf> {
+    let source_date_epoch = source_date_epoch()?;
     let version = debian_version()?;
     let architecture = host_architecture()?;
     let package_stem = format!("{PACKAGE_NAME}_{version}_{architecture}");
@@ -56,7 +66,10 @@ fn build_package(binaries_directory: &Path, output_directory: &Path) -> anyhow::
     let staging = build_tree.join("debian").join(PACKAGE_NAME);
     fs::create_dir_all(&staging).with_context(|| format!("creating {}", staging.display()))?;
 
-    install::write_installation_files(&staging, &package_files(binaries_directory, &version)?)?;
+    install::write_installation_files(
+        &staging,
+        &package_files(binaries_directory, &version, source_date_epoch)?,
+    )?;
     strip_binaries(&staging)?;
     // dpkg-shlibdeps recognises the package's root by its DEBIAN directory.
     let control_directory = staging.join("DEBIAN");
@@ -72,15 +85,35 @@ fn build_package(binaries_directory: &Path, output_directory: &Path) -> anyhow::
     let control = control_file(&version, &architecture, depends.as_deref(), installed_size_kib(&staging)?);
     write_file(&control_directory.join("control"), control.as_bytes())?;
     write_file(&control_directory.join("md5sums"), md5sums(&staging)?.as_bytes())?;
-    make_directories_world_readable(&staging)?;
+    normalise_tree(&staging, source_date_epoch)?;
 
     let package = output_directory.join(format!("{package_stem}.deb"));
     let shell = CommandShell::new()?;
+    // dpkg-deb dates the ar members with it and clamps the tar entries' times to it.
+    shell.set_var("SOURCE_DATE_EPOCH", source_date_epoch.to_string());
     cmd!(shell, "dpkg-deb --root-owner-group -Zxz --build {staging} {package}")
         .quiet()
         .ignore_stdout()
         .run()?;
     Ok(package)
+}
+
+/// The time the package's files are dated: `SOURCE_DATE_EPOCH` when set
+/// (reproducible-builds.org), else the time of the commit built, so that
+/// two builds of one commit are the same package.
+fn source_date_epoch() -> anyhow::Result<u64> {
+    if let Some(value) = std::env::var_os("SOURCE_DATE_EPOCH").filter(|value| !value.is_empty()) {
+        let text = value.to_string_lossy();
+        return text.parse().with_context(|| {
+            format!("SOURCE_DATE_EPOCH is {text:?}, not a number of seconds; unset it to date the package by its commit")
+        });
+    }
+    let shell = CommandShell::new()?;
+    shell.change_dir(workspace_root());
+    let committed = cmd!(shell, "git log -1 --format=%ct").quiet().read().context(
+        "reading the time of the last commit to date the package; without git, set SOURCE_DATE_EPOCH",
+    )?;
+    committed.trim().parse().with_context(|| format!("git log gave {committed:?} as the commit's time"))
 }
 
 /// The package's version: the workspace's, with the Debian revision.
@@ -97,7 +130,11 @@ fn host_architecture() -> anyhow::Result<String> {
 /// Every file of the package below its root, the same files
 /// [`install::installation_files`] puts under a prefix, where Debian wants
 /// them, plus the copyright file and the changelog.
-fn package_files(binaries_directory: &Path, version: &str) -> anyhow::Result<Vec<InstalledFile>> {
+fn package_files(
+    binaries_directory: &Path,
+    version: &str,
+    source_date_epoch: u64,
+) -> anyhow::Result<Vec<InstalledFile>> {
     let mut files = Vec::new();
     for binary in BINARY_NAMES {
         files.push(InstalledFile {
@@ -133,7 +170,7 @@ fn package_files(binaries_directory: &Path, version: &str) -> anyhow::Result<Vec
     });
     files.push(InstalledFile {
         destination: documentation.join("changelog.Debian.gz"),
-        contents: FileContents::Generated(gzip(changelog(version)?.as_bytes())?),
+        contents: FileContents::Generated(gzip(changelog(version, source_date_epoch)?.as_bytes())?),
     });
     Ok(files)
 }
@@ -189,17 +226,17 @@ fn copyright_years() -> anyhow::Result<String> {
     Ok(if first == last { first.to_owned() } else { format!("{first}-{last}") })
 }
 
-/// The Debian changelog: one entry for this version, dated by the last
-/// commit so that two builds of one commit are the same package.
-fn changelog(version: &str) -> anyhow::Result<String> {
+/// The Debian changelog: one entry for this version, dated as the files
+/// are (`source_date_epoch`), so that two builds of one commit are the
+/// same package.
+fn changelog(version: &str, source_date_epoch: u64) -> anyhow::Result<String> {
     let shell = CommandShell::new()?;
-    shell.change_dir(workspace_root());
     shell.set_var("TZ", "UTC");
-    let date_format = "--date=format-local:%a, %d %b %Y %H:%M:%S +0000";
-    let date = cmd!(shell, "git log -1 --format=%cd {date_format}")
-        .quiet()
-        .read()
-        .context("reading the date of the last commit for the changelog")?;
+    shell.set_var("LC_ALL", "C");
+    let at = format!("@{source_date_epoch}");
+    let format = "+%a, %d %b %Y %H:%M:%S +0000";
+    let date =
+        cmd!(shell, "date --date {at} {format}").quiet().read().context("formatting the changelog's date")?;
     let upstream = version.trim_end_matches(&format!("-{DEBIAN_REVISION}"));
     Ok(format!(
         "{PACKAGE_NAME} ({version}) unstable; urgency=medium\n\n  \
@@ -214,6 +251,20 @@ fn changelog(version: &str) -> anyhow::Result<String> {
 /// Binaries linked statically need no shared library, and have no `Depends:`.
 fn control_file(version: &str, architecture: &str, depends: Option<&str>, installed_size_kib: u64) -> String {
     let depends = depends.map(|depends| format!("Depends: {depends}\n")).unwrap_or_default();
+    let harnesses = harness::display_names_in_prose(&harness::Harness::ALL);
+    let description = [
+        format!(
+            "roster keeps a host-local, per-user registry of the agent sessions ({harnesses}) running \
+             on this machine, and answers without a server which sessions run right now, as which \
+             harness and agent, in which directory, and whether each one agreed to be messaged. Every \
+             answer carries a liveness verdict that a reused pid, a reboot or a stale file cannot fool."
+        ),
+        "The package holds roster-register, roster-list, roster-prune, roster-consent and roster-hooks, \
+         their man pages and completions for bash, zsh and fish."
+            .to_owned(),
+    ]
+    .map(|paragraph| extended_description_lines(&paragraph))
+    .join(" .\n");
     format!(
         "Package: {PACKAGE_NAME}\n\
          Version: {version}\n\
@@ -223,18 +274,31 @@ fn control_file(version: &str, architecture: &str, depends: Option<&str>, instal
          {depends}\
          Section: utils\n\
          Priority: optional\n\
-         Description: registry of the AI coding-agent sessions running on this host\n \
-         roster keeps a host-local, per-user registry of the agent sessions\n \
-         (Claude Code, Codex CLI, Gemini CLI, Cursor's agent, Copilot CLI, Goose,\n \
-         opencode) running on this machine, and answers without a server which\n \
-         sessions run right now, as which harness and agent, in which directory,\n \
-         and whether each one agreed to be messaged. Every answer carries a\n \
-         liveness verdict that a reused pid, a reboot or a stale file cannot fool.\n \
-         .\n \
-         The package holds roster-register, roster-list, roster-prune,\n \
-         roster-consent and roster-hooks, their man pages and completions for\n \
-         bash, zsh and fish.\n"
+         Description: registry of the AI coding-agent sessions running on this host\n\
+         {description}"
     )
+}
+
+/// A paragraph of a control file's extended description: words wrapped
+/// under 80 columns, each line starting with the space that marks it as
+/// a continuation.
+fn extended_description_lines(paragraph: &str) -> String {
+    let mut lines = String::new();
+    let mut line = String::new();
+    for word in paragraph.split_whitespace() {
+        if !line.is_empty() && line.len() + 1 + word.len() > 74 {
+            lines.push_str(&format!(" {line}\n"));
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push_str(&format!(" {line}\n"));
+    }
+    lines
 }
 
 /// Removes the symbols and debug information from the packaged binaries,
@@ -328,11 +392,25 @@ fn files_below(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files.into_iter().filter(|path| !path.starts_with(root.join("DEBIAN"))).collect())
 }
 
-/// Directories 0755 whatever the umask was, as dpkg-deb and lintian expect.
-fn make_directories_world_readable(root: &Path) -> anyhow::Result<()> {
-    for directory in tree_below(root)?.0 {
-        fs::set_permissions(&directory, fs::Permissions::from_mode(0o755))
+/// Every entry below `root` as a reproducible package wants it, whatever
+/// the umask and the clock were: directories 0755 (as dpkg-deb and lintian
+/// expect), the control files 0644 (the others were written with their
+/// modes), and everything dated `source_date_epoch`.
+fn normalise_tree(root: &Path, source_date_epoch: u64) -> anyhow::Result<()> {
+    let date = std::time::UNIX_EPOCH + std::time::Duration::from_secs(source_date_epoch);
+    let (directories, files) = tree_below(root)?;
+    for directory in &directories {
+        fs::set_permissions(directory, fs::Permissions::from_mode(0o755))
             .with_context(|| format!("setting the mode of {}", directory.display()))?;
+    }
+    for file in files.iter().filter(|file| file.starts_with(root.join("DEBIAN"))) {
+        fs::set_permissions(file, fs::Permissions::from_mode(0o644))
+            .with_context(|| format!("setting the mode of {}", file.display()))?;
+    }
+    for path in files.iter().chain(&directories) {
+        fs::File::open(path)
+            .and_then(|opened| opened.set_modified(date))
+            .with_context(|| format!("dating {}", path.display()))?;
     }
     Ok(())
 }
@@ -366,4 +444,28 @@ fn gzip(bytes: &[u8]) -> anyhow::Result<Vec<u8>> {
 
 fn write_file(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
     fs::write(path, contents).with_context(|| format!("writing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: the description listed the harnesses by hand and left
+    /// out Aider and Amp. Each continuation line starts with a space and
+    /// fits a terminal, and a lone ` .` separates the paragraphs.
+    #[test]
+    fn the_description_names_every_harness_in_wrapped_continuation_lines() {
+        let control = control_file("0.1.0-1", "amd64", None, 1);
+        let description = control.split_once("Description: ").expect("a Description field").1;
+        let mut lines = description.lines();
+        assert!(lines.next().is_some_and(|synopsis| synopsis.len() <= 80), "{description}");
+        for line in lines {
+            assert!(line.starts_with(' ') && line.len() <= 80, "{line:?} in\n{description}");
+        }
+        assert!(description.contains("\n .\n"), "{description}");
+        let flattened = description.split_whitespace().collect::<Vec<_>>().join(" ");
+        for harness in harness::Harness::ALL {
+            assert!(flattened.contains(harness.display_name()), "{} missing from\n{description}", harness);
+        }
+    }
 }

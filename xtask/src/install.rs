@@ -1,13 +1,15 @@
 //! `cargo xtask install [--prefix DIR]`: builds the release binaries and puts
 //! them, the man pages and the completions where each tool looks for them
 //! under a prefix (default `~/.local`), then says how to enable what the
-//! environment does not pick up on its own. `dist` lays out its tarball with
-//! the same [`installation_files`], so an unpacked tarball and an install
-//! look alike.
+//! environment does not pick up on its own. It records what it put in place
+//! in a manifest under the prefix, and `cargo xtask uninstall [--prefix
+//! DIR]` removes exactly that. `dist` lays out its tarball with the same
+//! [`installation_files`], so an unpacked tarball and an install look alike.
 
+use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap_complete::Shell;
@@ -15,13 +17,13 @@ use clap_complete::Shell;
 use crate::codegen::{self, BINARY_NAMES};
 use ::tests::workspace::{Profile, build_binaries};
 
+/// The manifest of an installation, below its prefix: every file install
+/// wrote and every directory it created, which uninstall removes.
+pub const MANIFEST: &str = "share/roster/installed-files";
+
 /// Installs under `prefix` (default `~/.local`) after a release build.
 pub fn run(prefix: Option<PathBuf>) -> anyhow::Result<()> {
-    let prefix = match prefix {
-        Some(prefix) => std::path::absolute(&prefix)
-            .with_context(|| format!("cannot make --prefix {} absolute", prefix.display()))?,
-        None => default_prefix()?,
-    };
+    let prefix = chosen_prefix(prefix)?;
     let binaries_directory = build_binaries(Profile::Release)?;
     let installed = install_into(&prefix, &binaries_directory)?;
     println!("installed under {}:", prefix.display());
@@ -30,7 +32,143 @@ pub fn run(prefix: Option<PathBuf>) -> anyhow::Result<()> {
     }
     println!();
     print!("{}", enabling_instructions(&prefix));
+    println!("\n`cargo xtask uninstall{}` removes it all again.", prefix_flag(&prefix));
     Ok(())
+}
+
+/// Removes what `cargo xtask install` put under `prefix` (default
+/// `~/.local`), as its manifest lists it: the files, then the directories
+/// it created, where they are left empty.
+pub fn uninstall(prefix: Option<PathBuf>) -> anyhow::Result<()> {
+    let prefix = chosen_prefix(prefix)?;
+    let manifest_path = prefix.join(MANIFEST);
+    let manifest = match fs::read_to_string(&manifest_path) {
+        Ok(text) => Manifest::parse(&text, &manifest_path)?,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => bail!(
+            "{} does not exist, so nothing under {} is known to be roster's; nothing was removed (an \
+             installation made before install wrote that manifest: run `cargo xtask install{}` once more, \
+             then uninstall)",
+            manifest_path.display(),
+            prefix.display(),
+            prefix_flag(&prefix)
+        ),
+        Err(error) => return Err(error).with_context(|| format!("cannot read {}", manifest_path.display())),
+    };
+    let mut removed = Vec::new();
+    let mut already_gone = Vec::new();
+    for file in manifest.files.iter().map(|file| prefix.join(file)).chain([manifest_path.clone()]) {
+        match fs::remove_file(&file) {
+            Ok(()) => removed.push(file),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => already_gone.push(file),
+            Err(error) => return Err(error).with_context(|| format!("cannot remove {}", file.display())),
+        }
+    }
+    let mut kept = Vec::new();
+    // Deepest first, so a directory's own directories go before it; the
+    // prefix itself (`.`, when install created it) last.
+    let mut directories: Vec<PathBuf> = manifest
+        .directories
+        .iter()
+        .map(|directory| if directory == Path::new(".") { prefix.clone() } else { prefix.join(directory) })
+        .collect();
+    directories.sort_by_key(|directory| std::cmp::Reverse(directory.components().count()));
+    for directory in directories {
+        match fs::remove_dir(&directory) {
+            Ok(()) => removed.push(directory),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) if error.kind() == std::io::ErrorKind::DirectoryNotEmpty => kept.push(directory),
+            Err(error) => {
+                return Err(error).with_context(|| format!("cannot remove {}", directory.display()));
+            }
+        }
+    }
+    println!("removed from {}:", prefix.display());
+    for path in &removed {
+        println!("  {}", path.display());
+    }
+    for path in &already_gone {
+        println!("already gone: {}", path.display());
+    }
+    for path in &kept {
+        println!("kept, as it holds files of others: {}", path.display());
+    }
+    println!(
+        "\nLines you added to shell start-up files for PATH, MANPATH or completions stay; remove them by hand."
+    );
+    Ok(())
+}
+
+/// `--prefix` made absolute, or the default `~/.local`.
+fn chosen_prefix(prefix: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    match prefix {
+        Some(prefix) => std::path::absolute(&prefix)
+            .with_context(|| format!("cannot make --prefix {} absolute", prefix.display())),
+        None => default_prefix(),
+    }
+}
+
+/// ` --prefix DIR` for a command to repeat, empty for the default prefix.
+fn prefix_flag(prefix: &Path) -> String {
+    match default_prefix() {
+        Ok(default) if default == prefix => String::new(),
+        _ => format!(" --prefix {}", prefix.display()),
+    }
+}
+
+/// What an installation put in place below its prefix, as [`MANIFEST`]
+/// records it: one `file PATH` or `directory PATH` line each, paths
+/// relative to the prefix.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Manifest {
+    pub files: BTreeSet<PathBuf>,
+    /// The directories install created (they did not exist before it).
+    pub directories: BTreeSet<PathBuf>,
+}
+
+impl Manifest {
+    /// Reads a manifest's text; a path that does not stay below the prefix
+    /// (absolute, or with `..`) is refused, so that uninstall removes
+    /// nothing outside it.
+    pub fn parse(text: &str, path: &Path) -> anyhow::Result<Manifest> {
+        let mut manifest = Manifest::default();
+        for line in text.lines().filter(|line| !line.is_empty() && !line.starts_with('#')) {
+            let (kind, entry) = line.split_once(' ').unwrap_or((line, ""));
+            let entry = PathBuf::from(entry);
+            let below_prefix = entry == Path::new(".")
+                || (entry.components().next().is_some()
+                    && entry.components().all(|component| matches!(component, Component::Normal(_))));
+            if !below_prefix {
+                bail!(
+                    "{} lists {line:?}, which is not a path below the prefix; nothing was removed",
+                    path.display()
+                );
+            }
+            match kind {
+                "file" => manifest.files.insert(entry),
+                "directory" => manifest.directories.insert(entry),
+                _ => bail!(
+                    "{} holds the line {line:?}, which is neither a file nor a directory",
+                    path.display()
+                ),
+            };
+        }
+        Ok(manifest)
+    }
+
+    /// The manifest's text.
+    pub fn render(&self) -> String {
+        let mut text = String::from(
+            "# What `cargo xtask install` put in place under this prefix, relative to it;\n\
+             # `cargo xtask uninstall` removes it.\n",
+        );
+        for file in &self.files {
+            text.push_str(&format!("file {}\n", file.display()));
+        }
+        for directory in &self.directories {
+            text.push_str(&format!("directory {}\n", directory.display()));
+        }
+        text
+    }
 }
 
 /// One file of an installation: where it goes below the prefix, and what
@@ -94,19 +232,64 @@ pub fn completion_destination(shell: Shell, binary: &str, file_name: &str) -> Pa
 }
 
 /// Installs the binaries found in `binaries_directory`, the man pages and
-/// the completions under `prefix`; returns the paths written.
+/// the completions under `prefix`, and the manifest of it all; returns the
+/// paths written. An earlier installation's manifest is merged in: the
+/// directories it created are still install's to remove.
 pub fn install_into(prefix: &Path, binaries_directory: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    write_installation_files(prefix, &installation_files(binaries_directory)?)
+    let manifest_path = prefix.join(MANIFEST);
+    let mut manifest = match fs::read_to_string(&manifest_path) {
+        Ok(text) => Manifest::parse(&text, &manifest_path)?,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Manifest::default(),
+        Err(error) => return Err(error).with_context(|| format!("cannot read {}", manifest_path.display())),
+    };
+    let files = installation_files(binaries_directory)?;
+    let mut written = write_installation_files(prefix, &files)?;
+    manifest.files.extend(files.into_iter().map(|file| file.destination));
+    let manifest_directory = manifest_path.parent().context("the manifest has a parent directory")?;
+    written.created_directories.extend(missing_directories(prefix, manifest_directory));
+    fs::create_dir_all(manifest_directory)
+        .with_context(|| format!("cannot create {}", manifest_directory.display()))?;
+    manifest.directories.extend(written.created_directories);
+    harness::hook_config::write_atomically(&manifest_path, manifest.render().as_bytes(), 0o644)?;
+    written.files.push(manifest_path);
+    Ok(written.files)
+}
+
+/// The directories from `directory` up to `prefix` that do not exist yet,
+/// relative to `prefix` (`.` for the prefix itself): the ones creating
+/// `directory` creates.
+fn missing_directories(prefix: &Path, directory: &Path) -> Vec<PathBuf> {
+    directory
+        .ancestors()
+        .take_while(|ancestor| !ancestor.exists())
+        .filter_map(|missing| missing.strip_prefix(prefix).ok())
+        .map(
+            |relative| {
+                if relative.as_os_str().is_empty() { PathBuf::from(".") } else { relative.to_path_buf() }
+            },
+        )
+        .collect()
+}
+
+/// What writing an installation's files did below its prefix.
+pub struct WrittenFiles {
+    /// Every file written, with the prefix.
+    pub files: Vec<PathBuf>,
+    /// The directories that did not exist and were created, relative to
+    /// the prefix (`.` for the prefix itself).
+    pub created_directories: Vec<PathBuf>,
 }
 
 /// Writes `files` below `prefix`, each through a temporary file and a
 /// rename so that a running binary being replaced is never written in
 /// place ("text file busy") and a failure leaves no half-written file.
-pub fn write_installation_files(prefix: &Path, files: &[InstalledFile]) -> anyhow::Result<Vec<PathBuf>> {
+pub fn write_installation_files(prefix: &Path, files: &[InstalledFile]) -> anyhow::Result<WrittenFiles> {
     let mut written = Vec::new();
+    let mut created_directories = Vec::new();
     for file in files {
         let destination = prefix.join(&file.destination);
         let directory = destination.parent().context("an installed file has a parent directory")?;
+        created_directories.extend(missing_directories(prefix, directory));
         fs::create_dir_all(directory).with_context(|| format!("cannot create {}", directory.display()))?;
         let (bytes, mode) = match &file.contents {
             FileContents::Executable(source) => {
@@ -117,7 +300,7 @@ pub fn write_installation_files(prefix: &Path, files: &[InstalledFile]) -> anyho
         harness::hook_config::write_atomically(&destination, &bytes, mode)?;
         written.push(destination);
     }
-    Ok(written)
+    Ok(WrittenFiles { files: written, created_directories })
 }
 
 fn default_prefix() -> anyhow::Result<PathBuf> {
@@ -193,5 +376,28 @@ fn same_directory(left: &Path, right: &Path) -> bool {
     match (fs::canonicalize(left), fs::canonicalize(right)) {
         (Ok(left), Ok(right)) => left == right,
         _ => left == right,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_manifest_reads_back_as_written() {
+        let manifest = Manifest {
+            files: [PathBuf::from("bin/roster-list"), PathBuf::from("share/man/man7/roster.7")].into(),
+            directories: [PathBuf::from("."), PathBuf::from("share/roster")].into(),
+        };
+        assert_eq!(Manifest::parse(&manifest.render(), Path::new("m")).unwrap(), manifest);
+    }
+
+    /// Uninstall removes what the manifest lists: a line that leads out
+    /// of the prefix is refused before anything is removed.
+    #[test]
+    fn a_manifest_entry_outside_the_prefix_is_refused() {
+        for line in ["file /etc/passwd", "file ../x", "directory bin/../..", "file ", "link bin/x"] {
+            assert!(Manifest::parse(line, Path::new("m")).is_err(), "{line:?} was accepted");
+        }
     }
 }

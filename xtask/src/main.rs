@@ -39,10 +39,20 @@ enum Verb {
     /// Build release binaries and a tarball under target/dist/
     Dist,
     /// Build release binaries and the Debian package target/debian/roster_<version>_<arch>.deb
-    Deb,
+    Deb {
+        /// Write the package into DIR instead of target/debian
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+    },
     /// Install binaries, man pages and completions under a prefix
     Install {
         /// Install under DIR (default: ~/.local)
+        #[arg(long, value_name = "DIR")]
+        prefix: Option<PathBuf>,
+    },
+    /// Remove what install put under a prefix, as its manifest lists it
+    Uninstall {
+        /// Uninstall from under DIR (default: ~/.local)
         #[arg(long, value_name = "DIR")]
         prefix: Option<PathBuf>,
     },
@@ -63,8 +73,9 @@ fn main() -> anyhow::Result<()> {
         Verb::Codegen { check: false } => codegen::write_all(),
         Verb::Codegen { check: true } => codegen::check_all(),
         Verb::Dist => dist::run(),
-        Verb::Deb => deb::run(),
+        Verb::Deb { out_dir } => deb::run(out_dir),
         Verb::Install { prefix } => install::run(prefix),
+        Verb::Uninstall { prefix } => install::uninstall(prefix),
         Verb::Bench(args) => bench::run(args),
         Verb::Fuzz { seconds } => fuzz::run(seconds),
     }

@@ -16,7 +16,7 @@ pub enum OutputFormat {
 /// When to colour output for people.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum ColourChoice {
-    /// On a terminal, unless NO_COLOR is set
+    /// On a terminal, unless NO_COLOR is set or TERM is dumb
     #[default]
     Auto,
     /// Always, even into a pipe or file
@@ -45,13 +45,13 @@ pub struct CommonArgs {
     #[arg(short, long, global = true)]
     pub quiet: bool,
 
-    /// Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never
+    /// Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColourChoice::Auto, global = true)]
     pub color: ColourChoice,
 }
 
 impl CommonArgs {
-    /// Whether to colour what goes to stdout, as `--color` and NO_COLOR say.
+    /// Whether to colour what goes to stdout, as `--color`, NO_COLOR and TERM say.
     pub fn colour_on_stdout(&self) -> bool {
         colour_enabled(self.color, std::io::IsTerminal::is_terminal(&std::io::stdout()))
     }
@@ -69,14 +69,17 @@ impl CommonArgs {
 
 /// Whether to colour a stream: `--color always` and `never` say so;
 /// `auto` colours a terminal only, and never with `NO_COLOR` set to a
-/// non-empty value (no-color.org).
+/// non-empty value (no-color.org) or `TERM=dumb`: a dumb terminal (Emacs'
+/// shell, a serial console, a pager that does not interpret escapes) shows
+/// an SGR sequence as garbage.
 pub fn colour_enabled(choice: ColourChoice, stream_is_terminal: bool) -> bool {
     match choice {
         ColourChoice::Always => true,
         ColourChoice::Never => false,
         ColourChoice::Auto => {
             let no_colour = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
-            !no_colour && stream_is_terminal
+            let dumb_terminal = std::env::var_os("TERM").is_some_and(|term| term == "dumb");
+            stream_is_terminal && !no_colour && !dumb_terminal
         }
     }
 }

@@ -271,6 +271,13 @@ pub fn run_tool(tool: &str, body: impl FnOnce() -> anyhow::Result<()>) -> ExitCo
     match body() {
         Ok(()) => ExitCode::from(ExitStatus::Success),
         Err(error) => {
+            let error = match error.downcast::<clap::Error>() {
+                Ok(mut clap_error) => {
+                    rank_suggestions(&mut clap_error);
+                    anyhow::Error::new(clap_error)
+                }
+                Err(error) => error,
+            };
             if let Some(clap_error) = error.downcast_ref::<clap::Error>() {
                 if matches!(
                     clap_error.kind(),
@@ -296,6 +303,28 @@ pub fn run_tool(tool: &str, body: impl FnOnce() -> anyhow::Result<()>) -> ExitCo
             }
             report_and_exit(tool, &error)
         }
+    }
+}
+
+/// Puts clap's suggestions for a mistyped subcommand, flag or value in the
+/// order of their edit distance to what was typed, nearest first: clap
+/// orders them by its own similarity, which put `uninstall` and even
+/// `print` before `install` for `instal`.
+pub fn rank_suggestions(error: &mut clap::Error) {
+    use clap::error::{ContextKind, ContextValue};
+    let typed = [ContextKind::InvalidSubcommand, ContextKind::InvalidArg, ContextKind::InvalidValue]
+        .into_iter()
+        .find_map(|kind| match error.get(kind) {
+            Some(ContextValue::String(typed)) => Some(typed.clone()),
+            _ => None,
+        });
+    let Some(typed) = typed else { return };
+    for kind in [ContextKind::SuggestedSubcommand, ContextKind::SuggestedArg, ContextKind::SuggestedValue] {
+        let Some(ContextValue::Strings(suggestions)) = error.get(kind) else { continue };
+        let suggestions: Vec<&str> = suggestions.iter().map(String::as_str).collect();
+        let ranked: Vec<String> =
+            harness::ranked_by_edit_distance(&typed, &suggestions).into_iter().map(str::to_owned).collect();
+        error.insert(kind, ContextValue::Strings(ranked));
     }
 }
 
@@ -450,6 +479,24 @@ mod tests {
             message,
             "unexpected argument '--agnt' found: a similar argument exists: '--agent'; see --help"
         );
+    }
+
+    /// Regression: `roster-hooks instal` suggested `print`, `uninstall`,
+    /// `install`, in that order.
+    #[test]
+    fn suggestions_come_nearest_first() {
+        let command = clap::Command::new("tool")
+            .subcommand(clap::Command::new("print"))
+            .subcommand(clap::Command::new("install"))
+            .subcommand(clap::Command::new("uninstall"));
+        for (typed, first) in [("instal", "'install'"), ("unistall", "'uninstall'"), ("prnt", "'print'")] {
+            let mut error = command.clone().try_get_matches_from(["tool", typed]).expect_err("a typo");
+            rank_suggestions(&mut error);
+            let message = one_line_usage_error(&error);
+            let suggested =
+                message.split("exist: ").nth(1).or(message.split("exists: ").nth(1)).unwrap_or("");
+            assert!(suggested.starts_with(first), "{typed}: {message}");
+        }
     }
 
     #[test]

@@ -27,7 +27,8 @@ pub use hook_mode::{
 pub use owner::{CallingOwner, process_env, process_env_os, resolve_calling_owner};
 pub use roster::{open_roster_for_reading, open_roster_for_writing, roster_directory_choice};
 pub use text::{
-    Colour, PaintCell, column_widths, command_for_terminal, escape_for_terminal, escape_path_for_terminal,
-    escape_source_text_for_terminal, fit_to_width, format_age, home_relative, local_clock, paint,
-    parse_duration, push_home_relative, push_table_line, render_table, render_table_within,
+    Colour, DURATION_SUGGESTIONS, PaintCell, column_widths, command_for_terminal, escape_for_terminal,
+    escape_path_for_terminal, escape_source_text_for_terminal, fit_to_width, format_age, home_relative,
+    local_clock, paint, parse_duration, push_home_relative, push_table_line, render_table,
+    render_table_within,
 };

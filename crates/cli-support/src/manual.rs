@@ -202,7 +202,12 @@ pub const HOME_VARIABLE: EnvVar = EnvVar {
 pub const NO_COLOR_VARIABLE: EnvVar = EnvVar {
     name: "NO_COLOR",
     meaning: "When set and not empty, text output is never coloured. Without it, colour is used only \
-              when standard output is a terminal.",
+              when standard output is a terminal (and TERM is not dumb).",
+};
+pub const TERM_VARIABLE: EnvVar = EnvVar {
+    name: "TERM",
+    meaning: "When dumb, text output is not coloured, even on a terminal: a dumb terminal shows colour \
+              codes as garbage. --color always still colours.",
 };
 pub const ROSTER_SESSION_PID_VARIABLE: EnvVar = EnvVar {
     name: "ROSTER_SESSION_PID",
@@ -332,6 +337,7 @@ pub fn overview() -> Manual {
             },
             XDG_CONFIG_HOME_VARIABLE,
             NO_COLOR_VARIABLE,
+            TERM_VARIABLE,
         ]),
         environment_note: Some(EMPTY_VARIABLE_NOTE),
         files: &[

@@ -183,7 +183,8 @@ pub type PaintCell<'a> = dyn for<'cell> Fn(usize, &'cell str) -> Cow<'cell, str>
 /// Cells must already be escaped; `paint_cell` may colour a cell after its
 /// width was measured (so SGR sequences do not skew the alignment), and
 /// hands back the cells it leaves alone borrowed: a listing's table has
-/// tens of thousands of cells.
+/// tens of thousands of cells. Headers are never painted: `paint_cell`
+/// decides by column and value, and a header is neither a state nor a value.
 pub fn render_table(headers: &[&str], rows: &[Vec<String>], paint_cell: &PaintCell<'_>) -> String {
     render_table_within(headers, &[], rows, paint_cell)
 }
@@ -200,7 +201,7 @@ pub fn render_table_within(
     let widths = column_widths(headers, limits, rows);
     let line_width = widths.iter().map(|width| width + 2).sum::<usize>();
     let mut out = String::with_capacity((rows.len() + 1) * line_width);
-    push_table_line(&mut out, &widths, &mut headers.iter().copied(), paint_cell);
+    push_table_line(&mut out, &widths, &mut headers.iter().copied(), &|_, header| header.into());
     for row in rows {
         push_table_line(&mut out, &widths, &mut row.iter().map(String::as_str), paint_cell);
     }
@@ -278,6 +279,11 @@ pub fn format_age(age: Duration) -> String {
         _ => format!("{}d", seconds / 86400),
     }
 }
+
+/// The durations offered when a shell completes a duration's value
+/// (`roster-prune --older-than <TAB>`): an hour, a day, a week, two weeks.
+/// Any other that [`parse_duration`] reads may be typed.
+pub const DURATION_SUGGESTIONS: [&str; 4] = ["1h", "1d", "7d", "2w"];
 
 /// Parses `90s`, `90m`, `36h`, `7d`, `2w` (a whole number and one unit of
 /// `s m h d w`).
@@ -505,6 +511,9 @@ mod tests {
         assert_eq!(parse_duration("0s"), Ok(Duration::ZERO));
         assert_eq!(parse_duration("2w"), Ok(Duration::from_secs(14 * 86400)));
         assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        for suggested in DURATION_SUGGESTIONS {
+            assert!(parse_duration(suggested).is_ok(), "{suggested} is offered but not read");
+        }
         for bad in ["", "m", "7", "7y", "-1d", "1.5h", " 7d", "7d ", "07d", "99999999999999999999d"] {
             assert!(parse_duration(bad).is_err(), "{bad:?} parsed");
         }
@@ -538,5 +547,14 @@ mod tests {
         assert_eq!(fit_to_width("wren", 4), "wren");
         assert_eq!(fit_to_width("ünïcöde", 7), "ünïcöde");
         assert_eq!(fit_to_width("ünïcöde", 3), "ün…");
+    }
+
+    /// Regression: `roster-hooks status` painted by column alone, and its
+    /// STATE header came out dimmed like a state.
+    #[test]
+    fn headers_are_never_painted() {
+        let rows = vec![vec!["installed".into()]];
+        let table = render_table(&["STATE"], &rows, &|_, cell| format!("<{cell}>").into());
+        assert_eq!(table, "STATE\n<installed>\n");
     }
 }

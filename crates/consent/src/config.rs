@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use harness::edit_distance;
 use registry_core::AgentName;
 
 /// What one configuration file says about `[consent] auto_arm`, including
@@ -110,33 +111,6 @@ fn nearest_known_key(key: &str) -> Option<&'static str> {
         .filter(|(distance, _)| *distance <= 2 && *distance < last.chars().count())
         .min_by_key(|(distance, _)| *distance)
         .map(|(_, known)| known)
-}
-
-/// The optimal string alignment distance: insertions, deletions,
-/// substitutions and swaps of two neighbours (`nmae` for `name`) count one
-/// edit each.
-fn edit_distance(left: &str, right: &str) -> usize {
-    let left: Vec<char> = left.chars().collect();
-    let right: Vec<char> = right.chars().collect();
-    let mut rows = vec![vec![0usize; right.len() + 1]; left.len() + 1];
-    for (index, row) in rows.iter_mut().enumerate() {
-        row[0] = index;
-    }
-    for (index, cell) in rows[0].iter_mut().enumerate() {
-        *cell = index;
-    }
-    for i in 1..=left.len() {
-        for j in 1..=right.len() {
-            let substitution = usize::from(left[i - 1] != right[j - 1]);
-            let mut best =
-                (rows[i - 1][j] + 1).min(rows[i][j - 1] + 1).min(rows[i - 1][j - 1] + substitution);
-            if i > 1 && j > 1 && left[i - 1] == right[j - 2] && left[i - 2] == right[j - 1] {
-                best = best.min(rows[i - 2][j - 2] + 1);
-            }
-            rows[i][j] = best;
-        }
-    }
-    rows[left.len()][right.len()]
 }
 
 /// The repository file: `agent_name = "wren"` and `[consent] auto_arm = true`.

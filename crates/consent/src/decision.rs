@@ -34,11 +34,99 @@ pub struct SessionConsent {
     pub should_arm: bool,
     /// One line: the first of the reasons `status` prints.
     pub reason: String,
-    /// What the CONSENT column shows: `armed`, `armed (repo)`,
-    /// `off (disarmed)`, `off (repo)`, `off (repo file)`, `off (marker)`,
-    /// `denied (user)`, or `-` for a session that accepts nothing because
-    /// its owner does not run.
-    pub label: &'static str,
+    /// What the CONSENT column shows.
+    pub label: ConsentLabel,
+}
+
+/// The short word a table shows for a session's consent (the CONSENT
+/// column of `roster-list`, the consent of a `--watch` event line), and
+/// what it means, said in one place for the table's footnotes and the
+/// manual alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ConsentLabel {
+    /// Armed by hand (`roster-consent arm`).
+    Armed,
+    /// Auto-armed by its repository's `.roster.toml`.
+    ArmedByRepository,
+    /// Disarmed by hand, which beats the repository.
+    Disarmed,
+    /// Its repository does not opt in.
+    RepositoryOff,
+    /// Its repository's `.roster.toml` cannot be used.
+    RepositoryFileUnusable,
+    /// A marker that cannot be believed holds auto-arm off.
+    MarkerHoldsOff,
+    /// The user's config vetoes the repository's auto-arm.
+    DeniedByUser,
+    /// The owner does not run (or the record is not believed): it accepts
+    /// nothing.
+    NotRunning,
+}
+
+impl ConsentLabel {
+    /// Every label, in the order a legend lists them.
+    pub const ALL: [ConsentLabel; 8] = [
+        ConsentLabel::Armed,
+        ConsentLabel::ArmedByRepository,
+        ConsentLabel::Disarmed,
+        ConsentLabel::RepositoryOff,
+        ConsentLabel::RepositoryFileUnusable,
+        ConsentLabel::MarkerHoldsOff,
+        ConsentLabel::DeniedByUser,
+        ConsentLabel::NotRunning,
+    ];
+
+    /// The word the table shows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConsentLabel::Armed => "armed",
+            ConsentLabel::ArmedByRepository => "armed (repo)",
+            ConsentLabel::Disarmed => "off (disarmed)",
+            ConsentLabel::RepositoryOff => "off (repo)",
+            ConsentLabel::RepositoryFileUnusable => "off (repo file)",
+            ConsentLabel::MarkerHoldsOff => "off (marker)",
+            ConsentLabel::DeniedByUser => "denied (user)",
+            ConsentLabel::NotRunning => "-",
+        }
+    }
+
+    /// What the word means, for someone who has not read the manual:
+    /// whether the session accepts messages, and why.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            ConsentLabel::Armed => "accepts messages, armed by hand (roster-consent arm)",
+            ConsentLabel::ArmedByRepository => {
+                "accepts messages, auto-armed by its repository's .roster.toml ([consent] auto_arm = true)"
+            }
+            ConsentLabel::Disarmed => {
+                "accepts none, disarmed by hand (roster-consent disarm), which beats the repository"
+            }
+            ConsentLabel::RepositoryOff => {
+                "accepts none, its repository did not opt in (a .roster.toml above its directory with \
+                 [consent] auto_arm = true would auto-arm it)"
+            }
+            ConsentLabel::RepositoryFileUnusable => {
+                "accepts none, its repository's .roster.toml cannot be used (roster-consent status --pid PID \
+                 says why)"
+            }
+            ConsentLabel::MarkerHoldsOff => {
+                "accepts none, a consent marker that cannot be believed holds its repository's auto-arm off \
+                 (roster-consent status --pid PID says why)"
+            }
+            ConsentLabel::DeniedByUser => {
+                "accepts none, your ~/.config/roster/config.toml vetoes its repository's auto-arm"
+            }
+            ConsentLabel::NotRunning => {
+                "accepts nothing, its owner does not run or its record is not believed"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for ConsentLabel {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.as_str())
+    }
 }
 
 impl SessionConsent {
@@ -57,7 +145,7 @@ impl SessionConsent {
             marker,
             should_arm: false,
             reason: format!("the session has ended: its owner {why}, so it accepts nothing"),
-            label: "-",
+            label: ConsentLabel::NotRunning,
         }
     }
 
@@ -85,13 +173,15 @@ pub fn decide(
     }
     let effective = effective_should_arm(marker, auto_arm);
     let label = match counted {
-        ConsentState::Armed => "armed",
-        ConsentState::Disarmed => "off (disarmed)",
-        ConsentState::None if marker.holds_off_auto_arm() && auto_arm.auto_arm => "off (marker)",
-        ConsentState::None if auto_arm.auto_arm => "armed (repo)",
-        ConsentState::None if repo.auto_arm() == Some(true) => "denied (user)",
-        ConsentState::None if repo.error().is_some() => "off (repo file)",
-        ConsentState::None => "off (repo)",
+        ConsentState::Armed => ConsentLabel::Armed,
+        ConsentState::Disarmed => ConsentLabel::Disarmed,
+        ConsentState::None if marker.holds_off_auto_arm() && auto_arm.auto_arm => {
+            ConsentLabel::MarkerHoldsOff
+        }
+        ConsentState::None if auto_arm.auto_arm => ConsentLabel::ArmedByRepository,
+        ConsentState::None if repo.auto_arm() == Some(true) => ConsentLabel::DeniedByUser,
+        ConsentState::None if repo.error().is_some() => ConsentLabel::RepositoryFileUnusable,
+        ConsentState::None => ConsentLabel::RepositoryOff,
     };
     SessionConsent { marker: counted, should_arm: effective.should_arm, reason: effective.reason, label }
 }
@@ -103,7 +193,7 @@ fn accepting_nothing(marker: ConsentState, why: &str) -> SessionConsent {
         marker,
         should_arm: false,
         reason: format!("the session's owner {why}, so it accepts nothing"),
-        label: "-",
+        label: ConsentLabel::NotRunning,
     }
 }
 
@@ -189,7 +279,7 @@ impl ConsentDecider {
                 marker,
                 should_arm: false,
                 reason: "the record is not believed, so the session accepts nothing".into(),
-                label: "-",
+                label: ConsentLabel::NotRunning,
             };
         };
         // The marker is named for the world the record's owner is in, which

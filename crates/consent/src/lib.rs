@@ -33,7 +33,7 @@ pub use config_files::{
     canonical_session_directory, find_repo_config, load_auto_arm_inputs, load_repo_input, load_user_input,
     repo_agent_name, repo_file_distrust, user_config_path,
 };
-pub use decision::{ConsentDecider, OwnerCondition, SessionConsent, decide};
+pub use decision::{ConsentDecider, ConsentLabel, OwnerCondition, SessionConsent, decide};
 pub use error::{Error, Result};
 pub use gate::{Effective, WrittenMarker, effective_should_arm, live_consent_state, write_marker};
 pub use marker::{MARKER_FORMAT, Marker, MarkerState, ParsedMarker, parse_marker};

@@ -7,6 +7,8 @@ use std::fmt;
 
 use owner_liveness::{AncestorStep, HarnessPatterns, PidExport};
 
+use crate::suggest::edit_distance;
+
 /// The agent harnesses roster knows. `as_str` is the record's `harness`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Harness {
@@ -129,6 +131,22 @@ impl Harness {
         }
     }
 
+    /// The harness's own name for people, as its makers spell it: what the
+    /// README, the man page and the package description list.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => "Claude Code",
+            Harness::Codex => "Codex CLI",
+            Harness::GeminiCli => "Gemini CLI",
+            Harness::CursorAgent => "Cursor's agent",
+            Harness::Copilot => "Copilot CLI",
+            Harness::Goose => "Goose",
+            Harness::Opencode => "opencode",
+            Harness::Aider => "Aider",
+            Harness::Amp => "Amp",
+        }
+    }
+
     /// The harness a record's `harness` value names; exact names only, so
     /// what is written always reads back as the same harness.
     pub fn parse(name: &str) -> Option<Harness> {
@@ -173,19 +191,15 @@ pub fn harness_names() -> Vec<&'static str> {
     Harness::ALL.iter().map(|harness| harness.as_str()).collect()
 }
 
-/// Levenshtein distance over characters.
-fn edit_distance(left: &str, right: &str) -> usize {
-    let right: Vec<char> = right.chars().collect();
-    let mut previous: Vec<usize> = (0..=right.len()).collect();
-    for (row, left_character) in left.chars().enumerate() {
-        let mut current = vec![row + 1];
-        for (column, right_character) in right.iter().enumerate() {
-            let substitution = previous[column] + usize::from(left_character != *right_character);
-            current.push(substitution.min(previous[column + 1] + 1).min(current[column] + 1));
-        }
-        previous = current;
+/// The display names of `harnesses`, listed for prose: `Claude Code, Codex
+/// CLI, …, Aider and Amp`.
+pub fn display_names_in_prose(harnesses: &[Harness]) -> String {
+    let names: Vec<&str> = harnesses.iter().map(|harness| harness.display_name()).collect();
+    match names.split_last() {
+        None => String::new(),
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, others)) => format!("{} and {last}", others.join(", ")),
     }
-    previous[right.len()]
 }
 
 impl fmt::Display for Harness {
@@ -401,7 +415,6 @@ mod tests {
             unknown_harness_message("--harness \"vim\"", "a harness", "vim", &["codex", "amp"]),
             "--harness \"vim\" is not a harness; use one of codex, amp"
         );
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 
     /// Detection and the harness list agree: every harness roster names is

@@ -8,7 +8,9 @@ mod detect;
 mod exports;
 pub mod hook_config;
 mod payload;
+mod suggest;
 
 pub use detect::*;
 pub use exports::*;
 pub use payload::*;
+pub use suggest::{edit_distance, ranked_by_edit_distance};

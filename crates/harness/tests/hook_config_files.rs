@@ -31,6 +31,7 @@ impl Sandbox {
         }
         for name in ["roster-register", "roster-prune"] {
             fs::write(bin.join(name), "#!/bin/sh\n").unwrap();
+            fs::set_permissions(bin.join(name), fs::Permissions::from_mode(0o755)).unwrap();
         }
         Sandbox { paths: HookPaths::new(&home, &project), bin, _root: root }
     }
@@ -268,12 +269,54 @@ fn status_tells_each_state() {
     assert_eq!(partly.state, HookState::PartlyInstalled);
     assert!(partly.detail.contains("SessionEnd"), "{}", partly.detail);
 
-    // Installed, but pointing at binaries that are gone.
+    // Installed, but pointing at binaries that cannot run: every hook run
+    // fails, which the harness does not show (regression: status said
+    // `installed` of a hook whose binary was gone).
     install(&target, &sandbox.commands(harness)).unwrap();
+    fs::set_permissions(sandbox.bin.join("roster-register"), fs::Permissions::from_mode(0o644)).unwrap();
+    let unexecutable = status(&target, &sandbox.paths);
+    assert_eq!(unexecutable.state, HookState::Broken, "{unexecutable:?}");
+    assert!(unexecutable.detail.contains("roster-register is not executable"), "{}", unexecutable.detail);
     fs::remove_file(sandbox.bin.join("roster-prune")).unwrap();
     let stale = status(&target, &sandbox.paths);
-    assert_eq!(stale.state, HookState::Installed);
+    assert_eq!(stale.state, HookState::Broken);
     assert!(stale.detail.contains("roster-prune does not exist"), "{}", stale.detail);
+    assert!(stale.detail.contains("roster-register is not executable"), "{}", stale.detail);
+}
+
+/// A plugin file's commands are checked like a settings file's hooks.
+#[test]
+fn a_plugin_whose_program_is_gone_is_broken() {
+    for harness in [HookHarness::Opencode, HookHarness::Amp] {
+        let sandbox = Sandbox::new();
+        let target = sandbox.target(harness);
+        install(&target, &sandbox.commands(harness)).unwrap();
+        assert_eq!(status(&target, &sandbox.paths).state, HookState::Installed, "{harness}");
+        fs::remove_file(sandbox.bin.join("roster-register")).unwrap();
+        let broken = status(&target, &sandbox.paths);
+        assert_eq!(broken.state, HookState::Broken, "{harness}: {broken:?}");
+        assert!(broken.detail.contains("roster-register does not exist"), "{harness}: {}", broken.detail);
+    }
+}
+
+/// Hooks installed from a cargo build directory run, and status says that
+/// `cargo clean` would break them.
+#[test]
+fn hooks_running_from_a_cargo_build_directory_are_noted() {
+    let sandbox = Sandbox::new();
+    let build = sandbox.paths.home.join("src/roster/target/debug");
+    fs::create_dir_all(&build).unwrap();
+    for name in ["roster-register", "roster-prune"] {
+        fs::copy(sandbox.bin.join(name), build.join(name)).unwrap();
+    }
+    let target = sandbox.target(HookHarness::GeminiCli);
+    install(&target, &HookCommands::new(HookHarness::GeminiCli, Some(&build), None).unwrap()).unwrap();
+    let noted = status(&target, &sandbox.paths);
+    assert_eq!(noted.state, HookState::Installed, "{noted:?}");
+    assert!(
+        noted.detail.contains("cargo's build directory") && noted.detail.contains("cargo clean"),
+        "{noted:?}"
+    );
 }
 
 #[test]

@@ -10,6 +10,7 @@ mod error;
 mod files;
 mod hook_log;
 mod interrupted;
+mod layout;
 mod list;
 mod malformed;
 mod ownership;
@@ -42,6 +43,7 @@ pub use hook_log::{
     recent_hook_errors,
 };
 pub use interrupted::retry_interrupted;
+pub use layout::{LayoutEntry, NOTES_SHOWN_NAME, REAP_CURSOR_NAME, registry_layout};
 pub use list::{
     ListFilter, Listing, ListingSummary, PresentedListing, list_sessions, list_sessions_presented,
     sort_newest_first,

@@ -9,6 +9,7 @@ use owner_liveness::{Liveness, OwnerIdentity, SocketIdentity, SystemFacts};
 use crate::directory::RosterDir;
 use crate::error::{Error, Result};
 use crate::files::{MAX_ENTRY_BYTES, read_hint, read_names_from, remove_entry, write_atomically, write_hint};
+use crate::layout::REAP_CURSOR_NAME;
 use crate::prune::{dead_for_good, index_entry_of, recheck};
 use crate::record::{Parsed, RECORD_FORMAT, Record, SocketRecord, continues_chain, parse_record, same_owner};
 use crate::record_name::RecordName;
@@ -29,9 +30,6 @@ use crate::timestamp::Timestamp;
 pub const REAP_EXAMINE: usize = 4;
 /// How many dead records one register removes, at most.
 pub const REAP_REMOVE: usize = 3;
-/// Where the reaping walk left off: a hint, rewritten without fsync, and
-/// without the lock when nothing was reaped; ignored when unreadable.
-const REAP_CURSOR_NAME: &str = ".reap-cursor";
 /// The cursor is written zero-padded to one width (an `i64` has at most 19
 /// digits and a sign), so that writers racing without the lock each
 /// replace all of it (`write_hint`).

@@ -190,6 +190,7 @@ pub fn manual() -> Manual {
         environment: manual::session_variables_and(&[
             manual::XDG_CONFIG_HOME_VARIABLE,
             manual::NO_COLOR_VARIABLE,
+            manual::TERM_VARIABLE,
         ]),
         environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
         files: &[

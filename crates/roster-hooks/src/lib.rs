@@ -182,7 +182,14 @@ pub fn manual() -> Manual {
              .github/hooks/roster.json, the project plugin files) are committed and shared, so they call \
              them by name through PATH unless --bin-dir is given; install and status warn when they are \
              not on PATH. With --dir DIR the hooks carry --dir DIR as well; without it they use \
-             ROSTER_DIR or the default when they run."
+             ROSTER_DIR or the default when they run. Hooks that would call the binaries in a cargo build \
+             directory (target/debug, target/release, target/<triple>/release) are installed with a \
+             warning: `cargo clean` breaks them; install roster first (cargo xtask install, or the Debian \
+             package) and run the installed roster-hooks."
+                .to_owned(),
+            "status says, per harness and scope: installed, partly-installed, not-installed, untrusted \
+             (Codex has not trusted them), broken (a program a hook runs is missing or not executable, so \
+             every run fails), unparseable or unreadable, with a detail naming the fix."
                 .to_owned(),
             format!(
                 "Codex runs a hook only once you trust it ({CODEX_TRUST_HINT}); roster-hooks cannot compute \
@@ -208,6 +215,7 @@ pub fn manual() -> Manual {
                           to have the hooks carry --dir instead.",
             },
             manual::NO_COLOR_VARIABLE,
+            manual::TERM_VARIABLE,
         ],
         environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
         files: &[
@@ -438,7 +446,9 @@ impl Invocation {
             None => None,
         };
         let commands = HookCommands::new(harness, location.directory.as_deref(), roster_dir.as_deref())?;
-        Ok((commands, location.warning.into_iter().collect()))
+        let mut warnings: Vec<String> = location.warning.into_iter().collect();
+        warnings.extend(location.directory.as_deref().and_then(build_directory_warning));
+        Ok((commands, warnings))
     }
 
     /// Prints warnings to stderr, where they reach a person even when stdout
@@ -672,7 +682,10 @@ fn status(context: &Invocation, arguments: &StatusArgs) -> anyhow::Result<()> {
         targets.iter().map(|target| hook_config::status(target, &context.paths)).collect();
     let any_installed = statuses.iter().any(|status| {
         use hook_config::HookState;
-        matches!(status.state, HookState::Installed | HookState::PartlyInstalled | HookState::Untrusted)
+        matches!(
+            status.state,
+            HookState::Installed | HookState::PartlyInstalled | HookState::Untrusted | HookState::Broken
+        )
     });
     if any_installed {
         context.warn(&binaries_missing_from_path_warning().into_iter().collect::<Vec<_>>());
@@ -716,7 +729,7 @@ fn status(context: &Invocation, arguments: &StatusArgs) -> anyhow::Result<()> {
             let state_colour = match cell {
                 "installed" => cli_support::Colour::Green,
                 "partly-installed" | "untrusted" => cli_support::Colour::Yellow,
-                "unparseable" | "unreadable" => cli_support::Colour::Red,
+                "unparseable" | "unreadable" | "broken" => cli_support::Colour::Red,
                 _ => cli_support::Colour::Dim,
             };
             paint(cell, state_colour, colour).into()
@@ -731,9 +744,6 @@ fn status(context: &Invocation, arguments: &StatusArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Where roster-register and roster-prune are: `--bin-dir` when given, else
-/// next to this executable, else nowhere known (the hooks then call them by
-/// name, and the user is told that they must be on PATH).
 /// Retries a file operation while it fails with `EINTR` (a signal, which
 /// says nothing about the file).
 fn retry_interrupted<T>(mut call: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
@@ -745,6 +755,9 @@ fn retry_interrupted<T>(mut call: impl FnMut() -> std::io::Result<T>) -> std::io
     }
 }
 
+/// Where roster-register and roster-prune are: `--bin-dir` when given, else
+/// next to this executable, else nowhere known (the hooks then call them by
+/// name, and the user is told that they must be on PATH).
 fn locate_binaries(bin_dir: Option<&Path>) -> anyhow::Result<BinaryLocation> {
     // Only a binary that is not there makes the hooks call it by name; a
     // stat that fails otherwise is an error, not a reason to install hooks
@@ -788,6 +801,22 @@ fn locate_binaries(bin_dir: Option<&Path>) -> anyhow::Result<BinaryLocation> {
             directory.display()
         )),
     })
+}
+
+/// A warning for hooks that would call the binaries in `directory` when it
+/// is a cargo build directory (`…/target/debug`): the settings file keeps
+/// that path, and `cargo clean` or a rebuild removes the binaries from
+/// under it, after which every hook fails without the harness saying so.
+fn build_directory_warning(directory: &Path) -> Option<String> {
+    let build_directory = hook_config::cargo_build_directory(directory)?;
+    Some(format!(
+        "the hooks call roster-register and roster-prune in {}, cargo's build directory under {}: `cargo clean` \
+         or a rebuild removes them, and then every hook fails silently; install roster first (`cargo xtask \
+         install`, or the Debian package) and run the installed roster-hooks, or pass --bin-dir DIR naming \
+         where they are installed",
+        directory.display(),
+        build_directory.display()
+    ))
 }
 
 /// The binaries the hooks call.

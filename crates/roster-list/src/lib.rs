@@ -15,7 +15,7 @@ use cli_support::{
     BadInput, Colour, CommonArgs, ExitStatus, NotUtf8Path, OutputFormat, escape_for_terminal, home_relative,
     open_roster_for_reading, paint, run_tool,
 };
-use consent::ConsentDecider;
+use consent::{ConsentDecider, ConsentLabel};
 use harness::Harness;
 use registry_core::{
     ListFilter, ListingSummary, RosterDir, RunningSystem, SessionRow, Timestamp, list_sessions_presented,
@@ -179,12 +179,7 @@ pub fn manual() -> Manual {
              session itself may arm; the repository's auto_arm still counts). A problem \
              entry shows its kind, its path and why it is not believed."
                 .to_owned(),
-            "The CONSENT column shows the decision `roster-consent should-arm --pid PID` gives, made from \
-             the session's own recorded directory: armed (armed by hand), armed (repo) (its .roster.toml \
-             auto-arms it), off (disarmed), off (repo) (the repository does not opt in), off (repo file) (its \
-             .roster.toml cannot be used), off (marker) (a marker that cannot be believed holds auto-arm \
-             off), denied (user) (your config vetoes auto-arm), or - (the owner does not run)."
-                .to_owned(),
+            consent_column_note(),
             "JSON rows carry every record key (null where absent) plus liveness, liveness_reason, \
              problem (null, malformed, untrusted, unsupported-format), consent (the marker that counts: \
              armed, disarmed, none), should_arm (the decision, true or false), consent_reason (why, as \
@@ -196,6 +191,7 @@ pub fn manual() -> Manual {
             manual::XDG_STATE_HOME_VARIABLE,
             manual::HOME_VARIABLE,
             manual::NO_COLOR_VARIABLE,
+            manual::TERM_VARIABLE,
         ],
         environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
         files: &[
@@ -227,6 +223,18 @@ pub fn manual() -> Manual {
     }
 }
 
+/// What the CONSENT column's labels mean, for the manual; the table's
+/// footnotes say the same of the labels it shows.
+fn consent_column_note() -> String {
+    let labels: Vec<String> =
+        ConsentLabel::ALL.iter().map(|label| format!("{label} ({})", label.meaning())).collect();
+    format!(
+        "The CONSENT column shows the decision `roster-consent should-arm --pid PID` gives, made from the \
+         session's own recorded directory: {}. Under the table, stderr says what each label it shows means.",
+        labels.join("; ")
+    )
+}
+
 /// The clap definition, for xtask's man pages and completions.
 pub fn command() -> clap::Command {
     cli_support::with_manual(ListArgs::command(), &manual())
@@ -248,19 +256,19 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
     // Stdout is line-buffered: unbuffered, a JSON listing cost one write
     // per line, 27 per record.
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
-    let summary = match &roster {
+    let (summary, consent_labels) = match &roster {
         Some(roster) => print_listing(roster, &filter, &args, &mut out)?,
         None => {
             if args.common.output_format() == OutputFormat::Json {
                 json_array::write_array(&mut out, std::iter::empty())?;
             }
-            ListingSummary::default()
+            (ListingSummary::default(), Vec::new())
         }
     };
     out.flush()?;
     drop(out);
     if !args.common.quiet {
-        report_notes(&summary, roster.as_ref(), &args)?;
+        report_notes(&summary, &consent_labels, roster.as_ref(), &args)?;
     }
     Ok(())
 }
@@ -274,7 +282,7 @@ fn print_listing(
     filter: &ListFilter,
     args: &ListArgs,
     out: &mut impl Write,
-) -> anyhow::Result<ListingSummary> {
+) -> anyhow::Result<(ListingSummary, Vec<ConsentLabel>)> {
     let facts = RunningSystem::read();
     // One listing of `consent/` tells which rows have a marker at all: most
     // have none, and looking for each one's file cost a `stat` per row.
@@ -295,7 +303,7 @@ fn print_listing(
             if let Some(error) = failed {
                 return Err(anyhow::anyhow!("rendering a row as JSON: {error}"));
             }
-            Ok(summary)
+            Ok((summary, Vec::new()))
         }
         OutputFormat::Text => {
             let home = cli_support::process_env_os("HOME").map(PathBuf::from);
@@ -309,11 +317,12 @@ fn print_listing(
             let rows: Vec<Vec<String>> = listing.into_presented(roster, filter, &facts, &present).collect();
             let text = table::render_cells(&rows, args.common.colour_on_stdout());
             out.write_all(text.as_bytes())?;
+            let labels = consent_labels_shown(&rows);
             // The process ends right after printing: freeing the cells one
             // by one (eight per row) took as long as rendering the table,
             // on the one thread, for memory the exit gives back at once.
             std::mem::forget(rows);
-            Ok(summary)
+            Ok((summary, labels))
         }
     }
 }
@@ -330,8 +339,14 @@ fn write_whole(err: &mut impl Write, text: &str) -> anyhow::Result<()> {
 
 /// Says on stderr what the reader should know beyond the rows: for a
 /// script, every current note as one JSON line; for people, why the table
-/// is empty, what its marks mean, and each note once per cause.
-fn report_notes(listing: &ListingSummary, roster: Option<&RosterDir>, args: &ListArgs) -> anyhow::Result<()> {
+/// is empty, what its marks and the consent labels it shows mean, and each
+/// note once per cause.
+fn report_notes(
+    listing: &ListingSummary,
+    consent_labels: &[ConsentLabel],
+    roster: Option<&RosterDir>,
+    args: &ListArgs,
+) -> anyhow::Result<()> {
     let mut err = std::io::stderr().lock();
     if args.common.output_format() == OutputFormat::Json {
         if let Some(roster) = roster {
@@ -348,6 +363,7 @@ fn report_notes(listing: &ListingSummary, roster: Option<&RosterDir>, args: &Lis
         None => refusal_of_a_new_registry(args),
     };
     let mut lines = listing_remarks(listing, roster, refusal, &filter_words(args, home.as_deref()));
+    lines.extend(consent_label_footnotes(consent_labels));
     let mut shown_state = None;
     if let Some(roster) = roster {
         let (unseen, state) = notes::unseen_notes(listing, roster);
@@ -402,6 +418,28 @@ fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
         session_id: args.session_id.clone(),
         cwd,
     })
+}
+
+/// Where `text_row` puts a row's consent label.
+const CONSENT_COLUMN: usize = 4;
+
+/// The consent labels the table's rows show, each once, in legend order.
+fn consent_labels_shown(rows: &[Vec<String>]) -> Vec<ConsentLabel> {
+    let mut shown = [false; ConsentLabel::ALL.len()];
+    for row in rows {
+        if let Some(index) = ConsentLabel::ALL.iter().position(|label| label.as_str() == row[CONSENT_COLUMN])
+        {
+            shown[index] = true;
+        }
+    }
+    ConsentLabel::ALL.into_iter().zip(shown).filter_map(|(label, shown)| shown.then_some(label)).collect()
+}
+
+/// One line under the table per consent label it shows, saying what the
+/// label means: a new user reads `off (repo)` without the manual, and a
+/// script that parses the table's text on stdout never sees these.
+fn consent_label_footnotes(labels: &[ConsentLabel]) -> impl Iterator<Item = String> + '_ {
+    labels.iter().map(|label| format!("CONSENT {label}: {}", label.meaning()))
 }
 
 /// The field filters given, as flags a reader can retype: `--agent wren`,

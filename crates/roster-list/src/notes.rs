@@ -12,12 +12,9 @@ use std::time::Duration;
 
 use cli_support::escape_for_terminal;
 use registry_core::{
-    HOOK_LOG_NAME, ListingSummary, ProblemKind, RosterDir, Timestamp, read_entry, recent_hook_errors,
-    write_atomically,
+    HOOK_LOG_NAME, ListingSummary, NOTES_SHOWN_NAME, ProblemKind, RosterDir, Timestamp, read_entry,
+    recent_hook_errors, write_atomically,
 };
-
-/// The state file: which cause each note was last shown for.
-pub const NOTES_SHOWN_NAME: &str = ".notes-shown.json";
 
 /// How far back hook failures count.
 const HOOK_ERROR_WINDOW: Duration = Duration::from_secs(24 * 3600);

@@ -95,7 +95,7 @@ pub(crate) fn text_row(
                 .as_deref()
                 .map_or_else(|| "-".to_owned(), |agent| escape_for_terminal(agent).into_owned()),
             state,
-            consent.label.to_owned(),
+            consent.label.as_str().to_owned(),
             age,
             home_relative(Path::new(&record.cwd), home),
             record

@@ -4,10 +4,12 @@
 //! clap_complete renders from the clap `Command`, which knows flags,
 //! subcommands and fixed value sets but not the values roster knows at run
 //! time. Before rendering, the command is given what completion needs:
-//! harness names for `--harness` and `--hook`, and a stand-in value for a
-//! pid that each shell's script then completes from the live processes in
-//! `/proc`. After rendering, the bash script gets a fix for a clap_complete
-//! bug (see [`fix_hyphenated_bash_dispatch`]).
+//! harness names for `--harness` and `--hook`, a few durations for
+//! `--older-than`, and a stand-in value for a pid that each shell's script
+//! then completes from the live processes in `/proc`. After rendering, the
+//! bash script gets a fix for a clap_complete bug (see
+//! [`fix_hyphenated_bash_dispatch`]) and offers a command's subcommands or
+//! values before its flags ([`with_bash_words_before_flags`]).
 
 use clap::builder::PossibleValuesParser;
 use clap_complete::{Generator, Shell};
@@ -41,7 +43,9 @@ pub fn render_completions(binary: &'static str, command: &clap::Command) -> Vec<
             clap_complete::generate(shell, &mut command, binary, &mut script);
             let script = String::from_utf8(script).expect("clap_complete writes UTF-8");
             let script = match shell {
-                Shell::Bash => with_bash_live_pids(&fix_hyphenated_bash_dispatch(&script, binary)),
+                Shell::Bash => with_bash_live_pids(&with_bash_words_before_flags(
+                    &fix_hyphenated_bash_dispatch(&script, binary),
+                )),
                 Shell::Zsh => with_zsh_live_pids(&script),
                 Shell::Fish => with_fish_live_pids(&with_fish_positional_values(&script, binary, &command)),
                 _ => script,
@@ -73,6 +77,10 @@ fn with_value_completions(command: clap::Command) -> clap::Command {
             Some("harness") => argument.value_parser(PossibleValuesParser::new(harness_names.clone())),
             Some("hook") => argument.value_parser(PossibleValuesParser::new(hook_targets.clone())),
             Some("pid") => argument.value_parser(PossibleValuesParser::new(["parent", LIVE_PIDS_STAND_IN])),
+            // A duration completes to a few common ones, never to file names.
+            Some("older-than") => {
+                argument.value_parser(PossibleValuesParser::new(cli_support::DURATION_SUGGESTIONS))
+            }
             _ => argument,
         })
         .mut_subcommands(with_value_completions)
@@ -93,6 +101,32 @@ pub fn fix_hyphenated_bash_dispatch(script: &str, binary: &str) -> String {
         return script.to_owned();
     }
     script.replace(&arm_spelling, &loop_spelling)
+}
+
+/// bash: clap_complete offers a command's flags with its subcommands (or
+/// a positional's values) for an empty word, `roster-consent <TAB>` giving
+/// `--color --dir --format … arm disarm …`. As git does, an empty word gets
+/// the subcommands or values alone, and the flags come once a `-` is typed:
+/// after each `opts="…"` that mixes the two, a line narrows it.
+fn with_bash_words_before_flags(script: &str) -> String {
+    let mut out = String::with_capacity(script.len());
+    for line in script.split_inclusive('\n') {
+        out.push_str(line);
+        let trimmed = line.trim_start();
+        let Some(options) =
+            trimmed.strip_prefix("opts=\"").and_then(|rest| rest.trim_end().strip_suffix('"'))
+        else {
+            continue;
+        };
+        let (flags, words): (Vec<&str>, Vec<&str>) =
+            options.split_whitespace().partition(|word| word.starts_with('-'));
+        if flags.is_empty() || words.is_empty() {
+            continue;
+        }
+        let indent = &line[..line.len() - trimmed.len()];
+        out.push_str(&format!("{indent}[[ ${{cur}} == -* ]] || opts=\"{}\"\n", words.join(" ")));
+    }
+    out
 }
 
 /// fish: clap_complete writes no completions for positional arguments

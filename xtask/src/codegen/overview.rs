@@ -4,6 +4,8 @@
 //! the binaries' pages.
 
 use clap_mangen::roff::Roff;
+use harness::Harness;
+use harness::hook_config::HookHarness;
 
 use super::man_pages::{
     apostrophe_preamble, finish_page, render_examples_and_see_also, render_exit_status_environment_and_files,
@@ -19,7 +21,7 @@ pub fn render_overview_page() -> String {
     let version = roster_list::command().get_version().map(str::to_owned).unwrap_or_default();
     let mut page = apostrophe_preamble();
     page.push_str(&title_line("roster", "7", &version));
-    page.push_str(OVERVIEW_BODY);
+    page.push_str(&overview_body());
     let mut roff = Roff::new();
     let manual = cli_support::manual::overview();
     render_exit_status_environment_and_files(&mut roff, &manual);
@@ -28,15 +30,82 @@ pub fn render_overview_page() -> String {
     finish_page(&page)
 }
 
-/// Everything of `roster(7)` between the title line and EXIT STATUS.
-const OVERVIEW_BODY: &str = r#".SH NAME
-roster \- registry of the AI coding\-agent sessions running on this machine
-.SH DESCRIPTION
-roster answers, locally and without a server, which agent sessions (Claude Code,
-Codex CLI, Gemini CLI, Cursor agent, Copilot CLI, Goose, opencode, aider) run on
-this machine right now, which harness and agent name each runs as, where it
-works, and whether it accepts being messaged by other tools.
-Every answer carries a liveness verdict that a reused pid, a reboot or a stale
+/// Everything of `roster(7)` between the title line and EXIT STATUS: the
+/// prose written here, with the lists the code holds (the harnesses, the
+/// roster directory's entries) generated from it.
+fn overview_body() -> String {
+    let harnesses = roff_text(&harness::display_names_in_prose(&Harness::ALL));
+    let description = format!(
+        ".SH NAME\n\
+         roster \\- registry of the AI coding\\-agent sessions running on this machine\n\
+         .SH DESCRIPTION\n\
+         roster answers, locally and without a server, which agent sessions ({harnesses}) run on\n\
+         this machine right now, which harness and agent name each runs as, where it\n\
+         works, and whether it accepts being messaged by other tools.\n"
+    );
+    [
+        description,
+        DESCRIPTION_TO_LAYOUT.to_owned(),
+        layout_block(),
+        LAYOUT_TO_HOOKS.to_owned(),
+        hooks_section(),
+    ]
+    .concat()
+}
+
+/// The roster directory's entries (`registry_core::registry_layout`), as
+/// a tree under `$ROSTER_DIR`.
+fn layout_block() -> String {
+    let entries = registry_core::registry_layout();
+    let width = entries.iter().map(|entry| entry.path.chars().count()).max().unwrap_or(0);
+    let mut block = String::from(".SH LAYOUT\n.RS 4\n.nf\n");
+    block.push_str(&format!("{:<width$}  the roster directory (0700)\n", "$ROSTER_DIR", width = width + 4));
+    for entry in entries {
+        let line = format!("|-- {:<width$}  {}", entry.path, entry.meaning);
+        block.push_str(&roff_text(&line));
+        block.push('\n');
+    }
+    block.push_str(".fi\n.RE\n");
+    block
+}
+
+/// HOOKS: which harnesses get hook entries, which a plugin file, and which
+/// are started from a wrapper, from the harness crate's lists.
+fn hooks_section() -> String {
+    let with_settings: Vec<Harness> =
+        HookHarness::WITH_SETTINGS_FILES.into_iter().map(Harness::from).collect();
+    let with_plugins: Vec<Harness> = HookHarness::ALL
+        .into_iter()
+        .filter(|harness| harness.uses_plugin_file())
+        .map(Harness::from)
+        .collect();
+    let wired: Vec<Harness> = HookHarness::ALL.into_iter().map(Harness::from).collect();
+    let without_hooks: Vec<Harness> =
+        Harness::ALL.into_iter().filter(|harness| !wired.contains(harness)).collect();
+    format!(
+        ".SH HOOKS\n\
+         A harness tells roster about its sessions through its own hooks:\n\
+         \\fBroster\\-hooks install\\fR \\fIharness\\fR merges a session\\-start entry running\n\
+         \\fBroster\\-register \\-\\-hook\\fR \\fIharness\\fR and a session\\-end entry running\n\
+         \\fBroster\\-prune \\-\\-current \\-\\-hook\\fR \\fIharness\\fR into the harness's\n\
+         configuration ({}); for {} it writes a plugin file of roster's own.\n\
+         {HOOK_MODE}\
+         Harnesses without hooks ({}) are registered from a wrapper script with\n\
+         \\fBroster\\-register \\-\\-pid $$\\fR before it execs the harness.\n",
+        roff_text(&harness::display_names_in_prose(&with_settings)),
+        roff_text(&harness::display_names_in_prose(&with_plugins)),
+        roff_text(&harness::display_names_in_prose(&without_hooks)),
+    )
+}
+
+/// `text` for a line of roff: hyphens as `\-`, so that man neither
+/// hyphenates nor shows them as typographic dashes.
+fn roff_text(text: &str) -> String {
+    text.replace('-', "\\-")
+}
+
+/// The rest of DESCRIPTION, and TERMS, up to LAYOUT.
+const DESCRIPTION_TO_LAYOUT: &str = r#"Every answer carries a liveness verdict that a reused pid, a reboot or a stale
 file cannot fool.
 .PP
 roster is five small tools, each meant to be called from scripts and from a
@@ -61,8 +130,8 @@ Every tool takes \fB\-\-dir\fR \fIDIR\fR, \fB\-\-format\fR \fBtext\fR|\fBjson\fR
 (or \fB\-\-json\fR), \fB\-q\fR/\fB\-\-quiet\fR, \fB\-h\fR/\fB\-\-help\fR and
 \fB\-V\fR/\fB\-\-version\fR.
 Text output is for people: aligned columns, \fB~\fR for the home directory,
-colour only on a terminal, every field escaped so that no control character
-reaches the terminal.
+colour only on a terminal (never with \fBNO_COLOR\fR set or \fBTERM=dumb\fR),
+every field escaped so that no control character reaches the terminal.
 JSON output is the stable contract for scripts.
 An error is one line on standard error,
 \fBroster\-\fR\fItool\fR\fB: \fR\fIwhat failed\fR\fB: \fR\fIwhy\fR.
@@ -110,18 +179,11 @@ could not be examined.
 Whether a session accepts being messaged (\(lqpushed to\(rq) by other tools:
 an explicit marker written by \fBroster\-consent arm\fR or \fBdisarm\fR, or
 auto\-arm, which only a repository's \fI.roster.toml\fR can enable.
-.SH LAYOUT
-.RS 4
-.nf
-$ROSTER_DIR               the roster directory (0700)
-|\-\- sessions/<pid>@<world>.json  one record per session (0600)
-|\-\- consent/<pid>@<world>.json   one consent marker per session (0600)
-|\-\- .lock                 the lock every change takes
-|\-\- hook\-errors.log       failed hook calls, the last 100
-|\-\- .tmp\-*                atomic\-write temporaries, never listed
-.fi
-.RE
-.PP
+"#;
+
+/// LAYOUT after its tree, VERDICT, and CONSENT AND CONFIGURATION, up to
+/// HOOKS.
+const LAYOUT_TO_HOOKS: &str = r#".PP
 \fB\-\-dir\fR beats \fBROSTER_DIR\fR, which beats the default:
 \fI$XDG_STATE_HOME/roster\fR, else \fI~/.local/state/roster\fR.
 The directory and its subdirectories are created with mode 0700.
@@ -215,13 +277,10 @@ enables nothing and names no agent, and \fBroster\-consent status\fR says why.
 A repository file that cannot be used never stops \fBroster\-register\fR: the
 session is registered without its agent name, with a warning.
 Without either file, auto\-arm is off.
-.SH HOOKS
-A harness tells roster about its sessions through its own hooks:
-\fBroster\-hooks install\fR \fIharness\fR merges a session\-start entry running
-\fBroster\-register \-\-hook\fR \fIharness\fR and a session\-end entry running
-\fBroster\-prune \-\-current \-\-hook\fR \fIharness\fR into the harness's
-configuration (Claude Code, Codex, Gemini CLI, Cursor agent, Copilot CLI).
-In hook mode a tool reads the harness's JSON payload from standard input, takes
+"#;
+
+/// What HOOKS says of hook mode and of trust, between the lists.
+const HOOK_MODE: &str = r#"In hook mode a tool reads the harness's JSON payload from standard input, takes
 the session id, working directory and transcript path from it, writes nothing to
 standard output, finishes inside the harness's hook budget (a session start
 within 1 second, a session end within 500 ms, even when another process holds
@@ -231,6 +290,4 @@ the lock or the payload never ends), and always exits 0: a failure is one line o
 Codex runs a hook only after the user trusts it, and Copilot CLI runs project
 hooks only in a trusted folder; \fBroster\-hooks status\fR reports hooks that
 are installed but not yet trusted.
-Harnesses without hooks (Goose, aider) are registered from a wrapper script with
-\fBroster\-register \-\-pid $$\fR before it execs the harness.
 "#;

@@ -18,6 +18,7 @@ use super::document::{
     remove_from_text, without_roster_hooks_or_empty_structures,
 };
 use super::plugins::{install_plugin, plugin_status, uninstall_plugin};
+use super::programs::{cargo_build_directory, hook_program, program_problem};
 use super::{HookConfigError, HookConfigFile, HookEvent, HookHarness, HookPaths, Scope};
 
 /// What install did.
@@ -85,6 +86,10 @@ pub enum HookState {
     /// Codex: both hooks are there, but Codex has no trust entry for one of
     /// them, so it skips it.
     Untrusted,
+    /// The hooks are there, but a program one of them runs is missing or
+    /// not executable (a `cargo clean` of the build directory they were
+    /// installed from, an uninstalled roster), so each run fails.
+    Broken,
     /// The file exists but cannot be parsed (install would refuse it).
     Unparseable,
     /// The file could not be read.
@@ -112,6 +117,7 @@ impl HookState {
             HookState::PartlyInstalled => "partly-installed",
             HookState::NotInstalled => "not-installed",
             HookState::Untrusted => "untrusted",
+            HookState::Broken => "broken",
             HookState::Unparseable => "unparseable",
             HookState::Unreadable => "unreadable",
         }
@@ -302,10 +308,16 @@ pub fn status(target: &HookConfigFile, paths: &HookPaths) -> HookStatus {
         if hooks.iter().any(|hook| hook.call != expected) {
             problems.push(format!("a {name} hook runs the wrong roster command; {install_hint}"));
         }
-        for program in hooks.iter().filter_map(|hook| missing_program(&hook.command)) {
-            problems.push(format!("{program} does not exist; {install_hint} --bin-dir DIR"));
-        }
     }
+    let commands: Vec<&str> = HookEvent::BOTH
+        .into_iter()
+        .flat_map(|event| found.for_event(event))
+        .map(|hook| hook.command.as_str())
+        .collect();
+    if let Some(broken) = broken_programs_report(target, &commands) {
+        return broken;
+    }
+    problems.extend(build_directory_notes(target, &commands));
     if target.harness == HookHarness::Codex {
         let config_toml = paths.codex_config_toml();
         match read_codex_trust(&config_toml) {
@@ -514,27 +526,57 @@ fn equivalent_paths(path: &Path) -> Vec<PathBuf> {
     paths
 }
 
-/// The program a hook command runs, when it is named by an absolute path
-/// that does not exist.
-fn missing_program(command: &str) -> Option<String> {
-    let program = first_shell_word(command);
-    (program.starts_with('/') && !Path::new(&program).exists()).then_some(program)
-}
-
-/// The first word of a shell command, with single quotes and backslashes
-/// undone as `sh` would (enough for the commands roster writes).
-fn first_shell_word(command: &str) -> String {
-    let mut word = String::new();
-    let mut characters = command.trim_start().chars();
-    while let Some(character) = characters.next() {
-        match character {
-            '\'' => word.extend(characters.by_ref().take_while(|inner| *inner != '\'')),
-            '\\' => word.extend(characters.next()),
-            blank if blank.is_whitespace() => break,
-            other => word.push(other),
+/// The status of hooks one of whose programs cannot run: `broken`, the
+/// programs named with what is wrong and how to mend it. `None` when every
+/// program can run (or is called by name through `PATH`).
+pub(crate) fn broken_programs_report(target: &HookConfigFile, commands: &[&str]) -> Option<HookStatus> {
+    let mut broken: Vec<String> = Vec::new();
+    for command in commands {
+        let program = hook_program(command);
+        if let Some(problem) = program_problem(Path::new(&program)) {
+            let line = format!("{program} {}", problem.describe());
+            if !broken.contains(&line) {
+                broken.push(line);
+            }
         }
     }
-    word
+    if broken.is_empty() {
+        return None;
+    }
+    Some(HookStatus {
+        target: target.clone(),
+        state: HookState::Broken,
+        detail: format!(
+            "{}, so the hooks fail each time the harness runs them; install roster (cargo xtask install, or \
+             the Debian package) and run its roster-hooks install {}{}, or pass --bin-dir DIR",
+            broken.join("; "),
+            target.harness,
+            scope_flag(target)
+        ),
+    })
+}
+
+/// A note for each cargo build directory the hooks run programs from:
+/// they run now, and stop when `cargo clean` empties it.
+pub(crate) fn build_directory_notes(target: &HookConfigFile, commands: &[&str]) -> Vec<String> {
+    let mut notes: Vec<String> = Vec::new();
+    for command in commands {
+        let program = hook_program(command);
+        let Some(build_directory) = Path::new(&program).parent().and_then(cargo_build_directory) else {
+            continue;
+        };
+        let note = format!(
+            "the hooks run {program} from cargo's build directory {}, so `cargo clean` breaks them; install \
+             roster (cargo xtask install, or the Debian package) and run its roster-hooks install {}{}",
+            build_directory.display(),
+            target.harness,
+            scope_flag(target)
+        );
+        if !notes.iter().any(|known| known.contains(&build_directory.display().to_string())) {
+            notes.push(note);
+        }
+    }
+    notes
 }
 
 fn scope_flag(target: &HookConfigFile) -> String {
@@ -559,19 +601,6 @@ fn error_with_causes(error: &HookConfigError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn first_word_undoes_the_quoting_roster_writes() {
-        let cases = [
-            ("/usr/bin/roster-register --hook codex", "/usr/bin/roster-register"),
-            ("'/opt/my tools/roster-register' --hook codex", "/opt/my tools/roster-register"),
-            ("'/opt/it'\\''s/roster-prune' --current", "/opt/it's/roster-prune"),
-            ("roster-register --hook codex", "roster-register"),
-        ];
-        for (command, expect) in cases {
-            assert_eq!(first_shell_word(command), expect, "command {command:?}");
-        }
-    }
 
     #[test]
     fn backup_sits_next_to_the_file() {

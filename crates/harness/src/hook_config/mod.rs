@@ -7,8 +7,9 @@
 //! payloads. The work is split so that most of it can be tested without a disk:
 //! `commands` builds and recognises the command lines, `document` merges and
 //! removes them in a parsed file (pure functions over `serde_json::Value`),
-//! `files` reads, backs up and writes atomically, and `codex_trust` reads the
-//! trust entries Codex keeps in its `config.toml`.
+//! `files` reads, backs up and writes atomically, `codex_trust` reads the
+//! trust entries Codex keeps in its `config.toml`, and `programs` tells
+//! whether the program a hook runs can run.
 
 mod codex_trust;
 mod commands;
@@ -16,6 +17,7 @@ mod document;
 mod files;
 pub mod jsonc;
 mod plugins;
+mod programs;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -32,6 +34,7 @@ pub use files::{
     status, uninstall, write_atomically,
 };
 pub use plugins::{PLUGIN_MARKER, plugin_text};
+pub use programs::{ProgramProblem, cargo_build_directory, hook_program, program_problem};
 
 /// A harness whose configuration roster-hooks knows how to edit: five with
 /// shell hooks on session start and end, and opencode and Amp, which load a

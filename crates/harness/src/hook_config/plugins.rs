@@ -25,8 +25,9 @@ use std::io;
 
 use super::commands::HookCommands;
 use super::files::{
-    HookState, HookStatus, InstallOutcome, UninstallOutcome, create_parent_directories,
-    remove_emptied_directories, retry_interrupted, scope_directory, write_atomically,
+    HookState, HookStatus, InstallOutcome, UninstallOutcome, broken_programs_report, build_directory_notes,
+    create_parent_directories, remove_emptied_directories, retry_interrupted, scope_directory,
+    write_atomically,
 };
 use super::{HookConfigError, HookConfigFile, HookHarness, HookPaths, Scope};
 
@@ -170,17 +171,39 @@ pub fn plugin_status(target: &HookConfigFile, expected: Option<&HookCommands>) -
         Err(HookConfigError::Unusable { reason, .. }) => report(HookState::Unparseable, reason),
         Err(error) => report(HookState::Unreadable, error.to_string()),
         Ok(Some(text)) => {
+            let commands = plugin_commands(&text);
+            let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
+            if let Some(broken) = broken_programs_report(target, &commands) {
+                return broken;
+            }
             let current = expected.and_then(|commands| plugin_text(target.harness, commands));
-            let detail = match current {
+            let mut detail = match current {
                 Some(current) if current != text => format!(
                     "roster's plugin is present but differs from what install writes now; run roster-hooks install {}",
                     target.harness
                 ),
                 _ => format!("roster's {} plugin present", target.harness),
             };
+            for note in build_directory_notes(target, &commands) {
+                detail.push_str("; ");
+                detail.push_str(&note);
+            }
             report(HookState::Installed, detail)
         }
     }
+}
+
+/// The commands a plugin file of roster's runs: the string literals of
+/// its `const SESSION_START` and `const SESSION_END` lines, as
+/// [`plugin_text`] writes them.
+fn plugin_commands(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| {
+            let literal =
+                line.strip_prefix("const SESSION_START = ").or(line.strip_prefix("const SESSION_END = "))?;
+            serde_json::from_str::<String>(literal.strip_suffix(';')?).ok()
+        })
+        .collect()
 }
 
 /// The plugin file's text when it is roster's, `None` when there is none; a
@@ -216,4 +239,26 @@ fn plugin_mode(scope: Scope) -> u32 {
 /// `text` as a JavaScript string literal (JSON's escaping is valid there).
 fn js_string(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    #[test]
+    fn a_plugins_commands_are_read_back_as_written() {
+        for harness in [HookHarness::Opencode, HookHarness::Amp] {
+            let commands =
+                HookCommands::new(harness, Some(Path::new("/opt/it's \"here\"")), Some(Path::new("/r")))
+                    .unwrap();
+            let text = plugin_text(harness, &commands).unwrap();
+            let expected = match harness {
+                HookHarness::Amp => vec![commands.session_start.clone()],
+                _ => vec![commands.session_start.clone(), commands.session_end.clone()],
+            };
+            assert_eq!(plugin_commands(&text), expected, "{harness}");
+        }
+    }
 }

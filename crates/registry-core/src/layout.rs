@@ -1,0 +1,45 @@
+//! What the roster directory holds, entry by entry (docs/contract.md §2),
+//! as one list built from the names the code uses: the man page's LAYOUT is
+//! generated from it, and a test holds the contract's layout to it, so an
+//! entry added to the registry cannot be left out of either.
+
+use crate::directory::{CONSENT, SESSION_IDS, SESSIONS};
+use crate::files::{LOCK_NAME, TEMP_PREFIX};
+use crate::hook_log::{HOOK_LOG_LINES, HOOK_LOG_NAME};
+
+/// Where the reaping walk of `roster-register` left off, in `sessions/`: a
+/// hint, rewritten without fsync, and without the lock when nothing was
+/// reaped; any value is harmless, and one that cannot be read is ignored.
+pub const REAP_CURSOR_NAME: &str = ".reap-cursor";
+
+/// Which notes `roster-list` already showed people, and for which cause,
+/// in the roster directory.
+pub const NOTES_SHOWN_NAME: &str = ".notes-shown.json";
+
+/// One entry of the roster directory: its path below the directory, with
+/// `<pid>`, `<world>` or `<hash>` standing for the parts that vary, and
+/// what it is, in a line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayoutEntry {
+    pub path: String,
+    pub meaning: String,
+}
+
+/// Every entry of the roster directory, in the order the contract lists
+/// them.
+pub fn registry_layout() -> Vec<LayoutEntry> {
+    let entry = |path: String, meaning: &str| LayoutEntry { path, meaning: meaning.to_owned() };
+    vec![
+        entry(format!("{SESSIONS}/<pid>@<world>.json"), "one record per session (0600)"),
+        entry(format!("{SESSIONS}/{REAP_CURSOR_NAME}"), "where register's reaping walk left off, a hint"),
+        entry(format!("{CONSENT}/<pid>@<world>.json"), "one consent marker per session (0600)"),
+        entry(LOCK_NAME.to_owned(), "the lock every change takes, never removed"),
+        entry(
+            format!("{SESSION_IDS}/<hash>"),
+            "the session-id index: a hint, believed when the record agrees",
+        ),
+        entry(HOOK_LOG_NAME.to_owned(), &format!("failed hook calls, the last {HOOK_LOG_LINES}")),
+        entry(NOTES_SHOWN_NAME.to_owned(), "the notes roster-list already showed people"),
+        entry(format!("{TEMP_PREFIX}*"), "atomic-write temporaries, never listed"),
+    ]
+}

@@ -1,0 +1,119 @@
+//! The README and the contract say what the code does: where they list
+//! what the code holds in one list, every entry of that list is in them,
+//! and what a newcomer runs first behaves as the README says.
+
+use tests::workspace::workspace_root;
+
+fn read(relative: &str) -> String {
+    let path = workspace_root().join(relative);
+    std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+/// The text of the README section under `heading` (a `## ` line), up to
+/// the next section.
+fn readme_section(heading: &str) -> String {
+    let readme = read("README.md");
+    let start = readme
+        .find(&format!("\n## {heading}\n"))
+        .unwrap_or_else(|| panic!("README.md has no `## {heading}` section"));
+    let body = &readme[start + heading.len() + 5..];
+    body[..body.find("\n## ").unwrap_or(body.len())].to_owned()
+}
+
+/// The lines of the first ```sh block of `text`.
+fn first_shell_block(text: &str) -> Vec<String> {
+    let start = text.find("```sh\n").expect("a ```sh block") + "```sh\n".len();
+    let block = &text[start..];
+    block[..block.find("```").expect("the block ends")].lines().map(str::to_owned).collect()
+}
+
+/// Regression: the quick start began with `cargo run -q`, which on a cold
+/// checkout builds the workspace for a minute and says nothing while it does.
+#[test]
+fn the_quick_start_builds_with_progress_before_running_quietly() {
+    let commands = first_shell_block(&readme_section("Quick start"));
+    let first_quiet_run = commands.iter().position(|line| line.contains("cargo run -q"));
+    let build = commands.iter().position(|line| line.starts_with("cargo build") && !line.contains(" -q"));
+    match (build, first_quiet_run) {
+        (Some(build), Some(run)) => {
+            assert!(build < run, "the build comes after `cargo run -q`: {commands:#?}")
+        }
+        (None, Some(_)) => {
+            panic!("`cargo run -q` builds in silence with no `cargo build` before it: {commands:#?}")
+        }
+        (_, None) => {}
+    }
+}
+
+/// `text` as one line: line breaks and runs of blanks as one space, roff's
+/// escaped hyphens as hyphens, so a list wrapped over lines reads as one.
+fn flattened(text: &str) -> String {
+    text.replace("\\-", "-").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Regression: the README listed nine harnesses while `man roster` left out
+/// Amp (and the package description Aider and Amp, held to the list by
+/// xtask's own test). Each names them all, in the words of
+/// `harness::display_names_in_prose`.
+#[test]
+fn the_readme_contract_and_man_page_name_every_harness() {
+    let harnesses = harness::display_names_in_prose(&harness::Harness::ALL);
+    for document in ["README.md", "docs/contract.md", "man/roster.7"] {
+        assert!(
+            flattened(&read(document)).contains(&harnesses),
+            "{document} does not list every harness as `{harnesses}`"
+        );
+    }
+}
+
+/// The code block of contract §2 that draws the roster directory.
+fn contract_layout_block() -> String {
+    let contract = read("docs/contract.md");
+    let section = &contract[contract.find("\n## 2. ").expect("the contract has §2")..];
+    let block = &section[section.find("```\n").expect("§2 draws the layout") + 4..];
+    block[..block.find("```").expect("the drawing ends")].to_owned()
+}
+
+/// Regression: `man roster`'s LAYOUT left out `session-ids/`,
+/// `.notes-shown.json` and `.reap-cursor`. The man page (generated from
+/// `registry_core::registry_layout`) and the contract's §2 both show every
+/// entry the code names.
+#[test]
+fn the_contract_and_man_page_show_every_entry_of_the_roster_directory() {
+    let layout = contract_layout_block();
+    let page = flattened(&read("man/roster.7"));
+    for entry in registry_core::registry_layout() {
+        assert!(layout.contains(&entry.path), "contract §2 does not show {}:\n{layout}", entry.path);
+        assert!(page.contains(&entry.path), "man/roster.7 does not show {}", entry.path);
+    }
+}
+
+/// Regression: the README's commands pass the shell's pid as `$$`, which
+/// fish does not have; the quick start says what fish calls it.
+#[test]
+fn the_quick_start_says_what_fish_writes_for_dollar_dollar() {
+    let quick_start = readme_section("Quick start");
+    if first_shell_block(&quick_start).iter().any(|line| line.contains("$$")) {
+        assert!(quick_start.contains("$fish_pid"), "the quick start uses $$ and says nothing of fish");
+    }
+}
+
+/// Regression: the README said only far below its test command that the
+/// tests may install packages, and not which. The quick start's test
+/// command says it, and the quick start names every package the tests
+/// may install (`tests::TOOL_PACKAGES`).
+#[test]
+fn the_quick_start_names_every_package_the_tests_may_install() {
+    let quick_start = readme_section("Quick start");
+    let test_command = first_shell_block(&quick_start)
+        .into_iter()
+        .find(|line| line.starts_with("cargo test --workspace"))
+        .expect("the quick start runs the tests");
+    assert!(test_command.contains("apt-get"), "the test command does not say it may install: {test_command}");
+    let words: std::collections::BTreeSet<&str> = quick_start
+        .split(|character: char| !(character.is_ascii_alphanumeric() || character == '-'))
+        .collect();
+    for (tool, package) in tests::TOOL_PACKAGES {
+        assert!(words.contains(package), "the quick start does not name {package} (for `{tool}`)");
+    }
+}
