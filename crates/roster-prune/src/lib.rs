@@ -110,7 +110,7 @@ pub fn manual() -> Manual {
              kept counts the other entries left in the registry."
                 .to_owned(),
         ],
-        environment: manual::SESSION_VARIABLES.to_vec(),
+        environment: manual::session_variables_and(&[manual::NO_COLOR_VARIABLE, manual::TERM_VARIABLE]),
         environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
         files: &[
             manual::SESSIONS_FILE,

@@ -124,16 +124,7 @@ pub fn manual() -> Manual {
              compaction) keeps the recorded agent name unless --agent NAME, ROSTER_AGENT or --agent \"\" \
              says otherwise; agent_name in .roster.toml names a session only when it is first registered."
                 .to_owned(),
-            "Field limits (longer values are refused with exit 2; in hook mode they are dropped, logged \
-             to hook-errors.log, and the session is registered without them; a cwd falls back to the \
-             current directory):\n  \
-               cwd, transcript_path       4096 bytes\n  \
-               socket path                 108 bytes\n  \
-               harness_version             128 bytes\n  \
-               session id                  128 bytes\n  \
-               agent name                   64 characters\n  \
-               harness                      32 bytes"
-                .to_owned(),
+            field_limits_note(),
             "Paths are recorded as text: a session directory (given, current or from the hook payload, \
              or whose real path goes through a link) or a socket path that is not valid UTF-8 is refused \
              with exit 2, the message showing its bytes as \\xff; in hook mode it is dropped and logged \
@@ -158,6 +149,8 @@ pub fn manual() -> Manual {
                 meaning: "Claude Code's messaging socket, recorded when --socket is not given and the \
                           socket exists; a session whose socket disappears is dead.",
             },
+            manual::NO_COLOR_VARIABLE,
+            manual::TERM_VARIABLE,
         ]),
         environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
         files: &[
@@ -247,6 +240,32 @@ fn bad_hook_value(value: &str) -> BadInput {
     let mut names = harness::harness_names();
     names.insert(0, "auto");
     BadInput(harness::unknown_harness_message(&format!("--hook {value:?}"), "a harness", value, &names))
+}
+
+/// The manual's note on field limits, rendered from `FIELD_LIMITS` so the
+/// text can never say another number than the check enforces. The values
+/// roster takes from the kernel and its own resolution (boot id, machine,
+/// how the owner was found) are left out: nobody passes them.
+fn field_limits_note() -> String {
+    use registry_core::{Field, LengthUnit};
+    let given_by_users = registry_core::FIELD_LIMITS
+        .iter()
+        .filter(|limit| !matches!(limit.field, Field::BootId | Field::Machine | Field::SessionPidSource));
+    let lines: Vec<String> = given_by_users
+        .map(|limit| {
+            let unit = match limit.unit {
+                LengthUnit::Bytes => "bytes",
+                LengthUnit::Characters => "characters",
+            };
+            format!("  {:<18} {:>5} {unit}", limit.field.key(), limit.max)
+        })
+        .collect();
+    format!(
+        "Field limits (longer values are refused with exit 2; in hook mode they are dropped, logged to \
+         hook-errors.log, and the session is registered without them; a cwd falls back to the current \
+         directory):\n{}",
+        lines.join("\n")
+    )
 }
 
 /// What to do with a value longer than its record field's limit
