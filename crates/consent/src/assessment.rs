@@ -14,7 +14,7 @@ use crate::config_files::{AutoArmInputs, canonical_session_directory, load_auto_
 use crate::decision::{OwnerCondition, SessionConsent, decide};
 use crate::error::Result;
 use crate::marker_entry::{MarkerEntry, MarkerFinding, marker_name_in_reader_world, read_marker};
-use crate::session_directory::{DirectorySource, SessionDirectory, session_directory};
+use crate::session_directory::{SessionDirectory, SessionDirectorySource, session_directory};
 
 /// What `assess` found: a session that runs, assessed, or one that ended.
 #[derive(Debug)]
@@ -130,7 +130,7 @@ pub fn assess(request: AssessmentRequest<'_>, facts: &impl SystemFacts) -> Resul
         let directory = match cwd_flag {
             Some(given) => Some(SessionDirectory {
                 path: canonical_session_directory(given)?,
-                source: DirectorySource::CwdFlag,
+                source: SessionDirectorySource::CwdFlag,
             }),
             None => directory_left_in(record.as_ref()),
         };
@@ -159,7 +159,7 @@ fn owner_has_ended(error: &CaptureError) -> bool {
 fn directory_left_in(record: Option<&SessionRow>) -> Option<SessionDirectory> {
     let row = record?;
     let record = row.record.as_ref().filter(|_| row.liveness() == Liveness::Dead)?;
-    Some(SessionDirectory { path: PathBuf::from(&*record.cwd), source: DirectorySource::Record })
+    Some(SessionDirectory { path: PathBuf::from(&*record.cwd), source: SessionDirectorySource::Record })
 }
 
 /// Whether the session of the owner `pid`, which is not running itself,

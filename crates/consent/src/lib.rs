@@ -42,4 +42,4 @@ pub use marker_entry::{
     read_marker_entry, record_file_name_of_marker,
 };
 pub use prune::{MarkerPruneReport, prune_markers, remove_marker};
-pub use session_directory::{DirectorySource, SessionDirectory, session_directory};
+pub use session_directory::{SessionDirectory, SessionDirectorySource, session_directory};

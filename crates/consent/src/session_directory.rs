@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 
 /// Where a session's directory was taken from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DirectorySource {
+pub enum SessionDirectorySource {
     /// `--cwd DIR`: the caller said it.
     CwdFlag,
     /// The `cwd` of the session's record, written when it registered.
@@ -23,13 +23,13 @@ pub enum DirectorySource {
     CurrentDirectory,
 }
 
-impl DirectorySource {
+impl SessionDirectorySource {
     /// `"--cwd"`, `"record"` or `"current-directory"`, as `status` shows it.
     pub fn as_str(self) -> &'static str {
         match self {
-            DirectorySource::CwdFlag => "--cwd",
-            DirectorySource::Record => "record",
-            DirectorySource::CurrentDirectory => "current-directory",
+            SessionDirectorySource::CwdFlag => "--cwd",
+            SessionDirectorySource::Record => "record",
+            SessionDirectorySource::CurrentDirectory => "current-directory",
         }
     }
 }
@@ -38,7 +38,7 @@ impl DirectorySource {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionDirectory {
     pub path: PathBuf,
-    pub source: DirectorySource,
+    pub source: SessionDirectorySource,
 }
 
 /// The directory of the session whose owner runs at `pid`: `cwd_flag` when
@@ -61,7 +61,7 @@ pub fn session_directory(
 ) -> Result<SessionDirectory> {
     if let Some(directory) = cwd_flag {
         let path = canonical_session_directory(directory)?;
-        return Ok(SessionDirectory { path, source: DirectorySource::CwdFlag });
+        return Ok(SessionDirectory { path, source: SessionDirectorySource::CwdFlag });
     }
     let unknown = |why: String| Error::NoSessionDirectory { pid, why };
     let Some(roster) = roster else {
@@ -115,5 +115,5 @@ pub fn session_directory(
         )));
     }
     let path = canonical_session_directory(Path::new(&record.cwd))?;
-    Ok(SessionDirectory { path, source: DirectorySource::Record })
+    Ok(SessionDirectory { path, source: SessionDirectorySource::Record })
 }

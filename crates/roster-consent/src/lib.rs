@@ -18,8 +18,8 @@ use cli_support::{
     escape_for_terminal, home_relative, paint, resolve_calling_owner, run_tool,
 };
 use consent::{
-    Assessment, AssessmentRequest, ConfigInput, ConfigOutcome, DirectorySource, EndedSession, MarkerEntry,
-    MarkerFinding, MarkerState, SessionDirectory, SessionStatus, canonical_session_directory,
+    Assessment, AssessmentRequest, ConfigInput, ConfigOutcome, EndedSession, MarkerEntry, MarkerFinding,
+    MarkerState, SessionDirectory, SessionDirectorySource, SessionStatus, canonical_session_directory,
     owner_condition, session_directory, write_marker,
 };
 use owner_liveness::OwnerIdentity;
@@ -436,7 +436,7 @@ fn marker_directory(
             })?;
             SessionDirectory {
                 path: canonical_session_directory(&here)?,
-                source: DirectorySource::CurrentDirectory,
+                source: SessionDirectorySource::CurrentDirectory,
             }
         }
         other => other?,
@@ -653,11 +653,11 @@ fn directory_json(directory: Option<&SessionDirectory>) -> serde_json::Value {
 }
 
 /// Where the session's directory came from, in words.
-fn directory_origin(source: DirectorySource) -> &'static str {
+fn directory_origin(source: SessionDirectorySource) -> &'static str {
     match source {
-        DirectorySource::CwdFlag => "from --cwd",
-        DirectorySource::Record => "from the session's record",
-        DirectorySource::CurrentDirectory => "the current directory",
+        SessionDirectorySource::CwdFlag => "from --cwd",
+        SessionDirectorySource::Record => "from the session's record",
+        SessionDirectorySource::CurrentDirectory => "the current directory",
     }
 }
 
