@@ -10,6 +10,7 @@ mod args;
 mod exit;
 mod help;
 mod hook_clock;
+mod hook_input;
 mod hook_mode;
 pub mod manual;
 mod owner;
@@ -20,6 +21,7 @@ pub use args::{ColourChoice, CommonArgs, OutputFormat, colour_enabled};
 pub use exit::{BadInput, ExitStatus, NotUtf8Path, Refused, report_and_exit, run_tool, terminal_message};
 pub use help::{matches_with_manual_on_help, parse_with_manual_on_help, process_arguments, with_manual};
 pub use hook_clock::{HookEvent, hook_work_deadline, payload_wait};
+pub use hook_input::{hook_target, read_hook_payload};
 pub use hook_mode::{
     hook_mode_requested, report_escaped_hook_problem, report_hook_problem, report_unparsable_hook_invocation,
     report_warning, run_hook, run_tool_with_hook_mode,

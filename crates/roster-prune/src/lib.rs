@@ -7,7 +7,6 @@
 
 use std::fmt::Write as _;
 use std::io::Write;
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -18,7 +17,6 @@ use cli_support::{
     BadInput, CommonArgs, ExitStatus, OutputFormat, Refused, escape_for_terminal, open_roster_for_reading,
     parse_duration, push_home_relative, resolve_calling_owner, roster_directory_choice,
 };
-use harness::{HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, parse_payload, read_payload};
 use registry_core::{
     CurrentOutcome, CurrentSession, PruneOptions, PruneReport, RowConsent, RunningSystem, SessionRow,
     listed_entry_count, map_in_parallel, prune_sessions, remove_current,
@@ -204,24 +202,8 @@ fn prune_current(args: &PruneArgs) -> anyhow::Result<Outcome> {
     // payload's fault is reported (and logged) afterwards.
     let payload = match &args.hook {
         Some(value) => {
-            HookTarget::parse(value).ok_or_else(|| {
-                let mut names = harness::harness_names();
-                names.insert(0, "auto");
-                BadInput(harness::unknown_harness_message(
-                    &format!("--hook {value:?}"),
-                    "a harness",
-                    value,
-                    &names,
-                ))
-            })?;
-            Some(
-                read_payload(
-                    std::io::stdin().as_fd(),
-                    MAX_PAYLOAD_BYTES,
-                    cli_support::payload_wait(PAYLOAD_READ_DEADLINE),
-                )
-                .and_then(|bytes| parse_payload(&bytes)),
-            )
+            cli_support::hook_target(value)?;
+            Some(cli_support::read_hook_payload())
         }
         None => None,
     };

@@ -5,7 +5,6 @@
 
 #![forbid(unsafe_code)]
 
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -19,9 +18,8 @@ use cli_support::{
 };
 use consent::RepoConfigWarning;
 use harness::{
-    CLAUDE_CODE_MESSAGING_SOCKET, Harness, HookPayload, HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE,
-    detect_hook_harness, harness_version_from_env, messaging_socket_from_env, parse_payload, read_payload,
-    session_id_from_env,
+    CLAUDE_CODE_MESSAGING_SOCKET, Harness, HookPayload, HookTarget, detect_hook_harness,
+    harness_version_from_env, messaging_socket_from_env, session_id_from_env,
 };
 use owner_liveness::SocketIdentity;
 use registry_core::{
@@ -204,13 +202,8 @@ pub fn main() -> ExitCode {
 pub fn run(args: RegisterArgs) -> anyhow::Result<()> {
     let (target, payload) = match &args.hook {
         Some(value) => {
-            let target = HookTarget::parse(value).ok_or_else(|| bad_hook_value(value))?;
-            let bytes = read_payload(
-                std::io::stdin().as_fd(),
-                MAX_PAYLOAD_BYTES,
-                cli_support::payload_wait(PAYLOAD_READ_DEADLINE),
-            )?;
-            (Some(target), Some(parse_payload(&bytes)?))
+            let target = cli_support::hook_target(value)?;
+            (Some(target), Some(cli_support::read_hook_payload()?))
         }
         None => (None, None),
     };
@@ -234,12 +227,6 @@ pub fn run(args: RegisterArgs) -> anyhow::Result<()> {
         print_registered(&args.common, &roster, &registered, &facts)?;
     }
     Ok(())
-}
-
-fn bad_hook_value(value: &str) -> BadInput {
-    let mut names = harness::harness_names();
-    names.insert(0, "auto");
-    BadInput(harness::unknown_harness_message(&format!("--hook {value:?}"), "a harness", value, &names))
 }
 
 /// The manual's note on field limits, rendered from `FIELD_LIMITS` so the
