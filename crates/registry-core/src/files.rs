@@ -19,9 +19,9 @@ use nix::unistd::{UnlinkatFlags, unlinkat};
 use crate::directory::{RosterDir, SubDir};
 use crate::directory_entries::{DirectoryEntry, EntryKind, read_directory, read_directory_slice};
 use crate::error::{Error, Result};
-use crate::interrupted::retry_on_interrupt;
 use crate::ownership::effective_uid;
 use crate::timestamp::Timestamp;
+use owner_liveness::retry_interrupted;
 
 /// The most bytes any roster file may hold; more makes the entry untrusted.
 pub const MAX_ENTRY_BYTES: u64 = 64 * 1024;
@@ -81,7 +81,7 @@ impl FileStamp {
 
 /// The stamp of what `name` names now, without following a symlink.
 pub(crate) fn entry_stamp(directory: SubDir<'_>, name: &str) -> Option<FileStamp> {
-    retry_on_interrupt(|| fstatat(directory.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW))
+    retry_interrupted(|| fstatat(directory.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW))
         .ok()
         .map(|stat| FileStamp::of(&stat))
 }
@@ -146,7 +146,7 @@ fn read_entry_once(
     let before = if listed_as == EntryKind::Regular {
         None
     } else {
-        let stat = match retry_on_interrupt(|| fstatat(directory.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW)) {
+        let stat = match retry_interrupted(|| fstatat(directory.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW)) {
             Ok(stat) => stat,
             Err(Errno::ENOENT) => return Err(ReadProblem::Missing),
             Err(errno) => return Err(ReadProblem::Failed(format!("stat: {}", errno.desc()))),
@@ -168,7 +168,7 @@ fn read_entry_once(
         Err(Errno::ELOOP) => return Err(ReadProblem::Untrusted { reason: "is a symlink".into(), mtime }),
         Err(errno) => return Err(ReadProblem::Failed(format!("open: {}", errno.desc()))),
     };
-    let after = retry_on_interrupt(|| fstat(&fd))
+    let after = retry_interrupted(|| fstat(&fd))
         .map_err(|errno| ReadProblem::Failed(format!("fstat: {}", errno.desc())))?;
     // Another inode under the name: replaced between the stat and the open.
     // No link left: replaced or removed right after the open.
@@ -195,8 +195,8 @@ fn read_entry_once(
 /// then found untrusted by its owner).
 fn open_entry_for_reading(directory: SubDir<'_>, name: &str) -> nix::Result<OwnedFd> {
     let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
-    match retry_on_interrupt(|| openat(directory.fd, name, flags | OFlag::O_NOATIME, Mode::empty())) {
-        Err(Errno::EPERM) => retry_on_interrupt(|| openat(directory.fd, name, flags, Mode::empty())),
+    match retry_interrupted(|| openat(directory.fd, name, flags | OFlag::O_NOATIME, Mode::empty())) {
+        Err(Errno::EPERM) => retry_interrupted(|| openat(directory.fd, name, flags, Mode::empty())),
         other => other,
     }
 }
@@ -210,7 +210,7 @@ fn read_to_limit(fd: &OwnedFd, size: i64) -> nix::Result<Vec<u8>> {
     let mut bytes = vec![0u8; (size.max(0) as usize).saturating_add(1).min(limit)];
     let mut filled = 0;
     while filled < bytes.len() {
-        let read = retry_on_interrupt(|| nix::unistd::read(fd, &mut bytes[filled..]))?;
+        let read = retry_interrupted(|| nix::unistd::read(fd, &mut bytes[filled..]))?;
         if read == 0 {
             break;
         }
@@ -292,17 +292,16 @@ fn write_temp_and_rename(
     bytes: &[u8],
 ) -> std::result::Result<(), (&'static str, Errno)> {
     let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    let fd = retry_on_interrupt(|| openat(directory.fd, temp, flags, Mode::S_IRUSR | Mode::S_IWUSR))
+    let fd = retry_interrupted(|| openat(directory.fd, temp, flags, Mode::S_IRUSR | Mode::S_IWUSR))
         .map_err(|errno| ("create", errno))?;
     // The umask may have removed bits; it can never have added any, but a
     // restrictive umask could leave the owner unable to read, so set 0600.
-    retry_on_interrupt(|| fchmod(&fd, Mode::S_IRUSR | Mode::S_IWUSR))
-        .map_err(|errno| ("chmod 600", errno))?;
+    retry_interrupted(|| fchmod(&fd, Mode::S_IRUSR | Mode::S_IWUSR)).map_err(|errno| ("chmod 600", errno))?;
     let mut file = File::from(fd);
     file.write_all(bytes).map_err(|error| ("write", io_errno(&error)))?;
     file.sync_all().map_err(|error| ("fsync", io_errno(&error)))?;
     drop(file);
-    retry_on_interrupt(|| renameat(directory.fd, temp, directory.fd, name))
+    retry_interrupted(|| renameat(directory.fd, temp, directory.fd, name))
         .map_err(|errno| ("rename into place", errno))
 }
 
@@ -312,7 +311,7 @@ fn io_errno(error: &std::io::Error) -> Errno {
 
 /// fsyncs a directory so a rename or unlink in it survives a crash.
 pub fn sync_directory(directory: SubDir<'_>) -> std::result::Result<(), Errno> {
-    retry_on_interrupt(|| nix::unistd::fsync(directory.fd))
+    retry_interrupted(|| nix::unistd::fsync(directory.fd))
 }
 
 /// Removes `name`; `Ok(false)` when it was already gone.
@@ -323,7 +322,7 @@ pub fn remove_entry(
     name: &(impl AsRef<OsStr> + ?Sized),
 ) -> Result<bool> {
     let name = name.as_ref();
-    match retry_on_interrupt(|| unlinkat(directory.fd, name, UnlinkatFlags::NoRemoveDir)) {
+    match retry_interrupted(|| unlinkat(directory.fd, name, UnlinkatFlags::NoRemoveDir)) {
         Ok(()) => Ok(true),
         Err(Errno::ENOENT | Errno::EISDIR) => Ok(false),
         Err(errno) => {
@@ -345,7 +344,7 @@ pub fn list_entries(roster: &RosterDir, directory: SubDir<'_>) -> Result<Vec<Dir
 
 /// The mtime of an entry without following it, if it exists.
 pub fn entry_mtime(directory: SubDir<'_>, name: &OsStr) -> Option<Timestamp> {
-    retry_on_interrupt(|| fstatat(directory.fd, Path::new(name), AtFlags::AT_SYMLINK_NOFOLLOW))
+    retry_interrupted(|| fstatat(directory.fd, Path::new(name), AtFlags::AT_SYMLINK_NOFOLLOW))
         .ok()
         .map(|stat| stat_mtime(&stat))
 }
@@ -410,7 +409,7 @@ impl RosterDir {
         let path = self.path().join(LOCK_NAME);
         let flags = OFlag::O_RDWR | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
         let fd: OwnedFd =
-            retry_on_interrupt(|| openat(self.root().fd, LOCK_NAME, flags, Mode::S_IRUSR | Mode::S_IWUSR))
+            retry_interrupted(|| openat(self.root().fd, LOCK_NAME, flags, Mode::S_IRUSR | Mode::S_IWUSR))
                 .map_err(|errno| Error::io("open", &path, errno.into()))?;
         Ok((File::from(fd), path))
     }
@@ -584,7 +583,7 @@ pub fn read_names_from(
 /// follows a symlink, never blocks on a FIFO put in its place.
 pub fn write_hint(directory: SubDir<'_>, name: &str, bytes: &[u8]) -> std::result::Result<(), Errno> {
     let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
-    let fd = retry_on_interrupt(|| openat(directory.fd, name, flags, Mode::S_IRUSR | Mode::S_IWUSR))?;
+    let fd = retry_interrupted(|| openat(directory.fd, name, flags, Mode::S_IRUSR | Mode::S_IWUSR))?;
     let mut file = File::from(fd);
     file.write_all(bytes).map_err(|error| io_errno(&error))?;
     file.set_len(bytes.len() as u64).map_err(|error| io_errno(&error))

@@ -9,7 +9,6 @@ mod directory_entries;
 mod error;
 mod files;
 mod hook_log;
-mod interrupted;
 mod layout;
 mod list;
 mod malformed;
@@ -42,7 +41,6 @@ pub use hook_log::{
     HOOK_LOG_LINES, HOOK_LOG_NAME, RecentHookErrors, append_hook_error, append_hook_error_within,
     recent_hook_errors,
 };
-pub use interrupted::retry_interrupted;
 pub use layout::{LayoutEntry, NOTES_SHOWN_NAME, REAP_CURSOR_NAME, registry_layout};
 pub use list::{
     ListFilter, Listing, ListingSummary, PresentedListing, list_sessions, list_sessions_presented,

@@ -570,7 +570,7 @@ fn why_unfollowable(errno: Errno) -> String {
 /// The device and inode of the directory `path` leads to now, following
 /// symlinks; `None` when it leads nowhere.
 fn directory_identity(path: &Path) -> Option<(u64, u64)> {
-    let metadata = crate::interrupted::retry_interrupted(|| std::fs::metadata(path)).ok()?;
+    let metadata = owner_liveness::retry_interrupted(|| std::fs::metadata(path)).ok()?;
     metadata.is_dir().then(|| (metadata.dev(), metadata.ino()))
 }
 

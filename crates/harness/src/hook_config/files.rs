@@ -9,6 +9,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use owner_liveness::retry_interrupted;
 use serde_json::{Map, Value};
 
 use super::codex_trust::{codex_trust_key, read_codex_trust};
@@ -492,18 +493,6 @@ pub fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), Hook
         return Err(HookConfigError::io("replace", path, error));
     }
     sync_directory(path)
-}
-
-/// Retries a file operation while it fails with `EINTR`: a signal
-/// interrupted it, which says nothing about the file (`std` retries only
-/// some calls itself).
-pub(crate) fn retry_interrupted<T>(mut call: impl FnMut() -> io::Result<T>) -> io::Result<T> {
-    loop {
-        match call() {
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            other => return other,
-        }
-    }
 }
 
 /// Makes the rename or removal of `path` durable.

@@ -272,7 +272,7 @@ impl HookPaths {
                 home.display().to_string()
             )));
         }
-        let project = files::retry_interrupted(std::env::current_dir)
+        let project = owner_liveness::retry_interrupted(std::env::current_dir)
             .map_err(|source| HookConfigError::io("read the current directory", Path::new("."), source))?;
         let absolute_from_env = |name: &str| {
             std::env::var_os(name)

@@ -23,11 +23,12 @@
 use std::fs;
 use std::io;
 
+use owner_liveness::retry_interrupted;
+
 use super::commands::HookCommands;
 use super::files::{
     HookState, HookStatus, InstallOutcome, UninstallOutcome, broken_programs_report, build_directory_notes,
-    create_parent_directories, remove_emptied_directories, retry_interrupted, scope_directory,
-    write_atomically,
+    create_parent_directories, remove_emptied_directories, scope_directory, write_atomically,
 };
 use super::{HookConfigError, HookConfigFile, HookHarness, HookPaths, Scope};
 

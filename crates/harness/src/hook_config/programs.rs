@@ -52,7 +52,7 @@ pub fn program_problem(program: &Path) -> Option<ProgramProblem> {
     if !program.is_absolute() {
         return None;
     }
-    match super::files::retry_interrupted(|| std::fs::metadata(program)) {
+    match owner_liveness::retry_interrupted(|| std::fs::metadata(program)) {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Some(ProgramProblem::Missing),
         Err(error) => Some(ProgramProblem::Uninspectable(error.to_string())),
         Ok(metadata) if !metadata.is_file() => Some(ProgramProblem::NotARegularFile),
