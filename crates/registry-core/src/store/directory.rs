@@ -281,7 +281,7 @@ fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &
         Err(errno) => return Err(Error::io("open", shown, errno.into())),
     };
     let stat = retry_interrupted(|| fstat(&fd)).map_err(|errno| Error::io("stat", shown, errno.into()))?;
-    let euid = crate::ownership::effective_uid();
+    let euid = crate::store::ownership::effective_uid();
     if stat.st_uid != euid {
         return Err(untrusted(
             shown,
@@ -289,10 +289,10 @@ fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &
             "use a directory of your own (--dir or ROSTER_DIR)",
         ));
     }
-    if !crate::ownership::owned_by_caller(fd.as_fd(), stat.st_uid, stat.st_mode) {
+    if !crate::store::ownership::owned_by_caller(fd.as_fd(), stat.st_uid, stat.st_mode) {
         return Err(untrusted(
             shown,
-            &format!("cannot be proved yours: {}", crate::ownership::UNPROVABLE_OWNER),
+            &format!("cannot be proved yours: {}", crate::store::ownership::UNPROVABLE_OWNER),
             "use a directory of your own (--dir or ROSTER_DIR)",
         ));
     }
@@ -321,7 +321,7 @@ fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &
 /// point it elsewhere.
 fn check_ancestors(roster: &Path, parent: &Path) -> Result<()> {
     use std::os::unix::fs::MetadataExt;
-    let euid = crate::ownership::effective_uid();
+    let euid = crate::store::ownership::effective_uid();
     let owner_ok = |uid: u32| uid == euid || uid == 0;
     let given = absolute(parent);
     // What each ancestor is, not following a symlink. When every one could
@@ -364,7 +364,7 @@ fn check_ancestors(roster: &Path, parent: &Path) -> Result<()> {
     // Where this user namespace maps no uid to the caller, root's
     // directories and other users' look the same (the overflow uid): the
     // owner cannot be told, and only the modes below are checked.
-    let owners_visible = !crate::ownership::caller_uid_is_unmapped();
+    let owners_visible = !crate::store::ownership::caller_uid_is_unmapped();
     for (ancestor, metadata) in &seen {
         let ancestor = ancestor.as_path();
         let mode = metadata.mode() & 0o7777;

@@ -15,7 +15,7 @@ use nix::fcntl::{OFlag, openat};
 use nix::libc;
 use nix::sys::stat::Mode;
 
-use crate::directory::SubDir;
+use crate::store::directory::SubDir;
 use owner_liveness::retry_interrupted;
 
 /// What the directory says an entry is (`d_type`); `Unknown` where the
@@ -141,7 +141,7 @@ fn parse_entries(bytes: &[u8]) -> impl Iterator<Item = (Option<DirectoryEntry>, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::directory::RosterDir;
+    use crate::store::directory::RosterDir;
 
     #[test]
     fn whole_directories_and_slices_list_every_entry_once_with_its_kind() {

@@ -252,7 +252,7 @@ impl fmt::Display for FieldError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record_values::{AGENT_NAME_LIMIT, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT};
+    use crate::record::values::{AGENT_NAME_LIMIT, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT};
 
     fn check(field: Field, problem: FieldProblem, expect: &str) {
         assert_eq!(FieldError::new(field, problem).to_string(), expect);

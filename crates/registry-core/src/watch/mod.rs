@@ -24,8 +24,8 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 use owner_liveness::{Pid, PidFd};
 
 use self::followed_paths::{FollowedEvent, FollowedPaths, Interest, symlinks_on_path};
-use crate::directory::{CONSENT, SESSIONS};
 use crate::error::{Error, Result};
+use crate::store::directory::{CONSENT, SESSIONS};
 
 /// One thing that changed, for the caller to look at again.
 #[derive(Clone, Debug, PartialEq, Eq)]

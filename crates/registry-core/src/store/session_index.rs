@@ -23,12 +23,13 @@ use nix::errno::Errno;
 use nix::fcntl::{readlinkat, renameat};
 use nix::unistd::{UnlinkatFlags, symlinkat, unlinkat};
 
-use crate::directory::{RosterDir, SubDir};
 use crate::error::{Error, Result};
-use crate::files::{RegistryLock, TEMP_PREFIX};
-use crate::record_name::RecordName;
-use crate::record_values::SessionId;
-use crate::stable_hash::fnv1a_64;
+use crate::record::name::RecordName;
+use crate::record::stable_hash::fnv1a_64;
+use crate::record::values::SessionId;
+use crate::store::directory::{RosterDir, SubDir};
+use crate::store::files::TEMP_PREFIX;
+use crate::store::lock::RegistryLock;
 use owner_liveness::retry_interrupted;
 
 /// Prefix of the index entries older registries kept in `sessions/`
