@@ -3,12 +3,12 @@
 //! goes that was not judged, or re-checked, under the registry lock.
 //! `removals` removes what was judged, in parallel with the judging.
 
+mod outcome;
+mod removals;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
-
-mod outcome;
-mod removals;
 
 use owner_liveness::{Liveness, OwnerIdentity, Pid, SystemFacts};
 
@@ -135,7 +135,7 @@ impl<'r> LockOnFirstNeed<'r> {
 ///
 /// Every entry is read and judged on every core. The lock is taken when
 /// the first entry that may go is found, and kept: removing then goes on
-/// alongside judging, one thread per directory (`prune_removals`), instead
+/// alongside judging, one thread per directory (`removals`), instead
 /// of after it. An entry
 /// judged before the lock was taken is re-checked under it just before it
 /// goes (`recheck`); one read after is removed as judged, since

@@ -3,7 +3,7 @@
 //! without reading messages. Each displays as the one line `roster-list`
 //! and `roster-consent status` show for it. The shape of a field's length
 //! limit (`FieldLimit`) is here too, since breaking one is such a problem;
-//! the limits themselves are with the field types (`record_values.rs`).
+//! the limits themselves are with the field types (`values.rs`).
 
 use std::fmt;
 

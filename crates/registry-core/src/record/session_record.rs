@@ -71,7 +71,7 @@ pub fn pid_of_file_name(name: &str) -> Option<Pid> {
 
 /// Parses a record file's bytes strictly (docs/contract.md §3), checking the pid
 /// against the file name's. A file in the layout roster writes is read
-/// without serde (`canonical_record`); any other goes to the general
+/// without serde (`canonical`); any other goes to the general
 /// reader, and both readers' keys meet the same checks.
 pub fn parse_record(bytes: &[u8], file_pid: Pid) -> Parsed {
     match read_canonical_record(bytes) {
