@@ -58,6 +58,10 @@ impl PidFd {
                 // Not remembered on failure: one failed call must not take
                 // the pidfs inode away from every later verdict.
                 let fs = retry_interrupted(|| nix::sys::statfs::fstatfs(self.0.as_fd())).ok()?;
+                // The magic's integer type is the C library's (`i64` with
+                // glibc on 64-bit targets, another width elsewhere): the
+                // cast is a no-op only here.
+                #[allow(clippy::unnecessary_cast)]
                 let device = (fs.filesystem_type().0 as i64 == PID_FS_MAGIC).then_some(stat.st_dev);
                 *PIDFS_DEVICE.get_or_init(|| device)
             }
