@@ -48,7 +48,7 @@ pub struct AutoArmInputs {
 /// Canonicalizes the session's working directory (the real path, as
 /// records hold it), so the upward search walks real parents.
 pub fn canonical_session_directory(directory: &Path) -> Result<PathBuf> {
-    let canonical = registry_core::retry_interrupted(|| std::fs::canonicalize(directory))
+    let canonical = owner_liveness::retry_interrupted(|| std::fs::canonicalize(directory))
         .map_err(|source| Error::session_directory(directory, source))?;
     if !canonical.is_dir() {
         return Err(Error::SessionDirectory {

@@ -329,7 +329,7 @@ impl RepoDecision {
     fn of_directory(directory: &Path, user: &ConfigOutcome) -> RepoDecision {
         // The record holds the canonical directory; one that is gone or
         // unreadable now opts nothing in.
-        let input = match registry_core::retry_interrupted(|| std::fs::canonicalize(directory)) {
+        let input = match owner_liveness::retry_interrupted(|| std::fs::canonicalize(directory)) {
             Ok(canonical) => load_repo_input(&canonical).0,
             Err(error) => ConfigInput {
                 path: None,

@@ -4,9 +4,10 @@
 //! whole run the ancestor walk found, each member with its own identity, so
 //! that the verdict can say alive while any of them still runs.
 
-use crate::identity::{CaptureError, MAX_CHAIN_MEMBERS, OwnerIdentity, capture_identity_with};
+use crate::capture::capture_identity_with;
+use crate::facts::{LinuxFacts, SystemFacts};
+use crate::identity::{CaptureError, MAX_CHAIN_MEMBERS, OwnerIdentity};
 use crate::pid::Pid;
-use crate::verdict::{LinuxFacts, SystemFacts};
 
 /// Captures the owner `outermost` and the members below it (outermost
 /// first). The owner must be running, as for `capture_identity`; a member

@@ -1,5 +1,5 @@
 //! `OwnerIdentity` and its `ChainMember`s: what proves that the process at a pid today is the one
-//! that registered (docs/contract.md §4.2), and its capture from a live process.
+//! that registered (docs/contract.md §4.2), and the readers of its parts in `/proc`.
 
 use std::io;
 use std::os::unix::fs::MetadataExt;
@@ -7,12 +7,10 @@ use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
 
+use crate::interrupted::retry_interrupted;
 use crate::pid::Pid;
-use crate::pidfd::PidFd;
-use crate::proc_read::{STAT_BUFFER_BYTES, read_small_file, retry_on_interrupt};
+use crate::proc_read::{STAT_BUFFER_BYTES, read_small_file};
 use crate::proc_stat::parse_proc_stat;
-use crate::verdict::{LinuxFacts, SystemFacts};
-use crate::world::ticks_in_initial_time;
 
 /// Where the kernel tells the current boot.
 pub const BOOT_ID_PATH: &str = "/proc/sys/kernel/random/boot_id";
@@ -148,76 +146,6 @@ pub(crate) fn mtime_ns(metadata: &std::fs::Metadata) -> i128 {
     i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec())
 }
 
-/// Captures the identity of the live process `pid`, reading the boot id and
-/// this process's namespaces afresh (`capture_identity_with` takes them
-/// from facts that were read once).
-pub fn capture_identity(pid: Pid) -> Result<OwnerIdentity, CaptureError> {
-    capture_identity_with(pid, &LinuxFacts)
-}
-
-/// Captures the identity of the live process `pid`, with the boot id and
-/// the capturing process's namespaces as `facts` give them: a registrar
-/// that judges records too reads them once for both. The pidfd is opened
-/// first and checked again after `/proc` was read: if the process exited
-/// meanwhile, `/proc` may already describe a newcomer at the same pid, so
-/// the capture is refused rather than trusted.
-pub fn capture_identity_with(pid: Pid, facts: &impl SystemFacts) -> Result<OwnerIdentity, CaptureError> {
-    let pidfd = PidFd::open(pid).map_err(|errno| match errno {
-        // ENOENT (EINVAL before Linux 6.15): the pid names a thread, not a
-        // process; no process runs at it.
-        Errno::ESRCH | Errno::ENOENT | Errno::EINVAL => CaptureError::NotRunning(pid),
-        other => CaptureError::System { what: format!("pidfd_open({pid})"), why: other.desc().to_owned() },
-    })?;
-    let exited = |pidfd: &PidFd| {
-        pidfd.has_exited().map_err(|error| CaptureError::System {
-            what: format!("poll pidfd of {pid}"),
-            why: error.to_string(),
-        })
-    };
-    if exited(&pidfd)? {
-        return Err(CaptureError::NotRunning(pid));
-    }
-    let proc = read_proc_identity(pid).map_err(|why| CaptureError::ProcUnreadable { pid, why })?;
-    let pidfs_ino = pidfd.pidfs_inode();
-    let offset = facts.boottime_offset_ticks().map_err(|error| CaptureError::System {
-        what: crate::world::TIME_OFFSETS_PATH.to_owned(),
-        why: error.to_string(),
-    })?;
-    let start_ticks =
-        ticks_in_initial_time(proc.start_ticks, offset).ok_or_else(|| CaptureError::System {
-            what: format!("/proc/{pid}/stat"),
-            why: format!(
-                "start tick {} is before this time namespace's offset of {offset} ticks",
-                proc.start_ticks
-            ),
-        })?;
-    let machine = facts.machine().map_err(|error| CaptureError::System {
-        what: "this machine's identity".to_owned(),
-        why: error.to_string(),
-    })?;
-    let boot_id = facts
-        .boot_id()
-        .map_err(|error| CaptureError::System { what: BOOT_ID_PATH.to_owned(), why: error.to_string() })?;
-    let namespaces = facts
-        .own_namespaces()
-        .map_err(|error| CaptureError::System { what: "/proc/self/ns".to_owned(), why: error.to_string() })?;
-    if exited(&pidfd)? {
-        return Err(CaptureError::ExitedDuringCapture(pid));
-    }
-    Ok(OwnerIdentity {
-        pid,
-        uid: proc.uid,
-        start_ticks,
-        pidfs_ino,
-        boot_id: boot_id.into_owned(),
-        machine: Some(machine.into_owned()),
-        pid_ns: namespaces.pid_ns,
-        time_ns: namespaces.time_ns,
-        user_ns: Some(namespaces.user_ns),
-        chain: Vec::new(),
-    })
-}
-
 /// Reads the uid (owner of `/proc/<pid>`) and start ticks of a process.
 ///
 /// The uid comes from the directory on purpose: the kernel gives the files
@@ -226,7 +154,7 @@ pub fn capture_identity_with(pid: Pid, facts: &impl SystemFacts) -> Result<Owner
 /// that hardens itself is not mistaken for another user's process.
 pub fn read_proc_identity(pid: Pid) -> Result<ProcIdentity, ProcReadError> {
     let directory = format!("/proc/{pid}");
-    let uid = retry_on_interrupt(|| nix::sys::stat::stat(directory.as_str()))
+    let uid = retry_interrupted(|| nix::sys::stat::stat(directory.as_str()))
         .map_err(|errno| classify_proc_error(errno.into()))?
         .st_uid;
     let start_ticks = read_proc_start_ticks(pid)?;

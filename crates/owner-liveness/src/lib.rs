@@ -5,8 +5,11 @@
 //! `unknown` with a reason. It knows nothing of records or files.
 
 mod ancestry;
+mod capture;
 mod chain;
+mod facts;
 mod identity;
+mod interrupted;
 mod pid;
 mod pidfd;
 mod proc_read;
@@ -19,12 +22,14 @@ pub use ancestry::{
     ARGV_ENTRIES_KEPT, AncestorStep, AncestryWalk, MAX_ANCESTRY_HOPS, read_step, read_step_checked,
     walk_ancestry, walk_ancestry_reporting, walk_ancestry_with,
 };
+pub use capture::{capture_identity, capture_identity_with};
 pub use chain::{capture_owner_chain, capture_owner_chain_with};
+pub use facts::{LinuxFacts, LinuxProcess, OpenProcessError, ProcessFacts, SystemFacts};
 pub use identity::{
     BOOT_ID_PATH, CaptureError, ChainMember, MAX_CHAIN_MEMBERS, Namespaces, OwnerIdentity, ProcIdentity,
-    ProcReadError, SocketIdentity, capture_identity, capture_identity_with, own_namespaces, read_boot_id,
-    read_proc_identity, read_user_namespace,
+    ProcReadError, SocketIdentity, own_namespaces, read_boot_id, read_proc_identity, read_user_namespace,
 };
+pub use interrupted::{MaybeInterrupted, retry_interrupted};
 pub use pid::{Pid, PidParseError, kernel_pid_max};
 pub use pidfd::PidFd;
 pub use proc_stat::{PF_KTHREAD, ProcStat, ProcStatParseError, is_kernel_thread, parse_proc_stat};
@@ -33,8 +38,7 @@ pub use resolve::{
     ResolvedOwner, resolve_owner,
 };
 pub use verdict::{
-    INITIAL_USER_NS_INODE, LinuxFacts, LinuxProcess, Liveness, OpenProcessError,
-    PIDFS_INODES_ARE_NEVER_REUSED, ProcessFacts, SystemFacts, Verdict, judge, judge_now,
+    INITIAL_USER_NS_INODE, Liveness, PIDFS_INODES_ARE_NEVER_REUSED, Verdict, judge, judge_now,
 };
 pub use world::{
     INITIAL_TIME_NS_INODE, MACHINE_ID_PATH, MACHINE_LIMIT, TIME_OFFSETS_PATH, USER_HZ,

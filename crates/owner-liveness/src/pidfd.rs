@@ -9,8 +9,8 @@ use nix::errno::Errno;
 use nix::libc;
 use nix::poll::{PollFd, PollFlags, PollTimeout};
 
+use crate::interrupted::retry_interrupted;
 use crate::pid::Pid;
-use crate::proc_read::retry_on_interrupt;
 
 /// `PID_FS_MAGIC` from `<linux/magic.h>`: pidfds live on pidfs (Linux 6.9+),
 /// where the inode number is unique for the life of the boot.
@@ -35,7 +35,7 @@ impl PidFd {
     pub fn open(pid: Pid) -> Result<PidFd, Errno> {
         // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1;
         // no memory is passed.
-        let raw = retry_on_interrupt(|| {
+        let raw = retry_interrupted(|| {
             let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.as_raw(), 0 as libc::c_uint) };
             if raw < 0 { Err(Errno::last()) } else { Ok(raw) }
         })?;
@@ -51,13 +51,17 @@ impl PidFd {
     /// so it is asked once (`fstatfs`) and remembered as the device number:
     /// every later pidfd costs one `fstat`, which a listing makes per record.
     pub fn pidfs_inode(&self) -> Option<u64> {
-        let stat = retry_on_interrupt(|| nix::sys::stat::fstat(self.0.as_fd())).ok()?;
+        let stat = retry_interrupted(|| nix::sys::stat::fstat(self.0.as_fd())).ok()?;
         let pidfs_device = match PIDFS_DEVICE.get() {
             Some(known) => *known,
             None => {
                 // Not remembered on failure: one failed call must not take
                 // the pidfs inode away from every later verdict.
-                let fs = retry_on_interrupt(|| nix::sys::statfs::fstatfs(self.0.as_fd())).ok()?;
+                let fs = retry_interrupted(|| nix::sys::statfs::fstatfs(self.0.as_fd())).ok()?;
+                // The magic's integer type is the C library's (`i64` with
+                // glibc on 64-bit targets, another width elsewhere): the
+                // cast is a no-op only here.
+                #[allow(clippy::unnecessary_cast)]
                 let device = (fs.filesystem_type().0 as i64 == PID_FS_MAGIC).then_some(stat.st_dev);
                 *PIDFS_DEVICE.get_or_init(|| device)
             }
@@ -70,7 +74,7 @@ impl PidFd {
     /// group is gone, so a leader that exited while threads run is not exited.
     pub fn has_exited(&self) -> io::Result<bool> {
         let mut poll = [PollFd::new(self.0.as_fd(), PollFlags::POLLIN)];
-        let ready = retry_on_interrupt(|| nix::poll::poll(&mut poll, PollTimeout::ZERO))?;
+        let ready = retry_interrupted(|| nix::poll::poll(&mut poll, PollTimeout::ZERO))?;
         let revents = poll[0].revents().unwrap_or(PollFlags::empty());
         Ok(ready > 0 && revents.intersects(PollFlags::POLLIN | PollFlags::POLLHUP))
     }

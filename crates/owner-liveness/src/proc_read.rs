@@ -8,31 +8,22 @@
 use std::io;
 use std::os::fd::OwnedFd;
 
-use nix::errno::Errno;
 use nix::fcntl::{OFlag, open};
 use nix::sys::stat::Mode;
+
+use crate::interrupted::retry_interrupted;
 
 /// Large enough for any `/proc/<pid>/stat` line (52 fields of at most 20
 /// digits and a 64-byte comm leave room to spare).
 pub(crate) const STAT_BUFFER_BYTES: usize = 2048;
 
-/// Retries `call` while it fails with `EINTR`.
-pub(crate) fn retry_on_interrupt<T>(mut call: impl FnMut() -> nix::Result<T>) -> nix::Result<T> {
-    loop {
-        match call() {
-            Err(Errno::EINTR) => continue,
-            other => return other,
-        }
-    }
-}
-
 fn open_for_reading(path: &str) -> io::Result<OwnedFd> {
-    retry_on_interrupt(|| open(path, OFlag::O_RDONLY | OFlag::O_CLOEXEC | OFlag::O_NOCTTY, Mode::empty()))
+    retry_interrupted(|| open(path, OFlag::O_RDONLY | OFlag::O_CLOEXEC | OFlag::O_NOCTTY, Mode::empty()))
         .map_err(io::Error::from)
 }
 
 fn read_some(fd: &OwnedFd, buffer: &mut [u8]) -> io::Result<usize> {
-    retry_on_interrupt(|| nix::unistd::read(fd, buffer)).map_err(io::Error::from)
+    retry_interrupted(|| nix::unistd::read(fd, buffer)).map_err(io::Error::from)
 }
 
 /// Reads a file the kernel generates whole on each read (a `single_open`

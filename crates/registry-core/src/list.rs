@@ -7,15 +7,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use owner_liveness::{Liveness, Pid, SystemFacts, Verdict};
 
-use crate::directory::RosterDir;
-use crate::directory_entries::EntryKind;
 use crate::error::Result;
-use crate::files::{FileStamp, list_entries};
 use crate::parallel::map_in_parallel;
+use crate::record::timestamp::Timestamp;
 use crate::session_row::{
     KnownVerdict, Problem, SessionRow, non_utf8_name_row, read_listed_session_row, read_session_row_knowing,
 };
-use crate::timestamp::Timestamp;
+use crate::store::directory::RosterDir;
+use crate::store::directory_entries::EntryKind;
+use crate::store::files::{FileStamp, list_entries};
 
 /// Which rows to show. For the text filters, the empty string selects the
 /// records without a value: `agent: Some("")` the anonymous sessions,
@@ -439,10 +439,10 @@ mod tests {
 
     /// Where the record of `pid`, registered in this process's world, is.
     fn record_path(roster: &std::path::Path, pid: u32) -> std::path::PathBuf {
-        let world = crate::record_name::World::of_reader(&RunningSystem::read()).unwrap();
+        let world = crate::record::name::World::of_reader(&RunningSystem::read()).unwrap();
         roster
             .join("sessions")
-            .join(crate::record_name::RecordName::new(Pid::new(pid).unwrap(), world).file_name())
+            .join(crate::record::name::RecordName::new(Pid::new(pid).unwrap(), world).file_name())
     }
 
     impl Drop for Owner {

@@ -6,23 +6,27 @@ use std::path::PathBuf;
 
 use owner_liveness::{Liveness, OwnerIdentity, SocketIdentity, SystemFacts};
 
-use crate::directory::RosterDir;
 use crate::error::{Error, Result};
-use crate::files::{MAX_ENTRY_BYTES, read_hint, read_names_from, remove_entry, write_atomically, write_hint};
-use crate::layout::REAP_CURSOR_NAME;
-use crate::prune::{dead_for_good, index_entry_of, recheck};
-use crate::record::{Parsed, RECORD_FORMAT, Record, SocketRecord, continues_chain, parse_record, same_owner};
-use crate::record_name::RecordName;
-use crate::record_values::{
+use crate::record::keys::RECORD_FORMAT;
+use crate::record::name::RecordName;
+use crate::record::owner::RecordedOwner;
+use crate::record::session_record::{
+    Parsed, Record, SocketRecord, continues_chain, parse_record, same_owner,
+};
+use crate::record::timestamp::Timestamp;
+use crate::record::values::{
     AgentName, HarnessName, HarnessVersion, RecordedTime, SessionDirectoryPath, SessionId, SessionPidSource,
     SocketPath, TranscriptPath,
 };
-use crate::recorded_owner::RecordedOwner;
-use crate::session_index::{
+use crate::removal_checks::{dead_for_good, index_entry_of, recheck};
+use crate::session_row::{read_listed_session_row, read_session_row};
+use crate::store::directory::RosterDir;
+use crate::store::files::{MAX_ENTRY_BYTES, read_names_from, remove_entry, write_atomically};
+use crate::store::hints::{read_hint, write_hint};
+use crate::store::layout::REAP_CURSOR_NAME;
+use crate::store::session_index::{
     indexed_holder, point_index_at, remove_index_entry_if_pointing_at, remove_index_if_pointing_at,
 };
-use crate::session_row::{read_listed_session_row, read_session_row};
-use crate::timestamp::Timestamp;
 
 /// How many entries one register looks at for reaping, at most. Each is a
 /// record (read and judged: about ten system calls), so this bounds what a
@@ -224,7 +228,7 @@ pub fn register(
 /// well-formed one; anything else (nothing, a problem entry) is `None`.
 fn read_record(roster: &RosterDir, file_name: &str) -> Option<Record> {
     let name = RecordName::parse_file_name(file_name)?;
-    let contents = crate::files::read_entry(roster.sessions(), file_name).ok()?;
+    let contents = crate::store::files::read_entry(roster.sessions(), file_name).ok()?;
     match parse_record(&contents.bytes, name.pid) {
         Parsed::Record(record) => Some(*record),
         _ => None,
@@ -307,7 +311,7 @@ fn build_record(
     agent: Option<AgentName>,
     registered_at: RecordedTime,
     now: Timestamp,
-) -> std::result::Result<Record, crate::malformed::FieldError> {
+) -> std::result::Result<Record, crate::record::malformed::FieldError> {
     let cwd = SessionDirectoryPath::parse_path(&registration.cwd)?;
     let transcript_path = registration.transcript_path.as_deref().map(TranscriptPath::parse).transpose()?;
     let socket = match &registration.socket {

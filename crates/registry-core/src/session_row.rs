@@ -9,13 +9,13 @@ use serde::ser::SerializeMap;
 
 use owner_liveness::{Liveness, Pid, SystemFacts, Verdict, judge};
 
-use crate::directory::RosterDir;
-use crate::directory_entries::EntryKind;
-use crate::files::{FileStamp, ReadProblem, read_stamped_entry_of_kind};
-use crate::record::{Parsed, Record, parse_record};
-use crate::record_name::{RecordName, World};
-use crate::recorded_owner::{AbsentKeys, write_chain_key, write_identity_keys};
-use crate::timestamp::Timestamp;
+use crate::record::name::{RecordName, World};
+use crate::record::owner::{AbsentKeys, write_chain_key, write_identity_keys};
+use crate::record::session_record::{Parsed, Record, parse_record};
+use crate::record::timestamp::Timestamp;
+use crate::store::directory::RosterDir;
+use crate::store::directory_entries::EntryKind;
+use crate::store::files::{FileStamp, ReadProblem, read_stamped_entry_of_kind};
 
 /// The kinds of entry that are listed but not believed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,7 +160,7 @@ pub(crate) fn read_session_row_knowing(
             return Some((problem_row(ProblemKind::Untrusted, reason, mtime), None));
         }
         Err(ReadProblem::Failed(why)) => {
-            let mtime = crate::files::entry_mtime(sessions, file_name.as_ref());
+            let mtime = crate::store::files::entry_mtime(sessions, file_name.as_ref());
             return Some((problem_row(ProblemKind::Untrusted, format!("unreadable: {why}"), mtime), None));
         }
     };
@@ -212,7 +212,7 @@ pub fn non_utf8_name_row(roster: &RosterDir, name: &std::ffi::OsStr) -> SessionR
         record: None,
         verdict: Verdict { liveness: Liveness::Unknown, reason: format!("malformed: {detail}") },
         problem: Some(Problem { kind: ProblemKind::Malformed, detail }),
-        registered_at: crate::files::entry_mtime(roster.sessions(), name)
+        registered_at: crate::store::files::entry_mtime(roster.sessions(), name)
             .unwrap_or(Timestamp::from_unix_nanos(0)),
     }
 }

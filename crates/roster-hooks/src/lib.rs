@@ -24,6 +24,7 @@ use harness::hook_config::{
     self, CODEX_TRUST_HINT, HookCommands, HookConfigFile, HookEvent, HookHarness, HookPaths, HookStatus,
     Scope,
 };
+use owner_liveness::retry_interrupted;
 use serde_json::{Value, json};
 
 const TOOL: &str = "roster-hooks";
@@ -742,17 +743,6 @@ fn status(context: &Invocation, arguments: &StatusArgs) -> anyhow::Result<()> {
     }
     out.flush()?;
     Ok(())
-}
-
-/// Retries a file operation while it fails with `EINTR` (a signal, which
-/// says nothing about the file).
-fn retry_interrupted<T>(mut call: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
-    loop {
-        match call() {
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-            other => return other,
-        }
-    }
 }
 
 /// Where roster-register and roster-prune are: `--bin-dir` when given, else

@@ -401,7 +401,7 @@ fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
         Some(dir) if dir.to_str().is_none() => return Err(not_utf8(dir).into()),
         Some(dir) => {
             let canonical =
-                registry_core::retry_interrupted(|| std::fs::canonicalize(dir)).map_err(|error| {
+                owner_liveness::retry_interrupted(|| std::fs::canonicalize(dir)).map_err(|error| {
                     BadInput(format!("--cwd {}: {error}; give an existing directory", dir.display()))
                 })?;
             if canonical.to_str().is_none() {

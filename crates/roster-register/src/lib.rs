@@ -492,7 +492,7 @@ fn canonical_directory(path: &Path, what: &str) -> anyhow::Result<PathBuf> {
     if path.to_str().is_none() {
         return Err(session_directory_not_utf8(path).into());
     }
-    let canonical = match registry_core::retry_interrupted(|| std::fs::canonicalize(path)) {
+    let canonical = match owner_liveness::retry_interrupted(|| std::fs::canonicalize(path)) {
         Ok(canonical) => canonical,
         Err(error) if registry_core::is_unusable_path(&error) => {
             return Err(
@@ -507,7 +507,7 @@ fn canonical_directory(path: &Path, what: &str) -> anyhow::Result<PathBuf> {
     };
     // Only a directory that is missing or not one is the caller's mistake;
     // a failing stat is an I/O error (exit 1), not bad input.
-    match registry_core::retry_interrupted(|| std::fs::metadata(&canonical)) {
+    match owner_liveness::retry_interrupted(|| std::fs::metadata(&canonical)) {
         Ok(metadata) if metadata.is_dir() => {}
         Ok(_) => return Err(BadInput(format!("{what} {} is not a directory", path.display())).into()),
         Err(error) => {

@@ -9,11 +9,11 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::HookEvent;
+use super::types::HookEvent;
 
 /// The trust keys found in Codex's `config.toml`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CodexTrust {
+pub(crate) struct CodexTrust {
     trusted_keys: BTreeSet<String>,
 }
 
@@ -50,7 +50,7 @@ impl CodexTrust {
 
 /// Reads Codex's `config.toml`; a missing file trusts nothing. The reason
 /// when it cannot be read or parsed.
-pub fn read_codex_trust(config_toml: &Path) -> Result<CodexTrust, String> {
+pub(crate) fn read_codex_trust(config_toml: &Path) -> Result<CodexTrust, String> {
     match std::fs::read_to_string(config_toml) {
         Ok(text) => CodexTrust::parse(&text).map_err(|reason| format!("{}: {reason}", config_toml.display())),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(CodexTrust::default()),

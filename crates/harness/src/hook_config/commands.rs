@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use super::{HookConfigError, HookEvent, HookHarness};
+use super::types::{HookConfigError, HookEvent, HookHarness};
 
 /// The two commands install writes: one for session start, one for session end.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,7 +68,7 @@ impl HookCommands {
 /// directory, quoting or extra flags around it. This is how install finds the
 /// entries to replace and uninstall the entries to remove; a command that
 /// merely mentions roster (`my-roster-register --hook`) is not roster's.
-pub fn roster_hook_call(command: &str) -> Option<RosterHookCall> {
+pub(crate) fn roster_hook_call(command: &str) -> Option<RosterHookCall> {
     // Quotes and backslashes only group or escape words for the shell; with
     // them gone and blanks collapsed, `'/opt/my bin/roster-register' --hook`
     // reads like the unquoted form.

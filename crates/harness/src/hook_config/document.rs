@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use super::jsonc::{Container, Entry, JsoncDocument, Node, apply_splices, render_entry};
 
 use super::commands::{HookCommands, RosterHookCall, roster_hook_call};
-use super::{HookEvent, HookHarness};
+use super::types::{HookEvent, HookHarness};
 
 /// One of roster's hooks found in a configuration file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -106,7 +106,7 @@ pub fn hook_snippet(harness: HookHarness, commands: &HookCommands) -> Value {
 /// fresh entry in the place of the first of them (so a re-install after
 /// moving the binaries updates the commands without reordering anything);
 /// otherwise the entry goes last. The text must pass [`parse_hook_document`].
-pub fn install_into_text(
+pub(crate) fn install_into_text(
     harness: HookHarness,
     text: &str,
     commands: &HookCommands,
@@ -151,7 +151,7 @@ pub fn install_into_text(
 /// In the flat shapes `version` describes the `hooks` object only: when the
 /// whole `hooks` object goes, a `"version": 1` goes with it (install adds
 /// one to a file that has none).
-pub fn remove_from_text(harness: HookHarness, text: &str) -> Result<String, String> {
+pub(crate) fn remove_from_text(harness: HookHarness, text: &str) -> Result<String, String> {
     let had_hooks = root_member(&JsoncDocument::parse(text)?, "hooks").is_some();
     let (text, _) = strip_roster_hooks_from_text(harness, text.to_owned(), KeepEmptied::No)?;
     let document = JsoncDocument::parse(&text)?;
@@ -335,7 +335,7 @@ fn check_shape(harness: HookHarness, document: &JsoncDocument) -> Result<(), Str
 /// `hooks` object and (for the flat shapes) the `version` key dropped. Two
 /// files that reduce to the same value differ only by roster's hooks and
 /// empty scaffolding; a file that reduces to `{}` holds nothing of the user's.
-pub fn without_roster_hooks_or_empty_structures(harness: HookHarness, document: &Value) -> Value {
+pub(crate) fn without_roster_hooks_or_empty_structures(harness: HookHarness, document: &Value) -> Value {
     let Value::Object(mut document) = with_hooks_removed(harness, document) else {
         return document.clone();
     };

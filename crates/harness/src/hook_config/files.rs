@@ -1,14 +1,14 @@
 //! The disk side of hook-config editing: reads a configuration file safely,
-//! keeps a backup of it, and replaces it atomically (temporary file in the
-//! same directory, fsync, rename, fsync of the directory), so a crash leaves
-//! the old file or the new one and never a torn one.
+//! keeps a backup of it, and installs, removes or reports roster's hooks in
+//! it (through `writing`, so a crash leaves the old file or the new one).
+//! The harnesses that load a plugin file are handed to `plugins`.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
 
+use owner_liveness::retry_interrupted;
 use serde_json::{Map, Value};
 
 use super::codex_trust::{codex_trust_key, read_codex_trust};
@@ -17,112 +17,19 @@ use super::document::{
     FoundHook, find_installed_hooks, hook_snippet, install_into_text, parse_hook_document, print_document,
     remove_from_text, without_roster_hooks_or_empty_structures,
 };
+use super::outcomes::{HookState, HookStatus, InstallOutcome, UninstallOutcome};
 use super::plugins::{install_plugin, plugin_status, uninstall_plugin};
-use super::programs::{cargo_build_directory, hook_program, program_problem};
-use super::{HookConfigError, HookConfigFile, HookEvent, HookHarness, HookPaths, Scope};
-
-/// What install did.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InstallOutcome {
-    pub target: HookConfigFile,
-    /// The file actually written: the target, or the file a symbolic link at
-    /// the target points to (the link itself is kept).
-    pub written_path: PathBuf,
-    /// False when the hooks were already there exactly: nothing was written.
-    pub changed: bool,
-    /// True when there was no file before.
-    pub created: bool,
-    /// Where the previous file was copied, when there was one and it changed.
-    pub backup: Option<PathBuf>,
-}
-
-/// What uninstall did.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UninstallOutcome {
-    pub target: HookConfigFile,
-    pub written_path: PathBuf,
-    /// False when there was no file at the target.
-    pub file_existed: bool,
-    /// False when there was no file or no roster hook in it.
-    pub changed: bool,
-    /// The backup install kept (`<file>.roster-backup`), removed: after
-    /// uninstall nothing of roster's stays behind.
-    pub removed_backup: Option<PathBuf>,
-    /// Directories left empty by removing the file, removed (the ones
-    /// install creates for a new file), innermost first.
-    pub removed_directories: Vec<PathBuf>,
-    /// True when the file held nothing but roster's hooks and was removed.
-    pub removed_file: bool,
-    /// True when the backup install made was put back byte for byte, because
-    /// the file still meant exactly that plus roster's hooks.
-    pub restored_backup: bool,
-}
-
-impl UninstallOutcome {
-    /// What uninstall reports before it changed anything.
-    pub(crate) fn nothing_done(target: &HookConfigFile, file_existed: bool) -> UninstallOutcome {
-        UninstallOutcome {
-            target: target.clone(),
-            written_path: target.path.clone(),
-            file_existed,
-            changed: false,
-            removed_backup: None,
-            removed_directories: Vec::new(),
-            removed_file: false,
-            restored_backup: false,
-        }
-    }
-}
-
-/// Whether roster's hooks are in one configuration file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HookState {
-    /// Both hooks are there (and, for Codex, trusted).
-    Installed,
-    /// Only one of the two hooks is there.
-    PartlyInstalled,
-    /// No roster hook, or no file.
-    NotInstalled,
-    /// Codex: both hooks are there, but Codex has no trust entry for one of
-    /// them, so it skips it.
-    Untrusted,
-    /// The hooks are there, but a program one of them runs is missing or
-    /// not executable (a `cargo clean` of the build directory they were
-    /// installed from, an uninstalled roster), so each run fails.
-    Broken,
-    /// The file exists but cannot be parsed (install would refuse it).
-    Unparseable,
-    /// The file could not be read.
-    Unreadable,
-}
-
-/// The status of one configuration file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HookStatus {
-    pub target: HookConfigFile,
-    pub state: HookState,
-    /// One line for people: what was found and, where there is one, the fix.
-    pub detail: String,
-}
+use super::programs::{broken_programs_report, build_directory_notes};
+use super::types::{
+    HookConfigError, HookConfigFile, HookEvent, HookHarness, HookPaths, Scope, scope_directory, scope_flag,
+};
+use super::writing::{
+    create_parent_directories, remove_emptied_directories, sync_directory, write_atomically,
+};
 
 /// Configuration files are small; anything larger is not one, and reading it
 /// whole would only cost memory.
 const LARGEST_CONFIG_FILE: u64 = 16 * 1024 * 1024;
-
-impl HookState {
-    /// The name `status` prints and `--format json` carries.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HookState::Installed => "installed",
-            HookState::PartlyInstalled => "partly-installed",
-            HookState::NotInstalled => "not-installed",
-            HookState::Untrusted => "untrusted",
-            HookState::Broken => "broken",
-            HookState::Unparseable => "unparseable",
-            HookState::Unreadable => "unreadable",
-        }
-    }
-}
 
 /// Merges roster's hooks into the target file (see
 /// [`with_hooks_installed`]). Idempotent: when the file already holds exactly
@@ -228,15 +135,6 @@ pub fn uninstall(target: &HookConfigFile, paths: &HookPaths) -> Result<Uninstall
     Ok(outcome)
 }
 
-/// The directory a scope's files are found under: home for the user's
-/// files, the project for a project's.
-pub(crate) fn scope_directory<'a>(target: &HookConfigFile, paths: &'a HookPaths) -> &'a Path {
-    match target.scope {
-        Scope::User => &paths.home,
-        Scope::Project => &paths.project,
-    }
-}
-
 /// Removes `backup` if it is there; returns its path when it was.
 fn remove_backup(backup: &Path) -> Result<Option<PathBuf>, HookConfigError> {
     match retry_interrupted(|| fs::remove_file(backup)) {
@@ -244,25 +142,6 @@ fn remove_backup(backup: &Path) -> Result<Option<PathBuf>, HookConfigError> {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(error) => Err(HookConfigError::io("remove the backup", backup, error)),
     }
-}
-
-/// Removes the directories above the removed `file` that are empty now,
-/// innermost first, stopping at the first one that is not and never going
-/// up to `scope_directory` or above it (nor anywhere outside it).
-pub(crate) fn remove_emptied_directories(file: &Path, scope_directory: &Path) -> Vec<PathBuf> {
-    let mut removed = Vec::new();
-    let mut directory = file.parent();
-    while let Some(current) = directory {
-        if current == scope_directory
-            || !current.starts_with(scope_directory)
-            || retry_interrupted(|| fs::remove_dir(current)).is_err()
-        {
-            break;
-        }
-        removed.push(current.to_path_buf());
-        directory = current.parent();
-    }
-    removed
 }
 
 /// Reports whether roster's hooks are in the target file. Never fails: a file
@@ -455,65 +334,6 @@ fn new_file_mode(scope: Scope) -> u32 {
     }
 }
 
-pub(super) fn create_parent_directories(path: &Path) -> Result<(), HookConfigError> {
-    match path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
-        Some(parent) => fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(parent)
-            .map_err(|error| HookConfigError::io("create the directory", parent, error)),
-        None => Ok(()),
-    }
-}
-
-/// Writes `bytes` to `path` with `mode`: a temporary file in the same
-/// directory, fsync, rename over `path`, fsync of the directory. A failure at
-/// any step removes the temporary and leaves `path` as it was.
-pub fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), HookConfigError> {
-    static TEMPORARY_COUNTER: AtomicU32 = AtomicU32::new(0);
-    let file_name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-    let temporary = path.with_file_name(format!(
-        ".{file_name}.roster-tmp-{}-{}",
-        std::process::id(),
-        TEMPORARY_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let written = (|| -> io::Result<()> {
-        let mut file = OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temporary)?;
-        retry_interrupted(|| file.set_permissions(fs::Permissions::from_mode(mode)))?;
-        file.write_all(bytes)?;
-        file.sync_all()
-    })();
-    if let Err(error) = written {
-        let _ = fs::remove_file(&temporary);
-        return Err(HookConfigError::io("write", path, error));
-    }
-    if let Err(error) = retry_interrupted(|| fs::rename(&temporary, path)) {
-        let _ = fs::remove_file(&temporary);
-        return Err(HookConfigError::io("replace", path, error));
-    }
-    sync_directory(path)
-}
-
-/// Retries a file operation while it fails with `EINTR`: a signal
-/// interrupted it, which says nothing about the file (`std` retries only
-/// some calls itself).
-pub(crate) fn retry_interrupted<T>(mut call: impl FnMut() -> io::Result<T>) -> io::Result<T> {
-    loop {
-        match call() {
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            other => return other,
-        }
-    }
-}
-
-/// Makes the rename or removal of `path` durable.
-fn sync_directory(path: &Path) -> Result<(), HookConfigError> {
-    let directory = path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    File::open(directory)
-        .and_then(|directory| directory.sync_all())
-        .map_err(|error| HookConfigError::io("sync the directory", directory, error))
-}
-
 /// `path` and, when it differs, its canonical form: Codex may key its trust
 /// entries by either.
 fn equivalent_paths(path: &Path) -> Vec<PathBuf> {
@@ -524,67 +344,6 @@ fn equivalent_paths(path: &Path) -> Vec<PathBuf> {
         paths.push(canonical);
     }
     paths
-}
-
-/// The status of hooks one of whose programs cannot run: `broken`, the
-/// programs named with what is wrong and how to mend it. `None` when every
-/// program can run (or is called by name through `PATH`).
-pub(crate) fn broken_programs_report(target: &HookConfigFile, commands: &[&str]) -> Option<HookStatus> {
-    let mut broken: Vec<String> = Vec::new();
-    for command in commands {
-        let program = hook_program(command);
-        if let Some(problem) = program_problem(Path::new(&program)) {
-            let line = format!("{program} {}", problem.describe());
-            if !broken.contains(&line) {
-                broken.push(line);
-            }
-        }
-    }
-    if broken.is_empty() {
-        return None;
-    }
-    Some(HookStatus {
-        target: target.clone(),
-        state: HookState::Broken,
-        detail: format!(
-            "{}, so the hooks fail each time the harness runs them; install roster (cargo xtask install, or \
-             the Debian package) and run its roster-hooks install {}{}, or pass --bin-dir DIR",
-            broken.join("; "),
-            target.harness,
-            scope_flag(target)
-        ),
-    })
-}
-
-/// A note for each cargo build directory the hooks run programs from:
-/// they run now, and stop when `cargo clean` empties it.
-pub(crate) fn build_directory_notes(target: &HookConfigFile, commands: &[&str]) -> Vec<String> {
-    let mut notes: Vec<String> = Vec::new();
-    for command in commands {
-        let program = hook_program(command);
-        let Some(build_directory) = Path::new(&program).parent().and_then(cargo_build_directory) else {
-            continue;
-        };
-        let note = format!(
-            "the hooks run {program} from cargo's build directory {}, so `cargo clean` breaks them; install \
-             roster (cargo xtask install, or the Debian package) and run its roster-hooks install {}{}",
-            build_directory.display(),
-            target.harness,
-            scope_flag(target)
-        );
-        if !notes.iter().any(|known| known.contains(&build_directory.display().to_string())) {
-            notes.push(note);
-        }
-    }
-    notes
-}
-
-fn scope_flag(target: &HookConfigFile) -> String {
-    if target.scope == target.harness.default_scope() {
-        String::new()
-    } else {
-        format!(" --scope {}", target.scope)
-    }
 }
 
 fn error_with_causes(error: &HookConfigError) -> String {

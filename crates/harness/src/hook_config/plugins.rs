@@ -23,13 +23,13 @@
 use std::fs;
 use std::io;
 
+use owner_liveness::retry_interrupted;
+
 use super::commands::HookCommands;
-use super::files::{
-    HookState, HookStatus, InstallOutcome, UninstallOutcome, broken_programs_report, build_directory_notes,
-    create_parent_directories, remove_emptied_directories, retry_interrupted, scope_directory,
-    write_atomically,
-};
-use super::{HookConfigError, HookConfigFile, HookHarness, HookPaths, Scope};
+use super::outcomes::{HookState, HookStatus, InstallOutcome, UninstallOutcome};
+use super::programs::{broken_programs_report, build_directory_notes};
+use super::types::{HookConfigError, HookConfigFile, HookHarness, HookPaths, Scope, scope_directory};
+use super::writing::{create_parent_directories, remove_emptied_directories, write_atomically};
 
 /// The first line of every plugin file roster writes; how uninstall and
 /// status know the file is roster's.

@@ -6,9 +6,12 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use super::outcomes::{HookState, HookStatus};
+use super::types::{HookConfigFile, scope_flag};
+
 /// Why the program a hook names by absolute path cannot run.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ProgramProblem {
+pub(crate) enum ProgramProblem {
     Missing,
     NotARegularFile,
     NotExecutable,
@@ -30,7 +33,7 @@ impl ProgramProblem {
 
 /// The program a hook command runs: its first word, with single quotes and
 /// backslashes undone as `sh` would (enough for the commands roster writes).
-pub fn hook_program(command: &str) -> String {
+pub(crate) fn hook_program(command: &str) -> String {
     let mut word = String::new();
     let mut characters = command.trim_start().chars();
     while let Some(character) = characters.next() {
@@ -47,12 +50,12 @@ pub fn hook_program(command: &str) -> String {
 /// Why `program` cannot run, when it is an absolute path that a hook would
 /// fail to execute; `None` when it can, or when it is a bare name looked up
 /// through `PATH` (which `roster-hooks` checks on its own).
-pub fn program_problem(program: &Path) -> Option<ProgramProblem> {
+pub(crate) fn program_problem(program: &Path) -> Option<ProgramProblem> {
     use std::os::unix::fs::PermissionsExt;
     if !program.is_absolute() {
         return None;
     }
-    match super::files::retry_interrupted(|| std::fs::metadata(program)) {
+    match owner_liveness::retry_interrupted(|| std::fs::metadata(program)) {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Some(ProgramProblem::Missing),
         Err(error) => Some(ProgramProblem::Uninspectable(error.to_string())),
         Ok(metadata) if !metadata.is_file() => Some(ProgramProblem::NotARegularFile),
@@ -80,6 +83,59 @@ pub fn cargo_build_directory(directory: &Path) -> Option<PathBuf> {
                 || (is_triple(components.get(index + 1)) && is_profile(components.get(index + 2))));
         found.then(|| components[..=index].iter().collect())
     })
+}
+
+/// The status of hooks one of whose programs cannot run: `broken`, the
+/// programs named with what is wrong and how to mend it. `None` when every
+/// program can run (or is called by name through `PATH`).
+pub(crate) fn broken_programs_report(target: &HookConfigFile, commands: &[&str]) -> Option<HookStatus> {
+    let mut broken: Vec<String> = Vec::new();
+    for command in commands {
+        let program = hook_program(command);
+        if let Some(problem) = program_problem(Path::new(&program)) {
+            let line = format!("{program} {}", problem.describe());
+            if !broken.contains(&line) {
+                broken.push(line);
+            }
+        }
+    }
+    if broken.is_empty() {
+        return None;
+    }
+    Some(HookStatus {
+        target: target.clone(),
+        state: HookState::Broken,
+        detail: format!(
+            "{}, so the hooks fail each time the harness runs them; install roster (cargo xtask install, or \
+             the Debian package) and run its roster-hooks install {}{}, or pass --bin-dir DIR",
+            broken.join("; "),
+            target.harness,
+            scope_flag(target)
+        ),
+    })
+}
+
+/// A note for each cargo build directory the hooks run programs from:
+/// they run now, and stop when `cargo clean` empties it.
+pub(crate) fn build_directory_notes(target: &HookConfigFile, commands: &[&str]) -> Vec<String> {
+    let mut notes: Vec<String> = Vec::new();
+    for command in commands {
+        let program = hook_program(command);
+        let Some(build_directory) = Path::new(&program).parent().and_then(cargo_build_directory) else {
+            continue;
+        };
+        let note = format!(
+            "the hooks run {program} from cargo's build directory {}, so `cargo clean` breaks them; install \
+             roster (cargo xtask install, or the Debian package) and run its roster-hooks install {}{}",
+            build_directory.display(),
+            target.harness,
+            scope_flag(target)
+        );
+        if !notes.iter().any(|known| known.contains(&build_directory.display().to_string())) {
+            notes.push(note);
+        }
+    }
+    notes
 }
 
 #[cfg(test)]

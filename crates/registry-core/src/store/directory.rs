@@ -11,7 +11,7 @@ use nix::fcntl::{OFlag, open, openat};
 use nix::sys::stat::{Mode, fchmod, fstat, mkdirat};
 
 use crate::error::{Error, Result};
-use crate::interrupted::{retry_interrupted, retry_on_interrupt};
+use owner_liveness::retry_interrupted;
 
 /// Name of the records subdirectory.
 pub const SESSIONS: &str = "sessions";
@@ -237,7 +237,7 @@ impl DirBuilderMode for std::fs::DirBuilder {
 }
 
 fn mkdir_0700(parent: Option<BorrowedFd<'_>>, path: &Path) -> std::result::Result<(), Errno> {
-    retry_on_interrupt(|| match parent {
+    retry_interrupted(|| match parent {
         Some(fd) => mkdirat(fd, path, Mode::S_IRWXU),
         None => nix::unistd::mkdir(path, Mode::S_IRWXU),
     })
@@ -261,7 +261,7 @@ fn open_subdirectory(root: &OwnedFd, root_path: &Path, name: &str) -> Result<Own
 /// following a symlink, then checks owner and mode on the handle itself.
 fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &Path) -> Result<OwnedFd> {
     let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    let opened = retry_on_interrupt(|| match parent {
+    let opened = retry_interrupted(|| match parent {
         Some(fd) => openat(fd, path, flags, Mode::empty()),
         None => open(path, flags, Mode::empty()),
     });
@@ -280,8 +280,8 @@ fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &
         }
         Err(errno) => return Err(Error::io("open", shown, errno.into())),
     };
-    let stat = retry_on_interrupt(|| fstat(&fd)).map_err(|errno| Error::io("stat", shown, errno.into()))?;
-    let euid = crate::ownership::effective_uid();
+    let stat = retry_interrupted(|| fstat(&fd)).map_err(|errno| Error::io("stat", shown, errno.into()))?;
+    let euid = crate::store::ownership::effective_uid();
     if stat.st_uid != euid {
         return Err(untrusted(
             shown,
@@ -289,10 +289,10 @@ fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &
             "use a directory of your own (--dir or ROSTER_DIR)",
         ));
     }
-    if !crate::ownership::owned_by_caller(fd.as_fd(), stat.st_uid, stat.st_mode) {
+    if !crate::store::ownership::owned_by_caller(fd.as_fd(), stat.st_uid, stat.st_mode) {
         return Err(untrusted(
             shown,
-            &format!("cannot be proved yours: {}", crate::ownership::UNPROVABLE_OWNER),
+            &format!("cannot be proved yours: {}", crate::store::ownership::UNPROVABLE_OWNER),
             "use a directory of your own (--dir or ROSTER_DIR)",
         ));
     }
@@ -306,7 +306,7 @@ fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &
     }
     if mode & 0o077 != 0 {
         // Read or search bits for others: quietly tighten (docs/contract.md §2).
-        retry_on_interrupt(|| fchmod(&fd, Mode::S_IRWXU))
+        retry_interrupted(|| fchmod(&fd, Mode::S_IRWXU))
             .map_err(|errno| Error::io("chmod 700", shown, errno.into()))?;
     }
     Ok(fd)
@@ -321,7 +321,7 @@ fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &
 /// point it elsewhere.
 fn check_ancestors(roster: &Path, parent: &Path) -> Result<()> {
     use std::os::unix::fs::MetadataExt;
-    let euid = crate::ownership::effective_uid();
+    let euid = crate::store::ownership::effective_uid();
     let owner_ok = |uid: u32| uid == euid || uid == 0;
     let given = absolute(parent);
     // What each ancestor is, not following a symlink. When every one could
@@ -364,7 +364,7 @@ fn check_ancestors(roster: &Path, parent: &Path) -> Result<()> {
     // Where this user namespace maps no uid to the caller, root's
     // directories and other users' look the same (the overflow uid): the
     // owner cannot be told, and only the modes below are checked.
-    let owners_visible = !crate::ownership::caller_uid_is_unmapped();
+    let owners_visible = !crate::store::ownership::caller_uid_is_unmapped();
     for (ancestor, metadata) in &seen {
         let ancestor = ancestor.as_path();
         let mode = metadata.mode() & 0o7777;

@@ -1,6 +1,10 @@
 //! Prune (docs/contract.md §6.3) in the reaper posture: dead records go, unknown and
 //! problem entries go only past an explicit age, alive ones never. Nothing
 //! goes that was not judged, or re-checked, under the registry lock.
+//! `removals` removes what was judged, in parallel with the judging.
+
+mod outcome;
+mod removals;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -8,20 +12,21 @@ use std::time::Duration;
 
 use owner_liveness::{Liveness, OwnerIdentity, Pid, SystemFacts};
 
-use crate::directory::{RosterDir, SubDir};
-use crate::directory_entries::DirectoryEntry;
 use crate::error::{Error, Result};
-use crate::files::{
-    FileStamp, RegistryLock, TEMP_PREFIX, entry_mtime, entry_stamp, list_entries, list_names, remove_entry,
-};
 use crate::parallel::threads_for;
-use crate::prune_removals::judge_and_remove;
-use crate::record::{continues_chain, same_owner};
-use crate::record_name::{RecordName, World};
-use crate::record_values::SessionId;
-use crate::session_index::{IndexKey, remove_index_entry_if_pointing_at, remove_orphaned_entries};
+use crate::prune::outcome::{EntryOutcome, Judged};
+use crate::prune::removals::judge_and_remove;
+use crate::record::name::{RecordName, World};
+use crate::record::session_record::{continues_chain, same_owner};
+use crate::record::timestamp::Timestamp;
+use crate::record::values::SessionId;
+use crate::removal_checks::{dead_for_good, index_entry_of, recheck};
 use crate::session_row::{SessionRow, non_utf8_name_row, read_listed_session_row, read_session_row};
-use crate::timestamp::Timestamp;
+use crate::store::directory::{RosterDir, SubDir};
+use crate::store::directory_entries::DirectoryEntry;
+use crate::store::files::{TEMP_PREFIX, entry_mtime, list_entries, list_names, remove_entry};
+use crate::store::lock::RegistryLock;
+use crate::store::session_index::{remove_index_entry_if_pointing_at, remove_orphaned_entries};
 
 /// Temporaries older than this are leftovers of a crashed writer.
 pub const TEMP_MAX_AGE: Duration = Duration::from_secs(3600);
@@ -60,15 +65,6 @@ fn removable(row: &SessionRow, options: &PruneOptions, now: Timestamp) -> bool {
         Liveness::Alive => false,
         Liveness::Unknown => options.older_than.is_some_and(|age| row.registered_at.age(now) > age),
     }
-}
-
-/// A dead verdict that still holds for as long as its file is unchanged:
-/// the identity it judged can never come back to life (a new process at
-/// the pid has another start tick and pidfs inode, and a boot never comes
-/// back). A recorded socket is left out, because a path that vanished
-/// may be created again.
-pub(crate) fn dead_for_good(row: &SessionRow) -> bool {
-    row.liveness() == Liveness::Dead && row.record.as_ref().is_some_and(|record| record.socket.is_none())
 }
 
 /// The registry lock of one prune, taken when the first entry that may go
@@ -139,7 +135,7 @@ impl<'r> LockOnFirstNeed<'r> {
 ///
 /// Every entry is read and judged on every core. The lock is taken when
 /// the first entry that may go is found, and kept: removing then goes on
-/// alongside judging, one thread per directory (`prune_removals`), instead
+/// alongside judging, one thread per directory (`removals`), instead
 /// of after it. An entry
 /// judged before the lock was taken is re-checked under it just before it
 /// goes (`recheck`); one read after is removed as judged, since
@@ -229,26 +225,6 @@ pub fn prune_sessions(
     Ok((report, lock))
 }
 
-/// What became of one entry of `sessions/`.
-pub(crate) enum EntryOutcome {
-    /// Not there any more, or a dotfile that is not a temporary.
-    Gone,
-    Kept,
-    Temporary(String),
-    /// Removed (with `dry_run`: would be), as finally judged.
-    Removed(Box<SessionRow>),
-    /// A name that is not UTF-8 (no roster wrote it: malformed), removable
-    /// like any problem entry, only past --older-than.
-    Undecodable(Box<SessionRow>),
-}
-
-/// What judging one entry decided.
-pub(crate) enum Judged<'l> {
-    Done(EntryOutcome),
-    /// It may go, as finally judged under the lock, which is held: remove it.
-    Remove(Box<SessionRow>, &'l RegistryLock),
-}
-
 /// Reads and judges one entry and, when it may go, takes the lock (if
 /// nobody has yet) and says to remove it (with `dry_run`, that it was).
 fn judge_entry<'l>(
@@ -299,32 +275,6 @@ fn judge_entry<'l>(
         return Ok(Judged::Done(EntryOutcome::Removed(Box::new(row))));
     }
     Ok(Judged::Remove(Box::new(row), held))
-}
-
-/// Re-checks under the lock a row judged before it was taken: the row as
-/// it stands now, `None` when its file is gone.
-///
-/// The re-check of a row that is dead for good is a stat: when the name
-/// still holds the very file judged (same inode, same change time), the
-/// verdict stands, and reading and judging it again would double the cost
-/// for nothing. Anything else is read and judged again.
-pub(crate) fn recheck(
-    roster: &RosterDir,
-    judged: SessionRow,
-    stamp_when_judged: Option<FileStamp>,
-    facts: &impl SystemFacts,
-) -> Option<SessionRow> {
-    let unchanged = stamp_when_judged
-        .is_some_and(|stamp| entry_stamp(roster.sessions(), &judged.file_name) == Some(stamp));
-    if unchanged { Some(judged) } else { read_session_row(roster, &judged.file_name, facts) }
-}
-
-/// The session-id index entry a row's record may hold: its key and the
-/// record name the entry must still name to be the record's.
-pub(crate) fn index_entry_of(row: &SessionRow) -> Option<(IndexKey, RecordName)> {
-    let record = row.record.as_ref()?;
-    let name = RecordName::parse_file_name(&row.file_name)?;
-    Some((IndexKey::of(record.session_id.as_ref()?), name))
 }
 
 /// Removes one row's file and its session-id index entry; `false` when the
@@ -422,7 +372,7 @@ pub fn remove_current(
     // names the caller's owner among its chain.
     if let (Some(identity), Some(session_id)) =
         (current.identity, current.payload_session_id.and_then(|id| SessionId::parse(id).ok()))
-        && let Some(holder) = crate::session_index::indexed_holder(roster, &session_id)
+        && let Some(holder) = crate::store::session_index::indexed_holder(roster, &session_id)
         && holder.pid != current.pid
         && let Some(row) = read_session_row(roster, &holder.file_name(), facts)
         && let Some(record) = &row.record
@@ -545,7 +495,7 @@ fn whose(
 
 /// Where a record was written, for a message: its pid namespace, boot and
 /// machine.
-fn describe_world(record: &crate::record::Record) -> String {
+fn describe_world(record: &crate::record::session_record::Record) -> String {
     let machine = record.owner.machine.as_ref().map_or(String::new(), |machine| format!(", {machine}"));
     format!("pid namespace {}, boot {}{machine}", record.owner.pid_ns, record.owner.boot_id)
 }

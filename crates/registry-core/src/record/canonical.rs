@@ -12,8 +12,8 @@
 //! is wrong, if anything. So a file read here yields the very keys the
 //! general reader would yield, and the same checks then run on them.
 
-use crate::record::{RECORD_FORMAT, RecordKeys, SocketKeys};
-use crate::recorded_owner::UncheckedOwner;
+use crate::record::keys::{RECORD_FORMAT, RecordKeys, SocketKeys};
+use crate::record::owner::UncheckedOwner;
 
 /// The keys of `bytes` when they are in the writer's layout; `None` when
 /// the general reader must decide.
@@ -222,7 +222,7 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Parsed, parse_record_by_serde};
+    use crate::record::session_record::{Parsed, parse_record_by_serde};
     use owner_liveness::Pid;
 
     /// The general reader's keys for `bytes`, as parse_versioned's first
@@ -234,12 +234,12 @@ mod tests {
     }
 
     fn sample_bytes() -> Vec<Vec<u8>> {
-        crate::record::tests::sample_shapes().iter().map(|record| record.to_bytes()).collect()
+        crate::record::session_record::tests::sample_shapes().iter().map(|record| record.to_bytes()).collect()
     }
 
     #[test]
     fn every_shape_the_writer_makes_without_a_chain_is_read_here_as_the_general_reader_reads_it() {
-        for record in crate::record::tests::sample_shapes() {
+        for record in crate::record::session_record::tests::sample_shapes() {
             let bytes = record.to_bytes();
             let canonical = read_canonical_record(&bytes);
             if record.owner.chain.is_empty() {
@@ -315,7 +315,7 @@ mod tests {
             assert_eq!(read_canonical_record(edited.as_bytes()), None, "{to}");
             assert_eq!(
                 parse_record_by_serde(edited.as_bytes(), pid),
-                crate::record::parse_record(edited.as_bytes(), pid)
+                crate::record::session_record::parse_record(edited.as_bytes(), pid)
             );
         }
     }

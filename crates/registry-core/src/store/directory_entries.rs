@@ -15,8 +15,8 @@ use nix::fcntl::{OFlag, openat};
 use nix::libc;
 use nix::sys::stat::Mode;
 
-use crate::directory::SubDir;
-use crate::interrupted::retry_on_interrupt;
+use crate::store::directory::SubDir;
+use owner_liveness::retry_interrupted;
 
 /// What the directory says an entry is (`d_type`); `Unknown` where the
 /// filesystem does not say, and the reader must look for itself.
@@ -47,7 +47,7 @@ const LARGEST_READ: usize = 1024 * 1024;
 const SLICE_READ: usize = 4 * 1024;
 
 fn open_for_listing(directory: SubDir<'_>) -> nix::Result<OwnedFd> {
-    retry_on_interrupt(|| {
+    retry_interrupted(|| {
         openat(directory.fd, ".", OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())
     })
 }
@@ -100,7 +100,7 @@ pub fn read_directory_slice(
 }
 
 fn getdents64(fd: &OwnedFd, buffer: &mut [u8]) -> nix::Result<usize> {
-    retry_on_interrupt(|| {
+    retry_interrupted(|| {
         // SAFETY: the kernel writes at most `buffer.len()` bytes into the
         // buffer, which lives for the whole call.
         let read =
@@ -141,7 +141,7 @@ fn parse_entries(bytes: &[u8]) -> impl Iterator<Item = (Option<DirectoryEntry>, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::directory::RosterDir;
+    use crate::store::directory::RosterDir;
 
     #[test]
     fn whole_directories_and_slices_list_every_entry_once_with_its_kind() {

@@ -6,24 +6,20 @@
 use std::path::PathBuf;
 
 use owner_liveness::{OwnerIdentity, Pid, SocketIdentity};
-use serde::de::{self, IgnoredAny, MapAccess};
+use serde::Serialize;
 use serde::ser::SerializeMap;
-use serde::{Deserialize, Serialize};
 
-use crate::canonical_record::read_canonical_record;
-use crate::malformed::{Field, FieldError, FieldLimit, Malformed};
-use crate::record_name::RecordName;
-use crate::record_values::{
+use crate::record::canonical::read_canonical_record;
+use crate::record::keys::{RECORD_FORMAT, RecordKeys};
+use crate::record::malformed::{Field, FieldError, FieldLimit, Malformed};
+use crate::record::name::RecordName;
+use crate::record::owner::RecordedOwner;
+use crate::record::timestamp::Timestamp;
+use crate::record::values::{
     AgentName, HarnessName, HarnessVersion, RecordedTime, SOCKET_PATH_LIMIT, SessionDirectoryPath, SessionId,
     SessionPidSource, SocketPath, TranscriptPath,
 };
-use crate::recorded_owner::{KeyName, OwnerKeys, RecordedOwner, UncheckedOwner, read_once, required};
-use crate::timestamp::Timestamp;
-
-/// The record format this roster writes and fully understands. Format 2
-/// added `machine` (and start ticks on the initial time namespace's clock
-/// wherever `machine` is present); format 1 files are still read.
-pub const RECORD_FORMAT: u64 = 2;
+use crate::record::versioned::{FormatProblem, parse_versioned};
 
 /// The record's `socket` object.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -67,72 +63,15 @@ pub enum Parsed {
     UnsupportedFormat(u64),
 }
 
-#[derive(Deserialize)]
-struct FormatOnly {
-    format: Option<serde_json::Value>,
-}
-
 /// The pid a file name stands for, when it is a name roster writes
 /// (`RecordName`).
 pub fn pid_of_file_name(name: &str) -> Option<Pid> {
     RecordName::parse_file_name(name).map(|name| name.pid)
 }
 
-/// Why a roster file's bytes are not a value of the format this roster
-/// understands.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FormatProblem {
-    Malformed(Malformed),
-    /// Written by a newer roster (`format` above ours).
-    Unsupported(u64),
-}
-
-/// The keys of a roster file as parsed, which name their format.
-pub trait Versioned {
-    fn format(&self) -> u64;
-}
-
-/// The first step of parsing every roster file (records, consent markers):
-/// UTF-8, a JSON object, a `format` key between 1 and `supported`, then a
-/// strict parse into `T` (serde refuses duplicate keys and wrong types).
-///
-/// A file roster wrote parses at the first try, in one pass over its bytes;
-/// only one that does not (or names another format) is scanned for its
-/// `format` first, to say exactly what is wrong with it.
-pub fn parse_versioned<T: serde::de::DeserializeOwned + Versioned>(
-    bytes: &[u8],
-    supported: u64,
-) -> Result<T, FormatProblem> {
-    let malformed = |problem| Err(FormatProblem::Malformed(problem));
-    let text = match std::str::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(error) => return malformed(Malformed::NotUtf8(error.to_string())),
-    };
-    if let Ok(keys) = serde_json::from_str::<T>(text)
-        && (1..=supported).contains(&keys.format())
-    {
-        return Ok(keys);
-    }
-    let format = match serde_json::from_str::<FormatOnly>(text) {
-        Ok(FormatOnly { format: Some(value) }) => value,
-        Ok(FormatOnly { format: None }) => return malformed(Malformed::NoFormat),
-        Err(error) => return malformed(Malformed::NotAnObject(error.to_string())),
-    };
-    let Some(format) = format.as_u64() else {
-        return malformed(Malformed::FormatNotAnInteger(format.to_string()));
-    };
-    if format > supported {
-        return Err(FormatProblem::Unsupported(format));
-    }
-    if format < 1 {
-        return malformed(Malformed::FormatBelowOne(format));
-    }
-    serde_json::from_str(text).map_err(|error| FormatProblem::Malformed(Malformed::Shape(error.to_string())))
-}
-
 /// Parses a record file's bytes strictly (docs/contract.md §3), checking the pid
 /// against the file name's. A file in the layout roster writes is read
-/// without serde (`canonical_record`); any other goes to the general
+/// without serde (`canonical`); any other goes to the general
 /// reader, and both readers' keys meet the same checks.
 pub fn parse_record(bytes: &[u8], file_pid: Pid) -> Parsed {
     match read_canonical_record(bytes) {
@@ -197,25 +136,19 @@ impl Record {
     pub fn check_limits(&self) -> Result<(), FieldError> {
         let optional = |value: Option<&str>| value.unwrap_or_default().to_owned();
         let fields: [(FieldLimit, String); 10] = [
-            (crate::record_values::CWD_LIMIT, self.cwd.to_string()),
-            (crate::record_values::TRANSCRIPT_PATH_LIMIT, optional(self.transcript_path.as_deref())),
+            (crate::record::values::CWD_LIMIT, self.cwd.to_string()),
+            (crate::record::values::TRANSCRIPT_PATH_LIMIT, optional(self.transcript_path.as_deref())),
             (SOCKET_PATH_LIMIT, optional(self.socket.as_ref().map(|socket| socket.path.as_str()))),
-            (crate::record_values::HARNESS_VERSION_LIMIT, optional(self.harness_version.as_deref())),
-            (crate::record_values::SESSION_ID_LIMIT, optional(self.session_id.as_deref())),
-            (crate::record_values::AGENT_NAME_LIMIT, optional(self.agent.as_deref())),
-            (crate::record_values::HARNESS_LIMIT, self.harness.to_string()),
-            (crate::record_values::SESSION_PID_SOURCE_LIMIT, self.session_pid_source.to_string()),
-            (crate::record_values::BOOT_ID_LIMIT, self.owner.boot_id.to_string()),
-            (crate::record_values::MACHINE_LIMIT, optional(self.owner.machine.as_deref())),
+            (crate::record::values::HARNESS_VERSION_LIMIT, optional(self.harness_version.as_deref())),
+            (crate::record::values::SESSION_ID_LIMIT, optional(self.session_id.as_deref())),
+            (crate::record::values::AGENT_NAME_LIMIT, optional(self.agent.as_deref())),
+            (crate::record::values::HARNESS_LIMIT, self.harness.to_string()),
+            (crate::record::values::SESSION_PID_SOURCE_LIMIT, self.session_pid_source.to_string()),
+            (crate::record::values::BOOT_ID_LIMIT, self.owner.boot_id.to_string()),
+            (crate::record::values::MACHINE_LIMIT, optional(self.owner.machine.as_deref())),
         ];
         fields.iter().try_for_each(|(limit, value)| limit.check(value))
     }
-}
-
-/// Every string field of `record` against its `FieldLimit`; the first one
-/// over its limit is the error.
-pub fn check_field_limits(record: &Record) -> Result<(), FieldError> {
-    record.check_limits()
 }
 
 impl Serialize for Record {
@@ -251,41 +184,6 @@ impl Serialize for Record {
     }
 }
 
-/// A record's keys as read, before the rules of their values were checked.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct RecordKeys {
-    pub(crate) format: u64,
-    pub(crate) owner: UncheckedOwner,
-    pub(crate) session_pid_source: String,
-    pub(crate) session_pid_verified: bool,
-    pub(crate) harness: String,
-    pub(crate) harness_version: Option<String>,
-    pub(crate) agent: Option<String>,
-    pub(crate) session_id: Option<String>,
-    pub(crate) transcript_path: Option<String>,
-    pub(crate) socket: Option<SocketKeys>,
-    pub(crate) cwd: String,
-    pub(crate) registrar_pid: u32,
-    pub(crate) registered_at: String,
-    pub(crate) refreshed_at: String,
-}
-
-impl Versioned for RecordKeys {
-    fn format(&self) -> u64 {
-        self.format
-    }
-}
-
-/// The `socket` object as read.
-#[derive(Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, rename = "SocketRecord")]
-pub(crate) struct SocketKeys {
-    pub(crate) path: String,
-    pub(crate) dev: u64,
-    pub(crate) ino: u64,
-    pub(crate) mtime_ns: i64,
-}
-
 impl RecordKeys {
     /// The record, once every rule holds, checked in the order whose first
     /// failure list reports.
@@ -309,10 +207,10 @@ impl RecordKeys {
         };
         let harness_version = self.harness_version.map(HarnessVersion::parse_owned).transpose()?;
         if let Some(session_id) = &self.session_id {
-            crate::record_values::SESSION_ID_LIMIT.check(session_id)?;
+            crate::record::values::SESSION_ID_LIMIT.check(session_id)?;
         }
         if let Some(agent) = &self.agent {
-            crate::record_values::AGENT_NAME_LIMIT.check(agent)?;
+            crate::record::values::AGENT_NAME_LIMIT.check(agent)?;
         }
         let harness = HarnessName::parse_owned(self.harness)?;
         let session_pid_source = SessionPidSource::parse_owned(self.session_pid_source)?;
@@ -331,88 +229,6 @@ impl RecordKeys {
             registrar_pid: self.registrar_pid,
             registered_at,
             refreshed_at,
-        })
-    }
-}
-
-impl<'de> Deserialize<'de> for RecordKeys {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<RecordKeys, D::Error> {
-        deserializer.deserialize_map(RecordVisitor)
-    }
-}
-
-/// Reads a record's keys as serde's derived reader did: a key given twice
-/// or a missing one is refused by name, an unknown one is skipped (a newer
-/// roster adds keys only with a higher format).
-struct RecordVisitor;
-
-impl<'de> de::Visitor<'de> for RecordVisitor {
-    type Value = RecordKeys;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("struct Record")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RecordKeys, A::Error> {
-        let mut owner = OwnerKeys::default();
-        let mut format = None;
-        let mut session_pid_source = None;
-        let mut session_pid_verified = None;
-        let mut harness = None;
-        let mut harness_version: Option<Option<String>> = None;
-        let mut agent: Option<Option<String>> = None;
-        let mut session_id: Option<Option<String>> = None;
-        let mut transcript_path: Option<Option<String>> = None;
-        let mut socket: Option<Option<SocketKeys>> = None;
-        let mut cwd = None;
-        let mut registrar_pid = None;
-        let mut registered_at = None;
-        let mut refreshed_at = None;
-        while let Some(key) = map.next_key::<KeyName<'de>>()? {
-            match key.as_str() {
-                "format" => read_once(&mut format, "format", &mut map)?,
-                "session_pid_source" => read_once(&mut session_pid_source, "session_pid_source", &mut map)?,
-                "session_pid_verified" => {
-                    read_once(&mut session_pid_verified, "session_pid_verified", &mut map)?
-                }
-                "harness" => read_once(&mut harness, "harness", &mut map)?,
-                "harness_version" => read_once(&mut harness_version, "harness_version", &mut map)?,
-                "agent" => read_once(&mut agent, "agent", &mut map)?,
-                "session_id" => read_once(&mut session_id, "session_id", &mut map)?,
-                "transcript_path" => read_once(&mut transcript_path, "transcript_path", &mut map)?,
-                "socket" => read_once(&mut socket, "socket", &mut map)?,
-                "cwd" => read_once(&mut cwd, "cwd", &mut map)?,
-                "registrar_pid" => read_once(&mut registrar_pid, "registrar_pid", &mut map)?,
-                "registered_at" => read_once(&mut registered_at, "registered_at", &mut map)?,
-                "refreshed_at" => read_once(&mut refreshed_at, "refreshed_at", &mut map)?,
-                other => {
-                    if !owner.read(other, &mut map)? {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-            }
-        }
-        // Missing keys are named in the file's order, as serde did.
-        let format = required(format, "format")?;
-        owner.require_pid()?;
-        let session_pid_source = required(session_pid_source, "session_pid_source")?;
-        let session_pid_verified = required(session_pid_verified, "session_pid_verified")?;
-        let owner = owner.finish()?;
-        Ok(RecordKeys {
-            format,
-            owner,
-            session_pid_source,
-            session_pid_verified,
-            harness: required(harness, "harness")?,
-            harness_version: harness_version.flatten(),
-            agent: agent.flatten(),
-            session_id: session_id.flatten(),
-            transcript_path: transcript_path.flatten(),
-            socket: socket.flatten(),
-            cwd: required(cwd, "cwd")?,
-            registrar_pid: required(registrar_pid, "registrar_pid")?,
-            registered_at: required(registered_at, "registered_at")?,
-            refreshed_at: required(refreshed_at, "refreshed_at")?,
         })
     }
 }
@@ -438,12 +254,12 @@ pub fn continues_chain(recorded: &Record, identity: &OwnerIdentity) -> bool {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::record_values::{
+    use crate::record::owner::ChainMemberRecord;
+    use crate::record::values::{
         AGENT_NAME_LIMIT, BOOT_ID_LIMIT, BootId, CWD_LIMIT, FIELD_LIMITS, HARNESS_LIMIT,
         HARNESS_VERSION_LIMIT, MACHINE_LIMIT, MachineName, SESSION_ID_LIMIT, SESSION_PID_SOURCE_LIMIT,
         StartTicks, TRANSCRIPT_PATH_LIMIT,
     };
-    use crate::recorded_owner::ChainMemberRecord;
     use owner_liveness::MAX_CHAIN_MEMBERS;
 
     fn text<T>(parse: fn(&str) -> Result<T, FieldError>, value: &str) -> T {
@@ -612,7 +428,10 @@ pub(crate) mod tests {
         }));
         assert_eq!(
             zero,
-            Malformed::Field(FieldError::new(Field::SessionPid, crate::malformed::FieldProblem::PidZero))
+            Malformed::Field(FieldError::new(
+                Field::SessionPid,
+                crate::record::malformed::FieldProblem::PidZero
+            ))
         );
         assert_eq!(zero.to_string(), "session_pid is 0");
         let other_pid = reason(&with(|map| {
@@ -790,10 +609,10 @@ pub(crate) mod tests {
         let record = maximal();
         let bytes = record.to_bytes();
         assert!(
-            bytes.len() as u64 <= crate::files::MAX_ENTRY_BYTES,
+            bytes.len() as u64 <= crate::store::files::MAX_ENTRY_BYTES,
             "a maximal record is {} bytes, over the {}-byte entry cap",
             bytes.len(),
-            crate::files::MAX_ENTRY_BYTES
+            crate::store::files::MAX_ENTRY_BYTES
         );
         assert_eq!(parse_record(&bytes, pid(u32::MAX)), Parsed::Record(Box::new(record)));
     }
@@ -880,7 +699,7 @@ pub(crate) mod tests {
         // still refuses one over its limit.
         let mut record = sample();
         record.owner.boot_id = BootId::from_kernel(&over(BOOT_ID_LIMIT));
-        assert!(check_field_limits(&record).is_err());
+        assert!(record.check_limits().is_err());
     }
 
     proptest::proptest! {

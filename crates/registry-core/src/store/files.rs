@@ -1,36 +1,32 @@
 //! File operations inside the verified directory: safe reads that never
-//! follow, block or trust what they should not (docs/contract.md §2), atomic writes
-//! that leave the old file or the new one and never a torn one, and the
-//! `.lock` every mutation of the registry holds (a hint file is not one).
+//! follow, block or trust what they should not (docs/contract.md §2), and
+//! atomic writes that leave the old file or the new one and never a torn
+//! one. The lock they are done under is in `lock`, the hint files written
+//! without it in `hints`.
 
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag, openat, renameat};
 use nix::sys::stat::{Mode, fchmod, fstat, fstatat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
 
-use crate::directory::{RosterDir, SubDir};
-use crate::directory_entries::{DirectoryEntry, EntryKind, read_directory, read_directory_slice};
 use crate::error::{Error, Result};
-use crate::interrupted::retry_on_interrupt;
-use crate::ownership::effective_uid;
-use crate::timestamp::Timestamp;
+use crate::record::timestamp::Timestamp;
+use crate::store::directory::{RosterDir, SubDir};
+use crate::store::directory_entries::{DirectoryEntry, EntryKind, read_directory, read_directory_slice};
+use crate::store::ownership::effective_uid;
+use owner_liveness::retry_interrupted;
 
 /// The most bytes any roster file may hold; more makes the entry untrusted.
 pub const MAX_ENTRY_BYTES: u64 = 64 * 1024;
 /// Prefix of atomic-write temporaries; dotfiles are never listed.
 pub const TEMP_PREFIX: &str = ".tmp-";
-/// The lock file's name; it is never unlinked.
-pub const LOCK_NAME: &str = ".lock";
-/// How long a mutation waits for the lock before "registry busy".
-pub const LOCK_WAIT: Duration = Duration::from_secs(5);
 
 /// An entry's bytes and the facts of the handle they were read through.
 #[derive(Clone, Debug)]
@@ -81,7 +77,7 @@ impl FileStamp {
 
 /// The stamp of what `name` names now, without following a symlink.
 pub(crate) fn entry_stamp(directory: SubDir<'_>, name: &str) -> Option<FileStamp> {
-    retry_on_interrupt(|| fstatat(directory.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW))
+    retry_interrupted(|| fstatat(directory.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW))
         .ok()
         .map(|stat| FileStamp::of(&stat))
 }
@@ -146,7 +142,7 @@ fn read_entry_once(
     let before = if listed_as == EntryKind::Regular {
         None
     } else {
-        let stat = match retry_on_interrupt(|| fstatat(directory.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW)) {
+        let stat = match retry_interrupted(|| fstatat(directory.fd, name, AtFlags::AT_SYMLINK_NOFOLLOW)) {
             Ok(stat) => stat,
             Err(Errno::ENOENT) => return Err(ReadProblem::Missing),
             Err(errno) => return Err(ReadProblem::Failed(format!("stat: {}", errno.desc()))),
@@ -168,7 +164,7 @@ fn read_entry_once(
         Err(Errno::ELOOP) => return Err(ReadProblem::Untrusted { reason: "is a symlink".into(), mtime }),
         Err(errno) => return Err(ReadProblem::Failed(format!("open: {}", errno.desc()))),
     };
-    let after = retry_on_interrupt(|| fstat(&fd))
+    let after = retry_interrupted(|| fstat(&fd))
         .map_err(|errno| ReadProblem::Failed(format!("fstat: {}", errno.desc())))?;
     // Another inode under the name: replaced between the stat and the open.
     // No link left: replaced or removed right after the open.
@@ -195,8 +191,8 @@ fn read_entry_once(
 /// then found untrusted by its owner).
 fn open_entry_for_reading(directory: SubDir<'_>, name: &str) -> nix::Result<OwnedFd> {
     let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
-    match retry_on_interrupt(|| openat(directory.fd, name, flags | OFlag::O_NOATIME, Mode::empty())) {
-        Err(Errno::EPERM) => retry_on_interrupt(|| openat(directory.fd, name, flags, Mode::empty())),
+    match retry_interrupted(|| openat(directory.fd, name, flags | OFlag::O_NOATIME, Mode::empty())) {
+        Err(Errno::EPERM) => retry_interrupted(|| openat(directory.fd, name, flags, Mode::empty())),
         other => other,
     }
 }
@@ -210,7 +206,7 @@ fn read_to_limit(fd: &OwnedFd, size: i64) -> nix::Result<Vec<u8>> {
     let mut bytes = vec![0u8; (size.max(0) as usize).saturating_add(1).min(limit)];
     let mut filled = 0;
     while filled < bytes.len() {
-        let read = retry_on_interrupt(|| nix::unistd::read(fd, &mut bytes[filled..]))?;
+        let read = retry_interrupted(|| nix::unistd::read(fd, &mut bytes[filled..]))?;
         if read == 0 {
             break;
         }
@@ -292,27 +288,26 @@ fn write_temp_and_rename(
     bytes: &[u8],
 ) -> std::result::Result<(), (&'static str, Errno)> {
     let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    let fd = retry_on_interrupt(|| openat(directory.fd, temp, flags, Mode::S_IRUSR | Mode::S_IWUSR))
+    let fd = retry_interrupted(|| openat(directory.fd, temp, flags, Mode::S_IRUSR | Mode::S_IWUSR))
         .map_err(|errno| ("create", errno))?;
     // The umask may have removed bits; it can never have added any, but a
     // restrictive umask could leave the owner unable to read, so set 0600.
-    retry_on_interrupt(|| fchmod(&fd, Mode::S_IRUSR | Mode::S_IWUSR))
-        .map_err(|errno| ("chmod 600", errno))?;
+    retry_interrupted(|| fchmod(&fd, Mode::S_IRUSR | Mode::S_IWUSR)).map_err(|errno| ("chmod 600", errno))?;
     let mut file = File::from(fd);
     file.write_all(bytes).map_err(|error| ("write", io_errno(&error)))?;
     file.sync_all().map_err(|error| ("fsync", io_errno(&error)))?;
     drop(file);
-    retry_on_interrupt(|| renameat(directory.fd, temp, directory.fd, name))
+    retry_interrupted(|| renameat(directory.fd, temp, directory.fd, name))
         .map_err(|errno| ("rename into place", errno))
 }
 
-fn io_errno(error: &std::io::Error) -> Errno {
+pub(crate) fn io_errno(error: &std::io::Error) -> Errno {
     Errno::from_raw(error.raw_os_error().unwrap_or(nix::libc::EIO))
 }
 
 /// fsyncs a directory so a rename or unlink in it survives a crash.
 pub fn sync_directory(directory: SubDir<'_>) -> std::result::Result<(), Errno> {
-    retry_on_interrupt(|| nix::unistd::fsync(directory.fd))
+    retry_interrupted(|| nix::unistd::fsync(directory.fd))
 }
 
 /// Removes `name`; `Ok(false)` when it was already gone.
@@ -323,7 +318,7 @@ pub fn remove_entry(
     name: &(impl AsRef<OsStr> + ?Sized),
 ) -> Result<bool> {
     let name = name.as_ref();
-    match retry_on_interrupt(|| unlinkat(directory.fd, name, UnlinkatFlags::NoRemoveDir)) {
+    match retry_interrupted(|| unlinkat(directory.fd, name, UnlinkatFlags::NoRemoveDir)) {
         Ok(()) => Ok(true),
         Err(Errno::ENOENT | Errno::EISDIR) => Ok(false),
         Err(errno) => {
@@ -345,220 +340,9 @@ pub fn list_entries(roster: &RosterDir, directory: SubDir<'_>) -> Result<Vec<Dir
 
 /// The mtime of an entry without following it, if it exists.
 pub fn entry_mtime(directory: SubDir<'_>, name: &OsStr) -> Option<Timestamp> {
-    retry_on_interrupt(|| fstatat(directory.fd, Path::new(name), AtFlags::AT_SYMLINK_NOFOLLOW))
+    retry_interrupted(|| fstatat(directory.fd, Path::new(name), AtFlags::AT_SYMLINK_NOFOLLOW))
         .ok()
         .map(|stat| stat_mtime(&stat))
-}
-
-/// The exclusive registry lock, released when dropped (or when the holder
-/// dies: it is an `flock`, so the kernel frees it with the last fd).
-#[derive(Debug)]
-pub struct RegistryLock {
-    _file: File,
-}
-
-impl RosterDir {
-    /// Takes the lock, waiting at most `LOCK_WAIT`, then "registry busy".
-    pub fn lock(&self) -> Result<RegistryLock> {
-        self.lock_within(LOCK_WAIT)
-    }
-
-    /// Takes the lock, waiting at most `wait`, and never past the handle's
-    /// lock deadline (`with_lock_deadline`).
-    ///
-    /// A free lock is taken at once (`LOCK_NB`). A held one is waited for
-    /// in the kernel: a waiting thread blocks in `flock(LOCK_EX)`, so it
-    /// wakes the instant the holder releases the lock or dies, while this
-    /// thread waits for it with the deadline. Polling instead made waiters
-    /// sleep through most releases: at eight writers one in a hundred
-    /// registrations waited hundreds of milliseconds.
-    pub fn lock_within(&self, wait: Duration) -> Result<RegistryLock> {
-        let (file, path) = self.open_lock_file()?;
-        let started = Instant::now();
-        let deadline = match self.lock_deadline {
-            Some(limit) => limit.min(started + wait),
-            None => started + wait,
-        };
-        if take_lock_if_free(&file, &path)? {
-            return Ok(RegistryLock { _file: file });
-        }
-        let waiter =
-            LockWaiter::start(&file).map_err(|error| Error::io("wait for the lock on", &path, error))?;
-        let notice_at = self.on_long_lock_wait.map(|notice| (started + LOCK_WAIT_NOTICE, notice));
-        match waiter.wait(deadline, notice_at, &path, &file) {
-            WaitOutcome::Locked => Ok(RegistryLock { _file: file }),
-            WaitOutcome::Failed(error) => Err(Error::io("lock", &path, error)),
-            WaitOutcome::TimedOut => {
-                let holder = lock_holder(&file);
-                Err(Error::Busy { path, waited_ms: started.elapsed().as_millis(), holder })
-            }
-        }
-    }
-
-    /// Takes the lock only if it is free this instant; `None` when another
-    /// process holds it. For work that may as well be left to the next
-    /// writer (register's reaping): it never waits. (It may take the lock
-    /// just as a holder lets go, before the waiters wake; they then wait
-    /// for that work, as long as it takes.)
-    pub fn lock_if_free(&self) -> Result<Option<RegistryLock>> {
-        let (file, path) = self.open_lock_file()?;
-        Ok(take_lock_if_free(&file, &path)?.then_some(RegistryLock { _file: file }))
-    }
-
-    /// The lock file, created when missing, never through a symlink.
-    fn open_lock_file(&self) -> Result<(File, std::path::PathBuf)> {
-        let path = self.path().join(LOCK_NAME);
-        let flags = OFlag::O_RDWR | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-        let fd: OwnedFd =
-            retry_on_interrupt(|| openat(self.root().fd, LOCK_NAME, flags, Mode::S_IRUSR | Mode::S_IWUSR))
-                .map_err(|errno| Error::io("open", &path, errno.into()))?;
-        Ok((File::from(fd), path))
-    }
-}
-
-/// Takes the lock on `file` if no one holds it (`LOCK_NB`): `false` when
-/// someone does.
-fn take_lock_if_free(file: &File, path: &Path) -> Result<bool> {
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(true),
-            Err(std::fs::TryLockError::WouldBlock) => return Ok(false),
-            Err(std::fs::TryLockError::Error(error)) if error.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(std::fs::TryLockError::Error(error)) => return Err(Error::io("lock", path, error)),
-        }
-    }
-}
-
-/// What a long lock wait calls, with the lock's path and holder.
-type LongWaitNotice = fn(&Path, Option<u32>);
-
-/// A thread blocked in `flock(LOCK_EX)` on a duplicate of the lock's fd
-/// (same open file description, so the lock it takes is the caller's),
-/// and the state it shares with the thread that waits for it.
-struct LockWaiter {
-    shared: std::sync::Arc<(std::sync::Mutex<WaitState>, std::sync::Condvar)>,
-}
-
-enum WaitState {
-    Waiting,
-    Locked,
-    Failed(std::io::Error),
-    /// The caller gave up: the waiting thread releases the lock as soon as
-    /// it gets it, so an abandoned wait never keeps the registry locked.
-    Abandoned,
-}
-
-enum WaitOutcome {
-    Locked,
-    Failed(std::io::Error),
-    TimedOut,
-}
-
-impl LockWaiter {
-    fn start(file: &File) -> std::io::Result<LockWaiter> {
-        let duplicate = file.try_clone()?;
-        let shared =
-            std::sync::Arc::new((std::sync::Mutex::new(WaitState::Waiting), std::sync::Condvar::new()));
-        let for_thread = std::sync::Arc::clone(&shared);
-        std::thread::Builder::new().name("registry-lock-wait".into()).spawn(move || {
-            let result = loop {
-                match duplicate.lock() {
-                    Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-                    other => break other,
-                }
-            };
-            let (state, woken) = &*for_thread;
-            let mut state = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            match (&*state, result) {
-                (WaitState::Abandoned, Ok(())) => {
-                    let _ = duplicate.unlock();
-                }
-                (WaitState::Abandoned, Err(_)) => {}
-                (_, Ok(())) => *state = WaitState::Locked,
-                (_, Err(error)) => *state = WaitState::Failed(error),
-            }
-            woken.notify_all();
-        })?;
-        Ok(LockWaiter { shared })
-    }
-
-    /// Waits until the waiting thread has the lock, failed, or `deadline`
-    /// passed; gives `notice` once at its instant if still waiting then.
-    fn wait(
-        self,
-        deadline: Instant,
-        mut notice: Option<(Instant, LongWaitNotice)>,
-        path: &Path,
-        file: &File,
-    ) -> WaitOutcome {
-        let (state, woken) = &*self.shared;
-        let mut guard = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        loop {
-            match std::mem::replace(&mut *guard, WaitState::Waiting) {
-                WaitState::Locked => return WaitOutcome::Locked,
-                WaitState::Failed(error) => return WaitOutcome::Failed(error),
-                WaitState::Waiting | WaitState::Abandoned => {}
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                *guard = WaitState::Abandoned;
-                return WaitOutcome::TimedOut;
-            }
-            let wake_at = match notice {
-                Some((at, _)) if at < deadline => at,
-                _ => deadline,
-            };
-            if let Some((at, say)) = notice
-                && now >= at
-            {
-                notice = None;
-                // The holder is read without holding the state: reading
-                // `/proc/locks` must not delay the waiting thread's report.
-                drop(guard);
-                say(path, lock_holder(file));
-                guard = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                continue;
-            }
-            guard = woken
-                .wait_timeout(guard, wake_at.saturating_duration_since(now))
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .0;
-        }
-    }
-}
-
-/// How long a lock wait lasts before the handle's notice is given.
-pub const LOCK_WAIT_NOTICE: Duration = Duration::from_millis(500);
-
-/// The pid holding an `flock` on `file`, from `/proc/locks` (matched by
-/// device and inode); `None` when it cannot be told (the holder is in
-/// another pid namespace, or `/proc/locks` is unreadable).
-fn lock_holder(file: &File) -> Option<u32> {
-    use std::os::unix::fs::MetadataExt;
-    let metadata = file.metadata().ok()?;
-    let (major, minor) = (nix::sys::stat::major(metadata.dev()), nix::sys::stat::minor(metadata.dev()));
-    let wanted = format!("{major:02x}:{minor:02x}:{}", metadata.ino());
-    let locks = std::fs::read_to_string("/proc/locks").ok()?;
-    locks.lines().find_map(|line| {
-        // `1: FLOCK  ADVISORY  WRITE 4711 00:1f:12345 0 EOF`; a waiter's
-        // line has `->` after the number.
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.get(1) != Some(&"FLOCK") || fields.get(5) != Some(&wanted.as_str()) {
-            return None;
-        }
-        fields.get(4)?.parse().ok()
-    })
-}
-
-impl RegistryLock {
-    /// The raw fd, for tests that check it is close-on-exec.
-    pub fn raw_fd(&self) -> i32 {
-        self._file.as_raw_fd()
-    }
-
-    pub fn fd(&self) -> BorrowedFd<'_> {
-        self._file.as_fd()
-    }
 }
 
 /// Reads at most `limit` names of a directory starting at `cursor` (a
@@ -571,29 +355,6 @@ pub fn read_names_from(
     limit: usize,
 ) -> std::result::Result<(Vec<DirectoryEntry>, Option<i64>), Errno> {
     read_directory_slice(directory, cursor, limit)
-}
-
-/// Overwrites a small hint file in place, with one write at its start (no
-/// temporary, no truncation, no fsync): for data any value of which is
-/// harmless, such as the reaping cursor. Writers may race without the lock:
-/// Linux lets one write to a file at a time, so when they all write the
-/// same length the file holds one writer's bytes, never a mix of lengths;
-/// a reader racing a write may see bytes of two. Whatever followed the
-/// written bytes (a longer file put there by anything else) is cut off
-/// after the write, so it cannot make the hint unreadable for good. Never
-/// follows a symlink, never blocks on a FIFO put in its place.
-pub fn write_hint(directory: SubDir<'_>, name: &str, bytes: &[u8]) -> std::result::Result<(), Errno> {
-    let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
-    let fd = retry_on_interrupt(|| openat(directory.fd, name, flags, Mode::S_IRUSR | Mode::S_IWUSR))?;
-    let mut file = File::from(fd);
-    file.write_all(bytes).map_err(|error| io_errno(&error))?;
-    file.set_len(bytes.len() as u64).map_err(|error| io_errno(&error))
-}
-
-/// Reads a small hint file written by `write_hint`; `None` when absent,
-/// untrusted or unreadable.
-pub fn read_hint(directory: SubDir<'_>, name: &str) -> Option<Vec<u8>> {
-    read_entry(directory, name).ok().map(|contents| contents.bytes)
 }
 
 #[cfg(test)]

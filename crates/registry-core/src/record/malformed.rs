@@ -3,7 +3,7 @@
 //! without reading messages. Each displays as the one line `roster-list`
 //! and `roster-consent status` show for it. The shape of a field's length
 //! limit (`FieldLimit`) is here too, since breaking one is such a problem;
-//! the limits themselves are with the field types (`record_values.rs`).
+//! the limits themselves are with the field types (`values.rs`).
 
 use std::fmt;
 
@@ -252,7 +252,7 @@ impl fmt::Display for FieldError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record_values::{AGENT_NAME_LIMIT, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT};
+    use crate::record::values::{AGENT_NAME_LIMIT, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT};
 
     fn check(field: Field, problem: FieldProblem, expect: &str) {
         assert_eq!(FieldError::new(field, problem).to_string(), expect);

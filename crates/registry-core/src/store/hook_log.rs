@@ -2,9 +2,9 @@
 //! silent on stdout and exit 0. Bounded to the last 100 lines; `roster-list`
 //! points at recent failures in its notes.
 
-use crate::directory::RosterDir;
-use crate::files::{MAX_ENTRY_BYTES, read_entry, write_atomically};
-use crate::timestamp::Timestamp;
+use crate::record::timestamp::Timestamp;
+use crate::store::directory::RosterDir;
+use crate::store::files::{MAX_ENTRY_BYTES, read_entry, write_atomically};
 use std::time::Duration;
 
 /// The log's name in the roster directory.
@@ -16,17 +16,9 @@ pub const HOOK_LOG_LINES: usize = 100;
 /// that limit, so the log never becomes unreadable (which dropped its history and hid
 /// failures from `roster-list`).
 const HOOK_LOG_LINE_BYTES: usize = (MAX_ENTRY_BYTES as usize / HOOK_LOG_LINES) - 1;
-/// How long a failing hook waits for the lock to log; a hook's budget is
-/// tight, and stderr already carries the message.
-const LOG_LOCK_WAIT: Duration = Duration::from_millis(300);
-
 /// Appends `<time> <tool>: <message>` (one line, newlines flattened),
-/// keeping the last `HOOK_LOG_LINES` lines. Best effort by design.
-pub fn append_hook_error(roster: &RosterDir, tool: &str, message: &str) -> crate::error::Result<()> {
-    append_hook_error_within(roster, tool, message, LOG_LOCK_WAIT)
-}
-
-/// `append_hook_error`, waiting at most `wait` for the lock. When the lock
+/// keeping the last `HOOK_LOG_LINES` lines, waiting at most `wait` for the
+/// lock. Best effort by design. When the lock
 /// stays busy (the very failure a hook may be reporting), the line is
 /// appended without it, in one `O_APPEND` write, as long as the log is
 /// still well under the read limit; the next locked append trims it.

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use owner_liveness::{ChainMember, MAX_CHAIN_MEMBERS, OwnerIdentity, Pid};
 
-use crate::malformed::{Field, FieldError, FieldProblem};
-use crate::record_values::{BootId, MachineName, StartTicks};
+use crate::record::malformed::{Field, FieldError, FieldProblem};
+use crate::record::values::{BootId, MachineName, StartTicks};
 
 /// The owner identity as recorded (docs/contract.md §3, §4.2): the
 /// outermost process, the frame it was captured in, and the harness

@@ -24,8 +24,8 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 use owner_liveness::{Pid, PidFd};
 
 use self::followed_paths::{FollowedEvent, FollowedPaths, Interest, symlinks_on_path};
-use crate::directory::{CONSENT, SESSIONS};
 use crate::error::{Error, Result};
+use crate::store::directory::{CONSENT, SESSIONS};
 
 /// One thing that changed, for the caller to look at again.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -570,7 +570,7 @@ fn why_unfollowable(errno: Errno) -> String {
 /// The device and inode of the directory `path` leads to now, following
 /// symlinks; `None` when it leads nowhere.
 fn directory_identity(path: &Path) -> Option<(u64, u64)> {
-    let metadata = crate::interrupted::retry_interrupted(|| std::fs::metadata(path)).ok()?;
+    let metadata = owner_liveness::retry_interrupted(|| std::fs::metadata(path)).ok()?;
     metadata.is_dir().then(|| (metadata.dev(), metadata.ino()))
 }
 

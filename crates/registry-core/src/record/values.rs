@@ -11,8 +11,8 @@ use std::path::Path;
 use owner_liveness::OwnerSource;
 use serde::{Serialize, Serializer};
 
-use crate::malformed::{Field, FieldError, FieldLimit, FieldProblem};
-use crate::timestamp::Timestamp;
+use crate::record::malformed::{Field, FieldError, FieldLimit, FieldProblem};
+use crate::record::timestamp::Timestamp;
 
 /// The longest value each string field of a record may hold. Register
 /// refuses (or, in hook mode, drops) a longer value and list calls a record

@@ -16,7 +16,7 @@ use std::fmt;
 
 use owner_liveness::{OwnerIdentity, Pid, SystemFacts};
 
-use crate::stable_hash::fnv1a_64;
+use crate::record::stable_hash::fnv1a_64;
 
 /// The world a pid is a pid in: a pid namespace of one boot of one kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

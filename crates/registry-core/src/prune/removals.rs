@@ -10,16 +10,18 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-use crate::record_name::RecordName;
+use crate::record::name::RecordName;
 
-use crate::directory::RosterDir;
-use crate::directory_entries::DirectoryEntry;
 use crate::error::{Error, Result};
-use crate::files::{RegistryLock, remove_entry};
 use crate::parallel::ITEMS_PER_BATCH;
-use crate::prune::{EntryOutcome, Judged, index_entry_of};
-use crate::session_index::{IndexKey, remove_index_entry_if_pointing_at};
+use crate::prune::outcome::{EntryOutcome, Judged};
+use crate::removal_checks::index_entry_of;
 use crate::session_row::SessionRow;
+use crate::store::directory::RosterDir;
+use crate::store::directory_entries::DirectoryEntry;
+use crate::store::files::remove_entry;
+use crate::store::lock::RegistryLock;
+use crate::store::session_index::{IndexKey, remove_index_entry_if_pointing_at};
 
 /// Judges every entry with `judge` on `threads` threads (at least two) and
 /// removes what it says may go; returns each entry's outcome, in the order

@@ -3,9 +3,10 @@
 //! generated from it, and a test holds the contract's layout to it, so an
 //! entry added to the registry cannot be left out of either.
 
-use crate::directory::{CONSENT, SESSION_IDS, SESSIONS};
-use crate::files::{LOCK_NAME, TEMP_PREFIX};
-use crate::hook_log::{HOOK_LOG_LINES, HOOK_LOG_NAME};
+use crate::store::directory::{CONSENT, SESSION_IDS, SESSIONS};
+use crate::store::files::TEMP_PREFIX;
+use crate::store::hook_log::{HOOK_LOG_LINES, HOOK_LOG_NAME};
+use crate::store::lock::LOCK_NAME;
 
 /// Where the reaping walk of `roster-register` left off, in `sessions/`: a
 /// hint, rewritten without fsync, and without the lock when nothing was

@@ -23,13 +23,14 @@ use nix::errno::Errno;
 use nix::fcntl::{readlinkat, renameat};
 use nix::unistd::{UnlinkatFlags, symlinkat, unlinkat};
 
-use crate::directory::{RosterDir, SubDir};
 use crate::error::{Error, Result};
-use crate::files::{RegistryLock, TEMP_PREFIX};
-use crate::interrupted::retry_on_interrupt;
-use crate::record_name::RecordName;
-use crate::record_values::SessionId;
-use crate::stable_hash::fnv1a_64;
+use crate::record::name::RecordName;
+use crate::record::stable_hash::fnv1a_64;
+use crate::record::values::SessionId;
+use crate::store::directory::{RosterDir, SubDir};
+use crate::store::files::TEMP_PREFIX;
+use crate::store::lock::RegistryLock;
+use owner_liveness::retry_interrupted;
 
 /// Prefix of the index entries older registries kept in `sessions/`
 /// (dotfiles there: never listed).
@@ -67,14 +68,14 @@ impl IndexPlace {
     /// (or it names no record).
     fn holder(self, roster: &RosterDir, key: &IndexKey) -> Option<RecordName> {
         let name = self.entry_name(key);
-        let target = retry_on_interrupt(|| readlinkat(self.directory(roster).fd(), name.as_ref())).ok()?;
+        let target = retry_interrupted(|| readlinkat(self.directory(roster).fd(), name.as_ref())).ok()?;
         RecordName::parse_stem(target.to_str()?)
     }
 
     fn remove(self, roster: &RosterDir, key: &IndexKey) -> Result<()> {
         let directory = self.directory(roster);
         let name = self.entry_name(key);
-        match retry_on_interrupt(|| unlinkat(directory.fd(), name.as_ref(), UnlinkatFlags::NoRemoveDir)) {
+        match retry_interrupted(|| unlinkat(directory.fd(), name.as_ref(), UnlinkatFlags::NoRemoveDir)) {
             Ok(()) | Err(Errno::ENOENT) => Ok(()),
             Err(errno) => Err(Error::io("remove", roster.entry_path(directory, &name), errno.into())),
         }
@@ -110,10 +111,10 @@ pub fn point_index_at(roster: &RosterDir, session_id: &SessionId, holder: Record
     let name = &key.0;
     let temp = format!("{TEMP_PREFIX}{name}.{}", std::process::id());
     let shown = roster.entry_path(directory, name);
-    let _ = retry_on_interrupt(|| unlinkat(directory.fd(), temp.as_str(), UnlinkatFlags::NoRemoveDir));
-    retry_on_interrupt(|| symlinkat(holder.to_string().as_str(), directory.fd(), temp.as_str()))
+    let _ = retry_interrupted(|| unlinkat(directory.fd(), temp.as_str(), UnlinkatFlags::NoRemoveDir));
+    retry_interrupted(|| symlinkat(holder.to_string().as_str(), directory.fd(), temp.as_str()))
         .map_err(|errno| Error::io("create index entry", &shown, errno.into()))?;
-    retry_on_interrupt(|| renameat(directory.fd(), temp.as_str(), directory.fd(), name.as_str())).map_err(
+    retry_interrupted(|| renameat(directory.fd(), temp.as_str(), directory.fd(), name.as_str())).map_err(
         |errno| {
             let _ = unlinkat(directory.fd(), temp.as_str(), UnlinkatFlags::NoRemoveDir);
             Error::io("rename index entry", &shown, errno.into())
@@ -165,14 +166,14 @@ pub(crate) fn remove_orphaned_entries(
         if name.to_str().is_none_or(|name| name.starts_with(TEMP_PREFIX)) {
             continue;
         }
-        let Ok(target) = retry_on_interrupt(|| readlinkat(directory.fd(), name.as_os_str())) else {
+        let Ok(target) = retry_interrupted(|| readlinkat(directory.fd(), name.as_os_str())) else {
             continue;
         };
         let Some(holder) = target.to_str().and_then(RecordName::parse_stem) else {
             continue;
         };
         let record = holder.file_name();
-        let looked = retry_on_interrupt(|| {
+        let looked = retry_interrupted(|| {
             nix::sys::stat::fstatat(
                 roster.sessions().fd(),
                 record.as_str(),
@@ -182,7 +183,7 @@ pub(crate) fn remove_orphaned_entries(
         if looked != Err(Errno::ENOENT) {
             continue;
         }
-        match retry_on_interrupt(|| unlinkat(directory.fd(), name.as_os_str(), UnlinkatFlags::NoRemoveDir)) {
+        match retry_interrupted(|| unlinkat(directory.fd(), name.as_os_str(), UnlinkatFlags::NoRemoveDir)) {
             Ok(()) => removed += 1,
             Err(Errno::ENOENT) => {}
             Err(errno) => {
