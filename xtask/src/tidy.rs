@@ -8,7 +8,7 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use ::tests::workspace::workspace_root;
-    use registry_core::{FIELD_LIMITS, LengthUnit};
+    use registry_core::FIELD_LIMITS;
 
     /// Every `.rs` file below `directory`, skipping build output.
     fn rust_files(directory: &Path, found: &mut Vec<PathBuf>) {
@@ -78,11 +78,7 @@ mod tests {
                     .iter()
                     .find(|(fields, _)| fields.split(", ").any(|field| field.trim_matches('`') == key))
                     .unwrap_or_else(|| panic!("{document} has no limit row for `{key}`: {rows:?}"));
-                let unit = match limit.unit {
-                    LengthUnit::Bytes => "bytes",
-                    LengthUnit::Characters => "characters",
-                };
-                let expected = format!("{} {unit}", limit.max);
+                let expected = format!("{} {}", limit.max, limit.unit_name());
                 assert!(
                     row.1.starts_with(&expected),
                     "{document} says `{key}` is limited to {:?}, the code to {expected}",

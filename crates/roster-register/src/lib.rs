@@ -234,18 +234,12 @@ pub fn run(args: RegisterArgs) -> anyhow::Result<()> {
 /// roster takes from the kernel and its own resolution (boot id, machine,
 /// how the owner was found) are left out: nobody passes them.
 fn field_limits_note() -> String {
-    use registry_core::{Field, LengthUnit};
+    use registry_core::Field;
     let given_by_users = registry_core::FIELD_LIMITS
         .iter()
         .filter(|limit| !matches!(limit.field, Field::BootId | Field::Machine | Field::SessionPidSource));
     let lines: Vec<String> = given_by_users
-        .map(|limit| {
-            let unit = match limit.unit {
-                LengthUnit::Bytes => "bytes",
-                LengthUnit::Characters => "characters",
-            };
-            format!("  {:<18} {:>5} {unit}", limit.field.key(), limit.max)
-        })
+        .map(|limit| format!("  {:<18} {:>5} {}", limit.field.key(), limit.max, limit.unit_name()))
         .collect();
     format!(
         "Field limits (longer values are refused with exit 2; in hook mode they are dropped, logged to \
