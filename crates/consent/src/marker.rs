@@ -7,10 +7,10 @@
 use std::path::Path;
 
 use owner_liveness::{OwnerIdentity, Pid};
-use registry_core::{
-    Field, FieldError, FieldProblem, FormatProblem, KeyName, Malformed, OwnerKeys, RecordedOwner,
-    RecordedTime, Timestamp, UncheckedOwner, parse_versioned, read_once, required,
+use registry_core::record::{
+    FormatProblem, KeyName, OwnerKeys, UncheckedOwner, Versioned, parse_versioned, read_once, required,
 };
+use registry_core::{Field, FieldError, FieldProblem, Malformed, RecordedOwner, RecordedTime, Timestamp};
 use serde::de::{self, MapAccess};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize};
@@ -149,7 +149,7 @@ struct MarkerKeys {
     written_at: String,
 }
 
-impl registry_core::Versioned for MarkerKeys {
+impl Versioned for MarkerKeys {
     fn format(&self) -> u64 {
         self.format
     }
@@ -246,7 +246,7 @@ fn unknown_key<E: de::Error>(key: &str) -> E {
 mod tests {
     use super::*;
     use owner_liveness::ChainMember;
-    use registry_core::ChainMemberRecord;
+    use registry_core::record::ChainMemberRecord;
 
     fn sample() -> Marker {
         let identity = OwnerIdentity {

@@ -7,7 +7,7 @@ mod error;
 mod list;
 mod parallel;
 mod prune;
-mod record;
+pub mod record;
 mod register;
 mod removal_checks;
 mod running_system;
@@ -25,19 +25,15 @@ pub use prune::{
 pub use record::keys::RECORD_FORMAT;
 pub use record::malformed::{Field, FieldError, FieldLimit, FieldProblem, Malformed};
 pub use record::name::{RecordName, World};
-pub use record::owner::{
-    ChainMemberRecord, KeyName, OwnerKeys, RecordedOwner, UncheckedOwner, read_once, required,
-};
+pub use record::owner::RecordedOwner;
 pub use record::session_record::{
     Parsed, Record, parse_record, parse_record_by_serde, pid_of_file_name, same_owner,
 };
 pub use record::timestamp::Timestamp;
 pub use record::values::{
-    AGENT_NAME_LIMIT, AgentName, CWD_LIMIT, FIELD_LIMITS, HARNESS_LIMIT, HARNESS_VERSION_LIMIT, HarnessName,
-    HarnessVersion, RecordedTime, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT, SessionDirectoryPath, SessionId,
-    StartTicks, TRANSCRIPT_PATH_LIMIT, TranscriptPath,
+    AgentName, FIELD_LIMITS, HarnessName, HarnessVersion, RecordedTime, SessionDirectoryPath, SessionId,
+    StartTicks, TranscriptPath,
 };
-pub use record::versioned::{FormatProblem, Versioned, parse_versioned};
 pub use register::{AgentChoice, Registered, Registration, register};
 pub use running_system::RunningSystem;
 pub use session_row::{

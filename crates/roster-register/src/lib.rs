@@ -22,10 +22,13 @@ use harness::{
     harness_version_from_env, messaging_socket_from_env, session_id_from_env,
 };
 use owner_liveness::SocketIdentity;
+use registry_core::record::{
+    AGENT_NAME_LIMIT, CWD_LIMIT, HARNESS_LIMIT, HARNESS_VERSION_LIMIT, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT,
+    TRANSCRIPT_PATH_LIMIT,
+};
 use registry_core::{
-    AGENT_NAME_LIMIT, AgentChoice, AgentName, CWD_LIMIT, FieldLimit, HARNESS_LIMIT, HARNESS_VERSION_LIMIT,
-    Registered, Registration, RosterDir, RunningSystem, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT, SessionId,
-    TRANSCRIPT_PATH_LIMIT, read_session_row, register,
+    AgentChoice, AgentName, FieldLimit, Registered, Registration, RosterDir, RunningSystem, SessionId,
+    read_session_row, register,
 };
 
 const TOOL: &str = "roster-register";

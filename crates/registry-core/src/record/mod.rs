@@ -2,6 +2,11 @@
 //! its typed values and owner keys, the two readers of its bytes (the fast
 //! canonical one and the general one) and the typed reasons a file is
 //! malformed; the versioned reader that consent markers share with it.
+//!
+//! Its public face is for the files that share the record's way of being
+//! read and written (consent markers: the owner's keys, the versioned
+//! reader) and for the checks at a tool's edge (each field's limit); the
+//! record itself is at the crate's root.
 
 pub(crate) mod canonical;
 pub(crate) mod keys;
@@ -13,3 +18,10 @@ pub(crate) mod stable_hash;
 pub(crate) mod timestamp;
 pub(crate) mod values;
 pub(crate) mod versioned;
+
+pub use owner::{ChainMemberRecord, KeyName, OwnerKeys, UncheckedOwner, read_once, required};
+pub use values::{
+    AGENT_NAME_LIMIT, CWD_LIMIT, HARNESS_LIMIT, HARNESS_VERSION_LIMIT, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT,
+    TRANSCRIPT_PATH_LIMIT,
+};
+pub use versioned::{FormatProblem, Versioned, parse_versioned};
