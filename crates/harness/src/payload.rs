@@ -54,6 +54,20 @@ pub struct HookPayload {
     pub harness_version: Option<String>,
 }
 
+/// The session-end reason with which a harness (Claude Code) announces a
+/// `/clear`: a new session in the same owner, not an ended owner.
+pub const SESSION_END_REASON_CLEAR: &str = "clear";
+
+impl HookPayload {
+    /// Whether this session end ends only the conversation and not its
+    /// owner (`/clear`): the session start that follows refreshes the same
+    /// record with a new session id, so a session-end hook must leave the
+    /// record (removing it in between would lose its `registered_at`).
+    pub fn ends_only_the_conversation(&self) -> bool {
+        self.reason.as_deref() == Some(SESSION_END_REASON_CLEAR)
+    }
+}
+
 /// Why a hook payload could not be read or understood. Every kind is bad
 /// input (exit 2, docs/contract.md §6); in hook mode it becomes one line of
 /// `hook-errors.log`, so each message names what was wrong.
@@ -388,6 +402,19 @@ fn describe_duration(duration: Duration) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// A `/clear` ends the conversation, not the owner: the session-end
+    /// hook must leave the record for the session start that follows.
+    #[test]
+    fn a_clear_ends_only_the_conversation() {
+        let clear =
+            parse_payload(br#"{"session_id":"a","hook_event_name":"SessionEnd","reason":"clear"}"#).unwrap();
+        assert!(clear.ends_only_the_conversation());
+        for other in [r#"{"reason":"exit"}"#, r#"{"reason":"logout"}"#, r#"{"session_id":"a"}"#] {
+            assert!(!parse_payload(other.as_bytes()).unwrap().ends_only_the_conversation(), "{other}");
+        }
+    }
+
     use super::*;
 
     #[test]

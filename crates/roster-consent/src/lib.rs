@@ -23,7 +23,7 @@ use consent::{
     owner_condition, session_directory, write_marker,
 };
 use owner_liveness::OwnerIdentity;
-use registry_core::{RosterDir, RunningSystem, choose_directory};
+use registry_core::{RosterDir, RunningSystem};
 
 const TOOL: &str = "roster-consent";
 
@@ -367,7 +367,7 @@ fn assess(common: &CommonArgs, session: &SessionArgs, facts: &RunningSystem) -> 
         require_utf8_directory(given)?;
     }
     let owner = resolve_calling_owner(session.pid.as_deref())?;
-    let roster_path = choose_directory(common.dir.as_deref(), &cli_support::process_env_os)?.path;
+    let roster_path = cli_support::roster_directory_choice(common)?.path;
     let request = AssessmentRequest {
         pid: owner.resolved.pid,
         owner_identity: owner.capture_identity(facts),
@@ -412,17 +412,16 @@ struct Status {
 /// the session's directory as `status` finds it, else, for a session that
 /// never registered, the current directory.
 fn marker_directory(
-    roster_path: &Path,
+    roster: &RosterDir,
     identity: &OwnerIdentity,
     session: &SessionArgs,
 ) -> anyhow::Result<SessionDirectory> {
     if let Some(given) = &session.cwd {
         require_utf8_directory(given)?;
     }
-    let roster = RosterDir::open_existing(roster_path)?;
     let directory = match session_directory(
-        roster.as_ref(),
-        roster_path,
+        Some(roster),
+        roster.path(),
         identity.pid,
         Some(identity),
         session.cwd.as_deref(),
@@ -476,9 +475,15 @@ fn write_state(common: &CommonArgs, session: &SessionArgs, state: MarkerState) -
     let facts = RunningSystem::read();
     let identity =
         owner.capture_identity(&facts).with_context(|| format!("cannot {verb} pid {}", resolved.pid))?;
-    let roster_path = choose_directory(common.dir.as_deref(), &cli_support::process_env_os)?.path;
-    let directory = marker_directory(&roster_path, &identity, session)?.path;
-    let roster = RosterDir::open_or_create(&roster_path)?;
+    // A directory given by hand is checked before anything is created:
+    // bad input writes nothing.
+    if let Some(given) = &session.cwd {
+        require_utf8_directory(given)?;
+        canonical_session_directory(given)?;
+    }
+    // Opened once, created if needed, the way every writer opens it.
+    let roster = cli_support::open_roster_for_writing(common)?;
+    let directory = marker_directory(&roster, &identity, session)?.path;
     let written = write_marker(&roster, &identity, state, &directory, &facts)?;
     if common.quiet {
         return Ok(());

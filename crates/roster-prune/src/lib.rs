@@ -24,10 +24,6 @@ use registry_core::{
 
 const TOOL: &str = "roster-prune";
 
-/// The session-end reason with which a harness (Claude Code) announces a
-/// `/clear`: a new session in the same owner, not an ended owner.
-const SESSION_END_REASON_CLEAR: &str = "clear";
-
 /// Remove roster records whose sessions are provably gone
 #[derive(Debug, Parser)]
 #[command(
@@ -212,7 +208,7 @@ fn prune_current(args: &PruneArgs) -> anyhow::Result<Outcome> {
     // that follows refreshes the same record with the new session id, and
     // removing it in between would lose its `registered_at`.
     if let Some(Ok(payload)) = &payload
-        && payload.reason.as_deref() == Some(SESSION_END_REASON_CLEAR)
+        && payload.ends_only_the_conversation()
     {
         return Ok(Outcome { report, consent_removed: 0 });
     }
