@@ -14,7 +14,6 @@ use registry_core::{RecordName, RosterDir, SessionRow, World};
 
 use crate::config::{ConfigOutcome, Decision, resolve_auto_arm_naming_repo_file};
 use crate::config_files::{ConfigInput, load_repo_input, load_user_input};
-use crate::gate::effective_should_arm;
 use crate::marker_entry::{ConsentState, MarkerEntry, MarkerFinding, read_marker};
 
 /// Whether the session's owner runs now, as far as the caller could tell.
@@ -171,19 +170,44 @@ pub fn decide(
     if let OwnerCondition::NotRunning(why) = owner {
         return accepting_nothing(counted, why);
     }
-    let effective = effective_should_arm(marker, auto_arm);
-    let label = match counted {
-        ConsentState::Armed => ConsentLabel::Armed,
-        ConsentState::Disarmed => ConsentLabel::Disarmed,
-        ConsentState::None if marker.holds_off_auto_arm() && auto_arm.auto_arm => {
-            ConsentLabel::MarkerHoldsOff
+    decide_running(marker, auto_arm, repo)
+}
+
+/// The consent of a running session, from its marker, the auto-arm
+/// decision of its directory and its repository file: the decision, its
+/// reason and its label, made in one place so that they never disagree.
+pub fn decide_running(marker: &MarkerEntry, auto_arm: &Decision, repo: &ConfigOutcome) -> SessionConsent {
+    let counted = marker.counted_state();
+    let (should_arm, reason, label) = match counted {
+        ConsentState::Armed => (true, "the session is armed (`roster-consent arm`)", ConsentLabel::Armed),
+        ConsentState::Disarmed => (
+            false,
+            "the session is disarmed (`roster-consent disarm`), which beats any auto_arm",
+            ConsentLabel::Disarmed,
+        ),
+        ConsentState::None if marker.holds_off_auto_arm() && auto_arm.auto_arm => (
+            false,
+            "a consent marker is present that cannot be believed, so auto-arm is held off (fail closed); \
+             `roster-consent arm` or `disarm` replaces it",
+            ConsentLabel::MarkerHoldsOff,
+        ),
+        ConsentState::None if auto_arm.auto_arm => (
+            true,
+            "not armed or disarmed by hand, and the repository auto-arms its sessions",
+            ConsentLabel::ArmedByRepository,
+        ),
+        ConsentState::None => {
+            let label = if repo.auto_arm() == Some(true) {
+                ConsentLabel::DeniedByUser
+            } else if repo.error().is_some() {
+                ConsentLabel::RepositoryFileUnusable
+            } else {
+                ConsentLabel::RepositoryOff
+            };
+            (false, "not armed by hand, and auto-arm is off", label)
         }
-        ConsentState::None if auto_arm.auto_arm => ConsentLabel::ArmedByRepository,
-        ConsentState::None if repo.auto_arm() == Some(true) => ConsentLabel::DeniedByUser,
-        ConsentState::None if repo.error().is_some() => ConsentLabel::RepositoryFileUnusable,
-        ConsentState::None => ConsentLabel::RepositoryOff,
     };
-    SessionConsent { marker: counted, should_arm: effective.should_arm, reason: effective.reason, label }
+    SessionConsent { marker: counted, should_arm, reason: reason.to_owned(), label }
 }
 
 /// The consent of a session whose owner `why` (completing "the session's

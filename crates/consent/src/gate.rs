@@ -76,21 +76,6 @@ pub fn write_marker(
 /// (fail closed); otherwise what the auto-arm decision says. A marker of a
 /// dead owner is as good as none.
 pub fn effective_should_arm(marker: &MarkerEntry, auto_arm: &Decision) -> Effective {
-    let (should_arm, reason) = match marker.counted_state() {
-        ConsentState::Armed => (true, "the session is armed (`roster-consent arm`)".to_owned()),
-        ConsentState::Disarmed => {
-            (false, "the session is disarmed (`roster-consent disarm`), which beats any auto_arm".to_owned())
-        }
-        ConsentState::None if marker.holds_off_auto_arm() && auto_arm.auto_arm => (
-            false,
-            "a consent marker is present that cannot be believed, so auto-arm is held off (fail closed); \
-             `roster-consent arm` or `disarm` replaces it"
-                .to_owned(),
-        ),
-        ConsentState::None if auto_arm.auto_arm => {
-            (true, "not armed or disarmed by hand, and the repository auto-arms its sessions".to_owned())
-        }
-        ConsentState::None => (false, "not armed by hand, and auto-arm is off".to_owned()),
-    };
-    Effective { should_arm, reason }
+    let decided = crate::decision::decide_running(marker, auto_arm, &crate::config::ConfigOutcome::Absent);
+    Effective { should_arm: decided.should_arm, reason: decided.reason }
 }
