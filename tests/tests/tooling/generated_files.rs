@@ -106,7 +106,7 @@ fn every_man_page_carries_the_house_sections() {
 
 /// Elvish has no completion test that drives the shell (its completer runs
 /// only in an interactive editor), so its scripts are at least compiled.
-/// bash, zsh and fish scripts are driven for real in `tests/install.rs`.
+/// bash, zsh and fish scripts are driven for real in `tests/tooling/install.rs`.
 #[test]
 fn elvish_completion_scripts_compile() {
     require_tool("elvish");
