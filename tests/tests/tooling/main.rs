@@ -2,7 +2,8 @@
 //! generated files, the documents and their citations of the contract, the
 //! installation and the Debian package. One test binary, a module per
 //! concern; the installation and the package share one release build, which
-//! is why they sit in one process.
+//! is why they sit in one process. The harness's own parsers and counters are
+//! checked here too.
 
 mod contract_citations;
 mod debian_package;
@@ -11,3 +12,5 @@ mod exit_codes;
 mod generated_files;
 mod help_and_man;
 mod install;
+mod measurements;
+mod strace_logs;
