@@ -219,7 +219,7 @@ fn files_in_directory(root: &Path, directory: &Path) -> anyhow::Result<Vec<PathB
 mod tests {
     /// Generation depends on nothing but the clap commands: two runs give
     /// the same bytes. (The generated files themselves are tested in the
-    /// `tests` crate, `tests/generated_files.rs`.)
+    /// `tests` crate, `tests/tooling/generated_files.rs`.)
     #[test]
     fn man_pages_and_completions_are_the_same_on_every_run() {
         assert_eq!(

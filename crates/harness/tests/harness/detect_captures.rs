@@ -2,7 +2,7 @@
 //! in them is recognised, nothing else is, and owner resolution with this
 //! crate's pattern table names the process each harness's session lives in.
 
-mod detect_support;
+use crate::detect_support;
 
 use std::collections::HashMap;
 

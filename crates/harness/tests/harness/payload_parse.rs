@@ -3,7 +3,7 @@
 //! malformed payload is refused with a message naming the problem, and no
 //! input makes the parser panic.
 
-mod detect_support;
+use crate::detect_support;
 
 use std::path::PathBuf;
 

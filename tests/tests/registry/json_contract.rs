@@ -161,7 +161,7 @@ fn other_namespace_row_is_unknown_and_listed_by_default() {
     let sandbox = Sandbox::new();
     // Only the pid namespace: start ticks are recorded on the initial time
     // namespace's clock, so a time namespace changes nothing (see
-    // tests/tests/worlds.rs).
+    // tests/tests/registry/worlds.rs).
     let owner = Owner::spawn();
     sandbox.register(owner.pid(), &[]);
     sandbox.edit_record(owner.pid(), |record| {

@@ -8,6 +8,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
+use tests::help::check_command_help;
 use tests::require_tool;
 use tests::workspace::{workspace_root, xtask};
 
@@ -106,7 +107,7 @@ fn every_man_page_carries_the_house_sections() {
 
 /// Elvish has no completion test that drives the shell (its completer runs
 /// only in an interactive editor), so its scripts are at least compiled.
-/// bash, zsh and fish scripts are driven for real in `tests/install.rs`.
+/// bash, zsh and fish scripts are driven for real in `tests/tooling/install.rs`.
 #[test]
 fn elvish_completion_scripts_compile() {
     require_tool("elvish");
@@ -160,46 +161,6 @@ fn help_text_follows_the_house_style() {
         check_command_help(&command, binary.name, true, &mut problems);
     }
     assert!(problems.is_empty(), "help text breaks the house style:\n  {}", problems.join("\n  "));
-}
-
-fn check_command_help(command: &clap::Command, name: &str, top_level: bool, problems: &mut Vec<String>) {
-    match command.get_about().map(|about| about.to_string()) {
-        None => problems.push(format!("{name}: no about line")),
-        Some(about) => check_one_line(&about, &format!("{name}: about"), problems),
-    }
-    let after_help = command.get_after_long_help().or(command.get_after_help()).map(|help| help.to_string());
-    if !after_help.is_some_and(|help| help.contains("Example")) {
-        problems.push(format!("{name}: no example in after_long_help"));
-    }
-    for argument in command.get_arguments() {
-        let id = argument.get_id().as_str();
-        // Subcommands inherit the global flags, which are checked on the top-level command.
-        if argument.is_hide_set()
-            || matches!(id, "help" | "version")
-            || (!top_level && argument.is_global_set())
-        {
-            continue;
-        }
-        match argument.get_help().or(argument.get_long_help()).map(|help| help.to_string()) {
-            None => problems.push(format!("{name}: argument {id} has no help")),
-            Some(help) => check_one_line(&help, &format!("{name}: help of {id}"), problems),
-        }
-    }
-    for subcommand in command.get_subcommands().filter(|subcommand| subcommand.get_name() != "help") {
-        check_command_help(subcommand, &format!("{name} {}", subcommand.get_name()), false, problems);
-    }
-}
-
-fn check_one_line(text: &str, what: &str, problems: &mut Vec<String>) {
-    if text.contains('\n') {
-        problems.push(format!("{what} spans several lines: {text:?}"));
-    }
-    if text.trim_end().ends_with('.') {
-        problems.push(format!("{what} ends with a period: {text:?}"));
-    }
-    if !text.starts_with(|first: char| first.is_uppercase()) {
-        problems.push(format!("{what} does not start with a capital: {text:?}"));
-    }
 }
 
 fn run_with_input(program: &str, arguments: &[&str], input: &[u8]) -> Output {

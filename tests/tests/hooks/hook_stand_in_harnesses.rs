@@ -216,9 +216,12 @@ fn session_end_hooks_finish_far_inside_the_tightest_harness_budget() {
     assert!(median < SESSION_END_BUDGET / 2, "median session-end hook {median:?}");
 }
 
-/// Every stand-in harness once more, reporting each session-end time (with `--nocapture`).
+/// Every stand-in harness once more: each session-end hook ends within
+/// roster's own session-end budget (the one its hook clock keeps), and its
+/// time is reported (with `--nocapture`).
 #[test]
 fn session_end_times_under_every_stand_in() {
+    let budget = cli_support::HookEvent::SessionEnd.budget();
     let kinds = [
         StandInKind::ClaudeCode,
         StandInKind::GeminiCliRelaunching,
@@ -228,5 +231,10 @@ fn session_end_times_under_every_stand_in() {
     for kind in kinds {
         let outcome = run_session_under_stand_in(kind);
         println!("session-end hook under the {kind:?} stand-in took {:?}", outcome.session_end_took);
+        assert!(
+            outcome.session_end_took < budget,
+            "{kind:?}: the session-end hook took {:?}, over roster's {budget:?} budget",
+            outcome.session_end_took
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! messaging socket and harness hints, on hand-written environments and on
 //! the environments real harnesses handed their hooks.
 
-mod detect_support;
+use crate::detect_support;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -261,7 +261,7 @@ fn other_hook_failures_are_logged_the_same_way() {
         },
         // A payload cwd that does not exist, or a session id roster cannot
         // hold, no longer keeps the session out: it registers without them
-        // (tests/tests/hook_payload_fallbacks.rs).
+        // (tests/tests/hooks/hook_payload_fallbacks.rs).
     ];
     for case in cases {
         let sandbox = Sandbox::with_default_roster();

@@ -2,7 +2,7 @@
 //! harness process (docs/contract.md §8.1), each interpreter form, and the lookalikes
 //! that must not count.
 
-mod detect_support;
+use crate::detect_support;
 
 use detect_support::step;
 use harness::{Harness, HarnessTable, harness_of};

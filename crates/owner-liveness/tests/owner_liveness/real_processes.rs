@@ -66,7 +66,9 @@ const PATIENCE: Duration = Duration::from_secs(30);
 /// The environment variable that turns a re-executed copy of this binary
 /// into a helper process, and the test that then acts as the helper.
 const HELPER_MODE_VARIABLE: &str = "OWNER_LIVENESS_TEST_HELPER_MODE";
-const HELPER_ENTRY_POINT: &str = "reexecuted_helper_entry_point_answers_a_ping";
+/// Its full test name, module path included (this file is a module of the
+/// `owner_liveness` test binary).
+const HELPER_ENTRY_POINT: &str = "real_processes::reexecuted_helper_entry_point_answers_a_ping";
 /// What a helper says to its parent follows this marker. libtest's own
 /// output is skipped, and may even precede the marker on the same line
 /// (`test <name> ... ` is printed without a newline before the test runs).

@@ -1,0 +1,34 @@
+//! The registry as the tools write and read it, driven through the real
+//! binaries: what register, prune and consent write and remove, who owns a
+//! record, what `roster-list` and its watch tell their readers, and how the
+//! registry holds up against crashes, full disks, locks, hostile entries,
+//! odd paths and other pid namespaces. One test binary, a module per
+//! concern.
+
+mod concurrency;
+mod consent_directory;
+mod consent_sessions;
+mod crash;
+mod empty_environment;
+mod escaping;
+mod fault_regressions;
+mod field_limits;
+mod full_disk;
+mod hostile_entries;
+mod init_is_never_an_owner;
+mod json_contract;
+mod list_consent;
+mod list_filters;
+mod list_notes;
+mod lock;
+mod messages;
+mod owner_chains;
+mod paths_not_utf8;
+mod prune_lock_once;
+mod reaper;
+mod register_semantics;
+mod registry_parent;
+mod trust_edge_cases;
+mod user_namespaces;
+mod watch;
+mod worlds;
