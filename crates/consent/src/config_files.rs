@@ -50,7 +50,11 @@ pub struct AutoArmInputs {
 pub fn canonical_session_directory(directory: &Path) -> Result<PathBuf> {
     let canonical = owner_liveness::retry_interrupted(|| std::fs::canonicalize(directory))
         .map_err(|source| Error::session_directory(directory, source))?;
-    if !canonical.is_dir() {
+    // A stat that fails says why (and is retried on EINTR); only a
+    // directory that is there and is not one is "not a directory".
+    let metadata = owner_liveness::retry_interrupted(|| std::fs::metadata(&canonical))
+        .map_err(|source| Error::session_directory(directory, source))?;
+    if !metadata.is_dir() {
         return Err(Error::SessionDirectory {
             path: directory.to_owned(),
             cause: io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
