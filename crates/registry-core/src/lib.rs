@@ -46,4 +46,4 @@ pub use store::layout::{NOTES_SHOWN_NAME, registry_layout};
 pub use store::lock::{LOCK_WAIT, RegistryLock};
 pub use store::ownership::{UNPROVABLE_OWNER, owned_by_caller};
 pub use store::session_index::index_entry_name;
-pub use watch::{Change, RegistryWatch, raise_open_file_limit};
+pub use watch::{Change, RegistryWatch, StopWhen};

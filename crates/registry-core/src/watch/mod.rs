@@ -1,8 +1,8 @@
 //! What changes in the registry, as it happens, without polling and
 //! without a daemon: inotify on the roster directory and its two
 //! subdirectories, a pidfd per watched owner (readable the instant it
-//! exits), SIGINT/SIGTERM through a signalfd and a closed stdout, all in
-//! one epoll; beside them, a second inotify instance on the paths the
+//! exits), and the descriptors the running process says end the watch
+//! (`StopWhen`: its signalfd, its stdout), all in one epoll; beside them, a second inotify instance on the paths the
 //! caller follows (`follow`) and on the directories holding the symlinks
 //! the registry's path goes through. While nothing changes the process
 //! sleeps in `epoll_wait` and makes no system call. It reports raw
@@ -12,15 +12,13 @@ mod followed_paths;
 
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsString;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
-use nix::sys::signal::{SigSet, Signal};
-use nix::sys::signalfd::{SfdFlags, SignalFd};
 use owner_liveness::{Pid, PidFd};
 
 use self::followed_paths::{FollowedEvent, FollowedPaths, Interest, symlinks_on_path};
@@ -52,6 +50,16 @@ pub enum Change {
     Vanished(String),
     /// SIGINT or SIGTERM arrived, or whoever reads stdout went away.
     Stop,
+}
+
+/// What ends a watch, as the process that runs it arranges: descriptors
+/// that become readable (a signalfd the binary made after blocking SIGINT
+/// and SIGTERM) or report a hang-up (its stdout, once the reader goes).
+/// Either arrives as `Change::Stop`; the watch never reads them.
+#[derive(Debug, Default)]
+pub struct StopWhen {
+    pub readable: Vec<OwnedFd>,
+    pub hung_up: Vec<OwnedFd>,
 }
 
 const INOTIFY_TOKEN: u64 = 0;
@@ -92,7 +100,8 @@ pub struct RegistryWatch {
     path: PathBuf,
     epoll: Epoll,
     inotify: Inotify,
-    _signals: SignalFd,
+    /// Kept open for as long as the watch is: epoll watches them.
+    _stop_when: StopWhen,
     watches: Watches,
     owners: HashMap<Pid, PidFd>,
     /// The most pidfds this watch opens: the open-file limit less a
@@ -142,27 +151,27 @@ fn waiting_flags() -> AddWatchFlags {
 
 impl RegistryWatch {
     /// Starts watching the registry at `path` (which need not exist yet).
-    /// SIGINT and SIGTERM are blocked from here on and arrive as `Stop`.
-    pub fn start(path: &Path) -> Result<RegistryWatch> {
+    /// What ends the watch is the caller's, as descriptors it owns the
+    /// process's side of (`StopWhen`): the library blocks no signal and
+    /// looks at no standard stream of its own.
+    pub fn start(path: &Path, stop_when: StopWhen) -> Result<RegistryWatch> {
         let system = |what: &'static str| move |errno: Errno| Error::io(what, PathBuf::new(), errno.into());
         let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(system("epoll_create"))?;
         let inotify =
             Inotify::init(InitFlags::IN_CLOEXEC | InitFlags::IN_NONBLOCK).map_err(system("inotify_init"))?;
-        let mut signals = SigSet::empty();
-        signals.add(Signal::SIGINT);
-        signals.add(Signal::SIGTERM);
-        signals.thread_block().map_err(system("sigprocmask"))?;
-        let signal_fd = SignalFd::with_flags(&signals, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
-            .map_err(system("signalfd"))?;
         epoll
             .add(inotify.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, INOTIFY_TOKEN))
             .map_err(system("epoll_ctl"))?;
-        epoll
-            .add(signal_fd.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, SIGNAL_TOKEN))
-            .map_err(system("epoll_ctl"))?;
-        // A pipe's writing end reports EPOLLERR once its reader is gone;
-        // a terminal or a file cannot be watched that way, and need not be.
-        let _ = epoll.add(std::io::stdout().as_fd(), EpollEvent::new(EpollFlags::empty(), STDOUT_TOKEN));
+        for readable in &stop_when.readable {
+            epoll
+                .add(readable.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, SIGNAL_TOKEN))
+                .map_err(system("epoll_ctl"))?;
+        }
+        for hung_up in &stop_when.hung_up {
+            // Only the errors and hang-ups epoll always reports; a
+            // descriptor that cannot be watched (a file) need not be.
+            let _ = epoll.add(hung_up.as_fd(), EpollEvent::new(EpollFlags::empty(), STDOUT_TOKEN));
+        }
         // Without it the registry is still watched; `follow` says why not.
         let followed = FollowedPaths::new().and_then(|followed| {
             epoll.add(followed.as_fd(), EpollEvent::new(EpollFlags::EPOLLIN, FOLLOWED_TOKEN))?;
@@ -172,7 +181,7 @@ impl RegistryWatch {
             path: path.to_owned(),
             epoll,
             inotify,
-            _signals: signal_fd,
+            _stop_when: stop_when,
             watches: Watches::default(),
             owners: HashMap::new(),
             pidfd_budget: pidfd_budget(),
@@ -579,21 +588,4 @@ fn pidfd_budget() -> usize {
     use nix::sys::resource::{Resource, getrlimit};
     let soft = getrlimit(Resource::RLIMIT_NOFILE).map(|(soft, _)| soft).unwrap_or(1024);
     usize::try_from(soft.saturating_sub(RESERVED_DESCRIPTORS)).unwrap_or(usize::MAX)
-}
-
-/// Raises the soft limit of open files to the hard limit, so thousands of
-/// owners can each be watched through a pidfd; returns the limit now.
-pub fn raise_open_file_limit() -> u64 {
-    use nix::sys::resource::{Resource, getrlimit, setrlimit};
-    match getrlimit(Resource::RLIMIT_NOFILE) {
-        Ok((soft, hard)) if soft < hard => {
-            if setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
-                hard
-            } else {
-                soft
-            }
-        }
-        Ok((soft, _)) => soft,
-        Err(_) => 0,
-    }
 }

@@ -18,8 +18,8 @@ use cli_support::{
 use consent::{ConsentDecider, ConsentState, SessionConsent, record_file_name_of_marker, user_config_path};
 use owner_liveness::{Liveness, Pid};
 use registry_core::{
-    Change, ListFilter, Listing, Record, RegistryWatch, RosterDir, RunningSystem, SessionRow, Timestamp,
-    list_sessions, raise_open_file_limit, read_session_row,
+    Change, ListFilter, Listing, Record, RegistryWatch, RosterDir, RunningSystem, SessionRow, StopWhen,
+    Timestamp, list_sessions, read_session_row,
 };
 
 use self::consent_inputs::{ConsentConcerns, ConsentInputs};
@@ -128,6 +128,45 @@ struct Watcher<'a> {
     home: Option<PathBuf>,
 }
 
+/// What ends this process's watch: SIGINT and SIGTERM, blocked from here
+/// on and read through a signalfd, and its stdout's reader going away (a
+/// pipe's writing end reports an error then; a terminal or a file never
+/// does, and need not).
+fn stop_when() -> anyhow::Result<StopWhen> {
+    use anyhow::Context;
+    use nix::sys::signal::{SigSet, Signal};
+    use nix::sys::signalfd::{SfdFlags, SignalFd};
+    use std::os::fd::AsFd;
+    let mut signals = SigSet::empty();
+    signals.add(Signal::SIGINT);
+    signals.add(Signal::SIGTERM);
+    signals
+        .thread_block()
+        .map_err(|errno| anyhow::anyhow!("blocking SIGINT and SIGTERM: {}", errno.desc()))?;
+    let signal_fd = SignalFd::with_flags(&signals, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
+        .map_err(|errno| anyhow::anyhow!("signalfd: {}", errno.desc()))?;
+    let readable = vec![signal_fd.as_fd().try_clone_to_owned().context("duplicating the signalfd")?];
+    let hung_up = std::io::stdout().as_fd().try_clone_to_owned().into_iter().collect();
+    Ok(StopWhen { readable, hung_up })
+}
+
+/// Raises the soft limit of open files to the hard limit, so thousands of
+/// owners can each be watched through a pidfd; returns the limit now.
+fn raise_open_file_limit() -> u64 {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, hard)) if soft < hard => {
+            if setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
+                hard
+            } else {
+                soft
+            }
+        }
+        Ok((soft, _)) => soft,
+        Err(_) => 0,
+    }
+}
+
 /// Runs the watch until SIGINT, SIGTERM, a closed stdout, or (with
 /// `--until-gone`) the end of the session named.
 pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
@@ -139,7 +178,7 @@ pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
     // by the watch, it was a resync before anything happened.
     RosterDir::open_existing(&path)?;
     // Watching starts before the first read, so no change falls between.
-    let source = RegistryWatch::start(&path)?;
+    let source = RegistryWatch::start(&path, stop_when()?)?;
     let follows_consent = !args.common.quiet;
     let mut watcher = Watcher {
         args,
