@@ -37,6 +37,34 @@ pub fn live_consent_state(roster: &RosterDir, name: RecordName, facts: &impl Sys
     read_marker(roster, name, facts).counted_state()
 }
 
+/// Why a marker may not be written for an owner (docs/contract.md §6.4).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MarkerWriteRefusal {
+    /// Whether the owner is the writer or one of its ancestors could not
+    /// be told (its ancestry could not be read): why.
+    AncestryUnreadable(String),
+    /// The owner is neither the writer nor one of its ancestors: a session
+    /// may only consent for itself.
+    NotTheSessionItself,
+}
+
+/// Whether a marker of `state` may be written for an owner: arming only by
+/// the session itself (the owner is the writer or one of its ancestors),
+/// disarming by anyone, since it grants nothing.
+pub fn may_write_marker(
+    state: MarkerState,
+    owner_is_writer_or_ancestor: bool,
+    ancestry_unreadable: Option<&str>,
+) -> std::result::Result<(), MarkerWriteRefusal> {
+    if state == MarkerState::Disarmed || owner_is_writer_or_ancestor {
+        return Ok(());
+    }
+    match ancestry_unreadable {
+        Some(why) => Err(MarkerWriteRefusal::AncestryUnreadable(why.to_owned())),
+        None => Err(MarkerWriteRefusal::NotTheSessionItself),
+    }
+}
+
 /// Writes the marker of the owner `identity` (which the caller captured
 /// from a live, and for `armed` verified, owner) atomically under the
 /// registry lock, then reaps the markers of dead owners, each re-read
@@ -78,4 +106,24 @@ pub fn write_marker(
 pub fn effective_should_arm(marker: &MarkerEntry, auto_arm: &Decision) -> Effective {
     let decided = crate::decision::decide_running(marker, auto_arm, &crate::config::ConfigOutcome::Absent);
     Effective { should_arm: decided.should_arm, reason: decided.reason }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_session_itself_may_arm_and_anyone_may_disarm() {
+        assert_eq!(may_write_marker(MarkerState::Armed, true, None), Ok(()));
+        assert_eq!(
+            may_write_marker(MarkerState::Armed, false, None),
+            Err(MarkerWriteRefusal::NotTheSessionItself)
+        );
+        assert_eq!(
+            may_write_marker(MarkerState::Armed, false, Some("/proc/7 unreadable")),
+            Err(MarkerWriteRefusal::AncestryUnreadable("/proc/7 unreadable".into()))
+        );
+        assert_eq!(may_write_marker(MarkerState::Disarmed, false, None), Ok(()));
+        assert_eq!(may_write_marker(MarkerState::Disarmed, false, Some("unreadable")), Ok(()));
+    }
 }

@@ -35,7 +35,10 @@ pub use config_files::{
 };
 pub use decision::{ConsentDecider, ConsentLabel, OwnerCondition, SessionConsent, decide};
 pub use error::{Error, Result};
-pub use gate::{Effective, WrittenMarker, effective_should_arm, live_consent_state, write_marker};
+pub use gate::{
+    Effective, MarkerWriteRefusal, WrittenMarker, effective_should_arm, live_consent_state, may_write_marker,
+    write_marker,
+};
 pub use marker::{MARKER_FORMAT, Marker, MarkerState, ParsedMarker, parse_marker};
 pub use marker_entry::{
     ConsentState, MarkerEntry, MarkerFinding, MarkerProblem, marker_name_in_reader_world, read_marker,

@@ -19,8 +19,8 @@ use cli_support::{
 };
 use consent::{
     Assessment, AssessmentRequest, ConfigInput, ConfigOutcome, EndedSession, MarkerEntry, MarkerFinding,
-    MarkerState, SessionDirectory, SessionDirectorySource, SessionStatus, canonical_session_directory,
-    owner_condition, session_directory, write_marker,
+    MarkerState, MarkerWriteRefusal, SessionDirectory, SessionDirectorySource, SessionStatus,
+    canonical_session_directory, owner_condition, session_directory, write_marker,
 };
 use owner_liveness::OwnerIdentity;
 use registry_core::{RosterDir, RunningSystem};
@@ -452,25 +452,23 @@ fn write_state(common: &CommonArgs, session: &SessionArgs, state: MarkerState) -
     };
     let owner = resolve_calling_owner(session.pid.as_deref())?;
     let resolved = &owner.resolved;
-    if state == MarkerState::Armed
-        && !resolved.verified
-        && let Some(why) = &owner.ancestry_unreadable
-    {
+    match consent::may_write_marker(state, resolved.verified, owner.ancestry_unreadable.as_deref()) {
+        Ok(()) => {}
         // Not a refusal: whether the owner is an ancestor could not be told.
-        anyhow::bail!(
+        Err(MarkerWriteRefusal::AncestryUnreadable(why)) => anyhow::bail!(
             "cannot {verb} pid {}: cannot tell whether it is this command or one of its ancestors: {why}",
             resolved.pid
-        );
-    }
-    if state == MarkerState::Armed && !resolved.verified {
-        return Err(Refused(format!(
-            "cannot arm pid {pid} (named by {source}): it is neither this command nor one of its ancestors, \
-             and a session may only consent for itself; run `roster-consent arm` inside the session, \
-             or `roster-consent arm --pid parent` from its shell",
-            pid = resolved.pid,
-            source = source_description(&owner),
-        ))
-        .into());
+        ),
+        Err(MarkerWriteRefusal::NotTheSessionItself) => {
+            return Err(Refused(format!(
+                "cannot arm pid {pid} (named by {source}): it is neither this command nor one of its \
+                 ancestors, and a session may only consent for itself; run `roster-consent arm` inside the \
+                 session, or `roster-consent arm --pid parent` from its shell",
+                pid = resolved.pid,
+                source = source_description(&owner),
+            ))
+            .into());
+        }
     }
     let facts = RunningSystem::read();
     let identity =
