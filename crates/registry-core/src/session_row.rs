@@ -266,6 +266,13 @@ impl RowConsent<'static> {
     /// The consent of a row whose record was just removed.
     pub const REMOVED: RowConsent<'static> =
         RowConsent { state: "none", should_arm: false, reason: "the session's record was removed" };
+
+    /// The consent of a row a dry run would remove: nothing was removed.
+    pub const WOULD_BE_REMOVED: RowConsent<'static> = RowConsent {
+        state: "none",
+        should_arm: false,
+        reason: "the session's record would be removed (a dry run removed nothing)",
+    };
 }
 
 /// A row as the JSON contract has it (docs/contract.md §6.2), borrowed from the row:

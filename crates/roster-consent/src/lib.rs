@@ -412,7 +412,8 @@ struct Status {
 /// the session's directory as `status` finds it, else, for a session that
 /// never registered, the current directory.
 fn marker_directory(
-    roster: &RosterDir,
+    roster: Option<&RosterDir>,
+    roster_path: &Path,
     identity: &OwnerIdentity,
     session: &SessionArgs,
 ) -> anyhow::Result<SessionDirectory> {
@@ -420,8 +421,8 @@ fn marker_directory(
         require_utf8_directory(given)?;
     }
     let directory = match session_directory(
-        Some(roster),
-        roster.path(),
+        roster,
+        roster_path,
         identity.pid,
         Some(identity),
         session.cwd.as_deref(),
@@ -473,15 +474,16 @@ fn write_state(common: &CommonArgs, session: &SessionArgs, state: MarkerState) -
     let facts = RunningSystem::read();
     let identity =
         owner.capture_identity(&facts).with_context(|| format!("cannot {verb} pid {}", resolved.pid))?;
-    // A directory given by hand is checked before anything is created:
-    // bad input writes nothing.
-    if let Some(given) = &session.cwd {
-        require_utf8_directory(given)?;
-        canonical_session_directory(given)?;
-    }
-    // Opened once, created if needed, the way every writer opens it.
-    let roster = cli_support::open_roster_for_writing(common)?;
-    let directory = marker_directory(&roster, &identity, session)?.path;
+    // The directory is decided before anything is created, from the
+    // registry as it is: bad input (a --cwd, or a current directory, that
+    // cannot be the session's) writes nothing.
+    let existing = cli_support::open_roster_for_reading(common)?;
+    let roster_path = cli_support::roster_directory_choice(common)?.path;
+    let directory = marker_directory(existing.as_ref(), &roster_path, &identity, session)?.path;
+    let roster = match existing {
+        Some(roster) => roster,
+        None => cli_support::open_roster_for_writing(common)?,
+    };
     let written = write_marker(&roster, &identity, state, &directory, &facts)?;
     if common.quiet {
         return Ok(());

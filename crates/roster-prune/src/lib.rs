@@ -301,8 +301,10 @@ fn print_outcome(args: &PruneArgs, outcome: &Outcome) -> anyhow::Result<()> {
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     match args.common.output_format() {
         OutputFormat::Json => {
+            let removed_consent =
+                if args.dry_run { RowConsent::WOULD_BE_REMOVED } else { RowConsent::REMOVED };
             let removed: Vec<serde_json::Value> =
-                report.removed.iter().map(|row| row.to_json(RowConsent::REMOVED)).collect();
+                report.removed.iter().map(|row| row.to_json(removed_consent)).collect();
             let value = serde_json::json!({
                 "removed": removed,
                 "dead_removed": report.dead_removed,

@@ -67,8 +67,12 @@ fn assert_no_replacement_character(texts: &[&[u8]], what: &str) {
 fn assert_nothing_written(sandbox: &Sandbox, owner: u32, what: &str) {
     assert!(!sandbox.record_path(owner).exists(), "{what}: a record was written");
     assert!(sandbox.visible_session_entries().is_empty(), "{what}: {:?}", sandbox.visible_session_entries());
-    let marker = sandbox.consent().join(format!("{owner}.json"));
-    assert!(!marker.exists(), "{what}: a consent marker was written");
+    assert!(!sandbox.marker_path(owner).exists(), "{what}: a consent marker was written");
+    assert!(
+        tests::names_in(&sandbox.consent()).is_empty(),
+        "{what}: {:?}",
+        tests::names_in(&sandbox.consent())
+    );
 }
 
 /// `tool --dir <root> args…`, run in `directory`.
@@ -310,4 +314,26 @@ fn list_refuses_a_cwd_filter_that_is_not_utf8() {
             assert!(refused.stdout.is_empty(), "{refused}");
         }
     }
+}
+
+/// Regression: arm and disarm without --cwd, from a directory that is not
+/// UTF-8, created the registry before they refused it.
+#[test]
+fn consent_from_a_directory_that_is_not_utf8_creates_nothing() {
+    let sandbox = Sandbox::new();
+    let directories = Directories::new(&sandbox);
+    let owner = Owner::spawn();
+    let script = r#"
+        "$CONSENT" --dir "$DIR" arm --pid parent 2>/dev/null; echo "arm=$?"
+    "#;
+    let outcome = session_shell(&sandbox, &directories.not_utf8, script);
+    assert!(outcome.stdout_text().lines().any(|line| line == "arm=2"), "{outcome}");
+    let disarm = run_in(
+        &sandbox,
+        &directories.not_utf8,
+        "roster-consent",
+        &["disarm", "--pid", &owner.pid().to_string()],
+    );
+    disarm.expect_code(2).expect_error_line("roster-consent");
+    assert!(!sandbox.root().exists(), "the registry was created by a refused consent command");
 }

@@ -158,6 +158,10 @@ fn dry_run_removes_nothing_and_reports_the_same() {
     assert_eq!(sandbox.session_entries(), before, "--dry-run changed sessions/");
     assert_eq!(removed_pids(&dry), [u64::from(dead), u64::from(unknown.pid())].into(), "{dry:#}");
     assert_eq!(dry["temp_removed"], 1, "--dry-run reports the temporary it would remove: {dry:#}");
+    // Regression: a dry run's rows said their record "was removed".
+    for row in dry["removed"].as_array().unwrap() {
+        assert!(row["consent_reason"].as_str().unwrap().contains("would be removed"), "{row:#}");
+    }
 
     let real = prune(&sandbox, &["--older-than", "1d"]);
     assert_eq!(removed_pids(&real), removed_pids(&dry));
