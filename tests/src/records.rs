@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 pub const REGISTRY_TOOLS: [&str; 3] = ["roster-register", "roster-list", "roster-prune"];
 
 /// Every key of a record (docs/contract.md §3); a JSON row carries each, null where absent.
-pub const RECORD_KEYS: [&str; 21] = [
+pub const RECORD_KEYS: [&str; 22] = [
     "format",
     "session_pid",
     "session_pid_source",
@@ -21,6 +21,7 @@ pub const RECORD_KEYS: [&str; 21] = [
     "pid_ns",
     "time_ns",
     "user_ns",
+    "machine",
     "harness",
     "harness_version",
     "agent",

@@ -73,6 +73,7 @@ fn alive_row_has_every_key_and_the_recorded_identity() {
         ("boot_id", Value::from(boot_id())),
         ("pid_ns", Value::from(own_namespace_inode("pid"))),
         ("time_ns", Value::from(own_namespace_inode("time"))),
+        ("machine", Value::from(owner_liveness::read_machine().expect("this machine can be named"))),
         ("harness", Value::from("claude-code")),
         ("harness_version", Value::Null),
         ("agent", Value::from("wren")),
