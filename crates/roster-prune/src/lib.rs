@@ -213,7 +213,9 @@ fn prune_current(args: &PruneArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome { report, consent_removed: 0 });
     }
     let payload_session_id = match &payload {
-        Some(Ok(payload)) => payload.session_id.as_deref(),
+        // An empty session id names no session, as an empty value means
+        // unset everywhere.
+        Some(Ok(payload)) => payload.session_id.as_deref().filter(|id| !id.is_empty()),
         _ => None,
     };
     let outcome = remove_calling_session(args, report, payload_session_id)?;

@@ -506,12 +506,15 @@ fn current_removes_only_its_own_session() {
     run_with_payload(&mut hook, r#"{"session_id":"mine","reason":"exit"}"#).expect_code(0);
     assert!(sandbox.record_path(owner.pid()).exists(), "hook mode removed another process's record");
 
-    // Its own record, its own session id: removed.
-    sandbox.write_record(owner.pid(), &original);
-    let mut hook =
-        sandbox.command_in_root("roster-prune", &["--current", "--hook", "claude-code", "--pid", &pid]);
-    run_with_payload(&mut hook, r#"{"session_id":"mine","reason":"exit"}"#).expect_code(0);
-    assert!(!sandbox.record_path(owner.pid()).exists(), "its own session end removed nothing");
+    // Its own record, its own session id (or an empty one, which names
+    // none, as an empty value means unset everywhere): removed.
+    for payload in [r#"{"session_id":"mine","reason":"exit"}"#, r#"{"session_id":"","reason":"exit"}"#] {
+        sandbox.write_record(owner.pid(), &original);
+        let mut hook =
+            sandbox.command_in_root("roster-prune", &["--current", "--hook", "claude-code", "--pid", &pid]);
+        run_with_payload(&mut hook, payload).expect_code(0);
+        assert!(!sandbox.record_path(owner.pid()).exists(), "its own session end removed nothing: {payload}");
+    }
 }
 
 /// Machines are named by `/etc/machine-id`, else the hostname; the record
