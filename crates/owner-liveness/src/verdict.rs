@@ -315,9 +315,9 @@ fn judge_process<P: ProcessFacts>(
     // the inode is a 64-bit counter the kernel never hands out twice, the
     // start tick is the recorded one too, and `/proc` is not read at all
     // (three system calls, and the kernel's costliest part of a listing).
-    let on_initial_clock = |seen: u64| ticks_in_initial_time(seen, frame.tick_offset).unwrap_or(0);
+    let on_initial_clock = |seen: u64| ticks_in_initial_time(seen, frame.tick_offset);
     let read = if pidfs_agrees && PIDFS_INODES_ARE_NEVER_REUSED {
-        Ok((None, member.start_ticks))
+        Ok((None, Some(member.start_ticks)))
     } else if pidfs_agrees {
         process.proc_start_ticks().map(|start_ticks| (None, on_initial_clock(start_ticks)))
     } else {
@@ -325,37 +325,67 @@ fn judge_process<P: ProcessFacts>(
             .proc_identity()
             .map(|ProcIdentity { uid, start_ticks }| (Some(uid), on_initial_clock(start_ticks)))
     };
-    match read {
-        Ok((_, start_ticks)) if start_ticks != member.start_ticks => {
-            return ProcessFinding::Dead(format!(
-                "{name} now names a process started at tick {start_ticks}, not {}",
+    // Through a time namespace's offset a start tick may be rounded (an
+    // offset that is not whole ticks) or not be taken back at all (a
+    // negative offset past the process's age): a tick seen that way proves
+    // nothing, and only the pidfs inode (above) may say another process.
+    let offset = frame.tick_offset;
+    let read = match read {
+        Ok((_, None)) => {
+            unknowns.push(format!(
+                "{name}'s start tick cannot be taken back to the initial clock through this time \
+                 namespace's offset of {offset} ticks"
+            ));
+            None
+        }
+        Ok((_, Some(start_ticks))) if start_ticks != member.start_ticks && offset != 0 => {
+            unknowns.push(format!(
+                "{name} shows start tick {start_ticks}, not {}, through this time namespace's offset of \
+                 {offset} ticks, which proves nothing without a pidfs inode",
                 member.start_ticks
             ));
+            None
         }
-        Ok((None, start_ticks)) => running_since = Some(start_ticks),
-        Ok((Some(uid), start_ticks)) => match uid_frame(identity, own_user_ns, process) {
-            UidFrame::Shared if uid == member.uid => running_since = Some(start_ticks),
-            UidFrame::Shared if own_user_ns == INITIAL_USER_NS_INODE => {
-                return ProcessFinding::Dead(format!("{name} now belongs to uid {uid}, not {}", member.uid));
+        Ok((uid, Some(start_ticks))) => Some(Ok((uid, start_ticks))),
+        Err(why) => Some(Err(why)),
+    };
+    match read {
+        None => {}
+        Some(read) => match read {
+            Ok((_, start_ticks)) if start_ticks != member.start_ticks => {
+                return ProcessFinding::Dead(format!(
+                    "{name} now names a process started at tick {start_ticks}, not {}",
+                    member.start_ticks
+                ));
             }
-            // Only the initial user namespace's inode is never reused; any
-            // other one may be a new namespace with the inode of a gone one,
-            // where the same owner shows another uid.
-            UidFrame::Shared => unknowns.push(format!(
-                "{name} now shows uid {uid}, not {}, but in user namespace {own_user_ns}, whose \
+            Ok((None, start_ticks)) => running_since = Some(start_ticks),
+            Ok((Some(uid), start_ticks)) => match uid_frame(identity, own_user_ns, process) {
+                UidFrame::Shared if uid == member.uid => running_since = Some(start_ticks),
+                UidFrame::Shared if own_user_ns == INITIAL_USER_NS_INODE => {
+                    return ProcessFinding::Dead(format!(
+                        "{name} now belongs to uid {uid}, not {}",
+                        member.uid
+                    ));
+                }
+                // Only the initial user namespace's inode is never reused; any
+                // other one may be a new namespace with the inode of a gone one,
+                // where the same owner shows another uid.
+                UidFrame::Shared => unknowns.push(format!(
+                    "{name} now shows uid {uid}, not {}, but in user namespace {own_user_ns}, whose \
                  inode may have been reused, that proves nothing",
-                member.uid
-            )),
-            // The uid is translated here, so it proves nothing either way,
-            // and without a pidfs inode the start tick alone is no proof.
-            UidFrame::Foreign(why) => unknowns.push(format!(
-                "{name} started at tick {start_ticks} as recorded, but its uid cannot be compared \
+                    member.uid
+                )),
+                // The uid is translated here, so it proves nothing either way,
+                // and without a pidfs inode the start tick alone is no proof.
+                UidFrame::Foreign(why) => unknowns.push(format!(
+                    "{name} started at tick {start_ticks} as recorded, but its uid cannot be compared \
                  ({why}) and no pidfs inode proves it is the same process"
-            )),
+                )),
+            },
+            // The pid exists (the handle opened), so a missing /proc entry is a
+            // hidden one, never proof of death.
+            Err(why) => unknowns.push(format!("/proc/{pid} unreadable: {why}")),
         },
-        // The pid exists (the handle opened), so a missing /proc entry is a
-        // hidden one, never proof of death.
-        Err(why) => unknowns.push(format!("/proc/{pid} unreadable: {why}")),
     }
 
     // 5. Exited and awaiting its reaper? A pidfd polls readable only once

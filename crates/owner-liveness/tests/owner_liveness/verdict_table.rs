@@ -245,7 +245,20 @@ fn rule_2_another_pid_namespace_is_unknown_and_a_time_namespace_is_taken_back() 
             process(case).pidfs_inode = None;
             process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 870 });
         },
-        "dead: pid 4242 now names a process started at tick 0, not 870",
+        "unknown: pid 4242's start tick cannot be taken back to the initial clock through this time \
+         namespace's offset of 100000 ticks",
+    );
+    // Seen through an offset, another start tick is no proof of another
+    // process (the offset may round it); only a pidfs inode would be.
+    check(
+        |case| {
+            case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 99, user_ns: INITIAL });
+            case.world.tick_offset = 100_000;
+            process(case).pidfs_inode = None;
+            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 100_871 });
+        },
+        "unknown: pid 4242 shows start tick 871, not 870, through this time namespace's offset of 100000 \
+         ticks, which proves nothing without a pidfs inode",
     );
     // An older record's ticks are on its registrar's clock.
     check(
