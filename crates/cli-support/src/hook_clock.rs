@@ -16,6 +16,9 @@ pub enum HookEvent {
     SessionStart,
     /// `roster-prune --current --hook`: the whole run within 500 ms.
     SessionEnd,
+    /// `roster-state --hook`, on every prompt and tool call: within 500 ms,
+    /// though it takes a few milliseconds.
+    StateChange,
 }
 
 impl HookEvent {
@@ -23,7 +26,7 @@ impl HookEvent {
     pub fn budget(self) -> Duration {
         match self {
             HookEvent::SessionStart => Duration::from_millis(1000),
-            HookEvent::SessionEnd => Duration::from_millis(500),
+            HookEvent::SessionEnd | HookEvent::StateChange => Duration::from_millis(500),
         }
     }
 
@@ -34,6 +37,7 @@ impl HookEvent {
         match self {
             HookEvent::SessionStart => Duration::from_millis(600),
             HookEvent::SessionEnd => Duration::from_millis(150),
+            HookEvent::StateChange => Duration::from_millis(300),
         }
     }
 }

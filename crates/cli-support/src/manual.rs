@@ -240,6 +240,12 @@ pub const CONSENT_FILE: FileEntry = FileEntry {
     meaning: "One consent marker per session (armed or disarmed), named as its record, mode 0600. It \
               counts only while its owner is alive.",
 };
+pub const STATES_FILE: FileEntry = FileEntry {
+    path: "$ROSTER_DIR/states/<pid>@<world>.json",
+    meaning: "What each session is doing (working, idle, waiting), written by its state hook, named as \
+              its record, mode 0600. Believed only for the owner its record names, and only while that \
+              owner is alive.",
+};
 pub const LOCK_FILE: FileEntry = FileEntry {
     path: "$ROSTER_DIR/.lock",
     meaning: "The advisory lock every change to the registry takes; never removed.",

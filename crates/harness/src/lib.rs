@@ -4,13 +4,17 @@
 
 #![forbid(unsafe_code)]
 
+mod activity;
 mod detect;
 mod exports;
 pub mod hook_config;
 mod payload;
+mod state_payload;
 mod suggest;
 
+pub use activity::*;
 pub use detect::*;
 pub use exports::*;
 pub use payload::*;
+pub use state_payload::*;
 pub use suggest::{edit_distance, ranked_by_edit_distance};

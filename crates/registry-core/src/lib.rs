@@ -12,6 +12,7 @@ mod register;
 mod removal_checks;
 mod running_system;
 mod session_row;
+pub mod state;
 mod store;
 mod watch;
 

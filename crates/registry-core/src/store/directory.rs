@@ -19,6 +19,8 @@ pub const SESSIONS: &str = "sessions";
 pub const CONSENT: &str = "consent";
 /// Name of the session-id index subdirectory (`session_index`).
 pub const SESSION_IDS: &str = "session-ids";
+/// Name of the session states subdirectory (`state`).
+pub const STATES: &str = "states";
 
 /// Where the roster directory is, and what said so.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,6 +80,7 @@ pub struct RosterDir {
     sessions: OwnedFd,
     consent: OwnedFd,
     session_ids: OwnedFd,
+    states: OwnedFd,
     /// The latest instant a lock wait may end, below `LOCK_WAIT`: a hook's
     /// budget (see `with_lock_deadline`).
     pub(crate) lock_deadline: Option<std::time::Instant>,
@@ -160,6 +163,7 @@ impl RosterDir {
             sessions: open_subdirectory(&root, path, SESSIONS)?,
             consent: open_subdirectory(&root, path, CONSENT)?,
             session_ids: open_subdirectory(&root, path, SESSION_IDS)?,
+            states: open_subdirectory(&root, path, STATES)?,
             root,
             lock_deadline: None,
             on_long_lock_wait: None,
@@ -197,6 +201,10 @@ impl RosterDir {
 
     pub fn session_ids(&self) -> SubDir<'_> {
         SubDir { fd: self.session_ids.as_fd(), path: Path::new(SESSION_IDS) }
+    }
+
+    pub fn states(&self) -> SubDir<'_> {
+        SubDir { fd: self.states.as_fd(), path: Path::new(STATES) }
     }
 
     /// Full path of a file in a subdirectory, for messages and JSON rows.

@@ -260,7 +260,7 @@ fn stat_mtime(stat: &nix::sys::stat::FileStat) -> Timestamp {
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A temporary name no other writer can pick: pid, a counter and the clock.
-fn temp_name(target: &str) -> String {
+pub(crate) fn temp_name(target: &str) -> String {
     let count = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
     let nanos = Timestamp::now().unix_nanos() as u64;
     format!("{TEMP_PREFIX}{target}.{}.{count}.{nanos:x}", std::process::id())

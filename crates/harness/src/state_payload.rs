@@ -1,0 +1,164 @@
+//! The payload of a state event (docs/contract.md §8.2): the few keys the state hook
+//! needs — the session id, the event's name and its kind — read from
+//! payloads that may carry a whole tool's output. The bytes are read to
+//! the end (so the harness never writes into a closed pipe) and parsed
+//! once, with every other value skipped unread.
+
+use std::borrow::Cow;
+use std::os::fd::BorrowedFd;
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use serde::Deserialize;
+
+use crate::payload::PayloadError;
+
+/// The most bytes of a state event's payload kept: a tool's output can be
+/// large, the keys roster needs come in the first few hundred bytes. A
+/// larger payload is read to its end and dropped, and the event is then
+/// matched to its session by the process tree alone.
+pub const MAX_STATE_PAYLOAD_BYTES: usize = 16 << 20;
+
+/// What a state event's payload says.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatePayload {
+    pub session_id: Option<String>,
+    /// `hook_event_name`, `hookEventName`, or a plugin event's `type`.
+    pub event: Option<String>,
+    /// The kind of the event, where it has kinds: `notification_type`, or
+    /// an opencode `session.status` event's `properties.status.type`.
+    pub kind: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Keys<'a> {
+    #[serde(borrow, default)]
+    session_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default, rename = "sessionId")]
+    camel_session_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    conversation_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    hook_event_name: Option<Cow<'a, str>>,
+    #[serde(borrow, default, rename = "hookEventName")]
+    camel_event: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    notification_type: Option<Cow<'a, str>>,
+    #[serde(borrow, default, rename = "type")]
+    plugin_event: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    properties: Option<PluginProperties<'a>>,
+}
+
+#[derive(Deserialize)]
+struct PluginProperties<'a> {
+    #[serde(borrow, default, rename = "sessionID")]
+    session_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    status: Option<PluginStatus<'a>>,
+}
+
+#[derive(Deserialize)]
+struct PluginStatus<'a> {
+    #[serde(borrow, default, rename = "type")]
+    kind: Option<Cow<'a, str>>,
+}
+
+/// Parses a state event's payload: unknown keys skipped, `null` as
+/// missing, a known key of another type an error naming it.
+pub fn parse_state_payload(bytes: &[u8]) -> Result<StatePayload, PayloadError> {
+    if bytes.trim_ascii().is_empty() {
+        return Err(PayloadError::Empty);
+    }
+    let keys: Keys<'_> = serde_json::from_slice(bytes).map_err(|error| {
+        if error.is_data() && bytes.trim_ascii_start().first() != Some(&b'{') {
+            PayloadError::NotObject { found: "another JSON value" }
+        } else {
+            PayloadError::NotJson { message: error.to_string() }
+        }
+    })?;
+    let owned = |text: Option<Cow<'_, str>>| text.map(Cow::into_owned).filter(|text| !text.is_empty());
+    let properties = keys.properties;
+    let (plugin_session, plugin_kind) = match properties {
+        Some(properties) => (properties.session_id, properties.status.and_then(|status| status.kind)),
+        None => (None, None),
+    };
+    Ok(StatePayload {
+        session_id: owned(keys.session_id)
+            .or_else(|| owned(keys.camel_session_id))
+            .or_else(|| owned(keys.conversation_id))
+            .or_else(|| owned(plugin_session)),
+        event: owned(keys.hook_event_name).or_else(|| owned(keys.camel_event)).or_else(|| owned(keys.plugin_event)),
+        kind: owned(keys.notification_type).or_else(|| owned(plugin_kind)),
+    })
+}
+
+/// Reads a state event's payload from `fd` to its end, within `deadline`.
+/// `Ok(None)` when it was larger than `MAX_STATE_PAYLOAD_BYTES` (read to
+/// the end all the same, and dropped).
+pub fn read_state_payload(fd: BorrowedFd<'_>, deadline: Duration) -> Result<Option<Vec<u8>>, PayloadError> {
+    if nix::unistd::isatty(fd).unwrap_or(false) {
+        return Err(PayloadError::Terminal);
+    }
+    let started = Instant::now();
+    let mut payload = Vec::with_capacity(4096);
+    let mut overflowed = false;
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let remaining = deadline.saturating_sub(started.elapsed());
+        if remaining.is_zero() {
+            return Err(PayloadError::Deadline { deadline });
+        }
+        let mut poll_fds = [PollFd::new(fd, PollFlags::POLLIN)];
+        let timeout = PollTimeout::try_from(remaining).unwrap_or(PollTimeout::MAX);
+        match poll(&mut poll_fds, timeout) {
+            Ok(0) => return Err(PayloadError::Deadline { deadline }),
+            Ok(_) => {}
+            Err(Errno::EINTR) => continue,
+            Err(errno) => return Err(PayloadError::Read(errno)),
+        }
+        match nix::unistd::read(fd, &mut chunk) {
+            Ok(0) => return Ok((!overflowed).then_some(payload)),
+            Ok(count) if overflowed || payload.len() + count > MAX_STATE_PAYLOAD_BYTES => {
+                overflowed = true;
+                payload = Vec::new();
+            }
+            Ok(count) => payload.extend_from_slice(&chunk[..count]),
+            Err(Errno::EINTR | Errno::EAGAIN) => continue,
+            Err(errno) => return Err(PayloadError::Read(errno)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_keys_of_each_dialect_are_found_and_the_rest_skipped() {
+        let claude = br#"{"session_id":"s-1","hook_event_name":"Notification","notification_type":"permission_prompt","tool_response":{"stdout":"x"}}"#;
+        let parsed = parse_state_payload(claude).unwrap();
+        assert_eq!(parsed.session_id.as_deref(), Some("s-1"));
+        assert_eq!(parsed.event.as_deref(), Some("Notification"));
+        assert_eq!(parsed.kind.as_deref(), Some("permission_prompt"));
+        let copilot = br#"{"sessionId":"c-2","timestamp":1,"toolName":"bash"}"#;
+        assert_eq!(parse_state_payload(copilot).unwrap().session_id.as_deref(), Some("c-2"));
+        let opencode =
+            br#"{"type":"session.status","properties":{"sessionID":"ses_3","status":{"type":"busy"}}}"#;
+        let parsed = parse_state_payload(opencode).unwrap();
+        assert_eq!(
+            (parsed.session_id.as_deref(), parsed.event.as_deref(), parsed.kind.as_deref()),
+            (Some("ses_3"), Some("session.status"), Some("busy"))
+        );
+    }
+
+    #[test]
+    fn nulls_and_empty_values_are_missing_and_wrong_types_are_errors() {
+        let parsed = parse_state_payload(br#"{"session_id":null,"hook_event_name":""}"#).unwrap();
+        assert_eq!(parsed, StatePayload::default());
+        assert!(matches!(parse_state_payload(br#"{"session_id":7}"#), Err(PayloadError::NotJson { .. })));
+        assert!(matches!(parse_state_payload(b"[1]"), Err(PayloadError::NotObject { .. })));
+        assert_eq!(parse_state_payload(b"  "), Err(PayloadError::Empty));
+    }
+}

@@ -1,0 +1,61 @@
+//! What each session is doing (docs/contract.md §3.1): one small file per session
+//! beside its record, `states/<record name>`, written by the state hook on
+//! every event the harness sends and read by list and watch.
+//!
+//! The state lives apart from the record so that the hot path never takes
+//! the registry lock and never rewrites a record: an update is one read
+//! and one rename in `states/`, ordered among the session's own updates by
+//! an `flock` on the state file itself (`update.rs`). A state file names
+//! the owner it describes (pid and start ticks) and is believed only for
+//! a record of that very owner; a state is shown only while its owner is
+//! alive. A state written between a crash and the next event may be lost
+//! (no fsync on the hot path): the next event writes it anew.
+
+mod file;
+mod target;
+mod update;
+
+pub use file::StateFile;
+pub use target::StateTarget;
+pub use update::{StateChange, StateEvent, record_state_event};
+
+use harness::Activity;
+
+use crate::record::session_record::Record;
+use crate::record::timestamp::Timestamp;
+use crate::store::directory::RosterDir;
+use crate::store::files::read_entry;
+
+/// A session's state as a listing shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionState {
+    pub activity: Activity,
+    /// What a `waiting` session waits for (`permission`, `input`, or the
+    /// harness's own word); `None` otherwise.
+    pub waiting_for: Option<String>,
+    /// When the activity last changed.
+    pub since: Timestamp,
+    /// The event that changed it: `<harness>:<event>`.
+    pub source: String,
+}
+
+impl SessionState {
+    /// The words of the `state` key for a row: the activity, or `unknown`
+    /// when no event has said (or the owner is not alive).
+    pub fn word(state: Option<&SessionState>) -> &'static str {
+        state.map_or(UNKNOWN_STATE, |state| state.activity.as_str())
+    }
+}
+
+/// The `state` of a row no event has described, or whose owner is not
+/// known to be alive.
+pub const UNKNOWN_STATE: &str = "unknown";
+
+/// The state file of the record `record_file_name`, when it describes that
+/// record's owner: `None` when there is none, when it is not trusted or
+/// not understood, or when it describes an earlier owner of the name.
+pub fn read_state(roster: &RosterDir, record_file_name: &str, record: &Record) -> Option<SessionState> {
+    let contents = read_entry(roster.states(), record_file_name).ok()?;
+    let file = StateFile::parse(&contents.bytes)?;
+    file.describes(record).then(|| file.into_state())
+}

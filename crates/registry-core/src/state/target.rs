@@ -1,0 +1,46 @@
+//! Which record a state event is about: the record the payload's session
+//! id names (through the session-id index, checked against the record),
+//! else the record of the calling session's owner in this world. An event
+//! for a session roster holds no record of changes nothing.
+
+use owner_liveness::{Pid, SystemFacts};
+
+use crate::record::session_record::{Parsed, Record, parse_record};
+use crate::record::values::SessionId;
+use crate::session_row::find_session_row;
+use crate::store::directory::RosterDir;
+use crate::store::files::read_entry;
+use crate::store::session_index::indexed_holder;
+
+/// The record a state event applies to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateTarget {
+    /// The record's file name in `sessions/`, which the state file shares.
+    pub file_name: String,
+    pub session_pid: u32,
+    pub start_ticks: u64,
+}
+
+impl StateTarget {
+    fn of(file_name: String, record: &Record) -> StateTarget {
+        StateTarget { file_name, session_pid: record.owner.pid.get(), start_ticks: record.owner.start_ticks.0 }
+    }
+
+    /// The record holding `session_id`, found through the index and
+    /// believed only when the record carries that very id.
+    pub fn of_session_id(roster: &RosterDir, session_id: &str) -> Option<StateTarget> {
+        let session_id = SessionId::parse(session_id).ok()?;
+        let holder = indexed_holder(roster, &session_id)?;
+        let file_name = holder.file_name();
+        let contents = read_entry(roster.sessions(), &file_name).ok()?;
+        let Parsed::Record(record) = parse_record(&contents.bytes, holder.pid) else { return None };
+        (record.session_id.as_deref() == Some(session_id.as_str())).then(|| StateTarget::of(file_name, &record))
+    }
+
+    /// The record of the owner `pid` in the caller's world.
+    pub fn of_owner(roster: &RosterDir, pid: Pid, facts: &impl SystemFacts) -> Option<StateTarget> {
+        let row = find_session_row(roster, pid, facts)?;
+        let record = row.record.as_ref()?;
+        Some(StateTarget::of(row.file_name.clone(), record))
+    }
+}

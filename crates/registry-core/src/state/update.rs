@@ -1,0 +1,296 @@
+//! Applying one event to a session's state file: the state hook's whole
+//! write, on every tool call, so it takes no registry lock, rewrites no
+//! record and fsyncs nothing.
+//!
+//! The session's own updates are ordered by an `flock` on the state file
+//! in place: a writer opens it, locks it, checks the name still holds the
+//! file it locked (another writer may have renamed a new one over it
+//! meanwhile, and then it starts again), reads the last event's order,
+//! drops its event if it is older, else writes a temporary and renames it
+//! over the name before letting go. Readers take no lock: the rename makes
+//! them see the old file or the new one. The first event of a name puts
+//! its file there with a rename that refuses to replace, so two first
+//! events cannot both believe they were first.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use harness::Activity;
+use nix::errno::Errno;
+use nix::fcntl::{AtFlags, OFlag, RenameFlags, openat, renameat, renameat2};
+use nix::sys::stat::{Mode, fstat, fstatat};
+use nix::unistd::{UnlinkatFlags, unlinkat};
+use owner_liveness::retry_interrupted;
+
+use crate::error::{Error, Result};
+use crate::record::timestamp::Timestamp;
+use crate::state::file::{STATE_FORMAT, StateFile};
+use crate::store::directory::{RosterDir, SubDir};
+use crate::store::files::{io_errno, temp_name};
+
+/// One event, as the state hook hands it on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StateEvent<'a> {
+    pub activity: Activity,
+    pub waiting_for: Option<&'a str>,
+    /// `<harness>:<event>`.
+    pub source: &'a str,
+    /// When the hook started.
+    pub at: Timestamp,
+    /// The boot clock's nanoseconds when the hook started
+    /// (`StateEvent::boot_clock_now`): the event's place in the session's
+    /// order.
+    pub order: u64,
+}
+
+impl StateEvent<'_> {
+    /// The boot clock now, in nanoseconds: `CLOCK_BOOTTIME`, which counts
+    /// suspended time and never goes back within a boot.
+    pub fn boot_clock_now() -> u64 {
+        nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME)
+            .map(|time| {
+                u64::try_from(time.tv_sec()).unwrap_or(0) * 1_000_000_000
+                    + u64::try_from(time.tv_nsec()).unwrap_or(0)
+            })
+            .unwrap_or(0)
+    }
+}
+
+/// What an event did to the state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StateChange {
+    /// The activity (or what it waits for) changed.
+    Changed,
+    /// The same activity as before; only the last event's order moved.
+    Unchanged,
+    /// A later event was applied already; this one changed nothing.
+    Older,
+}
+
+/// How many times a writer starts over because another writer replaced
+/// the state file between its open and its lock.
+const ATTEMPTS: usize = 32;
+
+/// The largest state file read; roster writes a few hundred bytes.
+const MAX_STATE_BYTES: u64 = 4096;
+
+/// Applies `event` to the state of the record named `record_file_name`,
+/// whose owner is `session_pid` started at `start_ticks`. Waits for the
+/// session's other updates at most until `lock_deadline`.
+pub fn record_state_event(
+    roster: &RosterDir,
+    record_file_name: &str,
+    session_pid: u32,
+    start_ticks: u64,
+    event: &StateEvent<'_>,
+    lock_deadline: Instant,
+) -> Result<StateChange> {
+    if !StateFile::accepts(event.waiting_for, event.source)
+        || (event.activity == Activity::Waiting) != event.waiting_for.is_some()
+    {
+        return Err(Error::BadInput(format!(
+            "state event {:?} waiting for {:?} cannot be recorded",
+            event.source, event.waiting_for
+        )));
+    }
+    let states = roster.states();
+    let path = roster.entry_path(states, record_file_name);
+    let fail = |operation: &'static str, errno: Errno| Error::io(operation, path.clone(), errno.into());
+    let fresh = |prior: Option<&StateFile>| next_state(prior, session_pid, start_ticks, event);
+    for _ in 0..ATTEMPTS {
+        let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+        let fd = match retry_interrupted(|| openat(states.fd(), record_file_name, flags, Mode::empty())) {
+            Ok(fd) => fd,
+            Err(Errno::ENOENT) => {
+                let (file, change) = fresh(None).expect("no prior state: the event applies");
+                match put_in_place(states, record_file_name, &file, Placement::OnlyIfAbsent) {
+                    Ok(()) => return Ok(change),
+                    Err(Errno::EEXIST) => continue,
+                    Err(errno) => return Err(fail("write", errno)),
+                }
+            }
+            // A symlink or something else roster never puts there: replaced
+            // below, as a file that holds no state.
+            Err(Errno::ELOOP) => {
+                let (file, change) = fresh(None).expect("no prior state: the event applies");
+                put_in_place(states, record_file_name, &file, Placement::Replacing)
+                    .map_err(|errno| fail("write", errno))?;
+                return Ok(change);
+            }
+            Err(errno) => return Err(fail("open", errno)),
+        };
+        let locked = lock_until(fd, lock_deadline).map_err(|errno| fail("lock", errno))?;
+        if !still_in_place(states, record_file_name, &locked) {
+            continue;
+        }
+        let prior = read_state_file(&locked);
+        let Some((file, change)) = fresh(prior.as_ref()) else { return Ok(StateChange::Older) };
+        put_in_place(states, record_file_name, &file, Placement::Replacing).map_err(|errno| fail("write", errno))?;
+        drop(locked);
+        return Ok(change);
+    }
+    Err(Error::io(
+        "update",
+        path,
+        std::io::Error::other("the state file kept being replaced while this update waited for it"),
+    ))
+}
+
+/// The file after `event`, and what it changed; `None` when `prior`
+/// describes the same owner and a later event.
+fn next_state(
+    prior: Option<&StateFile>,
+    session_pid: u32,
+    start_ticks: u64,
+    event: &StateEvent<'_>,
+) -> Option<(StateFile, StateChange)> {
+    let prior = prior.filter(|prior| prior.describes_owner(session_pid, start_ticks));
+    if prior.is_some_and(|prior| prior.last_event_order > event.order) {
+        return None;
+    }
+    let same = prior.filter(|prior| {
+        prior.state == event.activity.as_str() && prior.waiting_for.as_deref() == event.waiting_for
+    });
+    let (since, source) = match same {
+        Some(prior) => (prior.state_since.clone(), prior.state_source.clone()),
+        None => (event.at.to_string(), event.source.to_owned()),
+    };
+    let file = StateFile {
+        format: STATE_FORMAT,
+        session_pid,
+        start_ticks,
+        state: event.activity.as_str().to_owned(),
+        waiting_for: event.waiting_for.map(str::to_owned),
+        state_since: since,
+        state_source: source,
+        last_event_at: event.at.to_string(),
+        last_event_order: event.order,
+    };
+    let change = if same.is_some() { StateChange::Unchanged } else { StateChange::Changed };
+    Some((file, change))
+}
+
+/// Takes the `flock` on `fd`, trying again every millisecond until
+/// `deadline`: only the same session's other updates hold it, for a few
+/// microseconds each, unless one of them was stopped.
+fn lock_until(fd: OwnedFd, deadline: Instant) -> std::result::Result<File, Errno> {
+    let file = File::from(fd);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Err(Errno::EWOULDBLOCK),
+            Err(std::fs::TryLockError::Error(error)) => return Err(io_errno(&error)),
+        }
+    }
+}
+
+/// Whether `name` still holds the file `locked` is open on.
+fn still_in_place(states: SubDir<'_>, name: &str, locked: &File) -> bool {
+    let Ok(held) = retry_interrupted(|| fstat(locked.as_fd())) else { return false };
+    retry_interrupted(|| fstatat(states.fd(), name, AtFlags::AT_SYMLINK_NOFOLLOW))
+        .is_ok_and(|now| now.st_dev == held.st_dev && now.st_ino == held.st_ino)
+}
+
+/// The state file `file` is open on, when it is one roster wrote for this
+/// user: a regular file of the effective uid, not writable by others, of
+/// a sane size, that parses.
+fn read_state_file(file: &File) -> Option<StateFile> {
+    let stat = retry_interrupted(|| fstat(file.as_fd())).ok()?;
+    let regular = stat.st_mode & nix::libc::S_IFMT == nix::libc::S_IFREG;
+    let trusted = regular
+        && stat.st_uid == nix::unistd::geteuid().as_raw()
+        && stat.st_mode & 0o022 == 0
+        && u64::try_from(stat.st_size).is_ok_and(|size| size <= MAX_STATE_BYTES);
+    if !trusted {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(512);
+    file.take(MAX_STATE_BYTES + 1).read_to_end(&mut bytes).ok()?;
+    StateFile::parse(&bytes)
+}
+
+/// Whether a new state file may replace what is at its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Placement {
+    /// Only when nothing is there (the first event of a name).
+    OnlyIfAbsent,
+    Replacing,
+}
+
+/// Writes `file` to a `0600` temporary and renames it to `name`: no fsync
+/// (a state lost in a crash is written again by the next event).
+fn put_in_place(
+    states: SubDir<'_>,
+    name: &str,
+    file: &StateFile,
+    placement: Placement,
+) -> std::result::Result<(), Errno> {
+    let temp = temp_name(name);
+    let written = (|| {
+        let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let fd = retry_interrupted(|| openat(states.fd(), temp.as_str(), flags, Mode::S_IRUSR | Mode::S_IWUSR))?;
+        let mut written = File::from(fd);
+        written.write_all(&file.to_bytes()).map_err(|error| io_errno(&error))?;
+        drop(written);
+        match placement {
+            Placement::Replacing => {
+                retry_interrupted(|| renameat(states.fd(), temp.as_str(), states.fd(), name))
+            }
+            Placement::OnlyIfAbsent => retry_interrupted(|| {
+                renameat2(states.fd(), temp.as_str(), states.fd(), name, RenameFlags::RENAME_NOREPLACE)
+            }),
+        }
+    })();
+    if written.is_err() {
+        let _ = unlinkat(states.fd(), temp.as_str(), UnlinkatFlags::NoRemoveDir);
+    }
+    written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(activity: Activity, order: u64) -> StateEvent<'static> {
+        StateEvent {
+            activity,
+            waiting_for: (activity == Activity::Waiting).then_some("permission"),
+            source: "claude-code:PreToolUse",
+            at: Timestamp::from_unix_nanos(i128::from(order) * 1000),
+            order,
+        }
+    }
+
+    #[test]
+    fn an_older_event_of_the_same_owner_changes_nothing() {
+        let (working, _) = next_state(None, 7, 70, &event(Activity::Working, 10)).unwrap();
+        assert_eq!(next_state(Some(&working), 7, 70, &event(Activity::Waiting, 9)), None);
+        let (waiting, change) = next_state(Some(&working), 7, 70, &event(Activity::Waiting, 11)).unwrap();
+        assert_eq!((waiting.state.as_str(), change), ("waiting", StateChange::Changed));
+    }
+
+    #[test]
+    fn the_same_activity_keeps_its_since_and_source() {
+        let (first, _) = next_state(None, 7, 70, &event(Activity::Working, 10)).unwrap();
+        let mut later = event(Activity::Working, 20);
+        later.source = "claude-code:PostToolUse";
+        let (second, change) = next_state(Some(&first), 7, 70, &later).unwrap();
+        assert_eq!(change, StateChange::Unchanged);
+        assert_eq!((second.state_since, second.state_source), (first.state_since, first.state_source));
+        assert_eq!(second.last_event_order, 20);
+    }
+
+    #[test]
+    fn an_earlier_owners_state_is_no_prior_state() {
+        let (earlier, _) = next_state(None, 7, 70, &event(Activity::Working, 1000)).unwrap();
+        let (now, change) = next_state(Some(&earlier), 7, 71, &event(Activity::Working, 5)).unwrap();
+        assert_eq!(change, StateChange::Changed);
+        assert_eq!(now.start_ticks, 71);
+        assert_eq!(now.last_event_order, 5);
+    }
+}

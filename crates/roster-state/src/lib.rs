@@ -1,0 +1,301 @@
+//! `roster-state`: the state hook (docs/contract.md §3.1, §8.2). A harness runs it on
+//! every prompt, tool call, permission prompt and stop; it looks the event
+//! up in the harness's table (`harness::ACTIVITY_EVENTS`) and records in
+//! the session's state file whether the session is working, idle or
+//! waiting for its user. The clap `Command` lives here so xtask renders
+//! man pages and completions from the definition users run.
+
+#![forbid(unsafe_code)]
+
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{CommandFactory, Parser};
+use cli_support::manual::{self, Example, ExitStatusDoc, Manual};
+use cli_support::{
+    BadInput, CommonArgs, ExitStatus, OutputFormat, Refused, open_roster_for_reading, payload_wait,
+    resolve_calling_owner,
+};
+use harness::{ActivityEvent, Harness, PAYLOAD_READ_DEADLINE, StatePayload, activity_event};
+use registry_core::RunningSystem;
+use registry_core::state::{StateChange, StateEvent, StateTarget, record_state_event};
+
+const TOOL: &str = "roster-state";
+
+/// How long an update waits for the same session's other updates outside
+/// hook mode (in hook mode, until the hook's work deadline).
+const LOCK_WAIT: Duration = Duration::from_millis(200);
+
+/// Record what an agent session is doing, from its harness's hook events
+#[derive(Debug, Parser)]
+#[command(
+    name = TOOL,
+    version,
+    about = "Record what an agent session is doing, from its harness's hook events",
+    long_about = "Record what an agent session is doing, from its harness's hook events\n\n\
+        A harness runs roster-state on every prompt, tool call, permission prompt and stop, as \
+        roster-hooks install wires it. The event (--event, else the payload's event name) is looked \
+        up in the harness's table: a prompt or a tool call means working, a stop idle, a permission \
+        prompt or a question waiting. The session is the one whose record holds the payload's \
+        session id, else the calling session's owner; an event of a session roster holds no record \
+        of changes nothing. roster-list shows the state in its STATE column and state keys.\n\n\
+        Each update reads and replaces one small file, states/<record name>, without the registry \
+        lock; updates of one session are applied in the order they were sent, a late one never \
+        undoing a newer one.",
+    group = clap::ArgGroup::new("caller").required(true).args(["hook", "harness"]),
+)]
+pub struct StateArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// Run as a harness's hook: read the payload, print nothing, always exit 0, finish within 500 ms
+    #[arg(long, value_name = "HARNESS")]
+    pub hook: Option<String>,
+
+    /// Do what the hook does, and say what happened (to try a hook by hand)
+    #[arg(long, value_name = "HARNESS")]
+    pub harness: Option<String>,
+
+    /// The event, as the harness's hook configuration names it (default: the payload's event name)
+    #[arg(long, value_name = "EVENT")]
+    pub event: Option<String>,
+}
+
+/// Examples, notes, environment, files and exit statuses: `--help` and the
+/// man page both render this.
+pub fn manual() -> Manual {
+    Manual {
+        examples: &[
+            Example {
+                description: "As Claude Code's PreToolUse hook, which is what roster-hooks install claude-code \
+                              writes (one such hook per event it listens to):",
+                commands: &["roster-state --hook claude-code --event PreToolUse"],
+                output: &[],
+            },
+            Example {
+                description: "Try a permission prompt by hand, for the session whose id the payload names:",
+                commands: &[
+                    "echo '{\"session_id\": \"3f1c9a2e\"}' | roster-state --harness claude-code --event PermissionRequest",
+                ],
+                output: &["waiting for permission since now (claude-code:PermissionRequest), pid 5854"],
+            },
+        ],
+        notes: vec![
+            "The events each harness sends and the state each one means are listed in roster-hooks(1) \
+             and docs/harnesses.md; an event not listed there changes nothing."
+                .to_owned(),
+            "JSON (with --harness): {\"outcome\": \"changed\"|\"unchanged\"|\"older\"|\"ignored\", \"state\": \
+             \"working\"|\"idle\"|\"waiting\"|null, \"waiting_for\": WORD|null, \"source\": \"<harness>:<event>\", \
+             \"session_pid\": N|null, \"path\": PATH|null}. older: a later event was applied already; \
+             ignored: roster does not listen to this event."
+                .to_owned(),
+            "A state is written without fsync: one lost in a crash is written again by the next event. \
+             It is shown only while its session's owner is alive, and goes with its record."
+                .to_owned(),
+        ],
+        environment: manual::session_variables_and(&[]),
+        environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
+        files: &[
+            manual::SESSIONS_FILE,
+            manual::STATES_FILE,
+            manual::HOOK_ERRORS_FILE,
+        ],
+        exit_statuses: &[
+            manual::EXIT_DONE,
+            manual::EXIT_FAILED,
+            manual::EXIT_BAD_INPUT,
+            ExitStatusDoc {
+                status: ExitStatus::Refused,
+                meaning: "Refused by rule: the roster directory is untrusted, or (with --harness) roster holds \
+                          no record of the session, so there is nothing to record its state for.",
+            },
+        ],
+        exit_status_note: Some(manual::HOOK_MODE_EXIT_NOTE),
+        ..Manual::default()
+    }
+}
+
+/// The clap definition, for xtask's man pages and completions.
+pub fn command() -> clap::Command {
+    cli_support::with_manual(StateArgs::command(), &manual())
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    cli_support::run_tool_with_hook_mode(
+        TOOL,
+        command,
+        |args: &StateArgs| args.hook.as_ref().map(|_| (&args.common, cli_support::HookEvent::StateChange)),
+        run,
+    )
+}
+
+/// What one run did.
+struct Outcome {
+    what: Option<StateChange>,
+    event: Option<&'static ActivityEvent>,
+    source: String,
+    target: Option<StateTarget>,
+    path: Option<std::path::PathBuf>,
+}
+
+/// Records the event as `args` say.
+pub fn run(args: StateArgs) -> anyhow::Result<()> {
+    let at = registry_core::Timestamp::now();
+    let order = StateEvent::boot_clock_now();
+    let harness = harness_named(args.hook.as_deref().or(args.harness.as_deref()).unwrap_or_default())?;
+    let payload = read_payload()?;
+    let event_name = args
+        .event
+        .clone()
+        .or_else(|| payload.event.clone())
+        .ok_or_else(|| BadInput("no event: give --event, or a payload with its event name".into()))?;
+    let event = activity_event(harness, &event_name, payload.kind.as_deref());
+    let mut outcome = Outcome { what: None, event, source: String::new(), target: None, path: None };
+    if let Some(event) = event {
+        outcome.source = match event.kind {
+            Some(kind) => format!("{harness}:{}:{kind}", event.event),
+            None => format!("{harness}:{}", event.event),
+        };
+        record(&args, &payload, event, at, order, &mut outcome)?;
+    }
+    if args.hook.is_none() && !args.common.quiet {
+        print_outcome(&args, &event_name, &outcome)?;
+    }
+    Ok(())
+}
+
+fn harness_named(name: &str) -> Result<Harness, BadInput> {
+    Harness::parse(name).ok_or_else(|| {
+        BadInput(harness::unknown_harness_message(
+            &format!("harness {name:?}"),
+            "a harness",
+            name,
+            &harness::harness_names(),
+        ))
+    })
+}
+
+/// The payload on stdin, read to its end; a payload too large to keep
+/// says nothing (the process tree then names the session).
+fn read_payload() -> Result<StatePayload, BadInput> {
+    let stdin = std::io::stdin();
+    let bytes = harness::read_state_payload(stdin.as_fd(), payload_wait(PAYLOAD_READ_DEADLINE))
+        .map_err(|error| BadInput(error.to_string()))?;
+    match bytes {
+        Some(bytes) => harness::parse_state_payload(&bytes).map_err(|error| BadInput(error.to_string())),
+        None => Ok(StatePayload::default()),
+    }
+}
+
+fn record(
+    args: &StateArgs,
+    payload: &StatePayload,
+    event: &ActivityEvent,
+    at: registry_core::Timestamp,
+    order: u64,
+    outcome: &mut Outcome,
+) -> anyhow::Result<()> {
+    let Some(roster) = open_roster_for_reading(&args.common)? else { return no_record(args) };
+    let by_session_id = payload.session_id.as_deref().and_then(|id| StateTarget::of_session_id(&roster, id));
+    let target = match by_session_id {
+        Some(target) => target,
+        None => {
+            let owner = match resolve_calling_owner(None) {
+                Ok(owner) => owner,
+                Err(_) if args.hook.is_some() || payload.session_id.is_some() => return no_record(args),
+                Err(error) => return Err(error.into()),
+            };
+            match StateTarget::of_owner(&roster, owner.resolved.pid, &RunningSystem::read()) {
+                Some(target) => target,
+                None => return no_record(args),
+            }
+        }
+    };
+    let deadline = cli_support::hook_work_deadline().unwrap_or_else(|| Instant::now() + LOCK_WAIT);
+    let state_event = StateEvent {
+        activity: event.activity,
+        waiting_for: event.waiting_for,
+        source: &outcome.source,
+        at,
+        order,
+    };
+    let what = record_state_event(
+        &roster,
+        &target.file_name,
+        target.session_pid,
+        target.start_ticks,
+        &state_event,
+        deadline,
+    )?;
+    outcome.what = Some(what);
+    outcome.path = Some(roster.entry_path(roster.states(), &target.file_name));
+    outcome.target = Some(target);
+    Ok(())
+}
+
+/// A session roster holds no record of: nothing to do for a hook (the
+/// session was started before roster was wired, or is not registered),
+/// refused when asked by hand.
+fn no_record(args: &StateArgs) -> anyhow::Result<()> {
+    if args.hook.is_some() {
+        return Ok(());
+    }
+    Err(Refused(
+        "roster holds no record of this session (neither the payload's session id nor the calling \
+         session's owner); register it first with roster-register"
+            .into(),
+    )
+    .into())
+}
+
+fn print_outcome(args: &StateArgs, event_name: &str, outcome: &Outcome) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let outcome_word = match outcome.what {
+        None => "ignored",
+        Some(StateChange::Changed) => "changed",
+        Some(StateChange::Unchanged) => "unchanged",
+        Some(StateChange::Older) => "older",
+    };
+    match args.common.output_format() {
+        OutputFormat::Json => {
+            let value = serde_json::json!({
+                "outcome": outcome_word,
+                "state": outcome.event.map(|event| event.activity.as_str()),
+                "waiting_for": outcome.event.and_then(|event| event.waiting_for),
+                "source": outcome.event.map(|_| outcome.source.as_str()),
+                "session_pid": outcome.target.as_ref().map(|target| target.session_pid),
+                "path": outcome.path.as_ref().map(|path| path.to_string_lossy()),
+            });
+            writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+        }
+        OutputFormat::Text => {
+            let (Some(event), Some(target)) = (outcome.event, &outcome.target) else {
+                writeln!(
+                    out,
+                    "ignored: roster does not listen to {} of this harness; nothing changed",
+                    cli_support::escape_for_terminal(event_name)
+                )?;
+                return Ok(());
+            };
+            let state = match event.waiting_for {
+                Some(what) => format!("waiting for {what}"),
+                None => event.activity.as_str().to_owned(),
+            };
+            let line = match outcome.what {
+                Some(StateChange::Older) => format!(
+                    "unchanged: a later event of pid {} was recorded already ({} came late)",
+                    target.session_pid, outcome.source
+                ),
+                Some(StateChange::Unchanged) => {
+                    format!("{state} still ({}), pid {}", outcome.source, target.session_pid)
+                }
+                _ => format!("{state} since now ({}), pid {}", outcome.source, target.session_pid),
+            };
+            writeln!(out, "{line}")?;
+        }
+    }
+    Ok(())
+}
