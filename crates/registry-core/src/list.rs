@@ -5,6 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::collections::HashSet;
+
+use harness::Activity;
 use owner_liveness::{Liveness, Pid, SystemFacts, Verdict};
 
 use crate::error::Result;
@@ -29,11 +32,22 @@ pub struct ListFilter {
     pub session_id: Option<String>,
     /// Canonical directory: rows whose cwd is it or below it.
     pub cwd: Option<PathBuf>,
+    /// Rows whose shown state is this one (`None` for `unknown`).
+    pub state: Option<Option<Activity>>,
 }
 
 impl ListFilter {
     pub fn filters_on_fields(&self) -> bool {
-        self.agent.is_some() || self.harness.is_some() || self.session_id.is_some() || self.cwd.is_some()
+        self.agent.is_some()
+            || self.harness.is_some()
+            || self.session_id.is_some()
+            || self.cwd.is_some()
+            || self.state.is_some()
+    }
+
+    /// Whether a row passes the state filter, once its state is read.
+    pub fn admits_state(&self, row: &SessionRow) -> bool {
+        self.state.is_none_or(|wanted| row.shown_state().map(|state| state.activity) == wanted)
     }
 
     /// Whether a row passes the field filters (before its verdict). A
@@ -226,9 +240,12 @@ fn reread(
     facts: &impl SystemFacts,
 ) -> Option<SessionRow> {
     let known = KnownVerdict { stamp: deferred.stamp, verdict: &deferred.verdict };
-    let (row, _) =
+    let (mut row, _) =
         read_session_row_knowing(roster, &deferred.order.file_name, deferred.listed_as, Some(known), facts)?;
-    let shown = filter.admits(&row) && (filter.include_dead || row.liveness() != Liveness::Dead);
+    row.read_state(roster, None);
+    let shown = filter.admits(&row)
+        && filter.admits_state(&row)
+        && (filter.include_dead || row.liveness() != Liveness::Dead);
     shown.then_some(row)
 }
 
@@ -270,8 +287,9 @@ fn list_sessions_presented_within<P: Send>(
     let rows = entries.iter().filter(|entry| !entry.name.as_encoded_bytes().starts_with(b".")).count();
     let whole_rows_budget = if rows > WHOLE_ROWS_UP_TO { 0 } else { whole_rows_budget };
     let kept_bytes = AtomicU64::new(0);
+    let states = state_names(roster)?;
     let outcomes = map_in_parallel(&entries, |entry| {
-        let (row, stamp) = match entry.name.to_str() {
+        let (mut row, stamp) = match entry.name.to_str() {
             Some(name) => read_listed_session_row(roster, name, entry.kind, facts)?,
             // A non-UTF-8 name is not one roster wrote; show it escaped.
             None => (non_utf8_name_row(roster, &entry.name), None),
@@ -281,6 +299,10 @@ fn list_sessions_presented_within<P: Send>(
         }
         if row.liveness() == Liveness::Dead && !filter.include_dead {
             return Some(Outcome::DeadHidden);
+        }
+        row.read_state(roster, Some(&states));
+        if !filter.admits_state(&row) {
+            return Some(Outcome::FilteredOut);
         }
         let tally = RowTally::of(&row);
         let problem = row.problem.as_ref().map(|problem| Box::new((row.file_name.clone(), problem.clone())));
@@ -323,6 +345,16 @@ fn list_sessions_presented_within<P: Send>(
             .then_with(|| a.file_name.cmp(&b.file_name))
     });
     Ok(listing)
+}
+
+/// The names in `states/`, listed once so that a listing opens only the
+/// state files there are.
+pub(crate) fn state_names(roster: &RosterDir) -> Result<HashSet<String>> {
+    Ok(list_entries(roster, roster.states())?
+        .into_iter()
+        .filter_map(|entry| entry.name.into_string().ok())
+        .filter(|name| !name.starts_with('.'))
+        .collect())
 }
 
 impl<P: Send + Sync> PresentedListing<P> {
@@ -402,7 +434,7 @@ impl Listing {
     pub fn of_rows<'a>(rows: impl IntoIterator<Item = &'a SessionRow>, filter: &ListFilter) -> Listing {
         let mut listing = Listing::default();
         for row in rows {
-            if !filter.admits(row) {
+            if !filter.admits(row) || !filter.admits_state(row) {
                 listing.filtered_out += 1;
             } else if row.liveness() == Liveness::Dead && !filter.include_dead {
                 listing.dead_hidden += 1;

@@ -13,6 +13,7 @@ use crate::record::name::{RecordName, World};
 use crate::record::owner::{AbsentKeys, write_chain_key, write_identity_keys};
 use crate::record::session_record::{Parsed, Record, parse_record};
 use crate::record::timestamp::Timestamp;
+use crate::state::SessionState;
 use crate::store::directory::RosterDir;
 use crate::store::directory_entries::EntryKind;
 use crate::store::files::{FileStamp, ReadProblem, read_stamped_entry_of_kind};
@@ -54,11 +55,34 @@ pub struct SessionRow {
     pub verdict: Verdict,
     /// The record's `registered_at`, or the file's mtime for a problem.
     pub registered_at: Timestamp,
+    /// What the session's last event said it does (`state`), when a
+    /// listing read it; shown only while the owner is alive
+    /// (`shown_state`).
+    pub state: Option<SessionState>,
 }
 
 impl SessionRow {
     pub fn liveness(&self) -> Liveness {
         self.verdict.liveness
+    }
+
+    /// The state a listing shows: the one read, while the owner is alive;
+    /// a dead or unknown owner's last state is no longer what it does.
+    pub fn shown_state(&self) -> Option<&SessionState> {
+        self.state.as_ref().filter(|_| self.liveness() == Liveness::Alive)
+    }
+
+    /// Reads the session's state file into the row, when its owner is alive
+    /// and `states` (the names in `states/`, when listed) has one for it.
+    pub fn read_state(&mut self, roster: &RosterDir, states: Option<&std::collections::HashSet<String>>) {
+        if self.liveness() != Liveness::Alive {
+            return;
+        }
+        let Some(record) = &self.record else { return };
+        if states.is_some_and(|names| !names.contains(&self.file_name)) {
+            return;
+        }
+        self.state = crate::state::read_state(roster, &self.file_name, record);
     }
 
     /// The row with its owner judged again now, through the identity its
@@ -152,6 +176,7 @@ pub(crate) fn read_session_row_knowing(
         verdict: Verdict { liveness: Liveness::Unknown, reason: format!("{}: {detail}", kind.as_str()) },
         problem: Some(Problem { kind, detail }),
         registered_at: mtime.unwrap_or(Timestamp::from_unix_nanos(0)),
+        state: None,
     };
     let (contents, stamp) = match read_stamped_entry_of_kind(sessions, file_name, listed_as) {
         Ok(read) => read,
@@ -182,6 +207,7 @@ pub(crate) fn read_session_row_knowing(
                 record: Some(*record),
                 problem: None,
                 verdict,
+                state: None,
             }
         }
         Parsed::Malformed(detail) => {
@@ -214,12 +240,13 @@ pub fn non_utf8_name_row(roster: &RosterDir, name: &std::ffi::OsStr) -> SessionR
         problem: Some(Problem { kind: ProblemKind::Malformed, detail }),
         registered_at: crate::store::files::entry_mtime(roster.sessions(), name)
             .unwrap_or(Timestamp::from_unix_nanos(0)),
+        state: None,
     }
 }
 
 /// Every key a JSON row carries (docs/contract.md §6.2), in output order: the record's
 /// keys, then the verdict, problem, consent and path.
-pub const ROW_KEYS: [&str; 30] = [
+pub const ROW_KEYS: [&str; 34] = [
     "format",
     "session_pid",
     "session_pid_source",
@@ -245,6 +272,10 @@ pub const ROW_KEYS: [&str; 30] = [
     "refreshed_at",
     "liveness",
     "liveness_reason",
+    "state",
+    "waiting_for",
+    "state_since",
+    "state_source",
     "problem",
     "consent",
     "should_arm",
@@ -311,6 +342,11 @@ impl Serialize for RowJson<'_> {
         map.serialize_entry("refreshed_at", &record.map(|record| &record.refreshed_at))?;
         map.serialize_entry("liveness", row.verdict.liveness.as_str())?;
         map.serialize_entry("liveness_reason", &row.verdict.reason)?;
+        let state = row.shown_state();
+        map.serialize_entry("state", SessionState::word(state))?;
+        map.serialize_entry("waiting_for", &state.and_then(|state| state.waiting_for.as_deref()))?;
+        map.serialize_entry("state_since", &state.map(|state| AsText(&state.since)))?;
+        map.serialize_entry("state_source", &state.map(|state| state.source.as_str()))?;
         map.serialize_entry("problem", &row.problem.as_ref().map(|problem| problem.kind.as_str()))?;
         map.serialize_entry("consent", self.consent.state)?;
         map.serialize_entry("should_arm", &self.consent.should_arm)?;
@@ -380,6 +416,7 @@ mod tests {
             path: PathBuf::from("/roster/sessions/4242.json"),
             pid: Pid::new(4242),
             registered_at: Timestamp::parse("2026-11-30T02:03:05.123456789Z").unwrap(),
+            state: None,
             record,
             problem,
             verdict: Verdict { liveness: Liveness::Alive, reason: "pid 4242 running".into() },

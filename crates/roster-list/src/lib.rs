@@ -25,7 +25,7 @@ mod json_array;
 
 mod table;
 
-use table::UNVERIFIED_MARK;
+use table::{CONSENT_COLUMN, UNVERIFIED_MARK};
 
 mod notes;
 
@@ -73,6 +73,10 @@ pub struct ListArgs {
     /// Show only sessions working in DIR or below it
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+
+    /// Show only sessions in this state: working, idle, waiting (for their user) or unknown
+    #[arg(long, value_name = "STATE", value_parser = ["working", "idle", "waiting", "unknown"])]
+    pub state: Option<String>,
 
     /// After the rows, print one event per change until interrupted (see EVENTS)
     #[arg(long)]
@@ -417,11 +421,9 @@ fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
         harness: args.harness.clone(),
         session_id: args.session_id.clone(),
         cwd,
+        state: args.state.as_deref().map(harness::Activity::parse),
     })
 }
-
-/// Where `text_row` puts a row's consent label.
-const CONSENT_COLUMN: usize = 4;
 
 /// The consent labels the table's rows show, each once, in legend order.
 fn consent_labels_shown(rows: &[Vec<String>]) -> Vec<ConsentLabel> {
@@ -461,6 +463,9 @@ fn filter_words(args: &ListArgs, home: Option<&Path>) -> String {
     }
     if let Some(dir) = &args.cwd {
         words.push(format!("--cwd {}", home_relative(dir, home)));
+    }
+    if let Some(state) = &args.state {
+        words.push(format!("--state {state}"));
     }
     words.join(" ")
 }

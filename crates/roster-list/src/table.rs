@@ -14,21 +14,23 @@ use consent::SessionConsent;
 use registry_core::{SessionRow, Timestamp};
 
 /// The columns of the listing (docs/contract.md §6.2).
-pub(crate) const HEADERS: [&str; 8] =
-    ["PID", "HARNESS", "AGENT", "STATE", "CONSENT", "AGE", "CWD", "SESSION"];
+pub(crate) const HEADERS: [&str; 9] =
+    ["PID", "HARNESS", "AGENT", "LIVENESS", "STATE", "CONSENT", "AGE", "CWD", "SESSION"];
 
 /// The most characters each column shows: a longer value is cut, ending
 /// in `…`. Every value of the columns with a limit fits it but an agent
 /// name past `AGENT_COLUMN_LIMIT` (one may be 64 characters) or a harness
 /// that is no known one; the directory and the session id are shown whole.
-pub(crate) const LIMITS: [Option<usize>; 8] = [
+pub(crate) const LIMITS: [Option<usize>; 9] = [
     // A pid up to the largest pid_max, 4194304, and the unverified mark.
     Some(8),
     // The longest harness name, `cursor-agent`.
     Some(12),
     Some(AGENT_COLUMN_LIMIT),
-    // `unknown`.
-    Some(7),
+    // `unknown`, under `LIVENESS`.
+    Some(8),
+    // `waiting: permission 99m`; a harness's own longer word is cut.
+    Some(STATE_COLUMN_LIMIT),
     // `off (repo file)`.
     Some(15),
     // `9999d`: 27 years.
@@ -40,8 +42,17 @@ pub(crate) const LIMITS: [Option<usize>; 8] = [
 /// The most characters the AGENT column shows.
 const AGENT_COLUMN_LIMIT: usize = 20;
 
+/// The most characters the STATE column shows.
+const STATE_COLUMN_LIMIT: usize = 24;
+
+/// Where the LIVENESS column is, to colour it.
+const LIVENESS_COLUMN: usize = 3;
+
 /// Where the STATE column is, to colour it.
-const STATE_COLUMN: usize = 3;
+const STATE_COLUMN: usize = 4;
+
+/// Where `text_row` puts a row's consent label.
+pub(crate) const CONSENT_COLUMN: usize = 5;
 
 /// The mark after the pid of an owner named by hand that is not an
 /// ancestor of the registering process (`session_pid_verified: false`).
@@ -52,18 +63,30 @@ pub(crate) fn render_cells(rows: &[Vec<String>], colour: bool) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    render_table_within(&HEADERS, &LIMITS, rows, &|column, cell| {
-        paint_state(column == STATE_COLUMN, cell, colour)
-    })
+    render_table_within(&HEADERS, &LIMITS, rows, &|column, cell| paint_cell(column, cell, colour))
 }
 
-/// A STATE cell in its colour; any other cell as it is.
-fn paint_state(is_state: bool, cell: &str, colour: bool) -> std::borrow::Cow<'_, str> {
-    match (is_state, cell) {
-        (true, "alive") => paint(cell, Colour::Green, colour).into(),
-        (true, "dead") => paint(cell, Colour::Red, colour).into(),
-        (true, "unknown") => paint(cell, Colour::Yellow, colour).into(),
+/// A LIVENESS or STATE cell in its colour (a session waiting for its user
+/// stands out); any other cell as it is.
+fn paint_cell(column: usize, cell: &str, colour: bool) -> std::borrow::Cow<'_, str> {
+    match (column, cell) {
+        (LIVENESS_COLUMN, "alive") => paint(cell, Colour::Green, colour).into(),
+        (LIVENESS_COLUMN, "dead") => paint(cell, Colour::Red, colour).into(),
+        (LIVENESS_COLUMN, "unknown") => paint(cell, Colour::Yellow, colour).into(),
+        (STATE_COLUMN, cell) if cell.starts_with("waiting") => paint(cell, Colour::Yellow, colour).into(),
         _ => cell.into(),
+    }
+}
+
+/// The STATE cell of a row: the activity and for how long (`working 3m`,
+/// `idle 20s`, `waiting: permission 5s`), or `-` when no event has said
+/// (or the owner is not alive).
+fn state_cell(row: &SessionRow, now: Timestamp) -> String {
+    let Some(state) = row.shown_state() else { return "-".to_owned() };
+    let age = format_age(state.since.age(now));
+    match &state.waiting_for {
+        Some(what) => format!("{}: {} {age}", state.activity.as_str(), escape_for_terminal(what)),
+        None => format!("{} {age}", state.activity.as_str()),
     }
 }
 
@@ -81,7 +104,8 @@ pub(crate) fn text_row(
         None => "?".to_owned(),
     };
     let age = format_age(row.registered_at.age(now));
-    let state = row.liveness().as_str().to_owned();
+    let liveness = row.liveness().as_str().to_owned();
+    let state = state_cell(row, now);
     match (&row.record, &row.problem) {
         (Some(record), _) => vec![
             pid,
@@ -94,6 +118,7 @@ pub(crate) fn text_row(
                 .agent
                 .as_deref()
                 .map_or_else(|| "-".to_owned(), |agent| escape_for_terminal(agent).into_owned()),
+            liveness,
             state,
             consent.label.as_str().to_owned(),
             age,
@@ -107,6 +132,7 @@ pub(crate) fn text_row(
             pid,
             "-".to_owned(),
             "-".to_owned(),
+            liveness,
             state,
             "-".to_owned(),
             age,
@@ -177,8 +203,9 @@ impl EventColumns {
         let mut all = [clock, event].into_iter().chain(cells.iter().map(String::as_str));
         let colour = self.colour;
         push_table_line(&mut line, &self.widths, &mut all, &|column, cell| match column {
+            0 => cell.into(),
             1 => paint(cell, event_colour, colour).into(),
-            column => paint_state(column == STATE_COLUMN + 2, cell, colour),
+            column => paint_cell(column - 2, cell, colour),
         });
         line
     }

@@ -222,7 +222,38 @@ pub fn prune_sessions(
         remove_temporaries_if_old(roster, roster.session_ids(), index_temporaries, now, options.dry_run)?;
     report.temp_removed +=
         remove_temporaries_if_old(roster, roster.sessions(), session_temporaries, now, options.dry_run)?;
+    report.temp_removed += remove_orphaned_states(roster, &lock, now, options.dry_run)?;
     Ok((report, lock))
+}
+
+/// Removes the state files whose record is gone (removed above, by a
+/// session's end, or before a late state event wrote one), and the
+/// temporaries of state writes older than an hour. A live session's
+/// record never leaves its name (it is only ever replaced), so a state
+/// file without one describes no session. Returns the temporaries removed.
+fn remove_orphaned_states(
+    roster: &RosterDir,
+    lock: &RegistryLock,
+    now: Timestamp,
+    dry_run: bool,
+) -> Result<usize> {
+    let names: Vec<String> =
+        list_names(roster, roster.states())?.into_iter().filter_map(|name| name.into_string().ok()).collect();
+    let (temporaries, states): (Vec<String>, Vec<String>) =
+        names.into_iter().partition(|name| name.starts_with(TEMP_PREFIX));
+    if !dry_run {
+        for name in states.iter().filter(|name| !name.starts_with('.')) {
+            if crate::store::files::entry_stamp(roster.sessions(), name).is_none() {
+                remove_state_of(roster, lock, name)?;
+            }
+        }
+    }
+    remove_temporaries_if_old(roster, roster.states(), temporaries, now, dry_run)
+}
+
+/// Removes the state file of the record named `record_file_name`.
+pub(crate) fn remove_state_of(roster: &RosterDir, _lock: &RegistryLock, record_file_name: &str) -> Result<bool> {
+    remove_entry(roster, roster.states(), record_file_name)
 }
 
 /// Reads and judges one entry and, when it may go, takes the lock (if
@@ -438,6 +469,9 @@ fn remove_own(
 ) -> Result<CurrentOutcome> {
     if !dry_run && !remove_session_row(roster, lock, &row)? {
         return Ok(CurrentOutcome::NotFound);
+    }
+    if !dry_run {
+        remove_state_of(roster, lock, &row.file_name)?;
     }
     Ok(CurrentOutcome::Removed(Box::new(row)))
 }

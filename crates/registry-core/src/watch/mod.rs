@@ -23,7 +23,7 @@ use owner_liveness::{Pid, PidFd};
 
 use self::followed_paths::{FollowedEvent, FollowedPaths, Interest, symlinks_on_path};
 use crate::error::{Error, Result};
-use crate::store::directory::{CONSENT, SESSIONS};
+use crate::store::directory::{CONSENT, SESSIONS, STATES};
 
 /// One thing that changed, for the caller to look at again.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,6 +32,8 @@ pub enum Change {
     SessionEntry(String),
     /// An entry of `consent/` appeared, changed or went away.
     ConsentEntry(String),
+    /// A session's state file in `states/` was written.
+    StateEntry(String),
     /// A watched owner's pidfd became readable: the process exited.
     OwnerExited(Pid),
     /// An entry `name` of a path the caller follows (`follow`) appeared,
@@ -76,6 +78,7 @@ struct Watches {
     root: Option<WatchDescriptor>,
     sessions: Option<WatchDescriptor>,
     consent: Option<WatchDescriptor>,
+    states: Option<WatchDescriptor>,
     /// The nearest existing ancestor, while the registry is missing.
     waiting_in: Option<WatchDescriptor>,
     /// The directory the registry's path led to when it was watched (its
@@ -135,6 +138,16 @@ fn root_flags() -> AddWatchFlags {
         | AddWatchFlags::IN_MOVED_FROM
         | AddWatchFlags::IN_DELETE
         | AddWatchFlags::IN_ATTRIB
+        | AddWatchFlags::IN_DELETE_SELF
+        | AddWatchFlags::IN_MOVE_SELF
+        | AddWatchFlags::IN_ONLYDIR
+        | AddWatchFlags::IN_DONT_FOLLOW
+}
+
+/// A state file is only ever put in place by a rename; the temporaries
+/// written before it are nobody's business.
+fn state_flags() -> AddWatchFlags {
+    AddWatchFlags::IN_MOVED_TO
         | AddWatchFlags::IN_DELETE_SELF
         | AddWatchFlags::IN_MOVE_SELF
         | AddWatchFlags::IN_ONLYDIR
@@ -311,8 +324,13 @@ impl RegistryWatch {
                 let wd = Some(event.wd);
                 // Events of watches this one removed itself (their
                 // IN_IGNORED above all) say nothing about the registry now.
-                let current =
-                    [self.watches.root, self.watches.sessions, self.watches.consent, self.watches.waiting_in];
+                let current = [
+                    self.watches.root,
+                    self.watches.sessions,
+                    self.watches.consent,
+                    self.watches.states,
+                    self.watches.waiting_in,
+                ];
                 if !current.contains(&wd) {
                     continue;
                 }
@@ -339,7 +357,11 @@ impl RegistryWatch {
                     if !name.starts_with('.') {
                         changes.push(Change::ConsentEntry(name.to_owned()));
                     }
-                } else if wd == self.watches.root && (name == SESSIONS || name == CONSENT) {
+                } else if wd == self.watches.states {
+                    if !name.starts_with('.') {
+                        changes.push(Change::StateEntry(name.to_owned()));
+                    }
+                } else if wd == self.watches.root && [SESSIONS, CONSENT, STATES].contains(&name) {
                     // A subdirectory removed, renamed or put in place.
                     reestablish = true;
                 }
@@ -459,7 +481,7 @@ impl RegistryWatch {
             if self.try_establish()? {
                 return Ok(());
             }
-            let complete = [SESSIONS, CONSENT].iter().all(|name| self.path.join(name).is_dir());
+            let complete = [SESSIONS, CONSENT, STATES].iter().all(|name| self.path.join(name).is_dir());
             if !complete {
                 return Ok(());
             }
@@ -475,6 +497,7 @@ impl RegistryWatch {
             self.watches.root.take(),
             self.watches.sessions.take(),
             self.watches.consent.take(),
+            self.watches.states.take(),
             self.watches.waiting_in.take(),
         ]
         .into_iter()
@@ -486,12 +509,14 @@ impl RegistryWatch {
         let root = add(&self.path, root_flags());
         let sessions = add(&self.path.join(SESSIONS), entry_flags());
         let consent = add(&self.path.join(CONSENT), entry_flags());
-        match (root, sessions, consent) {
-            (Ok(root), Ok(sessions), Ok(consent)) => {
+        let states = add(&self.path.join(STATES), state_flags());
+        match (root, sessions, consent, states) {
+            (Ok(root), Ok(sessions), Ok(consent), Ok(states)) => {
                 self.watches = Watches {
                     root: Some(root),
                     sessions: Some(sessions),
                     consent: Some(consent),
+                    states: Some(states),
                     waiting_in: None,
                     // Looked at after the watches were made: a swap after
                     // this is a difference the next look finds.
@@ -499,8 +524,8 @@ impl RegistryWatch {
                 };
                 Ok(true)
             }
-            (root, sessions, consent) => {
-                for wd in [root, sessions, consent].into_iter().flatten() {
+            (root, sessions, consent, states) => {
+                for wd in [root, sessions, consent, states].into_iter().flatten() {
                     let _ = self.inotify.rm_watch(wd);
                 }
                 self.wait_for_the_registry()?;

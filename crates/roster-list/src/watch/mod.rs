@@ -54,6 +54,9 @@ pub enum EventKind {
     /// under another agent name, moved out of `--cwd`, …): reported once,
     /// then nothing more about it while it does not match.
     Unmatched,
+    /// A live session's state changed: it started working, went idle, or
+    /// began waiting for its user (or waits for something else now).
+    StateChanged,
 }
 
 impl EventKind {
@@ -68,13 +71,16 @@ impl EventKind {
             EventKind::Problem => "problem",
             EventKind::Resync => "resync",
             EventKind::Unmatched => "unmatched",
+            EventKind::StateChanged => "state-changed",
         }
     }
 
     fn colour(self) -> Colour {
         match self {
             EventKind::Listed | EventKind::Registered | EventKind::Refreshed => Colour::Green,
-            EventKind::ConsentChanged | EventKind::Problem | EventKind::Resync => Colour::Yellow,
+            EventKind::ConsentChanged | EventKind::Problem | EventKind::Resync | EventKind::StateChanged => {
+                Colour::Yellow
+            }
             EventKind::Died => Colour::Red,
             EventKind::Removed | EventKind::Unmatched => Colour::Dim,
         }
@@ -405,6 +411,9 @@ impl Watcher<'_> {
             Change::Stop => return Ok(false),
             Change::SessionEntry(name) => self.session_entry_changed(&name)?,
             Change::ConsentEntry(name) => self.consent_entry_changed(&name)?,
+            // A state file shares its record's name: the row is read again
+            // with it, and a different state is reported.
+            Change::StateEntry(name) => self.session_entry_changed(&name)?,
             Change::OwnerExited(pid) => self.owner_exited(pid)?,
             Change::Resync(why) => self.resync(&why)?,
             Change::Vanished(why) => self.vanished(&why)?,
@@ -423,7 +432,7 @@ impl Watcher<'_> {
                 None => Ok(()),
             };
         };
-        let now = read_session_row(roster, name, &self.facts);
+        let now = read_row(roster, name, &self.facts);
         self.compare_and_report(name, now)
     }
 
@@ -448,14 +457,20 @@ impl Watcher<'_> {
         let Some(known) = self.known.get(name) else { return Ok(()) };
         let consent_changed =
             before.as_ref().is_some_and(|before| consent_differs(&before.consent, &known.consent));
-        let Some(kind) = kind.or(consent_changed.then_some(EventKind::ConsentChanged)) else { return Ok(()) };
+        let state_changed = before.as_ref().is_some_and(|before| state_differs(&before.row, &known.row));
         let (row, consent) = (known.row.clone(), known.consent.clone());
-        let was_matched = before.as_ref().is_some_and(|before| self.filter.admits(&before.row));
-        if was_matched && !self.filter.admits(&row) {
-            self.emit(EventKind::Unmatched, Some(&row), Some(&consent), None)
-        } else {
-            self.emit(kind, Some(&row), Some(&consent), None)
+        if let Some(kind) = kind.or(consent_changed.then_some(EventKind::ConsentChanged)) {
+            let was_matched = before.as_ref().is_some_and(|before| self.filter.admits(&before.row));
+            if was_matched && !self.filter.admits(&row) {
+                self.emit(EventKind::Unmatched, Some(&row), Some(&consent), None)?;
+            } else {
+                self.emit(kind, Some(&row), Some(&consent), None)?;
+            }
         }
+        if state_changed {
+            self.emit(EventKind::StateChanged, Some(&row), Some(&consent), None)?;
+        }
+        Ok(())
     }
 
     /// A watcher that fell behind (its reader paused, or the process
@@ -502,7 +517,7 @@ impl Watcher<'_> {
         if known.row.liveness() != Liveness::Dead
             && known.row.judged_again(&self.facts).liveness() == Liveness::Dead
         {
-            let now = self.roster.as_ref().and_then(|roster| read_session_row(roster, name, &self.facts));
+            let now = self.roster.as_ref().and_then(|roster| read_row(roster, name, &self.facts));
             return self.compare_and_report(name, now);
         }
         let row = known.row.clone();
@@ -576,7 +591,7 @@ impl Watcher<'_> {
         // Only processes of known records are watched.
         let Some(name) = self.watched_processes.remove(&pid) else { return Ok(()) };
         let Some(roster) = &self.roster else { return Ok(()) };
-        let now = read_session_row(roster, &name, &self.facts);
+        let now = read_row(roster, &name, &self.facts);
         self.compare_and_report(&name, now)
     }
 
@@ -615,7 +630,7 @@ impl Watcher<'_> {
         let names: Vec<String> = self.unwatched.iter().cloned().collect();
         for name in names {
             let Some(roster) = &self.roster else { return Ok(()) };
-            let now = read_session_row(roster, &name, &self.facts);
+            let now = read_row(roster, &name, &self.facts);
             if now.as_ref().is_some_and(|row| row.liveness() != Liveness::Alive) {
                 self.unwatched.remove(&name);
                 self.compare_and_report(&name, now)?;
@@ -633,7 +648,13 @@ impl Watcher<'_> {
         consent: Option<&SessionConsent>,
         reason: Option<&str>,
     ) -> anyhow::Result<()> {
-        let filtered_out = kind != EventKind::Unmatched && row.is_some_and(|row| !self.filter.admits(row));
+        // With --state, the moments a session enters that state are what
+        // is asked for: the rows listed in it, then its state changes into it.
+        let state_filtered = self.filter.state.is_some()
+            && (!matches!(kind, EventKind::Listed | EventKind::StateChanged)
+                || row.is_some_and(|row| !self.filter.admits_state(row)));
+        let filtered_out = state_filtered
+            || (kind != EventKind::Unmatched && row.is_some_and(|row| !self.filter.admits(row)));
         if filtered_out || self.args.common.quiet {
             return Ok(());
         }
@@ -706,6 +727,22 @@ fn change_between(before: &SessionRow, now: &SessionRow) -> Option<EventKind> {
             }
         }
     }
+}
+
+/// Whether a live session's state changed in what a row shows of it: the
+/// state and what it waits for (an owner that died is a `died` event).
+fn state_differs(before: &SessionRow, now: &SessionRow) -> bool {
+    let words = |row: &SessionRow| {
+        row.shown_state().map(|state| (state.activity, state.waiting_for.clone()))
+    };
+    before.liveness() == Liveness::Alive && now.liveness() == Liveness::Alive && words(before) != words(now)
+}
+
+/// An entry of `sessions/` read and judged, with its state.
+fn read_row(roster: &RosterDir, name: &str, facts: &RunningSystem) -> Option<SessionRow> {
+    let mut row = read_session_row(roster, name, facts)?;
+    row.read_state(roster, None);
+    Some(row)
 }
 
 /// Whether a decision changed in anything a row shows of it: `consent`,
