@@ -28,6 +28,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-list' -ScriptBlock {
             [CompletionResult]::new('--harness', '--harness', [CompletionResultType]::ParameterName, 'Show only sessions of this harness (claude-code, codex, gemini-cli, ...; "" for an unknown one)')
             [CompletionResult]::new('--session-id', '--session-id', [CompletionResultType]::ParameterName, 'Show only the session with this session id ("" for the sessions without one)')
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Show only sessions working in DIR or below it')
+            [CompletionResult]::new('--state', '--state', [CompletionResultType]::ParameterName, 'Show only sessions in this state: working, idle, waiting (for their user) or unknown')
             [CompletionResult]::new('--until-gone', '--until-gone', [CompletionResultType]::ParameterName, 'Print the events until the session with this owner pid or session id is gone, then exit 0')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')

@@ -25,6 +25,7 @@ set edit:completion:arg-completer[roster-list] = {|@words|
             cand --harness 'Show only sessions of this harness (claude-code, codex, gemini-cli, ...; "" for an unknown one)'
             cand --session-id 'Show only the session with this session id ("" for the sessions without one)'
             cand --cwd 'Show only sessions working in DIR or below it'
+            cand --state 'Show only sessions in this state: working, idle, waiting (for their user) or unknown'
             cand --until-gone 'Print the events until the session with this owner pid or session id is gone, then exit 0'
             cand --json 'Print JSON, same as --format json'
             cand -q 'Print nothing on success; errors still go to stderr'

@@ -20,6 +20,10 @@ aider\t''
 amp\t''"
 complete -c roster-list -l session-id -d 'Show only the session with this session id ("" for the sessions without one)' -r
 complete -c roster-list -l cwd -d 'Show only sessions working in DIR or below it' -r -F
+complete -c roster-list -l state -d 'Show only sessions in this state: working, idle, waiting (for their user) or unknown' -r -f -a "working\t''
+idle\t''
+waiting\t''
+unknown\t''"
 complete -c roster-list -l until-gone -d 'Print the events until the session with this owner pid or session id is gone, then exit 0' -r
 complete -c roster-list -l json -d 'Print JSON, same as --format json'
 complete -c roster-list -s q -l quiet -d 'Print nothing on success; errors still go to stderr'

@@ -10,8 +10,8 @@ use std::process::Command;
 use anyhow::{Context, bail};
 
 /// The binaries roster ships.
-pub const ROSTER_BINARIES: [&str; 5] =
-    ["roster-register", "roster-list", "roster-prune", "roster-consent", "roster-hooks"];
+pub const ROSTER_BINARIES: [&str; 6] =
+    ["roster-register", "roster-list", "roster-prune", "roster-consent", "roster-hooks", "roster-state"];
 
 /// Which cargo profile to build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,6 +8,8 @@
 
 mod args;
 mod exit;
+#[cfg(test)]
+mod exit_status_table;
 mod help;
 mod hook_clock;
 mod hook_input;

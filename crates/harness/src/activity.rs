@@ -69,7 +69,12 @@ const fn waiting(
     ActivityEvent { harness, event, kind, activity: Activity::Waiting, waiting_for: Some(waiting_for) }
 }
 
-const fn kind_of(harness: Harness, event: &'static str, kind: &'static str, activity: Activity) -> ActivityEvent {
+const fn kind_of(
+    harness: Harness,
+    event: &'static str,
+    kind: &'static str,
+    activity: Activity,
+) -> ActivityEvent {
     ActivityEvent { harness, event, kind: Some(kind), activity, waiting_for: None }
 }
 

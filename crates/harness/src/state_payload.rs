@@ -89,7 +89,9 @@ pub fn parse_state_payload(bytes: &[u8]) -> Result<StatePayload, PayloadError> {
             .or_else(|| owned(keys.camel_session_id))
             .or_else(|| owned(keys.conversation_id))
             .or_else(|| owned(plugin_session)),
-        event: owned(keys.hook_event_name).or_else(|| owned(keys.camel_event)).or_else(|| owned(keys.plugin_event)),
+        event: owned(keys.hook_event_name)
+            .or_else(|| owned(keys.camel_event))
+            .or_else(|| owned(keys.plugin_event)),
         kind: owned(keys.notification_type).or_else(|| owned(plugin_kind)),
     })
 }

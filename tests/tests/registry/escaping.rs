@@ -176,7 +176,7 @@ fn table_has_the_header_and_a_footer_naming_what_to_act_on() {
     // The columns of docs/contract.md §6.2, CONSENT among them.
     assert_eq!(
         header,
-        ["PID", "HARNESS", "AGENT", "STATE", "CONSENT", "AGE", "CWD", "SESSION"],
+        ["PID", "HARNESS", "AGENT", "LIVENESS", "STATE", "CONSENT", "AGE", "CWD", "SESSION"],
         "the header of docs/contract.md §6.2:\n{text}"
     );
 }

@@ -733,20 +733,21 @@ fn watch_text_lines_line_up_in_the_listings_columns() {
         "{listed}"
     );
     assert_eq!(words(&listed)[4], cut, "cut as in the table:\n{listed}\n{table}");
-    assert_eq!(words(&listed)[5..8], ["alive", "off", "(repo)"], "{listed}");
+    // LIVENESS, then STATE (`-`: no event has said what it does).
+    assert_eq!(words(&listed)[5..9], ["alive", "-", "off", "(repo)"], "{listed}");
     assert_eq!(
         words(&registered)[1..5],
         ["registered".to_owned(), format!("{}?", short.pid()), "-".to_owned(), "wren".to_owned()]
     );
     assert_eq!(words(&died)[1], "died", "{died}");
     assert_eq!(words(&died).last().map(String::as_str), Some("s-long"), "{died}");
-    // Ten columns each (the event's CONSENT is `off (repo)` or `-`).
+    // Eleven columns each (the event's CONSENT is `off (repo)` or `-`).
     for line in [&listed, &registered] {
-        assert_eq!(column_starts(line).len(), 10, "{line:?}");
+        assert_eq!(column_starts(line).len(), 11, "{line:?}");
     }
     assert_eq!(column_starts(&listed), column_starts(&registered), "\n{listed}\n{registered}");
     let died_starts = column_starts(&died);
-    assert_eq!(died_starts.len(), 10, "{died:?}");
+    assert_eq!(died_starts.len(), 11, "{died:?}");
     assert_eq!(died_starts, column_starts(&listed), "\n{listed}\n{died}");
     drop(watcher);
 
@@ -768,7 +769,7 @@ fn watch_text_lines_line_up_in_the_listings_columns() {
     let died = terminal.next_line();
     assert_eq!(words(&died)[1..3], ["died".to_owned(), format!("{short_pid}?")], "{died:?}");
     let header_starts = column_starts(&header);
-    assert_eq!(header_starts.len(), 10, "{header:?}");
+    assert_eq!(header_starts.len(), 11, "{header:?}");
     assert_eq!(header_starts, column_starts(&died), "\n{header}\n{died}");
     assert_eq!(terminal.finish(), 0);
 }

@@ -9,8 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const BINARIES: [&str; 5] =
-    ["roster-register", "roster-list", "roster-prune", "roster-consent", "roster-hooks"];
+use tests::workspace::ROSTER_BINARIES as BINARIES;
 
 /// What one command documents besides its flags, as comparable text.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -49,7 +48,11 @@ fn help_and_man_page_document_the_same_examples_environment_files_and_exit_statu
             compared += 1;
         }
     }
-    assert_eq!(compared, 5 + 4 + 4, "every binary and the subcommands of roster-consent and roster-hooks");
+    assert_eq!(
+        compared,
+        BINARIES.len() + 4 + 4,
+        "every binary and the subcommands of roster-consent and roster-hooks"
+    );
     assert!(problems.is_empty(), "--help and the man page differ:\n{}", problems.join("\n"));
 }
 

@@ -252,7 +252,11 @@ fn remove_orphaned_states(
 }
 
 /// Removes the state file of the record named `record_file_name`.
-pub(crate) fn remove_state_of(roster: &RosterDir, _lock: &RegistryLock, record_file_name: &str) -> Result<bool> {
+pub(crate) fn remove_state_of(
+    roster: &RosterDir,
+    _lock: &RegistryLock,
+    record_file_name: &str,
+) -> Result<bool> {
     remove_entry(roster, roster.states(), record_file_name)
 }
 

@@ -126,15 +126,16 @@ mod tests {
 
     #[test]
     fn anything_roster_would_not_write_is_no_state() {
-        let cases: Vec<(&str, Box<dyn Fn(&mut StateFile)>)> = vec![
-            ("newer format", Box::new(|file| file.format = 2)),
-            ("unknown state", Box::new(|file| file.state = "unknown".into())),
-            ("waiting without what for", Box::new(|file| file.waiting_for = None)),
-            ("working waiting for something", Box::new(|file| file.state = "working".into())),
-            ("control character", Box::new(|file| file.waiting_for = Some("perm\u{1b}[2J".into()))),
-            ("overlong", Box::new(|file| file.state_source = "x".repeat(SOURCE_LIMIT + 1))),
-            ("empty source", Box::new(|file| file.state_source = String::new())),
-            ("bad time", Box::new(|file| file.state_since = "yesterday".into())),
+        type Change = fn(&mut StateFile);
+        let cases: [(&str, Change); 8] = [
+            ("newer format", |file| file.format = 2),
+            ("unknown state", |file| file.state = "unknown".into()),
+            ("waiting without what for", |file| file.waiting_for = None),
+            ("working waiting for something", |file| file.state = "working".into()),
+            ("control character", |file| file.waiting_for = Some("perm\u{1b}[2J".into())),
+            ("overlong", |file| file.state_source = "x".repeat(SOURCE_LIMIT + 1)),
+            ("empty source", |file| file.state_source = String::new()),
+            ("bad time", |file| file.state_since = "yesterday".into()),
         ];
         for (what, change) in cases {
             let mut file = sample();

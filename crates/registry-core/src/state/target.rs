@@ -23,7 +23,11 @@ pub struct StateTarget {
 
 impl StateTarget {
     fn of(file_name: String, record: &Record) -> StateTarget {
-        StateTarget { file_name, session_pid: record.owner.pid.get(), start_ticks: record.owner.start_ticks.0 }
+        StateTarget {
+            file_name,
+            session_pid: record.owner.pid.get(),
+            start_ticks: record.owner.start_ticks.0,
+        }
     }
 
     /// The record holding `session_id`, found through the index and
@@ -34,7 +38,8 @@ impl StateTarget {
         let file_name = holder.file_name();
         let contents = read_entry(roster.sessions(), &file_name).ok()?;
         let Parsed::Record(record) = parse_record(&contents.bytes, holder.pid) else { return None };
-        (record.session_id.as_deref() == Some(session_id.as_str())).then(|| StateTarget::of(file_name, &record))
+        (record.session_id.as_deref() == Some(session_id.as_str()))
+            .then(|| StateTarget::of(file_name, &record))
     }
 
     /// The record of the owner `pid` in the caller's world.

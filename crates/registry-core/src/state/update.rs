@@ -127,7 +127,8 @@ pub fn record_state_event(
         }
         let prior = read_state_file(&locked);
         let Some((file, change)) = fresh(prior.as_ref()) else { return Ok(StateChange::Older) };
-        put_in_place(states, record_file_name, &file, Placement::Replacing).map_err(|errno| fail("write", errno))?;
+        put_in_place(states, record_file_name, &file, Placement::Replacing)
+            .map_err(|errno| fail("write", errno))?;
         drop(locked);
         return Ok(change);
     }
@@ -233,7 +234,8 @@ fn put_in_place(
     let temp = temp_name(name);
     let written = (|| {
         let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-        let fd = retry_interrupted(|| openat(states.fd(), temp.as_str(), flags, Mode::S_IRUSR | Mode::S_IWUSR))?;
+        let fd =
+            retry_interrupted(|| openat(states.fd(), temp.as_str(), flags, Mode::S_IRUSR | Mode::S_IWUSR))?;
         let mut written = File::from(fd);
         written.write_all(&file.to_bytes()).map_err(|error| io_errno(&error))?;
         drop(written);

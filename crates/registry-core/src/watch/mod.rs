@@ -338,6 +338,12 @@ impl RegistryWatch {
                     reestablish = true;
                     continue;
                 }
+                // `states/` is optional and holds hints: its going or coming
+                // moves only its own watch, never the registry's.
+                if wd == self.watches.states && event.mask.intersects(self_event) {
+                    self.watches.states = None;
+                    continue;
+                }
                 if event.mask.intersects(self_event) {
                     reestablish = true;
                     continue;
@@ -361,7 +367,9 @@ impl RegistryWatch {
                     if !name.starts_with('.') {
                         changes.push(Change::StateEntry(name.to_owned()));
                     }
-                } else if wd == self.watches.root && [SESSIONS, CONSENT, STATES].contains(&name) {
+                } else if wd == self.watches.root && name == STATES {
+                    self.watch_states();
+                } else if wd == self.watches.root && [SESSIONS, CONSENT].contains(&name) {
                     // A subdirectory removed, renamed or put in place.
                     reestablish = true;
                 }
@@ -415,6 +423,13 @@ impl RegistryWatch {
     /// Watches the registry again where its path leads now and says what
     /// that changed: a `Resync` when it is there, `Vanished` when it was
     /// and is no more. `why` is what happened to the path.
+    /// Watches `states/` when it is there and not watched yet.
+    fn watch_states(&mut self) {
+        if self.watches.states.is_none() {
+            self.watches.states = self.inotify.add_watch(&self.path.join(STATES), state_flags()).ok();
+        }
+    }
+
     fn reestablish(&mut self, why: &RegistryPathChange, changes: &mut Vec<Change>) -> Result<()> {
         let was_present = self.registry_present();
         self.establish()?;
@@ -481,7 +496,7 @@ impl RegistryWatch {
             if self.try_establish()? {
                 return Ok(());
             }
-            let complete = [SESSIONS, CONSENT, STATES].iter().all(|name| self.path.join(name).is_dir());
+            let complete = [SESSIONS, CONSENT].iter().all(|name| self.path.join(name).is_dir());
             if !complete {
                 return Ok(());
             }
@@ -509,14 +524,16 @@ impl RegistryWatch {
         let root = add(&self.path, root_flags());
         let sessions = add(&self.path.join(SESSIONS), entry_flags());
         let consent = add(&self.path.join(CONSENT), entry_flags());
-        let states = add(&self.path.join(STATES), state_flags());
-        match (root, sessions, consent, states) {
-            (Ok(root), Ok(sessions), Ok(consent), Ok(states)) => {
+        // States are optional: a registry an older roster made has none
+        // until a reader opens it (and its creation is seen in the root).
+        let states = add(&self.path.join(STATES), state_flags()).ok();
+        match (root, sessions, consent) {
+            (Ok(root), Ok(sessions), Ok(consent)) => {
                 self.watches = Watches {
                     root: Some(root),
                     sessions: Some(sessions),
                     consent: Some(consent),
-                    states: Some(states),
+                    states,
                     waiting_in: None,
                     // Looked at after the watches were made: a swap after
                     // this is a difference the next look finds.
@@ -524,8 +541,8 @@ impl RegistryWatch {
                 };
                 Ok(true)
             }
-            (root, sessions, consent, states) => {
-                for wd in [root, sessions, consent, states].into_iter().flatten() {
+            (root, sessions, consent) => {
+                for wd in [root.ok(), sessions.ok(), consent.ok(), states].into_iter().flatten() {
                     let _ = self.inotify.rm_watch(wd);
                 }
                 self.wait_for_the_registry()?;

@@ -732,9 +732,7 @@ fn change_between(before: &SessionRow, now: &SessionRow) -> Option<EventKind> {
 /// Whether a live session's state changed in what a row shows of it: the
 /// state and what it waits for (an owner that died is a `died` event).
 fn state_differs(before: &SessionRow, now: &SessionRow) -> bool {
-    let words = |row: &SessionRow| {
-        row.shown_state().map(|state| (state.activity, state.waiting_for.clone()))
-    };
+    let words = |row: &SessionRow| row.shown_state().map(|state| (state.activity, state.waiting_for.clone()));
     before.liveness() == Liveness::Alive && now.liveness() == Liveness::Alive && words(before) != words(now)
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use cli_support::{BadInput, ExitStatus, Refused};
+use crate::{BadInput, ExitStatus, Refused};
 use owner_liveness::{CaptureError, Pid, PidParseError, ProcReadError, ResolveError};
 
 fn pid() -> Pid {
