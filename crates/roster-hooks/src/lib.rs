@@ -21,7 +21,7 @@ use cli_support::{
     escape_source_text_for_terminal, home_relative, paint, render_table,
 };
 use harness::hook_config::{
-    self, CODEX_TRUST_HINT, HookCommands, HookConfigFile, HookEvent, HookHarness, HookPaths, HookStatus,
+    self, CODEX_TRUST_HINT, HookCommands, HookConfigFile, HookHarness, HookPaths, HookStatus,
     Scope,
 };
 use owner_liveness::retry_interrupted;
@@ -79,7 +79,7 @@ struct InstallArgs {
     #[command(flatten)]
     target: TargetArgs,
 
-    /// Call roster-register and roster-prune in DIR (default: by name through PATH in
+    /// Call roster-register, roster-prune and roster-state in DIR (default: by name through PATH in
     /// project files, else the directory roster-hooks runs from)
     #[arg(long, value_name = "DIR")]
     bin_dir: Option<PathBuf>,
@@ -111,7 +111,7 @@ enum ScopeName {
 #[derive(Clone, Copy, Debug)]
 struct HarnessNameParser;
 
-/// Where the hooks find roster-register and roster-prune, and what the user
+/// Where the hooks find roster-register, roster-prune and roster-state, and what the user
 /// should know about it.
 struct BinaryLocation {
     directory: Option<PathBuf>,
@@ -178,7 +178,7 @@ pub fn manual() -> Manual {
              directories left holding nothing else, so nothing of roster's stays behind. The plugin files \
              of opencode and amp are roster's own, written whole and removed whole."
                 .to_owned(),
-            "User-scope hooks call roster-register and roster-prune by absolute path: the directory \
+            "User-scope hooks call roster-register, roster-prune and roster-state by absolute path: the directory \
              roster-hooks runs from, or --bin-dir. Project-scope hooks (.claude/settings.json, \
              .github/hooks/roster.json, the project plugin files) are committed and shared, so they call \
              them by name through PATH unless --bin-dir is given; install and status warn when they are \
@@ -489,7 +489,7 @@ fn print_snippet(context: &Invocation, arguments: &PrintArgs) -> anyhow::Result<
             "harness": target.harness.as_str(),
             "scope": target.scope.as_str(),
             "path": target.path.to_string_lossy(),
-            "commands": commands_json(&commands),
+            "commands": commands_json(target.harness, &commands),
             "notes": warnings.iter().chain(&notes).collect::<Vec<_>>(),
         });
         report[key] = value;
@@ -520,7 +520,7 @@ fn install(context: &Invocation, arguments: &InstallArgs) -> anyhow::Result<()> 
         json!({
             "created": outcome.created,
             "backup": outcome.backup.as_ref().map(|backup| backup.to_string_lossy()),
-            "commands": commands_json(&commands),
+            "commands": commands_json(target.harness, &commands),
             "notes": warnings.iter().chain(&notes).collect::<Vec<_>>(),
         }),
         |out| {
@@ -536,13 +536,9 @@ fn install(context: &Invocation, arguments: &InstallArgs) -> anyhow::Result<()> 
             } else {
                 writeln!(out, "roster hooks for {} are already in {shown}; nothing changed", target.harness)?;
             }
-            for event in HookEvent::BOTH {
-                // Amp's plugin only registers: Amp has no session-end event.
-                if target.harness == HookHarness::Amp && event == HookEvent::SessionEnd {
-                    continue;
-                }
+            for event in target.harness.events() {
                 let name = format!("{}:", target.harness.event_name(event));
-                writeln!(out, "  {name:<17}{}", command_for_terminal(commands.for_event(event)))?;
+                writeln!(out, "  {name:<21}{}", command_for_terminal(&commands.for_event(event)))?;
             }
             if let Some(backup) = &outcome.backup {
                 writeln!(out, "  previous file kept as {}", context.shown(backup))?;
@@ -745,7 +741,7 @@ fn status(context: &Invocation, arguments: &StatusArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Where roster-register and roster-prune are: `--bin-dir` when given, else
+/// Where the hook binaries (`HOOK_BINARIES`) are: `--bin-dir` when given, else
 /// next to this executable, else nowhere known (the hooks then call them by
 /// name, and the user is told that they must be on PATH).
 fn locate_binaries(bin_dir: Option<&Path>) -> anyhow::Result<BinaryLocation> {
@@ -753,7 +749,7 @@ fn locate_binaries(bin_dir: Option<&Path>) -> anyhow::Result<BinaryLocation> {
     // stat that fails otherwise is an error, not a reason to install hooks
     // that mean something else.
     let holds_both = |directory: &Path| -> anyhow::Result<bool> {
-        for name in ["roster-register", "roster-prune"] {
+        for name in HOOK_BINARIES {
             let path = directory.join(name);
             match retry_interrupted(|| std::fs::metadata(&path)) {
                 Ok(metadata) if metadata.is_file() => {}
@@ -771,7 +767,7 @@ fn locate_binaries(bin_dir: Option<&Path>) -> anyhow::Result<BinaryLocation> {
             .with_context(|| format!("cannot resolve --bin-dir {}", bin_dir.display()))?;
         let warning = (!holds_both(&directory)?).then(|| {
             format!(
-                "{} does not hold both roster-register and roster-prune; the hooks fail until it does",
+                "{} does not hold roster-register, roster-prune and roster-state; the hooks fail until it does",
                 directory.display()
             )
         });
@@ -786,7 +782,7 @@ fn locate_binaries(bin_dir: Option<&Path>) -> anyhow::Result<BinaryLocation> {
     Ok(BinaryLocation {
         directory: None,
         warning: Some(format!(
-            "roster-register and roster-prune are not next to roster-hooks in {}, so the hooks call them by \
+            "roster-register, roster-prune and roster-state are not next to roster-hooks in {}, so the hooks call them by \
              name: they must be on the PATH the harness runs its hooks with (or pass --bin-dir DIR)",
             directory.display()
         )),
@@ -800,7 +796,7 @@ fn locate_binaries(bin_dir: Option<&Path>) -> anyhow::Result<BinaryLocation> {
 fn build_directory_warning(directory: &Path) -> Option<String> {
     let build_directory = hook_config::cargo_build_directory(directory)?;
     Some(format!(
-        "the hooks call roster-register and roster-prune in {}, cargo's build directory under {}: `cargo clean` \
+        "the hooks call roster-register, roster-prune and roster-state in {}, cargo's build directory under {}: `cargo clean` \
          or a rebuild removes them, and then every hook fails silently; install roster first (`cargo xtask \
          install`, or the Debian package) and run the installed roster-hooks, or pass --bin-dir DIR naming \
          where they are installed",
@@ -810,7 +806,7 @@ fn build_directory_warning(directory: &Path) -> Option<String> {
 }
 
 /// The binaries the hooks call.
-const HOOK_BINARIES: [&str; 2] = ["roster-register", "roster-prune"];
+const HOOK_BINARIES: [&str; 3] = ["roster-register", "roster-prune", "roster-state"];
 
 /// A warning naming the hook binaries that are not on PATH, if any: hooks
 /// that call them by name fail until they are.
@@ -822,7 +818,10 @@ fn binaries_missing_from_path_warning() -> Option<String> {
     Some(format!(
         "{} {} not on PATH, so hooks that call {} by name fail; install roster (`cargo xtask install`, or the \
          Debian package) or install the hooks with --bin-dir DIR",
-        missing.join(" and "),
+        match missing.as_slice() {
+            [init @ .., last] if !init.is_empty() => format!("{} and {last}", init.join(", ")),
+            _ => missing.join(""),
+        },
         if missing.len() == 1 { "is" } else { "are" },
         if missing.len() == 1 { "it" } else { "them" },
     ))
@@ -877,8 +876,15 @@ fn harness_notes(target: &HookConfigFile, installing: bool) -> Vec<String> {
     notes
 }
 
-fn commands_json(commands: &HookCommands) -> Value {
-    json!({"session_start": commands.session_start, "session_end": commands.session_end})
+/// The commands install writes: the session's start and end, and the
+/// state hook's command per event.
+fn commands_json(harness: HookHarness, commands: &HookCommands) -> Value {
+    let state: serde_json::Map<String, Value> = harness
+        .state_events()
+        .into_iter()
+        .map(|event| (harness.event_name(event).to_owned(), json!(commands.for_event(event))))
+        .collect();
+    json!({"session_start": commands.session_start, "session_end": commands.session_end, "state": state})
 }
 
 fn write_notes(out: &mut impl Write, notes: &[String]) -> io::Result<()> {

@@ -61,6 +61,10 @@ pub struct StateArgs {
     /// The event, as the harness's hook configuration names it (default: the payload's event name)
     #[arg(long, value_name = "EVENT")]
     pub event: Option<String>,
+
+    /// Name the session's owner when the payload's session id names no record: a pid or `parent`
+    #[arg(long, value_name = "PID|parent")]
+    pub pid: Option<String>,
 }
 
 /// Examples, notes, environment, files and exit statuses: `--help` and the
@@ -203,7 +207,7 @@ fn record(
     let target = match by_session_id {
         Some(target) => target,
         None => {
-            let owner = match resolve_calling_owner(None) {
+            let owner = match resolve_calling_owner(args.pid.as_deref()) {
                 Ok(owner) => owner,
                 Err(_) if args.hook.is_some() || payload.session_id.is_some() => return no_record(args),
                 Err(error) => return Err(error.into()),

@@ -7,13 +7,19 @@ use std::path::Path;
 
 use super::types::{HookConfigError, HookEvent, HookHarness};
 
-/// The two commands install writes: one for session start, one for session end.
+/// The commands install writes: one for session start, one for session
+/// end, and one per state event.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HookCommands {
     /// `<bin>/roster-register --hook <harness> [--dir DIR]`
     pub session_start: String,
     /// `<bin>/roster-prune --current --hook <harness> [--dir DIR]`
     pub session_end: String,
+    /// `<bin>/roster-state --hook <harness>`, to which `--event <name>
+    /// [--dir DIR]` is added per event (`for_event`).
+    state: String,
+    /// ` --dir DIR`, or nothing.
+    dir_suffix: String,
 }
 
 /// Which roster call a hook command makes.
@@ -23,6 +29,8 @@ pub enum RosterHookCall {
     Register,
     /// `roster-prune --current --hook …`, a session-end hook.
     Prune,
+    /// `roster-state --hook …`, a state hook.
+    State,
 }
 
 impl HookCommands {
@@ -51,14 +59,23 @@ impl HookCommands {
         Ok(HookCommands {
             session_start: format!("{} --hook {harness}{dir_suffix}", program("roster-register")?),
             session_end: format!("{} --current --hook {harness}{dir_suffix}", program("roster-prune")?),
+            state: format!("{} --hook {harness}", program("roster-state")?),
+            dir_suffix,
         })
     }
 
+    /// The state hook's command without `--event`: for a plugin, which
+    /// pipes events that name themselves (their `type`).
+    pub fn state_for_any_event(&self) -> String {
+        format!("{}{}", self.state, self.dir_suffix)
+    }
+
     /// The command for `event`.
-    pub fn for_event(&self, event: HookEvent) -> &str {
+    pub fn for_event(&self, event: HookEvent) -> Cow<'_, str> {
         match event {
-            HookEvent::SessionStart => &self.session_start,
-            HookEvent::SessionEnd => &self.session_end,
+            HookEvent::SessionStart => Cow::Borrowed(&self.session_start),
+            HookEvent::SessionEnd => Cow::Borrowed(&self.session_end),
+            HookEvent::State(name) => Cow::Owned(format!("{} --event {name}{}", self.state, self.dir_suffix)),
         }
     }
 }
@@ -78,6 +95,7 @@ pub(crate) fn roster_hook_call(command: &str) -> Option<RosterHookCall> {
     let calls = [
         ("roster-register --hook ", RosterHookCall::Register),
         ("roster-prune --current --hook ", RosterHookCall::Prune),
+        ("roster-state --hook ", RosterHookCall::State),
     ];
     calls.into_iter().find_map(|(needle, call)| {
         normalised
@@ -156,6 +174,8 @@ mod tests {
             ("roster-prune --older-than 7d", None),
             ("my-roster-register --hook claude-code", None),
             ("roster-register --hook", None),
+            ("/usr/bin/roster-state --hook claude-code --event Stop", Some(RosterHookCall::State)),
+            ("roster-state --event Stop", None),
         ];
         for (command, expect) in cases {
             assert_eq!(roster_hook_call(command), expect, "command {command:?}");
@@ -170,9 +190,15 @@ mod tests {
         let bare = HookCommands::new(HookHarness::Copilot, None, Some(Path::new("/run/roster"))).unwrap();
         assert_eq!(bare.session_start, "roster-register --hook copilot --dir /run/roster");
         assert_eq!(bare.session_end, "roster-prune --current --hook copilot --dir /run/roster");
+        assert_eq!(
+            bare.for_event(HookEvent::State("postToolUse")),
+            "roster-state --hook copilot --event postToolUse --dir /run/roster"
+        );
         for commands in [commands, bare] {
             assert_eq!(roster_hook_call(&commands.session_start), Some(RosterHookCall::Register));
             assert_eq!(roster_hook_call(&commands.session_end), Some(RosterHookCall::Prune));
+            let state = commands.for_event(HookEvent::State("Stop"));
+            assert_eq!(roster_hook_call(&state), Some(RosterHookCall::State));
         }
         let relative = HookCommands::new(HookHarness::Codex, Some(Path::new("bin")), None);
         assert!(matches!(relative, Err(HookConfigError::BadInput(_))));

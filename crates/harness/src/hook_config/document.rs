@@ -9,6 +9,8 @@
 //! naming the command `bash`). Every other key, event, group and hook is
 //! carried through untouched, in its place.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value, json};
 
 use super::jsonc::{Container, Entry, JsoncDocument, Node, apply_splices, render_entry};
@@ -28,23 +30,19 @@ pub struct FoundHook {
     pub call: RosterHookCall,
 }
 
-/// Roster's hooks in one configuration file, per event.
+/// Roster's hooks in one configuration file, in file order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct InstalledHooks {
-    pub session_start: Vec<FoundHook>,
-    pub session_end: Vec<FoundHook>,
+    pub hooks: Vec<FoundHook>,
 }
 
 impl InstalledHooks {
-    pub fn for_event(&self, event: HookEvent) -> &[FoundHook] {
-        match event {
-            HookEvent::SessionStart => &self.session_start,
-            HookEvent::SessionEnd => &self.session_end,
-        }
+    pub fn for_event(&self, event: HookEvent) -> Vec<&FoundHook> {
+        self.hooks.iter().filter(|hook| hook.event == event).collect()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.session_start.is_empty() && self.session_end.is_empty()
+        self.hooks.is_empty()
     }
 }
 
@@ -90,10 +88,11 @@ pub fn hook_snippet(harness: HookHarness, commands: &HookCommands) -> Value {
     if shape_of(harness) == Shape::Flat {
         document.insert("version".to_owned(), json!(1));
     }
-    let hooks: Map<String, Value> = HookEvent::BOTH
+    let hooks: Map<String, Value> = harness
+        .events()
         .into_iter()
         .map(|event| {
-            let entry = roster_entry(harness, event, commands.for_event(event));
+            let entry = roster_entry(harness, event, &commands.for_event(event));
             (harness.event_name(event).to_owned(), Value::Array(vec![entry]))
         })
         .collect();
@@ -101,8 +100,8 @@ pub fn hook_snippet(harness: HookHarness, commands: &HookCommands) -> Value {
     Value::Object(document)
 }
 
-/// The text of a configuration file with roster's two hooks in it, every
-/// other byte as it was. An event that already held roster hooks gets the
+/// The text of a configuration file with roster's hooks in it (one per
+/// event of `HookHarness::events`), every other byte as it was. An event that already held roster hooks gets the
 /// fresh entry in the place of the first of them (so a re-install after
 /// moving the binaries updates the commands without reordering anything);
 /// otherwise the entry goes last. The text must pass [`parse_hook_document`].
@@ -123,16 +122,16 @@ pub(crate) fn install_into_text(
         let snippet = hook_snippet(harness, commands);
         return append_member(&text, &[], "hooks", &snippet["hooks"]);
     }
-    for event in HookEvent::BOTH {
+    for event in harness.events() {
         let name = harness.event_name(event);
-        let entry = roster_entry(harness, event, commands.for_event(event));
+        let entry = roster_entry(harness, event, &commands.for_event(event));
         let document = JsoncDocument::parse(&text)?;
         let hooks =
             root_member(&document, "hooks").and_then(|hooks| hooks.value.as_object()).ok_or("no hooks")?;
         text = match hooks.member(name).and_then(|entries| entries.value.as_array()) {
             None => append_member(&text, &["hooks"], name, &Value::Array(vec![entry]))?,
             Some(entries) => {
-                let index = insert_at[event_slot(event)].unwrap_or(entries.entries.len());
+                let index = insert_at.get(name).copied().unwrap_or(entries.entries.len());
                 let layout = document.layout();
                 let splice = document.insert_entry(entries, index, &layout, |indent| {
                     render_entry(None, &entry, indent, &layout)
@@ -144,8 +143,9 @@ pub(crate) fn install_into_text(
     Ok(text)
 }
 
-/// The text of a configuration file without roster's hooks in the two
-/// session events, every other byte as it was. A group, an event array or the
+/// The text of a configuration file without roster's hooks, in whatever
+/// event they are (an event a newer or older roster listened to included),
+/// every other byte as it was. A group, an event array or the
 /// `hooks` object that held only roster's hooks goes too, with its line.
 ///
 /// In the flat shapes `version` describes the `hooks` object only: when the
@@ -167,7 +167,7 @@ pub(crate) fn remove_from_text(harness: HookHarness, text: &str) -> Result<Strin
     Ok(text)
 }
 
-/// `document` with roster's two hooks in it: [`install_into_text`] applied
+/// `document` with roster's hooks in it: [`install_into_text`] applied
 /// to the document as roster prints it.
 pub fn with_hooks_installed(harness: HookHarness, document: &Value, commands: &HookCommands) -> Value {
     let text = install_into_text(harness, &print_document(document), commands).unwrap_or_default();
@@ -198,24 +198,24 @@ enum KeepEmptied {
 }
 
 /// Takes roster's hooks out of `text` one at a time, re-reading the text after
-/// each cut. Returns the text and, per event, the index where the first of
-/// them stood (where a re-install puts the fresh entry).
+/// each cut. Returns the text and, per event name, the index where the first
+/// of them stood (where a re-install puts the fresh entry).
 fn strip_roster_hooks_from_text(
     harness: HookHarness,
     mut text: String,
     keep_emptied: KeepEmptied,
-) -> Result<(String, [Option<usize>; 2]), String> {
+) -> Result<(String, HashMap<String, usize>), String> {
     let shape = shape_of(harness);
-    let mut insert_at = [None, None];
+    let mut insert_at = HashMap::new();
     loop {
         let document = JsoncDocument::parse(&text)?;
         let Some(root) = document.root().and_then(Node::as_object) else { break };
         let Some(hooks_index) = root.member_index("hooks") else { break };
         let Some(hooks) = root.entries[hooks_index].value.as_object() else { break };
         let mut cut = None;
-        'events: for event in HookEvent::BOTH {
-            let Some(event_index) = hooks.member_index(harness.event_name(event)) else { continue };
-            let Some(entries) = hooks.entries[event_index].value.as_array() else { continue };
+        'events: for (event_index, event_entry) in hooks.entries.iter().enumerate() {
+            let Some(name) = event_entry.key.as_deref() else { continue };
+            let Some(entries) = event_entry.value.as_array() else { continue };
             for (group_index, element) in entries.entries.iter().enumerate() {
                 let found = match shape {
                     Shape::Flat => roster_call_of_hook(&document.value_of(&element.value))
@@ -224,7 +224,7 @@ fn strip_roster_hooks_from_text(
                     Shape::Grouped => strip_group(&document, &element.value),
                 };
                 let Some(found) = found else { continue };
-                insert_at[event_slot(event)].get_or_insert(group_index);
+                insert_at.entry(name.to_owned()).or_insert(group_index);
                 let splices = match found {
                     Stripped::Kept(hook_index) => {
                         let group = element.value.as_object().and_then(|group| group.member("hooks"));
@@ -289,13 +289,6 @@ fn append_member(text: &str, path: &[&str], key: &str, value: &Value) -> Result<
     Ok(apply_splices(text, &[splice]))
 }
 
-fn event_slot(event: HookEvent) -> usize {
-    match event {
-        HookEvent::SessionStart => 0,
-        HookEvent::SessionEnd => 1,
-    }
-}
-
 /// The shape checks of [`parse_hook_document`] on a parsed text.
 fn check_shape(harness: HookHarness, document: &JsoncDocument) -> Result<(), String> {
     let Some(root) = document.root() else { return Ok(()) };
@@ -317,7 +310,7 @@ fn check_shape(harness: HookHarness, document: &JsoncDocument) -> Result<(), Str
             crate::payload::json_kind(&document.value_of(&hooks.value))
         )
     })?;
-    for event in HookEvent::BOTH {
+    for event in harness.events() {
         let name = harness.event_name(event);
         once(hooks, name, "its \"hooks\".")?;
         if let Some(entries) = hooks.member(name).filter(|entries| entries.value.as_array().is_none()) {
@@ -340,7 +333,7 @@ pub(crate) fn without_roster_hooks_or_empty_structures(harness: HookHarness, doc
         return document.clone();
     };
     if let Some(hooks) = document.get_mut("hooks").and_then(Value::as_object_mut) {
-        for event in HookEvent::BOTH {
+        for event in harness.events() {
             let name = harness.event_name(event);
             if hooks.get(name).and_then(Value::as_array).is_some_and(Vec::is_empty) {
                 hooks.shift_remove(name);
@@ -356,16 +349,14 @@ pub(crate) fn without_roster_hooks_or_empty_structures(harness: HookHarness, doc
     Value::Object(document)
 }
 
-/// Every roster hook in the session events of `document`, with its position.
+/// Every roster hook in the events of `document` roster hooks into, with
+/// its position.
 pub fn find_installed_hooks(harness: HookHarness, document: &Value) -> InstalledHooks {
     let shape = shape_of(harness);
     let mut installed = InstalledHooks::default();
     let Some(hooks) = document.get("hooks").and_then(Value::as_object) else { return installed };
-    for event in HookEvent::BOTH {
-        let found = match event {
-            HookEvent::SessionStart => &mut installed.session_start,
-            HookEvent::SessionEnd => &mut installed.session_end,
-        };
+    for event in harness.events() {
+        let found = &mut installed.hooks;
         let Some(entries) = hooks.get(harness.event_name(event)).and_then(Value::as_array) else { continue };
         for (group_index, element) in entries.iter().enumerate() {
             let members: Vec<&Value> = match shape {
@@ -403,6 +394,9 @@ fn shape_of(harness: HookHarness) -> Shape {
 }
 
 /// The array element install adds for `event`, in the harness's own format.
+/// A state hook has no matcher (it runs for every tool, every kind of
+/// notification: the hook itself picks the kinds it listens to) and the
+/// harness's default time limit, which it never comes near.
 fn roster_entry(harness: HookHarness, event: HookEvent, command: &str) -> Value {
     let start = event == HookEvent::SessionStart;
     match harness {
@@ -417,7 +411,11 @@ fn roster_entry(harness: HookHarness, event: HookEvent, command: &str) -> Value 
         }
         // Gemini CLI reads `timeout` in milliseconds and shows `name`.
         HookHarness::GeminiCli => {
-            let name = if start { "roster-register" } else { "roster-prune" };
+            let name = match event {
+                HookEvent::SessionStart => "roster-register",
+                HookEvent::SessionEnd => "roster-prune",
+                HookEvent::State(_) => "roster-state",
+            };
             let mut hook = json!({"type": "command", "command": command, "name": name});
             if start {
                 hook["timeout"] = json!(SESSION_START_TIMEOUT_SECONDS * 1000);

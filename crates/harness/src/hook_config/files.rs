@@ -163,23 +163,30 @@ pub fn status(target: &HookConfigFile, paths: &HookPaths) -> HookStatus {
     };
     let found = find_installed_hooks(target.harness, &document);
     let install_hint = format!("run roster-hooks install {}{}", target.harness, scope_flag(target));
-    let missing: Vec<&str> = HookEvent::BOTH
-        .into_iter()
-        .filter(|event| found.for_event(*event).is_empty())
-        .map(|event| target.harness.event_name(event))
+    let events = target.harness.events();
+    let missing: Vec<&str> = events
+        .iter()
+        .filter(|event| found.for_event(**event).is_empty())
+        .map(|event| target.harness.event_name(*event))
         .collect();
-    match missing.len() {
-        2 => return report(HookState::NotInstalled, "no roster hooks in the file".to_owned()),
-        1 => return report(HookState::PartlyInstalled, format!("no {} hook; {install_hint}", missing[0])),
-        _ => {}
+    if missing.len() == events.len() {
+        return report(HookState::NotInstalled, "no roster hooks in the file".to_owned());
+    }
+    if !missing.is_empty() {
+        let (hooks, them) = if missing.len() > 1 { ("hooks", "them") } else { ("hook", "it") };
+        return report(
+            HookState::PartlyInstalled,
+            format!("no {} {hooks}; {install_hint} to add {them}", words_list(&missing)),
+        );
     }
     let mut problems = Vec::new();
-    for event in HookEvent::BOTH {
+    for event in events.iter().copied() {
         let hooks = found.for_event(event);
         let name = target.harness.event_name(event);
         let expected = match event {
             HookEvent::SessionStart => RosterHookCall::Register,
             HookEvent::SessionEnd => RosterHookCall::Prune,
+            HookEvent::State(_) => RosterHookCall::State,
         };
         if hooks.len() > 1 {
             problems.push(format!("{} roster {name} hooks; {install_hint} to keep one", hooks.len()));
@@ -188,11 +195,7 @@ pub fn status(target: &HookConfigFile, paths: &HookPaths) -> HookStatus {
             problems.push(format!("a {name} hook runs the wrong roster command; {install_hint}"));
         }
     }
-    let commands: Vec<&str> = HookEvent::BOTH
-        .into_iter()
-        .flat_map(|event| found.for_event(event))
-        .map(|hook| hook.command.as_str())
-        .collect();
+    let commands: Vec<&str> = found.hooks.iter().map(|hook| hook.command.as_str()).collect();
     if let Some(broken) = broken_programs_report(target, &commands) {
         return broken;
     }
@@ -205,9 +208,9 @@ pub fn status(target: &HookConfigFile, paths: &HookPaths) -> HookStatus {
             }
             Ok(trust) => {
                 let hooks_files = equivalent_paths(&target.path);
-                let untrusted: Vec<&FoundHook> = HookEvent::BOTH
-                    .into_iter()
-                    .flat_map(|event| found.for_event(event))
+                let untrusted: Vec<&FoundHook> = found
+                    .hooks
+                    .iter()
                     .filter(|hook| {
                         !hooks_files.iter().any(|file| {
                             trust.is_trusted(&codex_trust_key(
@@ -227,7 +230,7 @@ pub fn status(target: &HookConfigFile, paths: &HookPaths) -> HookStatus {
                         format!(
                             "Codex's config.toml has no trust entry for the {} hook{}, so Codex skips {}; \
                              {CODEX_TRUST_HINT}",
-                            names.join(" and "),
+                            words_list(&names),
                             if names.len() > 1 { "s" } else { "" },
                             if names.len() > 1 { "them" } else { "it" },
                         ),
@@ -240,9 +243,22 @@ pub fn status(target: &HookConfigFile, paths: &HookPaths) -> HookStatus {
         let trusted = if target.harness == HookHarness::Codex { " and trusted" } else { "" };
         let start = target.harness.event_name(HookEvent::SessionStart);
         let end = target.harness.event_name(HookEvent::SessionEnd);
-        report(HookState::Installed, format!("{start} and {end} hooks present{trusted}"))
+        let states = target.harness.state_events().len();
+        report(
+            HookState::Installed,
+            format!("{start} and {end} hooks present{trusted}, and {states} state hooks"),
+        )
     } else {
         report(HookState::Installed, problems.join("; "))
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn words_list(words: &[&str]) -> String {
+    match words {
+        [] => String::new(),
+        [only] => (*only).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 

@@ -9,7 +9,10 @@
 //! opencode itself; on `session.created` it pipes the event (opencode's own
 //! shape, which `--hook opencode` reads) into `roster-register --hook opencode
 //! --pid <process.pid>`; on `session.deleted` and when the process exits it
-//! runs `roster-prune --current --hook opencode --pid <process.pid>`.
+//! runs `roster-prune --current --hook opencode --pid <process.pid>`; on
+//! the events that say what a session does (`session.status`, …, the
+//! opencode rows of `crate::ACTIVITY_EVENTS`) it pipes the event into
+//! `roster-state --hook opencode --pid <process.pid>`.
 //!
 //! Amp: the plugin's process is a child of the amp process, so the owner is
 //! `process.ppid`, taken when the plugin loads. On `session.start` (a thread
@@ -40,12 +43,18 @@ pub const PLUGIN_MARKER: &str = "// roster session plugin, written by roster-hoo
 pub fn plugin_text(harness: HookHarness, commands: &HookCommands) -> Option<String> {
     let start = js_string(&commands.session_start);
     let end = js_string(&commands.session_end);
+    let state = js_string(&commands.state_for_any_event());
+    let state_events = serde_json::to_string(&crate::activity_event_names(crate::Harness::from(harness)))
+        .unwrap_or_else(|_| "[]".to_owned());
     match harness {
         HookHarness::Opencode => Some(format!(
             r#"{PLUGIN_MARKER}; `roster-hooks uninstall opencode` removes it.
-// It registers each opencode session with roster, the opencode process as its owner.
+// It registers each opencode session with roster, the opencode process as its owner,
+// and tells roster what the session is doing (working, idle, waiting for you).
 const SESSION_START = {start};
 const SESSION_END = {end};
+const STATE = {state};
+const STATE_EVENTS = new Set({state_events});
 
 function roster(command, payload) {{
   const child = Bun.spawn(["/bin/sh", "-c", `${{command}} --pid ${{process.pid}}`], {{
@@ -70,6 +79,7 @@ export const RosterSessions = async () => {{
     event: async ({{ event }}) => {{
       if (event.type === "session.created") await roster(SESSION_START, event);
       else if (event.type === "session.deleted") await roster(SESSION_END, event);
+      else if (STATE_EVENTS.has(event.type)) await roster(STATE, event);
     }},
   }};
 }};
@@ -194,13 +204,14 @@ pub fn plugin_status(target: &HookConfigFile, expected: Option<&HookCommands>) -
 }
 
 /// The commands a plugin file of roster's runs: the string literals of
-/// its `const SESSION_START` and `const SESSION_END` lines, as
+/// its `const SESSION_START`, `SESSION_END` and `STATE` lines, as
 /// [`plugin_text`] writes them.
 fn plugin_commands(text: &str) -> Vec<String> {
     text.lines()
         .filter_map(|line| {
-            let literal =
-                line.strip_prefix("const SESSION_START = ").or(line.strip_prefix("const SESSION_END = "))?;
+            let literal = ["const SESSION_START = ", "const SESSION_END = ", "const STATE = "]
+                .into_iter()
+                .find_map(|prefix| line.strip_prefix(prefix))?;
             serde_json::from_str::<String>(literal.strip_suffix(';')?).ok()
         })
         .collect()
@@ -256,7 +267,11 @@ mod tests {
             let text = plugin_text(harness, &commands).unwrap();
             let expected = match harness {
                 HookHarness::Amp => vec![commands.session_start.clone()],
-                _ => vec![commands.session_start.clone(), commands.session_end.clone()],
+                _ => vec![
+                    commands.session_start.clone(),
+                    commands.session_end.clone(),
+                    commands.state_for_any_event(),
+                ],
             };
             assert_eq!(plugin_commands(&text), expected, "{harness}");
         }

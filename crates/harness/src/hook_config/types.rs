@@ -29,11 +29,14 @@ pub enum Scope {
     Project,
 }
 
-/// One of the two session events roster hooks into.
+/// An event roster hooks into: the two session events (register, remove),
+/// and the events that say what a session is doing (`State`, named as the
+/// harness's configuration names it; `crate::ACTIVITY_EVENTS`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HookEvent {
     SessionStart,
     SessionEnd,
+    State(&'static str),
 }
 
 /// The directories the configuration files are found under. Built from the
@@ -160,8 +163,30 @@ impl HookHarness {
         self.scopes()[0]
     }
 
+    /// Every event roster hooks into for this harness: its session events
+    /// (Amp has no session end), then its state events.
+    pub fn events(self) -> Vec<HookEvent> {
+        let session = HookEvent::BOTH
+            .into_iter()
+            .filter(|event| !(self == HookHarness::Amp && *event == HookEvent::SessionEnd));
+        session.chain(self.state_events()).collect()
+    }
+
+    /// The events that say what a session of this harness is doing.
+    pub fn state_events(self) -> Vec<HookEvent> {
+        crate::activity_event_names(crate::Harness::from(self)).into_iter().map(HookEvent::State).collect()
+    }
+
+    /// The event this harness files under `name`, among those roster hooks into.
+    pub fn event_named(self, name: &str) -> Option<HookEvent> {
+        self.events().into_iter().find(|event| self.event_name(*event) == name)
+    }
+
     /// The key the harness files this event under in its `hooks` object.
     pub fn event_name(self, event: HookEvent) -> &'static str {
+        if let HookEvent::State(name) = event {
+            return name;
+        }
         match (self, event) {
             (HookHarness::Opencode, HookEvent::SessionStart) => return "session.created",
             (HookHarness::Opencode, HookEvent::SessionEnd) => return "session.deleted",
@@ -175,6 +200,7 @@ impl HookHarness {
             (HookEvent::SessionEnd, false) => "SessionEnd",
             (HookEvent::SessionStart, true) => "sessionStart",
             (HookEvent::SessionEnd, true) => "sessionEnd",
+            (HookEvent::State(name), _) => name,
         }
     }
 }
@@ -207,12 +233,31 @@ impl std::fmt::Display for Scope {
 impl HookEvent {
     pub const BOTH: [HookEvent; 2] = [HookEvent::SessionStart, HookEvent::SessionEnd];
 
-    /// The snake-case name Codex uses in its trust keys (`session_start`).
-    pub fn codex_trust_name(self) -> &'static str {
-        match self {
-            HookEvent::SessionStart => "session_start",
-            HookEvent::SessionEnd => "session_end",
+    /// The snake-case name Codex uses in its trust keys (`session_start`,
+    /// `pre_tool_use`).
+    pub fn codex_trust_name(self) -> String {
+        let name = match self {
+            HookEvent::SessionStart => "SessionStart",
+            HookEvent::SessionEnd => "SessionEnd",
+            HookEvent::State(name) => name,
+        };
+        let mut snake = String::with_capacity(name.len() + 4);
+        for (index, character) in name.chars().enumerate() {
+            if character.is_ascii_uppercase() {
+                if index > 0 {
+                    snake.push('_');
+                }
+                snake.push(character.to_ascii_lowercase());
+            } else {
+                snake.push(character);
+            }
         }
+        snake
+    }
+
+    /// Whether this is one of the events that say what a session does.
+    pub fn is_state(self) -> bool {
+        matches!(self, HookEvent::State(_))
     }
 }
 
