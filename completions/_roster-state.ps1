@@ -27,6 +27,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-state' -ScriptBlock {
             [CompletionResult]::new('--hook', '--hook', [CompletionResultType]::ParameterName, 'Run as a harness''s hook: read the payload, print nothing, always exit 0, finish within 500 ms')
             [CompletionResult]::new('--harness', '--harness', [CompletionResultType]::ParameterName, 'Do what the hook does, and say what happened (to try a hook by hand)')
             [CompletionResult]::new('--event', '--event', [CompletionResultType]::ParameterName, 'The event, as the harness''s hook configuration names it (default: the payload''s event name)')
+            [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the session''s owner when the payload''s session id names no record: a pid or `parent`')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')

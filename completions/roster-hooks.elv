@@ -36,7 +36,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
         }
         &'roster-hooks;print'= {
             cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)'
-            cand --bin-dir 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)'
+            cand --bin-dir 'Call roster-register, roster-prune and roster-state in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
             cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never'
             cand --dir 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)'
@@ -50,7 +50,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
         }
         &'roster-hooks;install'= {
             cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)'
-            cand --bin-dir 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)'
+            cand --bin-dir 'Call roster-register, roster-prune and roster-state in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
             cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never'
             cand --dir 'Make the installed hooks use DIR as the roster directory (they get --dir DIR; default: ROSTER_DIR or the default when they run)'

@@ -45,7 +45,7 @@ complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "status" -
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l scope -d 'Edit the user\'s file (every project) or the current project\'s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)' -r -f -a "user\t'The user\'s file, read in every project'
 project\t'The current directory\'s project file'"
-complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l bin-dir -d 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)' -r -F
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l bin-dir -d 'Call roster-register, roster-prune and roster-state in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)' -r -F
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'
@@ -58,7 +58,7 @@ complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -s h -l
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -s V -l version -d 'Print version'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l scope -d 'Edit the user\'s file (every project) or the current project\'s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)' -r -f -a "user\t'The user\'s file, read in every project'
 project\t'The current directory\'s project file'"
-complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l bin-dir -d 'Call roster-register and roster-prune in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)' -r -F
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l bin-dir -d 'Call roster-register, roster-prune and roster-state in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)' -r -F
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'

@@ -23,7 +23,7 @@ _roster__state() {
 
     case "${cmd}" in
         roster__state)
-            opts="-q -h -V --dir --format --json --quiet --color --hook --harness --event --help --version"
+            opts="-q -h -V --dir --format --json --quiet --color --hook --harness --event --pid --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -51,6 +51,10 @@ _roster__state() {
                     ;;
                 --event)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
                     return 0
                     ;;
                 *)

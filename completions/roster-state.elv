@@ -24,6 +24,7 @@ set edit:completion:arg-completer[roster-state] = {|@words|
             cand --hook 'Run as a harness''s hook: read the payload, print nothing, always exit 0, finish within 500 ms'
             cand --harness 'Do what the hook does, and say what happened (to try a hook by hand)'
             cand --event 'The event, as the harness''s hook configuration names it (default: the payload''s event name)'
+            cand --pid 'Name the session''s owner when the payload''s session id names no record: a pid or `parent`'
             cand --json 'Print JSON, same as --format json'
             cand -q 'Print nothing on success; errors still go to stderr'
             cand --quiet 'Print nothing on success; errors still go to stderr'

@@ -28,6 +28,8 @@ opencode\t''
 aider\t''
 amp\t''"
 complete -c roster-state -l event -d 'The event, as the harness\'s hook configuration names it (default: the payload\'s event name)' -r
+complete -c roster-state -l pid -d 'Name the session\'s owner when the payload\'s session id names no record: a pid or `parent`' -r -f -a "parent\t''
+(__fish_roster_live_pids)\t''"
 complete -c roster-state -l json -d 'Print JSON, same as --format json'
 complete -c roster-state -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-state -s h -l help -d 'Print help (see more with \'--help\')'

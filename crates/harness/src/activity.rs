@@ -79,47 +79,78 @@ const fn kind_of(
 }
 
 use Activity::{Idle, Working};
-use Harness::{ClaudeCode, Codex, Copilot, CursorAgent, GeminiCli, Opencode};
+use Harness::{Amp, ClaudeCode, Codex, Copilot, CursorAgent, GeminiCli, Opencode};
 
-/// Every event roster listens to. Checked against the pinned releases
-/// docs/harnesses.md names.
+/// Every event roster listens to, checked against the releases
+/// docs/harnesses.md names (their bundled schemas and event lists, and
+/// payloads captured from them). Events that fire per model call or per
+/// streamed message are left out on purpose: they say nothing the tool
+/// events do not, at many times the cost.
 pub const ACTIVITY_EVENTS: &[ActivityEvent] = &[
+    // Claude Code: `PermissionRequest` comes the moment a permission
+    // dialog opens; `Notification` `permission_prompt` about 6 s later,
+    // and for every other blocking dialog (a question, plan mode) too.
     event(ClaudeCode, "UserPromptSubmit", Working),
     event(ClaudeCode, "PreToolUse", Working),
     event(ClaudeCode, "PostToolUse", Working),
     event(ClaudeCode, "PostToolUseFailure", Working),
-    event(ClaudeCode, "SubagentStop", Working),
+    event(ClaudeCode, "PermissionDenied", Working),
     waiting(ClaudeCode, "PermissionRequest", None, WAITING_FOR_PERMISSION),
     waiting(ClaudeCode, "Notification", Some("permission_prompt"), WAITING_FOR_PERMISSION),
     waiting(ClaudeCode, "Notification", Some("elicitation_dialog"), WAITING_FOR_INPUT),
+    waiting(ClaudeCode, "Notification", Some("elicitation_url_dialog"), WAITING_FOR_INPUT),
     kind_of(ClaudeCode, "Notification", "idle_prompt", Idle),
+    waiting(ClaudeCode, "Elicitation", None, WAITING_FOR_INPUT),
+    event(ClaudeCode, "ElicitationResult", Working),
     event(ClaudeCode, "Stop", Idle),
     event(ClaudeCode, "StopFailure", Idle),
+    // Codex (hooks behind its `codex_hooks` feature): `Interrupt` is an
+    // Esc, at a dialog or in a running turn.
     event(Codex, "UserPromptSubmit", Working),
     event(Codex, "PreToolUse", Working),
     event(Codex, "PostToolUse", Working),
     waiting(Codex, "PermissionRequest", None, WAITING_FOR_PERMISSION),
     event(Codex, "Stop", Idle),
+    event(Codex, "Interrupt", Idle),
+    // Gemini CLI: `Notification` `ToolPermission` fires right before the
+    // confirmation dialog shows.
     event(GeminiCli, "BeforeAgent", Working),
     event(GeminiCli, "BeforeTool", Working),
     event(GeminiCli, "AfterTool", Working),
     waiting(GeminiCli, "Notification", Some("ToolPermission"), WAITING_FOR_PERMISSION),
     event(GeminiCli, "AfterAgent", Idle),
+    // Copilot CLI (its camelCase events): `notification` `permission_prompt`
+    // only for a prompt really shown (`permissionRequest` runs before its
+    // rules decide, also for calls allowed without asking: not used).
     event(Copilot, "userPromptSubmitted", Working),
     event(Copilot, "preToolUse", Working),
     event(Copilot, "postToolUse", Working),
+    event(Copilot, "postToolUseFailure", Working),
+    waiting(Copilot, "notification", Some("permission_prompt"), WAITING_FOR_PERMISSION),
+    waiting(Copilot, "notification", Some("elicitation_dialog"), WAITING_FOR_INPUT),
     event(Copilot, "agentStop", Idle),
+    // Cursor's agent: from its published hook list; not run here.
     event(CursorAgent, "beforeSubmitPrompt", Working),
     event(CursorAgent, "beforeShellExecution", Working),
     event(CursorAgent, "beforeMCPExecution", Working),
     event(CursorAgent, "afterFileEdit", Working),
     event(CursorAgent, "stop", Idle),
+    // opencode: bus events its plugin sees; a status goes idle however the
+    // turn ended, an interrupt or a refusal included.
     kind_of(Opencode, "session.status", "busy", Working),
     kind_of(Opencode, "session.status", "retry", Working),
     kind_of(Opencode, "session.status", "idle", Idle),
     event(Opencode, "session.idle", Idle),
     waiting(Opencode, "permission.asked", None, WAITING_FOR_PERMISSION),
     event(Opencode, "permission.replied", Working),
+    waiting(Opencode, "question.asked", None, WAITING_FOR_INPUT),
+    event(Opencode, "question.replied", Working),
+    event(Opencode, "question.rejected", Working),
+    // Amp: plugin events; it has none for an approval it waits for (and
+    // `tool.call` asks its handler to decide the call: not roster's to do).
+    event(Amp, "agent.start", Working),
+    event(Amp, "tool.result", Working),
+    event(Amp, "agent.end", Idle),
 ];
 
 /// The row for `event` of `harness` with `kind` (the payload's notification

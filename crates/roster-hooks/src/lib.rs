@@ -21,8 +21,7 @@ use cli_support::{
     escape_source_text_for_terminal, home_relative, paint, render_table,
 };
 use harness::hook_config::{
-    self, CODEX_TRUST_HINT, HookCommands, HookConfigFile, HookHarness, HookPaths, HookStatus,
-    Scope,
+    self, CODEX_TRUST_HINT, HookCommands, HookConfigFile, HookHarness, HookPaths, HookStatus, Scope,
 };
 use owner_liveness::retry_interrupted;
 use serde_json::{Value, json};
@@ -536,9 +535,22 @@ fn install(context: &Invocation, arguments: &InstallArgs) -> anyhow::Result<()> 
             } else {
                 writeln!(out, "roster hooks for {} are already in {shown}; nothing changed", target.harness)?;
             }
-            for event in target.harness.events() {
-                let name = format!("{}:", target.harness.event_name(event));
-                writeln!(out, "  {name:<21}{}", command_for_terminal(&commands.for_event(event)))?;
+            let harness = target.harness;
+            let mut lines: Vec<(String, String)> = harness
+                .events()
+                .into_iter()
+                .filter(|event| !(event.is_state() && harness.uses_plugin_file()))
+                .map(|event| {
+                    (format!("{}:", harness.event_name(event)), commands.for_event(event).into_owned())
+                })
+                .collect();
+            if harness.uses_plugin_file() {
+                // The plugin pipes each state event, which names itself.
+                lines.push(("state events:".to_owned(), commands.state_for_any_event()));
+            }
+            let width = lines.iter().map(|(name, _)| name.len()).max().unwrap_or(0) + 2;
+            for (name, command) in &lines {
+                writeln!(out, "  {name:<width$}{}", command_for_terminal(command))?;
             }
             if let Some(backup) = &outcome.backup {
                 writeln!(out, "  previous file kept as {}", context.shown(backup))?;
@@ -877,12 +889,19 @@ fn harness_notes(target: &HookConfigFile, installing: bool) -> Vec<String> {
 }
 
 /// The commands install writes: the session's start and end, and the
-/// state hook's command per event.
+/// command each state event runs (a plugin's pipes the event, which names
+/// itself, into one command for them all).
 fn commands_json(harness: HookHarness, commands: &HookCommands) -> Value {
     let state: serde_json::Map<String, Value> = harness
         .state_events()
         .into_iter()
-        .map(|event| (harness.event_name(event).to_owned(), json!(commands.for_event(event))))
+        .map(|event| {
+            let command = match harness.uses_plugin_file() {
+                true => commands.state_for_any_event(),
+                false => commands.for_event(event).into_owned(),
+            };
+            (harness.event_name(event).to_owned(), json!(command))
+        })
         .collect();
     json!({"session_start": commands.session_start, "session_end": commands.session_end, "state": state})
 }

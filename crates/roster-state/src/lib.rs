@@ -81,7 +81,8 @@ pub fn manual() -> Manual {
             Example {
                 description: "Try a permission prompt by hand, for the session whose id the payload names:",
                 commands: &[
-                    "echo '{\"session_id\": \"3f1c9a2e\"}' | roster-state --harness claude-code --event PermissionRequest",
+                    "echo '{\"session_id\": \"3f1c9a2e\"}' |",
+                    "    roster-state --harness claude-code --event PermissionRequest",
                 ],
                 output: &["waiting for permission since now (claude-code:PermissionRequest), pid 5854"],
             },

@@ -29,7 +29,7 @@ impl Sandbox {
         for directory in ["home", "project", "bin"] {
             fs::create_dir(root.path().join(directory)).unwrap();
         }
-        for name in ["roster-register", "roster-prune"] {
+        for name in ["roster-register", "roster-prune", "roster-state"] {
             write_executable(&root.path().join("bin").join(name));
         }
         Sandbox { root }
@@ -355,7 +355,7 @@ fn install_from_a_cargo_build_directory_warns_and_says_how_to_install() {
     for build in ["work/roster/target/debug", "work/roster/target/x86_64-unknown-linux-gnu/release"] {
         let directory = sandbox.path(build);
         fs::create_dir_all(&directory).unwrap();
-        for name in ["roster-register", "roster-prune"] {
+        for name in ["roster-register", "roster-prune", "roster-state"] {
             write_executable(&directory.join(name));
         }
         let program = roster_hooks_in(&directory);
@@ -423,7 +423,7 @@ fn project_hooks_call_the_binaries_by_name_and_warn_when_path_lacks_them() {
             sandbox.run_with_path(&program, &["install", harness, "--scope", "project"], without_bin);
         assert_eq!(code(&output), 0, "{}", stderr(&output));
         assert!(
-            stderr(&output).contains("roster-register and roster-prune are not on PATH"),
+            stderr(&output).contains("roster-register, roster-prune and roster-state are not on PATH"),
             "{harness}: {}",
             stderr(&output)
         );
@@ -465,7 +465,7 @@ fn commands_in_printed_text(text: &str) -> Vec<String> {
     if heading.starts_with("Save as ") {
         return document
             .lines()
-            .filter_map(|line| line.strip_prefix("const SESSION_"))
+            .filter(|line| line.starts_with("const SESSION_") || line.starts_with("const STATE = "))
             .map(|line| {
                 let literal = line.split_once(" = ").expect("const NAME = literal").1;
                 let literal = literal.strip_suffix(';').expect("the literal ends the statement");
@@ -528,7 +528,7 @@ fn printed_and_installed_commands_run_in_sh_for_every_harness() {
     let sandbox = Sandbox::new();
     let bin_dir = sandbox.path(&format!("{SHELL_HOSTILE}/bin"));
     fs::create_dir_all(&bin_dir).unwrap();
-    for name in ["roster-register", "roster-prune"] {
+    for name in ["roster-register", "roster-prune", "roster-state"] {
         let link = bin_dir.join(name);
         if fs::hard_link(tests::binary(name), &link).is_err() {
             fs::copy(tests::binary(name), &link).unwrap();
@@ -546,18 +546,29 @@ fn printed_and_installed_commands_run_in_sh_for_every_harness() {
     for harness in HookHarness::ALL {
         let name = harness.as_str();
         let report = json_of(&sandbox.run(&[&["print", name, "--json"][..], &flags].concat()));
-        let written: Vec<String> = ["session_start", "session_end"]
+        let mut written: Vec<String> = ["session_start", "session_end"]
             .iter()
             .map(|key| report["commands"][key].as_str().expect("a command").to_owned())
             .collect();
+        // Then the state hooks' commands, in event order (a plugin runs one
+        // command for every state event).
+        for event in harness.state_events() {
+            let command = report["commands"]["state"][harness.event_name(event)].as_str().expect("a command");
+            if !written.iter().any(|known| known == command) {
+                written.push(command.to_owned());
+            }
+        }
         let printed = sandbox.run(&[&["print", name][..], &flags].concat());
         assert_eq!(code(&printed), 0, "{}", stderr(&printed));
         let shown = commands_in_printed_text(&stdout(&printed));
         let installed = sandbox.run(&[&["install", name][..], &flags].concat());
         assert_eq!(code(&installed), 0, "{}", stderr(&installed));
         let shown_by_install = commands_in_install_text(&stdout(&installed));
-        // Amp has no session-end event: its plugin only registers.
-        let expected = if harness == HookHarness::Amp { &written[..1] } else { &written[..] };
+        // Amp has no session-end event.
+        if harness == HookHarness::Amp {
+            written.remove(1);
+        }
+        let expected = &written[..];
         assert_eq!(
             shown,
             expected,
@@ -580,7 +591,17 @@ fn printed_and_installed_commands_run_in_sh_for_every_harness() {
         assert_eq!(code(&started), 0, "{name}: {}", stderr(&started));
         let log = fs::read_to_string(roster_dir.join("hook-errors.log")).unwrap_or_default();
         assert!(record.exists(), "{name}: the session-start command registered nothing: {log}");
-        if let Some(end) = expected.get(1) {
+        // A state command of a settings file names its event: it records
+        // the session's state beside its record.
+        if !harness.uses_plugin_file() {
+            let state = run_hook_command(&home, &sandbox.path("project"), &expected[2], owner.pid());
+            assert_eq!(code(&state), 0, "{name}: {}", stderr(&state));
+            let state_file = roster_dir.join("states").join(record.file_name().unwrap());
+            let log = fs::read_to_string(roster_dir.join("hook-errors.log")).unwrap_or_default();
+            assert!(state_file.exists(), "{name}: {} recorded no state: {log}", expected[2]);
+        }
+        if harness != HookHarness::Amp {
+            let end = &expected[1];
             let ended = run_hook_command(&home, &sandbox.path("project"), end, owner.pid());
             assert_eq!(code(&ended), 0, "{name}: {}", stderr(&ended));
             let log = fs::read_to_string(roster_dir.join("hook-errors.log")).unwrap_or_default();

@@ -30,19 +30,27 @@ pub struct FoundHook {
     pub call: RosterHookCall,
 }
 
-/// Roster's hooks in one configuration file, in file order.
+/// Roster's hooks in one configuration file, per kind of event, each in
+/// file order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct InstalledHooks {
-    pub hooks: Vec<FoundHook>,
+    pub session_start: Vec<FoundHook>,
+    pub session_end: Vec<FoundHook>,
+    pub state: Vec<FoundHook>,
 }
 
 impl InstalledHooks {
     pub fn for_event(&self, event: HookEvent) -> Vec<&FoundHook> {
-        self.hooks.iter().filter(|hook| hook.event == event).collect()
+        self.all().filter(|hook| hook.event == event).collect()
+    }
+
+    /// Every hook found: the session's start, its end, then the state hooks.
+    pub fn all(&self) -> impl Iterator<Item = &FoundHook> {
+        self.session_start.iter().chain(&self.session_end).chain(&self.state)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.hooks.is_empty()
+        self.all().next().is_none()
     }
 }
 
@@ -356,7 +364,11 @@ pub fn find_installed_hooks(harness: HookHarness, document: &Value) -> Installed
     let mut installed = InstalledHooks::default();
     let Some(hooks) = document.get("hooks").and_then(Value::as_object) else { return installed };
     for event in harness.events() {
-        let found = &mut installed.hooks;
+        let found = match event {
+            HookEvent::SessionStart => &mut installed.session_start,
+            HookEvent::SessionEnd => &mut installed.session_end,
+            HookEvent::State(_) => &mut installed.state,
+        };
         let Some(entries) = hooks.get(harness.event_name(event)).and_then(Value::as_array) else { continue };
         for (group_index, element) in entries.iter().enumerate() {
             let members: Vec<&Value> = match shape {
@@ -394,9 +406,10 @@ fn shape_of(harness: HookHarness) -> Shape {
 }
 
 /// The array element install adds for `event`, in the harness's own format.
-/// A state hook has no matcher (it runs for every tool, every kind of
-/// notification: the hook itself picks the kinds it listens to) and the
-/// harness's default time limit, which it never comes near.
+/// A state hook runs for every tool (no matcher); of Claude Code's
+/// notifications only the kinds roster listens to (a matcher naming them),
+/// elsewhere the hook itself picks the kinds; it keeps the harness's
+/// default time limit, which it never comes near.
 fn roster_entry(harness: HookHarness, event: HookEvent, command: &str) -> Value {
     let start = event == HookEvent::SessionStart;
     match harness {
@@ -407,7 +420,19 @@ fn roster_entry(harness: HookHarness, event: HookEvent, command: &str) -> Value 
             if start {
                 hook["timeout"] = json!(SESSION_START_TIMEOUT_SECONDS);
             }
-            json!({"hooks": [hook]})
+            // Claude Code matches a Notification group against the
+            // notification's type: only the kinds roster listens to run it.
+            let kinds = match event {
+                HookEvent::State(name) if harness == HookHarness::ClaudeCode => {
+                    crate::activity_event_kinds(crate::Harness::ClaudeCode, name)
+                }
+                _ => Vec::new(),
+            };
+            if kinds.is_empty() {
+                json!({"hooks": [hook]})
+            } else {
+                json!({"matcher": kinds.join("|"), "hooks": [hook]})
+            }
         }
         // Gemini CLI reads `timeout` in milliseconds and shows `name`.
         HookHarness::GeminiCli => {

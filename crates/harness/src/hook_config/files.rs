@@ -195,7 +195,7 @@ pub fn status(target: &HookConfigFile, paths: &HookPaths) -> HookStatus {
             problems.push(format!("a {name} hook runs the wrong roster command; {install_hint}"));
         }
     }
-    let commands: Vec<&str> = found.hooks.iter().map(|hook| hook.command.as_str()).collect();
+    let commands: Vec<&str> = found.all().map(|hook| hook.command.as_str()).collect();
     if let Some(broken) = broken_programs_report(target, &commands) {
         return broken;
     }
@@ -209,8 +209,7 @@ pub fn status(target: &HookConfigFile, paths: &HookPaths) -> HookStatus {
             Ok(trust) => {
                 let hooks_files = equivalent_paths(&target.path);
                 let untrusted: Vec<&FoundHook> = found
-                    .hooks
-                    .iter()
+                    .all()
                     .filter(|hook| {
                         !hooks_files.iter().any(|file| {
                             trust.is_trusted(&codex_trust_key(

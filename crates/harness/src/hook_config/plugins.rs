@@ -21,7 +21,9 @@
 //! directory) into `roster-register --hook amp --pid <amp>`. Amp has no
 //! session-end event, and its plugin process is restarted by a plugin reload
 //! while amp goes on, so nothing deregisters on exit: the record turns dead
-//! when amp exits, and `roster-prune` removes it.
+//! when amp exits, and `roster-prune` removes it. On `agent.start`,
+//! `tool.result` and `agent.end` it pipes the thread id and the event's name
+//! into `roster-state --hook amp --pid <amp>`.
 
 use std::fs;
 use std::io;
@@ -93,6 +95,7 @@ import {{ readlinkSync }} from "node:fs";
 export const description = "Registers Amp sessions with roster";
 
 const SESSION_START = {start};
+const STATE = {state};
 // Amp has no session-end event: the record turns dead when amp exits.
 // The plugin runs in a child process of amp, so amp is its parent.
 const AMP_PID = process.ppid;
@@ -118,6 +121,28 @@ export default function (amp) {{
     child.stdin.write(JSON.stringify(payload));
     child.stdin.end();
     await child.exited;
+  }});
+  // What the session is doing: a turn starts, a tool ran, the turn ends.
+  const state = (name, event) => {{
+    const payload = {{ hook_event_name: name, session_id: event.thread.id }};
+    const child = Bun.spawn(["/bin/sh", "-c", `${{STATE}} --pid ${{AMP_PID}}`], {{
+      stdin: "pipe",
+      stdout: "ignore",
+      stderr: "ignore",
+    }});
+    child.stdin.write(JSON.stringify(payload));
+    child.stdin.end();
+    return child.exited;
+  }};
+  amp.on("agent.start", async (event) => {{
+    await state("agent.start", event);
+    return {{}};
+  }});
+  amp.on("tool.result", async (event) => {{
+    await state("tool.result", event);
+  }});
+  amp.on("agent.end", async (event) => {{
+    await state("agent.end", event);
   }});
 }}
 "#
@@ -259,6 +284,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn each_plugin_passes_on_every_state_event_roster_listens_to() {
+        let commands = HookCommands::new(HookHarness::Amp, None, None).unwrap();
+        let amp = plugin_text(HookHarness::Amp, &commands).unwrap();
+        for name in crate::activity_event_names(crate::Harness::Amp) {
+            assert!(amp.contains(&format!("amp.on(\"{name}\"")), "amp's plugin does not pass on {name}");
+        }
+        let opencode = plugin_text(HookHarness::Opencode, &commands).unwrap();
+        let listed = serde_json::to_string(&crate::activity_event_names(crate::Harness::Opencode)).unwrap();
+        assert!(opencode.contains(&format!("const STATE_EVENTS = new Set({listed});")), "{opencode}");
+    }
+
+    #[test]
     fn a_plugins_commands_are_read_back_as_written() {
         for harness in [HookHarness::Opencode, HookHarness::Amp] {
             let commands =
@@ -266,7 +303,7 @@ mod tests {
                     .unwrap();
             let text = plugin_text(harness, &commands).unwrap();
             let expected = match harness {
-                HookHarness::Amp => vec![commands.session_start.clone()],
+                HookHarness::Amp => vec![commands.session_start.clone(), commands.state_for_any_event()],
                 _ => vec![
                     commands.session_start.clone(),
                     commands.session_end.clone(),

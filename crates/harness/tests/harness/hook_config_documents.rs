@@ -92,7 +92,30 @@ fn snippets_have_each_harness_shape() {
         ),
     ];
     for (harness, expect) in cases {
-        assert_eq!(hook_snippet(harness, &commands(harness)), expect, "{harness}");
+        let mut snippet = hook_snippet(harness, &commands(harness));
+        // The state hooks: one per state event, each in the harness's shape.
+        let hooks = snippet["hooks"].as_object_mut().unwrap();
+        for event in harness.state_events() {
+            let name = harness.event_name(event);
+            let command = format!("/opt/roster/bin/roster-state --hook {harness} --event {name}");
+            let state_entry = match harness {
+                HookHarness::ClaudeCode if name == "Notification" => json!({
+                    "matcher": "permission_prompt|elicitation_dialog|elicitation_url_dialog|idle_prompt",
+                    "hooks": [{"type": "command", "command": command}]
+                }),
+                HookHarness::ClaudeCode | HookHarness::Codex => {
+                    json!({"hooks": [{"type": "command", "command": command}]})
+                }
+                HookHarness::GeminiCli => {
+                    json!({"hooks": [{"type": "command", "command": command, "name": "roster-state"}]})
+                }
+                HookHarness::CursorAgent => json!({"command": command}),
+                HookHarness::Copilot => json!({"type": "command", "bash": command}),
+                HookHarness::Opencode | HookHarness::Amp => unreachable!(),
+            };
+            assert_eq!(hooks.shift_remove(name), Some(json!([state_entry])), "{harness} {name}");
+        }
+        assert_eq!(snippet, expect, "{harness}");
     }
 }
 
@@ -231,8 +254,12 @@ fn refuses_what_it_cannot_merge_into() {
     let reason = parse_hook_document(HookHarness::Copilot, b"{\"hooks\": {\"sessionEnd\": 3}}").unwrap_err();
     assert!(reason.contains("\"sessionEnd\" is a number"), "{reason}");
     assert!(parse_hook_document(HookHarness::Codex, b"\xff{}").unwrap_err().contains("UTF-8"));
+    // A state event roster hooks into is refused in the same way.
+    let reason =
+        parse_hook_document(HookHarness::ClaudeCode, br#"{"hooks": {"Stop": "whatever"}}"#).unwrap_err();
+    assert!(reason.contains("\"Stop\" is a string"), "{reason}");
     // Events roster does not manage may hold anything: they are not its business.
-    parse(HookHarness::ClaudeCode, r#"{"hooks": {"Stop": "whatever"}}"#);
+    parse(HookHarness::ClaudeCode, r#"{"hooks": {"PreCompact": "whatever"}}"#);
     parse(HookHarness::ClaudeCode, " \n\t");
 }
 

@@ -29,7 +29,7 @@ impl Sandbox {
         for directory in [&home, &project, &bin] {
             fs::create_dir(directory).unwrap();
         }
-        for name in ["roster-register", "roster-prune"] {
+        for name in ["roster-register", "roster-prune", "roster-state"] {
             fs::write(bin.join(name), "#!/bin/sh\n").unwrap();
             fs::set_permissions(bin.join(name), fs::Permissions::from_mode(0o755)).unwrap();
         }
@@ -306,7 +306,7 @@ fn hooks_running_from_a_cargo_build_directory_are_noted() {
     let sandbox = Sandbox::new();
     let build = sandbox.paths.home.join("src/roster/target/debug");
     fs::create_dir_all(&build).unwrap();
-    for name in ["roster-register", "roster-prune"] {
+    for name in ["roster-register", "roster-prune", "roster-state"] {
         fs::copy(sandbox.bin.join(name), build.join(name)).unwrap();
     }
     let target = sandbox.target(HookHarness::GeminiCli);
@@ -328,22 +328,35 @@ fn codex_status_reads_trust_entries() {
     install(&target, &sandbox.commands(harness)).unwrap();
     let untrusted = status(&target, &sandbox.paths);
     assert_eq!(untrusted.state, HookState::Untrusted, "{untrusted:?}");
-    assert!(untrusted.detail.contains("SessionStart and SessionEnd"), "{}", untrusted.detail);
+    assert!(untrusted.detail.contains("SessionStart, SessionEnd, UserPromptSubmit"), "{}", untrusted.detail);
+    assert!(untrusted.detail.contains("Stop and Interrupt hooks"), "{}", untrusted.detail);
 
-    // The capture's own hooks sit at index 0; roster's were appended at 1.
+    // Each trust key names the hook's place in the file: where install put
+    // it, after the capture's own hooks of the same event.
     let config_toml = sandbox.paths.codex_config_toml();
-    let entry = |event| {
+    let installed: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&target.path).unwrap()).unwrap();
+    let found = harness::hook_config::find_installed_hooks(harness, &installed);
+    let entry = |event: HookEvent| {
+        let hook = found.for_event(event)[0];
         format!(
             "[hooks.state.\"{}\"]\ntrusted_hash = \"sha256:00\"\n",
-            codex_trust_key(&target.path, event, 1, 0)
+            codex_trust_key(&target.path, event, hook.group_index, hook.hook_index)
         )
     };
     fs::write(&config_toml, entry(HookEvent::SessionStart)).unwrap();
     let half = status(&target, &sandbox.paths);
     assert_eq!(half.state, HookState::Untrusted);
-    assert!(half.detail.contains("SessionEnd hook,"), "{}", half.detail);
+    assert!(half.detail.contains("for the SessionEnd, UserPromptSubmit"), "{}", half.detail);
 
-    fs::write(&config_toml, entry(HookEvent::SessionStart) + &entry(HookEvent::SessionEnd)).unwrap();
+    let all_but_one: String =
+        harness.events().into_iter().filter(|event| *event != HookEvent::State("Stop")).map(entry).collect();
+    fs::write(&config_toml, &all_but_one).unwrap();
+    let one_left = status(&target, &sandbox.paths);
+    assert!(one_left.detail.contains("for the Stop hook,"), "{}", one_left.detail);
+
+    let all: String = harness.events().into_iter().map(entry).collect();
+    fs::write(&config_toml, all).unwrap();
     assert_eq!(status(&target, &sandbox.paths).state, HookState::Installed);
 
     fs::write(&config_toml, "[hooks").unwrap();
