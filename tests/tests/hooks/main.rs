@@ -14,3 +14,4 @@ mod hook_session_refresh;
 mod hook_stand_in_harnesses;
 mod hooks_cli;
 mod repo_file_trust;
+mod state_events;

@@ -773,3 +773,59 @@ fn watch_text_lines_line_up_in_the_listings_columns() {
     assert_eq!(header_starts, column_starts(&died), "\n{header}\n{died}");
     assert_eq!(terminal.finish(), 0);
 }
+
+/// `roster-state` with `payload` for `event`, as a harness's hook runs it.
+fn state_event(sandbox: &Sandbox, harness: &str, event: &str, payload: &[u8]) {
+    let command = sandbox.command_in_root("roster-state", &["--hook", harness, "--event", event]);
+    let run =
+        tests::run_to_completion(command, tests::StdinFeed::Bytes(payload.to_vec()), tests::COMMAND_DEADLINE);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr_text());
+}
+
+/// "Needs you" is one command: `--watch --state waiting` prints the moment
+/// a session starts waiting, once per change, and nothing else: not the
+/// same state said again, not the work that follows, not the death.
+#[test]
+fn a_watch_for_waiting_sessions_prints_each_moment_one_starts_waiting_once() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    let pid = owner.pid();
+    sandbox.register(pid, &["--harness", "claude-code", "--session-id", "s-1"]);
+    let payload = br#"{"session_id":"s-1"}"#;
+    state_event(&sandbox, "claude-code", "UserPromptSubmit", payload);
+    let watcher = Watcher::start(&sandbox, &["--state", "waiting"]);
+    watcher.expect_quiet(Duration::from_millis(300));
+
+    state_event(&sandbox, "claude-code", "PermissionRequest", payload);
+    let waiting = watcher.expect("state-changed", Some(pid));
+    assert_eq!(waiting["row"]["state"], "waiting", "{waiting}");
+    assert_eq!(waiting["row"]["waiting_for"], "permission", "{waiting}");
+    assert_eq!(waiting["row"]["state_source"], "claude-code:PermissionRequest", "{waiting}");
+    // The dialog's notification six seconds later is the same state.
+    let notification = br#"{"session_id":"s-1","notification_type":"permission_prompt"}"#;
+    state_event(&sandbox, "claude-code", "Notification", notification);
+    // The permission granted: working, which this watch does not ask for.
+    state_event(&sandbox, "claude-code", "PostToolUse", payload);
+    watcher.expect_quiet(Duration::from_millis(300));
+    state_event(&sandbox, "claude-code", "PermissionRequest", payload);
+    watcher.expect("state-changed", Some(pid));
+    owner.kill();
+    watcher.expect_quiet(Duration::from_millis(300));
+
+    // Without a state filter every change of state is an event, once.
+    let other = Owner::spawn();
+    sandbox.register(other.pid(), &["--harness", "codex", "--session-id", "s-2"]);
+    let all = Watcher::start(&sandbox, &[]);
+    let listed = all.expect("listed", Some(other.pid()));
+    assert_eq!(listed["row"]["state"], "unknown", "{listed}");
+    let payload = br#"{"session_id":"s-2"}"#;
+    for (event, state) in [("UserPromptSubmit", "working"), ("PreToolUse", ""), ("Stop", "idle")] {
+        state_event(&sandbox, "codex", event, payload);
+        if state.is_empty() {
+            all.expect_quiet(Duration::from_millis(300));
+        } else {
+            let changed = all.expect("state-changed", Some(other.pid()));
+            assert_eq!(changed["row"]["state"], state, "{changed}");
+        }
+    }
+}
