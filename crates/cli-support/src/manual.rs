@@ -311,8 +311,8 @@ pub fn overview() -> Manual {
                               any terminal now sees it:",
                 commands: &["roster-list"],
                 output: &[
-                    "PID   HARNESS      AGENT  STATE  CONSENT  AGE  CWD        SESSION",
-                    "5854  claude-code  wren   alive  none     2m   ~/src/app  3f1c9a2e",
+                    "PID   HARNESS      AGENT  LIVENESS  STATE      CONSENT  AGE  CWD        SESSION",
+                    "5854  claude-code  wren   alive     working 5s  none     2m   ~/src/app  3f1c9a2e",
                 ],
             },
             Example {
