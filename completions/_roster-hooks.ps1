@@ -32,7 +32,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-hooks' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('print', 'print', [CompletionResultType]::ParameterValue, 'Show the hook entries install would merge, for adding them by hand')
-            [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Merge roster''s SessionStart and SessionEnd hooks into a harness''s configuration')
+            [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Merge roster''s hooks (session start and end, and each state event) into a harness''s configuration')
             [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove exactly the hooks install added, its backup and the directories it created')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Say for each harness whether roster''s hooks are installed')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -98,7 +98,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-hooks' -ScriptBlock {
         }
         'roster-hooks;help' {
             [CompletionResult]::new('print', 'print', [CompletionResultType]::ParameterValue, 'Show the hook entries install would merge, for adding them by hand')
-            [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Merge roster''s SessionStart and SessionEnd hooks into a harness''s configuration')
+            [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Merge roster''s hooks (session start and end, and each state event) into a harness''s configuration')
             [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove exactly the hooks install added, its backup and the directories it created')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Say for each harness whether roster''s hooks are installed')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')

@@ -29,7 +29,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand print 'Show the hook entries install would merge, for adding them by hand'
-            cand install 'Merge roster''s SessionStart and SessionEnd hooks into a harness''s configuration'
+            cand install 'Merge roster''s hooks (session start and end, and each state event) into a harness''s configuration'
             cand uninstall 'Remove exactly the hooks install added, its backup and the directories it created'
             cand status 'Say for each harness whether roster''s hooks are installed'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -90,7 +90,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
         }
         &'roster-hooks;help'= {
             cand print 'Show the hook entries install would merge, for adding them by hand'
-            cand install 'Merge roster''s SessionStart and SessionEnd hooks into a harness''s configuration'
+            cand install 'Merge roster''s hooks (session start and end, and each state event) into a harness''s configuration'
             cand uninstall 'Remove exactly the hooks install added, its backup and the directories it created'
             cand status 'Say for each harness whether roster''s hooks are installed'
             cand help 'Print this message or the help of the given subcommand(s)'

@@ -50,7 +50,7 @@ enum Action {
     /// Show the hook entries install would merge, for adding them by hand
     Print(PrintArgs),
 
-    /// Merge roster's SessionStart and SessionEnd hooks into a harness's configuration
+    /// Merge roster's hooks (session start and end, and each state event) into a harness's configuration
     Install(InstallArgs),
 
     /// Remove exactly the hooks install added, its backup and the directories it created
@@ -171,6 +171,7 @@ pub fn manual() -> Manual {
             },
         ],
         notes: vec![
+            state_events_note(),
             "Every change to a settings file leaves every byte that is not roster's as it was (comments, \
              key order, number spelling, line ends); install keeps the previous file as \
              <file>.roster-backup; uninstall removes roster's hooks, that backup, and a file and \
@@ -891,6 +892,35 @@ fn harness_notes(target: &HookConfigFile, installing: bool) -> Vec<String> {
 /// The commands install writes: the session's start and end, and the
 /// command each state event runs (a plugin's pipes the event, which names
 /// itself, into one command for them all).
+/// What install wires, with every state event of every harness named from
+/// the one table of them (`harness::ACTIVITY_EVENTS`).
+fn state_events_note() -> String {
+    let per_harness: Vec<String> = HookHarness::ALL
+        .into_iter()
+        .map(|harness| {
+            let events: Vec<String> = harness
+                .state_events()
+                .into_iter()
+                .map(|event| {
+                    let name = harness.event_name(event);
+                    let kinds = harness::activity_event_kinds(harness.into(), name);
+                    if kinds.is_empty() { name.to_owned() } else { format!("{name} ({})", kinds.join(", ")) }
+                })
+                .collect();
+            format!("{harness} {}", events.join(", "))
+        })
+        .collect();
+    format!(
+        "What install wires: the session's start (roster-register --hook HARNESS), its end (roster-prune \
+         --current --hook HARNESS), and one roster-state --hook HARNESS --event EVENT hook per event that \
+         says what the session is doing (a prompt submitted, a tool about to run or run, a permission \
+         asked, the turn ended), which roster-list shows as working, idle or waiting; opencode's and amp's \
+         plugins pass those events on themselves. The events: {}. A file installed by an older roster, \
+         without the state hooks, is partly-installed until install runs again.",
+        per_harness.join("; ")
+    )
+}
+
 fn commands_json(harness: HookHarness, commands: &HookCommands) -> Value {
     let state: serde_json::Map<String, Value> = harness
         .state_events()

@@ -42,7 +42,8 @@ const TOOL: &str = "roster-list";
     version,
     about = "List the agent sessions running on this machine",
     long_about = "List the agent sessions running on this machine\n\n\
-        Shows every registered session with a verdict: alive (the very process that registered \
+        Shows every registered session with a verdict (LIVENESS) and what it is doing (STATE: working, \
+        idle, waiting for its user, or unknown). The verdict is alive (the very process that registered \
         still runs, or another process of its recorded chain, such as Copilot's native binary \
         after its node loader was killed), dead (every process of it proven gone: exited, pid \
         reused, earlier boot) or unknown (could not be examined, e.g. another pid namespace). \
@@ -118,6 +119,11 @@ pub fn manual() -> Manual {
                 output: &[],
             },
             Example {
+                description: "The sessions waiting for you, and each moment one starts waiting:",
+                commands: &["roster-list --state waiting", "roster-list --watch --state waiting"],
+                output: &[],
+            },
+            Example {
                 description: "Follow the registry live, one JSON event per line (see Events):",
                 commands: &["roster-list --watch --json"],
                 output: &[],
@@ -140,8 +146,11 @@ pub fn manual() -> Manual {
              longer does, e.g. re-registered under another agent name: said once, then nothing more about it \
              while it does not match), resync (events may have been lost, the registry directory was removed \
              or recreated, or its path now leads to another directory, a symlink above it swapped: everything \
-             was read again and every difference follows as events). The field filters apply to events; died \
-             events are shown without --all. An owner found gone is reported died before its record is \
+             was read again and every difference follows as events), state-changed (a live session's \
+             state changed: it started working, went idle, or began waiting for its user; once per change). \
+             The field filters apply to events; died events are shown without --all. With --state S the \
+             watch shows the rows listed in that state, then only the state-changed events into it: the \
+             moments a session starts waiting, say, once each. An owner found gone is reported died before its record is \
              reported removed, however far behind the watcher fell."
                 .to_owned(),
             "Events in JSON (--format json) are one object per line: schema (1), event (listed for each row \
@@ -150,7 +159,7 @@ pub fn manual() -> Manual {
              the row now; null for resync) and, for resync, reason. Schema 1 is a stable contract: keys and \
              event names may be added, none changes meaning or goes away without a new schema number. In \
              text, each event is one line in the columns of the table, after the local time and the event \
-             (TIME EVENT PID HARNESS AGENT STATE CONSENT AGE CWD SESSION), under a header when the output is \
+             (TIME EVENT PID HARNESS AGENT LIVENESS STATE CONSENT AGE CWD SESSION), under a header when the output is \
              a terminal; a column is as wide as its widest value may be, and an agent name longer than the \
              AGENT column is cut, ending in …, as the table cuts it."
                 .to_owned(),
@@ -165,6 +174,14 @@ pub fn manual() -> Manual {
              session has that owner pid or session id, then exits 0; it does not print the rows present at \
              the start unless --watch is given too. A pid or session id that no live session has when it \
              starts is exit 2, so that a typo does not look like a session that finished."
+                .to_owned(),
+            "State: what each live session is doing, from its harness's own hook events (roster-state, \
+             which roster-hooks install wires): working (a turn runs), idle (the turn ended; it waits for a \
+             prompt), waiting (blocked on its user; waiting_for says permission or input), or unknown (no \
+             event has said, the harness has no such event, or the owner is not alive). The STATE column \
+             shows it with its age (working 3m, idle 20s, waiting: permission 5s); JSON rows carry state, \
+             waiting_for, state_since and state_source (the event that set it, e.g. \
+             claude-code:PermissionRequest). --state keeps the rows in one state."
                 .to_owned(),
             "Filters: --agent, --harness and --session-id given \"\" select the sessions without that value \
              (anonymous, unknown harness, no session id). With filters that match nothing stderr says \
@@ -201,6 +218,7 @@ pub fn manual() -> Manual {
         files: &[
             manual::SESSIONS_FILE,
             manual::CONSENT_FILE,
+            manual::STATES_FILE,
             manual::HOOK_ERRORS_FILE,
             FileEntry {
                 path: "$ROSTER_DIR/.notes-shown.json",

@@ -32,7 +32,8 @@ const TOOL: &str = "roster-prune";
     about = "Remove roster records whose sessions are provably gone",
     long_about = "Remove roster records whose sessions are provably gone\n\n\
         Removes dead records (the owner exited, its pid was reused, it ran in an earlier boot), \
-        consent markers of dead owners, and temporaries older than an hour. Nothing is removed \
+        consent markers of dead owners, session states whose record is gone, and temporaries older \
+        than an hour. Nothing is removed \
         that was not judged, or judged again, under the registry lock, so a session that is \
         alive is never removed. Unknown and problem entries are kept unless --older-than says \
         how old they may get. Records of another pid namespace or another machine (a shared \
@@ -109,6 +110,7 @@ pub fn manual() -> Manual {
         files: &[
             manual::SESSIONS_FILE,
             manual::CONSENT_FILE,
+            manual::STATES_FILE,
             manual::LOCK_FILE,
             manual::HOOK_ERRORS_FILE,
             FileEntry {

@@ -117,3 +117,50 @@ fn the_quick_start_names_every_package_the_tests_may_install() {
         assert!(words.contains(package), "the quick start does not name {package} (for `{tool}`)");
     }
 }
+
+/// The row of the Markdown table in `text` whose first cell is `first`.
+fn table_row<'a>(text: &'a str, first: &str) -> Option<&'a str> {
+    text.lines().find(|line| line.starts_with(&format!("| {first} ")))
+}
+
+/// The contract's table of state events (§8.4) and the harness notes' (the
+/// state events section) name, in each harness's row, every event and kind
+/// roster listens to, and the state the event sets is in the column it
+/// belongs to: the tables cannot drift from `harness::ACTIVITY_EVENTS`.
+#[test]
+fn the_contract_and_harness_notes_list_every_state_event_in_its_column() {
+    let contract = read("docs/contract.md");
+    let section = &contract[contract.find("### 8.4 State events per harness").expect("§8.4")..];
+    let notes = read("docs/harnesses.md");
+    let notes_section = &notes[notes.find("## What each session is doing").expect("the state section")..];
+    for (document, text) in [("docs/contract.md §8.4", section), ("docs/harnesses.md", notes_section)] {
+        for row in harness::ACTIVITY_EVENTS {
+            let harness = row.harness.as_str();
+            let line = text
+                .lines()
+                .find(|line| line.starts_with(&format!("| {harness} ")))
+                .or_else(|| table_row(text, harness))
+                .unwrap_or_else(|| panic!("{document} has no row for {harness}"));
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let column = match row.activity {
+                harness::Activity::Working => 2,
+                harness::Activity::Waiting => 3,
+                harness::Activity::Idle => 4,
+            };
+            let cell = cells[column];
+            let named = format!("`{}`", row.event);
+            assert!(
+                cell.contains(&named),
+                "{document}: {harness}'s {} cell lacks {named}: {cell}",
+                row.activity.as_str()
+            );
+            if let Some(kind) = row.kind {
+                assert!(
+                    cell.contains(kind),
+                    "{document}: {harness}'s {} lacks its kind {kind}: {cell}",
+                    row.event
+                );
+            }
+        }
+    }
+}
