@@ -287,6 +287,52 @@ mod tests {
         assert_eq!(second.last_event_order, 20);
     }
 
+    /// Every event roster listens to, in every state a session can be in:
+    /// the event's activity is the state after it, and the state's time
+    /// and source move only when the activity (or what it waits for) does.
+    #[test]
+    fn every_event_in_every_state_sets_its_own_activity() {
+        let sources: Vec<String> = harness::ACTIVITY_EVENTS
+            .iter()
+            .map(|row| format!("{}:{}", row.harness.as_str(), row.event))
+            .collect();
+        let event_of = |index: usize, order: u64| {
+            let row = &harness::ACTIVITY_EVENTS[index];
+            StateEvent {
+                activity: row.activity,
+                waiting_for: row.waiting_for,
+                source: &sources[index],
+                at: Timestamp::from_unix_nanos(i128::from(order)),
+                order,
+            }
+        };
+        let mut starts: Vec<Option<StateFile>> = vec![None];
+        for (index, _) in harness::ACTIVITY_EVENTS.iter().enumerate() {
+            starts.push(next_state(None, 7, 70, &event_of(index, 10)).map(|(file, _)| file));
+        }
+        for start in &starts {
+            for (index, row) in harness::ACTIVITY_EVENTS.iter().enumerate() {
+                let (after, change) = next_state(start.as_ref(), 7, 70, &event_of(index, 20)).expect("newer");
+                assert_eq!(after.state, row.activity.as_str(), "{row:?} after {start:?}");
+                assert_eq!(after.waiting_for.as_deref(), row.waiting_for, "{row:?}");
+                let same = start.as_ref().is_some_and(|start| {
+                    start.state == row.activity.as_str() && start.waiting_for.as_deref() == row.waiting_for
+                });
+                assert_eq!(change == StateChange::Unchanged, same, "{row:?} after {start:?}");
+                let expected_since = if same {
+                    start.as_ref().unwrap().state_since.clone()
+                } else {
+                    after.last_event_at.clone()
+                };
+                assert_eq!(after.state_since, expected_since, "{row:?} after {start:?}");
+                // Sent before what the file holds: nothing changes.
+                if let Some(start) = start {
+                    assert_eq!(next_state(Some(start), 7, 70, &event_of(index, 5)), None, "{row:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn an_earlier_owners_state_is_no_prior_state() {
         let (earlier, _) = next_state(None, 7, 70, &event(Activity::Working, 1000)).unwrap();
