@@ -19,6 +19,7 @@ use cli_support::{
     resolve_calling_owner,
 };
 use harness::{ActivityEvent, Harness, PAYLOAD_READ_DEADLINE, StatePayload, activity_event};
+use owner_liveness::ResolveError;
 use registry_core::RunningSystem;
 use registry_core::state::{StateChange, StateEvent, StateTarget, record_state_event};
 
@@ -204,13 +205,21 @@ fn record(
     outcome: &mut Outcome,
 ) -> anyhow::Result<()> {
     let Some(roster) = open_roster_for_reading(&args.common)? else { return no_record(args) };
-    let by_session_id = payload.session_id.as_deref().and_then(|id| StateTarget::of_session_id(&roster, id));
+    let by_session_id = match payload.session_id.as_deref() {
+        Some(id) => StateTarget::of_session_id(&roster, id)?,
+        None => None,
+    };
     let target = match by_session_id {
         Some(target) => target,
         None => {
+            // No record holds the payload's session id (or it named none):
+            // the calling session's owner may have one. Finding no owner is
+            // finding no session; failing to look is a failure.
             let owner = match resolve_calling_owner(args.pid.as_deref()) {
                 Ok(owner) => owner,
-                Err(_) if args.hook.is_some() || payload.session_id.is_some() => return no_record(args),
+                Err(ResolveError::NotFound) if args.hook.is_some() || payload.session_id.is_some() => {
+                    return no_record(args);
+                }
                 Err(error) => return Err(error.into()),
             };
             match StateTarget::of_owner(&roster, owner.resolved.pid, &RunningSystem::read()) {

@@ -24,6 +24,7 @@ pub enum Scenario {
     Prune,
     PruneMany,
     PruneCurrentHook,
+    StateHook,
     ConsentArm,
     ConsentDisarm,
     ConsentShouldArm,
@@ -32,7 +33,7 @@ pub enum Scenario {
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 12] = [
+    pub const ALL: [Scenario; 13] = [
         Scenario::Register,
         Scenario::RegisterHook,
         Scenario::ListText,
@@ -40,6 +41,7 @@ impl Scenario {
         Scenario::Prune,
         Scenario::PruneMany,
         Scenario::PruneCurrentHook,
+        Scenario::StateHook,
         Scenario::ConsentArm,
         Scenario::ConsentDisarm,
         Scenario::ConsentShouldArm,
@@ -56,6 +58,7 @@ impl Scenario {
             Scenario::Prune => "prune",
             Scenario::PruneMany => "prune, many dead",
             Scenario::PruneCurrentHook => "prune --current --hook",
+            Scenario::StateHook => "state --hook",
             Scenario::ConsentArm => "consent arm",
             Scenario::ConsentDisarm => "consent disarm",
             Scenario::ConsentShouldArm => "consent should-arm",
@@ -71,11 +74,12 @@ impl Scenario {
             Scenario::Prune | Scenario::PruneMany | Scenario::PruneCurrentHook => "roster-prune",
             Scenario::ConsentArm | Scenario::ConsentDisarm | Scenario::ConsentShouldArm => "roster-consent",
             Scenario::HooksInstall | Scenario::HooksUninstall => "roster-hooks",
+            Scenario::StateHook => "roster-state",
         }
     }
 
     pub fn hook_mode(self) -> bool {
-        matches!(self, Scenario::RegisterHook | Scenario::PruneCurrentHook)
+        matches!(self, Scenario::RegisterHook | Scenario::PruneCurrentHook | Scenario::StateHook)
     }
 
     /// The registry the scenario runs against, in a run directory.
@@ -262,6 +266,9 @@ impl Fixture {
             Scenario::PruneCurrentHook => {
                 command.args(["--current", "--hook", "claude-code"]).args(dir).args(["--pid", &current]);
             }
+            Scenario::StateHook => {
+                command.args(["--hook", "claude-code", "--event", "PermissionRequest"]).args(dir);
+            }
             Scenario::ConsentArm | Scenario::ConsentDisarm | Scenario::ConsentShouldArm => {
                 let verb = match scenario {
                     Scenario::ConsentArm => "arm",
@@ -282,6 +289,7 @@ impl Fixture {
         match scenario {
             Scenario::RegisterHook => command.env("FAULTS_STDIN", "hook-start.json"),
             Scenario::PruneCurrentHook => command.env("FAULTS_STDIN", "hook-end.json"),
+            Scenario::StateHook => command.env("FAULTS_STDIN", "hook-state.json"),
             _ => command.env("FAULTS_STDIN", ""),
         };
         command
@@ -305,6 +313,11 @@ impl Fixture {
         let end = serde_json::json!({
             "session_id": ending, "cwd": work, "hook_event_name": "SessionEnd", "reason": "logout",
         });
+        // A permission asked in the first live session, found by its id.
+        let state = serde_json::json!({
+            "session_id": ending, "cwd": work, "hook_event_name": "PermissionRequest", "tool_name": "Bash",
+        });
+        std::fs::write(root.join("hook-state.json"), serde_json::to_vec(&state)?)?;
         std::fs::write(root.join("hook-start.json"), serde_json::to_vec(&start)?)?;
         std::fs::write(root.join("hook-end.json"), serde_json::to_vec(&end)?)?;
         Ok(RunDirectory { root: root.to_owned(), started: SystemTime::now() })
@@ -443,6 +456,12 @@ impl Fixture {
             // check that nothing live went.
             Scenario::Prune | Scenario::PruneMany => code == 0,
             Scenario::PruneCurrentHook => !sessions.join(tests::record_file_name_here(live_pids[0])).exists(),
+            Scenario::StateHook => {
+                std::fs::read(root.join("roster/states").join(tests::record_file_name_here(live_pids[0])))
+                    .ok()
+                    .and_then(|bytes| registry_core::state::StateFile::parse(&bytes))
+                    .is_some_and(|state| state.state == "waiting")
+            }
             Scenario::ConsentArm | Scenario::ConsentDisarm => {
                 let state = if scenario == Scenario::ConsentArm { "armed" } else { "disarmed" };
                 code == 0
@@ -479,17 +498,21 @@ impl Fixture {
                 Err(_) => problems.push(format!("the live record {} was lost", path.display())),
             }
         }
-        for subdirectory in ["sessions", "consent"] {
+        for subdirectory in ["sessions", "consent", "states"] {
             let Ok(entries) = std::fs::read_dir(roster.join(subdirectory)) else { continue };
             for entry in entries.flatten() {
                 let name = entry.file_name().to_string_lossy().into_owned();
                 let Ok(bytes) = std::fs::read(entry.path()) else { continue };
-                if let Some(pid) = name.strip_suffix(".json").and_then(|pid| pid.parse::<u32>().ok()) {
+                // `<pid>@<world>.json`, or an older roster's `<pid>.json`.
+                let pid =
+                    name.strip_suffix(".json").and_then(|stem| stem.split('@').next()?.parse::<u32>().ok());
+                if let Some(pid) = pid {
                     let whole = match subdirectory {
                         "sessions" => matches!(
                             parse_record(&bytes, owner_liveness::Pid::new(pid).expect("pid")),
                             Parsed::Record(_)
                         ),
+                        "states" => registry_core::state::StateFile::parse(&bytes).is_some(),
                         _ => serde_json::from_slice::<serde_json::Value>(&bytes).is_ok(),
                     };
                     if !whole {
@@ -503,6 +526,7 @@ impl Fixture {
             roster.join("sessions"),
             roster.join("consent"),
             roster.join("session-ids"),
+            roster.join("states"),
             run.root.join("home/.claude"),
             run.root.join("home-installed/.claude"),
         ] {

@@ -5,12 +5,13 @@
 
 use owner_liveness::{Pid, SystemFacts};
 
+use crate::error::{Error, Result};
 use crate::record::session_record::{Parsed, Record, parse_record};
 use crate::record::values::SessionId;
 use crate::session_row::find_session_row;
 use crate::store::directory::RosterDir;
-use crate::store::files::read_entry;
-use crate::store::session_index::indexed_holder;
+use crate::store::files::{ReadProblem, read_entry};
+use crate::store::session_index::checked_indexed_holder;
 
 /// The record a state event applies to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,15 +32,25 @@ impl StateTarget {
     }
 
     /// The record holding `session_id`, found through the index and
-    /// believed only when the record carries that very id.
-    pub fn of_session_id(roster: &RosterDir, session_id: &str) -> Option<StateTarget> {
-        let session_id = SessionId::parse(session_id).ok()?;
-        let holder = indexed_holder(roster, &session_id)?;
+    /// believed only when the record carries that very id. `Ok(None)` when
+    /// no record holds it (no entry, no record, an untrusted one, another
+    /// id); an entry or record that could not be read is an error, never
+    /// taken for none.
+    pub fn of_session_id(roster: &RosterDir, session_id: &str) -> Result<Option<StateTarget>> {
+        let Ok(session_id) = SessionId::parse(session_id) else { return Ok(None) };
+        let Some(holder) = checked_indexed_holder(roster, &session_id)? else { return Ok(None) };
         let file_name = holder.file_name();
-        let contents = read_entry(roster.sessions(), &file_name).ok()?;
-        let Parsed::Record(record) = parse_record(&contents.bytes, holder.pid) else { return None };
-        (record.session_id.as_deref() == Some(session_id.as_str()))
-            .then(|| StateTarget::of(file_name, &record))
+        let contents = match read_entry(roster.sessions(), &file_name) {
+            Ok(contents) => contents,
+            Err(ReadProblem::Missing | ReadProblem::Untrusted { .. }) => return Ok(None),
+            Err(ReadProblem::Failed(why)) => {
+                let path = roster.entry_path(roster.sessions(), &file_name);
+                return Err(Error::io("read", path, std::io::Error::other(why)));
+            }
+        };
+        let Parsed::Record(record) = parse_record(&contents.bytes, holder.pid) else { return Ok(None) };
+        let holds_it = record.session_id.as_deref() == Some(session_id.as_str());
+        Ok(holds_it.then(|| StateTarget::of(file_name, &record)))
     }
 
     /// The record of the owner `pid` in the caller's world.

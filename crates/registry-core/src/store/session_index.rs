@@ -67,9 +67,22 @@ impl IndexPlace {
     /// The record this place's entry names; `None` when there is no entry
     /// (or it names no record).
     fn holder(self, roster: &RosterDir, key: &IndexKey) -> Option<RecordName> {
+        self.checked_holder(roster, key).ok().flatten()
+    }
+
+    /// `holder`, with a failure to read an entry that is there said:
+    /// `Ok(None)` only when there is no entry, or one that is no symlink
+    /// or names no record.
+    fn checked_holder(self, roster: &RosterDir, key: &IndexKey) -> Result<Option<RecordName>> {
+        let directory = self.directory(roster);
         let name = self.entry_name(key);
-        let target = retry_interrupted(|| readlinkat(self.directory(roster).fd(), name.as_ref())).ok()?;
-        RecordName::parse_stem(target.to_str()?)
+        match retry_interrupted(|| readlinkat(directory.fd(), name.as_ref())) {
+            Ok(target) => Ok(target.to_str().and_then(RecordName::parse_stem)),
+            Err(Errno::ENOENT | Errno::EINVAL) => Ok(None),
+            Err(errno) => {
+                Err(Error::io("read index entry", roster.entry_path(directory, &name), errno.into()))
+            }
+        }
     }
 
     fn remove(self, roster: &RosterDir, key: &IndexKey) -> Result<()> {
@@ -101,6 +114,18 @@ const PLACES: [IndexPlace; 2] = [IndexPlace::SessionIds, IndexPlace::Legacy];
 pub fn indexed_holder(roster: &RosterDir, session_id: &SessionId) -> Option<RecordName> {
     let key = IndexKey::of(session_id);
     PLACES.iter().find_map(|place| place.holder(roster, &key))
+}
+
+/// `indexed_holder`, saying why an entry could not be read rather than
+/// taking it for no entry.
+pub fn checked_indexed_holder(roster: &RosterDir, session_id: &SessionId) -> Result<Option<RecordName>> {
+    let key = IndexKey::of(session_id);
+    for place in PLACES {
+        if let Some(holder) = place.checked_holder(roster, &key)? {
+            return Ok(Some(holder));
+        }
+    }
+    Ok(None)
 }
 
 /// Points the session id's entry at the record `holder`, atomically
