@@ -95,6 +95,7 @@ pub fn check_all(
         ),
         no_live_record_lost(soak, &final_rows),
         no_torn_file(soak)?,
+        no_state_without_its_record(soak)?,
         no_consent_for_dead_owners(soak, &final_rows)?,
         no_old_temporary(soak, stale, run_started)?,
         hook_log_bounded(soak)?,
@@ -237,6 +238,38 @@ fn no_consent_for_dead_owners(soak: &Soak, final_rows: &[Value]) -> anyhow::Resu
 /// After the final prune no temporary older than the run is left (the
 /// planted ones included); younger ones, left by writers killed mid-write,
 /// are invisible and wait for their hour.
+/// After the final prune every state file is whole and has the record it
+/// is named after: a state never outlives its session's record.
+fn no_state_without_its_record(soak: &Soak) -> anyhow::Result<InvariantResult> {
+    let mut problems = Vec::new();
+    let mut states = 0;
+    let directory = soak.roster.join("states");
+    for entry in std::fs::read_dir(&directory).with_context(|| format!("read {}", directory.display()))? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        states += 1;
+        if !soak.roster.join(SESSIONS).join(&name).exists() {
+            problems.push(format!("{} outlived its record", entry.path().display()));
+        }
+        let bytes = std::fs::read(entry.path())?;
+        if registry_core::state::StateFile::parse(&bytes).is_none() {
+            problems.push(format!(
+                "{} does not parse: {:?}",
+                entry.path().display(),
+                String::from_utf8_lossy(&bytes)
+            ));
+        }
+    }
+    Ok(InvariantResult::from_problems(
+        "no torn state, and none without its record after a final prune",
+        format!("{states} state files checked"),
+        problems,
+    ))
+}
+
 fn no_old_temporary(
     soak: &Soak,
     stale: &[PathBuf],
@@ -249,6 +282,7 @@ fn no_old_temporary(
         soak.roster.join(SESSIONS),
         soak.roster.join(CONSENT),
         soak.roster.join(SESSION_IDS),
+        soak.roster.join("states"),
     ] {
         for entry in std::fs::read_dir(&directory).with_context(|| format!("read {}", directory.display()))? {
             let entry = entry?;

@@ -363,7 +363,27 @@ impl Soak {
             }
             drop(book);
             self.count(if as_hook { "register --hook" } else { "register" }, &class);
+            if random.chance(50) {
+                self.state_event(&slot, &mut random)?;
+            }
         }
+        Ok(())
+    }
+
+    /// A state event of the session, as its harness's hook sends it: racing
+    /// the session's registrations, prunes, its owner's death and a full
+    /// disk. In hook mode it always exits 0.
+    fn state_event(&self, slot: &OwnerSlot, random: &mut Random) -> anyhow::Result<()> {
+        const EVENTS: [&str; 4] = ["PreToolUse", "PermissionRequest", "PostToolUse", "Stop"];
+        let event = *random.pick(&EVENTS).expect("events are listed");
+        let mut payload = tempfile::tempfile()?;
+        serde_json::to_writer(&mut payload, &serde_json::json!({"session_id": slot.session_id}))?;
+        std::io::Seek::rewind(&mut payload)?;
+        let mut command = self.tool("roster-state");
+        command.args(["--hook", "claude-code", "--event", event]).arg("--dir").arg(&self.roster);
+        let run = run_tool(command, Some(payload), Self::kill_instant(random))?;
+        let dying = slot.book.lock().expect("no soak thread panics").dying;
+        self.count("state --hook", &classify(&run, dying));
         Ok(())
     }
 
