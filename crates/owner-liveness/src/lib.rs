@@ -10,6 +10,8 @@ mod chain;
 mod facts;
 mod identity;
 mod interrupted;
+#[cfg(feature = "made-up-facts")]
+pub mod made_up_facts;
 mod pid;
 mod pidfd;
 mod proc_read;
