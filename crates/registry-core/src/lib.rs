@@ -23,7 +23,6 @@ pub use prune::{
     remove_current,
 };
 pub use record::keys::RECORD_FORMAT;
-pub use record::malformed::{Field, FieldError, FieldLimit, FieldProblem, Malformed};
 pub use record::name::{RecordName, World};
 pub use record::owner::RecordedOwner;
 pub use record::session_record::{
@@ -31,8 +30,8 @@ pub use record::session_record::{
 };
 pub use record::timestamp::Timestamp;
 pub use record::values::{
-    AgentName, FIELD_LIMITS, HarnessName, HarnessVersion, RecordedTime, SessionDirectoryPath, SessionId,
-    StartTicks, TranscriptPath,
+    AgentName, HarnessName, HarnessVersion, RecordedTime, SessionDirectoryPath, SessionId, StartTicks,
+    TranscriptPath,
 };
 pub use register::{AgentChoice, Registered, Registration, register};
 pub use running_system::RunningSystem;

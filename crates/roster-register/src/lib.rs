@@ -23,12 +23,12 @@ use harness::{
 };
 use owner_liveness::SocketIdentity;
 use registry_core::record::{
-    AGENT_NAME_LIMIT, CWD_LIMIT, HARNESS_LIMIT, HARNESS_VERSION_LIMIT, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT,
-    TRANSCRIPT_PATH_LIMIT,
+    AGENT_NAME_LIMIT, CWD_LIMIT, FieldLimit, HARNESS_LIMIT, HARNESS_VERSION_LIMIT, SESSION_ID_LIMIT,
+    SOCKET_PATH_LIMIT, TRANSCRIPT_PATH_LIMIT,
 };
 use registry_core::{
-    AgentChoice, AgentName, FieldLimit, Registered, Registration, RosterDir, RunningSystem, SessionId,
-    read_session_row, register,
+    AgentChoice, AgentName, Registered, Registration, RosterDir, RunningSystem, SessionId, read_session_row,
+    register,
 };
 
 const TOOL: &str = "roster-register";
@@ -237,8 +237,8 @@ pub fn run(args: RegisterArgs) -> anyhow::Result<()> {
 /// roster takes from the kernel and its own resolution (boot id, machine,
 /// how the owner was found) are left out: nobody passes them.
 fn field_limits_note() -> String {
-    use registry_core::Field;
-    let given_by_users = registry_core::FIELD_LIMITS
+    use registry_core::record::Field;
+    let given_by_users = registry_core::record::FIELD_LIMITS
         .iter()
         .filter(|limit| !matches!(limit.field, Field::BootId | Field::Machine | Field::SessionPidSource));
     let lines: Vec<String> = given_by_users
@@ -253,7 +253,7 @@ fn field_limits_note() -> String {
 }
 
 /// What to do with a value longer than its record field's limit
-/// (`registry_core::FIELD_LIMITS`): refuse it (exit 2, naming where it came
+/// (`registry_core::record::FIELD_LIMITS`): refuse it (exit 2, naming where it came
 /// from and the limit), or in hook mode drop it as if it were not given and
 /// say so, so that the session is still registered.
 struct OverLongValues {
