@@ -33,7 +33,11 @@ pub use record::values::{
     AgentName, HarnessName, HarnessVersion, RecordedTime, SessionDirectoryPath, SessionId, StartTicks,
     TranscriptPath,
 };
-pub use register::{AgentChoice, Registered, Registration, register};
+pub use register::precedence::{
+    AgentChoice, DroppedValue, UnusableValues, choose_agent, choose_harness_version, choose_session_id,
+    choose_transcript_path,
+};
+pub use register::{Registered, Registration, register};
 pub use running_system::RunningSystem;
 pub use session_row::{
     NOT_A_RECORD_NAME, ProblemKind, RowConsent, SessionRow, find_session_row, read_session_row,
