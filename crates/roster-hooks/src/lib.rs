@@ -848,29 +848,3 @@ fn write_notes(out: &mut impl Write, notes: &[String]) -> io::Result<()> {
     }
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn command_definition_is_consistent() {
-        command().debug_assert();
-    }
-
-    #[test]
-    fn every_flag_has_help() {
-        let command = command();
-        for subcommand in command.get_subcommands() {
-            assert!(subcommand.get_about().is_some(), "{} has no help", subcommand.get_name());
-            for argument in subcommand.get_arguments() {
-                assert!(
-                    argument.get_help().is_some(),
-                    "{} {} has no help",
-                    subcommand.get_name(),
-                    argument.get_id()
-                );
-            }
-        }
-    }
-}
