@@ -36,7 +36,7 @@ pub struct InstalledHooks {
 }
 
 impl InstalledHooks {
-    pub fn for_event(&self, event: HookEvent) -> &[FoundHook] {
+    pub(crate) fn for_event(&self, event: HookEvent) -> &[FoundHook] {
         match event {
             HookEvent::SessionStart => &self.session_start,
             HookEvent::SessionEnd => &self.session_end,

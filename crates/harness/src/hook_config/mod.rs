@@ -19,7 +19,7 @@ mod codex_trust;
 mod commands;
 mod document;
 mod files;
-pub mod jsonc;
+mod jsonc;
 mod notes;
 mod outcomes;
 mod plugins;

@@ -156,7 +156,7 @@ impl HookHarness {
     }
 
     /// The scope used when none is asked for.
-    pub fn default_scope(self) -> Scope {
+    pub(crate) fn default_scope(self) -> Scope {
         self.scopes()[0]
     }
 
@@ -192,10 +192,6 @@ impl Scope {
             Scope::Project => "project",
         }
     }
-
-    pub fn parse(name: &str) -> Option<Self> {
-        [Scope::User, Scope::Project].into_iter().find(|scope| scope.as_str() == name)
-    }
 }
 
 impl std::fmt::Display for Scope {
@@ -208,7 +204,7 @@ impl HookEvent {
     pub const BOTH: [HookEvent; 2] = [HookEvent::SessionStart, HookEvent::SessionEnd];
 
     /// The snake-case name Codex uses in its trust keys (`session_start`).
-    pub fn codex_trust_name(self) -> &'static str {
+    pub(crate) fn codex_trust_name(self) -> &'static str {
         match self {
             HookEvent::SessionStart => "session_start",
             HookEvent::SessionEnd => "session_end",
