@@ -8,7 +8,7 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use ::tests::workspace::workspace_root;
-    use registry_core::FIELD_LIMITS;
+    use registry_core::record::FIELD_LIMITS;
 
     /// Every `.rs` file below `directory`, skipping build output.
     fn rust_files(directory: &Path, found: &mut Vec<PathBuf>) {

@@ -5,7 +5,7 @@
 
 use owner_liveness::{
     AncestorStep, CaptureError, OwnerIdentity, OwnerQuery, OwnerSource, Pid, ResolveError, ResolvedOwner,
-    SystemFacts, capture_owner_chain_with, is_kernel_thread, kernel_pid_max, resolve_owner,
+    SystemFacts, capture_owner_chain, is_kernel_thread, kernel_pid_max, resolve_owner,
     walk_ancestry_reporting,
 };
 
@@ -28,7 +28,7 @@ impl CallingOwner {
     /// captured is left out. The boot id and this process's namespaces
     /// come from `facts`, the same the command then judges records with.
     pub fn capture_identity(&self, facts: &impl SystemFacts) -> Result<OwnerIdentity, CaptureError> {
-        capture_owner_chain_with(self.resolved.pid, &self.resolved.chain, facts)
+        capture_owner_chain(self.resolved.pid, &self.resolved.chain, facts)
     }
 }
 

@@ -8,9 +8,10 @@ use std::path::Path;
 
 use owner_liveness::{OwnerIdentity, Pid};
 use registry_core::record::{
-    FormatProblem, KeyName, OwnerKeys, UncheckedOwner, Versioned, parse_versioned, read_once, required,
+    Field, FieldError, FieldProblem, FormatProblem, KeyName, Malformed, OwnerKeys, UncheckedOwner, Versioned,
+    parse_versioned, read_once, required,
 };
-use registry_core::{Field, FieldError, FieldProblem, Malformed, RecordedOwner, RecordedTime, Timestamp};
+use registry_core::{RecordedOwner, RecordedTime, Timestamp};
 use serde::de::{self, MapAccess};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize};

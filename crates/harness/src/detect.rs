@@ -158,7 +158,7 @@ impl Harness {
 /// process name (`claude` for `claude-code`), or the known name within a
 /// small edit distance (a third of the longer name, at least 1, at most 3).
 /// `None` when nothing is close.
-pub fn closest_harness_name<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+fn closest_harness_name<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
     let lowered = name.to_ascii_lowercase();
     if let Some(harness) = harness_named(&lowered)
         && let Some(found) = known.iter().find(|known| **known == harness.as_str())

@@ -9,7 +9,7 @@ use crate::detect::Harness;
 
 /// An environment lookup: `Some(value)` for a set variable. Callers pass
 /// `&|name| std::env::var(name).ok()` or a table in tests.
-pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+pub(crate) type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// Claude Code's messaging socket (a Unix socket per session).
 pub const CLAUDE_CODE_MESSAGING_SOCKET: &str = "CLAUDE_CODE_MESSAGING_SOCKET";

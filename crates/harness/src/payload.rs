@@ -56,7 +56,7 @@ pub struct HookPayload {
 
 /// The session-end reason with which a harness (Claude Code) announces a
 /// `/clear`: a new session in the same owner, not an ended owner.
-pub const SESSION_END_REASON_CLEAR: &str = "clear";
+const SESSION_END_REASON_CLEAR: &str = "clear";
 
 impl HookPayload {
     /// Whether this session end ends only the conversation and not its

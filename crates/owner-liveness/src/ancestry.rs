@@ -109,7 +109,10 @@ pub fn walk_ancestry_reporting(start: Pid) -> AncestryWalk {
 }
 
 /// The walk over any step reader (the real one reads `/proc`).
-pub fn walk_ancestry_with(start: Pid, read: impl Fn(Pid) -> std::io::Result<AncestorStep>) -> AncestryWalk {
+pub(crate) fn walk_ancestry_with(
+    start: Pid,
+    read: impl Fn(Pid) -> std::io::Result<AncestorStep>,
+) -> AncestryWalk {
     let mut walk = AncestryWalk { steps: Vec::new(), unreadable: None };
     let mut next = Some(start);
     while let Some(pid) = next {
@@ -145,7 +148,7 @@ pub fn read_step(pid: Pid) -> Option<AncestorStep> {
 /// are read when first asked for; a failure there leaves them empty, as
 /// for a kernel thread or another user's process, and never makes the step
 /// unreadable.
-pub fn read_step_checked(pid: Pid) -> std::io::Result<AncestorStep> {
+pub(crate) fn read_step_checked(pid: Pid) -> std::io::Result<AncestorStep> {
     let mut buffer = [0u8; STAT_BUFFER_BYTES];
     let stat_bytes = read_small_file(&format!("/proc/{pid}/stat"), &mut buffer)?;
     let stat = parse_proc_stat(stat_bytes).map_err(std::io::Error::other)?;

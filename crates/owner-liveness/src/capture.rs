@@ -23,7 +23,10 @@ pub fn capture_identity(pid: Pid) -> Result<OwnerIdentity, CaptureError> {
 /// first and checked again after `/proc` was read: if the process exited
 /// meanwhile, `/proc` may already describe a newcomer at the same pid, so
 /// the capture is refused rather than trusted.
-pub fn capture_identity_with(pid: Pid, facts: &impl SystemFacts) -> Result<OwnerIdentity, CaptureError> {
+pub(crate) fn capture_identity_with(
+    pid: Pid,
+    facts: &impl SystemFacts,
+) -> Result<OwnerIdentity, CaptureError> {
     let pidfd = PidFd::open(pid).map_err(|errno| match errno {
         // ENOENT (EINVAL before Linux 6.15): the pid names a thread, not a
         // process; no process runs at it.

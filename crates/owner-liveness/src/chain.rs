@@ -5,23 +5,18 @@
 //! that the verdict can say alive while any of them still runs.
 
 use crate::capture::capture_identity_with;
-use crate::facts::{LinuxFacts, SystemFacts};
+use crate::facts::SystemFacts;
 use crate::identity::{CaptureError, MAX_CHAIN_MEMBERS, OwnerIdentity};
 use crate::pid::Pid;
 
 /// Captures the owner `outermost` and the members below it (outermost
-/// first). The owner must be running, as for `capture_identity`; a member
-/// below it that exited or cannot be read is left out, since a member
-/// only ever adds evidence of life and one that cannot be identified
-/// proves nothing. Members beyond `MAX_CHAIN_MEMBERS`, repeats and the
-/// owner's own pid are left out too.
-pub fn capture_owner_chain(outermost: Pid, below: &[Pid]) -> Result<OwnerIdentity, CaptureError> {
-    capture_owner_chain_with(outermost, below, &LinuxFacts)
-}
-
-/// `capture_owner_chain` with the boot id and the capturing process's
-/// namespaces as `facts` give them (`capture_identity_with`).
-pub fn capture_owner_chain_with(
+/// first), with the boot id and the capturing process's namespaces as
+/// `facts` give them. The owner must be running, as for
+/// `capture_identity`; a member below it that exited or cannot be read is
+/// left out, since a member only ever adds evidence of life and one that
+/// cannot be identified proves nothing. Members beyond
+/// `MAX_CHAIN_MEMBERS`, repeats and the owner's own pid are left out too.
+pub fn capture_owner_chain(
     outermost: Pid,
     below: &[Pid],
     facts: &impl SystemFacts,

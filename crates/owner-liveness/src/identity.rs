@@ -152,7 +152,7 @@ pub(crate) fn mtime_ns(metadata: &std::fs::Metadata) -> i128 {
 /// inside it (`stat`, `status`, …) to root once a process makes itself
 /// non-dumpable, but the directory keeps the effective uid, so a live owner
 /// that hardens itself is not mistaken for another user's process.
-pub fn read_proc_identity(pid: Pid) -> Result<ProcIdentity, ProcReadError> {
+pub(crate) fn read_proc_identity(pid: Pid) -> Result<ProcIdentity, ProcReadError> {
     let directory = format!("/proc/{pid}");
     let uid = retry_interrupted(|| nix::sys::stat::stat(directory.as_str()))
         .map_err(|errno| classify_proc_error(errno.into()))?
@@ -163,7 +163,7 @@ pub fn read_proc_identity(pid: Pid) -> Result<ProcIdentity, ProcReadError> {
 
 /// Reads only the start ticks of a process, from `/proc/<pid>/stat`: what a
 /// verdict needs once an agreeing pidfs inode has made the uid moot.
-pub fn read_proc_start_ticks(pid: Pid) -> Result<u64, ProcReadError> {
+pub(crate) fn read_proc_start_ticks(pid: Pid) -> Result<u64, ProcReadError> {
     let mut buffer = [0u8; STAT_BUFFER_BYTES];
     let stat_bytes =
         read_small_file(&format!("/proc/{pid}/stat"), &mut buffer).map_err(classify_proc_error)?;
@@ -217,6 +217,6 @@ pub fn own_namespaces() -> io::Result<Namespaces> {
 /// process may look (reading another process's namespace links needs
 /// ptrace-read access, which a reader inside a user namespace lacks for
 /// processes outside it).
-pub fn read_user_namespace(pid: Pid) -> Option<u64> {
+pub(crate) fn read_user_namespace(pid: Pid) -> Option<u64> {
     std::fs::metadata(format!("/proc/{pid}/ns/user")).ok().map(|metadata| metadata.ino())
 }

@@ -10,6 +10,8 @@ mod chain;
 mod facts;
 mod identity;
 mod interrupted;
+#[cfg(feature = "made-up-facts")]
+pub mod made_up_facts;
 mod pid;
 mod pidfd;
 mod proc_read;
@@ -19,28 +21,25 @@ mod verdict;
 mod world;
 
 pub use ancestry::{
-    ARGV_ENTRIES_KEPT, AncestorStep, AncestryWalk, MAX_ANCESTRY_HOPS, read_step, read_step_checked,
-    walk_ancestry, walk_ancestry_reporting, walk_ancestry_with,
+    ARGV_ENTRIES_KEPT, AncestorStep, AncestryWalk, MAX_ANCESTRY_HOPS, read_step, walk_ancestry,
+    walk_ancestry_reporting,
 };
-pub use capture::{capture_identity, capture_identity_with};
-pub use chain::{capture_owner_chain, capture_owner_chain_with};
+pub use capture::capture_identity;
+pub use chain::capture_owner_chain;
 pub use facts::{LinuxFacts, LinuxProcess, OpenProcessError, ProcessFacts, SystemFacts};
 pub use identity::{
     BOOT_ID_PATH, CaptureError, ChainMember, MAX_CHAIN_MEMBERS, Namespaces, OwnerIdentity, ProcIdentity,
-    ProcReadError, SocketIdentity, own_namespaces, read_boot_id, read_proc_identity, read_user_namespace,
+    ProcReadError, SocketIdentity, own_namespaces, read_boot_id,
 };
 pub use interrupted::{MaybeInterrupted, retry_interrupted};
 pub use pid::{Pid, PidParseError, kernel_pid_max};
 pub use pidfd::PidFd;
-pub use proc_stat::{PF_KTHREAD, ProcStat, ProcStatParseError, is_kernel_thread, parse_proc_stat};
+pub use proc_stat::{ProcStat, ProcStatParseError, is_kernel_thread, parse_proc_stat};
 pub use resolve::{
-    HarnessPatterns, INIT_PID, OwnerQuery, OwnerSource, PidExport, ROSTER_SESSION_PID, ResolveError,
-    ResolvedOwner, resolve_owner,
+    HarnessPatterns, OwnerQuery, OwnerSource, PidExport, ROSTER_SESSION_PID, ResolveError, ResolvedOwner,
+    resolve_owner,
 };
 pub use verdict::{
     INITIAL_USER_NS_INODE, Liveness, PIDFS_INODES_ARE_NEVER_REUSED, Verdict, judge, judge_now,
 };
-pub use world::{
-    INITIAL_TIME_NS_INODE, MACHINE_ID_PATH, MACHINE_LIMIT, TIME_OFFSETS_PATH, USER_HZ,
-    parse_boottime_offset_ticks, read_boottime_offset_ticks, read_machine, ticks_in_initial_time,
-};
+pub use world::{MACHINE_LIMIT, USER_HZ, read_boottime_offset_ticks, read_machine};

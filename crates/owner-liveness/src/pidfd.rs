@@ -50,7 +50,7 @@ impl PidFd {
     /// Which filesystem pidfds live on cannot change while the system runs,
     /// so it is asked once (`fstatfs`) and remembered as the device number:
     /// every later pidfd costs one `fstat`, which a listing makes per record.
-    pub fn pidfs_inode(&self) -> Option<u64> {
+    pub(crate) fn pidfs_inode(&self) -> Option<u64> {
         let stat = retry_interrupted(|| nix::sys::stat::fstat(self.0.as_fd())).ok()?;
         let pidfs_device = match PIDFS_DEVICE.get() {
             Some(known) => *known,

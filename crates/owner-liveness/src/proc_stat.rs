@@ -59,12 +59,12 @@ pub fn parse_proc_stat(line: &[u8]) -> Result<ProcStat, ProcStatParseError> {
 }
 
 /// The kernel's flag for its own threads (`PF_KTHREAD`).
-pub const PF_KTHREAD: u64 = 0x0020_0000;
+const PF_KTHREAD: u64 = 0x0020_0000;
 
 impl ProcStat {
     /// A kernel thread (kthreadd and its children): no user-space session
     /// ever runs as one.
-    pub fn is_kernel_thread(&self) -> bool {
+    pub(crate) fn is_kernel_thread(&self) -> bool {
         self.flags & PF_KTHREAD != 0
     }
 }

@@ -118,7 +118,7 @@ fn shown(value: &str) -> String {
 }
 
 /// pid 1 (init, or a container's first process): never a session's owner.
-pub const INIT_PID: u32 = 1;
+const INIT_PID: u32 = 1;
 
 /// Refuses a candidate owner that is init.
 fn refuse_init(owner: ResolvedOwner) -> Result<ResolvedOwner, ResolveError> {

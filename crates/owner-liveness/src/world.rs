@@ -10,14 +10,14 @@ use std::io;
 use crate::proc_read::read_small_file;
 
 /// Where systemd and most distributions keep the machine's id.
-pub const MACHINE_ID_PATH: &str = "/etc/machine-id";
+const MACHINE_ID_PATH: &str = "/etc/machine-id";
 
 /// Where a process reads its own time namespace's clock offsets.
-pub const TIME_OFFSETS_PATH: &str = "/proc/self/timens_offsets";
+pub(crate) const TIME_OFFSETS_PATH: &str = "/proc/self/timens_offsets";
 
 /// The inode of the initial time namespace (the kernel's
 /// `PROC_TIME_INIT_INO`), whose offsets are zero by definition.
-pub const INITIAL_TIME_NS_INODE: u64 = 0xEFFF_FFFA;
+const INITIAL_TIME_NS_INODE: u64 = 0xEFFF_FFFA;
 
 /// The longest machine text roster records: `hostname:` and a hostname of
 /// at most 64 bytes (`HOST_NAME_MAX`), with room to spare.
@@ -84,7 +84,7 @@ pub fn read_boottime_offset_ticks(own_time_ns: u64) -> io::Result<i64> {
 
 /// The `boottime <seconds> <nanoseconds>` line of `timens_offsets`, in
 /// ticks; `None` when there is none or it does not parse.
-pub fn parse_boottime_offset_ticks(bytes: &[u8]) -> Option<i64> {
+fn parse_boottime_offset_ticks(bytes: &[u8]) -> Option<i64> {
     let text = std::str::from_utf8(bytes).ok()?;
     let line = text.lines().find(|line| line.split_whitespace().next() == Some("boottime"))?;
     let mut fields = line.split_whitespace().skip(1);
@@ -97,7 +97,7 @@ pub fn parse_boottime_offset_ticks(bytes: &[u8]) -> Option<i64> {
 
 /// Start ticks as a reader with `offset_ticks` saw them, taken back to the
 /// initial time namespace's clock; `None` when that leaves the range.
-pub fn ticks_in_initial_time(seen: u64, offset_ticks: i64) -> Option<u64> {
+pub(crate) fn ticks_in_initial_time(seen: u64, offset_ticks: i64) -> Option<u64> {
     u64::try_from(i128::from(seen) - i128::from(offset_ticks)).ok()
 }
 

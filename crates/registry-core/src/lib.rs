@@ -24,7 +24,6 @@ pub use prune::{
     remove_current,
 };
 pub use record::keys::RECORD_FORMAT;
-pub use record::malformed::{Field, FieldError, FieldLimit, FieldProblem, Malformed};
 pub use record::name::{RecordName, World};
 pub use record::owner::RecordedOwner;
 pub use record::session_record::{
@@ -32,10 +31,14 @@ pub use record::session_record::{
 };
 pub use record::timestamp::Timestamp;
 pub use record::values::{
-    AgentName, FIELD_LIMITS, HarnessName, HarnessVersion, RecordedTime, SessionDirectoryPath, SessionId,
-    StartTicks, TranscriptPath,
+    AgentName, HarnessName, HarnessVersion, RecordedTime, SessionDirectoryPath, SessionId, StartTicks,
+    TranscriptPath,
 };
-pub use register::{AgentChoice, Registered, Registration, register};
+pub use register::precedence::{
+    AgentChoice, DroppedValue, UnusableValues, choose_agent, choose_harness_version, choose_session_id,
+    choose_transcript_path,
+};
+pub use register::{Registered, Registration, register};
 pub use running_system::RunningSystem;
 pub use session_row::{
     NOT_A_RECORD_NAME, ProblemKind, RowConsent, SessionRow, find_session_row, read_session_row,

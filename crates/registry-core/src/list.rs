@@ -464,7 +464,8 @@ mod tests {
     use owner_liveness::capture_identity;
 
     use super::*;
-    use crate::register::{AgentChoice, Registration, register};
+    use crate::register::precedence::AgentChoice;
+    use crate::register::{Registration, register};
     use crate::running_system::RunningSystem;
 
     struct Owner(Child);

@@ -468,7 +468,7 @@ impl Invocation {
 fn print_snippet(context: &Invocation, arguments: &PrintArgs) -> anyhow::Result<()> {
     let target = context.target(&arguments.target)?;
     let (commands, warnings) = context.hook_commands(&target, arguments.bin_dir.as_deref())?;
-    let notes = harness_notes(&target, false);
+    let notes = hook_config::harness_notes(target.harness);
     // What to show: roster's own plugin file whole, or the entries to merge
     // into the harness's settings.
     let (key, value, heading, text) = match hook_config::plugin_text(target.harness, &commands) {
@@ -511,7 +511,7 @@ fn install(context: &Invocation, arguments: &InstallArgs) -> anyhow::Result<()> 
     let (commands, warnings) = context.hook_commands(&target, arguments.bin_dir.as_deref())?;
     let outcome =
         hook_config::install(&target, &commands).with_context(|| format!("install {}", target.harness))?;
-    let notes = harness_notes(&target, true);
+    let notes = hook_config::install_notes(&target);
     context.warn(&warnings);
     print_change(
         context,
@@ -850,48 +850,6 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
     })
 }
 
-/// What the user must know about a harness beyond the file roster edited.
-fn harness_notes(target: &HookConfigFile, installing: bool) -> Vec<String> {
-    let mut notes = Vec::new();
-    match target.harness {
-        HookHarness::Codex => notes.push(format!(
-            "Codex runs a hook only once you trust it: {CODEX_TRUST_HINT}; `roster-hooks status codex` tells \
-             whether it does (roster-hooks cannot compute Codex's trust hash, so it never writes trust entries)"
-        )),
-        HookHarness::Copilot => notes.push(
-            "Copilot CLI runs the hooks in .github/hooks only in a folder you trust: accept the trust prompt \
-             when copilot starts in this project, or start it with --trust-folder"
-                .to_owned(),
-        ),
-        HookHarness::CursorAgent => notes.push(
-            "Cursor's agent also runs Claude Code's hooks: with roster's claude-code hooks installed as well, \
-             a Cursor session is registered by both (one owner, one record; the later call names the harness)"
-                .to_owned(),
-        ),
-        HookHarness::Opencode => notes.push(
-            "opencode loads the plugin when it starts: it registers each session on session.created with the \
-             opencode process as owner, and removes the record on session.deleted and when opencode exits"
-                .to_owned(),
-        ),
-        HookHarness::Amp => notes.push(
-            "Amp loads the plugin when it starts (or on `plugins: reload`): it registers each thread session on \
-             session.start with the amp process as owner; Amp has no session-end event, so the record turns dead \
-             when amp exits and roster-prune removes it"
-                .to_owned(),
-        ),
-        HookHarness::ClaudeCode | HookHarness::GeminiCli => {}
-    }
-    if installing && target.scope == Scope::Project {
-        notes.push(
-            "the project file is meant to be committed: everyone who works here gets the hooks".to_owned(),
-        );
-    }
-    notes
-}
-
-/// The commands install writes: the session's start and end, and the
-/// command each state event runs (a plugin's pipes the event, which names
-/// itself, into one command for them all).
 /// What install wires, with every state event of every harness named from
 /// the one table of them (`harness::ACTIVITY_EVENTS`).
 fn state_events_note() -> String {
@@ -921,6 +879,9 @@ fn state_events_note() -> String {
     )
 }
 
+/// The commands install writes: the session's start and end, and the
+/// command each state event runs (a plugin's pipes the event, which names
+/// itself, into one command for them all).
 fn commands_json(harness: HookHarness, commands: &HookCommands) -> Value {
     let state: serde_json::Map<String, Value> = harness
         .state_events()
@@ -941,30 +902,4 @@ fn write_notes(out: &mut impl Write, notes: &[String]) -> io::Result<()> {
         writeln!(out, "note: {}", escape_for_terminal(note))?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn command_definition_is_consistent() {
-        command().debug_assert();
-    }
-
-    #[test]
-    fn every_flag_has_help() {
-        let command = command();
-        for subcommand in command.get_subcommands() {
-            assert!(subcommand.get_about().is_some(), "{} has no help", subcommand.get_name());
-            for argument in subcommand.get_arguments() {
-                assert!(
-                    argument.get_help().is_some(),
-                    "{} {} has no help",
-                    subcommand.get_name(),
-                    argument.get_id()
-                );
-            }
-        }
-    }
 }

@@ -22,13 +22,10 @@ use harness::{
     harness_version_from_env, messaging_socket_from_env, session_id_from_env,
 };
 use owner_liveness::SocketIdentity;
-use registry_core::record::{
-    AGENT_NAME_LIMIT, CWD_LIMIT, HARNESS_LIMIT, HARNESS_VERSION_LIMIT, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT,
-    TRANSCRIPT_PATH_LIMIT,
-};
+use registry_core::record::{CWD_LIMIT, FieldLimit, HARNESS_LIMIT, SOCKET_PATH_LIMIT};
 use registry_core::{
-    AgentChoice, AgentName, FieldLimit, Registered, Registration, RosterDir, RunningSystem, SessionId,
-    read_session_row, register,
+    DroppedValue, Registered, Registration, RosterDir, RunningSystem, UnusableValues, choose_agent,
+    choose_harness_version, choose_session_id, choose_transcript_path, read_session_row, register,
 };
 
 const TOOL: &str = "roster-register";
@@ -210,14 +207,15 @@ pub fn run(args: RegisterArgs) -> anyhow::Result<()> {
         }
         None => (None, None),
     };
-    let mut over_long = OverLongValues { hook_mode: args.hook.is_some(), dropped: Vec::new() };
+    let mut unusable =
+        if args.hook.is_some() { UnusableValues::dropping() } else { UnusableValues::refusing() };
     // The boot id and this process's namespaces, read once: the owner's
     // identity is captured with them and the registry's records judged by them.
     let facts = RunningSystem::read();
-    let gathered = gather_registration(&args, target, payload.as_ref(), &facts, &mut over_long);
+    let gathered = gather_registration(&args, target, payload.as_ref(), &facts, &mut unusable);
     // Said even when registration then fails for another reason.
-    for dropped in &over_long.dropped {
-        cli_support::report_escaped_hook_problem(TOOL, &args.common, dropped);
+    for dropped in dropped_messages(&unusable) {
+        cli_support::report_escaped_hook_problem(TOOL, &args.common, &dropped);
     }
     let (registration, repo_config_warning) = gathered?;
     let roster = open_roster_for_writing(&args.common)?;
@@ -237,8 +235,8 @@ pub fn run(args: RegisterArgs) -> anyhow::Result<()> {
 /// roster takes from the kernel and its own resolution (boot id, machine,
 /// how the owner was found) are left out: nobody passes them.
 fn field_limits_note() -> String {
-    use registry_core::Field;
-    let given_by_users = registry_core::FIELD_LIMITS
+    use registry_core::record::Field;
+    let given_by_users = registry_core::record::FIELD_LIMITS
         .iter()
         .filter(|limit| !matches!(limit.field, Field::BootId | Field::Machine | Field::SessionPidSource));
     let lines: Vec<String> = given_by_users
@@ -252,77 +250,47 @@ fn field_limits_note() -> String {
     )
 }
 
-/// What to do with a value longer than its record field's limit
-/// (`registry_core::FIELD_LIMITS`): refuse it (exit 2, naming where it came
-/// from and the limit), or in hook mode drop it as if it were not given and
-/// say so, so that the session is still registered.
-struct OverLongValues {
-    hook_mode: bool,
-    /// One message per value dropped, for stderr and `hook-errors.log`,
-    /// escaped for a terminal already (a path that is not UTF-8 is shown by
-    /// its bytes, which escaping again would spoil).
-    dropped: Vec<String>,
+/// Why values dropped in hook mode were dropped, one escaped line each
+/// for stderr and `hook-errors.log`.
+fn dropped_messages(unusable: &UnusableValues) -> impl Iterator<Item = String> + '_ {
+    unusable.dropped().iter().map(|dropped| match dropped {
+        DroppedValue::TooLong { origin, why } => {
+            escape_for_terminal(&format!("{origin} dropped: {why}; registered without it")).into()
+        }
+        DroppedValue::Invalid { origin, why } => {
+            escape_for_terminal(&format!("{origin}: {why}; registered without it")).into()
+        }
+        // Escaped already: a path that is not UTF-8 is shown by its bytes,
+        // which escaping again would spoil.
+        DroppedValue::AsSaid(message) => format!("{message}; registered without it"),
+    })
 }
 
-impl OverLongValues {
-    /// `true` when `text` fits `limit`; `false` when it was dropped.
-    fn fits(&mut self, limit: FieldLimit, origin: &str, text: &str) -> anyhow::Result<bool> {
-        let Err(why) = limit.check(text) else { return Ok(true) };
-        if !self.hook_mode {
-            return Err(BadInput(format!("{origin}: {why}; give a shorter value")).into());
-        }
-        self.dropped
-            .push(escape_for_terminal(&format!("{origin} dropped: {why}; registered without it")).into());
-        Ok(false)
+/// `error` about a value that cannot be used: returned where such values
+/// are refused; else the value is dropped and `error` said.
+fn refuse_or_drop(unusable: &mut UnusableValues, error: anyhow::Error) -> anyhow::Result<()> {
+    if unusable.refuses() {
+        return Err(error);
     }
+    unusable.drop_as_said(terminal_message(&error));
+    Ok(())
+}
 
-    /// An unusable value: refused (exit 2) outside hook mode; dropped, and
-    /// said in the log, in hook mode, where a session is better registered
-    /// without it than not at all.
-    fn unusable(&mut self, origin: &str, why: &str) -> anyhow::Result<()> {
-        self.unusable_as_said(format!("{origin}: {why}"))
-    }
-
-    /// `unusable`, with a message that already names what it is about.
-    fn unusable_as_said(&mut self, message: String) -> anyhow::Result<()> {
-        self.unusable_error(BadInput(message).into())
-    }
-
-    /// `unusable`, for a value refused with `error`.
-    fn unusable_error(&mut self, error: anyhow::Error) -> anyhow::Result<()> {
-        if !self.hook_mode {
-            return Err(error);
-        }
-        self.dropped.push(format!("{}; registered without it", terminal_message(&error)));
-        Ok(())
-    }
-
-    /// `value` when it fits `limit`; `None` when it was dropped.
-    fn admit_text(
-        &mut self,
-        limit: FieldLimit,
-        origin: &str,
-        value: String,
-    ) -> anyhow::Result<Option<String>> {
-        Ok(self.fits(limit, origin, &value)?.then_some(value))
-    }
-
-    /// `path` when it is UTF-8 and fits `limit` (as the record will spell
-    /// it); `None` when it was dropped. A record holds the path as text, so
-    /// one that is not UTF-8 is refused as `not_utf8` says.
-    fn admit_path(
-        &mut self,
-        limit: FieldLimit,
-        origin: &str,
-        path: PathBuf,
-        not_utf8: &dyn Fn(&Path) -> NotUtf8Path,
-    ) -> anyhow::Result<Option<PathBuf>> {
-        let Some(text) = path.to_str() else {
-            self.unusable_error(not_utf8(&path).into())?;
-            return Ok(None);
-        };
-        Ok(self.fits(limit, origin, text)?.then_some(path))
-    }
+/// `path` when it is UTF-8 and fits `limit` (as the record will spell it);
+/// `None` when it was dropped. A record holds the path as text, so one
+/// that is not UTF-8 is refused as `not_utf8` says.
+fn admit_path(
+    unusable: &mut UnusableValues,
+    limit: FieldLimit,
+    origin: &'static str,
+    path: PathBuf,
+    not_utf8: &dyn Fn(&Path) -> NotUtf8Path,
+) -> anyhow::Result<Option<PathBuf>> {
+    let Some(text) = path.to_str() else {
+        refuse_or_drop(unusable, not_utf8(&path).into())?;
+        return Ok(None);
+    };
+    Ok(unusable.fits(limit, origin, text)?.then_some(path))
 }
 
 /// Validates every input and captures the owner's identity. Nothing is
@@ -333,7 +301,7 @@ fn gather_registration(
     target: Option<HookTarget>,
     payload: Option<&HookPayload>,
     facts: &RunningSystem,
-    over_long: &mut OverLongValues,
+    unusable: &mut UnusableValues,
 ) -> anyhow::Result<(Registration, Option<RepoConfigWarning>)> {
     // Where the registry is, first: an invalid ROSTER_DIR is bad input.
     roster_directory_choice(&args.common)?;
@@ -360,12 +328,16 @@ fn gather_registration(
     // An over-long cwd in hook mode falls back to the current directory,
     // where harnesses run their hooks: the same as a payload without one.
     let cwd_given = match (&args.cwd, payload.and_then(|payload| payload.cwd.as_ref())) {
-        (Some(dir), _) => over_long
-            .admit_path(CWD_LIMIT, "--cwd", dir.clone(), &session_directory_not_utf8)?
+        (Some(dir), _) => admit_path(unusable, CWD_LIMIT, "--cwd", dir.clone(), &session_directory_not_utf8)?
             .map(|dir| (dir, "--cwd")),
-        (None, Some(dir)) => over_long
-            .admit_path(CWD_LIMIT, "the hook payload's cwd", dir.clone(), &session_directory_not_utf8)?
-            .map(|dir| (dir, "the hook payload's cwd")),
+        (None, Some(dir)) => admit_path(
+            unusable,
+            CWD_LIMIT,
+            "the hook payload's cwd",
+            dir.clone(),
+            &session_directory_not_utf8,
+        )?
+        .map(|dir| (dir, "the hook payload's cwd")),
         (None, None) => None,
     };
     let given = match cwd_given {
@@ -374,9 +346,8 @@ fn gather_registration(
             // Outside hook mode the error stands as it is (bad input, or an
             // I/O error); in hook mode the directory the hook runs in stands
             // in, as for a payload without a cwd.
-            Err(error) if !over_long.hook_mode => return Err(error),
             Err(error) => {
-                over_long.unusable_error(error)?;
+                refuse_or_drop(unusable, error)?;
                 None
             }
         },
@@ -390,8 +361,17 @@ fn gather_registration(
         }
     };
 
-    let (agent, repo_config_warning) = choose_agent(args.agent.as_deref(), &cwd, over_long)?;
-    let session_id = choose_session_id(args.session_id.as_deref(), payload, harness, over_long)?;
+    let (agent, repo_config_warning) =
+        choose_agent(args.agent.as_deref(), process_env("ROSTER_AGENT"), unusable, || {
+            consent::repo_agent_name(&cwd).map(|found| found.map(|(name, _)| name))
+        })?;
+    let session_id = choose_session_id(
+        args.session_id.as_deref(),
+        payload.and_then(|payload| payload.session_id.clone()),
+        process_env("ROSTER_SESSION_ID"),
+        session_id_from_env(harness, &process_env),
+        unusable,
+    )?;
 
     let socket_not_utf8 = |origin: &'static str| {
         move |path: &Path| NotUtf8Path {
@@ -401,18 +381,19 @@ fn gather_registration(
         }
     };
     let socket_given = match &args.socket {
-        Some(path) => over_long
-            .admit_path(SOCKET_PATH_LIMIT, "--socket", path.clone(), &socket_not_utf8("--socket"))?
-            .map(|path| (path, true)),
+        Some(path) => {
+            admit_path(unusable, SOCKET_PATH_LIMIT, "--socket", path.clone(), &socket_not_utf8("--socket"))?
+                .map(|path| (path, true))
+        }
         None => match messaging_socket_from_env_exactly() {
-            Some(path) => over_long
-                .admit_path(
-                    SOCKET_PATH_LIMIT,
-                    CLAUDE_CODE_MESSAGING_SOCKET,
-                    path,
-                    &socket_not_utf8(CLAUDE_CODE_MESSAGING_SOCKET),
-                )?
-                .map(|path| (path, false)),
+            Some(path) => admit_path(
+                unusable,
+                SOCKET_PATH_LIMIT,
+                CLAUDE_CODE_MESSAGING_SOCKET,
+                path,
+                &socket_not_utf8(CLAUDE_CODE_MESSAGING_SOCKET),
+            )?
+            .map(|path| (path, false)),
             None => None,
         },
     };
@@ -424,19 +405,13 @@ fn gather_registration(
         None => None,
     };
 
-    let harness_version = match payload.and_then(|payload| payload.harness_version.clone()) {
-        Some(version) => {
-            over_long.admit_text(HARNESS_VERSION_LIMIT, "the hook payload's version", version)?
-        }
-        None => None,
-    }
-    .or_else(|| harness_version_from_env(harness, &env));
-    let transcript_path = match payload.and_then(|payload| payload.transcript_path.clone()) {
-        Some(path) => {
-            over_long.admit_text(TRANSCRIPT_PATH_LIMIT, "the hook payload's transcript_path", path)?
-        }
-        None => None,
-    };
+    let harness_version = choose_harness_version(
+        payload.and_then(|payload| payload.harness_version.clone()),
+        || harness_version_from_env(harness, &env),
+        unusable,
+    )?;
+    let transcript_path =
+        choose_transcript_path(payload.and_then(|payload| payload.transcript_path.clone()), unusable)?;
 
     let identity = owner.capture_identity(facts).map_err(|error| match error {
         owner_liveness::CaptureError::NotRunning(pid) => anyhow::Error::new(Refused(format!(
@@ -521,72 +496,6 @@ fn canonical_directory(path: &Path, what: &str) -> anyhow::Result<PathBuf> {
         .check(canonical_text)
         .map_err(|why| BadInput(format!("{what} resolves to a real path that is too long: {why}")))?;
     Ok(canonical)
-}
-
-/// `--agent` > `ROSTER_AGENT` > `agent_name` in the nearest `.roster.toml`
-/// > anonymous. `--agent ""` asks for anonymous explicitly.
-///
-/// The flag and the variable are given by hand and replace a recorded name
-/// on a refresh; the repository file only names a session when it is first
-/// registered. An invalid explicit value is bad input; a repository file
-/// that cannot be used (unreadable, untrusted, invalid, an unknown key, an
-/// invalid name) only warns, and the session registers without its name.
-fn choose_agent(
-    flag: Option<&str>,
-    cwd: &Path,
-    over_long: &mut OverLongValues,
-) -> anyhow::Result<(AgentChoice, Option<RepoConfigWarning>)> {
-    let flag = match flag {
-        Some(value) => over_long.admit_text(AGENT_NAME_LIMIT, "--agent", value.to_owned())?,
-        None => None,
-    };
-    let from_env = match process_env("ROSTER_AGENT") {
-        Some(value) => over_long.admit_text(AGENT_NAME_LIMIT, "ROSTER_AGENT", value)?,
-        None => None,
-    };
-    let (value, origin) = match (flag, from_env) {
-        (Some(value), _) if value.is_empty() => return Ok((AgentChoice::Clear, None)),
-        (Some(value), _) => (value, "--agent"),
-        (None, Some(value)) => (value, "ROSTER_AGENT"),
-        (None, None) => {
-            return Ok(match consent::repo_agent_name(cwd) {
-                Ok(found) => (AgentChoice::Keep { default: found.map(|(name, _)| name) }, None),
-                Err(warning) => (AgentChoice::Keep { default: None }, Some(warning)),
-            });
-        }
-    };
-    let name = AgentName::parse(&value).map_err(|why| BadInput(format!("{origin}: {why}")))?;
-    Ok((AgentChoice::Set(name), None))
-}
-
-/// `--session-id` > hook payload > `ROSTER_SESSION_ID` > the harness's export.
-fn choose_session_id(
-    flag: Option<&str>,
-    payload: Option<&HookPayload>,
-    harness: Option<Harness>,
-    over_long: &mut OverLongValues,
-) -> anyhow::Result<Option<SessionId>> {
-    let (value, origin) = if let Some(value) = flag {
-        (value.to_owned(), "--session-id")
-    } else if let Some(value) = payload.and_then(|payload| payload.session_id.clone()) {
-        (value, "the hook payload's session id")
-    } else if let Some(value) = process_env("ROSTER_SESSION_ID") {
-        (value, "ROSTER_SESSION_ID")
-    } else if let Some((variable, value)) = session_id_from_env(harness, &process_env) {
-        (value, variable)
-    } else {
-        return Ok(None);
-    };
-    // An over-long id dropped in hook mode leaves the session without one:
-    // taking a lower source instead could take another session's id.
-    let Some(value) = over_long.admit_text(SESSION_ID_LIMIT, origin, value)? else { return Ok(None) };
-    match SessionId::parse(&value) {
-        Ok(id) => Ok(Some(id)),
-        Err(why) => {
-            over_long.unusable(origin, &why.to_string())?;
-            Ok(None)
-        }
-    }
 }
 
 fn print_registered(

@@ -160,6 +160,9 @@ fn every_capture_folder_is_exercised() {
         .filter_map(|entry| entry.ok())
         .filter(|entry| entry.path().is_dir())
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        // The state events' captures have tests of their own, which hold
+        // every file of theirs (`state_events.rs`).
+        .filter(|folder| folder != "state-events")
         .collect();
     let mut on_disk = on_disk;
     on_disk.sort();

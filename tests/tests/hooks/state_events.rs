@@ -17,7 +17,7 @@ const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/harness-captur
 
 /// Each captured payload, the harness and event it was sent for, and the
 /// state and `waiting_for` it must set, as the pinned release means it.
-const CAPTURED: [(&str, &str, &str, &str, Option<&str>); 29] = [
+const CAPTURED: [(&str, &str, &str, &str, Option<&str>); 30] = [
     ("claude-code-2.1.332/UserPromptSubmit.json", "claude-code", "UserPromptSubmit", "working", None),
     ("claude-code-2.1.332/PreToolUse.json", "claude-code", "PreToolUse", "working", None),
     (
@@ -46,6 +46,7 @@ const CAPTURED: [(&str, &str, &str, &str, Option<&str>); 29] = [
     ("codex-0.171.0/Stop.json", "codex", "Stop", "idle", None),
     ("codex-0.171.0/Interrupt.json", "codex", "Interrupt", "idle", None),
     ("gemini-cli-0.61.0/BeforeAgent.json", "gemini-cli", "BeforeAgent", "working", None),
+    ("gemini-cli-0.61.0/BeforeTool.json", "gemini-cli", "BeforeTool", "working", None),
     ("gemini-cli-0.61.0/Notification.json", "gemini-cli", "Notification", "waiting", Some("permission")),
     ("gemini-cli-0.61.0/AfterTool.json", "gemini-cli", "AfterTool", "working", None),
     ("gemini-cli-0.61.0/AfterAgent.json", "gemini-cli", "AfterAgent", "idle", None),
@@ -134,6 +135,25 @@ fn every_captured_state_event_sets_the_state_it_means() {
         assert!(source.starts_with(&format!("{harness}:")), "{file}: {row}");
         assert!(tests::parse_rfc3339(row["state_since"].as_str().unwrap_or_default()).is_some(), "{row}");
     }
+}
+
+#[test]
+fn every_captured_state_event_file_is_fed_to_the_hook() {
+    let mut on_disk = Vec::new();
+    for folder in std::fs::read_dir(CAPTURES).expect("the state event captures") {
+        let folder = folder.expect("an entry").path();
+        for file in std::fs::read_dir(&folder).expect("a capture folder") {
+            let file = file.expect("an entry").path();
+            let relative =
+                file.strip_prefix(CAPTURES).expect("below the captures").to_string_lossy().into_owned();
+            on_disk.push(relative);
+        }
+    }
+    on_disk.sort();
+    let mut fed: Vec<String> = CAPTURED.iter().map(|(file, ..)| (*file).to_owned()).collect();
+    fed.sort();
+    fed.dedup();
+    assert_eq!(on_disk, fed, "a captured state event without a row in CAPTURED (or a row without its file)");
 }
 
 #[test]

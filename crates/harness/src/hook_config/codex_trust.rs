@@ -19,7 +19,7 @@ pub(crate) struct CodexTrust {
 
 impl CodexTrust {
     /// Parses the text of `config.toml`; the reason when it is not TOML.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         let table: toml::Table = text.parse().map_err(|error: toml::de::Error| match error.span() {
             Some(span) => {
                 let line = text.as_bytes().iter().take(span.start).filter(|byte| **byte == b'\n').count() + 1;
@@ -43,7 +43,7 @@ impl CodexTrust {
     }
 
     /// Whether Codex holds a trust entry under `key`.
-    pub fn is_trusted(&self, key: &str) -> bool {
+    pub(crate) fn is_trusted(&self, key: &str) -> bool {
         self.trusted_keys.contains(key)
     }
 }

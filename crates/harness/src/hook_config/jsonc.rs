@@ -19,7 +19,7 @@ use serde_json::Value;
 
 /// A parsed JSON or JSONC text.
 #[derive(Clone, Debug)]
-pub struct JsoncDocument<'a> {
+pub(crate) struct JsoncDocument<'a> {
     text: &'a str,
     /// `None` for a text of only blanks and comments.
     root: Option<Node>,
@@ -27,13 +27,13 @@ pub struct JsoncDocument<'a> {
 
 /// One value of the text and where it stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Node {
+pub(crate) struct Node {
     pub span: Range<usize>,
     pub kind: NodeKind,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum NodeKind {
+pub(crate) enum NodeKind {
     Object(Container),
     Array(Container),
     /// A string, number, `true`, `false` or `null`, kept as its own text.
@@ -42,7 +42,7 @@ pub enum NodeKind {
 
 /// The entries of an object or an array between its brackets.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Container {
+pub(crate) struct Container {
     /// Byte offset of `{` or `[`.
     pub open: usize,
     /// Byte offset of `}` or `]`.
@@ -52,7 +52,7 @@ pub struct Container {
 
 /// A member of an object (`"key": value`) or an element of an array.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// The decoded key of an object member; `None` in an array.
     pub key: Option<String>,
     /// Where the entry starts: its key, or its value in an array.
@@ -64,14 +64,14 @@ pub struct Entry {
 
 /// One replacement of a byte range by new text.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Splice {
+pub(crate) struct Splice {
     pub range: Range<usize>,
     pub text: String,
 }
 
 /// The line end and indentation the file already uses, for new text.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Layout {
+pub(crate) struct Layout {
     pub newline: &'static str,
     pub indent_unit: String,
 }
@@ -82,7 +82,7 @@ const DEEPEST_NESTING: usize = 128;
 
 impl<'a> JsoncDocument<'a> {
     /// Parses `text`; the reason, with its line, when it is not JSON or JSONC.
-    pub fn parse(text: &'a str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &'a str) -> Result<Self, String> {
         let mut parser = Parser { text, bytes: text.as_bytes(), position: 0 };
         parser.skip_trivia()?;
         if parser.position == text.len() {
@@ -96,17 +96,13 @@ impl<'a> JsoncDocument<'a> {
         Ok(JsoncDocument { text, root: Some(root) })
     }
 
-    pub fn text(&self) -> &'a str {
-        self.text
-    }
-
-    pub fn root(&self) -> Option<&Node> {
+    pub(crate) fn root(&self) -> Option<&Node> {
         self.root.as_ref()
     }
 
     /// The meaning of `node`, for comparing and recognising entries. Numbers
     /// too large for serde_json become `null` here; the text keeps them.
-    pub fn value_of(&self, node: &Node) -> Value {
+    pub(crate) fn value_of(&self, node: &Node) -> Value {
         match &node.kind {
             NodeKind::Scalar => {
                 let text = &self.text[node.span.clone()];
@@ -128,7 +124,7 @@ impl<'a> JsoncDocument<'a> {
     /// The line end and indentation unit of this text: CRLF when any line
     /// ends so, and the step between the first container that puts an entry
     /// on a line of its own and that entry (two spaces when none does).
-    pub fn layout(&self) -> Layout {
+    pub(crate) fn layout(&self) -> Layout {
         let newline = if self.text.contains("\r\n") { "\r\n" } else { "\n" };
         let indent_unit =
             self.root.as_ref().and_then(|root| self.indent_step(root)).unwrap_or_else(|| "  ".to_owned());
@@ -152,7 +148,7 @@ impl<'a> JsoncDocument<'a> {
     }
 
     /// The blanks at the start of the line holding `offset`.
-    pub fn line_indent(&self, offset: usize) -> &'a str {
+    pub(crate) fn line_indent(&self, offset: usize) -> &'a str {
         let line_start = self.line_start(offset);
         let rest = &self.text[line_start..];
         let blanks = rest.len() - rest.trim_start_matches([' ', '\t']).len();
@@ -181,7 +177,7 @@ impl<'a> JsoncDocument<'a> {
 
     /// The splices that take entry `index` out of `container`, with its
     /// separator, and with its line when it stands on a line of its own.
-    pub fn remove_entry(&self, container: &Container, index: usize) -> Vec<Splice> {
+    pub(crate) fn remove_entry(&self, container: &Container, index: usize) -> Vec<Splice> {
         let entries = &container.entries;
         let entry = &entries[index];
         if entries.len() == 1 {
@@ -243,7 +239,7 @@ impl<'a> JsoncDocument<'a> {
     /// returns) into `container` before entry `index`, or last when `index`
     /// is the number of entries. `render` gets the indentation of the new
     /// entry's first line and returns its text.
-    pub fn insert_entry(
+    pub(crate) fn insert_entry(
         &self,
         container: &Container,
         index: usize,
@@ -306,21 +302,21 @@ impl<'a> JsoncDocument<'a> {
 }
 
 impl Node {
-    pub fn container(&self) -> Option<&Container> {
+    pub(crate) fn container(&self) -> Option<&Container> {
         match &self.kind {
             NodeKind::Object(container) | NodeKind::Array(container) => Some(container),
             NodeKind::Scalar => None,
         }
     }
 
-    pub fn as_object(&self) -> Option<&Container> {
+    pub(crate) fn as_object(&self) -> Option<&Container> {
         match &self.kind {
             NodeKind::Object(container) => Some(container),
             _ => None,
         }
     }
 
-    pub fn as_array(&self) -> Option<&Container> {
+    pub(crate) fn as_array(&self) -> Option<&Container> {
         match &self.kind {
             NodeKind::Array(container) => Some(container),
             _ => None,
@@ -330,17 +326,17 @@ impl Node {
 
 impl Container {
     /// The index of the first member named `key`.
-    pub fn member_index(&self, key: &str) -> Option<usize> {
+    pub(crate) fn member_index(&self, key: &str) -> Option<usize> {
         self.entries.iter().position(|entry| entry.key.as_deref() == Some(key))
     }
 
-    pub fn member(&self, key: &str) -> Option<&Entry> {
+    pub(crate) fn member(&self, key: &str) -> Option<&Entry> {
         self.member_index(key).map(|index| &self.entries[index])
     }
 }
 
 /// Applies `splices` (non-overlapping) to `text`.
-pub fn apply_splices(text: &str, splices: &[Splice]) -> String {
+pub(crate) fn apply_splices(text: &str, splices: &[Splice]) -> String {
     let mut ordered: Vec<&Splice> = splices.iter().collect();
     ordered.sort_by_key(|splice| splice.range.start);
     let mut out = String::with_capacity(text.len() + 256);
@@ -358,7 +354,12 @@ pub fn apply_splices(text: &str, splices: &[Splice]) -> String {
 /// lines step by the layout's unit, or on one line when `indent` is `None`
 /// (an entry of a container written on one line); `key`, when given, makes
 /// it a member.
-pub fn render_entry(key: Option<&str>, value: &Value, indent: Option<&str>, layout: &Layout) -> String {
+pub(crate) fn render_entry(
+    key: Option<&str>,
+    value: &Value,
+    indent: Option<&str>,
+    layout: &Layout,
+) -> String {
     let mut out = String::new();
     if let Some(key) = key {
         out.push_str(&serde_json::to_string(key).unwrap_or_default());

@@ -11,14 +11,16 @@
 //! hooks in it, `plugins` does the same for the harnesses that load a plugin
 //! file, `writing` replaces a file atomically, `codex_trust` reads the trust
 //! entries Codex keeps in its `config.toml`, and `programs` tells whether
-//! the program a hook runs can run. `types` holds the words all of them use
+//! the program a hook runs can run, and `notes` what the user must know
+//! about a harness beyond its file. `types` holds the words all of them use
 //! and `outcomes` what install, uninstall and status report.
 
 mod codex_trust;
 mod commands;
 mod document;
 mod files;
-pub mod jsonc;
+mod jsonc;
+mod notes;
 mod outcomes;
 mod plugins;
 mod programs;
@@ -32,6 +34,7 @@ pub use document::{
     with_hooks_installed, with_hooks_removed,
 };
 pub use files::{CODEX_TRUST_HINT, backup_path_for, install, status, uninstall};
+pub use notes::{harness_notes, install_notes};
 pub use outcomes::{HookState, HookStatus, InstallOutcome, UninstallOutcome};
 pub use plugins::{PLUGIN_MARKER, plugin_text};
 pub use programs::cargo_build_directory;

@@ -153,7 +153,7 @@ export default function (amp) {{
 
 /// Writes the plugin file. Idempotent; a file of the same name that is not
 /// roster's is refused (exit 3) and left as it is.
-pub fn install_plugin(
+pub(crate) fn install_plugin(
     target: &HookConfigFile,
     commands: &HookCommands,
 ) -> Result<InstallOutcome, HookConfigError> {
@@ -180,7 +180,7 @@ pub fn install_plugin(
 
 /// Removes roster's plugin file, and the directories install made that
 /// held only it; a file that is not roster's stays.
-pub fn uninstall_plugin(
+pub(crate) fn uninstall_plugin(
     target: &HookConfigFile,
     paths: &HookPaths,
 ) -> Result<UninstallOutcome, HookConfigError> {
@@ -199,7 +199,7 @@ pub fn uninstall_plugin(
 
 /// Whether roster's plugin file is there, and whether it is the one install
 /// would write now.
-pub fn plugin_status(target: &HookConfigFile, expected: Option<&HookCommands>) -> HookStatus {
+pub(crate) fn plugin_status(target: &HookConfigFile, expected: Option<&HookCommands>) -> HookStatus {
     let report = |state, detail: String| HookStatus { target: target.clone(), state, detail };
     match read_plugin(target) {
         Ok(None) => report(HookState::NotInstalled, "no such file".to_owned()),

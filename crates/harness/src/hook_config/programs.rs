@@ -21,7 +21,7 @@ pub(crate) enum ProgramProblem {
 
 impl ProgramProblem {
     /// What is wrong, completing "`<program>` …".
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             ProgramProblem::Missing => "does not exist".to_owned(),
             ProgramProblem::NotARegularFile => "is not a regular file".to_owned(),

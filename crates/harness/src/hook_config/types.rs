@@ -159,7 +159,7 @@ impl HookHarness {
     }
 
     /// The scope used when none is asked for.
-    pub fn default_scope(self) -> Scope {
+    pub(crate) fn default_scope(self) -> Scope {
         self.scopes()[0]
     }
 
@@ -217,10 +217,6 @@ impl Scope {
             Scope::User => "user",
             Scope::Project => "project",
         }
-    }
-
-    pub fn parse(name: &str) -> Option<Self> {
-        [Scope::User, Scope::Project].into_iter().find(|scope| scope.as_str() == name)
     }
 }
 

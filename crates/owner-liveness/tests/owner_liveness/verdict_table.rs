@@ -4,94 +4,22 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use owner_liveness::made_up_facts::{MadeUpFacts, MadeUpProcess};
 use owner_liveness::{
-    ChainMember, Namespaces, OpenProcessError, OwnerIdentity, Pid, ProcIdentity, ProcReadError, ProcessFacts,
-    SocketIdentity, SystemFacts, judge,
+    ChainMember, Namespaces, OpenProcessError, OwnerIdentity, Pid, ProcIdentity, ProcReadError,
+    SocketIdentity, judge,
 };
 
 /// The initial user namespace, where a uid means the same to everyone.
 const INITIAL: u64 = owner_liveness::INITIAL_USER_NS_INODE;
 
-/// What the fake system answers. `io::Error` is not `Clone`, so errors are
-/// kept as kinds and built on each call.
-#[derive(Clone)]
-struct World {
-    boot_id: Result<String, io::ErrorKind>,
-    namespaces: Result<Namespaces, io::ErrorKind>,
-    open: Result<FakeProcess, OpenProcessError>,
-    /// What opening each other pid (a chain member) gives.
-    others: HashMap<u32, Result<FakeProcess, OpenProcessError>>,
-    socket: Result<SocketIdentity, io::ErrorKind>,
-    machine: Result<String, io::ErrorKind>,
-    /// What this reader's time namespace adds to every start tick it reads.
-    tick_offset: i64,
-}
-
-#[derive(Clone)]
-struct FakeProcess {
-    pidfs_inode: Option<u64>,
-    proc: Result<ProcIdentity, ProcReadError>,
-    exited: Result<bool, io::ErrorKind>,
-    user_namespace: Option<u64>,
-}
-
-impl SystemFacts for World {
-    type Process = FakeProcess;
-
-    fn boot_id(&self) -> io::Result<std::borrow::Cow<'_, str>> {
-        self.boot_id.clone().map(std::borrow::Cow::Owned).map_err(io::Error::from)
-    }
-
-    fn own_namespaces(&self) -> io::Result<Namespaces> {
-        self.namespaces.map_err(io::Error::from)
-    }
-
-    fn machine(&self) -> io::Result<std::borrow::Cow<'_, str>> {
-        self.machine.clone().map(std::borrow::Cow::Owned).map_err(io::Error::from)
-    }
-
-    fn boottime_offset_ticks(&self) -> io::Result<i64> {
-        Ok(self.tick_offset)
-    }
-
-    fn open_process(&self, pid: Pid) -> Result<FakeProcess, OpenProcessError> {
-        match self.others.get(&pid.get()) {
-            Some(other) => other.clone(),
-            None if pid.get() == 4242 => self.open.clone(),
-            None => Err(OpenProcessError::Gone),
-        }
-    }
-
-    fn stat_socket(&self, _path: &Path) -> io::Result<SocketIdentity> {
-        self.socket.clone().map_err(io::Error::from)
-    }
-}
-
-impl ProcessFacts for FakeProcess {
-    fn pidfs_inode(&self) -> Option<u64> {
-        self.pidfs_inode
-    }
-
-    fn proc_identity(&self) -> Result<ProcIdentity, ProcReadError> {
-        self.proc.clone()
-    }
-
-    fn has_exited(&self) -> io::Result<bool> {
-        self.exited.map_err(io::Error::from)
-    }
-
-    fn user_namespace(&self) -> Option<u64> {
-        self.user_namespace
-    }
-}
-
 /// One row: what was recorded and what the system says now.
 struct Case {
     recorded: OwnerIdentity,
     recorded_socket: Option<SocketIdentity>,
-    world: World,
+    world: MadeUpFacts,
 }
 
 const MACHINE: &str = "machine-id:3d1219c7c4c5404aaa1f6d2a48adfda4";
@@ -116,25 +44,35 @@ fn agreeing_case() -> Case {
         machine: Some(MACHINE.to_owned()),
         chain: Vec::new(),
     };
-    let world = World {
+    let owner = MadeUpProcess {
+        pidfs_inode: Some(77),
+        proc: Ok(ProcIdentity { uid: 1000, start_ticks: 870 }),
+        exited: Ok(false),
+        user_namespace: Some(INITIAL),
+    };
+    let world = MadeUpFacts {
         boot_id: Ok("boot-a".to_owned()),
         namespaces: Ok(Namespaces { pid_ns: 11, time_ns: 12, user_ns: INITIAL }),
-        open: Ok(FakeProcess {
-            pidfs_inode: Some(77),
-            proc: Ok(ProcIdentity { uid: 1000, start_ticks: 870 }),
-            exited: Ok(false),
-            user_namespace: Some(INITIAL),
-        }),
-        others: HashMap::new(),
-        socket: Ok(socket(5, 6, 7)),
         machine: Ok(MACHINE.to_owned()),
-        tick_offset: 0,
+        boottime_offset_ticks: 0,
+        processes: HashMap::from([(4242, Ok(owner))]),
+        socket: Ok(socket(5, 6, 7)),
+        // The verdict reads no clock.
+        now: std::time::SystemTime::UNIX_EPOCH,
+        meanwhile: None,
     };
     Case { recorded, recorded_socket: Some(socket(5, 6, 7)), world }
 }
 
-fn process(case: &mut Case) -> &mut FakeProcess {
-    case.world.open.as_mut().expect("this row keeps the process openable")
+/// The owner's process, pid 4242.
+fn process(case: &mut Case) -> &mut MadeUpProcess {
+    let owner = case.world.processes.get_mut(&4242).and_then(|opened| opened.as_mut().ok());
+    owner.expect("this row keeps the process openable")
+}
+
+/// What opening `pid` gives from now on.
+fn set(case: &mut Case, pid: u32, process: Result<MadeUpProcess, OpenProcessError>) {
+    case.world.processes.insert(pid, process);
 }
 
 /// Applies `change` to the agreeing case and compares `"<liveness>: <reason>"`.
@@ -215,7 +153,7 @@ fn rule_1_an_unreadable_boot_id_is_unknown_even_where_the_pid_is_free() {
     check(
         |case| {
             case.world.boot_id = Err(io::ErrorKind::NotFound);
-            case.world.open = Err(OpenProcessError::Gone);
+            set(case, 4242, Err(OpenProcessError::Gone));
         },
         &format!("unknown: boot id unreadable: entity not found; {UNPLACED}"),
     );
@@ -232,7 +170,7 @@ fn rule_2_another_pid_namespace_is_unknown_and_a_time_namespace_is_taken_back() 
     check(
         |case| {
             case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 99, user_ns: INITIAL });
-            case.world.tick_offset = 100_000;
+            case.world.boottime_offset_ticks = 100_000;
             process(case).pidfs_inode = None;
             process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 100_870 });
         },
@@ -241,7 +179,7 @@ fn rule_2_another_pid_namespace_is_unknown_and_a_time_namespace_is_taken_back() 
     check(
         |case| {
             case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 99, user_ns: INITIAL });
-            case.world.tick_offset = 100_000;
+            case.world.boottime_offset_ticks = 100_000;
             process(case).pidfs_inode = None;
             process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 870 });
         },
@@ -253,7 +191,7 @@ fn rule_2_another_pid_namespace_is_unknown_and_a_time_namespace_is_taken_back() 
     check(
         |case| {
             case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 99, user_ns: INITIAL });
-            case.world.tick_offset = 100_000;
+            case.world.boottime_offset_ticks = 100_000;
             process(case).pidfs_inode = None;
             process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 100_871 });
         },
@@ -273,7 +211,7 @@ fn rule_2_another_pid_namespace_is_unknown_and_a_time_namespace_is_taken_back() 
     check(
         |case| {
             case.world.namespaces = Ok(Namespaces { pid_ns: 99, time_ns: 12, user_ns: INITIAL });
-            case.world.open = Err(OpenProcessError::Gone);
+            set(case, 4242, Err(OpenProcessError::Gone));
         },
         "unknown: recorded in another pid namespace",
     );
@@ -285,9 +223,9 @@ fn rule_2_another_pid_namespace_is_unknown_and_a_time_namespace_is_taken_back() 
 
 #[test]
 fn rule_3_no_process_at_the_pid_is_dead() {
-    check(|case| case.world.open = Err(OpenProcessError::Gone), "dead: pid 4242 is gone");
+    check(|case| set(case, 4242, Err(OpenProcessError::Gone)), "dead: pid 4242 is gone");
     check(
-        |case| case.world.open = Err(OpenProcessError::NotAProcess),
+        |case| set(case, 4242, Err(OpenProcessError::NotAProcess)),
         "dead: pid 4242 is not a process now (a thread of another process, or one being reaped)",
     );
 }
@@ -295,14 +233,14 @@ fn rule_3_no_process_at_the_pid_is_dead() {
 #[test]
 fn rule_3_a_handle_that_cannot_be_opened_otherwise_is_unknown_but_the_socket_still_counts() {
     check(
-        |case| case.world.open = Err(OpenProcessError::Other("Operation not permitted".to_owned())),
+        |case| set(case, 4242, Err(OpenProcessError::Other("Operation not permitted".to_owned()))),
         "unknown: pid 4242 cannot be opened: Operation not permitted",
     );
     // Regression: an unopenable handle used to end the verdict at once, so
     // a vanished socket (positive evidence) was never looked at.
     check(
         |case| {
-            case.world.open = Err(OpenProcessError::Other("Operation not permitted".to_owned()));
+            set(case, 4242, Err(OpenProcessError::Other("Operation not permitted".to_owned())));
             case.world.socket = Err(io::ErrorKind::NotFound);
         },
         &format!("dead: socket {SOCKET_PATH} is gone"),
@@ -453,9 +391,8 @@ fn rule_5_an_exited_process_awaiting_its_reaper_is_dead() {
 fn rule_6_a_vanished_or_replaced_socket_is_dead_once_no_member_runs() {
     // Nothing proves the owner runs (its handle cannot be opened): the
     // socket decides.
-    let unopenable = |case: &mut Case| {
-        case.world.open = Err(OpenProcessError::Other("Operation not permitted".to_owned()))
-    };
+    let unopenable =
+        |case: &mut Case| set(case, 4242, Err(OpenProcessError::Other("Operation not permitted".to_owned())));
     check(
         |case| {
             unopenable(case);
@@ -519,7 +456,7 @@ fn rule_6_a_vanished_or_replaced_socket_while_the_owner_runs_is_unknown_never_de
 fn rule_6_without_dev_and_ino_the_mtime_decides() {
     check(
         |case| {
-            case.world.open = Err(OpenProcessError::Other("Operation not permitted".to_owned()));
+            set(case, 4242, Err(OpenProcessError::Other("Operation not permitted".to_owned())));
             case.recorded_socket = Some(socket(0, 0, 7));
             case.world.socket = Ok(socket(5, 6, 8));
         },
@@ -561,14 +498,14 @@ fn rule_6_a_socket_that_cannot_be_examined_is_unknown() {
 fn rule_7_any_dead_beats_every_unknown() {
     check(
         |case| {
-            case.world.open = Err(OpenProcessError::Other("Operation not permitted".to_owned()));
+            set(case, 4242, Err(OpenProcessError::Other("Operation not permitted".to_owned())));
             case.world.socket = Err(io::ErrorKind::NotFound);
         },
         &format!("dead: socket {SOCKET_PATH} is gone"),
     );
     check(
         |case| {
-            case.world.open = Err(OpenProcessError::Other("Operation not permitted".to_owned()));
+            set(case, 4242, Err(OpenProcessError::Other("Operation not permitted".to_owned())));
             case.world.socket = Ok(socket(5, 9, 7));
         },
         &format!("dead: socket {SOCKET_PATH} was replaced"),
@@ -637,7 +574,7 @@ fn rule_4_a_uid_read_from_another_user_namespace_is_not_compared() {
     check(
         |case| {
             translated(case);
-            case.world.open = Err(OpenProcessError::Gone);
+            set(case, 4242, Err(OpenProcessError::Gone));
         },
         "dead: pid 4242 is gone",
     );
@@ -736,8 +673,8 @@ fn member(pid: u32, ticks: u64) -> ChainMember {
 }
 
 /// The process that agrees with `member` in every way.
-fn running(member: &ChainMember) -> FakeProcess {
-    FakeProcess {
+fn running(member: &ChainMember) -> MadeUpProcess {
+    MadeUpProcess {
         pidfs_inode: member.pidfs_ino,
         proc: Ok(ProcIdentity { uid: member.uid, start_ticks: member.start_ticks }),
         exited: Ok(false),
@@ -755,19 +692,15 @@ fn chain_case(three: bool) -> Case {
         case.recorded.chain.push(member(4260, 995));
     }
     for member in case.recorded.chain.clone() {
-        case.world.others.insert(member.pid.get(), Ok(running(&member)));
+        set(&mut case, member.pid.get(), Ok(running(&member)));
     }
     case
-}
-
-fn set(case: &mut Case, pid: u32, process: Result<FakeProcess, OpenProcessError>) {
-    case.world.others.insert(pid, process);
 }
 
 /// A process at the member's pid that cannot be told apart from it: no
 /// pidfs inode, and `/proc` hidden.
 fn unproven(case: &mut Case, pid: u32, ticks: u64) {
-    let process = FakeProcess {
+    let process = MadeUpProcess {
         pidfs_inode: None,
         proc: Err(ProcReadError::PermissionDenied),
         ..running(&member(pid, ticks))
@@ -792,7 +725,7 @@ fn chain_every_member_running_rests_on_the_owner() {
 fn chain_the_loader_gone_leaves_the_session_alive_on_the_native_process() {
     check_chain(
         false,
-        |case| case.world.open = Err(OpenProcessError::Gone),
+        |case| set(case, 4242, Err(OpenProcessError::Gone)),
         "alive: owner 4242 is gone; harness process 4250 still running since tick 990",
     );
     // Every way a member can be proven gone counts as gone, and the reason
@@ -801,7 +734,7 @@ fn chain_the_loader_gone_leaves_the_session_alive_on_the_native_process() {
         true,
         |case| {
             process(case).exited = Ok(true);
-            set(case, 4250, Ok(FakeProcess { pidfs_inode: Some(1), ..running(&member(4250, 990)) }));
+            set(case, 4250, Ok(MadeUpProcess { pidfs_inode: Some(1), ..running(&member(4250, 990)) }));
         },
         "alive: owner 4242 has exited (zombie); harness process 4250 now names another process \
          (pidfs inode 1, not 4250); harness process 4260 still running since tick 995",
@@ -819,7 +752,7 @@ fn chain_is_dead_only_when_every_member_is_provably_gone() {
     check_chain(
         false,
         |case| {
-            case.world.open = Err(OpenProcessError::Gone);
+            set(case, 4242, Err(OpenProcessError::Gone));
             set(case, 4250, Err(OpenProcessError::Gone));
         },
         "dead: owner 4242 is gone; harness process 4250 is gone",
@@ -829,7 +762,7 @@ fn chain_is_dead_only_when_every_member_is_provably_gone() {
         |case| {
             process(case).pidfs_inode = None;
             process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 5 });
-            set(case, 4250, Ok(FakeProcess { exited: Ok(true), ..running(&member(4250, 990)) }));
+            set(case, 4250, Ok(MadeUpProcess { exited: Ok(true), ..running(&member(4250, 990)) }));
             set(case, 4260, Err(OpenProcessError::NotAProcess));
         },
         "dead: owner 4242 now names a process started at tick 5, not 870; harness process 4250 has \
@@ -841,11 +774,11 @@ fn chain_is_dead_only_when_every_member_is_provably_gone() {
     check_chain(
         false,
         |case| {
-            case.world.open = Err(OpenProcessError::Gone);
+            set(case, 4242, Err(OpenProcessError::Gone));
             set(
                 case,
                 4250,
-                Ok(FakeProcess {
+                Ok(MadeUpProcess {
                     pidfs_inode: None,
                     proc: Ok(ProcIdentity { uid: 0, start_ticks: 990 }),
                     ..running(&member(4250, 990))
@@ -861,7 +794,7 @@ fn chain_a_member_that_cannot_be_examined_makes_it_unknown_never_dead() {
     check_chain(
         false,
         |case| {
-            case.world.open = Err(OpenProcessError::Gone);
+            set(case, 4242, Err(OpenProcessError::Gone));
             unproven(case, 4250, 990);
         },
         "unknown: owner 4242 is gone; /proc/4250 unreadable: permission denied",
@@ -869,7 +802,7 @@ fn chain_a_member_that_cannot_be_examined_makes_it_unknown_never_dead() {
     check_chain(
         false,
         |case| {
-            case.world.open = Err(OpenProcessError::Other("Operation not permitted".to_owned()));
+            set(case, 4242, Err(OpenProcessError::Other("Operation not permitted".to_owned())));
             set(case, 4250, Err(OpenProcessError::Gone));
         },
         "unknown: owner 4242 cannot be opened: Operation not permitted; harness process 4250 is gone",
@@ -878,7 +811,7 @@ fn chain_a_member_that_cannot_be_examined_makes_it_unknown_never_dead() {
     check_chain(
         true,
         |case| {
-            case.world.open = Err(OpenProcessError::Gone);
+            set(case, 4242, Err(OpenProcessError::Gone));
             set(case, 4250, Err(OpenProcessError::Other("Operation not permitted".to_owned())));
         },
         "alive: owner 4242 is gone; harness process 4260 still running since tick 995",
@@ -902,7 +835,7 @@ fn chain_the_shared_rules_still_decide_for_the_whole_chain() {
         false,
         |case| {
             case.world.boot_id = Err(io::ErrorKind::PermissionDenied);
-            case.world.open = Err(OpenProcessError::Gone);
+            set(case, 4242, Err(OpenProcessError::Gone));
         },
         "unknown: boot id unreadable: permission denied; a pid cannot be placed on this machine's kernel \
          without it",
@@ -913,7 +846,7 @@ fn chain_the_shared_rules_still_decide_for_the_whole_chain() {
         false,
         |case| {
             case.recorded_socket = Some(socket(5, 6, 7));
-            case.world.open = Err(OpenProcessError::Gone);
+            set(case, 4242, Err(OpenProcessError::Gone));
             case.world.socket = Err(io::ErrorKind::NotFound);
         },
         &format!("unknown: socket {SOCKET_PATH} is gone while harness process 4250 still runs"),
@@ -922,7 +855,7 @@ fn chain_the_shared_rules_still_decide_for_the_whole_chain() {
         false,
         |case| {
             case.recorded_socket = Some(socket(5, 6, 7));
-            case.world.open = Err(OpenProcessError::Gone);
+            set(case, 4242, Err(OpenProcessError::Gone));
             unproven(case, 4250, 990);
             case.world.socket = Err(io::ErrorKind::NotFound);
         },
@@ -934,7 +867,7 @@ fn chain_the_shared_rules_still_decide_for_the_whole_chain() {
         false,
         |case| {
             case.recorded_socket = Some(socket(5, 6, 7));
-            case.world.open = Err(OpenProcessError::Gone);
+            set(case, 4242, Err(OpenProcessError::Gone));
             set(case, 4250, Err(OpenProcessError::Other("Operation not permitted".to_owned())));
             case.world.socket = Err(io::ErrorKind::NotFound);
         },
@@ -951,11 +884,11 @@ fn chain_uids_are_compared_only_within_the_recorded_user_namespace() {
         false,
         |case| {
             case.world.namespaces = Ok(elsewhere);
-            case.world.open = Err(OpenProcessError::Gone);
+            set(case, 4242, Err(OpenProcessError::Gone));
             set(
                 case,
                 4250,
-                Ok(FakeProcess {
+                Ok(MadeUpProcess {
                     proc: Ok(ProcIdentity { uid: 65534, start_ticks: 990 }),
                     ..running(&member(4250, 990))
                 }),
@@ -967,11 +900,11 @@ fn chain_uids_are_compared_only_within_the_recorded_user_namespace() {
         false,
         |case| {
             case.world.namespaces = Ok(elsewhere);
-            case.world.open = Err(OpenProcessError::Gone);
+            set(case, 4242, Err(OpenProcessError::Gone));
             set(
                 case,
                 4250,
-                Ok(FakeProcess {
+                Ok(MadeUpProcess {
                     pidfs_inode: None,
                     proc: Ok(ProcIdentity { uid: 65534, start_ticks: 990 }),
                     ..running(&member(4250, 990))

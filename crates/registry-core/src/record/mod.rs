@@ -5,8 +5,9 @@
 //!
 //! Its public face is for the files that share the record's way of being
 //! read and written (consent markers: the owner's keys, the versioned
-//! reader) and for the checks at a tool's edge (each field's limit); the
-//! record itself is at the crate's root.
+//! reader), for the checks at a tool's edge (each field's limit) and for
+//! telling apart why a file is malformed; the record itself is at the
+//! crate's root.
 
 pub(crate) mod canonical;
 pub(crate) mod keys;
@@ -19,9 +20,10 @@ pub(crate) mod timestamp;
 pub(crate) mod values;
 pub(crate) mod versioned;
 
+pub use malformed::{Field, FieldError, FieldLimit, FieldProblem, Malformed};
 pub use owner::{ChainMemberRecord, KeyName, OwnerKeys, UncheckedOwner, read_once, required};
 pub use values::{
-    AGENT_NAME_LIMIT, CWD_LIMIT, HARNESS_LIMIT, HARNESS_VERSION_LIMIT, SESSION_ID_LIMIT, SOCKET_PATH_LIMIT,
-    TRANSCRIPT_PATH_LIMIT,
+    AGENT_NAME_LIMIT, CWD_LIMIT, FIELD_LIMITS, HARNESS_LIMIT, HARNESS_VERSION_LIMIT, SESSION_ID_LIMIT,
+    SOCKET_PATH_LIMIT, TRANSCRIPT_PATH_LIMIT,
 };
 pub use versioned::{FormatProblem, Versioned, parse_versioned};

@@ -4,14 +4,11 @@
 //! directory, so each rule is one row and no real process has to die.
 
 use std::collections::HashMap;
-use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use owner_liveness::{
-    Liveness, Namespaces, OpenProcessError, OwnerIdentity, OwnerSource, Pid, ProcIdentity, ProcReadError,
-    ProcessFacts, SocketIdentity, SystemFacts,
-};
+use owner_liveness::made_up_facts::{MadeUpFacts, MadeUpProcess};
+use owner_liveness::{Liveness, Namespaces, OpenProcessError, OwnerIdentity, OwnerSource, Pid, ProcIdentity};
 use registry_core::{
     AgentChoice, ListFilter, PruneOptions, Registration, RosterDir, Timestamp, list_sessions, prune_sessions,
     register, write_atomically,
@@ -38,80 +35,34 @@ enum AtPid {
     Unopenable,
 }
 
-/// The facts of one made-up system.
-struct MadeUpFacts {
-    boot_id: String,
-    pid_ns: u64,
-    processes: HashMap<u32, AtPid>,
-    now: SystemTime,
-    /// Runs whenever a process is opened: something happening elsewhere
-    /// at that instant (another process rewriting a record).
-    meanwhile: Option<Box<dyn Fn(Pid) + Send + Sync>>,
-}
-
-struct MadeUpProcess {
-    start_ticks: u64,
-    pidfs_ino: u64,
-}
-
-impl SystemFacts for MadeUpFacts {
-    type Process = MadeUpProcess;
-
-    fn boot_id(&self) -> io::Result<std::borrow::Cow<'_, str>> {
-        Ok(std::borrow::Cow::Borrowed(&self.boot_id))
-    }
-
-    fn own_namespaces(&self) -> io::Result<Namespaces> {
-        Ok(Namespaces { pid_ns: self.pid_ns, time_ns: TIME_NS, user_ns: USER_NS })
-    }
-
-    fn machine(&self) -> io::Result<std::borrow::Cow<'_, str>> {
-        Ok(std::borrow::Cow::Borrowed(MACHINE))
-    }
-
-    fn boottime_offset_ticks(&self) -> io::Result<i64> {
-        Ok(0)
-    }
-
-    fn open_process(&self, pid: Pid) -> Result<MadeUpProcess, OpenProcessError> {
-        if let Some(meanwhile) = &self.meanwhile {
-            meanwhile(pid);
-        }
-        match self.processes.get(&pid.get()).copied().unwrap_or(AtPid::Nothing) {
-            AtPid::TheOwner => {
-                Ok(MadeUpProcess { start_ticks: ticks_of(pid.get()), pidfs_ino: inode_of(pid.get()) })
-            }
-            AtPid::Newcomer => Ok(MadeUpProcess { start_ticks: ticks_of(pid.get()) + 1, pidfs_ino: 1 }),
-            AtPid::Nothing => Err(OpenProcessError::Gone),
-            AtPid::Unopenable => Err(OpenProcessError::Other("Permission denied".into())),
-        }
-    }
-
-    fn stat_socket(&self, path: &Path) -> io::Result<SocketIdentity> {
-        Err(io::Error::other(format!("no socket {} in a made-up system", path.display())))
-    }
-
-    fn now(&self) -> SystemTime {
-        self.now
+/// What opening `pid` gives where `at_pid` runs there.
+fn opened(pid: u32, at_pid: AtPid) -> Result<MadeUpProcess, OpenProcessError> {
+    let started_at = |start_ticks| ProcIdentity { uid: UID, start_ticks };
+    match at_pid {
+        AtPid::TheOwner => Ok(MadeUpProcess {
+            pidfs_inode: Some(inode_of(pid)),
+            proc: Ok(started_at(ticks_of(pid))),
+            exited: Ok(false),
+            user_namespace: Some(USER_NS),
+        }),
+        AtPid::Newcomer => Ok(MadeUpProcess {
+            pidfs_inode: Some(1),
+            proc: Ok(started_at(ticks_of(pid) + 1)),
+            exited: Ok(false),
+            user_namespace: Some(USER_NS),
+        }),
+        AtPid::Nothing => Err(OpenProcessError::Gone),
+        AtPid::Unopenable => Err(OpenProcessError::Other("Permission denied".into())),
     }
 }
 
-impl ProcessFacts for MadeUpProcess {
-    fn pidfs_inode(&self) -> Option<u64> {
-        Some(self.pidfs_ino)
-    }
-
-    fn proc_identity(&self) -> Result<ProcIdentity, ProcReadError> {
-        Ok(ProcIdentity { uid: UID, start_ticks: self.start_ticks })
-    }
-
-    fn has_exited(&self) -> io::Result<bool> {
-        Ok(false)
-    }
-
-    fn user_namespace(&self) -> Option<u64> {
-        Some(USER_NS)
-    }
+/// The made-up system of this boot in `pid_ns`, a minute after the
+/// records were written, where `processes` run.
+fn made_up_facts(pid_ns: u64, processes: HashMap<u32, AtPid>) -> MadeUpFacts {
+    let namespaces = Namespaces { pid_ns, time_ns: TIME_NS, user_ns: USER_NS };
+    let mut facts = MadeUpFacts::new(BOOT_ID, namespaces, MACHINE, registered_at() + Duration::from_secs(60));
+    facts.processes = processes.into_iter().map(|(pid, at_pid)| (pid, opened(pid, at_pid))).collect();
+    facts
 }
 
 fn ticks_of(pid: u32) -> u64 {
@@ -244,13 +195,9 @@ fn world(case: &Case, age: Duration) -> (tempfile::TempDir, RosterDir, MadeUpFac
     let boot_id = if case.earlier_boot { "00000000-0000-0000-0000-000000000000" } else { BOOT_ID };
     let record = record_on(case.machine, 4242, ticks_of(4242), inode_of(4242), boot_id);
     write_atomically(&roster, roster.sessions(), "4242.json", record.as_bytes()).unwrap();
-    let facts = MadeUpFacts {
-        boot_id: BOOT_ID.into(),
-        pid_ns: if case.other_pid_namespace { PID_NS + 1 } else { PID_NS },
-        processes: HashMap::from([(4242, case.at_pid), (5000, AtPid::TheOwner)]),
-        now: registered_at() + age,
-        meanwhile: None,
-    };
+    let pid_ns = if case.other_pid_namespace { PID_NS + 1 } else { PID_NS };
+    let processes = HashMap::from([(4242, case.at_pid), (5000, AtPid::TheOwner)]);
+    let facts = MadeUpFacts { now: registered_at() + age, ..made_up_facts(pid_ns, processes) };
     (temp, roster, facts)
 }
 
@@ -344,11 +291,8 @@ fn world_where_4242_is_replaced_once_judged() -> (tempfile::TempDir, RosterDir, 
     let newcomer = record_of(4242, ticks_of(4242) + 1, 1, BOOT_ID);
     let sessions = roster.path().join("sessions");
     let replaced = std::sync::atomic::AtomicBool::new(false);
+    let processes = HashMap::from([(4242, AtPid::Newcomer), (5000, AtPid::TheOwner)]);
     let facts = MadeUpFacts {
-        boot_id: BOOT_ID.into(),
-        pid_ns: PID_NS,
-        processes: HashMap::from([(4242, AtPid::Newcomer), (5000, AtPid::TheOwner)]),
-        now: registered_at() + Duration::from_secs(60),
         meanwhile: Some(Box::new(move |pid| {
             if pid.get() == 4242 && !replaced.swap(true, std::sync::atomic::Ordering::SeqCst) {
                 let temporary = sessions.join(".tmp-newcomer");
@@ -356,6 +300,7 @@ fn world_where_4242_is_replaced_once_judged() -> (tempfile::TempDir, RosterDir, 
                 std::fs::rename(&temporary, sessions.join("4242.json")).unwrap();
             }
         })),
+        ..made_up_facts(PID_NS, processes)
     };
     (temp, roster, facts)
 }
@@ -416,10 +361,6 @@ fn register_leaves_a_dead_record_to_the_next_writer_when_the_lock_is_taken() {
     let other_takes_it = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let takes_it = std::sync::Arc::clone(&other_takes_it);
     let facts = MadeUpFacts {
-        boot_id: BOOT_ID.into(),
-        pid_ns: PID_NS,
-        processes,
-        now: registered_at() + Duration::from_secs(60),
         meanwhile: Some(Box::new(move |pid| {
             if pid.get() == 4242 && takes_it.load(std::sync::atomic::Ordering::SeqCst) {
                 let other = RosterDir::open_or_create(&root).unwrap();
@@ -427,6 +368,7 @@ fn register_leaves_a_dead_record_to_the_next_writer_when_the_lock_is_taken() {
                 *taken_by_other.lock().unwrap() = Some(lock);
             }
         })),
+        ..made_up_facts(PID_NS, processes)
     };
     let mut registrants = registrants.into_iter();
     let skipped = registrants.by_ref().find(|&pid| {
@@ -459,17 +401,9 @@ fn register_reaps_again_after_a_cursor_it_cannot_use() {
             .unwrap();
         let cursor_file = roster.path().join("sessions/.reap-cursor");
         std::fs::write(&cursor_file, cursor).unwrap();
-        let facts = MadeUpFacts {
-            boot_id: BOOT_ID.into(),
-            pid_ns: PID_NS,
-            processes: HashMap::from([
-                (4242, AtPid::Nothing),
-                (5000, AtPid::TheOwner),
-                (5001, AtPid::TheOwner),
-            ]),
-            now: registered_at() + Duration::from_secs(60),
-            meanwhile: None,
-        };
+        let processes =
+            HashMap::from([(4242, AtPid::Nothing), (5000, AtPid::TheOwner), (5001, AtPid::TheOwner)]);
+        let facts = made_up_facts(PID_NS, processes);
         let reaped: Vec<u32> = [5000, 5001]
             .into_iter()
             .flat_map(|pid| register(&roster, &registration(pid), &facts).unwrap().reaped)
@@ -531,13 +465,7 @@ fn prune_of_thousands_removes_each_dead_record_with_its_own_index_entry_only() {
             index_names_another.push((index_entry, holder));
         }
     }
-    let facts = MadeUpFacts {
-        boot_id: BOOT_ID.into(),
-        pid_ns: PID_NS,
-        processes,
-        now: registered_at() + Duration::from_secs(60),
-        meanwhile: None,
-    };
+    let facts = made_up_facts(PID_NS, processes);
     let options = PruneOptions { older_than: None, dry_run: false };
     let (report, _lock) = prune_sessions(&roster, &options, &facts).unwrap();
 
@@ -576,13 +504,7 @@ fn prune_removes_index_entries_left_without_their_record() {
     entry("00000000000000bb", "7001");
     entry("00000000000000cc", "7002");
     entry("00000000000000dd", "not-a-pid");
-    let facts = MadeUpFacts {
-        boot_id: BOOT_ID.into(),
-        pid_ns: PID_NS,
-        processes: HashMap::from([(4242, AtPid::TheOwner)]),
-        now: registered_at() + Duration::from_secs(60),
-        meanwhile: None,
-    };
+    let facts = made_up_facts(PID_NS, HashMap::from([(4242, AtPid::TheOwner)]));
     let left = || {
         let mut names: Vec<String> = std::fs::read_dir(&session_ids)
             .unwrap()

@@ -1,5 +1,6 @@
 //! The built `roster-hooks` binary answers `--help` (and each subcommand's)
-//! and `--version` as the house style says. Having an integration test here
+//! and `--version` as the house style says, from a clap definition that is
+//! consistent and gives every flag a help line. Having an integration test here
 //! also makes `cargo test --workspace` build this binary, which the
 //! black-box crate in `tests/` drives.
 
@@ -26,4 +27,25 @@ fn every_subcommand_help_gives_an_example() {
 #[test]
 fn version_names_the_tool_and_exits_0() {
     tests::help::check_version(Path::new(BINARY), "roster-hooks", env!("CARGO_PKG_VERSION"));
+}
+
+#[test]
+fn command_definition_is_consistent() {
+    roster_hooks::command().debug_assert();
+}
+
+#[test]
+fn every_flag_has_help() {
+    let command = roster_hooks::command();
+    for subcommand in command.get_subcommands() {
+        assert!(subcommand.get_about().is_some(), "{} has no help", subcommand.get_name());
+        for argument in subcommand.get_arguments() {
+            assert!(
+                argument.get_help().is_some(),
+                "{} {} has no help",
+                subcommand.get_name(),
+                argument.get_id()
+            );
+        }
+    }
 }

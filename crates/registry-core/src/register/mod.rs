@@ -1,6 +1,9 @@
 //! Register (docs/contract.md §6.1): write or refresh the calling session's record,
 //! keep one live owner per session id without scanning the registry, and
-//! reap a small bounded batch of dead records on the way.
+//! reap a small bounded batch of dead records on the way. `precedence`
+//! decides which of the values given for a registration it takes.
+
+pub(crate) mod precedence;
 
 use std::path::PathBuf;
 
@@ -18,6 +21,7 @@ use crate::record::values::{
     AgentName, HarnessName, HarnessVersion, RecordedTime, SessionDirectoryPath, SessionId, SessionPidSource,
     SocketPath, TranscriptPath,
 };
+use crate::register::precedence::AgentChoice;
 use crate::removal_checks::{dead_for_good, index_entry_of, recheck};
 use crate::session_row::{read_listed_session_row, read_session_row};
 use crate::store::directory::RosterDir;
@@ -54,22 +58,6 @@ pub struct Registration {
     /// Canonical (real) path.
     pub cwd: PathBuf,
     pub registrar_pid: u32,
-}
-
-/// What a registration says about the agent name. A refresh (same owner)
-/// keeps the name recorded earlier unless one is given by hand: a new
-/// session id after `/clear` must not drop the name the user gave.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum AgentChoice {
-    /// A name given by hand (`--agent NAME`, `ROSTER_AGENT`): replaces any
-    /// recorded one.
-    Set(AgentName),
-    /// Anonymous asked for by hand (`--agent ""`): clears any recorded name.
-    Clear,
-    /// No name given by hand: a refresh keeps the recorded name (or its
-    /// absence); a new owner gets `default` (the repository file's
-    /// `agent_name`, or anonymous).
-    Keep { default: Option<AgentName> },
 }
 
 /// What register did.
