@@ -272,7 +272,12 @@ pub fn main() -> ExitCode {
 pub fn run(args: ListArgs) -> anyhow::Result<()> {
     let filter = build_filter(&args)?;
     if args.watch || args.until_gone.is_some() {
-        return watch::run_watch(&args, &filter);
+        let request = watch::WatchRequest {
+            common: &args.common,
+            until_gone: args.until_gone.clone(),
+            prints_listing: args.watch,
+        };
+        return watch::run_watch(request, &filter);
     }
     let roster = open_roster_for_reading(&args.common)?;
     // Stdout is line-buffered: unbuffered, a JSON listing cost one write

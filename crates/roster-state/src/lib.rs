@@ -222,8 +222,9 @@ fn record(
                 }
                 Err(error) => return Err(error.into()),
             };
-            match StateTarget::of_owner(&roster, owner.resolved.pid, &RunningSystem::read()) {
-                Some(target) => target,
+            let row = registry_core::find_session_row(&roster, owner.resolved.pid, &RunningSystem::read());
+            match row.as_ref().and_then(|row| Some((row.file_name.clone(), row.record.as_ref()?))) {
+                Some((file_name, record)) => StateTarget::of(file_name, record),
                 None => return no_record(args),
             }
         }

@@ -1,14 +1,12 @@
 //! Which record a state event is about: the record the payload's session
 //! id names (through the session-id index, checked against the record),
-//! else the record of the calling session's owner in this world. An event
-//! for a session roster holds no record of changes nothing.
-
-use owner_liveness::{Pid, SystemFacts};
+//! else (found by the caller, through `find_session_row`) the record of the
+//! calling session's owner in this world. An event for a session roster
+//! holds no record of changes nothing.
 
 use crate::error::{Error, Result};
 use crate::record::session_record::{Parsed, Record, parse_record};
 use crate::record::values::SessionId;
-use crate::session_row::find_session_row;
 use crate::store::directory::RosterDir;
 use crate::store::files::{ReadProblem, read_entry};
 use crate::store::session_index::checked_indexed_holder;
@@ -23,7 +21,8 @@ pub struct StateTarget {
 }
 
 impl StateTarget {
-    fn of(file_name: String, record: &Record) -> StateTarget {
+    /// The target of the record `record`, read from `file_name`.
+    pub fn of(file_name: String, record: &Record) -> StateTarget {
         StateTarget {
             file_name,
             session_pid: record.owner.pid.get(),
@@ -51,12 +50,5 @@ impl StateTarget {
         let Parsed::Record(record) = parse_record(&contents.bytes, holder.pid) else { return Ok(None) };
         let holds_it = record.session_id.as_deref() == Some(session_id.as_str());
         Ok(holds_it.then(|| StateTarget::of(file_name, &record)))
-    }
-
-    /// The record of the owner `pid` in the caller's world.
-    pub fn of_owner(roster: &RosterDir, pid: Pid, facts: &impl SystemFacts) -> Option<StateTarget> {
-        let row = find_session_row(roster, pid, facts)?;
-        let record = row.record.as_ref()?;
-        Some(StateTarget::of(row.file_name.clone(), record))
     }
 }

@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use cli_support::{
-    BadInput, Colour, OutputFormat, escape_for_terminal, escape_path_for_terminal, local_clock,
+    BadInput, Colour, CommonArgs, OutputFormat, escape_for_terminal, escape_path_for_terminal, local_clock,
     process_env_os, roster_directory_choice,
 };
 use consent::{ConsentDecider, ConsentState, SessionConsent, record_file_name_of_marker, user_config_path};
@@ -23,7 +23,6 @@ use registry_core::{
 };
 
 use self::consent_inputs::{ConsentConcerns, ConsentInputs};
-use crate::ListArgs;
 use crate::table::{EventColumns, text_row};
 
 /// The version of the event objects `--watch --format json` prints; it
@@ -95,7 +94,7 @@ struct Known {
 
 /// The watcher: what it knows, where it writes, and how.
 struct Watcher<'a> {
-    args: &'a ListArgs,
+    common: &'a CommonArgs,
     filter: &'a ListFilter,
     path: PathBuf,
     roster: Option<RosterDir>,
@@ -173,11 +172,19 @@ fn raise_open_file_limit() -> u64 {
     }
 }
 
+/// What a watch is asked for: the common flags, `--until-gone`'s session,
+/// and whether the rows present at the start are printed (`--watch`).
+pub struct WatchRequest<'a> {
+    pub common: &'a CommonArgs,
+    pub until_gone: Option<String>,
+    pub prints_listing: bool,
+}
+
 /// Runs the watch until SIGINT, SIGTERM, a closed stdout, or (with
 /// `--until-gone`) the end of the session named.
-pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
+pub fn run_watch(request: WatchRequest<'_>, filter: &ListFilter) -> anyhow::Result<()> {
     raise_open_file_limit();
-    let path = roster_directory_choice(&args.common)?.path;
+    let path = roster_directory_choice(request.common)?.path;
     // Opening a registry creates the subdirectories it lacks (one an older
     // roster made, or one made by hand, may hold only `sessions/`). Done
     // before the watch starts, their creation is no change to report: seen
@@ -185,9 +192,9 @@ pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
     RosterDir::open_existing(&path)?;
     // Watching starts before the first read, so no change falls between.
     let source = RegistryWatch::start(&path, stop_when()?)?;
-    let follows_consent = !args.common.quiet;
+    let follows_consent = !request.common.quiet;
     let mut watcher = Watcher {
-        args,
+        common: request.common,
         filter,
         roster: None,
         known: BTreeMap::new(),
@@ -202,11 +209,11 @@ pub fn run_watch(args: &ListArgs, filter: &ListFilter) -> anyhow::Result<()> {
         inputs_incomplete: false,
         said_unfollowed: false,
         said_unopenable: None,
-        target: args.until_gone.clone(),
-        prints_listing: args.watch,
+        target: request.until_gone,
+        prints_listing: request.prints_listing,
         columns: None,
         out: std::io::stdout().lock(),
-        colour: args.common.colour_on_stdout(),
+        colour: request.common.colour_on_stdout(),
         home: process_env_os("HOME").map(PathBuf::from),
         path,
     };
@@ -263,17 +270,17 @@ impl Watcher<'_> {
         let listing = Listing::of_rows(self.known.values().map(|known| &known.row), self.filter);
         let listed = || listing.rows.iter().map(|row| (row, &self.known[&row.file_name].consent));
         let mut text = String::new();
-        if self.args.common.output_format() == OutputFormat::Text {
+        if self.common.output_format() == OutputFormat::Text {
             let now = Timestamp::now();
             let cells: Vec<Vec<String>> =
                 listed().map(|(row, consent)| text_row(row, consent, self.home.as_deref(), now)).collect();
             let columns = EventColumns::new(&cells, self.colour);
-            if !self.args.common.quiet && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+            if !self.common.quiet && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
                 text.push_str(&columns.header());
             }
             self.columns = Some(columns);
         }
-        if self.prints_listing && !self.args.common.quiet {
+        if self.prints_listing && !self.common.quiet {
             let at = Timestamp::now();
             for (row, consent) in listed() {
                 text.push_str(&self.event_line(EventKind::Listed, at, Some(row), Some(consent), None));
@@ -655,7 +662,7 @@ impl Watcher<'_> {
                 || row.is_some_and(|row| !self.filter.admits_state(row)));
         let filtered_out = state_filtered
             || (kind != EventKind::Unmatched && row.is_some_and(|row| !self.filter.admits(row)));
-        if filtered_out || self.args.common.quiet {
+        if filtered_out || self.common.quiet {
             return Ok(());
         }
         let line = self.event_line(kind, Timestamp::now(), row, consent, reason);
@@ -674,7 +681,7 @@ impl Watcher<'_> {
         consent: Option<&SessionConsent>,
         reason: Option<&str>,
     ) -> String {
-        match (self.args.common.output_format(), &self.columns) {
+        match (self.common.output_format(), &self.columns) {
             (OutputFormat::Text, Some(columns)) => {
                 event_text(columns, kind, at, row, consent, reason, self.home.as_deref())
             }
