@@ -4,6 +4,7 @@
 //! that packagers need no Rust toolchain; `cargo xtask codegen --check` and a
 //! test regenerate them in memory and fail when the committed ones drift.
 
+mod binaries;
 mod completions;
 mod man_pages;
 mod overview;
@@ -15,35 +16,8 @@ use std::path::{Path, PathBuf};
 use ::tests::workspace::workspace_root;
 use anyhow::{Context, bail};
 
+pub use binaries::{BINARIES, BINARY_NAMES};
 pub use completions::CompletionScript;
-
-/// One binary: its name, the clap definition it runs and the manual its
-/// `--help` renders, both defined in its own crate.
-pub struct Binary {
-    pub name: &'static str,
-    pub command: fn() -> clap::Command,
-    pub manual: fn() -> cli_support::manual::Manual,
-}
-
-/// The six binaries, in the order pages and completions are generated.
-pub const BINARIES: [Binary; 6] = [
-    Binary { name: "roster-register", command: roster_register::command, manual: roster_register::manual },
-    Binary { name: "roster-list", command: roster_list::command, manual: roster_list::manual },
-    Binary { name: "roster-prune", command: roster_prune::command, manual: roster_prune::manual },
-    Binary { name: "roster-consent", command: roster_consent::command, manual: roster_consent::manual },
-    Binary { name: "roster-hooks", command: roster_hooks::command, manual: roster_hooks::manual },
-    Binary { name: "roster-state", command: roster_state::command, manual: roster_state::manual },
-];
-
-/// The names of [`BINARIES`], in the same order.
-pub const BINARY_NAMES: [&str; 6] = [
-    BINARIES[0].name,
-    BINARIES[1].name,
-    BINARIES[2].name,
-    BINARIES[3].name,
-    BINARIES[4].name,
-    BINARIES[5].name,
-];
 
 /// A generated file: its path relative to the repository root and its bytes.
 pub type GeneratedFile = (PathBuf, Vec<u8>);

@@ -14,7 +14,7 @@ use clap_mangen::roff::{Inline, Roff, bold, italic, roman};
 
 use cli_support::manual::{Example, Manual};
 
-use super::Binary;
+use super::binaries::Binary;
 
 /// The fifth `.TH` argument: the manual every roster page belongs to.
 pub const MANUAL_NAME: &str = "roster manual";

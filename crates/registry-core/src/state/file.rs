@@ -1,4 +1,4 @@
-//! The state file's format (docs/contract.md §3.1): one JSON object naming the
+//! The state file's format (docs/contract.md §3.2): one JSON object naming the
 //! owner it describes, the activity, since when, what set it, and the
 //! order of the last event applied. Read strictly: anything else is no
 //! state at all, never a guess.
@@ -8,7 +8,31 @@ use serde::{Deserialize, Serialize};
 
 use crate::record::session_record::Record;
 use crate::record::timestamp::Timestamp;
-use crate::state::SessionState;
+
+/// A session's state as a listing shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionState {
+    pub activity: Activity,
+    /// What a `waiting` session waits for (`permission`, `input`, or the
+    /// harness's own word); `None` otherwise.
+    pub waiting_for: Option<String>,
+    /// When the activity last changed.
+    pub since: Timestamp,
+    /// The event that changed it: `<harness>:<event>`.
+    pub source: String,
+}
+
+impl SessionState {
+    /// The words of the `state` key for a row: the activity, or `unknown`
+    /// when no event has said (or the owner is not alive).
+    pub fn word(state: Option<&SessionState>) -> &'static str {
+        state.map_or(UNKNOWN_STATE, |state| state.activity.as_str())
+    }
+}
+
+/// The `state` of a row no event has described, or whose owner is not
+/// known to be alive.
+pub const UNKNOWN_STATE: &str = "unknown";
 
 /// The state file format this roster writes and reads.
 pub const STATE_FORMAT: u64 = 1;

@@ -1,4 +1,4 @@
-//! What each session is doing (docs/contract.md §3.1): one small file per session
+//! What each session is doing (docs/contract.md §3.2): one small file per session
 //! beside its record, `states/<record name>`, written by the state hook on
 //! every event the harness sends and read by list and watch.
 //!
@@ -15,41 +15,13 @@ mod file;
 mod target;
 mod update;
 
-pub use file::StateFile;
+pub use file::{SessionState, StateFile, UNKNOWN_STATE};
 pub use target::StateTarget;
 pub use update::{StateChange, StateEvent, record_state_event};
 
-use harness::Activity;
-
 use crate::record::session_record::Record;
-use crate::record::timestamp::Timestamp;
 use crate::store::directory::RosterDir;
 use crate::store::files::read_entry;
-
-/// A session's state as a listing shows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SessionState {
-    pub activity: Activity,
-    /// What a `waiting` session waits for (`permission`, `input`, or the
-    /// harness's own word); `None` otherwise.
-    pub waiting_for: Option<String>,
-    /// When the activity last changed.
-    pub since: Timestamp,
-    /// The event that changed it: `<harness>:<event>`.
-    pub source: String,
-}
-
-impl SessionState {
-    /// The words of the `state` key for a row: the activity, or `unknown`
-    /// when no event has said (or the owner is not alive).
-    pub fn word(state: Option<&SessionState>) -> &'static str {
-        state.map_or(UNKNOWN_STATE, |state| state.activity.as_str())
-    }
-}
-
-/// The `state` of a row no event has described, or whose owner is not
-/// known to be alive.
-pub const UNKNOWN_STATE: &str = "unknown";
 
 /// The state file of the record `record_file_name`, when it describes that
 /// record's owner: `None` when there is none, when it is not trusted or

@@ -1,0 +1,31 @@
+//! The binaries roster ships, each with the clap definition it runs and the
+//! manual its `--help` renders: what every generated page, completion and
+//! package entry is made from.
+
+/// One binary: its name, the clap definition it runs and the manual its
+/// `--help` renders, both defined in its own crate.
+pub struct Binary {
+    pub name: &'static str,
+    pub command: fn() -> clap::Command,
+    pub manual: fn() -> cli_support::manual::Manual,
+}
+
+/// The six binaries, in the order pages and completions are generated.
+pub const BINARIES: [Binary; 6] = [
+    Binary { name: "roster-register", command: roster_register::command, manual: roster_register::manual },
+    Binary { name: "roster-list", command: roster_list::command, manual: roster_list::manual },
+    Binary { name: "roster-prune", command: roster_prune::command, manual: roster_prune::manual },
+    Binary { name: "roster-consent", command: roster_consent::command, manual: roster_consent::manual },
+    Binary { name: "roster-hooks", command: roster_hooks::command, manual: roster_hooks::manual },
+    Binary { name: "roster-state", command: roster_state::command, manual: roster_state::manual },
+];
+
+/// The names of [`BINARIES`], in the same order.
+pub const BINARY_NAMES: [&str; 6] = [
+    BINARIES[0].name,
+    BINARIES[1].name,
+    BINARIES[2].name,
+    BINARIES[3].name,
+    BINARIES[4].name,
+    BINARIES[5].name,
+];
