@@ -1,4 +1,4 @@
-//! What each harness's hook events say a session is doing (docs/contract.md §3.2):
+//! What each harness's hook events say a session is doing (docs/contract.md §3.2, §8.4):
 //! working, idle, or waiting for its user. One table holds every event
 //! roster listens to, per harness, with the activity it implies: the state
 //! hook looks an event up in it, `roster-hooks install` wires exactly its

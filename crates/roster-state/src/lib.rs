@@ -1,4 +1,4 @@
-//! `roster-state`: the state hook (docs/contract.md §3.1, §8.2). A harness runs it on
+//! `roster-state`: the state hook (docs/contract.md §3.2, §8.2, §8.4). A harness runs it on
 //! every prompt, tool call, permission prompt and stop; it looks the event
 //! up in the harness's table (`harness::ACTIVITY_EVENTS`) and records in
 //! the session's state file whether the session is working, idle or
