@@ -70,8 +70,8 @@ impl ConfigOutcome {
     /// The outcome of a parsed (or failed) user file.
     pub fn of_user(parsed: &Result<UserConfig, ConfigProblem>) -> ConfigOutcome {
         match parsed {
-            Ok(UserConfig { auto_arm: Some(value) }) => ConfigOutcome::AutoArm(*value),
-            Ok(UserConfig { auto_arm: None }) => ConfigOutcome::AutoArmUnset,
+            Ok(UserConfig { auto_arm: Some(value), .. }) => ConfigOutcome::AutoArm(*value),
+            Ok(UserConfig { auto_arm: None, .. }) => ConfigOutcome::AutoArmUnset,
             Err(problem) => ConfigOutcome::from_problem(problem.clone()),
         }
     }
@@ -98,7 +98,7 @@ fn unknown_key_message(key: &str, line: Option<usize>) -> String {
 }
 
 /// Every key either configuration file may hold, for suggestions.
-const KNOWN_KEYS: [&str; 3] = ["agent_name", "consent", "auto_arm"];
+const KNOWN_KEYS: [&str; 5] = ["agent_name", "consent", "auto_arm", "adopt", "claude_code"];
 
 /// The known key nearest to an unknown one (its last dotted part), when it
 /// is close enough to be a typo: at most two edits, and fewer edits than
@@ -120,10 +120,12 @@ pub struct RepoConfig {
     pub auto_arm: Option<bool>,
 }
 
-/// The user file: `[consent] auto_arm = false` (a veto).
+/// The user file: `[consent] auto_arm = false` (a veto), and `[adopt]
+/// claude_code = false` (Claude Code's own sessions not listed).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct UserConfig {
     pub auto_arm: Option<bool>,
+    pub adopt_claude_code: Option<bool>,
 }
 
 /// The auto-arm decision and the sentences that explain it.
@@ -162,11 +164,12 @@ fn parse_repo_table(bytes: &[u8]) -> Result<RepoConfig, ConfigProblem> {
     Ok(RepoConfig { agent_name, auto_arm })
 }
 
-/// Parses a user file strictly: only `[consent] auto_arm` is known.
+/// Parses a user file strictly: only `[consent] auto_arm` and `[adopt]
+/// claude_code` are known.
 pub fn parse_user_config(bytes: &[u8]) -> Result<UserConfig, ConfigProblem> {
     let parsed = parse_table(bytes).and_then(|table| {
-        reject_unknown_keys(&table, &["consent"])?;
-        Ok(UserConfig { auto_arm: consent_auto_arm(&table)? })
+        reject_unknown_keys(&table, &["consent", "adopt"])?;
+        Ok(UserConfig { auto_arm: consent_auto_arm(&table)?, adopt_claude_code: adopt_claude_code(&table)? })
     });
     parsed.map_err(|problem| locate_unknown_key(problem, bytes))
 }
@@ -320,6 +323,32 @@ fn reject_unknown_keys(table: &toml::Table, known: &[&str]) -> Result<(), Config
     Ok(())
 }
 
+/// `[adopt] claude_code`, after checking the `adopt` table's keys: whether
+/// `roster-list` lists Claude Code's own sessions (docs/contract.md §6.5).
+fn adopt_claude_code(table: &toml::Table) -> Result<Option<bool>, ConfigProblem> {
+    let adopt = match table.get("adopt") {
+        None => return Ok(None),
+        Some(toml::Value::Table(adopt)) => adopt,
+        Some(other) => {
+            return Err(ConfigProblem::Unparseable(format!(
+                "`adopt` is {}, not a table; write [adopt] on a line of its own",
+                type_name(other)
+            )));
+        }
+    };
+    if let Some(key) = adopt.keys().find(|key| key.as_str() != "claude_code") {
+        return Err(ConfigProblem::UnknownKey { key: format!("adopt.{key}"), line: None });
+    }
+    match adopt.get("claude_code") {
+        None => Ok(None),
+        Some(toml::Value::Boolean(value)) => Ok(Some(*value)),
+        Some(other) => Err(ConfigProblem::Unparseable(format!(
+            "`adopt.claude_code` is {}, not a boolean; write claude_code = false or claude_code = true",
+            type_name(other)
+        ))),
+    }
+}
+
 /// `[consent] auto_arm`, after checking the `consent` table's keys.
 fn consent_auto_arm(table: &toml::Table) -> Result<Option<bool>, ConfigProblem> {
     let consent = match table.get("consent") {
@@ -421,7 +450,16 @@ mod tests {
     #[test]
     fn user_files() {
         assert_eq!(user(""), Ok(UserConfig::default()));
-        assert_eq!(user("[consent]\nauto_arm = false"), Ok(UserConfig { auto_arm: Some(false) }));
+        assert_eq!(
+            user("[consent]\nauto_arm = false"),
+            Ok(UserConfig { auto_arm: Some(false), adopt_claude_code: None })
+        );
+        assert_eq!(
+            user("[adopt]\nclaude_code = false"),
+            Ok(UserConfig { auto_arm: None, adopt_claude_code: Some(false) })
+        );
+        assert!(user("[adopt]\nclaude = false").is_err(), "an unknown key under [adopt] is refused");
+        assert!(user("adopt = 1").is_err(), "adopt must be a table");
         assert_eq!(
             user("agent_name = \"wren\""),
             Err(ConfigProblem::UnknownKey { key: "agent_name".into(), line: Some(1) })
@@ -484,7 +522,7 @@ mod tests {
             let parsed = parse_repo_config(text.as_bytes());
             proptest::prop_assert_eq!(parsed, Ok(RepoConfig { agent_name: agent(&name), auto_arm: Some(value) }));
             let text = format!("[consent]\nauto_arm = {value}\n");
-            proptest::prop_assert_eq!(parse_user_config(text.as_bytes()), Ok(UserConfig { auto_arm: Some(value) }));
+            proptest::prop_assert_eq!(parse_user_config(text.as_bytes()), Ok(UserConfig { auto_arm: Some(value), adopt_claude_code: None }));
         }
     }
 }

@@ -123,6 +123,18 @@ pub fn load_user_input(env: &dyn Fn(&str) -> Option<OsString>) -> ConfigInput {
     ConfigInput { path: Some(path), outcome }
 }
 
+/// Whether the user file lets `roster-list` list Claude Code's own sessions
+/// (docs/contract.md §6.5): yes unless it says `[adopt] claude_code =
+/// false`. A file that cannot be read or parsed changes nothing here (a
+/// listing only shows; nothing arms because a session is listed).
+pub fn user_adopts_claude_code(env: &dyn Fn(&str) -> Option<OsString>) -> bool {
+    let Some(path) = user_config_path(env) else { return true };
+    match read_config_file(&path, Trust::Anyone) {
+        FileRead::Bytes(bytes) => parse_user_config(&bytes).ok().and_then(|config| config.adopt_claude_code) != Some(false),
+        _ => true,
+    }
+}
+
 /// Reads both files for the session in `directory` (canonical) and
 /// resolves them.
 pub fn load_auto_arm_inputs(directory: &Path, env: &dyn Fn(&str) -> Option<OsString>) -> AutoArmInputs {

@@ -290,6 +290,25 @@ impl ConsentDecider {
         *self = ConsentDecider::new(env);
     }
 
+    /// The consent of a listed row when no registry exists (so no marker
+    /// does): an adopted session's, decided from its directory's
+    /// repository file and the user config alone.
+    pub fn for_row_without_registry(&self, row: &SessionRow) -> SessionConsent {
+        let Some(record) = &row.record else {
+            return SessionConsent {
+                marker: ConsentState::None,
+                should_arm: false,
+                reason: "the record is not believed, so the session accepts nothing".into(),
+                label: ConsentLabel::NotRunning,
+            };
+        };
+        if row.liveness() != Liveness::Alive {
+            return SessionConsent::of_owner_not_running(row, ConsentState::None);
+        }
+        let repo = self.repo_decision(Path::new(&record.cwd));
+        decide(&OwnerCondition::Running, &NO_MARKER, &repo.decision, &repo.input.outcome)
+    }
+
     /// The consent of the session a listed row stands for, decided from
     /// the directory its record holds. A row whose owner is not alive, or
     /// that is not believed, accepts nothing.

@@ -3,12 +3,13 @@
 //! record format (§3), and register, list and prune (§6.1–6.3) as library
 //! calls the binaries wrap. It stands on owner-liveness for every verdict.
 
+pub mod adopted;
 mod error;
 mod list;
 mod parallel;
 mod prune;
 pub mod record;
-mod register;
+pub mod register;
 mod removal_checks;
 mod running_system;
 mod session_row;
@@ -34,14 +35,10 @@ pub use record::values::{
     AgentName, HarnessName, HarnessVersion, RecordedTime, SessionDirectoryPath, SessionId, StartTicks,
     TranscriptPath,
 };
-pub use register::precedence::{
-    AgentChoice, DroppedValue, UnusableValues, choose_agent, choose_harness_version, choose_session_id,
-    choose_transcript_path,
-};
 pub use register::{Registered, Registration, register};
 pub use running_system::RunningSystem;
 pub use session_row::{
-    NOT_A_RECORD_NAME, ProblemKind, RowConsent, SessionRow, find_session_row, read_session_row,
+    NOT_A_RECORD_NAME, Origin, ProblemKind, RowConsent, SessionRow, find_session_row, read_session_row,
 };
 pub use store::directory::{CONSENT, DirectoryChoice, RosterDir, SESSION_IDS, SESSIONS, choose_directory};
 pub use store::files::{ReadProblem, TEMP_PREFIX, list_names, read_entry, remove_entry, write_atomically};

@@ -11,6 +11,7 @@ use harness::Activity;
 use owner_liveness::{Liveness, Pid, SystemFacts, Verdict};
 
 use crate::error::Result;
+use crate::adopted::AdoptedDirectory;
 use crate::parallel::map_in_parallel;
 use crate::record::timestamp::Timestamp;
 use crate::session_row::{
@@ -34,6 +35,9 @@ pub struct ListFilter {
     pub cwd: Option<PathBuf>,
     /// Rows whose shown state is this one (`None` for `unknown`).
     pub state: Option<Option<Activity>>,
+    /// Claude Code's sessions directory, whose sessions are listed too
+    /// (docs/contract.md §6.5); `None` to list roster's records alone.
+    pub adopt_claude_code: Option<PathBuf>,
 }
 
 impl ListFilter {
@@ -92,6 +96,8 @@ pub struct ListingSummary {
     pub unverified: usize,
     /// The shown problem entries: file name and what is wrong.
     pub problems: Vec<(String, Problem)>,
+    /// Why a harness's sessions directory was not read, when it was not.
+    pub adopted_unread: Option<String>,
 }
 
 impl ListingSummary {
@@ -243,6 +249,12 @@ fn reread(
     let (mut row, _) =
         read_session_row_knowing(roster, &deferred.order.file_name, deferred.listed_as, Some(known), facts)?;
     row.read_state(roster, None);
+    if let Some(path) = &filter.adopt_claude_code
+        && let Ok(Some(directory)) = AdoptedDirectory::open(path)
+        && let Some(pid) = row.pid
+    {
+        AdoptedRows::new(directory.row(&format!("{pid}.json"), facts).into_iter().collect()).merge_into(&mut row);
+    }
     let shown = filter.admits(&row)
         && filter.admits_state(&row)
         && (filter.include_dead || row.liveness() != Liveness::Dead);
@@ -288,6 +300,17 @@ fn list_sessions_presented_within<P: Send>(
     let whole_rows_budget = if rows > WHOLE_ROWS_UP_TO { 0 } else { whole_rows_budget };
     let kept_bytes = AtomicU64::new(0);
     let states = state_names(roster)?;
+    let (adopted, adopted_unread) = match &filter.adopt_claude_code {
+        Some(path) => match AdoptedDirectory::open(path).and_then(|directory| match directory {
+            Some(directory) => directory.rows(facts),
+            None => Ok(Vec::new()),
+        }) {
+            Ok(rows) => (rows, None),
+            Err(why) => (Vec::new(), Some(why)),
+        },
+        None => (Vec::new(), None),
+    };
+    let adopted = AdoptedRows::new(adopted);
     let outcomes = map_in_parallel(&entries, |entry| {
         let (mut row, stamp) = match entry.name.to_str() {
             Some(name) => read_listed_session_row(roster, name, entry.kind, facts)?,
@@ -301,6 +324,7 @@ fn list_sessions_presented_within<P: Send>(
             return Some(Outcome::DeadHidden);
         }
         row.read_state(roster, Some(&states));
+        adopted.merge_into(&mut row);
         if !filter.admits_state(&row) {
             return Some(Outcome::FilteredOut);
         }
@@ -325,7 +349,25 @@ fn list_sessions_presented_within<P: Send>(
         Some(Outcome::Shown(kept, tally, problem))
     });
     drop(entries);
+    // The harness's sessions no roster record stands for, as rows of their own.
+    let adopted_outcomes = adopted.unmatched().into_iter().map(|row| {
+        if !filter.admits(&row) {
+            return Outcome::FilteredOut;
+        }
+        if row.liveness() == Liveness::Dead && !filter.include_dead {
+            return Outcome::DeadHidden;
+        }
+        if !filter.admits_state(&row) {
+            return Outcome::FilteredOut;
+        }
+        let tally = RowTally::of(&row);
+        let problem = row.problem.as_ref().map(|problem| Box::new((row.file_name.clone(), problem.clone())));
+        let kept = KeptRow::Presented(Box::new(PresentedRow { order: RowOrder::of(&row), presented: present(row) }));
+        Outcome::Shown(kept, tally, problem)
+    });
+    let outcomes: Vec<Option<Outcome<P>>> = outcomes.into_iter().chain(adopted_outcomes.map(Some)).collect();
     let mut listing = PresentedListing { kept: Vec::with_capacity(outcomes.len()), ..Default::default() };
+    listing.summary.adopted_unread = adopted_unread;
     for outcome in outcomes.into_iter().flatten() {
         match outcome {
             Outcome::Shown(row, tally, problem) => {
@@ -345,6 +387,47 @@ fn list_sessions_presented_within<P: Send>(
             .then_with(|| a.file_name.cmp(&b.file_name))
     });
     Ok(listing)
+}
+
+/// A harness's sessions, by owner pid, each marked once a roster record of
+/// the same owner took it in.
+struct AdoptedRows {
+    rows: Vec<SessionRow>,
+    by_pid: std::collections::HashMap<u32, usize>,
+    matched: Vec<std::sync::atomic::AtomicBool>,
+}
+
+impl AdoptedRows {
+    fn new(rows: Vec<SessionRow>) -> AdoptedRows {
+        let by_pid = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, row)| row.record.is_some())
+            .filter_map(|(index, row)| Some((row.pid?.get(), index)))
+            .collect();
+        let matched = rows.iter().map(|_| std::sync::atomic::AtomicBool::new(false)).collect();
+        AdoptedRows { rows, by_pid, matched }
+    }
+
+    /// Merges into `row` the adopted session of the same owner, if any
+    /// (`merge_adopted`), and marks that session taken in.
+    fn merge_into(&self, row: &mut SessionRow) {
+        let Some(pid) = row.record.as_ref().map(|record| record.owner.pid.get()) else { return };
+        let Some(&index) = self.by_pid.get(&pid) else { return };
+        if crate::adopted::merge_adopted(row, &self.rows[index]) {
+            self.matched[index].store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// The adopted sessions no roster record took in.
+    fn unmatched(self) -> Vec<SessionRow> {
+        self.rows
+            .into_iter()
+            .zip(self.matched)
+            .filter(|(_, matched)| !matched.load(Ordering::Relaxed))
+            .map(|(row, _)| row)
+            .collect()
+    }
 }
 
 /// The names in `states/`, listed once so that a listing opens only the

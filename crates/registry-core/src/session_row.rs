@@ -36,6 +36,24 @@ impl ProblemKind {
     }
 }
 
+/// Where a row comes from: roster's own record, or a harness's own
+/// registry of live sessions (docs/contract.md §6.5), read only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Origin {
+    #[default]
+    Roster,
+    ClaudeCode,
+}
+
+impl Origin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Roster => "roster",
+            Origin::ClaudeCode => "claude-code",
+        }
+    }
+}
+
 /// A problem and what exactly is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
@@ -59,6 +77,8 @@ pub struct SessionRow {
     /// listing read it; shown only while the owner is alive
     /// (`shown_state`).
     pub state: Option<SessionState>,
+    /// Roster's record, or a harness's file (`adopted`).
+    pub origin: Origin,
 }
 
 impl SessionRow {
@@ -177,6 +197,7 @@ pub(crate) fn read_session_row_knowing(
         problem: Some(Problem { kind, detail }),
         registered_at: mtime.unwrap_or(Timestamp::from_unix_nanos(0)),
         state: None,
+        origin: Origin::Roster,
     };
     let (contents, stamp) = match read_stamped_entry_of_kind(sessions, file_name, listed_as) {
         Ok(read) => read,
@@ -208,6 +229,7 @@ pub(crate) fn read_session_row_knowing(
                 problem: None,
                 verdict,
                 state: None,
+                origin: Origin::Roster,
             }
         }
         Parsed::Malformed(detail) => {
@@ -241,12 +263,13 @@ pub fn non_utf8_name_row(roster: &RosterDir, name: &std::ffi::OsStr) -> SessionR
         registered_at: crate::store::files::entry_mtime(roster.sessions(), name)
             .unwrap_or(Timestamp::from_unix_nanos(0)),
         state: None,
+        origin: Origin::Roster,
     }
 }
 
 /// Every key a JSON row carries (docs/contract.md §6.2), in output order: the record's
 /// keys, then the verdict, problem, consent and path.
-pub const ROW_KEYS: [&str; 34] = [
+pub const ROW_KEYS: [&str; 35] = [
     "format",
     "session_pid",
     "session_pid_source",
@@ -281,6 +304,7 @@ pub const ROW_KEYS: [&str; 34] = [
     "should_arm",
     "consent_reason",
     "path",
+    "origin",
 ];
 
 /// A row's consent keys, as the consent crate decided them: the counted
@@ -324,7 +348,9 @@ impl Serialize for RowJson<'_> {
         let owner = record.map(|record| &record.owner);
         let null = AbsentKeys::Null;
         let mut map = serializer.serialize_map(Some(ROW_KEYS.len()))?;
-        map.serialize_entry("format", &record.map(|record| record.format))?;
+        // A harness's file has no roster format and no registrar.
+        let roster_record = record.filter(|_| row.origin == Origin::Roster);
+        map.serialize_entry("format", &roster_record.map(|record| record.format))?;
         map.serialize_entry("session_pid", &row.pid.map(Pid::get))?;
         map.serialize_entry("session_pid_source", &record.map(|record| &record.session_pid_source))?;
         map.serialize_entry("session_pid_verified", &record.map(|record| record.session_pid_verified))?;
@@ -337,7 +363,7 @@ impl Serialize for RowJson<'_> {
         map.serialize_entry("socket", &record.and_then(|record| record.socket.as_ref()))?;
         write_chain_key(owner, &mut map, null)?;
         map.serialize_entry("cwd", &record.map(|record| &record.cwd))?;
-        map.serialize_entry("registrar_pid", &record.map(|record| record.registrar_pid))?;
+        map.serialize_entry("registrar_pid", &roster_record.map(|record| record.registrar_pid))?;
         map.serialize_entry("registered_at", &AsText(&row.registered_at))?;
         map.serialize_entry("refreshed_at", &record.map(|record| &record.refreshed_at))?;
         map.serialize_entry("liveness", row.verdict.liveness.as_str())?;
@@ -352,6 +378,7 @@ impl Serialize for RowJson<'_> {
         map.serialize_entry("should_arm", &self.consent.should_arm)?;
         map.serialize_entry("consent_reason", self.consent.reason)?;
         map.serialize_entry("path", &row.path.to_string_lossy())?;
+        map.serialize_entry("origin", row.origin.as_str())?;
         map.end()
     }
 }
@@ -417,6 +444,7 @@ mod tests {
             pid: Pid::new(4242),
             registered_at: Timestamp::parse("2026-11-30T02:03:05.123456789Z").unwrap(),
             state: None,
+            origin: Origin::Roster,
             record,
             problem,
             verdict: Verdict { liveness: Liveness::Alive, reason: "pid 4242 running".into() },

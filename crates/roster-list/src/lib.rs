@@ -79,6 +79,10 @@ pub struct ListArgs {
     #[arg(long, value_name = "STATE", value_parser = ["working", "idle", "waiting", "unknown"])]
     pub state: Option<String>,
 
+    /// List roster's own records only, not the sessions Claude Code keeps in ~/.claude/sessions
+    #[arg(long)]
+    pub no_adopt: bool,
+
     /// After the rows, print one event per change until interrupted (see EVENTS)
     #[arg(long)]
     pub watch: bool,
@@ -285,12 +289,7 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
     let (summary, consent_labels) = match &roster {
         Some(roster) => print_listing(roster, &filter, &args, &mut out)?,
-        None => {
-            if args.common.output_format() == OutputFormat::Json {
-                json_array::write_array(&mut out, std::iter::empty())?;
-            }
-            (ListingSummary::default(), Vec::new())
-        }
+        None => print_adopted_only(&filter, &args, &mut out)?,
     };
     out.flush()?;
     drop(out);
@@ -350,6 +349,56 @@ fn print_listing(
             // on the one thread, for memory the exit gives back at once.
             std::mem::forget(rows);
             Ok((summary, labels))
+        }
+    }
+}
+
+/// The listing when roster's registry does not exist yet: the sessions
+/// Claude Code keeps (when they are adopted), whose consent no marker can
+/// have decided yet.
+fn print_adopted_only(
+    filter: &ListFilter,
+    args: &ListArgs,
+    out: &mut impl Write,
+) -> anyhow::Result<(ListingSummary, Vec<ConsentLabel>)> {
+    let facts = RunningSystem::read();
+    let mut adopted_unread = None;
+    let rows = match &filter.adopt_claude_code {
+        Some(path) => match registry_core::adopted::AdoptedDirectory::open(path)
+            .and_then(|directory| directory.map_or(Ok(Vec::new()), |directory| directory.rows(&facts)))
+        {
+            Ok(rows) => rows,
+            Err(why) => {
+                adopted_unread = Some(why);
+                Vec::new()
+            }
+        },
+        None => Vec::new(),
+    };
+    let listing = registry_core::Listing::of_rows(&rows, filter);
+    let mut summary = listing.summary();
+    summary.adopted_unread = adopted_unread;
+    let decider = ConsentDecider::new(&cli_support::process_env_os);
+    match args.common.output_format() {
+        OutputFormat::Json => {
+            let rendered = listing.rows.iter().map(|row| {
+                let consent = decider.for_row_without_registry(row);
+                json_array::render_array_element(&row.json_view(consent.row_consent()))
+            });
+            let rendered: Vec<_> = rendered.collect::<Result<_, _>>()?;
+            json_array::write_array(out, rendered.into_iter())?;
+            Ok((summary, Vec::new()))
+        }
+        OutputFormat::Text => {
+            let home = cli_support::process_env_os("HOME").map(PathBuf::from);
+            let now = Timestamp::now();
+            let cells: Vec<Vec<String>> = listing
+                .rows
+                .iter()
+                .map(|row| table::text_row(row, &decider.for_row_without_registry(row), home.as_deref(), now))
+                .collect();
+            out.write_all(table::render_cells(&cells, args.common.colour_on_stdout()).as_bytes())?;
+            Ok((summary, consent_labels_shown(&cells)))
         }
     }
 }
@@ -445,6 +494,7 @@ fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
         session_id: args.session_id.clone(),
         cwd,
         state: args.state.as_deref().map(harness::Activity::parse),
+        adopt_claude_code: adopted_directory(args),
     })
 }
 
@@ -465,6 +515,15 @@ fn consent_labels_shown(rows: &[Vec<String>]) -> Vec<ConsentLabel> {
 /// script that parses the table's text on stdout never sees these.
 fn consent_label_footnotes(labels: &[ConsentLabel]) -> impl Iterator<Item = String> + '_ {
     labels.iter().map(|label| format!("CONSENT {label}: {}", label.meaning()))
+}
+
+/// Claude Code's sessions directory, unless `--no-adopt` or the user
+/// config's `[adopt] claude_code = false` says not to read it.
+fn adopted_directory(args: &ListArgs) -> Option<PathBuf> {
+    if args.no_adopt || !consent::user_adopts_claude_code(&cli_support::process_env_os) {
+        return None;
+    }
+    registry_core::adopted::claude_code_sessions_directory(&cli_support::process_env_os)
 }
 
 /// The field filters given, as flags a reader can retype: `--agent wren`,
@@ -511,7 +570,14 @@ fn listing_remarks(
     filters: &str,
 ) -> Vec<String> {
     let mut lines = Vec::new();
+    if let Some(why) = &listing.adopted_unread {
+        lines.push(format!("Claude Code's own sessions are not listed: {}", escape_for_terminal(why)));
+    }
     let Some(roster) = roster else {
+        if listing.shown > 0 || listing.dead_hidden > 0 || listing.filtered_out > 0 {
+            // Claude Code's own sessions, listed without a registry.
+            return lines;
+        }
         lines.push(match refusal {
             Some(why) => format!(
                 "no sessions: nothing was ever registered here, and roster-register would refuse it: {}",

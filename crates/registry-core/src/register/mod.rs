@@ -3,7 +3,7 @@
 //! reap a small bounded batch of dead records on the way. `precedence`
 //! decides which of the values given for a registration it takes.
 
-pub(crate) mod precedence;
+pub mod precedence;
 
 use std::path::PathBuf;
 

@@ -9,8 +9,9 @@ use std::time::{Duration, SystemTime};
 
 use owner_liveness::made_up_facts::{MadeUpFacts, MadeUpProcess};
 use owner_liveness::{Liveness, Namespaces, OpenProcessError, OwnerIdentity, OwnerSource, Pid, ProcIdentity};
+use registry_core::register::precedence::AgentChoice;
 use registry_core::{
-    AgentChoice, ListFilter, PruneOptions, Registration, RosterDir, Timestamp, list_sessions, prune_sessions,
+    ListFilter, PruneOptions, Registration, RosterDir, Timestamp, list_sessions, prune_sessions,
     register, write_atomically,
 };
 

@@ -17,6 +17,7 @@ use cli_support::{
 };
 use consent::{ConsentDecider, ConsentState, SessionConsent, record_file_name_of_marker, user_config_path};
 use owner_liveness::{Liveness, Pid};
+use registry_core::adopted::{AdoptedDirectory, CLAUDE_CODE_ROW_PREFIX, merge_adopted};
 use registry_core::{
     Change, ListFilter, Listing, Record, RegistryWatch, RosterDir, RunningSystem, SessionRow, StopWhen,
     Timestamp, list_sessions, read_session_row,
@@ -97,6 +98,8 @@ struct Watcher<'a> {
     common: &'a CommonArgs,
     filter: &'a ListFilter,
     path: PathBuf,
+    /// Claude Code's sessions directory, when its sessions are listed too.
+    adopted: Option<PathBuf>,
     roster: Option<RosterDir>,
     known: BTreeMap<String, Known>,
     decider: ConsentDecider,
@@ -216,6 +219,7 @@ pub fn run_watch(request: WatchRequest<'_>, filter: &ListFilter) -> anyhow::Resu
         colour: request.common.colour_on_stdout(),
         home: process_env_os("HOME").map(PathBuf::from),
         path,
+        adopted: filter.adopt_claude_code.clone(),
     };
     watcher.start()?;
     if let Some(target) = &watcher.target
@@ -291,6 +295,84 @@ impl Watcher<'_> {
         Ok(())
     }
 
+    /// The row named `name` as it is now: a roster record (with its state,
+    /// and the state of the same owner's adopted session when fresher), or
+    /// an adopted session (`claude-code/<pid>.json`).
+    fn read_known_row(&self, name: &str) -> Option<SessionRow> {
+        let adopted_directory =
+            || self.adopted.as_deref().and_then(|path| AdoptedDirectory::open(path).ok().flatten());
+        if let Some(file) = name.strip_prefix(CLAUDE_CODE_ROW_PREFIX) {
+            return adopted_directory()?.row(file, &self.facts);
+        }
+        let mut row = read_row(self.roster.as_ref()?, name, &self.facts)?;
+        if let (Some(directory), Some(pid)) = (adopted_directory(), row.pid)
+            && let Some(adopted) = directory.row(&format!("{pid}.json"), &self.facts)
+        {
+            merge_adopted(&mut row, &adopted);
+        }
+        Some(row)
+    }
+
+    /// What is followed to see Claude Code's sessions: their directory, or
+    /// while it does not exist the nearest directory above it.
+    fn adopted_follow_path(&self) -> Option<PathBuf> {
+        let directory = self.adopted.as_deref()?;
+        directory.ancestors().find(|path| path.is_dir()).map(Path::to_path_buf)
+    }
+
+    /// A file of Claude Code's sessions directory (`name`), or the
+    /// directory itself (`None`), changed: the session it names is looked
+    /// at again — as the roster record of the same owner when there is
+    /// one, else as a row of its own.
+    fn adopted_entry_changed(&mut self, followed: &Path, name: Option<&std::ffi::OsStr>) -> anyhow::Result<()> {
+        let Some(directory_path) = self.adopted.clone() else { return Ok(()) };
+        let names: Vec<String> = match name.and_then(|name| name.to_str()) {
+            Some(name) if followed == directory_path => vec![name.to_owned()],
+            // The directory itself, or one above it: every session again,
+            // and the directory followed where it is now.
+            _ => {
+                self.refresh_consent(ConsentConcerns::default())?;
+                let on_disk = AdoptedDirectory::open(&directory_path)
+                    .ok()
+                    .flatten()
+                    .map(|directory| directory.names())
+                    .unwrap_or_default();
+                let known = self
+                    .known
+                    .keys()
+                    .filter_map(|name| name.strip_prefix(CLAUDE_CODE_ROW_PREFIX).map(str::to_owned));
+                let mut all: Vec<String> = on_disk.into_iter().chain(known).collect();
+                all.sort();
+                all.dedup();
+                all
+            }
+        };
+        for file in names.into_iter().filter(|file| !file.starts_with('.') && file.ends_with(".json")) {
+            let adopted_name = format!("{CLAUDE_CODE_ROW_PREFIX}{file}");
+            let now = self.read_known_row(&adopted_name);
+            let roster_name = now.as_ref().and_then(|adopted| {
+                let theirs = adopted.record.as_ref()?;
+                self.known.iter().find_map(|(name, known)| {
+                    let ours = known.row.record.as_ref()?;
+                    let same = !name.starts_with(CLAUDE_CODE_ROW_PREFIX)
+                        && ours.owner.pid == theirs.owner.pid
+                        && ours.owner.start_ticks == theirs.owner.start_ticks
+                        && ours.owner.pid_ns == theirs.owner.pid_ns;
+                    same.then(|| name.clone())
+                })
+            });
+            match roster_name {
+                // One session: its roster row, with the state it may take.
+                Some(roster_name) => {
+                    let now = self.read_known_row(&roster_name);
+                    self.compare_and_report(&roster_name, now)?;
+                }
+                None => self.compare_and_report(&adopted_name, now)?,
+            }
+        }
+        Ok(())
+    }
+
     fn open_roster(&self) -> anyhow::Result<Option<RosterDir>> {
         Ok(RosterDir::open_existing(&self.path)?)
     }
@@ -322,7 +404,8 @@ impl Watcher<'_> {
     /// Every entry of `sessions/`, dead ones included.
     fn read_all(&mut self) -> anyhow::Result<Vec<SessionRow>> {
         let Some(roster) = &self.roster else { return Ok(Vec::new()) };
-        let everything = ListFilter { include_dead: true, ..ListFilter::default() };
+        let everything =
+            ListFilter { include_dead: true, adopt_claude_code: self.adopted.clone(), ..ListFilter::default() };
         Ok(list_sessions(roster, &everything, &self.facts)?.rows)
     }
 
@@ -424,7 +507,12 @@ impl Watcher<'_> {
             Change::OwnerExited(pid) => self.owner_exited(pid)?,
             Change::Resync(why) => self.resync(&why)?,
             Change::Vanished(why) => self.vanished(&why)?,
-            Change::Followed { path, name } => concerns.merge(self.inputs.concerns(&path, name.as_deref())),
+            Change::Followed { path, name } => {
+                if self.adopted_follow_path().as_deref() == Some(path.as_path()) {
+                    self.adopted_entry_changed(&path, name.as_deref())?;
+                }
+                concerns.merge(self.inputs.concerns(&path, name.as_deref()));
+            }
             Change::FollowedLost => concerns.merge(ConsentConcerns::everyone()),
         }
         Ok(true)
@@ -439,7 +527,8 @@ impl Watcher<'_> {
                 None => Ok(()),
             };
         };
-        let now = read_row(roster, name, &self.facts);
+        let _ = roster;
+        let now = self.read_known_row(name);
         self.compare_and_report(name, now)
     }
 
@@ -524,7 +613,7 @@ impl Watcher<'_> {
         if known.row.liveness() != Liveness::Dead
             && known.row.judged_again(&self.facts).liveness() == Liveness::Dead
         {
-            let now = self.roster.as_ref().and_then(|roster| read_row(roster, name, &self.facts));
+            let now = self.read_known_row(name);
             return self.compare_and_report(name, now);
         }
         let row = known.row.clone();
@@ -541,6 +630,9 @@ impl Watcher<'_> {
     /// comes first: a change after a file is read is then always seen.
     fn refresh_consent(&mut self, mut concerns: ConsentConcerns) -> anyhow::Result<()> {
         if !self.follows_consent {
+            let adopted: std::collections::BTreeSet<PathBuf> = self.adopted_follow_path().into_iter().collect();
+            let outcome = self.source.follow(&adopted);
+            self.say_unfollowed(&outcome.unfollowable);
             return Ok(());
         }
         self.inputs.forget_paths_of(&concerns);
@@ -548,7 +640,8 @@ impl Watcher<'_> {
         // looked at again finds the nearest repository file elsewhere):
         // a few rounds settle it, each one a change that raced this one.
         for _ in 0..FOLLOW_ROUNDS {
-            let wanted = self.inputs.wanted_paths();
+            let mut wanted = self.inputs.wanted_paths();
+            wanted.extend(self.adopted_follow_path());
             let outcome = self.source.follow(&wanted);
             self.say_unfollowed(&outcome.unfollowable);
             if outcome.newly_followed.is_empty() {
@@ -598,7 +691,8 @@ impl Watcher<'_> {
         // Only processes of known records are watched.
         let Some(name) = self.watched_processes.remove(&pid) else { return Ok(()) };
         let Some(roster) = &self.roster else { return Ok(()) };
-        let now = read_row(roster, &name, &self.facts);
+        let _ = roster;
+        let now = self.read_known_row(&name);
         self.compare_and_report(&name, now)
     }
 
@@ -637,7 +731,8 @@ impl Watcher<'_> {
         let names: Vec<String> = self.unwatched.iter().cloned().collect();
         for name in names {
             let Some(roster) = &self.roster else { return Ok(()) };
-            let now = read_row(roster, &name, &self.facts);
+            let _ = roster;
+        let now = self.read_known_row(&name);
             if now.as_ref().is_some_and(|row| row.liveness() != Liveness::Alive) {
                 self.unwatched.remove(&name);
                 self.compare_and_report(&name, now)?;

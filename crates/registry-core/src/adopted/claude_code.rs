@@ -1,0 +1,260 @@
+//! Claude Code's own registry of live sessions, `~/.claude/sessions/<pid>.json`
+//! (`$CLAUDE_CONFIG_DIR/sessions`), read as claims and judged by roster's
+//! verdict (docs/contract.md §6.5): the pid and `procStart` (its start ticks)
+//! name the owner, `pidDomain` (`linux:<machine-id>:pid:[<pid ns inode>]`)
+//! its machine and pid namespace, `startedAt` its boot, the file's owner
+//! its uid. Read only: nothing here writes, locks, renames or removes.
+
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+
+use owner_liveness::{Liveness, OwnerIdentity, Pid, SystemFacts, Verdict, judge};
+use serde::Deserialize;
+
+use crate::record::session_record::{Record, SocketRecord};
+use crate::record::timestamp::Timestamp;
+use crate::record::values::{
+    HarnessName, HarnessVersion, RecordedTime, SessionDirectoryPath, SessionId, SessionPidSource, SocketPath,
+};
+use crate::session_row::{Origin, Problem, ProblemKind, SessionRow};
+use crate::state::SessionState;
+use crate::store::directory::SubDir;
+use crate::store::files::{ReadProblem, entry_mtime, read_stamped_entry};
+
+/// The `session_pid_source` of an adopted row: the owner wrote its own pid.
+pub const CLAUDE_CODE_FILE_SOURCE: &str = "claude-code-file";
+
+/// What an adopted row's `file_name` starts with, so that it never shares a
+/// name with a roster record (`claude-code/4711.json`, not `4711.json`).
+pub const CLAUDE_CODE_ROW_PREFIX: &str = "claude-code/";
+
+/// The keys of a session file roster reads; every other key is ignored.
+#[derive(Deserialize)]
+struct SessionFile {
+    pid: u32,
+    #[serde(rename = "sessionId")]
+    session_id: String,
+    cwd: String,
+    /// Milliseconds since the epoch.
+    #[serde(rename = "startedAt")]
+    started_at: u64,
+    /// Field 22 of `/proc/<pid>/stat`, as a decimal string.
+    #[serde(rename = "procStart")]
+    proc_start: String,
+    #[serde(default)]
+    version: Option<String>,
+    #[serde(rename = "pidDomain", default)]
+    pid_domain: Option<String>,
+    #[serde(rename = "messagingSocketPath", default)]
+    messaging_socket_path: Option<String>,
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(rename = "waitingFor", default)]
+    waiting_for: Option<String>,
+    #[serde(rename = "updatedAt", default)]
+    updated_at: Option<u64>,
+    #[serde(rename = "statusUpdatedAt", default)]
+    status_updated_at: Option<u64>,
+}
+
+/// `linux:<machine-id>:pid:[<inode>]`, split.
+fn parse_pid_domain(text: &str) -> Option<(String, u64)> {
+    let rest = text.strip_prefix("linux:")?;
+    let (machine, namespace) = rest.split_once(":pid:[")?;
+    let inode = namespace.strip_suffix(']')?.parse().ok()?;
+    let valid_machine = machine.len() == 32 && machine.bytes().all(|byte| byte.is_ascii_hexdigit());
+    valid_machine.then(|| (format!("machine-id:{}", machine.to_ascii_lowercase()), inode))
+}
+
+/// The session's state as the file says it: `busy` working, `idle` idle,
+/// `waiting` waiting for `waitingFor` (else `input`); any other status is
+/// no state.
+fn state_of(file: &SessionFile) -> Option<SessionState> {
+    let activity = match file.status.as_deref()? {
+        "busy" => harness::Activity::Working,
+        "idle" => harness::Activity::Idle,
+        "waiting" => harness::Activity::Waiting,
+        _ => return None,
+    };
+    let waiting_for = (activity == harness::Activity::Waiting).then(|| {
+        file.waiting_for
+            .as_deref()
+            .filter(|word| {
+                !word.is_empty()
+                    && word.len() <= 64
+                    && word.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
+            })
+            .unwrap_or(harness::WAITING_FOR_INPUT)
+            .to_owned()
+    });
+    let since = file.status_updated_at.or(file.updated_at).unwrap_or(file.started_at);
+    Some(SessionState {
+        activity,
+        waiting_for,
+        since: Timestamp::from_unix_nanos(i128::from(since) * 1_000_000),
+        source: "claude-code:sessions-file".to_owned(),
+    })
+}
+
+/// Why a file is not a session: the detail of its problem row.
+type Rejection = String;
+
+/// Reads and judges `name` in Claude Code's sessions directory; `None`
+/// when the name is a dotfile or no longer exists.
+pub fn read_adopted_row(directory: SubDir<'_>, name: &str, facts: &impl SystemFacts) -> Option<SessionRow> {
+    if name.starts_with('.') {
+        return None;
+    }
+    let path = directory.path().join(name);
+    let file_pid = name.strip_suffix(".json").and_then(|stem| stem.parse::<u32>().ok()).and_then(Pid::new);
+    let row_name = format!("{CLAUDE_CODE_ROW_PREFIX}{name}");
+    let problem_row = |kind: ProblemKind, detail: String, mtime: Option<Timestamp>| SessionRow {
+        file_name: row_name.clone(),
+        path: path.clone(),
+        pid: file_pid,
+        record: None,
+        verdict: Verdict { liveness: Liveness::Unknown, reason: format!("{}: {detail}", kind.as_str()) },
+        problem: Some(Problem { kind, detail }),
+        registered_at: mtime.unwrap_or(Timestamp::from_unix_nanos(0)),
+        state: None,
+        origin: Origin::ClaudeCode,
+    };
+    let (contents, stamp) = match read_stamped_entry(directory, name) {
+        Ok(read) => read,
+        Err(ReadProblem::Missing) => return None,
+        Err(ReadProblem::Untrusted { reason, mtime }) => {
+            return Some(problem_row(ProblemKind::Untrusted, reason, mtime));
+        }
+        Err(ReadProblem::Failed(why)) => {
+            let mtime = entry_mtime(directory, name.as_ref());
+            return Some(problem_row(ProblemKind::Untrusted, format!("unreadable: {why}"), mtime));
+        }
+    };
+    let Some(file_pid) = file_pid else {
+        let detail = "name is not <pid>.json".to_owned();
+        return Some(problem_row(ProblemKind::Malformed, detail, Some(contents.mtime)));
+    };
+    let file: SessionFile = match serde_json::from_slice(&contents.bytes) {
+        Ok(file) => file,
+        Err(error) => {
+            return Some(problem_row(ProblemKind::Malformed, error.to_string(), Some(contents.mtime)));
+        }
+    };
+    let _ = stamp;
+    match adopt(&file, file_pid, nix::unistd::geteuid().as_raw(), facts) {
+        Ok((record, verdict)) => Some(SessionRow {
+            file_name: row_name,
+            path,
+            pid: Some(file_pid),
+            registered_at: record.registered_at(),
+            state: state_of(&file),
+            record: Some(record),
+            problem: None,
+            verdict,
+            origin: Origin::ClaudeCode,
+        }),
+        Err(detail) => Some(problem_row(ProblemKind::Malformed, detail, Some(contents.mtime))),
+    }
+}
+
+/// The record a session file stands for, and its owner's verdict.
+fn adopt(
+    file: &SessionFile,
+    file_pid: Pid,
+    file_uid: u32,
+    facts: &impl SystemFacts,
+) -> Result<(Record, Verdict), Rejection> {
+    if file.pid != file_pid.get() {
+        return Err(format!("pid {} is not the file name's {file_pid}", file.pid));
+    }
+    let start_ticks: u64 = file
+        .proc_start
+        .parse()
+        .map_err(|_| format!("procStart {:?} is not a start tick count", file.proc_start))?;
+    let (machine, pid_ns) = match file.pid_domain.as_deref().map(parse_pid_domain) {
+        Some(Some(domain)) => domain,
+        Some(None) => return Err(format!("pidDomain {:?} is not linux:<machine-id>:pid:[<inode>]", file.pid_domain)),
+        None => return Err("no pidDomain: the machine and pid namespace of the pid are not known".to_owned()),
+    };
+    let session_id = SessionId::parse(&file.session_id).map_err(|error| error.to_string())?;
+    let cwd = SessionDirectoryPath::parse(&file.cwd).map_err(|error| error.to_string())?;
+    let harness_version = file.version.as_deref().and_then(|version| HarnessVersion::parse(version).ok());
+    let started = Timestamp::from_unix_nanos(i128::from(file.started_at) * 1_000_000);
+    let updated = file.updated_at.map_or(started, |ms| Timestamp::from_unix_nanos(i128::from(ms) * 1_000_000));
+    let boot_id = facts.boot_id().map(|id| id.into_owned()).unwrap_or_default();
+    let namespaces = facts.own_namespaces().ok();
+    let identity = OwnerIdentity {
+        pid: file_pid,
+        uid: file_uid,
+        start_ticks,
+        pidfs_ino: None,
+        boot_id,
+        machine: Some(machine),
+        pid_ns,
+        time_ns: namespaces.map_or(0, |namespaces| namespaces.time_ns),
+        user_ns: None,
+        chain: Vec::new(),
+    };
+    let verdict = match started_before_this_boot(started, facts) {
+        Some(boot) if this_machine(&identity, facts) => Verdict {
+            liveness: Liveness::Dead,
+            reason: format!(
+                "pid {file_pid} started at {started}, before this boot began at {boot}; Claude Code removes its \
+                 file, roster never does"
+            ),
+        },
+        _ => judge(&identity, None, facts),
+    };
+    let verdict = match verdict.liveness {
+        Liveness::Dead if !verdict.reason.contains("Claude Code removes") => Verdict {
+            liveness: Liveness::Dead,
+            reason: format!("{}; Claude Code removes its file, roster never does", verdict.reason),
+        },
+        _ => verdict,
+    };
+    let socket = file.messaging_socket_path.as_deref().and_then(socket_now);
+    let record = Record {
+        format: 0,
+        owner: (&identity).into(),
+        session_pid_source: SessionPidSource::parse(CLAUDE_CODE_FILE_SOURCE).expect("a valid source"),
+        session_pid_verified: true,
+        harness: HarnessName::parse(harness::Harness::ClaudeCode.as_str()).expect("a valid harness name"),
+        harness_version,
+        agent: None,
+        session_id: Some(session_id),
+        transcript_path: None,
+        socket,
+        cwd,
+        registrar_pid: 0,
+        registered_at: RecordedTime::from(started),
+        refreshed_at: RecordedTime::from(updated),
+    };
+    Ok((record, verdict))
+}
+
+/// When this boot began, if `started` is before it (with a second's slack
+/// for the clock's rounding).
+fn started_before_this_boot(started: Timestamp, facts: &impl SystemFacts) -> Option<Timestamp> {
+    let uptime = nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME).ok()?;
+    let uptime_nanos = i128::from(uptime.tv_sec()) * 1_000_000_000 + i128::from(uptime.tv_nsec());
+    let boot = Timestamp::from_system_time(facts.now()).unix_nanos() - uptime_nanos;
+    (started.unix_nanos() + 1_000_000_000 < boot).then(|| Timestamp::from_unix_nanos(boot))
+}
+
+fn this_machine(identity: &OwnerIdentity, facts: &impl SystemFacts) -> bool {
+    facts.machine().is_ok_and(|machine| identity.machine.as_deref() == Some(machine.as_ref()))
+}
+
+/// The messaging socket as it is now, when `path` names one.
+fn socket_now(path: &str) -> Option<SocketRecord> {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = std::fs::symlink_metadata(Path::new(path)).ok()?;
+    metadata.file_type().is_socket().then_some(())?;
+    Some(SocketRecord {
+        path: SocketPath::parse(path).ok()?,
+        dev: metadata.dev(),
+        ino: metadata.ino(),
+        mtime_ns: metadata.mtime() * 1_000_000_000 + metadata.mtime_nsec(),
+    })
+}
+
