@@ -130,7 +130,9 @@ pub fn load_user_input(env: &dyn Fn(&str) -> Option<OsString>) -> ConfigInput {
 pub fn user_adopts_claude_code(env: &dyn Fn(&str) -> Option<OsString>) -> bool {
     let Some(path) = user_config_path(env) else { return true };
     match read_config_file(&path, Trust::Anyone) {
-        FileRead::Bytes(bytes) => parse_user_config(&bytes).ok().and_then(|config| config.adopt_claude_code) != Some(false),
+        FileRead::Bytes(bytes) => {
+            parse_user_config(&bytes).ok().and_then(|config| config.adopt_claude_code) != Some(false)
+        }
         _ => true,
     }
 }

@@ -10,8 +10,8 @@ use std::collections::HashSet;
 use harness::Activity;
 use owner_liveness::{Liveness, Pid, SystemFacts, Verdict};
 
-use crate::error::Result;
 use crate::adopted::AdoptedDirectory;
+use crate::error::Result;
 use crate::parallel::map_in_parallel;
 use crate::record::timestamp::Timestamp;
 use crate::session_row::{
@@ -253,7 +253,8 @@ fn reread(
         && let Ok(Some(directory)) = AdoptedDirectory::open(path)
         && let Some(pid) = row.pid
     {
-        AdoptedRows::new(directory.row(&format!("{pid}.json"), facts).into_iter().collect()).merge_into(&mut row);
+        AdoptedRows::new(directory.row(&format!("{pid}.json"), facts).into_iter().collect())
+            .merge_into(&mut row);
     }
     let shown = filter.admits(&row)
         && filter.admits_state(&row)
@@ -362,7 +363,8 @@ fn list_sessions_presented_within<P: Send>(
         }
         let tally = RowTally::of(&row);
         let problem = row.problem.as_ref().map(|problem| Box::new((row.file_name.clone(), problem.clone())));
-        let kept = KeptRow::Presented(Box::new(PresentedRow { order: RowOrder::of(&row), presented: present(row) }));
+        let kept =
+            KeptRow::Presented(Box::new(PresentedRow { order: RowOrder::of(&row), presented: present(row) }));
         Outcome::Shown(kept, tally, problem)
     });
     let outcomes: Vec<Option<Outcome<P>>> = outcomes.into_iter().chain(adopted_outcomes.map(Some)).collect();

@@ -24,7 +24,8 @@ use harness::{
 use owner_liveness::SocketIdentity;
 use registry_core::record::{CWD_LIMIT, FieldLimit, HARNESS_LIMIT, SOCKET_PATH_LIMIT};
 use registry_core::register::precedence::{
-    DroppedValue, UnusableValues, choose_agent, choose_harness_version, choose_session_id, choose_transcript_path,
+    DroppedValue, UnusableValues, choose_agent, choose_harness_version, choose_session_id,
+    choose_transcript_path,
 };
 use registry_core::{Registered, Registration, RosterDir, RunningSystem, read_session_row, register};
 

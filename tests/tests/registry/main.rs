@@ -5,6 +5,7 @@
 //! odd paths and other pid namespaces. One test binary, a module per
 //! concern.
 
+mod adopted_sessions;
 mod concurrency;
 mod consent_directory;
 mod consent_sessions;

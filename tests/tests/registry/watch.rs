@@ -829,3 +829,41 @@ fn a_watch_for_waiting_sessions_prints_each_moment_one_starts_waiting_once() {
         }
     }
 }
+
+/// Claude Code's own sessions are followed like roster's records: a file
+/// that appears is a `registered` session, its owner's death a `died` one
+/// at once (a pidfd), its removal by Claude Code a `removed` one.
+#[test]
+fn a_watch_follows_the_sessions_claude_code_keeps() {
+    let sandbox = Sandbox::new();
+    let directory = sandbox.home().join(".claude/sessions");
+    std::fs::create_dir_all(&directory).unwrap();
+    std::fs::set_permissions(&directory, std::fs::Permissions::from_mode(0o700)).unwrap();
+    // Registered once, so the registry exists; that session stays listed.
+    let roster_owner = Owner::spawn();
+    sandbox.register(roster_owner.pid(), &[]);
+    let watcher = Watcher::start(&sandbox, &[]);
+    watcher.expect("listed", Some(roster_owner.pid()));
+    let owner = Owner::spawn();
+    let pid = owner.pid();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let ticks = stat.rsplit_once(')').unwrap().1.split_whitespace().nth(19).unwrap().to_owned();
+    let machine = std::fs::read_to_string("/etc/machine-id").unwrap().trim().to_owned();
+    let pid_ns = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata("/proc/self/ns/pid").unwrap());
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    let file = serde_json::json!({
+        "pid": pid, "sessionId": "cc-1", "cwd": sandbox.project(), "startedAt": now, "procStart": ticks,
+        "pidDomain": format!("linux:{machine}:pid:[{pid_ns}]"), "status": "idle", "updatedAt": now,
+    });
+    let path = directory.join(format!("{pid}.json"));
+    tests::write_file_atomically(&path, &serde_json::to_vec(&file).unwrap());
+    let registered = watcher.expect("registered", Some(pid));
+    assert_eq!(registered["row"]["origin"], "claude-code", "{registered}");
+    assert_eq!(registered["row"]["state"], "idle", "{registered}");
+    owner.kill();
+    let died = watcher.expect("died", Some(pid));
+    assert_eq!(died["row"]["origin"], "claude-code", "{died}");
+    std::fs::remove_file(&path).unwrap();
+    watcher.expect("removed", Some(pid));
+    watcher.expect_quiet(Duration::from_millis(300));
+}

@@ -173,14 +173,17 @@ fn adopt(
         .map_err(|_| format!("procStart {:?} is not a start tick count", file.proc_start))?;
     let (machine, pid_ns) = match file.pid_domain.as_deref().map(parse_pid_domain) {
         Some(Some(domain)) => domain,
-        Some(None) => return Err(format!("pidDomain {:?} is not linux:<machine-id>:pid:[<inode>]", file.pid_domain)),
+        Some(None) => {
+            return Err(format!("pidDomain {:?} is not linux:<machine-id>:pid:[<inode>]", file.pid_domain));
+        }
         None => return Err("no pidDomain: the machine and pid namespace of the pid are not known".to_owned()),
     };
     let session_id = SessionId::parse(&file.session_id).map_err(|error| error.to_string())?;
     let cwd = SessionDirectoryPath::parse(&file.cwd).map_err(|error| error.to_string())?;
     let harness_version = file.version.as_deref().and_then(|version| HarnessVersion::parse(version).ok());
     let started = Timestamp::from_unix_nanos(i128::from(file.started_at) * 1_000_000);
-    let updated = file.updated_at.map_or(started, |ms| Timestamp::from_unix_nanos(i128::from(ms) * 1_000_000));
+    let updated =
+        file.updated_at.map_or(started, |ms| Timestamp::from_unix_nanos(i128::from(ms) * 1_000_000));
     let boot_id = facts.boot_id().map(|id| id.into_owned()).unwrap_or_default();
     let namespaces = facts.own_namespaces().ok();
     let identity = OwnerIdentity {
@@ -195,8 +198,18 @@ fn adopt(
         user_ns: None,
         chain: Vec::new(),
     };
+    // A pid names a process only on its machine: another machine's file (a
+    // shared home) is never judged from here.
+    let on_this_machine = this_machine(&identity, facts);
     let verdict = match started_before_this_boot(started, facts) {
-        Some(boot) if this_machine(&identity, facts) => Verdict {
+        _ if !on_this_machine => Verdict {
+            liveness: Liveness::Unknown,
+            reason: format!(
+                "pid {file_pid} was recorded on another machine ({})",
+                identity.machine.as_deref().unwrap_or_default()
+            ),
+        },
+        Some(boot) => Verdict {
             liveness: Liveness::Dead,
             reason: format!(
                 "pid {file_pid} started at {started}, before this boot began at {boot}; Claude Code removes its \
@@ -257,4 +270,3 @@ fn socket_now(path: &str) -> Option<SocketRecord> {
         mtime_ns: metadata.mtime() * 1_000_000_000 + metadata.mtime_nsec(),
     })
 }
-

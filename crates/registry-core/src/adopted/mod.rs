@@ -71,7 +71,10 @@ impl AdoptedDirectory {
             Ok(fd) => fd,
             Err(Errno::ENOENT) => return Ok(None),
             Err(Errno::ELOOP | Errno::ENOTDIR) => {
-                return Err(format!("{} is a symlink or not a directory; its sessions are not read", path.display()));
+                return Err(format!(
+                    "{} is a symlink or not a directory; its sessions are not read",
+                    path.display()
+                ));
             }
             Err(errno) => return Err(format!("cannot open {}: {}", path.display(), errno.desc())),
         };

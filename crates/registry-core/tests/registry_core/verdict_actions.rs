@@ -11,8 +11,8 @@ use owner_liveness::made_up_facts::{MadeUpFacts, MadeUpProcess};
 use owner_liveness::{Liveness, Namespaces, OpenProcessError, OwnerIdentity, OwnerSource, Pid, ProcIdentity};
 use registry_core::register::precedence::AgentChoice;
 use registry_core::{
-    ListFilter, PruneOptions, Registration, RosterDir, Timestamp, list_sessions, prune_sessions,
-    register, write_atomically,
+    ListFilter, PruneOptions, Registration, RosterDir, Timestamp, list_sessions, prune_sessions, register,
+    write_atomically,
 };
 
 const MACHINE: &str = "machine-id:0123456789abcdef0123456789abcdef";

@@ -324,7 +324,11 @@ impl Watcher<'_> {
     /// directory itself (`None`), changed: the session it names is looked
     /// at again — as the roster record of the same owner when there is
     /// one, else as a row of its own.
-    fn adopted_entry_changed(&mut self, followed: &Path, name: Option<&std::ffi::OsStr>) -> anyhow::Result<()> {
+    fn adopted_entry_changed(
+        &mut self,
+        followed: &Path,
+        name: Option<&std::ffi::OsStr>,
+    ) -> anyhow::Result<()> {
         let Some(directory_path) = self.adopted.clone() else { return Ok(()) };
         let names: Vec<String> = match name.and_then(|name| name.to_str()) {
             Some(name) if followed == directory_path => vec![name.to_owned()],
@@ -404,8 +408,11 @@ impl Watcher<'_> {
     /// Every entry of `sessions/`, dead ones included.
     fn read_all(&mut self) -> anyhow::Result<Vec<SessionRow>> {
         let Some(roster) = &self.roster else { return Ok(Vec::new()) };
-        let everything =
-            ListFilter { include_dead: true, adopt_claude_code: self.adopted.clone(), ..ListFilter::default() };
+        let everything = ListFilter {
+            include_dead: true,
+            adopt_claude_code: self.adopted.clone(),
+            ..ListFilter::default()
+        };
         Ok(list_sessions(roster, &everything, &self.facts)?.rows)
     }
 
@@ -630,7 +637,8 @@ impl Watcher<'_> {
     /// comes first: a change after a file is read is then always seen.
     fn refresh_consent(&mut self, mut concerns: ConsentConcerns) -> anyhow::Result<()> {
         if !self.follows_consent {
-            let adopted: std::collections::BTreeSet<PathBuf> = self.adopted_follow_path().into_iter().collect();
+            let adopted: std::collections::BTreeSet<PathBuf> =
+                self.adopted_follow_path().into_iter().collect();
             let outcome = self.source.follow(&adopted);
             self.say_unfollowed(&outcome.unfollowable);
             return Ok(());
@@ -732,7 +740,7 @@ impl Watcher<'_> {
         for name in names {
             let Some(roster) = &self.roster else { return Ok(()) };
             let _ = roster;
-        let now = self.read_known_row(&name);
+            let now = self.read_known_row(&name);
             if now.as_ref().is_some_and(|row| row.liveness() != Liveness::Alive) {
                 self.unwatched.remove(&name);
                 self.compare_and_report(&name, now)?;
