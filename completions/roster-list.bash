@@ -23,7 +23,7 @@ _roster__list() {
 
     case "${cmd}" in
         roster__list)
-            opts="-q -h -V --dir --format --json --quiet --color --all --agent --harness --session-id --cwd --state --watch --until-gone --help --version"
+            opts="-q -h -V --dir --format --json --quiet --color --all --agent --harness --session-id --cwd --state --no-adopt --watch --until-gone --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -187,6 +187,14 @@ pub fn manual() -> Manual {
              waiting_for, state_since and state_source (the event that set it, e.g. \
              claude-code:PermissionRequest). --state keeps the rows in one state."
                 .to_owned(),
+            "Claude Code's own sessions: Claude Code keeps one file per live session in \
+             ~/.claude/sessions (or $CLAUDE_CONFIG_DIR/sessions); roster-list lists them too, without any \
+             hook, each judged by roster's verdict from the pid, start ticks, machine and pid namespace the \
+             file names (origin \"claude-code\" in JSON). A session roster also has a record of is one row, \
+             roster's. The files are read only: roster never changes or removes them, and a dead one stays \
+             until Claude Code cleans it up. --no-adopt, or [adopt] claude_code = false in the user config, \
+             lists roster's records alone."
+                .to_owned(),
             "Filters: --agent, --harness and --session-id given \"\" select the sessions without that value \
              (anonymous, unknown harness, no session id). With filters that match nothing stderr says \
              `no sessions match` and names them; `no sessions registered` means the registry holds none. Of \
@@ -217,6 +225,12 @@ pub fn manual() -> Manual {
             manual::HOME_VARIABLE,
             manual::NO_COLOR_VARIABLE,
             manual::TERM_VARIABLE,
+            manual::EnvVar {
+                name: "CLAUDE_CONFIG_DIR",
+                meaning: "Claude Code's configuration directory: its own sessions are read from \
+                          $CLAUDE_CONFIG_DIR/sessions instead of ~/.claude/sessions.",
+            },
+            manual::XDG_CONFIG_HOME_VARIABLE,
         ],
         environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
         files: &[
@@ -224,6 +238,12 @@ pub fn manual() -> Manual {
             manual::CONSENT_FILE,
             manual::STATES_FILE,
             manual::HOOK_ERRORS_FILE,
+            FileEntry {
+                path: "~/.claude/sessions/<pid>.json",
+                meaning: "Claude Code's own record of each live session ($CLAUDE_CONFIG_DIR/sessions when \
+                          that is set): listed too, judged by roster's verdict, read only, never changed.",
+            },
+            manual::USER_CONFIG_FILE,
             FileEntry {
                 path: "$ROSTER_DIR/.notes-shown.json",
                 meaning: "The notes already said on stderr, so that each is said once per cause.",

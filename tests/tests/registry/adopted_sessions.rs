@@ -102,7 +102,8 @@ fn each_claim_is_judged_by_the_verdict_rules() {
     let pid = owner.pid();
     let cwd = sandbox.project().to_string_lossy().into_owned();
     let name = format!("{pid}.json");
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>, &str)> = vec![
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(&str, Edit, &str)> = vec![
         ("as written", Box::new(|_| {}), "alive"),
         (
             "procStart of another process (a reused pid)",
