@@ -836,14 +836,17 @@ fn a_watch_for_waiting_sessions_prints_each_moment_one_starts_waiting_once() {
 #[test]
 fn a_watch_follows_the_sessions_claude_code_keeps() {
     let sandbox = Sandbox::new();
-    let directory = sandbox.home().join(".claude/sessions");
-    std::fs::create_dir_all(&directory).unwrap();
-    std::fs::set_permissions(&directory, std::fs::Permissions::from_mode(0o700)).unwrap();
     // Registered once, so the registry exists; that session stays listed.
     let roster_owner = Owner::spawn();
     sandbox.register(roster_owner.pid(), &[]);
     let watcher = Watcher::start(&sandbox, &[]);
     watcher.expect("listed", Some(roster_owner.pid()));
+    // Claude Code runs for the first time: its directories appear after
+    // the watch started.
+    let directory = sandbox.home().join(".claude/sessions");
+    std::fs::create_dir(sandbox.home().join(".claude")).unwrap();
+    std::fs::create_dir(&directory).unwrap();
+    std::fs::set_permissions(&directory, std::fs::Permissions::from_mode(0o700)).unwrap();
     let owner = Owner::spawn();
     let pid = owner.pid();
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();

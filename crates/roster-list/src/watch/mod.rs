@@ -330,6 +330,13 @@ impl Watcher<'_> {
         name: Option<&std::ffi::OsStr>,
     ) -> anyhow::Result<()> {
         let Some(directory_path) = self.adopted.clone() else { return Ok(()) };
+        // Above the directory, only a change on the way to it matters.
+        if followed != directory_path
+            && let Some(name) = name
+            && !directory_path.starts_with(followed.join(name))
+        {
+            return Ok(());
+        }
         let names: Vec<String> = match name.and_then(|name| name.to_str()) {
             Some(name) if followed == directory_path => vec![name.to_owned()],
             // The directory itself, or one above it: every session again,
@@ -515,7 +522,9 @@ impl Watcher<'_> {
             Change::Resync(why) => self.resync(&why)?,
             Change::Vanished(why) => self.vanished(&why)?,
             Change::Followed { path, name } => {
-                if self.adopted_follow_path().as_deref() == Some(path.as_path()) {
+                // Claude Code's sessions directory, or one above it while it
+                // does not exist (the one followed may have been created).
+                if self.adopted.as_deref().is_some_and(|directory| directory.starts_with(&path)) {
                     self.adopted_entry_changed(&path, name.as_deref())?;
                 }
                 concerns.merge(self.inputs.concerns(&path, name.as_deref()));
