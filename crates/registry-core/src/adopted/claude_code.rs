@@ -19,7 +19,7 @@ use crate::record::values::{
 use crate::session_row::{Origin, Problem, ProblemKind, SessionRow};
 use crate::state::SessionState;
 use crate::store::directory::SubDir;
-use crate::store::files::{ReadProblem, entry_mtime, read_stamped_entry};
+use crate::store::files::{ReadProblem, entry_mtime, read_entry};
 
 /// The `session_pid_source` of an adopted row: the owner wrote its own pid.
 pub const CLAUDE_CODE_FILE_SOURCE: &str = "claude-code-file";
@@ -119,7 +119,7 @@ pub fn read_adopted_row(directory: SubDir<'_>, name: &str, facts: &impl SystemFa
         state: None,
         origin: Origin::ClaudeCode,
     };
-    let (contents, stamp) = match read_stamped_entry(directory, name) {
+    let contents = match read_entry(directory, name) {
         Ok(read) => read,
         Err(ReadProblem::Missing) => return None,
         Err(ReadProblem::Untrusted { reason, mtime }) => {
@@ -140,7 +140,6 @@ pub fn read_adopted_row(directory: SubDir<'_>, name: &str, facts: &impl SystemFa
             return Some(problem_row(ProblemKind::Malformed, error.to_string(), Some(contents.mtime)));
         }
     };
-    let _ = stamp;
     match adopt(&file, file_pid, nix::unistd::geteuid().as_raw(), facts) {
         Ok((record, verdict)) => Some(SessionRow {
             file_name: row_name,

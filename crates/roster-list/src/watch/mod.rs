@@ -313,6 +313,12 @@ impl Watcher<'_> {
         Some(row)
     }
 
+    /// Whether the row `name` can be read now: an adopted session always, a
+    /// roster record while the registry is open.
+    fn can_read(&self, name: &str) -> bool {
+        name.starts_with(CLAUDE_CODE_ROW_PREFIX) || self.roster.is_some()
+    }
+
     /// What is followed to see Claude Code's sessions: their directory, or
     /// while it does not exist the nearest directory above it.
     fn adopted_follow_path(&self) -> Option<PathBuf> {
@@ -535,15 +541,14 @@ impl Watcher<'_> {
     }
 
     fn session_entry_changed(&mut self, name: &str) -> anyhow::Result<()> {
-        let Some(roster) = &self.roster else {
+        if self.roster.is_none() {
             // Not open: missing until now, or not trusted. Read everything
             // once it can be opened.
             return match self.reopen_roster() {
                 Some(_) => self.resync("the registry directory appeared"),
                 None => Ok(()),
             };
-        };
-        let _ = roster;
+        }
         let now = self.read_known_row(name);
         self.compare_and_report(name, now)
     }
@@ -707,8 +712,9 @@ impl Watcher<'_> {
     fn owner_exited(&mut self, pid: Pid) -> anyhow::Result<()> {
         // Only processes of known records are watched.
         let Some(name) = self.watched_processes.remove(&pid) else { return Ok(()) };
-        let Some(roster) = &self.roster else { return Ok(()) };
-        let _ = roster;
+        if !self.can_read(&name) {
+            return Ok(());
+        }
         let now = self.read_known_row(&name);
         self.compare_and_report(&name, now)
     }
@@ -747,8 +753,9 @@ impl Watcher<'_> {
     fn judge_unwatched_owners(&mut self) -> anyhow::Result<()> {
         let names: Vec<String> = self.unwatched.iter().cloned().collect();
         for name in names {
-            let Some(roster) = &self.roster else { return Ok(()) };
-            let _ = roster;
+            if !self.can_read(&name) {
+                return Ok(());
+            }
             let now = self.read_known_row(&name);
             if now.as_ref().is_some_and(|row| row.liveness() != Liveness::Alive) {
                 self.unwatched.remove(&name);
