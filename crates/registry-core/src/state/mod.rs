@@ -15,7 +15,7 @@ mod file;
 mod target;
 mod update;
 
-pub use file::StateFile;
+pub use file::{STATE_FORMAT, StateFile};
 pub use target::StateTarget;
 pub use update::{StateChange, StateEvent, record_state_event};
 
