@@ -122,8 +122,17 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         scratch_parent.display()
     );
     progress(&format!("registries on {filesystem}"));
-    let work_directory = scratch.join("work");
-    std::fs::create_dir(&work_directory)?;
+    // The directory every session works in lives where a project would,
+    // not below the scratch directory: the watch follows each directory
+    // above a session's, for a `.roster.toml` appearing or being edited,
+    // and below `/dev/shm` that includes `/dev`, where every process on
+    // the machine that closes `/dev/null` after writing would wake the
+    // idle watcher.
+    let work_holder = tempfile::Builder::new()
+        .prefix("roster-bench-work-")
+        .tempdir_in(results_directory()?)
+        .context("create the sessions' work directory")?;
+    let work_directory = work_holder.path().to_owned();
     let bench = Bench {
         binaries,
         work_directory,
@@ -1000,9 +1009,16 @@ fn print_reproduction(report: &BenchReport) {
     );
 }
 
-fn save_json(report: &BenchReport) -> anyhow::Result<PathBuf> {
+/// `target/bench`, created if needed: the saved results, and the sessions'
+/// work directory while the bench runs.
+fn results_directory() -> anyhow::Result<PathBuf> {
     let directory = target_directory()?.join("bench");
     std::fs::create_dir_all(&directory).with_context(|| format!("create {}", directory.display()))?;
+    Ok(directory)
+}
+
+fn save_json(report: &BenchReport) -> anyhow::Result<PathBuf> {
+    let directory = results_directory()?;
     let seconds =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs();
     let bytes = serde_json::to_vec_pretty(&report.to_json())?;
