@@ -13,7 +13,7 @@
 //! events cannot both believe they were first.
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
 
@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::record::timestamp::Timestamp;
 use crate::state::file::{STATE_FORMAT, StateFile};
 use crate::store::directory::{RosterDir, SubDir};
-use crate::store::files::{io_errno, temp_name};
+use crate::store::files::{io_errno, read_to_limit, temp_name};
 use crate::store::ownership::effective_uid;
 
 /// One event, as the state hook hands it on.
@@ -210,8 +210,7 @@ fn read_state_file(file: &File, stat: &FileStat) -> Option<StateFile> {
     if !trusted {
         return None;
     }
-    let mut bytes = Vec::with_capacity(512);
-    file.take(MAX_STATE_BYTES + 1).read_to_end(&mut bytes).ok()?;
+    let bytes = read_to_limit(file.as_fd(), stat.st_size, MAX_STATE_BYTES as usize + 1).ok()?;
     StateFile::parse(&bytes)
 }
 
