@@ -45,11 +45,11 @@ pub fn parse_with_manual_on_help<Args: clap::Parser>(
     full: impl FnOnce() -> Command,
     arguments: &[OsString],
 ) -> Result<Args, clap::Error> {
-    let mut bare = Args::command();
-    let mut matches = matches_with_manual_on_help(bare.clone(), full, arguments)?;
+    let mut matches = matches_with_manual_on_help(Args::command(), full, arguments)?;
     // As `Parser::try_parse_from` does: an error of the conversion is
-    // formatted against the command, to show its usage.
-    Args::from_arg_matches_mut(&mut matches).map_err(|error| error.format(&mut bare))
+    // formatted against the command, to show its usage. The command is
+    // built again for that rare error rather than cloned for every run.
+    Args::from_arg_matches_mut(&mut matches).map_err(|error| error.format(&mut Args::command()))
 }
 
 /// The process's own arguments, the program name first.

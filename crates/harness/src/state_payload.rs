@@ -104,9 +104,8 @@ pub fn read_state_payload(fd: BorrowedFd<'_>, deadline: Duration) -> Result<Opti
         return Err(PayloadError::Terminal);
     }
     let started = Instant::now();
-    let mut payload = Vec::with_capacity(4096);
+    let mut payload = Vec::with_capacity(FIRST_CAPACITY);
     let mut overflowed = false;
-    let mut chunk = vec![0u8; 64 * 1024];
     loop {
         let remaining = deadline.saturating_sub(started.elapsed());
         if remaining.is_zero() {
@@ -120,22 +119,58 @@ pub fn read_state_payload(fd: BorrowedFd<'_>, deadline: Duration) -> Result<Opti
             Err(Errno::EINTR) => continue,
             Err(errno) => return Err(PayloadError::Read(errno)),
         }
-        match nix::unistd::read(fd, &mut chunk) {
+        // Read straight into the payload's own room: a separate buffer the
+        // size of the largest read was zeroed on every run, and its pages
+        // cost more than reading a usual payload does.
+        let filled = payload.len();
+        let room = if overflowed { MOST_READ_ROOM } else { filled.clamp(LEAST_READ_ROOM, MOST_READ_ROOM) };
+        payload.resize(filled + room, 0);
+        let read = nix::unistd::read(fd, &mut payload[filled..]);
+        payload.truncate(filled + read.as_ref().map_or(0, |count| *count));
+        match read {
             Ok(0) => return Ok((!overflowed).then_some(payload)),
-            Ok(count) if overflowed || payload.len() + count > MAX_STATE_PAYLOAD_BYTES => {
+            Ok(_) if overflowed || payload.len() > MAX_STATE_PAYLOAD_BYTES => {
                 overflowed = true;
                 payload = Vec::new();
             }
-            Ok(count) => payload.extend_from_slice(&chunk[..count]),
+            Ok(_) => {}
             Err(Errno::EINTR | Errno::EAGAIN) => continue,
             Err(errno) => return Err(PayloadError::Read(errno)),
         }
     }
 }
 
+/// The payload buffer's first size: most payloads fit, and the end of
+/// file is read into what is left of it.
+const FIRST_CAPACITY: usize = 16 * 1024;
+
+/// The room a read is given grows with what came so far, from the least
+/// to the most a pipe hands over at once.
+const LEAST_READ_ROOM: usize = 4 * 1024;
+const MOST_READ_ROOM: usize = 64 * 1024;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reader fills the payload's own room read by read: whatever the
+    /// size, the bytes come back whole, and a payload over the limit is
+    /// read to its end and dropped.
+    #[test]
+    fn a_payload_comes_back_whole_across_reads_and_one_too_large_is_dropped() {
+        use std::io::Write;
+        use std::os::fd::AsFd;
+        for size in [0, 3_000, 200_000, MAX_STATE_PAYLOAD_BYTES + 1] {
+            let bytes: Vec<u8> = (0..size).map(|index| (index % 251) as u8).collect();
+            let (reader, writer) = nix::unistd::pipe().unwrap();
+            let sent = bytes.clone();
+            let feeder = std::thread::spawn(move || std::fs::File::from(writer).write_all(&sent).unwrap());
+            let read = read_state_payload(reader.as_fd(), Duration::from_secs(30)).unwrap();
+            feeder.join().unwrap();
+            let expected = (size <= MAX_STATE_PAYLOAD_BYTES).then_some(bytes);
+            assert!(read == expected, "{size} bytes");
+        }
+    }
 
     #[test]
     fn the_keys_of_each_dialect_are_found_and_the_rest_skipped() {

@@ -102,14 +102,24 @@ impl BenchReport {
         self.ratios.iter().all(RatioCheck::met) && self.contention.failed == 0
     }
 
+    /// The registry sizes the figures were taken at: the seeded sizes, and
+    /// any other a figure names (the state hook's registry of one session).
+    fn columns(&self) -> Vec<usize> {
+        let mut columns = self.sizes.clone();
+        columns.extend(self.figures.iter().filter_map(|figure| figure.records));
+        columns.sort_unstable();
+        columns.dedup();
+        columns
+    }
+
     /// The table: one row per command, one column per registry size, each
     /// cell `median [min–max]` in milliseconds; then the ratios.
     pub fn render_table(&self) -> String {
         let mut text = String::new();
         let _ = writeln!(
             text,
-            "roster bench on {}: median [min–max] of {} runs ({} for register and /bin/true) after one warm-up, \
-             milliseconds of wall time per process",
+            "roster bench on {}: median [min–max] of {} runs ({} for register, the state hook and /bin/true) \
+             after one warm-up, milliseconds of wall time per process",
             self.filesystem, self.runs, self.register_runs
         );
         let mut names: Vec<&'static str> = Vec::new();
@@ -120,18 +130,20 @@ impl BenchReport {
         }
         let name_width = names.iter().map(|name| name.chars().count()).max().unwrap_or(0).max(8);
         const CELL: usize = 24;
+        let columns = self.columns();
         let _ = write!(text, "{:name_width$}", "");
-        for size in &self.sizes {
-            let _ = write!(text, "  {:>CELL$}", format!("{} records", thousands(*size)));
+        for &size in &columns {
+            let records = if size == 1 { "record" } else { "records" };
+            let _ = write!(text, "  {:>CELL$}", format!("{} {records}", thousands(size)));
         }
         text.push('\n');
         for name in names {
             let _ = write!(text, "{name:name_width$}");
             let without_registry = self.figure(name, None);
-            for size in &self.sizes {
+            for size in &columns {
                 let cell = match (self.figure(name, Some(*size)), without_registry) {
                     (Some(figure), _) => cell(&figure.samples),
-                    (None, Some(figure)) if *size == self.sizes[0] => cell(&figure.samples),
+                    (None, Some(figure)) if *size == columns[0] => cell(&figure.samples),
                     _ => "-".to_owned(),
                 };
                 let _ = write!(text, "  {cell:>CELL$}");

@@ -1,10 +1,12 @@
 //! The live view's figures: how soon `roster-list --watch` reports an
-//! owner killed with SIGKILL (`died`) and a registration (`registered`)
-//! while it watches a large registry, and how many system calls it makes
-//! over five idle seconds (none, by design).
+//! owner killed with SIGKILL (`died`), a registration (`registered`) and a
+//! state hook's update (`state-changed`) while it watches a large
+//! registry, and how many system calls it makes over five idle seconds
+//! (none, by design).
 
+use std::fs::File;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
@@ -14,10 +16,22 @@ use serde_json::Value;
 
 use ::tests::measure::{Samples, milliseconds};
 
-/// The latency target of both events, p99.
+/// The latency target of every event, p99.
 pub const EVENT_LATENCY_LIMIT: Duration = Duration::from_millis(100);
 /// How long the idle watcher is traced.
 pub const IDLE_TRACE: Duration = Duration::from_secs(5);
+
+/// The session whose state the hooks change.
+const STATE_SESSION_ID: &str = "watch-state";
+/// Claude Code's events that set working and idle, taking turns.
+const STATE_EVENTS: [&str; 2] = ["PreToolUse", "Stop"];
+
+/// The binaries the figures run.
+pub struct WatchedTools {
+    pub list: PathBuf,
+    pub register: PathBuf,
+    pub state: PathBuf,
+}
 
 /// What was measured.
 pub struct WatchFigures {
@@ -27,14 +41,17 @@ pub struct WatchFigures {
     pub startup: Duration,
     pub died: Samples,
     pub registered: Samples,
+    /// From the start of a state hook to the watcher's `state-changed`.
+    pub state_changed: Samples,
     /// System calls strace counted over `IDLE_TRACE` of an idle watcher.
     pub idle_syscalls: u64,
 }
 
 impl WatchFigures {
     pub fn targets_met(&self) -> bool {
-        self.died.percentile(0.99) <= EVENT_LATENCY_LIMIT
-            && self.registered.percentile(0.99) <= EVENT_LATENCY_LIMIT
+        [&self.died, &self.registered, &self.state_changed]
+            .iter()
+            .all(|samples| samples.percentile(0.99) <= EVENT_LATENCY_LIMIT)
             && self.idle_syscalls == 0
     }
 
@@ -43,7 +60,7 @@ impl WatchFigures {
         let line = |name: &str, samples: &Samples| {
             let p99 = samples.percentile(0.99);
             format!(
-                "watch: {name:<10} p50 {:>7.2} ms  p99 {:>7.2} ms  worst {:>7.2} ms  ({} events; limit p99 {} ms: {})",
+                "watch: {name:<13} p50 {:>7.2} ms  p99 {:>7.2} ms  worst {:>7.2} ms  ({} events; limit p99 {} ms: {})",
                 milliseconds(samples.median()),
                 milliseconds(p99),
                 milliseconds(samples.max()),
@@ -60,6 +77,7 @@ impl WatchFigures {
             ),
             line("died", &self.died),
             line("registered", &self.registered),
+            line("state-changed", &self.state_changed),
             format!(
                 "watch: system calls over {} idle seconds: {} (limit 0: {})",
                 IDLE_TRACE.as_secs(),
@@ -101,6 +119,31 @@ impl Drop for Watcher {
     }
 }
 
+/// A stand-in session owner (`sleep`), killed and reaped when dropped
+/// (its `died` figure kills it first).
+struct SleepingOwner {
+    child: Child,
+}
+
+impl SleepingOwner {
+    fn spawn() -> anyhow::Result<SleepingOwner> {
+        let child =
+            Command::new("sleep").arg("100000").stdin(Stdio::null()).spawn().context("spawn an owner")?;
+        Ok(SleepingOwner { child })
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for SleepingOwner {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn stamp_lines(stdout: ChildStdout) -> Receiver<(Instant, String)> {
     let (sender, receiver) = channel();
     std::thread::spawn(move || {
@@ -115,18 +158,20 @@ fn stamp_lines(stdout: ChildStdout) -> Receiver<(Instant, String)> {
 }
 
 /// Watches `registry` (already holding `present` live records), then
-/// times `rounds` registrations and SIGKILLs of fresh owners, and traces
-/// the idle watcher.
+/// times `rounds` registrations and SIGKILLs of fresh owners, and as many
+/// state hooks of one registered session, its events taking turns between
+/// working (PreToolUse) and idle (Stop) so that each changes its state;
+/// then traces the idle watcher. The hooks' payloads go to `scratch`.
 pub fn measure_watch(
-    list: &Path,
-    register: &Path,
+    tools: &WatchedTools,
     registry: &Path,
     work_directory: &Path,
+    scratch: &Path,
     present: usize,
     rounds: usize,
 ) -> anyhow::Result<WatchFigures> {
     let started = Instant::now();
-    let mut child = Command::new(list)
+    let mut child = Command::new(&tools.list)
         .arg("--dir")
         .arg(registry)
         .args(["--watch", "--format", "json"])
@@ -147,18 +192,11 @@ pub fn measure_watch(
     }
     let startup = started.elapsed();
 
-    let mut died = Samples::default();
-    let mut registered = Samples::default();
-    for round in 0..rounds {
-        let mut owner =
-            Command::new("sleep").arg("100000").stdin(Stdio::null()).spawn().context("spawn an owner")?;
-        let pid = owner.id();
-        let before = Instant::now();
-        let status = Command::new(register)
+    let register = |owner: &SleepingOwner, session_id: &str| -> anyhow::Result<()> {
+        let status = Command::new(&tools.register)
             .arg("--dir")
             .arg(registry)
-            .args(["--pid", &pid.to_string(), "--quiet", "--session-id"])
-            .arg(format!("watch-{round}"))
+            .args(["--pid", &owner.pid().to_string(), "--quiet", "--session-id", session_id])
             .arg("--cwd")
             .arg(work_directory)
             .status()
@@ -166,13 +204,68 @@ pub fn measure_watch(
         if !status.success() {
             bail!("roster-register failed: {status}");
         }
+        Ok(())
+    };
+    let busy_session = SleepingOwner::spawn()?;
+    register(&busy_session, STATE_SESSION_ID)?;
+    watcher.wait_for("registered", busy_session.pid())?;
+    let payloads = STATE_EVENTS
+        .iter()
+        .map(|event| write_state_payload(scratch, event, work_directory))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+
+    let mut died = Samples::default();
+    let mut registered = Samples::default();
+    let mut state_changed = Samples::default();
+    for round in 0..rounds {
+        let mut owner = SleepingOwner::spawn()?;
+        let pid = owner.pid();
+        let before = Instant::now();
+        register(&owner, &format!("watch-{round}"))?;
         registered.push(watcher.wait_for("registered", pid)?.saturating_duration_since(before));
         let killed = Instant::now();
-        owner.kill().context("SIGKILL the owner")?;
+        owner.child.kill().context("SIGKILL the owner")?;
         died.push(watcher.wait_for("died", pid)?.saturating_duration_since(killed));
-        owner.wait().context("reap the owner")?;
+        owner.child.wait().context("reap the owner")?;
+
+        let event = round % STATE_EVENTS.len();
+        let before = Instant::now();
+        let status = Command::new(&tools.state)
+            .args(["--hook", "claude-code", "--event", STATE_EVENTS[event], "--dir"])
+            .arg(registry)
+            .stdin(File::open(&payloads[event]).context("open a state payload")?)
+            .stdout(Stdio::null())
+            .status()
+            .context("run roster-state")?;
+        if !status.success() {
+            bail!("roster-state failed: {status}");
+        }
+        let shown = watcher.wait_for("state-changed", busy_session.pid()).with_context(|| {
+            format!("after {}; see {}/hook-errors.log", STATE_EVENTS[event], registry.display())
+        })?;
+        state_changed.push(shown.saturating_duration_since(before));
     }
+    // Its death is reported before the trace, which then sees an idle watcher.
+    let busy_pid = busy_session.pid();
+    drop(busy_session);
+    watcher.wait_for("died", busy_pid)?;
 
     let idle_syscalls = ::tests::strace::calls_over(watcher.child.id(), IDLE_TRACE)?;
-    Ok(WatchFigures { watched, startup, died, registered, idle_syscalls })
+    Ok(WatchFigures { watched, startup, died, registered, state_changed, idle_syscalls })
+}
+
+/// A Claude Code payload of `event` for `STATE_SESSION_ID`, written to a
+/// file in `scratch` for the hook's stdin.
+fn write_state_payload(scratch: &Path, event: &str, work_directory: &Path) -> anyhow::Result<PathBuf> {
+    let payload = serde_json::json!({
+        "session_id": STATE_SESSION_ID,
+        "transcript_path": format!("/home/dev/.claude/projects/-home-dev-src-app/{STATE_SESSION_ID}.jsonl"),
+        "cwd": work_directory,
+        "permission_mode": "default",
+        "hook_event_name": event,
+    });
+    let path = scratch.join(format!("watch-{event}.json"));
+    std::fs::write(&path, serde_json::to_vec(&payload)?)
+        .with_context(|| format!("write {}", path.display()))?;
+    Ok(path)
 }

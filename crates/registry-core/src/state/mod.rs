@@ -15,7 +15,7 @@ mod file;
 mod target;
 mod update;
 
-pub use file::{SessionState, StateFile, UNKNOWN_STATE};
+pub use file::{STATE_FORMAT, SessionState, StateFile, UNKNOWN_STATE};
 pub use target::StateTarget;
 pub use update::{StateChange, StateEvent, record_state_event};
 

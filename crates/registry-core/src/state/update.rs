@@ -13,14 +13,14 @@
 //! events cannot both believe they were first.
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use harness::Activity;
 use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag, RenameFlags, openat, renameat, renameat2};
-use nix::sys::stat::{Mode, fstat, fstatat};
+use nix::sys::stat::{FileStat, Mode, fstat, fstatat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
 use owner_liveness::retry_interrupted;
 
@@ -28,7 +28,8 @@ use crate::error::{Error, Result};
 use crate::record::timestamp::Timestamp;
 use crate::state::file::{STATE_FORMAT, StateFile};
 use crate::store::directory::{RosterDir, SubDir};
-use crate::store::files::{io_errno, temp_name};
+use crate::store::files::{io_errno, read_to_limit, temp_name};
+use crate::store::ownership::effective_uid;
 
 /// One event, as the state hook hands it on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,10 +123,8 @@ pub fn record_state_event(
             Err(errno) => return Err(fail("open", errno)),
         };
         let locked = lock_until(fd, lock_deadline).map_err(|errno| fail("lock", errno))?;
-        if !still_in_place(states, record_file_name, &locked) {
-            continue;
-        }
-        let prior = read_state_file(&locked);
+        let Some(held) = still_in_place(states, record_file_name, &locked) else { continue };
+        let prior = read_state_file(&locked, &held);
         let Some((file, change)) = fresh(prior.as_ref()) else { return Ok(StateChange::Older) };
         put_in_place(states, record_file_name, &file, Placement::Replacing)
             .map_err(|errno| fail("write", errno))?;
@@ -190,28 +189,28 @@ fn lock_until(fd: OwnedFd, deadline: Instant) -> std::result::Result<File, Errno
     }
 }
 
-/// Whether `name` still holds the file `locked` is open on.
-fn still_in_place(states: SubDir<'_>, name: &str, locked: &File) -> bool {
-    let Ok(held) = retry_interrupted(|| fstat(locked.as_fd())) else { return false };
+/// The status of the file `locked` is open on, when `name` still holds
+/// that file; `None` when another file took the name.
+fn still_in_place(states: SubDir<'_>, name: &str, locked: &File) -> Option<FileStat> {
+    let held = retry_interrupted(|| fstat(locked.as_fd())).ok()?;
     retry_interrupted(|| fstatat(states.fd(), name, AtFlags::AT_SYMLINK_NOFOLLOW))
         .is_ok_and(|now| now.st_dev == held.st_dev && now.st_ino == held.st_ino)
+        .then_some(held)
 }
 
-/// The state file `file` is open on, when it is one roster wrote for this
-/// user: a regular file of the effective uid, not writable by others, of
-/// a sane size, that parses.
-fn read_state_file(file: &File) -> Option<StateFile> {
-    let stat = retry_interrupted(|| fstat(file.as_fd())).ok()?;
+/// The state file `file` is open on (`stat` is its status), when it is one
+/// roster wrote for this user: a regular file of the effective uid, not
+/// writable by others, of a sane size, that parses.
+fn read_state_file(file: &File, stat: &FileStat) -> Option<StateFile> {
     let regular = stat.st_mode & nix::libc::S_IFMT == nix::libc::S_IFREG;
     let trusted = regular
-        && stat.st_uid == nix::unistd::geteuid().as_raw()
+        && stat.st_uid == effective_uid()
         && stat.st_mode & 0o022 == 0
         && u64::try_from(stat.st_size).is_ok_and(|size| size <= MAX_STATE_BYTES);
     if !trusted {
         return None;
     }
-    let mut bytes = Vec::with_capacity(512);
-    file.take(MAX_STATE_BYTES + 1).read_to_end(&mut bytes).ok()?;
+    let bytes = read_to_limit(file.as_fd(), stat.st_size, MAX_STATE_BYTES as usize + 1).ok()?;
     StateFile::parse(&bytes)
 }
 

@@ -7,7 +7,7 @@
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -176,7 +176,7 @@ fn read_entry_once(
     if let Some(reason) = untrusted_reason(&after) {
         return Err(ReadProblem::Untrusted { reason, mtime: Some(stat_mtime(&after)) });
     }
-    let bytes = read_to_limit(&fd, after.st_size)
+    let bytes = read_to_limit(fd.as_fd(), after.st_size, MAX_ENTRY_BYTES as usize + 1)
         .map_err(|errno| ReadProblem::Failed(format!("read: {}", errno.desc())))?;
     if bytes.len() as u64 > MAX_ENTRY_BYTES {
         return Err(ReadProblem::Untrusted { reason: "grew past 64 KiB while being read".into(), mtime });
@@ -197,12 +197,11 @@ fn open_entry_for_reading(directory: SubDir<'_>, name: &str) -> nix::Result<Owne
     }
 }
 
-/// Reads a regular file of `size` bytes (as `fstat` said), at most
-/// `MAX_ENTRY_BYTES + 1` bytes in all: the extra byte tells a file that
-/// grew past the limit. A read that returns less than asked is the end of
-/// a regular file, so a file of the size `fstat` said costs one `read`.
-fn read_to_limit(fd: &OwnedFd, size: i64) -> nix::Result<Vec<u8>> {
-    let limit = MAX_ENTRY_BYTES as usize + 1;
+/// Reads a regular file of `size` bytes (as `fstat` said), at most `limit`
+/// bytes in all: a limit one byte past the largest file wanted tells a
+/// file that grew past it. A read that returns less than asked is the end
+/// of a regular file, so a file of the size `fstat` said costs one `read`.
+pub(crate) fn read_to_limit(fd: BorrowedFd<'_>, size: i64, limit: usize) -> nix::Result<Vec<u8>> {
     let mut bytes = vec![0u8; (size.max(0) as usize).saturating_add(1).min(limit)];
     let mut filled = 0;
     while filled < bytes.len() {
