@@ -76,8 +76,14 @@ fn install_puts_every_file_where_its_tool_looks_and_the_binaries_run() {
         let metadata = std::fs::metadata(&path).unwrap_or_else(|error| panic!("{relative_path}: {error}"));
         assert_eq!(metadata.permissions().mode() & 0o777, mode, "mode of {relative_path}");
     }
-    // 5 binaries, 6 pages, 5 completion scripts per binary, and the manifest uninstall reads.
-    assert_eq!(reported.len(), 5 + 6 + 25 + 1, "installed files: {reported:#?}");
+    // A binary, a page and 5 completion scripts per binary, roster(7), and
+    // the manifest uninstall reads.
+    let binaries = ROSTER_BINARIES.len();
+    assert_eq!(
+        reported.len(),
+        binaries + (binaries + 1) + 5 * binaries + 1,
+        "installed files: {reported:#?}"
+    );
     assert!(reported.contains(&prefix.join("share/roster/installed-files")), "{reported:#?}");
 
     for binary in ROSTER_BINARIES {
