@@ -23,6 +23,8 @@ pub struct Invocation {
     /// How to show the command to a person when the real argument list is
     /// too long to print (`cat *.json` for ten thousand file names).
     pub shown_as: Option<String>,
+    /// Variables set for the run, over those it inherits.
+    pub environment: Vec<(OsString, OsString)>,
 }
 
 /// The only variables a timed command inherits.
@@ -42,7 +44,14 @@ impl Invocation {
             working_directory: None,
             stdin_file: None,
             shown_as: None,
+            environment: Vec::new(),
         }
+    }
+
+    /// Sets `name` to `value` for the run.
+    pub fn env(mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> Invocation {
+        self.environment.push((name.into(), value.into()));
+        self
     }
 
     pub fn arg(mut self, argument: impl Into<OsString>) -> Invocation {
@@ -79,7 +88,8 @@ impl Invocation {
         // harness variable of the calling shell may change what is measured.
         command
             .env_clear()
-            .envs(std::env::vars_os().filter(|(name, _)| KEPT_VARIABLES.iter().any(|kept| name == kept)));
+            .envs(std::env::vars_os().filter(|(name, _)| KEPT_VARIABLES.iter().any(|kept| name == kept)))
+            .envs(self.environment.iter().map(|(name, value)| (name, value)));
         command.args(&self.arguments).stdout(Stdio::null()).stderr(Stdio::piped());
         if let Some(directory) = &self.working_directory {
             command.current_dir(directory);
@@ -112,7 +122,8 @@ impl Invocation {
         let mut command = Command::new(&self.program);
         command
             .env_clear()
-            .envs(std::env::vars_os().filter(|(name, _)| KEPT_VARIABLES.iter().any(|kept| name == kept)));
+            .envs(std::env::vars_os().filter(|(name, _)| KEPT_VARIABLES.iter().any(|kept| name == kept)))
+            .envs(self.environment.iter().map(|(name, value)| (name, value)));
         command.args(&self.arguments).stdout(Stdio::null()).stderr(Stdio::null()).stdin(Stdio::null());
         if let Some(directory) = &self.working_directory {
             command.current_dir(directory);

@@ -71,6 +71,8 @@ const REGISTER_RUNS_FACTOR: usize = 4;
 const LIST_JSON: &str = "roster-list --format json, with states";
 const LIST_TEXT: &str = "roster-list, with states";
 const CAT_RECORDS_AND_STATES: &str = "cat sessions/*.json states/*.json";
+const LIST_ADOPTED: &str = "roster-list --format json, Claude Code's sessions";
+const CAT_ADOPTED: &str = "cat ~/.claude/sessions/*.json";
 const REGISTER_BY_FLAGS: &str = "roster-register --pid";
 const REGISTER_AS_HOOK: &str = "roster-register --hook claude-code";
 const TRUE_BESIDE_REGISTER: &str = "/bin/true (register rounds)";
@@ -153,6 +155,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let mut figures = Vec::new();
     let live = bench.seed_live_registries(&identities)?;
     figures.extend(bench.measure_list_and_cat(&live)?);
+    figures.extend(bench.measure_adopted_listing(&identities)?);
     figures.extend(bench.measure_state_hook(&live, &identities[0])?);
     figures.extend(bench.measure_register(&live, &registrants)?);
     drop(registrants);
@@ -375,6 +378,68 @@ impl Bench {
             .args(records.chain(states))
             .in_directory(&registry.root)
             .shown_as(CAT_RECORDS_AND_STATES))
+    }
+
+    /// `roster-list` of a registry with no record of its own, in a home
+    /// where Claude Code keeps a session file for each of the live owners
+    /// (docs/contract.md §6.5), against `cat` of those files.
+    fn measure_adopted_listing(&self, identities: &[OwnerIdentity]) -> anyhow::Result<Vec<Figure>> {
+        let size = *self.sizes.last().expect("sizes are listed");
+        progress(&format!("timing roster-list of {} sessions Claude Code keeps, and cat", thousands(size)));
+        let home = self.scratch.join("adopted-home");
+        let sessions = home.join(".claude/sessions");
+        std::fs::create_dir_all(&sessions)?;
+        std::fs::set_permissions(&sessions, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
+        let machine = owner_liveness::read_machine().context("this machine's id")?;
+        let machine_id =
+            machine.strip_prefix("machine-id:").context("a machine-id, not a hostname")?.to_owned();
+        let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_millis() as u64;
+        let mut names = Vec::with_capacity(size);
+        for (ordinal, identity) in identities[..size].iter().enumerate() {
+            let pid = identity.pid.get();
+            let file = serde_json::json!({
+                "pid": pid, "sessionId": format!("adopted-{ordinal:05}-0000-0000-0000-000000000000"),
+                "cwd": self.work_directory, "startedAt": started, "procStart": identity.start_ticks.to_string(),
+                "version": "2.1.332", "peerProtocol": 1, "peerFeatures": ["notify_idle"], "kind": "interactive",
+                "entrypoint": "cli", "pidDomain": format!("linux:{machine_id}:pid:[{}]", identity.pid_ns),
+                "messagingSocketPath": format!("/tmp/cc-socks/{pid}.sock"), "name": format!("app-{ordinal}"),
+                "nameSource": "derived", "status": if ordinal % 3 == 0 { "busy" } else { "idle" },
+                "updatedAt": started, "statusUpdatedAt": started,
+            });
+            let name = format!("{pid}.json");
+            std::fs::write(sessions.join(&name), serde_json::to_vec(&file)?)?;
+            names.push(name);
+        }
+        let registry = SeededRegistry::create(&self.scratch.join("adopted-registry"))?;
+        let list = Invocation::new(self.tool("roster-list"))
+            .arg("--dir")
+            .arg(&registry.root)
+            .args(["--format", "json", "--quiet"])
+            .env("HOME", &home);
+        let cat = Invocation::new(&self.cat).args(&names).in_directory(&sessions).shown_as(CAT_ADOPTED);
+        let (mut list_samples, mut cat_samples) = (Samples::default(), Samples::default());
+        for round in 0..=self.runs {
+            let list_time = list.time_once()?;
+            let cat_time = cat.time_once()?;
+            if round > 0 {
+                list_samples.push(list_time);
+                cat_samples.push(cat_time);
+            }
+        }
+        Ok(vec![
+            Figure {
+                name: LIST_ADOPTED,
+                records: Some(size),
+                samples: list_samples,
+                reproduce: list.shell_line(),
+            },
+            Figure {
+                name: CAT_ADOPTED,
+                records: Some(size),
+                samples: cat_samples,
+                reproduce: cat.shell_line(),
+            },
+        ])
     }
 
     fn measure_list_and_cat(&self, live: &LiveRegistries) -> anyhow::Result<Vec<Figure>> {
@@ -896,6 +961,12 @@ fn ratio_checks(figures: &[Figure], largest: usize) -> Vec<RatioCheck> {
             format!("list (text), {size} records with states, vs cat of records and states"),
             at(LIST_TEXT, largest),
             at(CAT_RECORDS_AND_STATES, largest),
+            LIST_VERSUS_CAT_LIMIT,
+        ),
+        check(
+            format!("list --format json of {size} sessions Claude Code keeps vs cat of their files"),
+            at(LIST_ADOPTED, largest),
+            at(CAT_ADOPTED, largest),
             LIST_VERSUS_CAT_LIMIT,
         ),
         check(

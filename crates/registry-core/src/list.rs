@@ -351,7 +351,9 @@ fn list_sessions_presented_within<P: Send>(
     });
     drop(entries);
     // The harness's sessions no roster record stands for, as rows of their own.
-    let adopted_outcomes = adopted.unmatched().into_iter().map(|row| {
+    let unmatched = adopted.unmatched();
+    let adopted_outcomes = map_in_parallel(&unmatched, |row| {
+        let row = row.clone();
         if !filter.admits(&row) {
             return Outcome::FilteredOut;
         }
@@ -367,7 +369,9 @@ fn list_sessions_presented_within<P: Send>(
             KeptRow::Presented(Box::new(PresentedRow { order: RowOrder::of(&row), presented: present(row) }));
         Outcome::Shown(kept, tally, problem)
     });
-    let outcomes: Vec<Option<Outcome<P>>> = outcomes.into_iter().chain(adopted_outcomes.map(Some)).collect();
+    drop(unmatched);
+    let outcomes: Vec<Option<Outcome<P>>> =
+        outcomes.into_iter().chain(adopted_outcomes.into_iter().map(Some)).collect();
     let mut listing = PresentedListing { kept: Vec::with_capacity(outcomes.len()), ..Default::default() };
     listing.summary.adopted_unread = adopted_unread;
     for outcome in outcomes.into_iter().flatten() {

@@ -19,7 +19,8 @@ use crate::record::values::{
 use crate::session_row::{Origin, Problem, ProblemKind, SessionRow};
 use crate::state::SessionState;
 use crate::store::directory::SubDir;
-use crate::store::files::{ReadProblem, entry_mtime, read_entry};
+use crate::store::directory_entries::EntryKind;
+use crate::store::files::{ReadProblem, entry_mtime, read_stamped_entry_of_kind};
 
 /// The `session_pid_source` of an adopted row: the owner wrote its own pid.
 pub const CLAUDE_CODE_FILE_SOURCE: &str = "claude-code-file";
@@ -102,6 +103,16 @@ type Rejection = String;
 /// Reads and judges `name` in Claude Code's sessions directory; `None`
 /// when the name is a dotfile or no longer exists.
 pub fn read_adopted_row(directory: SubDir<'_>, name: &str, facts: &impl SystemFacts) -> Option<SessionRow> {
+    read_listed_adopted_row(directory, name, EntryKind::Unknown, facts)
+}
+
+/// `read_adopted_row` for a name whose type the directory listing told.
+pub(crate) fn read_listed_adopted_row(
+    directory: SubDir<'_>,
+    name: &str,
+    listed_as: EntryKind,
+    facts: &impl SystemFacts,
+) -> Option<SessionRow> {
     if name.starts_with('.') {
         return None;
     }
@@ -119,8 +130,8 @@ pub fn read_adopted_row(directory: SubDir<'_>, name: &str, facts: &impl SystemFa
         state: None,
         origin: Origin::ClaudeCode,
     };
-    let contents = match read_entry(directory, name) {
-        Ok(read) => read,
+    let contents = match read_stamped_entry_of_kind(directory, name, listed_as) {
+        Ok((read, _)) => read,
         Err(ReadProblem::Missing) => return None,
         Err(ReadProblem::Untrusted { reason, mtime }) => {
             return Some(problem_row(ProblemKind::Untrusted, reason, mtime));
@@ -140,7 +151,7 @@ pub fn read_adopted_row(directory: SubDir<'_>, name: &str, facts: &impl SystemFa
             return Some(problem_row(ProblemKind::Malformed, error.to_string(), Some(contents.mtime)));
         }
     };
-    match adopt(&file, file_pid, nix::unistd::geteuid().as_raw(), facts) {
+    match adopt(&file, file_pid, crate::store::ownership::effective_uid(), facts) {
         Ok((record, verdict)) => Some(SessionRow {
             file_name: row_name,
             path,
@@ -194,7 +205,9 @@ fn adopt(
         machine: Some(machine),
         pid_ns,
         time_ns: namespaces.map_or(0, |namespaces| namespaces.time_ns),
-        user_ns: None,
+        // The file's owner is this reader's uid, read in the reader's own
+        // user namespace (the file was trusted only as ours).
+        user_ns: namespaces.map(|namespaces| namespaces.user_ns),
         chain: Vec::new(),
     };
     // A pid names a process only on its machine: another machine's file (a

@@ -9,6 +9,8 @@ mod claude_code;
 
 pub use claude_code::{CLAUDE_CODE_FILE_SOURCE, CLAUDE_CODE_ROW_PREFIX, read_adopted_row};
 
+use claude_code::read_listed_adopted_row;
+
 use std::ffi::OsString;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -20,7 +22,7 @@ use owner_liveness::{SystemFacts, retry_interrupted};
 
 use crate::session_row::SessionRow;
 use crate::store::directory::SubDir;
-use crate::store::directory_entries::read_directory;
+use crate::store::directory_entries::{EntryKind, read_directory};
 
 /// When `row` is roster's record of the owner `adopted` names (same pid,
 /// start ticks and pid namespace), the two are one session: `row` stands,
@@ -111,15 +113,14 @@ impl AdoptedDirectory {
     pub fn rows(&self, facts: &(impl SystemFacts + Sync)) -> Result<Vec<SessionRow>, String> {
         let entries = read_directory(self.subdir())
             .map_err(|errno| format!("cannot list {}: {}", self.path.display(), errno.desc()))?;
-        let names: Vec<String> = entries
+        let files: Vec<(String, EntryKind)> = entries
             .into_iter()
-            .filter_map(|entry| entry.name.into_string().ok())
-            .filter(|name| !name.starts_with('.') && name.ends_with(".json"))
+            .filter_map(|entry| Some((entry.name.into_string().ok()?, entry.kind)))
+            .filter(|(name, _)| !name.starts_with('.') && name.ends_with(".json"))
             .collect();
-        Ok(crate::parallel::map_in_parallel(&names, |name| read_adopted_row(self.subdir(), name, facts))
-            .into_iter()
-            .flatten()
-            .collect())
+        let read =
+            |(name, kind): &(String, EntryKind)| read_listed_adopted_row(self.subdir(), name, *kind, facts);
+        Ok(crate::parallel::map_in_parallel(&files, read).into_iter().flatten().collect())
     }
 
     /// The row of `name`, read and judged now; `None` when it is gone.
