@@ -1,9 +1,10 @@
 //! A timing and logging shim in front of the roster binaries the installed hooks call: the
 //! e2e run installs the hooks with `--bin-dir` at the shim, which keeps each payload the
-//! harness hands its hook (byte for byte), runs the real `roster-register` or `roster-prune`
-//! with the same arguments, environment and payload, and logs how long that took. That is
-//! how the run compares a record with what the harness said, and how hook latency is
-//! measured for harnesses whose hooks roster does not time itself (plugins included).
+//! harness hands its hook (byte for byte), runs the real `roster-register`, `roster-prune`
+//! or `roster-state` with the same arguments, environment and payload, and logs how long
+//! that took. That is how the run compares a record with what the harness said, sees which
+//! state events a harness really sent, and measures hook latency for harnesses whose hooks
+//! roster does not time itself (plugins included).
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -14,7 +15,7 @@ use anyhow::Context;
 use serde_json::Value;
 
 /// The roster tools the hooks call.
-const SHIMMED_TOOLS: [&str; 2] = ["roster-register", "roster-prune"];
+const SHIMMED_TOOLS: [&str; 3] = ["roster-register", "roster-prune", "roster-state"];
 
 /// Where a shim lives and logs.
 pub struct HookShim {
@@ -22,11 +23,26 @@ pub struct HookShim {
     log_dir: PathBuf,
 }
 
+/// What a hook run was for, by the roster tool it ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookKind {
+    /// `roster-register`.
+    SessionStart,
+    /// `roster-prune --current`.
+    SessionEnd,
+    /// `roster-state`.
+    State,
+}
+
 /// One hook run the shim saw.
 #[derive(Clone, Debug)]
 pub struct HookCall {
-    /// `roster-register` (session start) or `roster-prune` (session end).
+    /// `roster-register`, `roster-prune` or `roster-state`.
     pub tool: String,
+    pub kind: HookKind,
+    /// The event the hook was installed for (`--event NAME`); for opencode's plugin, which
+    /// sends every state event to one command, the payload's `type`.
+    pub event: Option<String>,
     /// From the shim's first line to the roster tool's exit.
     pub latency: Duration,
     pub exit_status: i32,
@@ -36,7 +52,11 @@ pub struct HookCall {
 
 impl HookCall {
     pub fn is_session_start(&self) -> bool {
-        self.tool == "roster-register"
+        self.kind == HookKind::SessionStart
+    }
+
+    pub fn is_session_end(&self) -> bool {
+        self.kind == HookKind::SessionEnd
     }
 }
 
@@ -59,7 +79,7 @@ impl HookShim {
                  '{real}' \"$@\" < \"$payload\"\n\
                  status=$?\n\
                  ended=$(date +%s%N)\n\
-                 echo \"{tool} $started $ended $status $payload\" >> '{log}/calls.log'\n\
+                 echo \"{tool} $started $ended $status $payload $*\" >> '{log}/calls.log'\n\
                  exit $status\n",
                 log = log_dir.display(),
                 real = binaries.join(tool).display(),
@@ -77,7 +97,7 @@ impl HookShim {
         let log = fs::read_to_string(self.log_dir.join("calls.log")).unwrap_or_default();
         log.lines()
             .filter_map(|line| {
-                let mut words = line.splitn(5, ' ');
+                let mut words = line.splitn(6, ' ');
                 let tool = words.next()?.to_owned();
                 let started: u128 = words.next()?.parse().ok()?;
                 let ended: u128 = words.next()?.parse().ok()?;
@@ -85,8 +105,24 @@ impl HookShim {
                 let payload = fs::read(words.next()?).ok();
                 let payload =
                     payload.and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or(Value::Null);
+                let arguments: Vec<&str> = words.next().unwrap_or_default().split(' ').collect();
+                let kind = match tool.as_str() {
+                    "roster-register" => HookKind::SessionStart,
+                    "roster-prune" => HookKind::SessionEnd,
+                    _ => HookKind::State,
+                };
+                let event = arguments
+                    .iter()
+                    .position(|argument| *argument == "--event")
+                    .and_then(|index| arguments.get(index + 1))
+                    .map(|event| (*event).to_owned())
+                    .or_else(|| {
+                        (kind == HookKind::State)
+                            .then(|| payload["type"].as_str().map(str::to_owned))
+                            .flatten()
+                    });
                 let latency = Duration::from_nanos(u64::try_from(ended.saturating_sub(started)).ok()?);
-                Some(HookCall { tool, latency, exit_status, payload })
+                Some(HookCall { tool, kind, event, latency, exit_status, payload })
             })
             .collect()
     }

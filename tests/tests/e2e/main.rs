@@ -34,7 +34,7 @@ use serde_json::Value;
 
 use fake_model_server::FakeModelServer;
 use harness_processes::HarnessProcesses;
-use hook_shim::{HookCall, HookShim};
+use hook_shim::{HookCall, HookKind, HookShim};
 use real_harnesses::{AMP_THREAD_ID, InstalledHarness, REAL_HARNESSES, RealHarness};
 use tests::find_on_path;
 use tests::workspace::{Profile, build_binaries, target_directory};
@@ -330,7 +330,7 @@ impl CaseTable {
     }
 
     fn print(&self) {
-        println!("{:<12} {:<34} {:<8} {:<34} detail", "HARNESS", "CASE", "RESULT", "HOOK LATENCY");
+        println!("{:<12} {:<34} {:<8} {:<62} detail", "HARNESS", "CASE", "RESULT", "HOOK LATENCY");
         for (harness, case, result, latency) in &self.rows {
             let (word, detail) = match result {
                 CaseResult::Passed => ("ok", String::new()),
@@ -338,7 +338,7 @@ impl CaseTable {
                 CaseResult::NotRun(why) => ("not run", why.clone()),
             };
             let detail: String = detail.chars().take(400).collect();
-            println!("{harness:<12} {case:<34} {word:<8} {latency:<34} {detail}");
+            println!("{harness:<12} {case:<34} {word:<8} {latency:<62} {detail}");
         }
     }
 
@@ -357,6 +357,9 @@ const SESSION_START_BUDGET: Duration = Duration::from_millis(1000);
 /// SessionEnd's bound in roster's hook mode (`roster-prune --current --hook`).
 const SESSION_END_BUDGET: Duration = Duration::from_millis(500);
 
+/// A state hook's bound (`roster-state --hook`).
+const STATE_BUDGET: Duration = Duration::from_millis(500);
+
 /// The harness's own budget for a session-end hook, where it has a short one.
 fn harness_end_budget(harness: &str) -> Option<Duration> {
     match harness {
@@ -366,8 +369,8 @@ fn harness_end_budget(harness: &str) -> Option<Duration> {
     }
 }
 
-fn worst(calls: &[HookCall], session_start: bool) -> Option<Duration> {
-    calls.iter().filter(|call| call.is_session_start() == session_start).map(|call| call.latency).max()
+fn worst(calls: &[HookCall], kind: HookKind) -> Option<Duration> {
+    calls.iter().filter(|call| call.kind == kind).map(|call| call.latency).max()
 }
 
 fn milliseconds(duration: Duration) -> String {
@@ -378,17 +381,23 @@ fn latency_summary(calls: &[HookCall]) -> String {
     let part = |label: &str, latency: Option<Duration>| {
         latency.map(|latency| format!("{label} {}", milliseconds(latency)))
     };
-    [part("start", worst(calls, true)), part("end", worst(calls, false))]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(", ")
+    [
+        part("start", worst(calls, HookKind::SessionStart)),
+        part("end", worst(calls, HookKind::SessionEnd)),
+        part("state", worst(calls, HookKind::State)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(", ")
 }
 
-/// The worst start and end latency of a harness against its budgets.
+/// The worst session-start, session-end and state hook latency of a harness against its
+/// budgets.
 fn latency_verdict(harness: RealHarness, calls: &[HookCall]) -> (CaseResult, String) {
-    let start = worst(calls, true);
-    let end = worst(calls, false);
+    let start = worst(calls, HookKind::SessionStart);
+    let end = worst(calls, HookKind::SessionEnd);
+    let state = worst(calls, HookKind::State);
     let end_budget =
         harness_end_budget(harness.name).map_or(SESSION_END_BUDGET, |own| own.min(SESSION_END_BUDGET));
     let mut text = match start {
@@ -399,6 +408,9 @@ fn latency_verdict(harness: RealHarness, calls: &[HookCall]) -> (CaseResult, Str
         Some(end) => text.push_str(&format!(", end {} / {}", milliseconds(end), milliseconds(end_budget))),
         None => text.push_str(", end - (no end hook ran)"),
     }
+    if let Some(state) = state {
+        text.push_str(&format!(", state {} / {}", milliseconds(state), milliseconds(STATE_BUDGET)));
+    }
     let mut over = Vec::new();
     if start.is_some_and(|start| start > SESSION_START_BUDGET) {
         over.push("a session-start hook took longer than roster's 1 s bound".to_owned());
@@ -406,10 +418,16 @@ fn latency_verdict(harness: RealHarness, calls: &[HookCall]) -> (CaseResult, Str
     if end.is_some_and(|end| end > end_budget) {
         over.push(format!("a session-end hook took longer than {}", milliseconds(end_budget)));
     }
+    if state.is_some_and(|state| state > STATE_BUDGET) {
+        over.push(format!("a state hook took longer than roster's {}", milliseconds(STATE_BUDGET)));
+    }
     let failed_calls: Vec<String> = calls
         .iter()
         .filter(|call| call.exit_status != 0)
-        .map(|call| format!("{} exited {}", call.tool, call.exit_status))
+        .map(|call| match &call.event {
+            Some(event) => format!("{} ({event}) exited {}", call.tool, call.exit_status),
+            None => format!("{} exited {}", call.tool, call.exit_status),
+        })
         .collect();
     over.extend(failed_calls);
     let own = harness_end_budget(harness.name)
@@ -556,16 +574,22 @@ impl SessionWorld {
         Ok(SessionWorld { root, home, project, roster })
     }
 
+    /// The record of owner `pid`: `sessions/<pid>@<world>.json` (an older roster's
+    /// `<pid>.json` too); the world is always this machine's here.
     fn record(&self, pid: u32) -> Option<Value> {
-        let bytes = fs::read(self.roster.join("sessions").join(format!("{pid}.json"))).ok()?;
-        serde_json::from_slice(&bytes).ok()
+        let Ok(entries) = fs::read_dir(self.roster.join("sessions")) else { return None };
+        let path = entries
+            .filter_map(|entry| entry.ok())
+            .find(|entry| record_file_pid(&entry.file_name().to_string_lossy()) == Some(pid))?
+            .path();
+        serde_json::from_slice(&fs::read(path).ok()?).ok()
     }
 
     fn record_pids(&self) -> Vec<u32> {
         let Ok(entries) = fs::read_dir(self.roster.join("sessions")) else { return Vec::new() };
         entries
             .filter_map(|entry| entry.ok())
-            .filter_map(|entry| entry.file_name().to_str()?.strip_suffix(".json")?.parse().ok())
+            .filter_map(|entry| record_file_pid(&entry.file_name().to_string_lossy()))
             .collect()
     }
 
@@ -1037,7 +1061,7 @@ impl Session<'_, '_> {
                         row["liveness_reason"].as_str().unwrap_or_default()
                     )),
                     None if hook_removed.is_none() => {
-                        if self.shim.calls().iter().any(|call| !call.is_session_start()) {
+                        if self.shim.calls().iter().any(HookCall::is_session_end) {
                             hook_removed = Some(ended_at.elapsed());
                         } else if !pruned_owner {
                             problems.push(format!(
@@ -1138,6 +1162,13 @@ impl Session<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// The owner pid a record's file name names: `<pid>@<world>.json`, or an older
+/// roster's `<pid>.json`; `None` for any other file (a temporary file of a write).
+fn record_file_pid(file_name: &str) -> Option<u32> {
+    let stem = file_name.strip_suffix(".json")?;
+    stem.split_once('@').map_or(stem, |(pid, _world)| pid).parse().ok()
 }
 
 fn process_start_ticks(pid: u32) -> Option<u64> {
