@@ -54,10 +54,6 @@ impl HookCall {
     pub fn is_session_start(&self) -> bool {
         self.kind == HookKind::SessionStart
     }
-
-    pub fn is_session_end(&self) -> bool {
-        self.kind == HookKind::SessionEnd
-    }
 }
 
 impl HookShim {
@@ -74,7 +70,7 @@ impl HookShim {
                 "#!/bin/sh\n\
                  # roster e2e hook shim: keeps the payload, times the real {tool}\n\
                  started=$(date +%s%N)\n\
-                 payload='{log}/'\"$started-$$\".payload\n\
+                 payload='{log}/{tool}-'\"$started-$$\".payload\n\
                  cat > \"$payload\"\n\
                  '{real}' \"$@\" < \"$payload\"\n\
                  status=$?\n\
@@ -90,6 +86,17 @@ impl HookShim {
         }
         // roster-hooks checks that the directory holds the tools the hooks call; it does.
         Ok(HookShim { bin_dir, log_dir })
+    }
+
+    /// Whether a session-end hook has begun (its payload kept), finished or not: the
+    /// record can be gone before the shim logs the run, which comes after the tool's exit.
+    pub fn session_end_begun(&self) -> bool {
+        let Ok(entries) = fs::read_dir(&self.log_dir) else { return false };
+        entries.filter_map(|entry| entry.ok()).any(|entry| {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("roster-prune-") && name.ends_with(".payload")
+        })
     }
 
     /// Every hook run that has finished, in the order they finished.

@@ -1061,7 +1061,7 @@ impl Session<'_, '_> {
                         row["liveness_reason"].as_str().unwrap_or_default()
                     )),
                     None if hook_removed.is_none() => {
-                        if self.shim.calls().iter().any(HookCall::is_session_end) {
+                        if self.shim.session_end_begun() {
                             hook_removed = Some(ended_at.elapsed());
                         } else if !pruned_owner {
                             problems.push(format!(
