@@ -40,8 +40,10 @@ pub struct HookCall {
     /// `roster-register`, `roster-prune` or `roster-state`.
     pub tool: String,
     pub kind: HookKind,
-    /// The event the hook was installed for (`--event NAME`); for opencode's plugin, which
-    /// sends every state event to one command, the payload's `type`.
+    /// The event the hook was installed for (`--event NAME`), with the payload's kind for a
+    /// notification (`Notification:permission_prompt`); for opencode's plugin, which sends
+    /// every state event to one command, the payload's `type` (and a status's kind:
+    /// `session.status:busy`).
     pub event: Option<String>,
     /// From the shim's first line to the roster tool's exit.
     pub latency: Duration,
@@ -123,14 +125,23 @@ impl HookShim {
                     .position(|argument| *argument == "--event")
                     .and_then(|index| arguments.get(index + 1))
                     .map(|event| (*event).to_owned())
-                    .or_else(|| {
-                        (kind == HookKind::State)
-                            .then(|| payload["type"].as_str().map(str::to_owned))
-                            .flatten()
+                    .or_else(|| (kind == HookKind::State).then(|| opencode_event(&payload)).flatten())
+                    .map(|event| match payload["notification_type"].as_str() {
+                        Some(notification) => format!("{event}:{notification}"),
+                        None => event,
                     });
                 let latency = Duration::from_nanos(u64::try_from(ended.saturating_sub(started)).ok()?);
                 Some(HookCall { tool, kind, event, latency, exit_status, payload })
             })
             .collect()
     }
+}
+
+/// The event an opencode plugin payload is: its `type`, and for a status its kind.
+fn opencode_event(payload: &Value) -> Option<String> {
+    let kind = payload["type"].as_str()?;
+    Some(match payload["properties"]["status"]["type"].as_str() {
+        Some(status) => format!("{kind}:{status}"),
+        None => kind.to_owned(),
+    })
 }

@@ -1,9 +1,11 @@
-//! `cargo test -p tests --features e2e --test e2e -- [HARNESS]` (all six when no harness
-//! is named): drives the real harnesses, installed from npm, through
-//! their session hooks as `roster-hooks install` wires them, and checks what docs/contract.md §8 claims:
-//! during the session the roster holds one record whose owner is the harness process (the
-//! outermost one: Codex's and Copilot's node loaders, Gemini's first node), and at session
-//! end the record goes.
+//! `cargo test -p tests --features e2e --test e2e -- [HARNESS] [states]` (all six when no
+//! harness is named; `states` runs the state proof alone): drives the real harnesses,
+//! installed from npm, through their session hooks as `roster-hooks install` wires them,
+//! and checks what docs/contract.md §8 claims: during the session the roster holds one
+//! record whose owner is the harness process (the outermost one: Codex's and Copilot's node
+//! loaders, Gemini's first node), and at session end the record goes. Then each harness's
+//! interactive TUI, in a terminal, must show working, idle and waiting for permission
+//! through its state hooks (`states`).
 //!
 //! Each harness runs offline in a temporary HOME with a fake API key, against a fake model
 //! server on 127.0.0.1 (`fake_model_server`) that holds every model call until the record
@@ -20,6 +22,8 @@ mod harness_processes;
 mod hook_shim;
 mod opencode_sessions;
 mod real_harnesses;
+mod states;
+mod terminal;
 
 use std::fs;
 use std::os::unix::process::CommandExt;
@@ -138,12 +142,19 @@ impl SessionReport {
     }
 }
 
+/// The word that runs the state proof alone.
+const STATES_ONLY: &str = "states";
+
 fn main() -> anyhow::Result<()> {
-    run(std::env::args().nth(1).as_deref())
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    let states_only = arguments.iter().any(|argument| argument == STATES_ONLY);
+    let harness = arguments.iter().find(|argument| *argument != STATES_ONLY);
+    run(harness.map(String::as_str), states_only)
 }
 
-/// Runs the e2e for one harness (by roster name or command name) or for all of them.
-fn run(harness: Option<&str>) -> anyhow::Result<()> {
+/// Runs the e2e for one harness (by roster name or command name) or for all of them; with
+/// `states_only`, only the state proof.
+fn run(harness: Option<&str>, states_only: bool) -> anyhow::Result<()> {
     let harnesses: Vec<RealHarness> = match harness {
         Some(name) => vec![RealHarness::named(name).with_context(|| {
             let names: Vec<&str> = REAL_HARNESSES.iter().map(|harness| harness.name).collect();
@@ -160,6 +171,7 @@ fn run(harness: Option<&str>) -> anyhow::Result<()> {
     let run_started = Instant::now();
 
     let mut table = CaseTable::default();
+    let mut proofs = Vec::new();
     let mut warnings = Vec::new();
     for harness in harnesses {
         let prefix =
@@ -187,10 +199,20 @@ fn run(harness: Option<&str>) -> anyhow::Result<()> {
         if let Some(note) = harness.trust_note(&installed.help) {
             println!("    {note}");
         }
-        run_harness_cases(&installed, &binaries, &node, &mut table);
+        if !states_only {
+            run_harness_cases(&installed, &binaries, &node, &mut table);
+        }
+        println!("--- {}: states", harness.name);
+        let proof = states::prove(&installed, &binaries, &node);
+        proof.lines.iter().for_each(|line| println!("    {line}"));
+        let (result, latency) = state_proof_verdict(&proof);
+        table.push(harness.name, STATE_CASE, result, latency);
+        proofs.push(proof);
     }
     println!("\n=== results ({:.0} s)", run_started.elapsed().as_secs_f64());
     table.print();
+    println!("\n=== session states, as roster-list showed them while each TUI ran");
+    states::print_table(&proofs);
     for warning in &warnings {
         println!("\n!!! WARNING: {warning}");
     }
@@ -199,6 +221,41 @@ fn run(harness: Option<&str>) -> anyhow::Result<()> {
         bail!("e2e failed: {}", failed.join("; "));
     }
     Ok(())
+}
+
+/// The state proof's case in the table.
+const STATE_CASE: &str = "states: working, idle, waiting";
+
+/// The state proof as one case: failed when a step failed or a state hook was slow or
+/// failed, not run when no step could be shown.
+fn state_proof_verdict(proof: &states::StateProof) -> (CaseResult, String) {
+    let mut failures = proof.failures();
+    let state_calls: Vec<&HookCall> =
+        proof.hook_calls.iter().filter(|call| call.kind == HookKind::State).collect();
+    for call in &state_calls {
+        let event = call.event.as_deref().unwrap_or("?");
+        if call.exit_status != 0 {
+            failures.push(format!("the {event} state hook exited {}", call.exit_status));
+        }
+        if call.latency > STATE_BUDGET {
+            failures.push(format!("the {event} state hook took {}", milliseconds(call.latency)));
+        }
+    }
+    let latency = worst(&proof.hook_calls, HookKind::State)
+        .map(|state| format!("state {} / {}", milliseconds(state), milliseconds(STATE_BUDGET)))
+        .unwrap_or_default();
+    let result = if !failures.is_empty() {
+        CaseResult::Failed(failures.join("; "))
+    } else if !proof.proved_anything() {
+        let why = proof.steps.iter().find_map(|(_, result)| match result {
+            states::StepResult::Unknown(why) => Some(why.clone()),
+            _ => None,
+        });
+        CaseResult::NotRun(why.unwrap_or_else(|| "no step ran".to_owned()))
+    } else {
+        CaseResult::Passed
+    };
+    (result, latency)
 }
 
 /// The endings a harness is put through.
@@ -297,13 +354,15 @@ fn clear_resume_case(
             };
             return (label, (result, latency_summary(&report.hook_calls)));
         }
-        "claude-code" => {
-            "/clear needs the interactive TUI; offline with a fake key it stops at its first-run and \
-             API-key screens, which this run does not drive"
+        "claude-code" => "/clear needs the interactive TUI, which only the state proof drives so far",
+        "codex" => {
+            "`codex exec resume` starts a new process (a new owner); /new needs the interactive TUI, which \
+             only the state proof drives so far"
         }
-        "codex" => "`codex exec resume` starts a new process (a new owner); /new needs the interactive TUI",
-        "gemini-cli" => "/clear and /resume need the interactive TUI, which this run does not drive",
-        "copilot" => "/clear needs the interactive TUI, which this run does not drive",
+        "gemini-cli" => {
+            "/clear and /resume need the interactive TUI, which only the state proof drives so far"
+        }
+        "copilot" => "/clear needs the interactive TUI, which only the state proof drives so far",
         "amp" => "Amp's threads need ampcode.com; `amp plugins exec` sends one event per process",
         _ => "no scripted way known",
     };
@@ -337,7 +396,7 @@ impl CaseTable {
                 CaseResult::Failed(why) => ("FAILED", why.clone()),
                 CaseResult::NotRun(why) => ("not run", why.clone()),
             };
-            let detail: String = detail.chars().take(400).collect();
+            let detail: String = detail.lines().next().unwrap_or_default().chars().take(400).collect();
             println!("{harness:<12} {case:<34} {word:<8} {latency:<62} {detail}");
         }
     }
