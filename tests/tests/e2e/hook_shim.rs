@@ -47,6 +47,9 @@ pub struct HookCall {
     pub event: Option<String>,
     /// From the shim's first line to the roster tool's exit.
     pub latency: Duration,
+    /// The part of `latency` spent before the roster tool started: until the harness closed
+    /// the payload it writes to the hook's stdin.
+    pub payload_wait: Duration,
     pub exit_status: i32,
     /// The payload as the harness wrote it, parsed; `Null` when it was empty or not JSON.
     pub payload: Value,
@@ -74,10 +77,11 @@ impl HookShim {
                  started=$(date +%s%N)\n\
                  payload='{log}/{tool}-'\"$started-$$\".payload\n\
                  cat > \"$payload\"\n\
+                 read=$(date +%s%N)\n\
                  '{real}' \"$@\" < \"$payload\"\n\
                  status=$?\n\
                  ended=$(date +%s%N)\n\
-                 echo \"{tool} $started $ended $status $payload $*\" >> '{log}/calls.log'\n\
+                 echo \"{tool} $started $read $ended $status $payload $*\" >> '{log}/calls.log'\n\
                  exit $status\n",
                 log = log_dir.display(),
                 real = binaries.join(tool).display(),
@@ -106,9 +110,10 @@ impl HookShim {
         let log = fs::read_to_string(self.log_dir.join("calls.log")).unwrap_or_default();
         log.lines()
             .filter_map(|line| {
-                let mut words = line.splitn(6, ' ');
+                let mut words = line.splitn(7, ' ');
                 let tool = words.next()?.to_owned();
                 let started: u128 = words.next()?.parse().ok()?;
+                let read: u128 = words.next()?.parse().ok()?;
                 let ended: u128 = words.next()?.parse().ok()?;
                 let exit_status = words.next()?.parse().ok()?;
                 let payload = fs::read(words.next()?).ok();
@@ -130,8 +135,12 @@ impl HookShim {
                         Some(notification) => format!("{event}:{notification}"),
                         None => event,
                     });
-                let latency = Duration::from_nanos(u64::try_from(ended.saturating_sub(started)).ok()?);
-                Some(HookCall { tool, kind, event, latency, exit_status, payload })
+                let nanoseconds = |from: u128, to: u128| {
+                    u64::try_from(to.saturating_sub(from)).ok().map(Duration::from_nanos)
+                };
+                let latency = nanoseconds(started, ended)?;
+                let payload_wait = nanoseconds(started, read)?;
+                Some(HookCall { tool, kind, event, latency, payload_wait, exit_status, payload })
             })
             .collect()
     }

@@ -238,7 +238,11 @@ fn state_proof_verdict(proof: &states::StateProof) -> (CaseResult, String) {
             failures.push(format!("the {event} state hook exited {}", call.exit_status));
         }
         if call.latency > STATE_BUDGET {
-            failures.push(format!("the {event} state hook took {}", milliseconds(call.latency)));
+            failures.push(format!(
+                "a state hook over {}: {}",
+                milliseconds(STATE_BUDGET),
+                describe_slow_call(call)
+            ));
         }
     }
     let latency = worst(&proof.hook_calls, HookKind::State)
@@ -451,6 +455,17 @@ fn latency_summary(calls: &[HookCall]) -> String {
     .join(", ")
 }
 
+/// A hook run over its budget: its event, how long, and how much of that the harness took
+/// to close the payload.
+fn describe_slow_call(call: &HookCall) -> String {
+    format!(
+        "{} {} ({} of it before the payload's end)",
+        call.event.as_deref().unwrap_or(&call.tool),
+        milliseconds(call.latency),
+        milliseconds(call.payload_wait)
+    )
+}
+
 /// The worst session-start, session-end and state hook latency of a harness against its
 /// budgets.
 fn latency_verdict(harness: RealHarness, calls: &[HookCall]) -> (CaseResult, String) {
@@ -478,7 +493,16 @@ fn latency_verdict(harness: RealHarness, calls: &[HookCall]) -> (CaseResult, Str
         over.push(format!("a session-end hook took longer than {}", milliseconds(end_budget)));
     }
     if state.is_some_and(|state| state > STATE_BUDGET) {
-        over.push(format!("a state hook took longer than roster's {}", milliseconds(STATE_BUDGET)));
+        let slow: Vec<String> = calls
+            .iter()
+            .filter(|call| call.kind == HookKind::State && call.latency > STATE_BUDGET)
+            .map(describe_slow_call)
+            .collect();
+        over.push(format!(
+            "a state hook took longer than roster's {}: {}",
+            milliseconds(STATE_BUDGET),
+            slow.join(", ")
+        ));
     }
     let failed_calls: Vec<String> = calls
         .iter()
