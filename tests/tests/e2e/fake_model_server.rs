@@ -1,22 +1,35 @@
 //! A tiny local model server for the e2e run (`tests/e2e`): it answers on 127.0.0.1 in the dialect
 //! a harness speaks (Anthropic Messages, OpenAI Responses, OpenAI Chat Completions, Gemini
 //! generateContent) with one short canned reply, so that a harness run offline with a fake
-//! API key gets through a whole turn and reaches its session end.
+//! API key gets through a whole turn and reaches its session end. A stepped server is
+//! given a shell command: a prompt that names it is answered with a call of the harness's
+//! shell tool running it instead, which is how the run gets a harness to show a permission
+//! dialog; the call's result is answered with the text.
 //!
-//! Every model call is held at a gate until the e2e run opens it: the harness's session
-//! stays alive, and its record in the roster can be examined, for as long as that takes.
+//! Model calls are held at a gate until the e2e run lets them through: the harness's
+//! session stays alive, and its record in the roster can be examined, for as long as that
+//! takes. `start` holds every model call until the gate opens for good; `start_stepped`
+//! holds only the calls of a conversation turn (those that offer tools: a harness's side
+//! calls, titles or routing, pass) and lets them through one at a time.
 //! Plain HTTP/1.1, one connection per request (`Connection: close`), std only.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use anyhow::Context;
 use serde_json::{Value, json};
 
-/// The reply every model call gets.
-const REPLY_TEXT: &str = "Hello from the roster e2e fake model";
+/// The reply every model call gets, unless its prompt names the server's shell command.
+pub const REPLY_TEXT: &str = "Hello from the roster e2e fake model";
+
+/// The shell tools the fake model knows, by the name each harness gives its own: Claude
+/// Code's and Copilot's and opencode's (`Bash`, `bash`), Codex's (`exec_command`, older
+/// `shell_command` and `shell`), Gemini CLI's (`run_shell_command`).
+const SHELL_TOOLS: [&str; 6] =
+    ["Bash", "bash", "exec_command", "shell_command", "shell", "run_shell_command"];
 
 /// The longest a model call is held before it is answered anyway, so that a forgotten gate
 /// cannot keep a harness (and this process) alive forever.
@@ -51,25 +64,75 @@ pub struct FakeModelServer {
     shared: Arc<Shared>,
 }
 
+/// Which model calls wait at the gate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Holding {
+    /// Every model call, until the gate opens for good.
+    EveryModelCall,
+    /// The calls of a conversation turn (they offer the harness's tools), until each is let
+    /// through; other model calls are answered at once.
+    TurnCalls,
+}
+
 struct Shared {
     api: ModelApi,
-    gate_open: Mutex<bool>,
+    holding: Holding,
+    gate: Mutex<Gate>,
     gate_changed: Condvar,
     /// `METHOD path` of every request, in arrival order.
     requests: Mutex<Vec<String>>,
+    /// What each answered model call got, in answer order: `text` or `<tool> call`.
+    replies: Mutex<Vec<String>>,
+    /// The command a prompt naming it gets a shell tool call for.
+    shell_command: Option<String>,
+}
+
+/// A call of the harness's shell tool running a command.
+#[derive(Clone, Copy)]
+struct ShellCall<'a> {
+    tool: &'a str,
+    command: &'a str,
+}
+
+#[derive(Default)]
+struct Gate {
+    /// Everything passes from now on.
+    open: bool,
+    /// Calls let through one at a time, not yet taken by a call.
+    passes: usize,
+    /// Calls waiting at the gate now.
+    waiting: usize,
 }
 
 impl FakeModelServer {
     /// Listens on an ephemeral port of 127.0.0.1 and serves `api` from a background thread
     /// for the rest of the process's life. The gate starts closed.
     pub fn start(api: ModelApi) -> anyhow::Result<FakeModelServer> {
+        FakeModelServer::serve(api, Holding::EveryModelCall, None)
+    }
+
+    /// Like `start`, but holds only the calls of a conversation turn, each until
+    /// `let_one_through` lets it pass; a prompt that names `shell_command` is answered
+    /// with a call of the harness's shell tool running it.
+    pub fn start_stepped(api: ModelApi, shell_command: &str) -> anyhow::Result<FakeModelServer> {
+        FakeModelServer::serve(api, Holding::TurnCalls, Some(shell_command.to_owned()))
+    }
+
+    fn serve(
+        api: ModelApi,
+        holding: Holding,
+        shell_command: Option<String>,
+    ) -> anyhow::Result<FakeModelServer> {
         let listener = TcpListener::bind("127.0.0.1:0").context("binding the fake model server")?;
         let port = listener.local_addr().context("reading the fake model server's address")?.port();
         let shared = Arc::new(Shared {
             api,
-            gate_open: Mutex::new(false),
+            holding,
+            gate: Mutex::new(Gate::default()),
             gate_changed: Condvar::new(),
             requests: Mutex::new(Vec::new()),
+            replies: Mutex::new(Vec::new()),
+            shell_command,
         });
         let serving = Arc::clone(&shared);
         std::thread::spawn(move || {
@@ -91,8 +154,24 @@ impl FakeModelServer {
 
     /// Lets every held and future model call be answered.
     pub fn open_gate(&self) {
-        *self.shared.gate_open.lock().expect("gate lock") = true;
+        self.shared.gate.lock().expect("gate lock").open = true;
         self.shared.gate_changed.notify_all();
+    }
+
+    /// Lets one held call be answered, or the next one to come.
+    pub fn let_one_through(&self) {
+        self.shared.gate.lock().expect("gate lock").passes += 1;
+        self.shared.gate_changed.notify_all();
+    }
+
+    /// How many model calls wait at the gate now.
+    pub fn calls_waiting(&self) -> usize {
+        self.shared.gate.lock().expect("gate lock").waiting
+    }
+
+    /// What each answered model call got, in answer order: `text` or `<tool> call`.
+    pub fn replies(&self) -> Vec<String> {
+        self.shared.replies.lock().expect("replies lock").clone()
     }
 
     /// `METHOD path` of every request so far.
@@ -154,16 +233,118 @@ fn serve_connection(shared: &Shared, stream: TcpStream) -> anyhow::Result<()> {
     let request = read_request(&mut reader)?;
     let line = format!("{} {}", request.method, request.path);
     shared.requests.lock().expect("requests lock").push(line.clone());
-    if is_model_call(shared.api, &line) && request.header("upgrade").is_none() {
+    let model_call = is_model_call(shared.api, &line) && request.header("upgrade").is_none();
+    let conversation = Conversation::read(shared.api, &request);
+    let held = match shared.holding {
+        Holding::EveryModelCall => model_call,
+        Holding::TurnCalls => model_call && !conversation.tools.is_empty(),
+    };
+    if held {
         wait_for_gate(shared);
     }
-    let response = respond(shared.api, &request);
+    let shell_call = shared
+        .shell_command
+        .as_deref()
+        .and_then(|command| conversation.shell_tool_wanted(command).map(|tool| ShellCall { tool, command }));
+    if model_call {
+        let reply = shell_call.map_or_else(|| "text".to_owned(), |call| format!("{} call", call.tool));
+        shared.replies.lock().expect("replies lock").push(reply);
+    }
+    let response = respond(shared.api, &request, shell_call);
     write_response(stream, &response)
 }
 
+/// Waits until the gate is open or a pass is left, and takes the pass.
 fn wait_for_gate(shared: &Shared) {
-    let open = shared.gate_open.lock().expect("gate lock");
-    let _ = shared.gate_changed.wait_timeout_while(open, LONGEST_HOLD, |open| !*open);
+    let mut gate = shared.gate.lock().expect("gate lock");
+    gate.waiting += 1;
+    let (mut gate, _) = shared
+        .gate_changed
+        .wait_timeout_while(gate, LONGEST_HOLD, |gate| !gate.open && gate.passes == 0)
+        .expect("gate lock");
+    gate.waiting -= 1;
+    if !gate.open && gate.passes > 0 {
+        gate.passes -= 1;
+    }
+}
+
+/// What a model call's request says about its conversation, in any dialect.
+struct Conversation {
+    /// The names of the tools the request offers the model.
+    tools: Vec<String>,
+    /// The last message or input item, as JSON text.
+    last_message: String,
+    /// Whether that last item is the result of a tool call.
+    last_is_tool_result: bool,
+}
+
+impl Conversation {
+    fn read(api: ModelApi, request: &Request) -> Conversation {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        let list = |value: &Value| value.as_array().cloned().unwrap_or_default();
+        let name = |tool: &Value| -> Option<String> {
+            tool["name"].as_str().or(tool["function"]["name"].as_str()).map(str::to_owned)
+        };
+        let (tools, last): (Vec<String>, Value) = match api {
+            ModelApi::AnthropicMessages => (
+                list(&body["tools"]).iter().filter_map(name).collect(),
+                list(&body["messages"]).last().cloned().unwrap_or_default(),
+            ),
+            ModelApi::OpenAiResponses => (
+                list(&body["tools"]).iter().filter_map(name).collect(),
+                list(&body["input"]).last().cloned().unwrap_or_default(),
+            ),
+            ModelApi::OpenAiChatCompletions => (
+                list(&body["tools"]).iter().filter_map(name).collect(),
+                list(&body["messages"]).last().cloned().unwrap_or_default(),
+            ),
+            ModelApi::GeminiGenerateContent => (
+                list(&body["tools"])
+                    .iter()
+                    .flat_map(|tool| list(&tool["functionDeclarations"]))
+                    .filter_map(|declaration| name(&declaration))
+                    .collect(),
+                list(&body["contents"]).last().cloned().unwrap_or_default(),
+            ),
+        };
+        let last_is_tool_result = match api {
+            ModelApi::AnthropicMessages => {
+                list(&last["content"]).iter().any(|block| block["type"] == "tool_result")
+            }
+            ModelApi::OpenAiResponses => {
+                last["type"].as_str().is_some_and(|kind| kind.ends_with("call_output"))
+            }
+            ModelApi::OpenAiChatCompletions => last["role"] == "tool",
+            ModelApi::GeminiGenerateContent => {
+                list(&last["parts"]).iter().any(|part| part.get("functionResponse").is_some())
+            }
+        };
+        Conversation { tools, last_message: last.to_string(), last_is_tool_result }
+    }
+
+    /// The shell tool to call, when the prompt just sent names `command` and the request
+    /// offers a shell tool.
+    fn shell_tool_wanted(&self, command: &str) -> Option<&'static str> {
+        if self.last_is_tool_result || !self.last_message.contains(command) {
+            return None;
+        }
+        SHELL_TOOLS.into_iter().find(|shell| self.tools.iter().any(|tool| tool == shell))
+    }
+}
+
+/// The arguments of `call`. Codex's `exec_command` asks to run outside its sandbox
+/// (`require_escalated`), which is what its default approval policy (`on-request`) asks
+/// the user about.
+fn shell_arguments(call: ShellCall<'_>) -> Value {
+    let command = call.command;
+    match call.tool {
+        "exec_command" => json!({
+            "cmd": command, "sandbox_permissions": "require_escalated",
+            "justification": "the roster e2e asks for approval"}),
+        "shell_command" => json!({"command": command}),
+        "shell" => json!({"command": ["bash", "-lc", command]}),
+        _ => json!({"command": command, "description": "the roster e2e asks for approval"}),
+    }
 }
 
 /// Whether `METHOD path` is a call for a model's reply in `api`.
@@ -181,21 +362,22 @@ fn is_model_call(api: ModelApi, request: &str) -> bool {
     }
 }
 
-fn respond(api: ModelApi, request: &Request) -> Response {
+/// The answer to `request`; a model call gets `shell_call` when there is one.
+fn respond(api: ModelApi, request: &Request, shell_call: Option<ShellCall<'_>>) -> Response {
     let path = request.path.split('?').next().unwrap_or(&request.path);
     // Codex tries a WebSocket first and falls back to plain HTTP when refused.
     if request.header("upgrade").is_some() {
         return Response::not_found();
     }
     match api {
-        ModelApi::AnthropicMessages => anthropic_response(request, path),
-        ModelApi::OpenAiResponses => responses_response(request, path),
-        ModelApi::OpenAiChatCompletions => chat_completions_response(request, path),
-        ModelApi::GeminiGenerateContent => gemini_response(path),
+        ModelApi::AnthropicMessages => anthropic_response(request, path, shell_call),
+        ModelApi::OpenAiResponses => responses_response(request, path, shell_call),
+        ModelApi::OpenAiChatCompletions => chat_completions_response(request, path, shell_call),
+        ModelApi::GeminiGenerateContent => gemini_response(path, shell_call),
     }
 }
 
-fn anthropic_response(request: &Request, path: &str) -> Response {
+fn anthropic_response(request: &Request, path: &str, shell_call: Option<ShellCall<'_>>) -> Response {
     if request.method == "POST" && path.ends_with("/messages/count_tokens") {
         return Response::json(json!({"input_tokens": 1}));
     }
@@ -203,13 +385,29 @@ fn anthropic_response(request: &Request, path: &str) -> Response {
         return Response::not_found();
     }
     let usage = json!({"input_tokens": 1, "output_tokens": 1});
+    let (content, stop_reason) = match shell_call {
+        Some(call) => (
+            json!({"type": "tool_use", "id": tool_call_id(), "name": call.tool, "input": shell_arguments(call)}),
+            "tool_use",
+        ),
+        None => (json!({"type": "text", "text": REPLY_TEXT}), "end_turn"),
+    };
     if !request.wants_stream() {
         return Response::json(json!({
             "id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-fake",
-            "content": [{"type": "text", "text": REPLY_TEXT}],
-            "stop_reason": "end_turn", "stop_sequence": null, "usage": usage,
+            "content": [content], "stop_reason": stop_reason, "stop_sequence": null, "usage": usage,
         }));
     }
+    // A streamed block starts empty and gets its text, or its tool input, as one delta.
+    let (empty_block, delta) = match shell_call {
+        Some(_) => {
+            let mut block = content.clone();
+            block["input"] = json!({});
+            let partial_json = content["input"].to_string();
+            (block, json!({"type": "input_json_delta", "partial_json": partial_json}))
+        }
+        None => (json!({"type": "text", "text": ""}), json!({"type": "text_delta", "text": REPLY_TEXT})),
+    };
     let events = [
         (
             "message_start",
@@ -219,40 +417,36 @@ fn anthropic_response(request: &Request, path: &str) -> Response {
         ),
         (
             "content_block_start",
-            json!({"type": "content_block_start", "index": 0,
-            "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": empty_block}),
         ),
-        (
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0,
-            "delta": {"type": "text_delta", "text": REPLY_TEXT}}),
-        ),
+        ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": delta})),
         ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
         (
             "message_delta",
             json!({"type": "message_delta",
-            "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 1}}),
+            "delta": {"stop_reason": stop_reason, "stop_sequence": null}, "usage": {"output_tokens": 1}}),
         ),
         ("message_stop", json!({"type": "message_stop"})),
     ];
     Response::events(named_events(&events))
 }
 
-fn responses_response(request: &Request, path: &str) -> Response {
+fn responses_response(request: &Request, path: &str, shell_call: Option<ShellCall<'_>>) -> Response {
     if request.method == "GET" && path.ends_with("/models") {
         return Response::json(json!({"models": [], "data": []}));
     }
     if !(request.method == "POST" && path.ends_with("/responses")) {
         return Response::not_found();
     }
+    let item = match shell_call {
+        Some(call) => json!({"type": "function_call", "id": "fc_fake", "call_id": tool_call_id(),
+            "name": call.tool, "arguments": shell_arguments(call).to_string()}),
+        None => json!({"type": "message", "role": "assistant", "id": "msg_fake",
+            "content": [{"type": "output_text", "text": REPLY_TEXT}]}),
+    };
     let events = [
         ("response.created", json!({"type": "response.created", "response": {"id": "resp_fake"}})),
-        (
-            "response.output_item.done",
-            json!({"type": "response.output_item.done", "item": {
-            "type": "message", "role": "assistant", "id": "msg_fake",
-            "content": [{"type": "output_text", "text": REPLY_TEXT}]}}),
-        ),
+        ("response.output_item.done", json!({"type": "response.output_item.done", "item": item})),
         (
             "response.completed",
             json!({"type": "response.completed", "response": {"id": "resp_fake", "usage": {
@@ -263,7 +457,7 @@ fn responses_response(request: &Request, path: &str) -> Response {
     Response::events(named_events(&events))
 }
 
-fn chat_completions_response(request: &Request, path: &str) -> Response {
+fn chat_completions_response(request: &Request, path: &str, shell_call: Option<ShellCall<'_>>) -> Response {
     if request.method == "GET" && path.ends_with("/models") {
         return Response::json(
             json!({"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "roster"}]}),
@@ -273,10 +467,25 @@ fn chat_completions_response(request: &Request, path: &str) -> Response {
         return Response::not_found();
     }
     let usage = json!({"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2});
+    let tool_call = |call: ShellCall<'_>, index: Option<u32>| {
+        let mut tool_call = json!({"id": tool_call_id(), "type": "function",
+            "function": {"name": call.tool, "arguments": shell_arguments(call).to_string()}});
+        if let Some(index) = index {
+            tool_call["index"] = json!(index);
+        }
+        tool_call
+    };
+    let (message, finish_reason) = match shell_call {
+        Some(call) => (
+            json!({"role": "assistant", "content": null, "tool_calls": [tool_call(call, None)]}),
+            "tool_calls",
+        ),
+        None => (json!({"role": "assistant", "content": REPLY_TEXT}), "stop"),
+    };
     if !request.wants_stream() {
         return Response::json(json!({
             "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "fake-model",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": REPLY_TEXT}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
             "usage": usage,
         }));
     }
@@ -288,13 +497,14 @@ fn chat_completions_response(request: &Request, path: &str) -> Response {
         }
         chunk
     };
+    let delta = match shell_call {
+        Some(call) => json!({"role": "assistant", "tool_calls": [tool_call(call, Some(0))]}),
+        None => json!({"role": "assistant", "content": REPLY_TEXT}),
+    };
     let mut body = String::new();
     for data in [
-        chunk(
-            json!({"index": 0, "delta": {"role": "assistant", "content": REPLY_TEXT}, "finish_reason": null}),
-            None,
-        ),
-        chunk(json!({"index": 0, "delta": {}, "finish_reason": "stop"}), Some(&usage)),
+        chunk(json!({"index": 0, "delta": delta, "finish_reason": null}), None),
+        chunk(json!({"index": 0, "delta": {}, "finish_reason": finish_reason}), Some(&usage)),
     ] {
         body.push_str(&format!("data: {data}\n\n"));
     }
@@ -302,10 +512,14 @@ fn chat_completions_response(request: &Request, path: &str) -> Response {
     Response::events(body)
 }
 
-fn gemini_response(path: &str) -> Response {
+fn gemini_response(path: &str, shell_call: Option<ShellCall<'_>>) -> Response {
     let usage = json!({"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2});
     if path.ends_with(":streamGenerateContent") {
-        let data = json!({"candidates": [{"content": {"role": "model", "parts": [{"text": REPLY_TEXT}]},
+        let part = match shell_call {
+            Some(call) => json!({"functionCall": {"name": call.tool, "args": shell_arguments(call)}}),
+            None => json!({"text": REPLY_TEXT}),
+        };
+        let data = json!({"candidates": [{"content": {"role": "model", "parts": [part]},
             "finishReason": "STOP", "index": 0}], "usageMetadata": usage});
         return Response::events(format!("data: {data}\r\n\r\n"));
     }
@@ -322,6 +536,13 @@ fn gemini_response(path: &str) -> Response {
         return Response::json(json!({"totalTokens": 1}));
     }
     Response::not_found()
+}
+
+/// A tool call id no earlier call of the run had: harnesses key a call's approval and
+/// result by it.
+fn tool_call_id() -> String {
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    format!("call_fake_{}", CALLS.fetch_add(1, Ordering::Relaxed))
 }
 
 fn named_events(events: &[(&str, Value)]) -> String {

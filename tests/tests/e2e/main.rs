@@ -1,9 +1,11 @@
-//! `cargo test -p tests --features e2e --test e2e -- [HARNESS]` (all six when no harness
-//! is named): drives the real harnesses, installed from npm, through
-//! their session hooks as `roster-hooks install` wires them, and checks what docs/contract.md §8 claims:
-//! during the session the roster holds one record whose owner is the harness process (the
-//! outermost one: Codex's and Copilot's node loaders, Gemini's first node), and at session
-//! end the record goes.
+//! `cargo test -p tests --features e2e --test e2e -- [HARNESS] [states]` (all six when no
+//! harness is named; `states` runs the state proof alone): drives the real harnesses,
+//! installed from npm, through their session hooks as `roster-hooks install` wires them,
+//! and checks what docs/contract.md §8 claims: during the session the roster holds one
+//! record whose owner is the harness process (the outermost one: Codex's and Copilot's node
+//! loaders, Gemini's first node), and at session end the record goes. Then each harness's
+//! interactive TUI, in a terminal, must show working, idle and waiting for permission
+//! through its state hooks (`states`).
 //!
 //! Each harness runs offline in a temporary HOME with a fake API key, against a fake model
 //! server on 127.0.0.1 (`fake_model_server`) that holds every model call until the record
@@ -20,6 +22,8 @@ mod harness_processes;
 mod hook_shim;
 mod opencode_sessions;
 mod real_harnesses;
+mod states;
+mod terminal;
 
 use std::fs;
 use std::os::unix::process::CommandExt;
@@ -34,7 +38,7 @@ use serde_json::Value;
 
 use fake_model_server::FakeModelServer;
 use harness_processes::HarnessProcesses;
-use hook_shim::{HookCall, HookShim};
+use hook_shim::{HookCall, HookKind, HookShim};
 use real_harnesses::{AMP_THREAD_ID, InstalledHarness, REAL_HARNESSES, RealHarness};
 use tests::find_on_path;
 use tests::workspace::{Profile, build_binaries, target_directory};
@@ -138,12 +142,19 @@ impl SessionReport {
     }
 }
 
+/// The word that runs the state proof alone.
+const STATES_ONLY: &str = "states";
+
 fn main() -> anyhow::Result<()> {
-    run(std::env::args().nth(1).as_deref())
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    let states_only = arguments.iter().any(|argument| argument == STATES_ONLY);
+    let harness = arguments.iter().find(|argument| *argument != STATES_ONLY);
+    run(harness.map(String::as_str), states_only)
 }
 
-/// Runs the e2e for one harness (by roster name or command name) or for all of them.
-fn run(harness: Option<&str>) -> anyhow::Result<()> {
+/// Runs the e2e for one harness (by roster name or command name) or for all of them; with
+/// `states_only`, only the state proof.
+fn run(harness: Option<&str>, states_only: bool) -> anyhow::Result<()> {
     let harnesses: Vec<RealHarness> = match harness {
         Some(name) => vec![RealHarness::named(name).with_context(|| {
             let names: Vec<&str> = REAL_HARNESSES.iter().map(|harness| harness.name).collect();
@@ -160,6 +171,7 @@ fn run(harness: Option<&str>) -> anyhow::Result<()> {
     let run_started = Instant::now();
 
     let mut table = CaseTable::default();
+    let mut proofs = Vec::new();
     let mut warnings = Vec::new();
     for harness in harnesses {
         let prefix =
@@ -187,10 +199,20 @@ fn run(harness: Option<&str>) -> anyhow::Result<()> {
         if let Some(note) = harness.trust_note(&installed.help) {
             println!("    {note}");
         }
-        run_harness_cases(&installed, &binaries, &node, &mut table);
+        if !states_only {
+            run_harness_cases(&installed, &binaries, &node, &mut table);
+        }
+        println!("--- {}: states", harness.name);
+        let proof = states::prove(&installed, &binaries, &node);
+        proof.lines.iter().for_each(|line| println!("    {line}"));
+        let (result, latency) = state_proof_verdict(&proof);
+        table.push(harness.name, STATE_CASE, result, latency);
+        proofs.push(proof);
     }
     println!("\n=== results ({:.0} s)", run_started.elapsed().as_secs_f64());
     table.print();
+    println!("\n=== session states, as roster-list showed them while each TUI ran");
+    states::print_table(&proofs);
     for warning in &warnings {
         println!("\n!!! WARNING: {warning}");
     }
@@ -199,6 +221,45 @@ fn run(harness: Option<&str>) -> anyhow::Result<()> {
         bail!("e2e failed: {}", failed.join("; "));
     }
     Ok(())
+}
+
+/// The state proof's case in the table.
+const STATE_CASE: &str = "states: working, idle, waiting";
+
+/// The state proof as one case: failed when a step failed or a state hook was slow or
+/// failed, not run when no step could be shown.
+fn state_proof_verdict(proof: &states::StateProof) -> (CaseResult, String) {
+    let mut failures = proof.failures();
+    let state_calls: Vec<&HookCall> =
+        proof.hook_calls.iter().filter(|call| call.kind == HookKind::State).collect();
+    for call in &state_calls {
+        let event = call.event.as_deref().unwrap_or("?");
+        if call.exit_status != 0 {
+            failures.push(format!("the {event} state hook exited {}", call.exit_status));
+        }
+        if call.latency > STATE_BUDGET {
+            failures.push(format!(
+                "a state hook over {}: {}",
+                milliseconds(STATE_BUDGET),
+                describe_slow_call(call)
+            ));
+        }
+    }
+    let latency = worst(&proof.hook_calls, HookKind::State)
+        .map(|state| format!("state {} / {}", milliseconds(state), milliseconds(STATE_BUDGET)))
+        .unwrap_or_default();
+    let result = if !failures.is_empty() {
+        CaseResult::Failed(failures.join("; "))
+    } else if !proof.proved_anything() {
+        let why = proof.steps.iter().find_map(|(_, result)| match result {
+            states::StepResult::Unknown(why) => Some(why.clone()),
+            _ => None,
+        });
+        CaseResult::NotRun(why.unwrap_or_else(|| "no step ran".to_owned()))
+    } else {
+        CaseResult::Passed
+    };
+    (result, latency)
 }
 
 /// The endings a harness is put through.
@@ -297,13 +358,15 @@ fn clear_resume_case(
             };
             return (label, (result, latency_summary(&report.hook_calls)));
         }
-        "claude-code" => {
-            "/clear needs the interactive TUI; offline with a fake key it stops at its first-run and \
-             API-key screens, which this run does not drive"
+        "claude-code" => "/clear needs the interactive TUI, which only the state proof drives so far",
+        "codex" => {
+            "`codex exec resume` starts a new process (a new owner); /new needs the interactive TUI, which \
+             only the state proof drives so far"
         }
-        "codex" => "`codex exec resume` starts a new process (a new owner); /new needs the interactive TUI",
-        "gemini-cli" => "/clear and /resume need the interactive TUI, which this run does not drive",
-        "copilot" => "/clear needs the interactive TUI, which this run does not drive",
+        "gemini-cli" => {
+            "/clear and /resume need the interactive TUI, which only the state proof drives so far"
+        }
+        "copilot" => "/clear needs the interactive TUI, which only the state proof drives so far",
         "amp" => "Amp's threads need ampcode.com; `amp plugins exec` sends one event per process",
         _ => "no scripted way known",
     };
@@ -330,15 +393,15 @@ impl CaseTable {
     }
 
     fn print(&self) {
-        println!("{:<12} {:<34} {:<8} {:<34} detail", "HARNESS", "CASE", "RESULT", "HOOK LATENCY");
+        println!("{:<12} {:<34} {:<8} {:<62} detail", "HARNESS", "CASE", "RESULT", "HOOK LATENCY");
         for (harness, case, result, latency) in &self.rows {
             let (word, detail) = match result {
                 CaseResult::Passed => ("ok", String::new()),
                 CaseResult::Failed(why) => ("FAILED", why.clone()),
                 CaseResult::NotRun(why) => ("not run", why.clone()),
             };
-            let detail: String = detail.chars().take(400).collect();
-            println!("{harness:<12} {case:<34} {word:<8} {latency:<34} {detail}");
+            let detail: String = detail.lines().next().unwrap_or_default().chars().take(400).collect();
+            println!("{harness:<12} {case:<34} {word:<8} {latency:<62} {detail}");
         }
     }
 
@@ -357,6 +420,9 @@ const SESSION_START_BUDGET: Duration = Duration::from_millis(1000);
 /// SessionEnd's bound in roster's hook mode (`roster-prune --current --hook`).
 const SESSION_END_BUDGET: Duration = Duration::from_millis(500);
 
+/// A state hook's bound (`roster-state --hook`).
+const STATE_BUDGET: Duration = Duration::from_millis(500);
+
 /// The harness's own budget for a session-end hook, where it has a short one.
 fn harness_end_budget(harness: &str) -> Option<Duration> {
     match harness {
@@ -366,8 +432,8 @@ fn harness_end_budget(harness: &str) -> Option<Duration> {
     }
 }
 
-fn worst(calls: &[HookCall], session_start: bool) -> Option<Duration> {
-    calls.iter().filter(|call| call.is_session_start() == session_start).map(|call| call.latency).max()
+fn worst(calls: &[HookCall], kind: HookKind) -> Option<Duration> {
+    calls.iter().filter(|call| call.kind == kind).map(|call| call.latency).max()
 }
 
 fn milliseconds(duration: Duration) -> String {
@@ -378,17 +444,34 @@ fn latency_summary(calls: &[HookCall]) -> String {
     let part = |label: &str, latency: Option<Duration>| {
         latency.map(|latency| format!("{label} {}", milliseconds(latency)))
     };
-    [part("start", worst(calls, true)), part("end", worst(calls, false))]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(", ")
+    [
+        part("start", worst(calls, HookKind::SessionStart)),
+        part("end", worst(calls, HookKind::SessionEnd)),
+        part("state", worst(calls, HookKind::State)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(", ")
 }
 
-/// The worst start and end latency of a harness against its budgets.
+/// A hook run over its budget: its event, how long, and how much of that the harness took
+/// to close the payload.
+fn describe_slow_call(call: &HookCall) -> String {
+    format!(
+        "{} {} ({} of it before the payload's end)",
+        call.event.as_deref().unwrap_or(&call.tool),
+        milliseconds(call.latency),
+        milliseconds(call.payload_wait)
+    )
+}
+
+/// The worst session-start, session-end and state hook latency of a harness against its
+/// budgets.
 fn latency_verdict(harness: RealHarness, calls: &[HookCall]) -> (CaseResult, String) {
-    let start = worst(calls, true);
-    let end = worst(calls, false);
+    let start = worst(calls, HookKind::SessionStart);
+    let end = worst(calls, HookKind::SessionEnd);
+    let state = worst(calls, HookKind::State);
     let end_budget =
         harness_end_budget(harness.name).map_or(SESSION_END_BUDGET, |own| own.min(SESSION_END_BUDGET));
     let mut text = match start {
@@ -399,6 +482,9 @@ fn latency_verdict(harness: RealHarness, calls: &[HookCall]) -> (CaseResult, Str
         Some(end) => text.push_str(&format!(", end {} / {}", milliseconds(end), milliseconds(end_budget))),
         None => text.push_str(", end - (no end hook ran)"),
     }
+    if let Some(state) = state {
+        text.push_str(&format!(", state {} / {}", milliseconds(state), milliseconds(STATE_BUDGET)));
+    }
     let mut over = Vec::new();
     if start.is_some_and(|start| start > SESSION_START_BUDGET) {
         over.push("a session-start hook took longer than roster's 1 s bound".to_owned());
@@ -406,10 +492,25 @@ fn latency_verdict(harness: RealHarness, calls: &[HookCall]) -> (CaseResult, Str
     if end.is_some_and(|end| end > end_budget) {
         over.push(format!("a session-end hook took longer than {}", milliseconds(end_budget)));
     }
+    if state.is_some_and(|state| state > STATE_BUDGET) {
+        let slow: Vec<String> = calls
+            .iter()
+            .filter(|call| call.kind == HookKind::State && call.latency > STATE_BUDGET)
+            .map(describe_slow_call)
+            .collect();
+        over.push(format!(
+            "a state hook took longer than roster's {}: {}",
+            milliseconds(STATE_BUDGET),
+            slow.join(", ")
+        ));
+    }
     let failed_calls: Vec<String> = calls
         .iter()
         .filter(|call| call.exit_status != 0)
-        .map(|call| format!("{} exited {}", call.tool, call.exit_status))
+        .map(|call| match &call.event {
+            Some(event) => format!("{} ({event}) exited {}", call.tool, call.exit_status),
+            None => format!("{} exited {}", call.tool, call.exit_status),
+        })
         .collect();
     over.extend(failed_calls);
     let own = harness_end_budget(harness.name)
@@ -556,16 +657,22 @@ impl SessionWorld {
         Ok(SessionWorld { root, home, project, roster })
     }
 
+    /// The record of owner `pid`: `sessions/<pid>@<world>.json` (an older roster's
+    /// `<pid>.json` too); the world is always this machine's here.
     fn record(&self, pid: u32) -> Option<Value> {
-        let bytes = fs::read(self.roster.join("sessions").join(format!("{pid}.json"))).ok()?;
-        serde_json::from_slice(&bytes).ok()
+        let Ok(entries) = fs::read_dir(self.roster.join("sessions")) else { return None };
+        let path = entries
+            .filter_map(|entry| entry.ok())
+            .find(|entry| record_file_pid(&entry.file_name().to_string_lossy()) == Some(pid))?
+            .path();
+        serde_json::from_slice(&fs::read(path).ok()?).ok()
     }
 
     fn record_pids(&self) -> Vec<u32> {
         let Ok(entries) = fs::read_dir(self.roster.join("sessions")) else { return Vec::new() };
         entries
             .filter_map(|entry| entry.ok())
-            .filter_map(|entry| entry.file_name().to_str()?.strip_suffix(".json")?.parse().ok())
+            .filter_map(|entry| record_file_pid(&entry.file_name().to_string_lossy()))
             .collect()
     }
 
@@ -1037,7 +1144,7 @@ impl Session<'_, '_> {
                         row["liveness_reason"].as_str().unwrap_or_default()
                     )),
                     None if hook_removed.is_none() => {
-                        if self.shim.calls().iter().any(|call| !call.is_session_start()) {
+                        if self.shim.session_end_begun() {
                             hook_removed = Some(ended_at.elapsed());
                         } else if !pruned_owner {
                             problems.push(format!(
@@ -1138,6 +1245,13 @@ impl Session<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// The owner pid a record's file name names: `<pid>@<world>.json`, or an older
+/// roster's `<pid>.json`; `None` for any other file (a temporary file of a write).
+fn record_file_pid(file_name: &str) -> Option<u32> {
+    let stem = file_name.strip_suffix(".json")?;
+    stem.split_once('@').map_or(stem, |(pid, _world)| pid).parse().ok()
 }
 
 fn process_start_ticks(pid: u32) -> Option<u64> {

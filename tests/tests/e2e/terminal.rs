@@ -1,0 +1,154 @@
+//! A terminal for a harness's interactive TUI in the e2e run: the harness runs in a tmux
+//! server of its own (its socket in the session's directory, so nothing else's tmux is
+//! touched), detached, at a fixed size. The run types into it and reads its screen as a
+//! person would; a TUI only shows its permission dialogs, and only keeps its session open
+//! between turns, on a terminal. tmux rather than a pty crate: it keeps the screen as the
+//! TUI drew it (`capture-pane`), which is what the run must wait on.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, ensure};
+
+/// Columns and lines of the terminal: wide enough that no TUI wraps a prompt or a dialog.
+const COLUMNS: u32 = 200;
+const LINES: u32 = 50;
+
+/// How often a wait looks at the screen again.
+const SCREEN_POLL: Duration = Duration::from_millis(100);
+
+/// One tmux server running one program in one window.
+pub struct Terminal {
+    tmux: PathBuf,
+    socket: PathBuf,
+}
+
+impl Terminal {
+    /// Starts `program` with `arguments` in `directory`, its environment exactly
+    /// `environment` (through `env -i`, so neither this process's environment nor tmux's
+    /// own reaches it), the tmux server's socket at `socket`.
+    pub fn start(
+        tmux: &Path,
+        socket: &Path,
+        directory: &Path,
+        environment: &[(String, String)],
+        program: &Path,
+        arguments: &[String],
+    ) -> anyhow::Result<Terminal> {
+        let terminal = Terminal { tmux: tmux.to_path_buf(), socket: socket.to_path_buf() };
+        let mut command = terminal.command();
+        command
+            .args(["new-session", "-d", "-x", &COLUMNS.to_string(), "-y", &LINES.to_string(), "-c"])
+            .arg(directory)
+            .args(["--", "env", "-i"])
+            .args(environment.iter().map(|(key, value)| format!("{key}={value}")))
+            .arg(program)
+            .args(arguments)
+            .current_dir(directory);
+        let output = command.output().context("starting tmux")?;
+        ensure!(
+            output.status.success(),
+            "tmux new-session failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+        Ok(terminal)
+    }
+
+    /// `tmux -S <socket> -f /dev/null` with nothing of this process's environment but PATH
+    /// (the server it starts keeps the environment it was started with).
+    fn command(&self) -> Command {
+        let mut command = Command::new(&self.tmux);
+        command
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .arg("-S")
+            .arg(&self.socket)
+            .args(["-f", "/dev/null"])
+            .stdin(Stdio::null());
+        command
+    }
+
+    fn run(&self, arguments: &[&str]) -> anyhow::Result<String> {
+        let output = self.command().args(arguments).output().context("running tmux")?;
+        ensure!(
+            output.status.success(),
+            "tmux {} failed ({}): {}",
+            arguments.join(" "),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
+    /// The pid of the program in the window (`env` execs it), while it runs.
+    pub fn program_pid(&self) -> anyhow::Result<u32> {
+        let text = self.run(&["display-message", "-p", "#{pane_pid}"])?;
+        text.trim().parse().with_context(|| format!("tmux gave no pane pid: {text:?}"))
+    }
+
+    /// The screen as it shows now, one string, lines joined.
+    pub fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p"]).unwrap_or_default()
+    }
+
+    /// Types `text` as it is (no key names).
+    pub fn type_text(&self, text: &str) -> anyhow::Result<()> {
+        self.run(&["send-keys", "-l", text]).map(drop)
+    }
+
+    /// Presses one key by its tmux name (`Enter`, `Escape`, `Down`, `C-c`, `1`).
+    pub fn press(&self, key: &str) -> anyhow::Result<()> {
+        self.run(&["send-keys", key]).map(drop)
+    }
+
+    /// Waits until the screen shows `text`, at most `deadline`; the error carries the
+    /// screen as it was.
+    pub fn wait_for_text(&self, text: &str, deadline: Duration) -> anyhow::Result<()> {
+        self.wait_for_screen(&format!("{text:?}"), deadline, |screen| screen.contains(text))
+    }
+
+    /// Waits until `shows` holds for the screen, at most `deadline`.
+    pub fn wait_for_screen(
+        &self,
+        what: &str,
+        deadline: Duration,
+        shows: impl Fn(&str) -> bool,
+    ) -> anyhow::Result<()> {
+        let started = Instant::now();
+        loop {
+            let screen = self.screen();
+            if shows(&screen) {
+                return Ok(());
+            }
+            ensure!(
+                started.elapsed() < deadline,
+                "the terminal did not show {what} within {deadline:?}; it shows:\n{}",
+                screen_excerpt(&screen)
+            );
+            std::thread::sleep(SCREEN_POLL);
+        }
+    }
+
+    /// Ends the tmux server, which hangs up on the program.
+    pub fn close(&self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// The screen's non-blank lines, for a report.
+pub fn screen_excerpt(screen: &str) -> String {
+    screen
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| format!("  | {line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
