@@ -761,27 +761,32 @@ fn locate_binaries(bin_dir: Option<&Path>) -> anyhow::Result<BinaryLocation> {
     // Only a binary that is not there makes the hooks call it by name; a
     // stat that fails otherwise is an error, not a reason to install hooks
     // that mean something else.
-    let holds_both = |directory: &Path| -> anyhow::Result<bool> {
+    // The hook binaries `directory` lacks, in `HOOK_BINARIES` order.
+    let missing_from = |directory: &Path| -> anyhow::Result<Vec<&'static str>> {
+        let mut missing = Vec::new();
         for name in HOOK_BINARIES {
             let path = directory.join(name);
             match retry_interrupted(|| std::fs::metadata(&path)) {
                 Ok(metadata) if metadata.is_file() => {}
-                Ok(_) => return Ok(false),
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+                Ok(_) => missing.push(name),
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => missing.push(name),
                 Err(error) => {
                     return Err(error).with_context(|| format!("cannot inspect {}", path.display()));
                 }
             }
         }
-        Ok(true)
+        Ok(missing)
     };
     if let Some(bin_dir) = bin_dir {
         let directory = std::path::absolute(bin_dir)
             .with_context(|| format!("cannot resolve --bin-dir {}", bin_dir.display()))?;
-        let warning = (!holds_both(&directory)?).then(|| {
+        let missing = missing_from(&directory)?;
+        let warning = (!missing.is_empty()).then(|| {
             format!(
-                "{} does not hold roster-register, roster-prune and roster-state; the hooks fail until it does",
-                directory.display()
+                "{} does not hold {}; the hooks that call {} fail until it does",
+                directory.display(),
+                words_list(&missing),
+                if missing.len() == 1 { "it" } else { "them" }
             )
         });
         return Ok(BinaryLocation { directory: Some(directory), warning });
@@ -789,7 +794,7 @@ fn locate_binaries(bin_dir: Option<&Path>) -> anyhow::Result<BinaryLocation> {
     let executable =
         retry_interrupted(std::env::current_exe).context("cannot find the roster-hooks executable")?;
     let directory = executable.parent().map(Path::to_path_buf).unwrap_or_default();
-    if holds_both(&directory)? && directory.to_str().is_some() {
+    if missing_from(&directory)?.is_empty() && directory.to_str().is_some() {
         return Ok(BinaryLocation { directory: Some(directory), warning: None });
     }
     Ok(BinaryLocation {
@@ -831,13 +836,18 @@ fn binaries_missing_from_path_warning() -> Option<String> {
     Some(format!(
         "{} {} not on PATH, so hooks that call {} by name fail; install roster (`cargo xtask install`, or the \
          Debian package) or install the hooks with --bin-dir DIR",
-        match missing.as_slice() {
-            [init @ .., last] if !init.is_empty() => format!("{} and {last}", init.join(", ")),
-            _ => missing.join(""),
-        },
+        words_list(&missing),
         if missing.len() == 1 { "is" } else { "are" },
         if missing.len() == 1 { "it" } else { "them" },
     ))
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn words_list(words: &[&str]) -> String {
+    match words {
+        [init @ .., last] if !init.is_empty() => format!("{} and {last}", init.join(", ")),
+        _ => words.join(""),
+    }
 }
 
 /// The executable `name` in the first PATH directory that holds one.
