@@ -82,6 +82,30 @@ pub struct SessionRow {
 }
 
 impl SessionRow {
+    /// The row of an entry that is not believed: listed, its verdict
+    /// `unknown` with the problem as its reason, its mtime (when known) as
+    /// its age.
+    pub(crate) fn of_problem(
+        file_name: String,
+        path: PathBuf,
+        pid: Option<Pid>,
+        origin: Origin,
+        (kind, detail): (ProblemKind, String),
+        mtime: Option<Timestamp>,
+    ) -> SessionRow {
+        SessionRow {
+            file_name,
+            path,
+            pid,
+            record: None,
+            verdict: Verdict { liveness: Liveness::Unknown, reason: format!("{}: {detail}", kind.as_str()) },
+            problem: Some(Problem { kind, detail }),
+            registered_at: mtime.unwrap_or(Timestamp::from_unix_nanos(0)),
+            state: None,
+            origin,
+        }
+    }
+
     pub fn liveness(&self) -> Liveness {
         self.verdict.liveness
     }
@@ -188,16 +212,15 @@ pub(crate) fn read_session_row_knowing(
     let path = roster.entry_path(sessions, file_name);
     let name = RecordName::parse_file_name(file_name);
     let file_pid = name.map(|name| name.pid);
-    let problem_row = |kind: ProblemKind, detail: String, mtime: Option<Timestamp>| SessionRow {
-        file_name: file_name.to_owned(),
-        path: path.clone(),
-        pid: file_pid,
-        record: None,
-        verdict: Verdict { liveness: Liveness::Unknown, reason: format!("{}: {detail}", kind.as_str()) },
-        problem: Some(Problem { kind, detail }),
-        registered_at: mtime.unwrap_or(Timestamp::from_unix_nanos(0)),
-        state: None,
-        origin: Origin::Roster,
+    let problem_row = |kind: ProblemKind, detail: String, mtime: Option<Timestamp>| {
+        SessionRow::of_problem(
+            file_name.to_owned(),
+            path.clone(),
+            file_pid,
+            Origin::Roster,
+            (kind, detail),
+            mtime,
+        )
     };
     let (contents, stamp) = match read_stamped_entry_of_kind(sessions, file_name, listed_as) {
         Ok(read) => read,

@@ -108,32 +108,25 @@ function ampDirectory() {{
   }}
 }}
 
+function roster(command, payload) {{
+  const child = Bun.spawn(["/bin/sh", "-c", `${{command}} --pid ${{AMP_PID}}`], {{
+    stdin: "pipe",
+    stdout: "ignore",
+    stderr: "ignore",
+  }});
+  child.stdin.write(JSON.stringify(payload));
+  child.stdin.end();
+  return child.exited;
+}}
+
 export default function (amp) {{
   amp.on("session.start", async (event, ctx) => {{
     const root = ctx.system.workspaceRoot;
     const cwd = root ? amp.helpers.filePathFromURI(root) : ampDirectory();
-    const payload = {{ hook_event_name: "SessionStart", session_id: event.thread.id, cwd, source: "startup" }};
-    const child = Bun.spawn(["/bin/sh", "-c", `${{SESSION_START}} --pid ${{AMP_PID}}`], {{
-      stdin: "pipe",
-      stdout: "ignore",
-      stderr: "ignore",
-    }});
-    child.stdin.write(JSON.stringify(payload));
-    child.stdin.end();
-    await child.exited;
+    await roster(SESSION_START, {{ hook_event_name: "SessionStart", session_id: event.thread.id, cwd, source: "startup" }});
   }});
   // What the session is doing: a turn starts, a tool ran, the turn ends.
-  const state = (name, event) => {{
-    const payload = {{ hook_event_name: name, session_id: event.thread.id }};
-    const child = Bun.spawn(["/bin/sh", "-c", `${{STATE}} --pid ${{AMP_PID}}`], {{
-      stdin: "pipe",
-      stdout: "ignore",
-      stderr: "ignore",
-    }});
-    child.stdin.write(JSON.stringify(payload));
-    child.stdin.end();
-    return child.exited;
-  }};
+  const state = (name, event) => roster(STATE, {{ hook_event_name: name, session_id: event.thread.id }});
   amp.on("agent.start", async (event) => {{
     await state("agent.start", event);
     return {{}};

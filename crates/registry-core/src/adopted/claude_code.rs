@@ -16,7 +16,7 @@ use crate::record::timestamp::Timestamp;
 use crate::record::values::{
     HarnessName, HarnessVersion, RecordedTime, SessionDirectoryPath, SessionId, SessionPidSource, SocketPath,
 };
-use crate::session_row::{Origin, Problem, ProblemKind, SessionRow};
+use crate::session_row::{Origin, ProblemKind, SessionRow};
 use crate::state::SessionState;
 use crate::store::directory::SubDir;
 use crate::store::directory_entries::EntryKind;
@@ -119,16 +119,15 @@ pub(crate) fn read_listed_adopted_row(
     let path = directory.path().join(name);
     let file_pid = name.strip_suffix(".json").and_then(|stem| stem.parse::<u32>().ok()).and_then(Pid::new);
     let row_name = format!("{CLAUDE_CODE_ROW_PREFIX}{name}");
-    let problem_row = |kind: ProblemKind, detail: String, mtime: Option<Timestamp>| SessionRow {
-        file_name: row_name.clone(),
-        path: path.clone(),
-        pid: file_pid,
-        record: None,
-        verdict: Verdict { liveness: Liveness::Unknown, reason: format!("{}: {detail}", kind.as_str()) },
-        problem: Some(Problem { kind, detail }),
-        registered_at: mtime.unwrap_or(Timestamp::from_unix_nanos(0)),
-        state: None,
-        origin: Origin::ClaudeCode,
+    let problem_row = |kind: ProblemKind, detail: String, mtime: Option<Timestamp>| {
+        SessionRow::of_problem(
+            row_name.clone(),
+            path.clone(),
+            file_pid,
+            Origin::ClaudeCode,
+            (kind, detail),
+            mtime,
+        )
     };
     let contents = match read_stamped_entry_of_kind(directory, name, listed_as) {
         Ok((read, _)) => read,
