@@ -420,9 +420,6 @@ impl RegistryWatch {
         Ok(())
     }
 
-    /// Watches the registry again where its path leads now and says what
-    /// that changed: a `Resync` when it is there, `Vanished` when it was
-    /// and is no more. `why` is what happened to the path.
     /// Watches `states/` when it is there and not watched yet.
     fn watch_states(&mut self) {
         if self.watches.states.is_none() {
@@ -430,6 +427,9 @@ impl RegistryWatch {
         }
     }
 
+    /// Watches the registry again where its path leads now and says what
+    /// that changed: a `Resync` when it is there, `Vanished` when it was
+    /// and is no more. `why` is what happened to the path.
     fn reestablish(&mut self, why: &RegistryPathChange, changes: &mut Vec<Change>) -> Result<()> {
         let was_present = self.registry_present();
         self.establish()?;
