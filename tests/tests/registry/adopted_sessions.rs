@@ -206,3 +206,26 @@ fn roster_never_changes_a_harness_file_and_one_owner_is_one_row() {
     assert_eq!(metadata.permissions().mode() & 0o777, 0o644);
     assert_eq!(rows_of(&sandbox, &[]).len(), 1, "prune removed the harness's file");
 }
+
+#[test]
+fn a_permission_prompt_is_waiting_for_permission_and_a_file_being_written_is_no_session_yet() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    let cwd = sandbox.project().to_string_lossy().into_owned();
+    let mut file = session_file(owner.pid(), "s-1", &cwd);
+    // As Claude Code 2.1.332 says it while its permission dialog shows.
+    file["status"] = "waiting".into();
+    file["waitingFor"] = "permission prompt".into();
+    write_session(&sandbox, &format!("{}.json", owner.pid()), &file);
+    let row = row_for(&rows_of(&sandbox, &[]), owner.pid());
+    assert_eq!(
+        (row["state"].as_str(), row["waiting_for"].as_str()),
+        (Some("waiting"), Some("permission")),
+        "{row}"
+    );
+    // Claude Code creates its file, then writes it: an empty one is skipped.
+    let other = Owner::spawn();
+    std::fs::write(sessions_directory(&sandbox).join(format!("{}.json", other.pid())), b"").unwrap();
+    let rows = rows_of(&sandbox, &[]);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+}

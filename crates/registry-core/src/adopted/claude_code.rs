@@ -77,17 +77,8 @@ fn state_of(file: &SessionFile) -> Option<SessionState> {
         "waiting" => harness::Activity::Waiting,
         _ => return None,
     };
-    let waiting_for = (activity == harness::Activity::Waiting).then(|| {
-        file.waiting_for
-            .as_deref()
-            .filter(|word| {
-                !word.is_empty()
-                    && word.len() <= 64
-                    && word.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
-            })
-            .unwrap_or(harness::WAITING_FOR_INPUT)
-            .to_owned()
-    });
+    let waiting_for =
+        (activity == harness::Activity::Waiting).then(|| waiting_for_word(file.waiting_for.as_deref()));
     let since = file.status_updated_at.or(file.updated_at).unwrap_or(file.started_at);
     Some(SessionState {
         activity,
@@ -95,6 +86,27 @@ fn state_of(file: &SessionFile) -> Option<SessionState> {
         since: Timestamp::from_unix_nanos(i128::from(since) * 1_000_000),
         source: "claude-code:sessions-file".to_owned(),
     })
+}
+
+/// What a waiting session waits for, in roster's words: Claude Code says
+/// `permission prompt` for a permission dialog (2.1.332); any other value
+/// becomes one lowercase word (`plan approval` → `plan-approval`), and
+/// none `input`.
+fn waiting_for_word(said: Option<&str>) -> String {
+    let Some(said) = said.map(str::trim).filter(|said| !said.is_empty()) else {
+        return harness::WAITING_FOR_INPUT.to_owned();
+    };
+    let lower = said.to_ascii_lowercase();
+    if lower.contains("permission") {
+        return harness::WAITING_FOR_PERMISSION.to_owned();
+    }
+    let word: String = lower
+        .chars()
+        .map(|character| if character.is_ascii_alphanumeric() || character == '_' { character } else { '-' })
+        .take(64)
+        .collect();
+    let word = word.trim_matches('-').to_owned();
+    if word.is_empty() { harness::WAITING_FOR_INPUT.to_owned() } else { word }
 }
 
 /// Why a file is not a session: the detail of its problem row.
@@ -140,6 +152,11 @@ pub(crate) fn read_listed_adopted_row(
             return Some(problem_row(ProblemKind::Untrusted, format!("unreadable: {why}"), mtime));
         }
     };
+    // Claude Code writes its file in place (open, write, truncate): one
+    // still empty is being written, not a session yet.
+    if contents.bytes.is_empty() {
+        return None;
+    }
     let Some(file_pid) = file_pid else {
         let detail = "name is not <pid>.json".to_owned();
         return Some(problem_row(ProblemKind::Malformed, detail, Some(contents.mtime)));
@@ -280,4 +297,20 @@ fn socket_now(path: &str) -> Option<SocketRecord> {
         ino: metadata.ino(),
         mtime_ns: metadata.mtime() * 1_000_000_000 + metadata.mtime_nsec(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_session_waits_for_is_said_in_roster_words() {
+        assert_eq!(waiting_for_word(Some("permission prompt")), "permission");
+        assert_eq!(waiting_for_word(Some("Permission")), "permission");
+        assert_eq!(waiting_for_word(Some("plan approval")), "plan-approval");
+        assert_eq!(waiting_for_word(Some("  ")), "input");
+        assert_eq!(waiting_for_word(None), "input");
+        assert_eq!(waiting_for_word(Some("\u{1b}[2J")), "2j");
+        assert!(waiting_for_word(Some(&"x".repeat(500))).len() <= 64);
+    }
 }

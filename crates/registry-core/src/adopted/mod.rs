@@ -26,8 +26,8 @@ use crate::store::directory_entries::{EntryKind, read_directory};
 
 /// When `row` is roster's record of the owner `adopted` names (same pid,
 /// start ticks and pid namespace), the two are one session: `row` stands,
-/// taking the harness's state when it is the fresher of the two. Whether
-/// they were one.
+/// taking the harness's state when it is the fresher of the two and says
+/// something else. Whether they were one.
 pub fn merge_adopted(row: &mut SessionRow, adopted: &SessionRow) -> bool {
     let (Some(ours), Some(theirs)) = (&row.record, &adopted.record) else { return false };
     let same_owner = theirs.owner.pid == ours.owner.pid
@@ -36,8 +36,14 @@ pub fn merge_adopted(row: &mut SessionRow, adopted: &SessionRow) -> bool {
     if !same_owner {
         return false;
     }
+    // The harness's state when it says something else and is the fresher;
+    // when both say the same, roster's, whose source names the event.
     if let Some(their_state) = &adopted.state
-        && row.state.as_ref().is_none_or(|our_state| their_state.since > our_state.since)
+        && row.state.as_ref().is_none_or(|our_state| {
+            let same = our_state.activity == their_state.activity
+                && our_state.waiting_for == their_state.waiting_for;
+            !same && their_state.since > our_state.since
+        })
     {
         row.state = Some(their_state.clone());
     }
