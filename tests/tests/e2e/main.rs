@@ -1,11 +1,13 @@
-//! `cargo test -p tests --features e2e --test e2e -- [HARNESS] [states]` (all six when no
-//! harness is named; `states` runs the state proof alone): drives the real harnesses,
-//! installed from npm, through their session hooks as `roster-hooks install` wires them,
-//! and checks what docs/contract.md §8 claims: during the session the roster holds one
-//! record whose owner is the harness process (the outermost one: Codex's and Copilot's node
-//! loaders, Gemini's first node), and at session end the record goes. Then each harness's
-//! interactive TUI, in a terminal, must show working, idle and waiting for permission
-//! through its state hooks (`states`).
+//! `cargo test -p tests --features e2e --test e2e -- [HARNESS] [states] [adopted]` (all six
+//! when no harness is named; `states` runs the state proof, `adopted` the adopted-session
+//! proof, either alone or both): drives the real harnesses, installed from npm, through
+//! their session hooks as `roster-hooks install` wires them, and checks what
+//! docs/contract.md §8 claims: during the session the roster holds one record whose owner
+//! is the harness process (the outermost one: Codex's and Copilot's node loaders, Gemini's
+//! first node), and at session end the record goes. Then each harness's interactive TUI, in
+//! a terminal, must show working, idle and waiting for permission through its state hooks
+//! (`states`). Claude Code's sessions must also be listed and followed by `roster-list
+//! --watch` with no hook installed, from the file it keeps itself (`adopted`, §6.5).
 //!
 //! Each harness runs offline in a temporary HOME with a fake API key, against a fake model
 //! server on 127.0.0.1 (`fake_model_server`) that holds every model call until the record
@@ -16,12 +18,15 @@
 
 #![forbid(unsafe_code)]
 
+mod adopted;
 mod chains;
 mod fake_model_server;
 mod harness_processes;
 mod hook_shim;
 mod opencode_sessions;
 mod real_harnesses;
+mod roster_watch;
+mod sessions_directory_log;
 mod states;
 mod terminal;
 
@@ -142,24 +147,49 @@ impl SessionReport {
     }
 }
 
-/// The word that runs the state proof alone.
-const STATES_ONLY: &str = "states";
+/// The word that selects the state proof.
+const STATES_WORD: &str = "states";
+
+/// The word that selects the adopted-session proof.
+const ADOPTED_WORD: &str = "adopted";
+
+/// What a run runs: everything when no proof is named, else the proofs named.
+#[derive(Clone, Copy, Debug)]
+struct Selection {
+    /// The session cases (start, endings, chains, hook latency).
+    session_cases: bool,
+    states: bool,
+    adopted: bool,
+}
+
+impl Selection {
+    fn from_words(words: &[String]) -> Selection {
+        let named = |word: &str| words.iter().any(|argument| argument == word);
+        let (states, adopted) = (named(STATES_WORD), named(ADOPTED_WORD));
+        let everything = !states && !adopted;
+        Selection { session_cases: everything, states: everything || states, adopted: everything || adopted }
+    }
+}
 
 fn main() -> anyhow::Result<()> {
     let arguments: Vec<String> = std::env::args().skip(1).collect();
-    let states_only = arguments.iter().any(|argument| argument == STATES_ONLY);
-    let harness = arguments.iter().find(|argument| *argument != STATES_ONLY);
-    run(harness.map(String::as_str), states_only)
+    let selection = Selection::from_words(&arguments);
+    let harness = arguments.iter().find(|argument| *argument != STATES_WORD && *argument != ADOPTED_WORD);
+    run(harness.map(String::as_str), selection)
 }
 
-/// Runs the e2e for one harness (by roster name or command name) or for all of them; with
-/// `states_only`, only the state proof.
-fn run(harness: Option<&str>, states_only: bool) -> anyhow::Result<()> {
+/// Runs the e2e for one harness (by roster name or command name) or for all of them, the
+/// proofs `selection` names.
+fn run(harness: Option<&str>, selection: Selection) -> anyhow::Result<()> {
     let harnesses: Vec<RealHarness> = match harness {
         Some(name) => vec![RealHarness::named(name).with_context(|| {
             let names: Vec<&str> = REAL_HARNESSES.iter().map(|harness| harness.name).collect();
             format!("unknown harness {name:?}; use one of {}", names.join(", "))
         })?],
+        // The adopted-session proof alone has nothing to run with the other harnesses.
+        None if selection.adopted && !selection.states && !selection.session_cases => {
+            REAL_HARNESSES.into_iter().filter(|harness| harness.name == adopted::ADOPTING_HARNESS).collect()
+        }
         None => REAL_HARNESSES.to_vec(),
     };
     let node =
@@ -172,6 +202,7 @@ fn run(harness: Option<&str>, states_only: bool) -> anyhow::Result<()> {
 
     let mut table = CaseTable::default();
     let mut proofs = Vec::new();
+    let mut adopted_proofs = Vec::new();
     let mut warnings = Vec::new();
     for harness in harnesses {
         let prefix =
@@ -199,20 +230,41 @@ fn run(harness: Option<&str>, states_only: bool) -> anyhow::Result<()> {
         if let Some(note) = harness.trust_note(&installed.help) {
             println!("    {note}");
         }
-        if !states_only {
+        if selection.session_cases {
             run_harness_cases(&installed, &binaries, &node, &mut table);
         }
-        println!("--- {}: states", harness.name);
-        let proof = states::prove(&installed, &binaries, &node);
-        proof.lines.iter().for_each(|line| println!("    {line}"));
-        let (result, latency) = state_proof_verdict(&proof);
-        table.push(harness.name, STATE_CASE, result, latency);
-        proofs.push(proof);
+        if selection.states {
+            println!("--- {}: states", harness.name);
+            let proof = states::prove(&installed, &binaries, &node);
+            proof.lines.iter().for_each(|line| println!("    {line}"));
+            let (result, latency) = state_proof_verdict(&proof);
+            table.push(harness.name, STATE_CASE, result, latency);
+            proofs.push(proof);
+        }
+        // Only Claude Code keeps its own sessions: for another harness the proof is listed
+        // as not run when it was asked for by name, and left out of a whole run.
+        let asked_for_adopted = selection.adopted && !selection.session_cases;
+        if selection.adopted && (harness.name == adopted::ADOPTING_HARNESS || asked_for_adopted) {
+            println!("--- {}: adopted (no roster hook installed)", harness.name);
+            let proof = adopted::prove(&installed, &binaries, &node);
+            proof.lines.iter().for_each(|line| println!("    {line}"));
+            for (part, result, latency) in &proof.parts {
+                let latency = if latency.is_empty() { String::new() } else { format!("watch: {latency}") };
+                table.push(harness.name, part.label(), result.clone(), latency);
+            }
+            warnings.extend(proof.warnings.iter().map(|warning| format!("{}: {warning}", harness.name)));
+            adopted_proofs.push((harness.name, proof));
+        }
     }
     println!("\n=== results ({:.0} s)", run_started.elapsed().as_secs_f64());
     table.print();
-    println!("\n=== session states, as roster-list showed them while each TUI ran");
-    states::print_table(&proofs);
+    if !proofs.is_empty() {
+        println!("\n=== session states, as roster-list showed them while each TUI ran");
+        states::print_table(&proofs);
+    }
+    for (name, proof) in &adopted_proofs {
+        print_adopted_summary(name, proof);
+    }
     for warning in &warnings {
         println!("\n!!! WARNING: {warning}");
     }
@@ -221,6 +273,33 @@ fn run(harness: Option<&str>, states_only: bool) -> anyhow::Result<()> {
         bail!("e2e failed: {}", failed.join("; "));
     }
     Ok(())
+}
+
+/// What the adopted-session proof measured and saw of Claude Code's own file.
+fn print_adopted_summary(harness: &str, proof: &adopted::AdoptedProof) {
+    if proof.latencies.is_empty() && proof.example_file.is_none() {
+        return;
+    }
+    println!("\n=== {harness}: its own sessions, as roster-list --watch followed them (no hook installed)");
+    println!(
+        "    each from what the run saw (the file in the directory, read every millisecond; the \
+         signal; the process's exit) to the event's line; 0.0 ms: the watch was first"
+    );
+    for (what, latency) in &proof.latencies {
+        println!("    watch {what:<24} {:>8.1} ms", latency.as_secs_f64() * 1000.0);
+    }
+    if let Some(file) = &proof.example_file {
+        println!("    one session file as {harness} wrote it: {file}");
+    }
+    if proof.mismatches.is_empty() {
+        println!(
+            "    the file is as roster assumes (name, keys, procStart, pidDomain, status, modes), and no \
+             read caught it half-written"
+        );
+    }
+    for mismatch in &proof.mismatches {
+        println!("    differs from what roster assumes: {mismatch}");
+    }
 }
 
 /// The state proof's case in the table.

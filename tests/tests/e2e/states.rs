@@ -645,7 +645,7 @@ fn state_events(root: &Path) -> String {
 
 /// What a harness's TUI needs in its home to start straight at its prompt: offline, with a
 /// fake key, no first-run screens.
-fn prepare_tui_home(harness: &str, world: &SessionWorld) -> anyhow::Result<()> {
+pub fn prepare_tui_home(harness: &str, world: &SessionWorld) -> anyhow::Result<()> {
     if harness == "codex" {
         // Signed in with the fake key, as `codex login --with-api-key` writes it; the
         // project trusted, as Codex's first-run question records it.
