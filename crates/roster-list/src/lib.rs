@@ -590,10 +590,11 @@ fn listing_remarks(
     filters: &str,
 ) -> Vec<String> {
     let mut lines = Vec::new();
-    if let Some(why) = &listing.adopted_unread {
-        lines.push(format!("Claude Code's own sessions are not listed: {}", escape_for_terminal(why)));
-    }
     let Some(roster) = roster else {
+        // With a registry this is one of its notes (`notes::current_notes`).
+        if let Some(why) = &listing.adopted_unread {
+            lines.push(format!("Claude Code's own sessions are not listed: {}", escape_for_terminal(why)));
+        }
         if listing.shown > 0 || listing.dead_hidden > 0 || listing.filtered_out > 0 {
             // Claude Code's own sessions, listed without a registry.
             return lines;

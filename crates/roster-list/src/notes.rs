@@ -34,6 +34,7 @@ pub enum NoteKind {
     Unknown,
     Untrusted,
     HookFailures,
+    AdoptedUnread,
 }
 
 impl NoteKind {
@@ -43,6 +44,7 @@ impl NoteKind {
             NoteKind::Unknown => "unknown",
             NoteKind::Untrusted => "untrusted",
             NoteKind::HookFailures => "hook-failures",
+            NoteKind::AdoptedUnread => "adopted-unread",
         }
     }
 }
@@ -95,6 +97,13 @@ pub fn current_notes(listing: &ListingSummary, roster: &RosterDir) -> Vec<Note> 
                 if untrusted.len() == 1 { "y is" } else { "ies are" },
                 untrusted.join("; ")
             ),
+        });
+    }
+    if let Some(why) = &listing.adopted_unread {
+        notes.push(Note {
+            kind: NoteKind::AdoptedUnread,
+            cause: why.clone(),
+            message: format!("Claude Code's own sessions are not listed: {}", escape_for_terminal(why)),
         });
     }
     let failures = recent_hook_errors(roster, Timestamp::now(), HOOK_ERROR_WINDOW);
