@@ -98,7 +98,7 @@ fn unknown_key_message(key: &str, line: Option<usize>) -> String {
 }
 
 /// Every key either configuration file may hold, for suggestions.
-const KNOWN_KEYS: [&str; 5] = ["agent_name", "consent", "auto_arm", "adopt", "claude_code"];
+const KNOWN_KEYS: [&str; 6] = ["agent_name", "consent", "auto_arm", "adopt", "claude_code", "copilot"];
 
 /// The known key nearest to an unknown one (its last dotted part), when it
 /// is close enough to be a typo: at most two edits, and fewer edits than
@@ -121,11 +121,13 @@ pub struct RepoConfig {
 }
 
 /// The user file: `[consent] auto_arm = false` (a veto), and `[adopt]
-/// claude_code = false` (Claude Code's own sessions not listed).
+/// claude_code = false` or `copilot = false` (that harness's own sessions
+/// not listed).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct UserConfig {
     pub auto_arm: Option<bool>,
     pub adopt_claude_code: Option<bool>,
+    pub adopt_copilot: Option<bool>,
 }
 
 /// The auto-arm decision and the sentences that explain it.
@@ -169,7 +171,8 @@ fn parse_repo_table(bytes: &[u8]) -> Result<RepoConfig, ConfigProblem> {
 pub fn parse_user_config(bytes: &[u8]) -> Result<UserConfig, ConfigProblem> {
     let parsed = parse_table(bytes).and_then(|table| {
         reject_unknown_keys(&table, &["consent", "adopt"])?;
-        Ok(UserConfig { auto_arm: consent_auto_arm(&table)?, adopt_claude_code: adopt_claude_code(&table)? })
+        let (adopt_claude_code, adopt_copilot) = adopt_switches(&table)?;
+        Ok(UserConfig { auto_arm: consent_auto_arm(&table)?, adopt_claude_code, adopt_copilot })
     });
     parsed.map_err(|problem| locate_unknown_key(problem, bytes))
 }
@@ -323,11 +326,12 @@ fn reject_unknown_keys(table: &toml::Table, known: &[&str]) -> Result<(), Config
     Ok(())
 }
 
-/// `[adopt] claude_code`, after checking the `adopt` table's keys: whether
-/// `roster-list` lists Claude Code's own sessions (docs/contract.md §6.5).
-fn adopt_claude_code(table: &toml::Table) -> Result<Option<bool>, ConfigProblem> {
+/// `[adopt] claude_code` and `copilot`, after checking the `adopt`
+/// table's keys: whether `roster-list` lists each harness's own sessions
+/// (docs/contract.md §6.5).
+fn adopt_switches(table: &toml::Table) -> Result<(Option<bool>, Option<bool>), ConfigProblem> {
     let adopt = match table.get("adopt") {
-        None => return Ok(None),
+        None => return Ok((None, None)),
         Some(toml::Value::Table(adopt)) => adopt,
         Some(other) => {
             return Err(ConfigProblem::Unparseable(format!(
@@ -336,17 +340,18 @@ fn adopt_claude_code(table: &toml::Table) -> Result<Option<bool>, ConfigProblem>
             )));
         }
     };
-    if let Some(key) = adopt.keys().find(|key| key.as_str() != "claude_code") {
+    if let Some(key) = adopt.keys().find(|key| !["claude_code", "copilot"].contains(&key.as_str())) {
         return Err(ConfigProblem::UnknownKey { key: format!("adopt.{key}"), line: None });
     }
-    match adopt.get("claude_code") {
+    let switch = |key: &str| match adopt.get(key) {
         None => Ok(None),
         Some(toml::Value::Boolean(value)) => Ok(Some(*value)),
         Some(other) => Err(ConfigProblem::Unparseable(format!(
-            "`adopt.claude_code` is {}, not a boolean; write claude_code = false or claude_code = true",
+            "`adopt.{key}` is {}, not a boolean; write {key} = false or {key} = true",
             type_name(other)
         ))),
-    }
+    };
+    Ok((switch("claude_code")?, switch("copilot")?))
 }
 
 /// `[consent] auto_arm`, after checking the `consent` table's keys.
@@ -452,11 +457,15 @@ mod tests {
         assert_eq!(user(""), Ok(UserConfig::default()));
         assert_eq!(
             user("[consent]\nauto_arm = false"),
-            Ok(UserConfig { auto_arm: Some(false), adopt_claude_code: None })
+            Ok(UserConfig { auto_arm: Some(false), ..UserConfig::default() })
         );
         assert_eq!(
             user("[adopt]\nclaude_code = false"),
-            Ok(UserConfig { auto_arm: None, adopt_claude_code: Some(false) })
+            Ok(UserConfig { adopt_claude_code: Some(false), ..UserConfig::default() })
+        );
+        assert_eq!(
+            user("[adopt]\ncopilot = false"),
+            Ok(UserConfig { adopt_copilot: Some(false), ..UserConfig::default() })
         );
         assert!(user("[adopt]\nclaude = false").is_err(), "an unknown key under [adopt] is refused");
         assert!(user("adopt = 1").is_err(), "adopt must be a table");
@@ -522,7 +531,7 @@ mod tests {
             let parsed = parse_repo_config(text.as_bytes());
             proptest::prop_assert_eq!(parsed, Ok(RepoConfig { agent_name: agent(&name), auto_arm: Some(value) }));
             let text = format!("[consent]\nauto_arm = {value}\n");
-            proptest::prop_assert_eq!(parse_user_config(text.as_bytes()), Ok(UserConfig { auto_arm: Some(value), adopt_claude_code: None }));
+            proptest::prop_assert_eq!(parse_user_config(text.as_bytes()), Ok(UserConfig { auto_arm: Some(value), ..UserConfig::default() }));
         }
     }
 }

@@ -123,17 +123,31 @@ pub fn load_user_input(env: &dyn Fn(&str) -> Option<OsString>) -> ConfigInput {
     ConfigInput { path: Some(path), outcome }
 }
 
-/// Whether the user file lets `roster-list` list Claude Code's own sessions
-/// (docs/contract.md §6.5): yes unless it says `[adopt] claude_code =
-/// false`. A file that cannot be read or parsed changes nothing here (a
-/// listing only shows; nothing arms because a session is listed).
-pub fn user_adopts_claude_code(env: &dyn Fn(&str) -> Option<OsString>) -> bool {
-    let Some(path) = user_config_path(env) else { return true };
+/// Which harnesses' own sessions the user file lets `roster-list` list
+/// (docs/contract.md §6.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AdoptChoices {
+    pub claude_code: bool,
+    pub copilot: bool,
+}
+
+/// Whether the user file lets `roster-list` list each harness's own
+/// sessions: yes unless it says `[adopt] claude_code = false` (or
+/// `copilot = false`). A file that cannot be read or parsed changes
+/// nothing here (a listing only shows; nothing arms because a session is
+/// listed).
+pub fn user_adopt_choices(env: &dyn Fn(&str) -> Option<OsString>) -> AdoptChoices {
+    let everything = AdoptChoices { claude_code: true, copilot: true };
+    let Some(path) = user_config_path(env) else { return everything };
     match read_config_file(&path, Trust::Anyone) {
-        FileRead::Bytes(bytes) => {
-            parse_user_config(&bytes).ok().and_then(|config| config.adopt_claude_code) != Some(false)
-        }
-        _ => true,
+        FileRead::Bytes(bytes) => match parse_user_config(&bytes) {
+            Ok(config) => AdoptChoices {
+                claude_code: config.adopt_claude_code != Some(false),
+                copilot: config.adopt_copilot != Some(false),
+            },
+            Err(_) => everything,
+        },
+        _ => everything,
     }
 }
 

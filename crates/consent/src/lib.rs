@@ -29,9 +29,10 @@ pub use config::{
     resolve_auto_arm,
 };
 pub use config_files::{
-    AutoArmInputs, ConfigInput, MAX_CONFIG_BYTES, REPO_CONFIG_NAME, RepoConfigWarning, USER_CONFIG_RELATIVE,
-    canonical_session_directory, find_repo_config, load_auto_arm_inputs, load_repo_input, load_user_input,
-    repo_agent_name, repo_file_distrust, user_adopts_claude_code, user_config_path,
+    AdoptChoices, AutoArmInputs, ConfigInput, MAX_CONFIG_BYTES, REPO_CONFIG_NAME, RepoConfigWarning,
+    USER_CONFIG_RELATIVE, canonical_session_directory, find_repo_config, load_auto_arm_inputs,
+    load_repo_input, load_user_input, repo_agent_name, repo_file_distrust, user_adopt_choices,
+    user_config_path,
 };
 pub use decision::{ConsentDecider, ConsentLabel, OwnerCondition, SessionConsent, decide};
 pub use error::{Error, Result};

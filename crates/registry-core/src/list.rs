@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use harness::Activity;
 use owner_liveness::{Liveness, Pid, SystemFacts, Verdict};
 
-use crate::adopted::AdoptedDirectory;
+use crate::adopted::{AdoptedSource, counterparts_of, read_adopted};
 use crate::error::Result;
 use crate::parallel::map_in_parallel;
 use crate::record::timestamp::Timestamp;
@@ -37,7 +37,7 @@ pub struct ListFilter {
     pub state: Option<Option<Activity>>,
     /// Claude Code's sessions directory, whose sessions are listed too
     /// (docs/contract.md §6.5); `None` to list roster's records alone.
-    pub adopt_claude_code: Option<PathBuf>,
+    pub adopt: Vec<AdoptedSource>,
 }
 
 impl ListFilter {
@@ -97,7 +97,7 @@ pub struct ListingSummary {
     /// The shown problem entries: file name and what is wrong.
     pub problems: Vec<(String, Problem)>,
     /// Why a harness's sessions directory was not read, when it was not.
-    pub adopted_unread: Option<String>,
+    pub adopted_unread: Vec<String>,
 }
 
 impl ListingSummary {
@@ -249,12 +249,10 @@ fn reread(
     let (mut row, _) =
         read_session_row_knowing(roster, &deferred.order.file_name, deferred.listed_as, Some(known), facts)?;
     row.read_state(roster, None);
-    if let Some(path) = &filter.adopt_claude_code
-        && let Ok(Some(directory)) = AdoptedDirectory::open(path)
-        && let Some(pid) = row.pid
+    if let Some(record) = &row.record
+        && !filter.adopt.is_empty()
     {
-        AdoptedRows::new(directory.row(&format!("{pid}.json"), facts).into_iter().collect())
-            .merge_into(&mut row);
+        AdoptedRows::new(counterparts_of(record, &filter.adopt, facts)).merge_into(&mut row);
     }
     let shown = filter.admits(&row)
         && filter.admits_state(&row)
@@ -301,16 +299,7 @@ fn list_sessions_presented_within<P: Send>(
     let whole_rows_budget = if rows > WHOLE_ROWS_UP_TO { 0 } else { whole_rows_budget };
     let kept_bytes = AtomicU64::new(0);
     let states = state_names(roster)?;
-    let (adopted, adopted_unread) = match &filter.adopt_claude_code {
-        Some(path) => match AdoptedDirectory::open(path).and_then(|directory| match directory {
-            Some(directory) => directory.rows(facts),
-            None => Ok(Vec::new()),
-        }) {
-            Ok(rows) => (rows, None),
-            Err(why) => (Vec::new(), Some(why)),
-        },
-        None => (Vec::new(), None),
-    };
+    let (adopted, adopted_unread) = read_adopted(&filter.adopt, facts);
     let adopted = AdoptedRows::new(adopted);
     let outcomes = map_in_parallel(&entries, |entry| {
         let (mut row, stamp) = match entry.name.to_str() {
@@ -400,6 +389,9 @@ fn list_sessions_presented_within<P: Send>(
 struct AdoptedRows {
     rows: Vec<SessionRow>,
     by_pid: std::collections::HashMap<u32, usize>,
+    /// By session id: a harness's file may name another process of the
+    /// same session (Copilot CLI's native process below its loader).
+    by_session: std::collections::HashMap<String, Vec<usize>>,
     matched: Vec<std::sync::atomic::AtomicBool>,
 }
 
@@ -411,17 +403,31 @@ impl AdoptedRows {
             .filter(|(_, row)| row.record.is_some())
             .filter_map(|(index, row)| Some((row.pid?.get(), index)))
             .collect();
+        let mut by_session: std::collections::HashMap<String, Vec<usize>> = std::collections::HashMap::new();
+        for (index, row) in rows.iter().enumerate() {
+            if let Some(session_id) = row.record.as_ref().and_then(|record| record.session_id.as_ref()) {
+                by_session.entry(session_id.as_str().to_owned()).or_default().push(index);
+            }
+        }
         let matched = rows.iter().map(|_| std::sync::atomic::AtomicBool::new(false)).collect();
-        AdoptedRows { rows, by_pid, matched }
+        AdoptedRows { rows, by_pid, by_session, matched }
     }
 
     /// Merges into `row` the adopted session of the same owner, if any
     /// (`merge_adopted`), and marks that session taken in.
     fn merge_into(&self, row: &mut SessionRow) {
-        let Some(pid) = row.record.as_ref().map(|record| record.owner.pid.get()) else { return };
-        let Some(&index) = self.by_pid.get(&pid) else { return };
-        if crate::adopted::merge_adopted(row, &self.rows[index]) {
-            self.matched[index].store(true, Ordering::Relaxed);
+        let Some(record) = row.record.as_ref() else { return };
+        let by_pid = self.by_pid.get(&record.owner.pid.get()).copied();
+        let by_session = record
+            .session_id
+            .as_ref()
+            .and_then(|session_id| self.by_session.get(session_id.as_str()))
+            .map_or(&[][..], Vec::as_slice);
+        let candidates: Vec<usize> = by_pid.into_iter().chain(by_session.iter().copied()).collect();
+        for index in candidates {
+            if crate::adopted::merge_adopted(row, &self.rows[index]) {
+                self.matched[index].store(true, Ordering::Relaxed);
+            }
         }
     }
 

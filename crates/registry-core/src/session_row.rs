@@ -43,6 +43,7 @@ pub enum Origin {
     #[default]
     Roster,
     ClaudeCode,
+    Copilot,
 }
 
 impl Origin {
@@ -50,6 +51,7 @@ impl Origin {
         match self {
             Origin::Roster => "roster",
             Origin::ClaudeCode => "claude-code",
+            Origin::Copilot => "copilot",
         }
     }
 }
@@ -134,7 +136,13 @@ impl SessionRow {
     /// row was read may not be by the time it is reported.
     pub fn judged_again(&self, facts: &impl SystemFacts) -> SessionRow {
         let mut row = self.clone();
-        if let Some(record) = &self.record {
+        // A Copilot CLI claim is proven only by a lock roster cannot read
+        // again from the record: a live one is judged by its owner, as
+        // any; a dead or unknown one stays what its lock said.
+        let unproven_claim = self.origin == Origin::Copilot && self.liveness() != Liveness::Alive;
+        if let Some(record) = &self.record
+            && !unproven_claim
+        {
             row.verdict = judge(&record.identity(), record.socket_identity().as_ref(), facts);
         }
         row

@@ -17,6 +17,7 @@ use cli_support::{
 };
 use consent::{ConsentDecider, ConsentLabel};
 use harness::Harness;
+use registry_core::adopted::AdoptedSource;
 use registry_core::{
     ListFilter, ListingSummary, RosterDir, RunningSystem, SessionRow, Timestamp, list_sessions_presented,
 };
@@ -79,7 +80,7 @@ pub struct ListArgs {
     #[arg(long, value_name = "STATE", value_parser = ["working", "idle", "waiting", "unknown"])]
     pub state: Option<String>,
 
-    /// List roster's own records only, not the sessions Claude Code keeps in ~/.claude/sessions
+    /// List roster's own records only, not the sessions Claude Code (~/.claude/sessions) and Copilot CLI (~/.copilot/session-state) keep
     #[arg(long)]
     pub no_adopt: bool,
 
@@ -192,8 +193,12 @@ pub fn manual() -> Manual {
              hook, each judged by roster's verdict from the pid, start ticks, machine and pid namespace the \
              file names (origin \"claude-code\" in JSON). A session roster also has a record of is one row, \
              roster's. The files are read only: roster never changes or removes them, and a dead one stays \
-             until Claude Code cleans it up. --no-adopt, or [adopt] claude_code = false in the user config, \
-             lists roster's records alone."
+             until Claude Code cleans it up. Copilot CLI marks each live session with \
+             ~/.copilot/session-state/<session id>/inuse.<pid>.lock (or under $COPILOT_HOME) and holds a lock \
+             on inuse.<pid>.hold beside it while it runs: its sessions are listed too (origin \"copilot\"), \
+             alive only while that very pid holds the lock, dead only where no holder could be hidden (the \
+             initial pid namespace, a local filesystem), else unknown. --no-adopt, or [adopt] claude_code = \
+             false (copilot = false) in the user config, lists roster's records alone."
                 .to_owned(),
             "Filters: --agent, --harness and --session-id given \"\" select the sessions without that value \
              (anonymous, unknown harness, no session id). With filters that match nothing stderr says \
@@ -382,19 +387,7 @@ fn print_adopted_only(
     out: &mut impl Write,
 ) -> anyhow::Result<(ListingSummary, Vec<ConsentLabel>)> {
     let facts = RunningSystem::read();
-    let mut adopted_unread = None;
-    let rows = match &filter.adopt_claude_code {
-        Some(path) => match registry_core::adopted::AdoptedDirectory::open(path)
-            .and_then(|directory| directory.map_or(Ok(Vec::new()), |directory| directory.rows(&facts)))
-        {
-            Ok(rows) => rows,
-            Err(why) => {
-                adopted_unread = Some(why);
-                Vec::new()
-            }
-        },
-        None => Vec::new(),
-    };
+    let (rows, adopted_unread) = registry_core::adopted::read_adopted(&filter.adopt, &facts);
     let listing = registry_core::Listing::of_rows(&rows, filter);
     let mut summary = listing.summary();
     summary.adopted_unread = adopted_unread;
@@ -514,7 +507,7 @@ fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
         session_id: args.session_id.clone(),
         cwd,
         state: args.state.as_deref().map(harness::Activity::parse),
-        adopt_claude_code: adopted_directory(args),
+        adopt: adopted_sources(args),
     })
 }
 
@@ -537,13 +530,25 @@ fn consent_label_footnotes(labels: &[ConsentLabel]) -> impl Iterator<Item = Stri
     labels.iter().map(|label| format!("CONSENT {label}: {}", label.meaning()))
 }
 
-/// Claude Code's sessions directory, unless `--no-adopt` or the user
-/// config's `[adopt] claude_code = false` says not to read it.
-fn adopted_directory(args: &ListArgs) -> Option<PathBuf> {
-    if args.no_adopt || !consent::user_adopts_claude_code(&cli_support::process_env_os) {
-        return None;
+/// The harnesses' own session directories read: Claude Code's and
+/// Copilot CLI's, unless `--no-adopt` or the user config's `[adopt]
+/// claude_code = false` (`copilot = false`) says not to read one.
+fn adopted_sources(args: &ListArgs) -> Vec<AdoptedSource> {
+    use registry_core::adopted::{
+        AdoptedHarness, claude_code_sessions_directory, copilot_session_state_directory,
+    };
+    if args.no_adopt {
+        return Vec::new();
     }
-    registry_core::adopted::claude_code_sessions_directory(&cli_support::process_env_os)
+    let env = &cli_support::process_env_os;
+    let choices = consent::user_adopt_choices(env);
+    let claude_code = choices.claude_code.then(|| claude_code_sessions_directory(env)).flatten();
+    let copilot = choices.copilot.then(|| copilot_session_state_directory(env)).flatten();
+    claude_code
+        .map(|path| AdoptedSource { harness: AdoptedHarness::ClaudeCode, path })
+        .into_iter()
+        .chain(copilot.map(|path| AdoptedSource { harness: AdoptedHarness::Copilot, path }))
+        .collect()
 }
 
 /// The field filters given, as flags a reader can retype: `--agent wren`,
@@ -592,8 +597,8 @@ fn listing_remarks(
     let mut lines = Vec::new();
     let Some(roster) = roster else {
         // With a registry this is one of its notes (`notes::current_notes`).
-        if let Some(why) = &listing.adopted_unread {
-            lines.push(format!("Claude Code's own sessions are not listed: {}", escape_for_terminal(why)));
+        for why in &listing.adopted_unread {
+            lines.push(escape_for_terminal(why).into_owned());
         }
         if listing.shown > 0 || listing.dead_hidden > 0 || listing.filtered_out > 0 {
             // Claude Code's own sessions, listed without a registry.

@@ -99,11 +99,11 @@ pub fn current_notes(listing: &ListingSummary, roster: &RosterDir) -> Vec<Note> 
             ),
         });
     }
-    if let Some(why) = &listing.adopted_unread {
+    for why in &listing.adopted_unread {
         notes.push(Note {
             kind: NoteKind::AdoptedUnread,
             cause: why.clone(),
-            message: format!("Claude Code's own sessions are not listed: {}", escape_for_terminal(why)),
+            message: escape_for_terminal(why).into_owned(),
         });
     }
     let failures = recent_hook_errors(roster, Timestamp::now(), HOOK_ERROR_WINDOW);

@@ -276,9 +276,7 @@ fn adopt(
 /// When this boot began, if `started` is before it (with a second's slack
 /// for the clock's rounding).
 fn started_before_this_boot(started: Timestamp, facts: &impl SystemFacts) -> Option<Timestamp> {
-    let uptime = nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME).ok()?;
-    let uptime_nanos = i128::from(uptime.tv_sec()) * 1_000_000_000 + i128::from(uptime.tv_nsec());
-    let boot = Timestamp::from_system_time(facts.now()).unix_nanos() - uptime_nanos;
+    let boot = super::this_boot::this_boot_began(facts)?.unix_nanos();
     (started.unix_nanos() + 1_000_000_000 < boot).then(|| Timestamp::from_unix_nanos(boot))
 }
 

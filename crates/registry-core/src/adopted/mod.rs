@@ -6,10 +6,14 @@
 //! removes one.
 
 mod claude_code;
+mod copilot;
+mod this_boot;
 
-pub use claude_code::{CLAUDE_CODE_FILE_SOURCE, CLAUDE_CODE_ROW_PREFIX, read_adopted_row};
+pub use claude_code::{CLAUDE_CODE_FILE_SOURCE, CLAUDE_CODE_ROW_PREFIX};
+pub use copilot::{COPILOT_FILE_SOURCE, COPILOT_ROW_PREFIX, copilot_session_state_directory};
 
-use claude_code::read_listed_adopted_row;
+use claude_code::{read_adopted_row, read_listed_adopted_row};
+use copilot::{HeldLocks, lock_file_names, read_copilot_row};
 
 use std::ffi::OsString;
 use std::os::fd::{AsFd, OwnedFd};
@@ -18,11 +22,55 @@ use std::path::{Path, PathBuf};
 use nix::errno::Errno;
 use nix::fcntl::{OFlag, open};
 use nix::sys::stat::{Mode, fstat};
-use owner_liveness::{SystemFacts, retry_interrupted};
+use owner_liveness::{Liveness, SystemFacts, retry_interrupted};
 
+use crate::record::session_record::Record;
 use crate::session_row::SessionRow;
 use crate::store::directory::SubDir;
 use crate::store::directory_entries::{EntryKind, read_directory};
+
+/// A harness whose own registry of live sessions roster reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AdoptedHarness {
+    /// `~/.claude/sessions/<pid>.json`.
+    ClaudeCode,
+    /// `~/.copilot/session-state/<session id>/inuse.<pid>.lock`.
+    Copilot,
+}
+
+impl AdoptedHarness {
+    /// What the rows of its sessions are named with first.
+    pub fn row_prefix(self) -> &'static str {
+        match self {
+            AdoptedHarness::ClaudeCode => CLAUDE_CODE_ROW_PREFIX,
+            AdoptedHarness::Copilot => COPILOT_ROW_PREFIX,
+        }
+    }
+
+    /// Its name for people.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            AdoptedHarness::ClaudeCode => "Claude Code",
+            AdoptedHarness::Copilot => "Copilot CLI",
+        }
+    }
+}
+
+/// Where one harness keeps its sessions, to be read.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct AdoptedSource {
+    pub harness: AdoptedHarness,
+    pub path: PathBuf,
+}
+
+/// The harness and the name in its directory of an adopted row's
+/// `file_name` (`claude-code/4711.json`, `copilot/<id>/inuse.4711.lock`);
+/// `None` for a roster record's.
+pub fn adopted_row_name(row_file_name: &str) -> Option<(AdoptedHarness, &str)> {
+    [AdoptedHarness::ClaudeCode, AdoptedHarness::Copilot]
+        .into_iter()
+        .find_map(|harness| Some((harness, row_file_name.strip_prefix(harness.row_prefix())?)))
+}
 
 /// When `row` is roster's record of the owner `adopted` names (same pid,
 /// start ticks and pid namespace), the two are one session: `row` stands,
@@ -30,10 +78,7 @@ use crate::store::directory_entries::{EntryKind, read_directory};
 /// something else. Whether they were one.
 pub fn merge_adopted(row: &mut SessionRow, adopted: &SessionRow) -> bool {
     let (Some(ours), Some(theirs)) = (&row.record, &adopted.record) else { return false };
-    let same_owner = theirs.owner.pid == ours.owner.pid
-        && theirs.owner.start_ticks == ours.owner.start_ticks
-        && theirs.owner.pid_ns == ours.owner.pid_ns;
-    if !same_owner {
+    if !same_owner(ours, theirs) && !same_live_session(row, adopted) {
         return false;
     }
     // The harness's state when it says something else and is the fresher;
@@ -48,6 +93,33 @@ pub fn merge_adopted(row: &mut SessionRow, adopted: &SessionRow) -> bool {
         row.state = Some(their_state.clone());
     }
     true
+}
+
+fn same_owner(ours: &Record, theirs: &Record) -> bool {
+    theirs.owner.pid == ours.owner.pid
+        && theirs.owner.start_ticks == ours.owner.start_ticks
+        && theirs.owner.pid_ns == ours.owner.pid_ns
+}
+
+/// Whether roster's row and a harness's are one session told by two
+/// processes: Copilot CLI's lock names its native process, roster's
+/// record the node loader above it. One session id, both alive, the same
+/// harness: one session, as a session id is not shared by two live ones.
+fn same_live_session(row: &SessionRow, adopted: &SessionRow) -> bool {
+    let (Some(ours), Some(theirs)) = (&row.record, &adopted.record) else { return false };
+    adopted.origin == crate::session_row::Origin::Copilot
+        && ours.harness.as_str() == theirs.harness.as_str()
+        && ours.session_id.is_some()
+        && ours.session_id == theirs.session_id
+        && row.liveness() == Liveness::Alive
+        && adopted.liveness() == Liveness::Alive
+}
+
+/// Whether `row` and `adopted` stand for one session (`merge_adopted`'s
+/// test, without merging).
+pub fn is_same_session(row: &SessionRow, adopted: &SessionRow) -> bool {
+    let (Some(ours), Some(theirs)) = (&row.record, &adopted.record) else { return false };
+    same_owner(ours, theirs) || same_live_session(row, adopted)
 }
 
 /// Where Claude Code keeps its live sessions: `$CLAUDE_CONFIG_DIR/sessions`,
@@ -65,15 +137,17 @@ pub fn claude_code_sessions_directory(env: &dyn Fn(&str) -> Option<OsString>) ->
 /// nobody else.
 #[derive(Debug)]
 pub struct AdoptedDirectory {
+    harness: AdoptedHarness,
     path: PathBuf,
     fd: OwnedFd,
 }
 
 impl AdoptedDirectory {
-    /// Opens `path`; `Ok(None)` when it does not exist (the harness never
-    /// ran, or runs with another configuration directory); `Err` says why
-    /// it is not believed.
-    pub fn open(path: &Path) -> Result<Option<AdoptedDirectory>, String> {
+    /// Opens the directory of `source`; `Ok(None)` when it does not exist
+    /// (the harness never ran, or runs with another configuration
+    /// directory); `Err` says why it is not believed.
+    pub fn open(source: &AdoptedSource) -> Result<Option<AdoptedDirectory>, String> {
+        let path = source.path.as_path();
         let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
         let fd = match retry_interrupted(|| open(path, flags, Mode::empty())) {
             Ok(fd) => fd,
@@ -102,7 +176,11 @@ impl AdoptedDirectory {
                 path.display()
             ));
         }
-        Ok(Some(AdoptedDirectory { path: path.to_owned(), fd }))
+        Ok(Some(AdoptedDirectory { harness: source.harness, path: path.to_owned(), fd }))
+    }
+
+    pub fn harness(&self) -> AdoptedHarness {
+        self.harness
     }
 
     pub fn path(&self) -> &Path {
@@ -117,33 +195,149 @@ impl AdoptedDirectory {
     /// files that are not believed), read and judged on every core; `Err`
     /// says why the directory could not be listed.
     pub fn rows(&self, facts: &(impl SystemFacts + Sync)) -> Result<Vec<SessionRow>, String> {
-        let entries = read_directory(self.subdir())
-            .map_err(|errno| format!("cannot list {}: {}", self.path.display(), errno.desc()))?;
-        let files: Vec<(String, EntryKind)> = entries
-            .into_iter()
-            .filter_map(|entry| Some((entry.name.into_string().ok()?, entry.kind)))
-            .filter(|(name, _)| !name.starts_with('.') && name.ends_with(".json"))
-            .collect();
-        let read =
-            |(name, kind): &(String, EntryKind)| read_listed_adopted_row(self.subdir(), name, *kind, facts);
-        Ok(crate::parallel::map_in_parallel(&files, read).into_iter().flatten().collect())
+        let unlisted = |errno: Errno| format!("cannot list {}: {}", self.path.display(), errno.desc());
+        match self.harness {
+            AdoptedHarness::ClaudeCode => {
+                let entries = read_directory(self.subdir()).map_err(unlisted)?;
+                let files: Vec<(String, EntryKind)> = entries
+                    .into_iter()
+                    .filter_map(|entry| Some((entry.name.into_string().ok()?, entry.kind)))
+                    .filter(|(name, _)| is_claude_code_file_name(name))
+                    .collect();
+                let read = |(name, kind): &(String, EntryKind)| {
+                    read_listed_adopted_row(self.subdir(), name, *kind, facts)
+                };
+                Ok(crate::parallel::map_in_parallel(&files, read).into_iter().flatten().collect())
+            }
+            AdoptedHarness::Copilot => {
+                let names = lock_file_names(self.subdir()).map_err(unlisted)?;
+                // Who holds which lock, read once for the whole listing.
+                let locks = HeldLocks::read();
+                let read = |name: &String| read_copilot_row(self.subdir(), name, locks.as_ref(), facts);
+                Ok(crate::parallel::map_in_parallel(&names, read).into_iter().flatten().collect())
+            }
+        }
     }
 
-    /// The row of `name`, read and judged now; `None` when it is gone.
+    /// The row of `name` (a name of `names`), read and judged now; `None`
+    /// when it is gone.
     pub fn row(&self, name: &str, facts: &impl SystemFacts) -> Option<SessionRow> {
-        read_adopted_row(self.subdir(), name, facts)
+        match self.harness {
+            AdoptedHarness::ClaudeCode => read_adopted_row(self.subdir(), name, facts),
+            AdoptedHarness::Copilot => {
+                read_copilot_row(self.subdir(), name, HeldLocks::read().as_ref(), facts)
+            }
+        }
     }
 
-    /// The session files' names, for a watch that looks at them again.
+    /// The names of its sessions' files, for a watch that looks at them
+    /// again: `<pid>.json` for Claude Code, `<session id>/inuse.<pid>.lock`
+    /// for Copilot CLI.
     pub fn names(&self) -> Vec<String> {
-        read_directory(self.subdir())
-            .map(|entries| {
+        match self.harness {
+            AdoptedHarness::ClaudeCode => read_directory(self.subdir())
+                .map(|entries| {
+                    entries
+                        .into_iter()
+                        .filter_map(|entry| entry.name.into_string().ok())
+                        .filter(|name| is_claude_code_file_name(name))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            AdoptedHarness::Copilot => lock_file_names(self.subdir()).unwrap_or_default(),
+        }
+    }
+
+    /// The names that may stand for the same session as roster's record:
+    /// the owner's `<pid>.json`, or the session directory's lock files.
+    pub fn names_for(&self, record: &Record) -> Vec<String> {
+        match self.harness {
+            AdoptedHarness::ClaudeCode => vec![format!("{}.json", record.owner.pid)],
+            AdoptedHarness::Copilot => {
+                let Some(session_id) = &record.session_id else { return Vec::new() };
+                let session = session_id.as_str();
+                if session.starts_with('.') || session.contains('/') {
+                    return Vec::new();
+                }
+                self.names().into_iter().filter(|name| name.split('/').next() == Some(session)).collect()
+            }
+        }
+    }
+
+    /// The directories a watch follows to see every change of its
+    /// sessions: the directory, and for Copilot CLI each session's own.
+    pub fn followed_directories(&self) -> Vec<PathBuf> {
+        let mut directories = vec![self.path.clone()];
+        if self.harness == AdoptedHarness::Copilot
+            && let Ok(entries) = read_directory(self.subdir())
+        {
+            directories.extend(
                 entries
                     .into_iter()
+                    .filter(|entry| matches!(entry.kind, EntryKind::Directory | EntryKind::Unknown))
                     .filter_map(|entry| entry.name.into_string().ok())
-                    .filter(|name| !name.starts_with('.') && name.ends_with(".json"))
-                    .collect()
-            })
-            .unwrap_or_default()
+                    .filter(|name| !name.starts_with('.'))
+                    .map(|name| self.path.join(name)),
+            );
+        }
+        directories
     }
+}
+
+fn is_claude_code_file_name(name: &str) -> bool {
+    !name.starts_with('.') && name.ends_with(".json")
+}
+
+/// Every session of every source, and why a source could not be read
+/// (one line each).
+pub fn read_adopted(
+    sources: &[AdoptedSource],
+    facts: &(impl SystemFacts + Sync),
+) -> (Vec<SessionRow>, Vec<String>) {
+    let mut rows = Vec::new();
+    let mut unread = Vec::new();
+    for source in sources {
+        match AdoptedDirectory::open(source).and_then(|directory| match directory {
+            Some(directory) => directory.rows(facts),
+            None => Ok(Vec::new()),
+        }) {
+            Ok(read) => rows.extend(read),
+            Err(why) => {
+                unread.push(format!("{}'s own sessions are not listed: {why}", source.harness.display_name()))
+            }
+        }
+    }
+    (rows, unread)
+}
+
+/// The adopted rows that may stand for the same session as roster's
+/// `record`, read now.
+pub fn counterparts_of(
+    record: &Record,
+    sources: &[AdoptedSource],
+    facts: &impl SystemFacts,
+) -> Vec<SessionRow> {
+    sources
+        .iter()
+        .filter_map(|source| AdoptedDirectory::open(source).ok().flatten())
+        .flat_map(|directory| {
+            directory
+                .names_for(record)
+                .into_iter()
+                .filter_map(move |name| directory.row(&name, facts))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The row named `row_file_name` (`claude-code/…`, `copilot/…`) read now
+/// from its source; `None` when it is gone or its source is not read.
+pub fn read_adopted_named(
+    row_file_name: &str,
+    sources: &[AdoptedSource],
+    facts: &impl SystemFacts,
+) -> Option<SessionRow> {
+    let (harness, name) = adopted_row_name(row_file_name)?;
+    let source = sources.iter().find(|source| source.harness == harness)?;
+    AdoptedDirectory::open(source).ok().flatten()?.row(name, facts)
 }

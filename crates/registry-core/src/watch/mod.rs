@@ -277,9 +277,19 @@ impl RegistryWatch {
 
     /// Blocks until something changes; returns what did.
     pub fn wait(&mut self) -> Result<Vec<Change>> {
+        self.wait_at_most(None)
+    }
+
+    /// `wait`, for at most `timeout` when one is given: nothing changed
+    /// when it ran out.
+    pub fn wait_at_most(&mut self, timeout: Option<std::time::Duration>) -> Result<Vec<Change>> {
+        let timeout = match timeout {
+            Some(timeout) => EpollTimeout::try_from(timeout).unwrap_or(EpollTimeout::MAX),
+            None => EpollTimeout::NONE,
+        };
         let mut ready = [EpollEvent::empty(); 64];
         let count = loop {
-            match self.epoll.wait(&mut ready, EpollTimeout::NONE) {
+            match self.epoll.wait(&mut ready, timeout) {
                 Ok(count) => break count,
                 Err(Errno::EINTR) => continue,
                 Err(errno) => return Err(Error::io("epoll_wait", &self.path, errno.into())),

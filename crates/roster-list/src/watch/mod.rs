@@ -10,6 +10,7 @@ mod consent_inputs;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use cli_support::{
     BadInput, Colour, CommonArgs, OutputFormat, escape_for_terminal, escape_path_for_terminal, local_clock,
@@ -17,7 +18,10 @@ use cli_support::{
 };
 use consent::{ConsentDecider, ConsentState, SessionConsent, record_file_name_of_marker, user_config_path};
 use owner_liveness::{Liveness, Pid};
-use registry_core::adopted::{AdoptedDirectory, CLAUDE_CODE_ROW_PREFIX, merge_adopted};
+use registry_core::adopted::{
+    AdoptedDirectory, AdoptedHarness, AdoptedSource, adopted_row_name, counterparts_of, is_same_session,
+    merge_adopted, read_adopted_named,
+};
 use registry_core::{
     Change, ListFilter, Listing, Record, RegistryWatch, RosterDir, RunningSystem, SessionRow, StopWhen,
     Timestamp, list_sessions, read_session_row,
@@ -87,6 +91,12 @@ impl EventKind {
     }
 }
 
+/// How long an adopted session not proven yet is looked at again (a
+/// Copilot CLI session between writing its lock file and locking its hold
+/// file: a lock being taken sends no inotify event), and how often.
+const SETTLING: Duration = Duration::from_secs(5);
+const SETTLING_LOOK: Duration = Duration::from_millis(50);
+
 /// One known entry of `sessions/`: its row as last read, and its consent.
 struct Known {
     row: SessionRow,
@@ -98,8 +108,9 @@ struct Watcher<'a> {
     common: &'a CommonArgs,
     filter: &'a ListFilter,
     path: PathBuf,
-    /// Claude Code's sessions directory, when its sessions are listed too.
-    adopted: Option<PathBuf>,
+    /// The harnesses' own session directories whose sessions are listed
+    /// too (Claude Code's, Copilot CLI's).
+    adopted: Vec<AdoptedSource>,
     roster: Option<RosterDir>,
     known: BTreeMap<String, Known>,
     decider: ConsentDecider,
@@ -219,7 +230,7 @@ pub fn run_watch(request: WatchRequest<'_>, filter: &ListFilter) -> anyhow::Resu
         colour: request.common.colour_on_stdout(),
         home: process_env_os("HOME").map(PathBuf::from),
         path,
-        adopted: filter.adopt_claude_code.clone(),
+        adopted: filter.adopt.clone(),
     };
     watcher.start()?;
     if let Some(target) = &watcher.target
@@ -235,7 +246,12 @@ pub fn run_watch(request: WatchRequest<'_>, filter: &ListFilter) -> anyhow::Resu
         .into());
     }
     loop {
-        let changes = watcher.source.wait()?;
+        let settling = watcher.settling_rows();
+        let changes = watcher.source.wait_at_most((!settling.is_empty()).then_some(SETTLING_LOOK))?;
+        for name in settling {
+            let now = watcher.read_known_row(&name);
+            watcher.compare_and_report(&name, now)?;
+        }
         // Changes of the consent inputs are gathered and acted on once,
         // after the registry's own: a burst of writes is one decision.
         let mut concerns = ConsentConcerns::default();
@@ -296,19 +312,18 @@ impl Watcher<'_> {
     }
 
     /// The row named `name` as it is now: a roster record (with its state,
-    /// and the state of the same owner's adopted session when fresher), or
-    /// an adopted session (`claude-code/<pid>.json`).
+    /// and the state of the same session's adopted file when fresher), or
+    /// an adopted session (`claude-code/<pid>.json`,
+    /// `copilot/<session id>/inuse.<pid>.lock`).
     fn read_known_row(&self, name: &str) -> Option<SessionRow> {
-        let adopted_directory =
-            || self.adopted.as_deref().and_then(|path| AdoptedDirectory::open(path).ok().flatten());
-        if let Some(file) = name.strip_prefix(CLAUDE_CODE_ROW_PREFIX) {
-            return adopted_directory()?.row(file, &self.facts);
+        if adopted_row_name(name).is_some() {
+            return read_adopted_named(name, &self.adopted, &self.facts);
         }
         let mut row = read_row(self.roster.as_ref()?, name, &self.facts)?;
-        if let (Some(directory), Some(pid)) = (adopted_directory(), row.pid)
-            && let Some(adopted) = directory.row(&format!("{pid}.json"), &self.facts)
-        {
-            merge_adopted(&mut row, &adopted);
+        if let Some(record) = &row.record {
+            for adopted in counterparts_of(record, &self.adopted, &self.facts) {
+                merge_adopted(&mut row, &adopted);
+            }
         }
         Some(row)
     }
@@ -316,78 +331,171 @@ impl Watcher<'_> {
     /// Whether the row `name` can be read now: an adopted session always, a
     /// roster record while the registry is open.
     fn can_read(&self, name: &str) -> bool {
-        name.starts_with(CLAUDE_CODE_ROW_PREFIX) || self.roster.is_some()
+        adopted_row_name(name).is_some() || self.roster.is_some()
     }
 
-    /// What is followed to see Claude Code's sessions: their directory, or
-    /// while it does not exist the nearest directory above it.
-    fn adopted_follow_path(&self) -> Option<PathBuf> {
-        let directory = self.adopted.as_deref()?;
-        directory.ancestors().find(|path| path.is_dir()).map(Path::to_path_buf)
+    /// What is followed to see the harnesses' sessions: their directories
+    /// (and each Copilot CLI session's own), or while one does not exist
+    /// the nearest directory above it.
+    fn adopted_follow_paths(&self) -> Vec<PathBuf> {
+        let mut paths = Vec::new();
+        for source in &self.adopted {
+            match AdoptedDirectory::open(source) {
+                Ok(Some(directory)) => paths.extend(directory.followed_directories()),
+                _ => paths.extend(source.path.ancestors().find(|path| path.is_dir()).map(Path::to_path_buf)),
+            }
+        }
+        paths
     }
 
-    /// A file of Claude Code's sessions directory (`name`), or the
-    /// directory itself (`None`), changed: the session it names is looked
-    /// at again — as the roster record of the same owner when there is
-    /// one, else as a row of its own.
+    /// A followed path changed (`name` in it, or the path itself when
+    /// `None`): the sessions it may concern are looked at again, each as
+    /// the roster record of the same session when there is one, else as a
+    /// row of its own.
     fn adopted_entry_changed(
         &mut self,
         followed: &Path,
         name: Option<&std::ffi::OsStr>,
     ) -> anyhow::Result<()> {
-        let Some(directory_path) = self.adopted.clone() else { return Ok(()) };
-        // Above the directory, only a change on the way to it matters.
-        if followed != directory_path
-            && let Some(name) = name
-            && !directory_path.starts_with(followed.join(name))
-        {
-            return Ok(());
-        }
-        let names: Vec<String> = match name.and_then(|name| name.to_str()) {
-            Some(name) if followed == directory_path => vec![name.to_owned()],
-            // The directory itself, or one above it: every session again,
-            // and the directory followed where it is now.
-            _ => {
-                self.refresh_consent(ConsentConcerns::default())?;
-                let on_disk = AdoptedDirectory::open(&directory_path)
-                    .ok()
-                    .flatten()
-                    .map(|directory| directory.names())
-                    .unwrap_or_default();
-                let known = self
-                    .known
-                    .keys()
-                    .filter_map(|name| name.strip_prefix(CLAUDE_CODE_ROW_PREFIX).map(str::to_owned));
-                let mut all: Vec<String> = on_disk.into_iter().chain(known).collect();
-                all.sort();
-                all.dedup();
-                all
-            }
-        };
-        for file in names.into_iter().filter(|file| !file.starts_with('.') && file.ends_with(".json")) {
-            let adopted_name = format!("{CLAUDE_CODE_ROW_PREFIX}{file}");
-            let now = self.read_known_row(&adopted_name);
-            let roster_name = now.as_ref().and_then(|adopted| {
-                let theirs = adopted.record.as_ref()?;
-                self.known.iter().find_map(|(name, known)| {
-                    let ours = known.row.record.as_ref()?;
-                    let same = !name.starts_with(CLAUDE_CODE_ROW_PREFIX)
-                        && ours.owner.pid == theirs.owner.pid
-                        && ours.owner.start_ticks == theirs.owner.start_ticks
-                        && ours.owner.pid_ns == theirs.owner.pid_ns;
-                    same.then(|| name.clone())
-                })
-            });
-            match roster_name {
-                // One session: its roster row, with the state it may take.
-                Some(roster_name) => {
-                    let now = self.read_known_row(&roster_name);
-                    self.compare_and_report(&roster_name, now)?;
-                }
-                None => self.compare_and_report(&adopted_name, now)?,
+        for source in self.adopted.clone() {
+            let Some(names) = self.adopted_names_concerned(&source, followed, name)? else { continue };
+            for file in names {
+                self.adopted_file_changed(&format!("{}{file}", source.harness.row_prefix()))?;
             }
         }
         Ok(())
+    }
+
+    /// The names of `source` a change of `name` in `followed` concerns;
+    /// `None` when it does not concern `source`.
+    fn adopted_names_concerned(
+        &mut self,
+        source: &AdoptedSource,
+        followed: &Path,
+        name: Option<&std::ffi::OsStr>,
+    ) -> anyhow::Result<Option<Vec<String>>> {
+        let directory_path = &source.path;
+        let name = name.and_then(|name| name.to_str());
+        let in_directory = followed == directory_path.as_path();
+        let session_directory =
+            source.harness == AdoptedHarness::Copilot && followed.parent() == Some(directory_path.as_path());
+        if !in_directory && !session_directory {
+            // Above the directory, only a change on the way to it matters.
+            let on_the_way = directory_path.starts_with(followed)
+                && name.is_none_or(|name| directory_path.starts_with(followed.join(name)));
+            if !on_the_way {
+                return Ok(None);
+            }
+        }
+        let one = match (source.harness, name) {
+            (AdoptedHarness::ClaudeCode, Some(name)) if in_directory => Some(
+                vec![name.to_owned()]
+                    .into_iter()
+                    .filter(|name| !name.starts_with('.') && name.ends_with(".json"))
+                    .collect(),
+            ),
+            (AdoptedHarness::Copilot, Some(name)) if session_directory => {
+                let session = followed.file_name().and_then(|session| session.to_str()).unwrap_or_default();
+                Some(self.copilot_names_of(source, session, Some(name)))
+            }
+            _ => None,
+        };
+        if let Some(names) = one {
+            return Ok(Some(names));
+        }
+        // The directory itself, one above it, or a Copilot CLI session's
+        // directory coming or going: every session again, and the
+        // directories followed where they are now.
+        self.refresh_consent(ConsentConcerns::default())?;
+        let on_disk = AdoptedDirectory::open(source)
+            .ok()
+            .flatten()
+            .map(|directory| directory.names())
+            .unwrap_or_default();
+        let prefix = source.harness.row_prefix();
+        let known = self.known.keys().filter_map(|name| name.strip_prefix(prefix).map(str::to_owned));
+        let mut all: Vec<String> = on_disk.into_iter().chain(known).collect();
+        all.sort();
+        all.dedup();
+        Ok(Some(all))
+    }
+
+    /// The lock files of the Copilot CLI session `session` a change of
+    /// `changed` there concerns: that lock file, the lock file of a hold
+    /// file, or every lock file of the session (its workspace.yaml), with
+    /// those known before.
+    fn copilot_names_of(&self, source: &AdoptedSource, session: &str, changed: Option<&str>) -> Vec<String> {
+        let pid_of =
+            |name: &str, suffix: &str| name.strip_prefix("inuse.")?.strip_suffix(suffix).map(str::to_owned);
+        if let Some(changed) = changed {
+            if let Some(pid) = pid_of(changed, ".lock").or_else(|| pid_of(changed, ".hold")) {
+                return vec![format!("{session}/inuse.{pid}.lock")];
+            }
+            if changed != "workspace.yaml" && changed != "events.jsonl" {
+                return Vec::new();
+            }
+        }
+        let prefix = format!("{}{session}/", source.harness.row_prefix());
+        let known = self
+            .known
+            .keys()
+            .filter_map(|name| name.strip_prefix(&prefix).map(|file| format!("{session}/{file}")));
+        let on_disk = AdoptedDirectory::open(source)
+            .ok()
+            .flatten()
+            .map(|directory| {
+                directory
+                    .names()
+                    .into_iter()
+                    .filter(|name| name.starts_with(&format!("{session}/")))
+                    .collect()
+            })
+            .unwrap_or_else(Vec::new);
+        let mut all: Vec<String> = on_disk.into_iter().chain(known).collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+
+    /// The adopted file `adopted_name` changed: reported as the roster
+    /// row of the same session when one is known, else as its own row.
+    fn adopted_file_changed(&mut self, adopted_name: &str) -> anyhow::Result<()> {
+        let now = self.read_known_row(adopted_name);
+        let roster_name = now.as_ref().and_then(|adopted| {
+            self.known.iter().find_map(|(name, known)| {
+                let same = adopted_row_name(name).is_none() && is_same_session(&known.row, adopted);
+                same.then(|| name.clone())
+            })
+        });
+        match roster_name {
+            // One session: its roster row, with the state it may take.
+            Some(roster_name) => {
+                let now = self.read_known_row(&roster_name);
+                self.compare_and_report(&roster_name, now)?;
+                // Shown as roster's row now, not as one of its own.
+                if self.known.contains_key(adopted_name) {
+                    self.compare_and_report(adopted_name, None)?;
+                }
+                Ok(())
+            }
+            None => self.compare_and_report(adopted_name, now),
+        }
+    }
+
+    /// The adopted rows not proven yet and younger than `SETTLING`: a
+    /// session starting whose lock is not held yet, looked at again.
+    fn settling_rows(&self) -> Vec<String> {
+        let now = registry_core::Timestamp::now().unix_nanos();
+        self.known
+            .iter()
+            .filter(|(name, known)| {
+                adopted_row_name(name).is_some_and(|(harness, _)| harness == AdoptedHarness::Copilot)
+                    && known.row.liveness() == Liveness::Unknown
+                    && known.row.problem.is_none()
+                    && now - known.row.registered_at.unix_nanos() < SETTLING.as_nanos() as i128
+            })
+            .map(|(name, _)| name.clone())
+            .collect()
     }
 
     fn open_roster(&self) -> anyhow::Result<Option<RosterDir>> {
@@ -421,11 +529,8 @@ impl Watcher<'_> {
     /// Every entry of `sessions/`, dead ones included.
     fn read_all(&mut self) -> anyhow::Result<Vec<SessionRow>> {
         let Some(roster) = &self.roster else { return Ok(Vec::new()) };
-        let everything = ListFilter {
-            include_dead: true,
-            adopt_claude_code: self.adopted.clone(),
-            ..ListFilter::default()
-        };
+        let everything =
+            ListFilter { include_dead: true, adopt: self.adopted.clone(), ..ListFilter::default() };
         Ok(list_sessions(roster, &everything, &self.facts)?.rows)
     }
 
@@ -528,9 +633,12 @@ impl Watcher<'_> {
             Change::Resync(why) => self.resync(&why)?,
             Change::Vanished(why) => self.vanished(&why)?,
             Change::Followed { path, name } => {
-                // Claude Code's sessions directory, or one above it while it
-                // does not exist (the one followed may have been created).
-                if self.adopted.as_deref().is_some_and(|directory| directory.starts_with(&path)) {
+                // A harness's sessions directory, a Copilot CLI session's
+                // own, or one above while it does not exist (the one
+                // followed may have been created).
+                if self.adopted.iter().any(|source| {
+                    source.path.starts_with(&path) || path.parent() == Some(source.path.as_path())
+                }) {
                     self.adopted_entry_changed(&path, name.as_deref())?;
                 }
                 concerns.merge(self.inputs.concerns(&path, name.as_deref()));
@@ -652,7 +760,7 @@ impl Watcher<'_> {
     fn refresh_consent(&mut self, mut concerns: ConsentConcerns) -> anyhow::Result<()> {
         if !self.follows_consent {
             let adopted: std::collections::BTreeSet<PathBuf> =
-                self.adopted_follow_path().into_iter().collect();
+                self.adopted_follow_paths().into_iter().collect();
             let outcome = self.source.follow(&adopted);
             self.say_unfollowed(&outcome.unfollowable);
             return Ok(());
@@ -663,7 +771,7 @@ impl Watcher<'_> {
         // a few rounds settle it, each one a change that raced this one.
         for _ in 0..FOLLOW_ROUNDS {
             let mut wanted = self.inputs.wanted_paths();
-            wanted.extend(self.adopted_follow_path());
+            wanted.extend(self.adopted_follow_paths());
             let outcome = self.source.follow(&wanted);
             self.say_unfollowed(&outcome.unfollowable);
             if outcome.newly_followed.is_empty() {
