@@ -34,7 +34,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-list' -ScriptBlock {
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Show dead sessions too')
-            [CompletionResult]::new('--no-adopt', '--no-adopt', [CompletionResultType]::ParameterName, 'List roster''s own records only, not the sessions Claude Code keeps in ~/.claude/sessions')
+            [CompletionResult]::new('--no-adopt', '--no-adopt', [CompletionResultType]::ParameterName, 'List roster''s own records only, not the sessions Claude Code (~/.claude/sessions) and Copilot CLI (~/.copilot/session-state) keep')
             [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'After the rows, print one event per change until interrupted (see EVENTS)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

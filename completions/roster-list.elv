@@ -31,7 +31,7 @@ set edit:completion:arg-completer[roster-list] = {|@words|
             cand -q 'Print nothing on success; errors still go to stderr'
             cand --quiet 'Print nothing on success; errors still go to stderr'
             cand --all 'Show dead sessions too'
-            cand --no-adopt 'List roster''s own records only, not the sessions Claude Code keeps in ~/.claude/sessions'
+            cand --no-adopt 'List roster''s own records only, not the sessions Claude Code (~/.claude/sessions) and Copilot CLI (~/.copilot/session-state) keep'
             cand --watch 'After the rows, print one event per change until interrupted (see EVENTS)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'

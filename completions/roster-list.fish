@@ -28,7 +28,7 @@ complete -c roster-list -l until-gone -d 'Print the events until the session wit
 complete -c roster-list -l json -d 'Print JSON, same as --format json'
 complete -c roster-list -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-list -l all -d 'Show dead sessions too'
-complete -c roster-list -l no-adopt -d 'List roster\'s own records only, not the sessions Claude Code keeps in ~/.claude/sessions'
+complete -c roster-list -l no-adopt -d 'List roster\'s own records only, not the sessions Claude Code (~/.claude/sessions) and Copilot CLI (~/.copilot/session-state) keep'
 complete -c roster-list -l watch -d 'After the rows, print one event per change until interrupted (see EVENTS)'
 complete -c roster-list -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roster-list -s V -l version -d 'Print version'

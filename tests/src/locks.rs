@@ -60,6 +60,82 @@ impl LockHolder {
     }
 }
 
+impl LockHolder {
+    /// A process that marks a session in `directory` as Copilot CLI does:
+    /// it creates `inuse.<its pid>.hold`, writes its pid into
+    /// `inuse.<its pid>.lock`, and only `lock_after` later takes the
+    /// `flock` on the hold file (which sends no inotify event). Done in
+    /// the child between fork and exec, without allocating.
+    pub fn spawn_marking_session(directory: &Path, lock_after: std::time::Duration) -> LockHolder {
+        let directory = CString::new(directory.as_os_str().as_bytes()).expect("no NUL in the path");
+        let mut command = Command::new("sleep");
+        command.arg("100000").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        // SAFETY: the closure runs in the forked child and only makes
+        // async-signal-safe system calls on data prepared before the fork
+        // or on its stack.
+        unsafe {
+            command.pre_exec(move || {
+                use nix::fcntl::{Flock, FlockArg, OFlag, open, openat};
+                use nix::sys::stat::Mode;
+                let pid = nix::unistd::getpid().as_raw() as u32;
+                let mut digits = [0u8; 10];
+                let mut count = 0;
+                let mut rest = pid;
+                loop {
+                    digits[count] = b'0' + (rest % 10) as u8;
+                    count += 1;
+                    rest /= 10;
+                    if rest == 0 {
+                        break;
+                    }
+                }
+                let mut name = [0u8; 32];
+                let prefix = b"inuse.";
+                name[..prefix.len()].copy_from_slice(prefix);
+                let mut at = prefix.len();
+                for index in (0..count).rev() {
+                    name[at] = digits[index];
+                    at += 1;
+                }
+                let number_end = at;
+                let directory_fd =
+                    open(directory.as_c_str(), OFlag::O_DIRECTORY | OFlag::O_RDONLY, Mode::empty())?;
+                let mode = Mode::from_bits_truncate(0o600);
+                name[number_end..number_end + 5].copy_from_slice(b".hold");
+                let hold_name =
+                    std::ffi::CStr::from_bytes_until_nul(&name[..number_end + 6]).expect("a name");
+                let hold = openat(&directory_fd, hold_name, OFlag::O_RDWR | OFlag::O_CREAT, mode)?;
+                name[number_end..number_end + 5].copy_from_slice(b".lock");
+                let lock_name =
+                    std::ffi::CStr::from_bytes_until_nul(&name[..number_end + 6]).expect("a name");
+                let lock = openat(
+                    &directory_fd,
+                    lock_name,
+                    OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_CLOEXEC,
+                    mode,
+                )?;
+                let mut line = [0u8; 11];
+                for index in 0..count {
+                    line[index] = digits[count - 1 - index];
+                }
+                line[count] = b'\n';
+                nix::unistd::write(&lock, &line[..=count])?;
+                drop(lock);
+                nix::time::clock_nanosleep(
+                    nix::time::ClockId::CLOCK_MONOTONIC,
+                    nix::time::ClockNanosleepFlags::empty(),
+                    &nix::sys::time::TimeSpec::from_duration(lock_after),
+                )?;
+                let held = Flock::lock(hold, FlockArg::LockExclusiveNonblock).map_err(|(_, errno)| errno)?;
+                std::mem::forget(held);
+                Ok(())
+            });
+        }
+        let child = command.spawn().expect("mark a session as Copilot CLI does in a helper");
+        LockHolder { child: Some(child) }
+    }
+}
+
 impl Drop for LockHolder {
     fn drop(&mut self) {
         self.stop();

@@ -235,6 +235,11 @@ pub fn manual() -> Manual {
                 meaning: "Claude Code's configuration directory: its own sessions are read from \
                           $CLAUDE_CONFIG_DIR/sessions instead of ~/.claude/sessions.",
             },
+            manual::EnvVar {
+                name: "COPILOT_HOME",
+                meaning: "Copilot CLI's home: its own sessions are read from $COPILOT_HOME/session-state \
+                          instead of ~/.copilot/session-state.",
+            },
             manual::XDG_CONFIG_HOME_VARIABLE,
         ],
         environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
@@ -247,6 +252,13 @@ pub fn manual() -> Manual {
                 path: "~/.claude/sessions/<pid>.json",
                 meaning: "Claude Code's own record of each live session ($CLAUDE_CONFIG_DIR/sessions when \
                           that is set): listed too, judged by roster's verdict, read only, never changed.",
+            },
+            FileEntry {
+                path: "~/.copilot/session-state/<id>/inuse.<pid>.lock",
+                meaning: "Copilot CLI's mark of each live session ($COPILOT_HOME/session-state when that is \
+                          set), with inuse.<pid>.hold, whose lock its process holds while it runs, and \
+                          workspace.yaml (its cwd): listed too, alive only while that pid holds the lock, read \
+                          only (never locked, never changed).",
             },
             manual::USER_CONFIG_FILE,
             FileEntry {

@@ -9,6 +9,7 @@ mod adopted_sessions;
 mod concurrency;
 mod consent_directory;
 mod consent_sessions;
+mod copilot_sessions;
 mod crash;
 mod empty_environment;
 mod escaping;

@@ -870,3 +870,46 @@ fn a_watch_follows_the_sessions_claude_code_keeps() {
     watcher.expect("removed", Some(pid));
     watcher.expect_quiet(Duration::from_millis(300));
 }
+
+/// Copilot CLI's sessions are followed too: a session directory and lock
+/// file that appear after the watch started are a `registered` session,
+/// alive once its process holds the lock (taken after the files are
+/// written, which no inotify event tells), its death `died` at once, the
+/// files' removal `removed`.
+#[test]
+fn a_watch_follows_the_sessions_copilot_marks() {
+    let sandbox = Sandbox::new();
+    let roster_owner = Owner::spawn();
+    sandbox.register(roster_owner.pid(), &[]);
+    let watcher = Watcher::start(&sandbox, &[]);
+    watcher.expect("listed", Some(roster_owner.pid()));
+    let state = sandbox.home().join(".copilot/session-state");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let directory = state.join("0b7e2c1d-cp-1");
+    std::fs::create_dir(&directory).unwrap();
+    std::fs::set_permissions(&directory, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::write(directory.join("workspace.yaml"), format!("cwd: {}\n", sandbox.project().display()))
+        .unwrap();
+    let session = tests::LockHolder::spawn_marking_session(&directory, Duration::from_millis(400));
+    let pid = session.pid();
+    let registered = watcher.expect("registered", Some(pid));
+    assert_eq!(registered["row"]["origin"], "copilot", "{registered}");
+    // Unknown until the lock is held (perhaps said anew as the files
+    // appear); then the same claim, proven: never dead meanwhile.
+    let mut latest = registered;
+    for _ in 0..4 {
+        if latest["row"]["liveness"] == "alive" {
+            break;
+        }
+        assert_eq!(latest["row"]["liveness"], "unknown", "{latest}");
+        latest = watcher.expect("refreshed", Some(pid));
+    }
+    assert_eq!(latest["row"]["liveness"], "alive", "{latest}");
+    session.kill();
+    let died = watcher.expect("died", Some(pid));
+    assert_eq!(died["row"]["origin"], "copilot", "{died}");
+    std::fs::remove_file(directory.join(format!("inuse.{pid}.lock"))).unwrap();
+    watcher.expect("removed", Some(pid));
+    watcher.expect_quiet(Duration::from_millis(300));
+}

@@ -385,7 +385,7 @@ fn judge_claim(
 fn started_at(pid: Pid, facts: &impl SystemFacts) -> Option<(u64, Timestamp)> {
     let process = facts.open_process(pid).ok()?;
     let identity = process.proc_identity().ok()?;
-    if identity.uid != effective_uid() || process.has_exited().unwrap_or(true) {
+    if identity.uid != effective_uid() || process.has_exited().unwrap_or(true) || is_exiting(pid) {
         return None;
     }
     let offset = facts.boottime_offset_ticks().unwrap_or(0);
@@ -396,6 +396,17 @@ fn started_at(pid: Pid, facts: &impl SystemFacts) -> Option<(u64, Timestamp)> {
         identity.start_ticks,
         Timestamp::from_unix_nanos(boot + ticks_since_boot * 1_000_000_000 / ticks_per_second),
     ))
+}
+
+/// Whether the process at `pid` is on its way out (`PF_EXITING` in the
+/// flags of `/proc/<pid>/stat`): its descriptors, and the lock with them,
+/// go before it is gone, and it holds nothing any more.
+fn is_exiting(pid: Pid) -> bool {
+    const PF_EXITING: u64 = 0x4;
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return true };
+    let flags =
+        stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(6)?.parse::<u64>().ok());
+    flags.is_none_or(|flags| flags & PF_EXITING != 0)
 }
 
 fn on_network_filesystem(path: &Path) -> bool {

@@ -23,8 +23,8 @@ use registry_core::adopted::{
     merge_adopted, read_adopted_named,
 };
 use registry_core::{
-    Change, ListFilter, Listing, Record, RegistryWatch, RosterDir, RunningSystem, SessionRow, StopWhen,
-    Timestamp, list_sessions, read_session_row,
+    Change, ListFilter, Listing, Origin, Record, RegistryWatch, RosterDir, RunningSystem, SessionRow,
+    StopWhen, Timestamp, list_sessions, read_session_row,
 };
 
 use self::consent_inputs::{ConsentConcerns, ConsentInputs};
@@ -440,7 +440,7 @@ impl Watcher<'_> {
             .known
             .keys()
             .filter_map(|name| name.strip_prefix(&prefix).map(|file| format!("{session}/{file}")));
-        let on_disk = AdoptedDirectory::open(source)
+        let on_disk: Vec<String> = AdoptedDirectory::open(source)
             .ok()
             .flatten()
             .map(|directory| {
@@ -450,7 +450,7 @@ impl Watcher<'_> {
                     .filter(|name| name.starts_with(&format!("{session}/")))
                     .collect()
             })
-            .unwrap_or_else(Vec::new);
+            .unwrap_or_default();
         let mut all: Vec<String> = on_disk.into_iter().chain(known).collect();
         all.sort();
         all.dedup();
@@ -667,6 +667,18 @@ impl Watcher<'_> {
             Some(before) => Some(self.report_a_death_not_yet_seen(before, now.as_ref())?),
             None => None,
         };
+        // A harness's claim that was dead is dead still, whatever its file
+        // says since (the reason may be worded anew): nothing to report.
+        if let (Some(known), Some(now)) = (&before, &now)
+            && now.origin != Origin::Roster
+            && known.row.liveness() == Liveness::Dead
+            && now.liveness() == Liveness::Dead
+            && known.row.pid == now.pid
+        {
+            let known = before.expect("matched above");
+            self.known.insert(name.to_owned(), known);
+            return Ok(());
+        }
         let Some(row) = now else {
             if let Some(before) = before {
                 self.emit(EventKind::Removed, Some(&before.row), Some(&before.consent), None)?;
@@ -943,6 +955,22 @@ fn same_recorded_owner(old: &Record, new: &Record) -> bool {
 /// What kind of change turned `before` into `now` (same file name), if any
 /// worth an event.
 fn change_between(before: &SessionRow, now: &SessionRow) -> Option<EventKind> {
+    // A harness's claim names its owner by pid alone until it is proven
+    // (start ticks 0): the same claim proven, or dead after it was, is one
+    // session.
+    let claim = now.origin != Origin::Roster;
+    let unproven = |row: &SessionRow| row.record.as_ref().is_some_and(|record| record.owner.start_ticks == 0);
+    if claim
+        && (unproven(before) || unproven(now))
+        && let (Some(old), Some(new)) = (&before.record, &now.record)
+        && old.owner.pid == new.owner.pid
+    {
+        return if now.liveness() == Liveness::Dead {
+            (before.liveness() != Liveness::Dead).then_some(EventKind::Died)
+        } else {
+            (old != new || before.liveness() != now.liveness()).then_some(EventKind::Refreshed)
+        };
+    }
     match (&before.record, &now.record) {
         (_, None) => {
             let same_problem = before.problem == now.problem;
