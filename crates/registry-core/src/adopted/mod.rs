@@ -1,7 +1,8 @@
 //! Sessions roster was never told about, read from a harness's own registry
 //! of live sessions and judged by roster's verdict (docs/contract.md §6.5).
-//! Claude Code is the one harness that keeps such a registry (the others'
-//! releases checked are named in docs/harnesses.md). Read only, always: a
+//! Claude Code keeps one (a file per session, `claude_code.rs`), Copilot CLI
+//! a lock file per session (`copilot.rs`); the other releases checked are
+//! named in docs/harnesses.md. Read only, always: a
 //! harness's files are its own, and roster never writes, locks, renames or
 //! removes one.
 
