@@ -55,13 +55,15 @@ fn write_session(sandbox: &Sandbox, name: &str, value: &Value) -> PathBuf {
     path
 }
 
-fn rows_of(sandbox: &Sandbox, extra: &[&str]) -> Vec<Value> {
+/// Every row `roster-list --json --all` gives, with `extra` flags.
+pub(crate) fn rows_of(sandbox: &Sandbox, extra: &[&str]) -> Vec<Value> {
     let mut args = vec!["--json", "--all"];
     args.extend_from_slice(extra);
     sandbox.run("roster-list", &args).rows()
 }
 
-fn row_for(rows: &[Value], pid: u32) -> Value {
+/// The row of owner `pid`.
+pub(crate) fn row_for(rows: &[Value], pid: u32) -> Value {
     rows.iter()
         .find(|row| row["session_pid"] == pid)
         .cloned()

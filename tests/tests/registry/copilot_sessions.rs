@@ -11,6 +11,8 @@ use std::process::Command;
 use serde_json::Value;
 use tests::{LockHolder, Owner, Sandbox, binary, require_tool};
 
+use super::adopted_sessions::{row_for, rows_of};
+
 const SESSION: &str = "5f0c2b9e-1d7a-4c4e-9a53-0c8d1e2f3a4b";
 
 /// A Copilot CLI session directory in the sandbox's home, with its
@@ -55,19 +57,6 @@ fn write_lock_file(directory: &Path, pid: u32, contents: &str) -> PathBuf {
     std::fs::write(&path, contents).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
     path
-}
-
-fn rows_of(sandbox: &Sandbox, extra: &[&str]) -> Vec<Value> {
-    let mut args = vec!["--json", "--all"];
-    args.extend_from_slice(extra);
-    sandbox.run("roster-list", &args).rows()
-}
-
-fn row_for(rows: &[Value], pid: u32) -> Value {
-    rows.iter()
-        .find(|row| row["session_pid"] == pid)
-        .cloned()
-        .unwrap_or_else(|| panic!("no row for {pid}: {rows:?}"))
 }
 
 /// Sets a file's modification time `seconds` back.
