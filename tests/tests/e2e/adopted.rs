@@ -23,6 +23,9 @@
 //! Where the binary's file differs from what roster assumes of it (its name, keys,
 //! `procStart`, `pidDomain`, status words, when it is written or removed), the run reports
 //! what it saw; a roster check that fails because of it fails with that evidence.
+//!
+//! Copilot CLI's own marks of its sessions are proved in `adopted_copilot`, which `prove`
+//! hands that harness to.
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
@@ -39,11 +42,15 @@ use super::sessions_directory_log::{FileVersion, SessionsDirectoryLog};
 use super::terminal::{Terminal, screen_excerpt};
 use super::{CaseResult, SessionWorld, process_start_ticks, signal_process};
 
-/// The one harness that keeps a registry of its own sessions (docs/harnesses.md).
-pub const ADOPTING_HARNESS: &str = "claude-code";
+/// The harness that keeps a registry of its own sessions (docs/harnesses.md).
+pub const CLAUDE_CODE: &str = "claude-code";
+
+/// The harnesses whose own marks of their live sessions roster lists: Claude Code's
+/// registry, and Copilot CLI's lock files (`adopted_copilot`).
+pub const ADOPTING_HARNESSES: [&str; 2] = [CLAUDE_CODE, super::adopted_copilot::COPILOT];
 
 /// Why the proof does not apply to any other harness.
-pub const NOT_APPLICABLE: &str = "only Claude Code keeps a registry of its own live sessions (docs/harnesses.md names what the others keep)";
+pub const NOT_APPLICABLE: &str = "only Claude Code and Copilot CLI mark their own live sessions (docs/harnesses.md names what the others keep)";
 
 /// How long the TUI may take to start and show its prompt (the machine may be loaded).
 const TUI_START_DEADLINE: Duration = Duration::from_secs(180);
@@ -58,12 +65,12 @@ const EVENT_DEADLINE: Duration = Duration::from_secs(10);
 
 /// The watch's latency target (docs/contract.md §9, a p99 the benchmark checks): each
 /// latency here is one sample, reported against it.
-const WATCH_TARGET: Duration = Duration::from_millis(100);
+pub(super) const WATCH_TARGET: Duration = Duration::from_millis(100);
 
 /// The latency past which one sample fails the proof: well above the target, since one
 /// sample on a loaded machine is not a p99, yet far below anything a person would call
 /// "at once".
-const WATCH_BOUND: Duration = Duration::from_secs(1);
+pub(super) const WATCH_BOUND: Duration = Duration::from_secs(1);
 
 /// What the TUI shows once it takes a prompt.
 const READY: &str = "? for shortcuts";
@@ -134,14 +141,16 @@ impl Part {
 
 /// What the proof showed.
 pub struct AdoptedProof {
-    /// Each part's result and the watch latencies it measured.
-    pub parts: Vec<(Part, CaseResult, String)>,
+    /// Each part's result (by its label) and the watch latencies it measured.
+    pub parts: Vec<(&'static str, CaseResult, String)>,
     /// The run's notes, for the log.
     pub lines: Vec<String>,
     /// Each watch latency measured, what it was of, in order.
     pub latencies: Vec<(String, Duration)>,
-    /// One session file as Claude Code wrote it, the home directory shown as `~`.
+    /// One session file as the harness wrote it, the home directory shown as `~`.
     pub example_file: Option<String>,
+    /// What the harness did with its files, seen from outside roster, for the summary.
+    pub observations: Vec<String>,
     /// Where the binary's file differs from what roster assumes of it.
     pub mismatches: Vec<String>,
     /// What roster did with that difference that a user would not expect, though no check
@@ -150,18 +159,19 @@ pub struct AdoptedProof {
 }
 
 impl AdoptedProof {
-    fn new() -> AdoptedProof {
+    pub(super) fn new() -> AdoptedProof {
         AdoptedProof {
             parts: Vec::new(),
             lines: Vec::new(),
             latencies: Vec::new(),
             example_file: None,
+            observations: Vec::new(),
             mismatches: Vec::new(),
             warnings: Vec::new(),
         }
     }
 
-    fn note(&mut self, line: impl Into<String>) {
+    pub(super) fn note(&mut self, line: impl Into<String>) {
         self.lines.push(line.into());
     }
 
@@ -170,7 +180,7 @@ impl AdoptedProof {
         self.parts
             .iter()
             .filter_map(|(part, result, _)| match result {
-                CaseResult::Failed(why) => Some(format!("{}: {why}", part.label())),
+                CaseResult::Failed(why) => Some(format!("{part}: {why}")),
                 _ => None,
             })
             .collect()
@@ -179,18 +189,18 @@ impl AdoptedProof {
 
 /// The checks of one part that failed, and the latencies it measured.
 #[derive(Default)]
-struct PartOutcome {
-    failures: Vec<String>,
-    latencies: Vec<(String, Duration)>,
+pub(super) struct PartOutcome {
+    pub(super) failures: Vec<String>,
+    pub(super) latencies: Vec<(String, Duration)>,
 }
 
 impl PartOutcome {
-    fn fail(&mut self, failure: impl Into<String>) {
+    pub(super) fn fail(&mut self, failure: impl Into<String>) {
         self.failures.push(failure.into());
     }
 
     /// Records a watch latency; one over `WATCH_BOUND` fails the part.
-    fn latency(&mut self, what: &str, latency: Duration) {
+    pub(super) fn latency(&mut self, what: &str, latency: Duration) {
         if latency > WATCH_BOUND {
             self.fail(format!(
                 "the watch reported {what} {} late (bound {})",
@@ -201,7 +211,7 @@ impl PartOutcome {
         self.latencies.push((what.to_owned(), latency));
     }
 
-    fn latency_text(&self) -> String {
+    pub(super) fn latency_text(&self) -> String {
         self.latencies
             .iter()
             .map(|(what, latency)| format!("{what} {}", shown(*latency)))
@@ -210,13 +220,17 @@ impl PartOutcome {
     }
 }
 
-/// Runs the proof with the installed Claude Code.
+/// Runs the proof with the installed harness: Claude Code's here, Copilot CLI's in
+/// `adopted_copilot`; for any other harness every part is not run.
 pub fn prove(installed: &InstalledHarness, binaries: &Path, node: &Path) -> AdoptedProof {
+    if installed.harness.name == super::adopted_copilot::COPILOT {
+        return super::adopted_copilot::prove(installed, binaries, node);
+    }
     let mut proof = AdoptedProof::new();
-    if installed.harness.name != ADOPTING_HARNESS {
+    if installed.harness.name != CLAUDE_CODE {
         proof.parts = Part::ALL
             .iter()
-            .map(|part| (*part, CaseResult::NotRun(NOT_APPLICABLE.to_owned()), String::new()))
+            .map(|part| (part.label(), CaseResult::NotRun(NOT_APPLICABLE.to_owned()), String::new()))
             .collect();
         return proof;
     }
@@ -230,7 +244,7 @@ pub fn prove(installed: &InstalledHarness, binaries: &Path, node: &Path) -> Adop
             } else {
                 CaseResult::NotRun("not reached: an earlier part failed".to_owned())
             };
-            proof.parts.push((*part, result, String::new()));
+            proof.parts.push((part.label(), result, String::new()));
         }
     }
     proof
@@ -956,7 +970,7 @@ impl Drive<'_> {
             outcome.failures.iter().for_each(|failure| proof.note(format!("FAILED: {failure}")));
             CaseResult::Failed(outcome.failures.join("; "))
         };
-        proof.parts.push((part, result, latency));
+        proof.parts.push((part.label(), result, latency));
     }
 
     /// `roster-list --dir <roster> --format json [extra]`, parsed.
@@ -1163,7 +1177,7 @@ fn directory_history(log: &SessionsDirectoryLog, world: &SessionWorld) -> String
 }
 
 /// `path` with the world's home shown as `~`.
-fn neutral_path(path: &Path, world: &SessionWorld) -> String {
+pub(super) fn neutral_path(path: &Path, world: &SessionWorld) -> String {
     path.strip_prefix(&world.home)
         .map_or_else(|_| path.display().to_string(), |rest| format!("~/{}", rest.display()))
 }
@@ -1171,7 +1185,7 @@ fn neutral_path(path: &Path, world: &SessionWorld) -> String {
 /// Waits until `pid` has exited, every thread of it (a zombie leader whose other threads
 /// still run has not: the process ends, and its pidfd says so, with its last thread); when
 /// it was seen so.
-fn wait_for_exit(pid: u32, deadline: Duration) -> Option<Instant> {
+pub(super) fn wait_for_exit(pid: u32, deadline: Duration) -> Option<Instant> {
     let started = Instant::now();
     while started.elapsed() < deadline {
         let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -1192,6 +1206,6 @@ fn wall_since(then: SystemTime, at: Instant) -> Duration {
 }
 
 /// A latency to the tenth of a millisecond.
-fn shown(duration: Duration) -> String {
+pub(super) fn shown(duration: Duration) -> String {
     format!("{:.1} ms", duration.as_secs_f64() * 1000.0)
 }

@@ -6,8 +6,10 @@
 //! is the harness process (the outermost one: Codex's and Copilot's node loaders, Gemini's
 //! first node), and at session end the record goes. Then each harness's interactive TUI, in
 //! a terminal, must show working, idle and waiting for permission through its state hooks
-//! (`states`). Claude Code's sessions must also be listed and followed by `roster-list
-//! --watch` with no hook installed, from the file it keeps itself (`adopted`, §6.5).
+//! (`states`). Claude Code's and Copilot CLI's sessions must also be listed and followed by
+//! `roster-list --watch` with no hook installed, from the files each keeps itself (`adopted`,
+//! §6.5): Claude Code's `~/.claude/sessions/<pid>.json`, Copilot CLI's
+//! `~/.copilot/session-state/<id>/inuse.<pid>.lock` beside the `flock` its process holds.
 //!
 //! Each harness runs offline in a temporary HOME with a fake API key, against a fake model
 //! server on 127.0.0.1 (`fake_model_server`) that holds every model call until the record
@@ -19,6 +21,7 @@
 #![forbid(unsafe_code)]
 
 mod adopted;
+mod adopted_copilot;
 mod chains;
 mod fake_model_server;
 mod harness_processes;
@@ -187,9 +190,10 @@ fn run(harness: Option<&str>, selection: Selection) -> anyhow::Result<()> {
             format!("unknown harness {name:?}; use one of {}", names.join(", "))
         })?],
         // The adopted-session proof alone has nothing to run with the other harnesses.
-        None if selection.adopted && !selection.states && !selection.session_cases => {
-            REAL_HARNESSES.into_iter().filter(|harness| harness.name == adopted::ADOPTING_HARNESS).collect()
-        }
+        None if selection.adopted && !selection.states && !selection.session_cases => REAL_HARNESSES
+            .into_iter()
+            .filter(|harness| adopted::ADOPTING_HARNESSES.contains(&harness.name))
+            .collect(),
         None => REAL_HARNESSES.to_vec(),
     };
     let node =
@@ -241,16 +245,17 @@ fn run(harness: Option<&str>, selection: Selection) -> anyhow::Result<()> {
             table.push(harness.name, STATE_CASE, result, latency);
             proofs.push(proof);
         }
-        // Only Claude Code keeps its own sessions: for another harness the proof is listed
-        // as not run when it was asked for by name, and left out of a whole run.
+        // Only Claude Code and Copilot CLI mark their own sessions: for another harness the
+        // proof is listed as not run when it was asked for by name, and left out of a whole
+        // run.
         let asked_for_adopted = selection.adopted && !selection.session_cases;
-        if selection.adopted && (harness.name == adopted::ADOPTING_HARNESS || asked_for_adopted) {
+        if selection.adopted && (adopted::ADOPTING_HARNESSES.contains(&harness.name) || asked_for_adopted) {
             println!("--- {}: adopted (no roster hook installed)", harness.name);
             let proof = adopted::prove(&installed, &binaries, &node);
             proof.lines.iter().for_each(|line| println!("    {line}"));
             for (part, result, latency) in &proof.parts {
                 let latency = if latency.is_empty() { String::new() } else { format!("watch: {latency}") };
-                table.push(harness.name, part.label(), result.clone(), latency);
+                table.push(harness.name, part, result.clone(), latency);
             }
             warnings.extend(proof.warnings.iter().map(|warning| format!("{}: {warning}", harness.name)));
             adopted_proofs.push((harness.name, proof));
@@ -289,13 +294,23 @@ fn print_adopted_summary(harness: &str, proof: &adopted::AdoptedProof) {
         println!("    watch {what:<24} {:>8.1} ms", latency.as_secs_f64() * 1000.0);
     }
     if let Some(file) = &proof.example_file {
-        println!("    one session file as {harness} wrote it: {file}");
+        println!("    one session's files as {harness} wrote them: {file}");
+    }
+    for observation in &proof.observations {
+        println!("    what {harness} did: {observation}");
     }
     if proof.mismatches.is_empty() {
-        println!(
-            "    the file is as roster assumes (name, keys, procStart, pidDomain, status, modes), and no \
-             read caught it half-written"
-        );
+        if harness == adopted_copilot::COPILOT {
+            println!(
+                "    the files are as roster assumes (inuse.<pid>.lock naming the pid that holds the flock \
+                 on inuse.<pid>.hold, workspace.yaml's id and cwd; kept after SIGKILL, removed at the end)"
+            );
+        } else {
+            println!(
+                "    the file is as roster assumes (name, keys, procStart, pidDomain, status, modes), and no \
+                 read caught it half-written"
+            );
+        }
     }
     for mismatch in &proof.mismatches {
         println!("    differs from what roster assumes: {mismatch}");
