@@ -108,27 +108,31 @@ impl HeldLocks {
     }
 }
 
-/// Every `<session id>/inuse.<pid>.lock` of the session-state directory.
+/// Every `<session id>/inuse.<pid>.lock` of the session-state directory,
+/// its session directories (every session Copilot CLI ever kept) read on
+/// every core.
 pub(crate) fn lock_file_names(directory: SubDir<'_>) -> Result<Vec<String>, Errno> {
-    let mut names = Vec::new();
-    for entry in read_directory(directory)? {
-        let Ok(session) = entry.name.into_string() else { continue };
-        if session.starts_with('.') || !matches!(entry.kind, EntryKind::Directory | EntryKind::Unknown) {
-            continue;
-        }
-        let Ok(Some(session_directory)) = open_session_directory(directory, &session) else { continue };
-        let path = directory.path().join(&session);
+    let sessions: Vec<String> = read_directory(directory)?
+        .into_iter()
+        .filter(|entry| matches!(entry.kind, EntryKind::Directory | EntryKind::Unknown))
+        .filter_map(|entry| entry.name.into_string().ok())
+        .filter(|session| !session.starts_with('.'))
+        .collect();
+    let locks_of = |session: &String| -> Vec<String> {
+        let Ok(Some(session_directory)) = open_session_directory(directory, session) else {
+            return Vec::new();
+        };
+        let path = directory.path().join(session);
         let listed = SubDir { fd: session_directory.as_fd(), path: &path };
-        let Ok(entries) = read_directory(listed) else { continue };
-        names.extend(
-            entries
-                .into_iter()
-                .filter_map(|entry| entry.name.into_string().ok())
-                .filter(|name| lock_file_pid(name).is_some())
-                .map(|name| format!("{session}/{name}")),
-        );
-    }
-    Ok(names)
+        let Ok(entries) = read_directory(listed) else { return Vec::new() };
+        entries
+            .into_iter()
+            .filter_map(|entry| entry.name.into_string().ok())
+            .filter(|name| lock_file_pid(name).is_some())
+            .map(|name| format!("{session}/{name}"))
+            .collect()
+    };
+    Ok(crate::parallel::map_in_parallel(&sessions, locks_of).into_iter().flatten().collect())
 }
 
 /// The pid an `inuse.<pid>.lock` name carries.
