@@ -141,7 +141,7 @@ impl From<&registry_core::Error> for ExitStatus {
                 ExitStatus::Refused
             }
             Error::BadInput(_) | Error::NoHome => ExitStatus::BadInput,
-            Error::Busy { .. } | Error::Io { .. } => ExitStatus::Failure,
+            Error::Busy { .. } | Error::Io { .. } | Error::QueueFull { .. } => ExitStatus::Failure,
         }
     }
 }
