@@ -68,11 +68,13 @@ impl Scene {
         self.sandbox.root().join("messages").join(name.trim_end_matches(".json"))
     }
 
-    /// The message files queued for `pid`, sorted.
+    /// The message files queued for `pid`, sorted; temporaries of a write
+    /// under way are not messages yet.
     fn message_files(&self, pid: u32) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(self.queue_path(pid))
             .map(|entries| entries.map(|entry| entry.unwrap().file_name().into_string().unwrap()).collect())
             .unwrap_or_default();
+        names.retain(|name| !name.starts_with('.'));
         names.sort();
         names
     }
