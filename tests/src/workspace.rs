@@ -10,8 +10,15 @@ use std::process::Command;
 use anyhow::{Context, bail};
 
 /// The binaries roster ships.
-pub const ROSTER_BINARIES: [&str; 6] =
-    ["roster-register", "roster-list", "roster-prune", "roster-consent", "roster-hooks", "roster-state"];
+pub const ROSTER_BINARIES: [&str; 7] = [
+    "roster-register",
+    "roster-list",
+    "roster-prune",
+    "roster-consent",
+    "roster-hooks",
+    "roster-state",
+    "roster-send",
+];
 
 /// Which cargo profile to build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -241,8 +241,8 @@ fn changelog(version: &str, source_date_epoch: u64) -> anyhow::Result<String> {
     Ok(format!(
         "{PACKAGE_NAME} ({version}) unstable; urgency=medium\n\n  \
          * roster {upstream}: roster-register, roster-list, roster-prune,\n    \
-         roster-consent, roster-hooks and roster-state, with their man pages\n    \
-         and bash, zsh and fish completions.\n\n \
+         roster-consent, roster-hooks, roster-state and roster-send, with their\n    \
+         man pages and bash, zsh and fish completions.\n\n \
          -- {MAINTAINER}  {date}\n"
     ))
 }
@@ -259,8 +259,8 @@ fn control_file(version: &str, architecture: &str, depends: Option<&str>, instal
              harness and agent, in which directory, and whether each one agreed to be messaged. Every \
              answer carries a liveness verdict that a reused pid, a reboot or a stale file cannot fool."
         ),
-        "The package holds roster-register, roster-list, roster-prune, roster-consent, roster-hooks and \
-         roster-state, their man pages and completions for bash, zsh and fish."
+        "The package holds roster-register, roster-list, roster-prune, roster-consent, roster-hooks, \
+         roster-state and roster-send, their man pages and completions for bash, zsh and fish."
             .to_owned(),
     ]
     .map(|paragraph| extended_description_lines(&paragraph))

@@ -1,5 +1,6 @@
 //! Exit statuses and the one-line error report (docs/contract.md §6): `0` done, `1`
-//! failed, `2` bad input or usage, `3` refused by rule. [`ExitStatus`] is the
+//! failed, `2` bad input or usage, `3` refused by rule, and `4`/`5` for `roster-send --wait`
+//! (docs/contract.md §6.6). [`ExitStatus`] is the
 //! one enum every binary exits with; each library error kind maps to it
 //! through a `From<&Error>` impl below, and the binary prints `{:#}` once.
 
@@ -18,6 +19,12 @@ pub enum ExitStatus {
     BadInput,
     /// Refused by rule (3): an untrusted directory, a conflict, an owner not running.
     Refused,
+    /// What was waited for will never happen (4): a message expired, its
+    /// time to live run out or its session ended (`roster-send --wait`).
+    Expired,
+    /// The wait ran out before what was waited for happened (5): a message
+    /// still pending (`roster-send --wait`).
+    StillPending,
 }
 
 impl ExitStatus {
@@ -28,6 +35,8 @@ impl ExitStatus {
             ExitStatus::Failure => 1,
             ExitStatus::BadInput => 2,
             ExitStatus::Refused => 3,
+            ExitStatus::Expired => 4,
+            ExitStatus::StillPending => 5,
         }
     }
 
@@ -55,6 +64,28 @@ pub struct BadInput(pub String);
 /// Refused by a rule at the binary's edge (exit 3).
 #[derive(Debug)]
 pub struct Refused(pub String);
+
+/// A run that ends with a status of its own and says why on stderr: a
+/// message refused by consent (1), expired (4), still pending (5).
+#[derive(Debug)]
+pub struct EndedWith {
+    pub status: ExitStatus,
+    pub message: String,
+}
+
+impl std::fmt::Display for EndedWith {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for EndedWith {}
+
+impl From<&EndedWith> for ExitStatus {
+    fn from(ended: &EndedWith) -> ExitStatus {
+        ended.status
+    }
+}
 
 /// A path roster would have to hold as text that is not valid UTF-8: bad
 /// input (exit 2). Records and markers are JSON text, and a lossy
@@ -141,7 +172,7 @@ impl From<&registry_core::Error> for ExitStatus {
                 ExitStatus::Refused
             }
             Error::BadInput(_) | Error::NoHome => ExitStatus::BadInput,
-            Error::Busy { .. } | Error::Io { .. } => ExitStatus::Failure,
+            Error::Busy { .. } | Error::Io { .. } | Error::QueueFull { .. } => ExitStatus::Failure,
         }
     }
 }
@@ -225,6 +256,7 @@ fn status_of_link(cause: &(dyn std::error::Error + 'static)) -> Option<ExitStatu
     first_known_kind!(
         BadInput,
         Refused,
+        EndedWith,
         NotUtf8Path,
         registry_core::Error,
         consent::Error,
@@ -456,12 +488,18 @@ mod tests {
 
     #[test]
     fn statuses_become_the_documented_exit_codes() {
-        let codes: Vec<u8> =
-            [ExitStatus::Success, ExitStatus::Failure, ExitStatus::BadInput, ExitStatus::Refused]
-                .into_iter()
-                .map(ExitStatus::code)
-                .collect();
-        assert_eq!(codes, [0, 1, 2, 3]);
+        let codes: Vec<u8> = [
+            ExitStatus::Success,
+            ExitStatus::Failure,
+            ExitStatus::BadInput,
+            ExitStatus::Refused,
+            ExitStatus::Expired,
+            ExitStatus::StillPending,
+        ]
+        .into_iter()
+        .map(ExitStatus::code)
+        .collect();
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5]);
     }
 
     fn usage_error(arguments: &[&str]) -> clap::Error {

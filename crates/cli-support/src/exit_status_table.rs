@@ -45,6 +45,10 @@ fn registry_errors() -> Vec<(registry_core::Error, ExitStatus)> {
             },
             ExitStatus::Refused,
         ),
+        (
+            Error::QueueFull { path: "/r/messages/42@4026531836-0123456789abcdef".into(), limit: 64 },
+            ExitStatus::Failure,
+        ),
         (Error::BadInput("ROSTER_DIR is relative".into()), ExitStatus::BadInput),
         (Error::NoHome, ExitStatus::BadInput),
     ];
@@ -55,6 +59,7 @@ fn registry_errors() -> Vec<(registry_core::Error, ExitStatus)> {
             | Error::Io { .. }
             | Error::SessionIdConflict { .. }
             | Error::NotOurs { .. }
+            | Error::QueueFull { .. }
             | Error::BadInput(_)
             | Error::NoHome => {}
         }

@@ -20,7 +20,9 @@ mod roster;
 mod text;
 
 pub use args::{ColourChoice, CommonArgs, OutputFormat, colour_enabled};
-pub use exit::{BadInput, ExitStatus, NotUtf8Path, Refused, report_and_exit, run_tool, terminal_message};
+pub use exit::{
+    BadInput, EndedWith, ExitStatus, NotUtf8Path, Refused, report_and_exit, run_tool, terminal_message,
+};
 pub use help::{matches_with_manual_on_help, parse_with_manual_on_help, process_arguments, with_manual};
 pub use hook_clock::{HookEvent, hook_work_deadline, payload_wait};
 pub use hook_input::{hook_target, read_hook_payload};

@@ -246,6 +246,12 @@ pub const STATES_FILE: FileEntry = FileEntry {
               its record, mode 0600. Believed only for the owner its record names, and only while that \
               owner is alive.",
 };
+pub const MESSAGES_FILE: FileEntry = FileEntry {
+    path: "$ROSTER_DIR/messages/<pid>@<world>/",
+    meaning: "The messages queued for each session, named as its record: one file per message, mode \
+              0600, <seq>-<id>.json while pending and <seq>-<id>.done.json once delivered, expired or \
+              refused. Removed with the session's record.",
+};
 pub const LOCK_FILE: FileEntry = FileEntry {
     path: "$ROSTER_DIR/.lock",
     meaning: "The advisory lock every change to the registry takes; never removed.",
@@ -349,6 +355,7 @@ pub fn overview() -> Manual {
         files: &[
             SESSIONS_FILE,
             CONSENT_FILE,
+            MESSAGES_FILE,
             LOCK_FILE,
             HOOK_ERRORS_FILE,
             REPOSITORY_CONFIG_FILE,
@@ -366,7 +373,9 @@ pub fn overview() -> Manual {
         ],
         exit_status_note: Some(
             "Hook mode (--hook) always exits 0. roster-consent should-arm exits only 0 (accept messages) \
-             or 1 (do not, including on every error).",
+             or 1 (do not, including on every error). roster-send exits 1 when the session does not \
+             accept messages, and with --wait 4 when the message expired and 5 when it was still pending \
+             as the wait ran out.",
         ),
         ..Manual::default()
     }

@@ -147,6 +147,22 @@ pub fn assess(request: AssessmentRequest<'_>, facts: &impl SystemFacts) -> Resul
     Ok(SessionStatus::Assessed(Box::new(assessment)))
 }
 
+/// Whether the session `request` names accepts messages now, as
+/// `roster-consent should-arm` decides it (the same assessment): `Err`
+/// says why not. Every error is a no (fail closed), its message the
+/// reason.
+pub fn accepts_messages(
+    request: AssessmentRequest<'_>,
+    facts: &impl SystemFacts,
+) -> std::result::Result<(), String> {
+    match assess(request, facts) {
+        Ok(status) if status.should_arm() => Ok(()),
+        Ok(SessionStatus::Assessed(assessment)) => Err(assessment.reasons().join("; ")),
+        Ok(SessionStatus::Ended(ended)) => Err(ended.consent.reason),
+        Err(error) => Err(format!("its consent could not be decided: {error}")),
+    }
+}
+
 /// Whether a failed capture proves the owner gone (it is not running, or
 /// exited while it was read), rather than that it could not be examined.
 fn owner_has_ended(error: &CaptureError) -> bool {

@@ -23,7 +23,9 @@ mod marker_entry;
 mod prune;
 mod session_directory;
 
-pub use assessment::{Assessment, AssessmentRequest, EndedSession, SessionStatus, assess, owner_condition};
+pub use assessment::{
+    Assessment, AssessmentRequest, EndedSession, SessionStatus, accepts_messages, assess, owner_condition,
+};
 pub use config::{
     ConfigOutcome, ConfigProblem, Decision, RepoConfig, UserConfig, parse_repo_config, parse_user_config,
     resolve_auto_arm,

@@ -44,6 +44,14 @@ pub enum Error {
     #[error("{path}: {why}")]
     NotOurs { path: PathBuf, why: String },
 
+    /// A session's message queue holds as many pending messages as it
+    /// may (exit 1: the send may succeed once the session has read them).
+    #[error(
+        "the message queue {path} is full: {limit} messages wait for delivery; wait until the session has \
+         read them (or they expire), then send again"
+    )]
+    QueueFull { path: PathBuf, limit: usize },
+
     /// A value from a flag, the environment or a payload is invalid (exit 2).
     #[error("{0}")]
     BadInput(String),
@@ -58,7 +66,7 @@ impl Error {
         match self {
             Error::UntrustedDirectory { .. } | Error::SessionIdConflict { .. } | Error::NotOurs { .. } => 3,
             Error::BadInput(_) | Error::NoHome => 2,
-            Error::Busy { .. } | Error::Io { .. } => 1,
+            Error::Busy { .. } | Error::Io { .. } | Error::QueueFull { .. } => 1,
         }
     }
 

@@ -6,6 +6,7 @@
 pub mod adopted;
 mod error;
 mod list;
+pub mod messages;
 mod parallel;
 mod prune;
 pub mod record;
@@ -41,7 +42,7 @@ pub use session_row::{
     NOT_A_RECORD_NAME, Origin, ProblemKind, RowConsent, SessionRow, find_session_row, read_session_row,
 };
 pub use store::directory::{
-    CONSENT, DirectoryChoice, RosterDir, SESSION_IDS, SESSIONS, STATES, choose_directory,
+    CONSENT, DirectoryChoice, MESSAGES, RosterDir, SESSION_IDS, SESSIONS, STATES, choose_directory,
 };
 pub use store::files::{ReadProblem, TEMP_PREFIX, list_names, read_entry, remove_entry, write_atomically};
 pub use store::hook_log::{HOOK_LOG_LINES, HOOK_LOG_NAME, append_hook_error_within, recent_hook_errors};

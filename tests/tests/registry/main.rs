@@ -30,6 +30,7 @@ mod prune_lock_once;
 mod reaper;
 mod register_semantics;
 mod registry_parent;
+mod send_messages;
 mod trust_edge_cases;
 mod user_namespaces;
 mod watch;

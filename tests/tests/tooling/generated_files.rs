@@ -20,13 +20,14 @@ struct Binary {
     manual: fn() -> cli_support::manual::Manual,
 }
 
-const BINARIES: [Binary; 6] = [
+const BINARIES: [Binary; 7] = [
     Binary { name: "roster-register", command: roster_register::command, manual: roster_register::manual },
     Binary { name: "roster-list", command: roster_list::command, manual: roster_list::manual },
     Binary { name: "roster-prune", command: roster_prune::command, manual: roster_prune::manual },
     Binary { name: "roster-consent", command: roster_consent::command, manual: roster_consent::manual },
     Binary { name: "roster-hooks", command: roster_hooks::command, manual: roster_hooks::manual },
     Binary { name: "roster-state", command: roster_state::command, manual: roster_state::manual },
+    Binary { name: "roster-send", command: roster_send::command, manual: roster_send::manual },
 ];
 
 /// The committed files of a generated directory (`man` or `completions`),

@@ -10,22 +10,24 @@ pub struct Binary {
     pub manual: fn() -> cli_support::manual::Manual,
 }
 
-/// The six binaries, in the order pages and completions are generated.
-pub const BINARIES: [Binary; 6] = [
+/// The seven binaries, in the order pages and completions are generated.
+pub const BINARIES: [Binary; 7] = [
     Binary { name: "roster-register", command: roster_register::command, manual: roster_register::manual },
     Binary { name: "roster-list", command: roster_list::command, manual: roster_list::manual },
     Binary { name: "roster-prune", command: roster_prune::command, manual: roster_prune::manual },
     Binary { name: "roster-consent", command: roster_consent::command, manual: roster_consent::manual },
     Binary { name: "roster-hooks", command: roster_hooks::command, manual: roster_hooks::manual },
     Binary { name: "roster-state", command: roster_state::command, manual: roster_state::manual },
+    Binary { name: "roster-send", command: roster_send::command, manual: roster_send::manual },
 ];
 
 /// The names of [`BINARIES`], in the same order.
-pub const BINARY_NAMES: [&str; 6] = [
+pub const BINARY_NAMES: [&str; 7] = [
     BINARIES[0].name,
     BINARIES[1].name,
     BINARIES[2].name,
     BINARIES[3].name,
     BINARIES[4].name,
     BINARIES[5].name,
+    BINARIES[6].name,
 ];

@@ -24,13 +24,14 @@ pub const MANUAL_NAME: &str = "roster manual";
 const PARAGRAPHS_WITH_OWN_SECTION: [(&str, &str); 1] = [("Events", "EVENTS")];
 
 /// Every page points at the others and the overview.
-const SEE_ALSO_ALL: [&str; 6] = [
+const SEE_ALSO_ALL: [&str; 7] = [
     "roster(7)",
     "roster-register(1)",
     "roster-list(1)",
     "roster-prune(1)",
     "roster-consent(1)",
     "roster-hooks(1)",
+    "roster-send(1)",
 ];
 
 /// The complete roff source of `binary`'s page in section 1.

@@ -13,6 +13,7 @@ use std::time::Duration;
 use owner_liveness::{Liveness, OwnerIdentity, Pid, SystemFacts};
 
 use crate::error::{Error, Result};
+use crate::messages::removal::{remove_orphaned_queues, remove_queue_of};
 use crate::parallel::threads_for;
 use crate::prune::outcome::{EntryOutcome, Judged};
 use crate::prune::removals::judge_and_remove;
@@ -223,6 +224,7 @@ pub fn prune_sessions(
     report.temp_removed +=
         remove_temporaries_if_old(roster, roster.sessions(), session_temporaries, now, options.dry_run)?;
     report.temp_removed += remove_orphaned_states(roster, &lock, now, options.dry_run)?;
+    remove_orphaned_queues(roster, &lock, options.dry_run)?;
     Ok((report, lock))
 }
 
@@ -476,6 +478,7 @@ fn remove_own(
     }
     if !dry_run {
         remove_state_of(roster, lock, &row.file_name)?;
+        remove_queue_of(roster, lock, &row.file_name)?;
     }
     Ok(CurrentOutcome::Removed(Box::new(row)))
 }

@@ -21,6 +21,9 @@ pub const CONSENT: &str = "consent";
 pub const SESSION_IDS: &str = "session-ids";
 /// Name of the session states subdirectory (`state`).
 pub const STATES: &str = "states";
+/// Name of the message queues subdirectory (`messages`): one directory per
+/// session, named as its record without `.json`.
+pub const MESSAGES: &str = "messages";
 
 /// Where the roster directory is, and what said so.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,6 +84,7 @@ pub struct RosterDir {
     consent: OwnedFd,
     session_ids: OwnedFd,
     states: OwnedFd,
+    messages: OwnedFd,
     /// The latest instant a lock wait may end, below `LOCK_WAIT`: a hook's
     /// budget (see `with_lock_deadline`).
     pub(crate) lock_deadline: Option<std::time::Instant>,
@@ -164,6 +168,7 @@ impl RosterDir {
             consent: open_subdirectory(&root, path, CONSENT)?,
             session_ids: open_subdirectory(&root, path, SESSION_IDS)?,
             states: open_subdirectory(&root, path, STATES)?,
+            messages: open_subdirectory(&root, path, MESSAGES)?,
             root,
             lock_deadline: None,
             on_long_lock_wait: None,
@@ -207,6 +212,10 @@ impl RosterDir {
         SubDir { fd: self.states.as_fd(), path: Path::new(STATES) }
     }
 
+    pub fn messages(&self) -> SubDir<'_> {
+        SubDir { fd: self.messages.as_fd(), path: Path::new(MESSAGES) }
+    }
+
     /// Full path of a file in a subdirectory, for messages and JSON rows.
     /// Built in one allocation: a listing makes one per record.
     pub fn entry_path(&self, subdirectory: SubDir<'_>, name: &str) -> PathBuf {
@@ -244,7 +253,7 @@ impl DirBuilderMode for std::fs::DirBuilder {
     }
 }
 
-fn mkdir_0700(parent: Option<BorrowedFd<'_>>, path: &Path) -> std::result::Result<(), Errno> {
+pub(crate) fn mkdir_0700(parent: Option<BorrowedFd<'_>>, path: &Path) -> std::result::Result<(), Errno> {
     retry_interrupted(|| match parent {
         Some(fd) => mkdirat(fd, path, Mode::S_IRWXU),
         None => nix::unistd::mkdir(path, Mode::S_IRWXU),
@@ -267,7 +276,11 @@ fn open_subdirectory(root: &OwnedFd, root_path: &Path, name: &str) -> Result<Own
 
 /// Opens `path` (relative to `parent` when given) as a directory without
 /// following a symlink, then checks owner and mode on the handle itself.
-fn open_verified_directory(parent: Option<BorrowedFd<'_>>, path: &Path, shown: &Path) -> Result<OwnedFd> {
+pub(crate) fn open_verified_directory(
+    parent: Option<BorrowedFd<'_>>,
+    path: &Path,
+    shown: &Path,
+) -> Result<OwnedFd> {
     let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
     let opened = retry_interrupted(|| match parent {
         Some(fd) => openat(fd, path, flags, Mode::empty()),

@@ -3,7 +3,7 @@
 //! generated from it, and a test holds the contract's layout to it, so an
 //! entry added to the registry cannot be left out of either.
 
-use crate::store::directory::{CONSENT, SESSION_IDS, SESSIONS, STATES};
+use crate::store::directory::{CONSENT, MESSAGES, SESSION_IDS, SESSIONS, STATES};
 use crate::store::files::TEMP_PREFIX;
 use crate::store::hook_log::{HOOK_LOG_LINES, HOOK_LOG_NAME};
 use crate::store::lock::LOCK_NAME;
@@ -37,6 +37,10 @@ pub fn registry_layout() -> Vec<LayoutEntry> {
         entry(
             format!("{STATES}/<pid>@<world>.json"),
             "what each session is doing, written by its state hook (0600)",
+        ),
+        entry(
+            format!("{MESSAGES}/<pid>@<world>/"),
+            "the messages queued for each session, one file each (0600)",
         ),
         entry(LOCK_NAME.to_owned(), "the lock every change takes, never removed"),
         entry(

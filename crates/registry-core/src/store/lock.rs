@@ -48,20 +48,8 @@ impl RosterDir {
             Some(limit) => limit.min(started + wait),
             None => started + wait,
         };
-        if take_lock_if_free(&file, &path)? {
-            return Ok(RegistryLock { _file: file });
-        }
-        let waiter =
-            LockWaiter::start(&file).map_err(|error| Error::io("wait for the lock on", &path, error))?;
-        let notice_at = self.on_long_lock_wait.map(|notice| (started + LOCK_WAIT_NOTICE, notice));
-        match waiter.wait(deadline, notice_at, &path, &file) {
-            WaitOutcome::Locked => Ok(RegistryLock { _file: file }),
-            WaitOutcome::Failed(error) => Err(Error::io("lock", &path, error)),
-            WaitOutcome::TimedOut => {
-                let holder = lock_holder(&file);
-                Err(Error::Busy { path, waited_ms: started.elapsed().as_millis(), holder })
-            }
-        }
+        flock_within(&file, path, deadline, self.on_long_lock_wait)?;
+        Ok(RegistryLock { _file: file })
     }
 
     /// Takes the lock only if it is free this instant; `None` when another
@@ -82,6 +70,33 @@ impl RosterDir {
             retry_interrupted(|| openat(self.root().fd, LOCK_NAME, flags, Mode::S_IRUSR | Mode::S_IWUSR))
                 .map_err(|errno| Error::io("open", &path, errno.into()))?;
         Ok((File::from(fd), path))
+    }
+}
+
+/// Takes an exclusive `flock` on `file` (named `path` in messages), waiting
+/// in the kernel until `deadline` at most, then "busy" naming the holder:
+/// the registry lock and every lock of its kind (a message queue's) wait
+/// this one way. `notice` is given once when the wait lasts
+/// `LOCK_WAIT_NOTICE`.
+pub(crate) fn flock_within(
+    file: &File,
+    path: std::path::PathBuf,
+    deadline: Instant,
+    notice: Option<LongWaitNotice>,
+) -> Result<()> {
+    let started = Instant::now();
+    if take_lock_if_free(file, &path)? {
+        return Ok(());
+    }
+    let waiter = LockWaiter::start(file).map_err(|error| Error::io("wait for the lock on", &path, error))?;
+    let notice_at = notice.map(|notice| (started + LOCK_WAIT_NOTICE, notice));
+    match waiter.wait(deadline, notice_at, &path, file) {
+        WaitOutcome::Locked => Ok(()),
+        WaitOutcome::Failed(error) => Err(Error::io("lock", &path, error)),
+        WaitOutcome::TimedOut => {
+            let holder = lock_holder(file);
+            Err(Error::Busy { path, waited_ms: started.elapsed().as_millis(), holder })
+        }
     }
 }
 

@@ -1,0 +1,35 @@
+//! Messages queued for a session (docs/contract.md §6.6): `roster-send`
+//! queues one for a live session that accepts messages, and a hook of the
+//! target session's harness later hands the session what waits for it.
+//!
+//! Each session's queue is a directory of its own beside its record,
+//! `messages/<record name>/`, holding one file per message, named
+//! `<seq>-<id>.json` while pending and `<seq>-<id>.done.json` once settled
+//! (delivered, expired or refused), so that counting what waits is reading
+//! names. Every change to a queue is made under an `flock` on its
+//! directory, which orders senders (sequence numbers) and deliveries (at
+//! most once). A queued message is written durably; it is believed only
+//! when its file is one roster trusts, and delivered only to the owner its
+//! record named when it was queued.
+//!
+//! `format.rs` is the file format and the bounds, `queue.rs` the
+//! directory, its lock and its files; `send.rs`, `delivery.rs` and
+//! `status.rs` are the three things done to a queue, and `removal.rs`
+//! removes queues with their sessions for prune.
+
+mod delivery;
+mod format;
+mod queue;
+pub(crate) mod removal;
+mod send;
+mod status;
+
+pub use delivery::{Delivery, pending_count, take_for_delivery};
+pub use format::{
+    DEFAULT_TIME_TO_LIVE, MAX_PENDING, MAX_SETTLED, MAX_TEXT_BYTES, MESSAGE_FORMAT, Message, MessageFileName,
+    MessageId, MessageText, Outcome, OutcomeKind, Recipient, SESSION_ENDED, Sender, TIME_TO_LIVE_RAN_OUT,
+    TextProblem, message_file_name,
+};
+pub use queue::queue_directory;
+pub use send::queue_message;
+pub use status::{FoundMessage, expire_message, message_status};

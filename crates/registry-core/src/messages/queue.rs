@@ -1,0 +1,291 @@
+//! One session's queue on disk: the directory `messages/<record name>/`,
+//! opened without following links and checked as the roster directory's
+//! own subdirectories are, the `flock` on it that orders every change to
+//! the queue, and the reads and writes of its message files.
+//!
+//! Every change happens under the lock, so a temporary found while it is
+//! held is a crashed writer's leftover, and a sequence number picked under
+//! it (the largest in the directory plus one) is no other sender's.
+
+use std::fs::File;
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use nix::errno::Errno;
+use nix::sys::stat::fstat;
+use nix::unistd::{UnlinkatFlags, unlinkat};
+use owner_liveness::retry_interrupted;
+
+use crate::error::{Error, Result};
+use crate::messages::format::{Message, MessageFileName};
+use crate::store::directory::{RosterDir, SubDir, mkdir_0700, open_verified_directory};
+use crate::store::directory_entries::EntryKind;
+use crate::store::files::{
+    TEMP_PREFIX, list_entries, read_stamped_entry_of_kind, remove_entry, write_atomically,
+};
+use crate::store::lock::flock_within;
+
+/// A session's queue directory, opened and checked.
+#[derive(Debug)]
+pub(crate) struct Queue {
+    directory: File,
+    /// `messages/<record name>`, for messages and `SubDir`.
+    relative: PathBuf,
+}
+
+/// One message file's name in a queue, as listed.
+#[derive(Clone, Debug)]
+pub(crate) struct QueueEntry {
+    pub(crate) name: String,
+    pub(crate) parts: MessageFileName,
+    pub(crate) kind: EntryKind,
+}
+
+/// What a queue's directory holds, by kind of name.
+#[derive(Debug, Default)]
+pub(crate) struct QueueListing {
+    /// Message files, in sequence order (a message settled while a crash
+    /// left its pending name behind is listed under both).
+    pub(crate) messages: Vec<QueueEntry>,
+    /// Atomic-write temporaries.
+    pub(crate) temporaries: Vec<String>,
+}
+
+impl QueueListing {
+    /// The largest sequence number in the queue (0 when none).
+    pub(crate) fn last_seq(&self) -> u64 {
+        self.messages.iter().map(|entry| entry.parts.seq).max().unwrap_or(0)
+    }
+
+    /// The pending names whose message is settled too (a crash between
+    /// writing the settled file and removing the pending one).
+    pub(crate) fn stale_pending(&self) -> impl Iterator<Item = &QueueEntry> {
+        self.messages.iter().filter(|entry| {
+            !entry.parts.settled
+                && self.messages.iter().any(|other| other.parts.settled && other.parts.id == entry.parts.id)
+        })
+    }
+
+    /// The pending messages that are not settled as well, in order.
+    pub(crate) fn pending(&self) -> impl Iterator<Item = &QueueEntry> {
+        self.messages.iter().filter(|entry| {
+            !entry.parts.settled
+                && !self.messages.iter().any(|other| other.parts.settled && other.parts.id == entry.parts.id)
+        })
+    }
+
+    pub(crate) fn settled(&self) -> impl Iterator<Item = &QueueEntry> {
+        self.messages.iter().filter(|entry| entry.parts.settled)
+    }
+}
+
+/// The queue directory's name for the record named `record_file_name`:
+/// the record's name without `.json`.
+pub(crate) fn queue_name(record_file_name: &str) -> &str {
+    record_file_name.strip_suffix(".json").unwrap_or(record_file_name)
+}
+
+/// The directory the queue of the record `record_file_name` is (or would
+/// be): what a sender waiting for an outcome watches.
+pub fn queue_directory(roster: &RosterDir, record_file_name: &str) -> PathBuf {
+    roster.entry_path(roster.messages(), queue_name(record_file_name))
+}
+
+/// The latest instant a send or a reader waits for a queue's lock: the
+/// registry's bound (`LOCK_WAIT`), within the handle's own deadline.
+pub(crate) fn queue_lock_deadline(roster: &RosterDir) -> Instant {
+    let bound = Instant::now() + crate::store::lock::LOCK_WAIT;
+    roster.lock_deadline.map_or(bound, |limit| limit.min(bound))
+}
+
+impl Queue {
+    /// The queue of the record `record_file_name`, when it has one: `None`
+    /// costs one failed `openat`.
+    pub(crate) fn open_existing(roster: &RosterDir, record_file_name: &str) -> Result<Option<Queue>> {
+        let name = queue_name(record_file_name);
+        let messages = roster.messages();
+        let shown = roster.entry_path(messages, name);
+        match open_verified_directory(Some(messages.fd()), name.as_ref(), &shown) {
+            Ok(fd) => Ok(Some(Queue { directory: File::from(fd), relative: messages.path().join(name) })),
+            Err(Error::Io { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The queue of the record `record_file_name`, created `0700` when
+    /// missing.
+    pub(crate) fn open_or_create(roster: &RosterDir, record_file_name: &str) -> Result<Queue> {
+        if let Some(queue) = Queue::open_existing(roster, record_file_name)? {
+            return Ok(queue);
+        }
+        let name = queue_name(record_file_name);
+        match mkdir_0700(Some(roster.messages().fd()), name.as_ref()) {
+            Ok(()) | Err(Errno::EEXIST) => {}
+            Err(errno) => {
+                return Err(Error::io("create", roster.entry_path(roster.messages(), name), errno.into()));
+            }
+        }
+        Queue::open_existing(roster, record_file_name)?.ok_or_else(|| {
+            let path = roster.entry_path(roster.messages(), name);
+            Error::io("open", path, std::io::Error::from(std::io::ErrorKind::NotFound))
+        })
+    }
+
+    /// The queue as a directory of the roster, for the file helpers.
+    pub(crate) fn subdir(&self) -> SubDir<'_> {
+        SubDir { fd: self.directory.as_fd(), path: &self.relative }
+    }
+
+    /// The queue directory's full path, for messages.
+    pub(crate) fn path(&self, roster: &RosterDir) -> PathBuf {
+        roster.path().join(&self.relative)
+    }
+
+    /// Takes the queue's lock, waiting at most until `deadline`. `Ok(false)`
+    /// when the directory was removed (by a prune) before the lock was
+    /// taken: the caller opens it again.
+    pub(crate) fn lock(&self, roster: &RosterDir, deadline: Instant) -> Result<bool> {
+        flock_within(&self.directory, self.path(roster), deadline, roster.on_long_lock_wait)?;
+        let stat = retry_interrupted(|| fstat(self.directory.as_fd()))
+            .map_err(|errno| Error::io("stat", self.path(roster), errno.into()))?;
+        Ok(stat.st_nlink > 0)
+    }
+
+    /// The names in the queue, by kind; names that are neither messages
+    /// nor temporaries are left out (roster puts none there).
+    pub(crate) fn list(&self, roster: &RosterDir) -> Result<QueueListing> {
+        let mut listing = QueueListing::default();
+        for entry in list_entries(roster, self.subdir())? {
+            let Ok(name) = entry.name.into_string() else { continue };
+            if name.starts_with(TEMP_PREFIX) {
+                listing.temporaries.push(name);
+            } else if let Some(parts) = MessageFileName::parse(&name) {
+                listing.messages.push(QueueEntry { name, parts, kind: entry.kind });
+            }
+        }
+        listing.messages.sort_by(|left, right| {
+            (left.parts.seq, left.parts.settled).cmp(&(right.parts.seq, right.parts.settled))
+        });
+        Ok(listing)
+    }
+
+    /// The message in `entry`'s file, when it is one roster wrote and
+    /// trusts: a regular file of the effective uid, one link, not writable
+    /// by others, within the size cap, that parses, and whose name agrees
+    /// with its content. Anything else is never delivered.
+    pub(crate) fn read(&self, entry: &QueueEntry) -> Option<Message> {
+        let (contents, _) = read_stamped_entry_of_kind(self.subdir(), &entry.name, entry.kind).ok()?;
+        let message = Message::parse(&contents.bytes)?;
+        let agrees = message.seq == entry.parts.seq
+            && message.message_id() == entry.parts.id
+            && message.outcome.is_some() == entry.parts.settled;
+        agrees.then_some(message)
+    }
+
+    /// Writes `message` to its file, atomically and durably.
+    pub(crate) fn write(&self, roster: &RosterDir, message: &Message) -> Result<()> {
+        write_atomically(roster, self.subdir(), &message.file_name(), &message.to_bytes())
+    }
+
+    /// Settles a pending message: its settled file written first, then its
+    /// pending name removed, so that a crash between the two leaves a
+    /// message that reads as settled (`QueueListing::stale_pending`), never
+    /// one delivered twice.
+    pub(crate) fn settle(&self, roster: &RosterDir, settled: &Message) -> Result<()> {
+        self.write(roster, settled)?;
+        let pending = crate::messages::format::message_file_name(settled.seq, &settled.message_id(), false);
+        remove_entry(roster, self.subdir(), &pending)?;
+        Ok(())
+    }
+
+    /// Removes `name` from the queue.
+    pub(crate) fn remove(&self, roster: &RosterDir, name: &str) -> Result<bool> {
+        remove_entry(roster, self.subdir(), name)
+    }
+
+    /// Removes every name in the queue directory (the caller holds its
+    /// lock), then the directory itself from `messages/`. `Ok(false)` when
+    /// something in it could not be removed, and the queue stays.
+    pub(crate) fn remove_all(self, roster: &RosterDir, record_file_name: &str) -> Result<bool> {
+        for entry in list_entries(roster, self.subdir())? {
+            // Roster makes no directory in a queue: one found there is
+            // left, and the queue with it.
+            if entry.kind == EntryKind::Directory {
+                return Ok(false);
+            }
+            match retry_interrupted(|| {
+                unlinkat(self.directory.as_fd(), entry.name.as_os_str(), UnlinkatFlags::NoRemoveDir)
+            }) {
+                Ok(()) | Err(Errno::ENOENT) => {}
+                Err(Errno::EISDIR | Errno::EPERM) => return Ok(false),
+                Err(errno) => {
+                    let path = roster.entry_path(self.subdir(), &entry.name.to_string_lossy());
+                    return Err(Error::io("remove", path, errno.into()));
+                }
+            }
+        }
+        let name = queue_name(record_file_name);
+        match retry_interrupted(|| unlinkat(roster.messages().fd(), name, UnlinkatFlags::RemoveDir)) {
+            Ok(()) => Ok(true),
+            Err(Errno::ENOENT | Errno::ENOTEMPTY | Errno::EEXIST) => Ok(false),
+            Err(errno) => Err(Error::io("remove", roster.entry_path(roster.messages(), name), errno.into())),
+        }
+    }
+}
+
+/// The pending messages of a queue after the overdue ones were settled,
+/// in order.
+#[derive(Debug, Default)]
+pub(crate) struct StillPending {
+    pub(crate) messages: Vec<Message>,
+    /// Pending names whose file is not one roster trusts (another user's,
+    /// a link, not a message): never delivered, still counted against
+    /// the queue's bound.
+    pub(crate) unreadable: usize,
+}
+
+impl Queue {
+    /// Removes what a crashed writer left (the caller holds the lock, so
+    /// no writer is at work): temporaries, and pending names of messages
+    /// settled already.
+    pub(crate) fn remove_leftovers(&self, roster: &RosterDir, listing: &QueueListing) -> Result<()> {
+        for name in listing.temporaries.iter().chain(listing.stale_pending().map(|entry| &entry.name)) {
+            self.remove(roster, name)?;
+        }
+        Ok(())
+    }
+
+    /// Settles as expired (the caller holds the lock) each pending message
+    /// that is for another owner than `owner` (pid, start ticks: an earlier
+    /// session at the record's name) or whose time ran out by `now`, and
+    /// returns the others.
+    pub(crate) fn settle_expired(
+        &self,
+        roster: &RosterDir,
+        listing: &QueueListing,
+        owner: (u32, u64),
+        now: crate::record::timestamp::Timestamp,
+    ) -> Result<StillPending> {
+        use crate::messages::format::{OutcomeKind, SESSION_ENDED, TIME_TO_LIVE_RAN_OUT};
+        let mut still = StillPending::default();
+        for entry in listing.pending() {
+            let Some(message) = self.read(entry) else {
+                still.unreadable += 1;
+                continue;
+            };
+            let reason = if (message.to.pid, message.to.start_ticks) != owner {
+                Some(SESSION_ENDED)
+            } else if message.expires_at() <= now {
+                Some(TIME_TO_LIVE_RAN_OUT)
+            } else {
+                None
+            };
+            match reason {
+                Some(reason) => self.settle(roster, &message.settled(OutcomeKind::Expired, now, reason))?,
+                None => still.messages.push(message),
+            }
+        }
+        Ok(still)
+    }
+}

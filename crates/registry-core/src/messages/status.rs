@@ -1,0 +1,89 @@
+//! A message found by its id, wherever it is queued (`roster-send
+//! --status`, `--wait`): read as it stands, with a pending one whose time
+//! ran out settled expired on the way (under its queue's lock), so that
+//! every reader sees the same outcome.
+
+use crate::error::Result;
+use crate::messages::format::{Message, MessageId, OutcomeKind, TIME_TO_LIVE_RAN_OUT};
+use crate::messages::queue::{Queue, QueueEntry, queue_lock_deadline};
+use crate::record::timestamp::Timestamp;
+use crate::store::directory::RosterDir;
+use crate::store::files::list_names;
+
+/// Where a message is: its queue directory and its message.
+#[derive(Debug)]
+pub struct FoundMessage {
+    pub message: Message,
+    /// The queue directory it is in, which changes when it is settled
+    /// (what a waiter watches).
+    pub queue_path: std::path::PathBuf,
+}
+
+/// The message `id`, `None` when no queue holds it (never queued, removed
+/// with its session's queue, or past the settled ones kept). A pending
+/// message whose time ran out by `now` is settled expired first.
+pub fn message_status(roster: &RosterDir, id: &MessageId, now: Timestamp) -> Result<Option<FoundMessage>> {
+    settle_if_pending(roster, id, now, |message| {
+        (message.expires_at() <= now).then_some(TIME_TO_LIVE_RAN_OUT.to_owned())
+    })
+}
+
+/// Settles the message `id` expired with `reason` when it is still
+/// pending (its session ended while a sender waited for it), and returns
+/// it as it then stands.
+pub fn expire_message(
+    roster: &RosterDir,
+    id: &MessageId,
+    reason: &str,
+    now: Timestamp,
+) -> Result<Option<FoundMessage>> {
+    settle_if_pending(roster, id, now, |_| Some(reason.to_owned()))
+}
+
+/// The message `id`, settled expired with the reason `expiry` gives for
+/// it when it is pending and `expiry` gives one.
+fn settle_if_pending(
+    roster: &RosterDir,
+    id: &MessageId,
+    now: Timestamp,
+    expiry: impl Fn(&Message) -> Option<String>,
+) -> Result<Option<FoundMessage>> {
+    let Some((queue, entry)) = find(roster, id)? else { return Ok(None) };
+    let Some(message) = queue.read(&entry) else { return Ok(None) };
+    if !message.is_pending() || expiry(&message).is_none() {
+        return Ok(Some(FoundMessage { message, queue_path: queue.path(roster) }));
+    }
+    let deadline = queue_lock_deadline(roster);
+    if !queue.lock(roster, deadline)? {
+        return Ok(None);
+    }
+    // Settled meanwhile, by a delivery or another reader: as it is now.
+    let listing = queue.list(roster)?;
+    let Some(current) = listing.messages.iter().rev().find(|listed| listed.parts.id == *id) else {
+        return Ok(None);
+    };
+    let Some(message) = queue.read(current) else { return Ok(None) };
+    let message = match (message.is_pending(), expiry(&message)) {
+        (true, Some(reason)) => {
+            let settled = message.settled(OutcomeKind::Expired, now, &reason);
+            queue.settle(roster, &settled)?;
+            settled
+        }
+        _ => message,
+    };
+    Ok(Some(FoundMessage { message, queue_path: queue.path(roster) }))
+}
+
+/// The queue holding the message `id` and its file's entry (the settled
+/// one when a crash left both names).
+fn find(roster: &RosterDir, id: &MessageId) -> Result<Option<(Queue, QueueEntry)>> {
+    for name in list_names(roster, roster.messages())? {
+        let Some(name) = name.to_str().filter(|name| !name.starts_with('.')) else { continue };
+        let Ok(Some(queue)) = Queue::open_existing(roster, name) else { continue };
+        let Ok(listing) = queue.list(roster) else { continue };
+        if let Some(entry) = listing.messages.iter().rev().find(|entry| entry.parts.id == *id).cloned() {
+            return Ok(Some((queue, entry)));
+        }
+    }
+    Ok(None)
+}

@@ -1,0 +1,498 @@
+//! `roster-send`: queues a text message for a live agent session that
+//! accepts messages (docs/contract.md §6.6), and tells what became of it.
+//! The session's harness hands it the message later, through a hook; the
+//! queue itself is `registry_core::messages`. The clap `Command` lives
+//! here so xtask renders man pages and completions from the definition
+//! users run.
+
+#![forbid(unsafe_code)]
+
+mod wait;
+
+use std::io::{Read, Write};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{CommandFactory, Parser};
+use cli_support::manual::{self, Example, ExitStatusDoc, Manual};
+use cli_support::{
+    BadInput, CommonArgs, EndedWith, ExitStatus, OutputFormat, Refused, escape_for_terminal, format_age,
+    open_roster_for_reading, parse_duration, resolve_calling_owner,
+};
+use owner_liveness::{Liveness, Pid, ResolveError, kernel_pid_max};
+use registry_core::messages::{
+    DEFAULT_TIME_TO_LIVE, MAX_PENDING, MAX_TEXT_BYTES, Message, MessageId, MessageText, OutcomeKind,
+    Recipient, SESSION_ENDED, Sender, message_status, queue_directory, queue_message,
+};
+use registry_core::state::StateTarget;
+use registry_core::{
+    Record, RosterDir, RunningSystem, SessionRow, Timestamp, find_session_row, read_session_row,
+};
+
+use crate::wait::{Awaited, WaitOutcome, wait_for_outcome};
+
+const TOOL: &str = "roster-send";
+
+/// The most bytes read from stdin: past the text limit by far, so that
+/// only a message that is too long anyway is cut.
+const MAX_STDIN_BYTES: u64 = 4 * MAX_TEXT_BYTES as u64;
+
+/// Queue a message for a live agent session that accepts messages
+#[derive(Debug, Parser)]
+#[command(
+    name = TOOL,
+    version,
+    about = "Queue a message for a live agent session that accepts messages",
+    long_about = "Queue a message for a live agent session that accepts messages\n\n\
+        roster-send puts the text in the session's queue, beside its record, for its harness to hand \
+        to the model at the session's next prompt or stop, through the delivery hook roster-hooks \
+        installs. Only a live session that accepts messages gets one: its consent is decided as \
+        roster-consent should-arm decides it (its marker, its repository's .roster.toml, your \
+        configuration), when the message is sent and again when it is delivered.\n\n\
+        Each message gets an id; --status ID says later whether it was delivered, expired or \
+        refused, and --wait waits for that outcome. A message not delivered within its time to live \
+        (--ttl, one hour by default), or whose session ends first, expires.",
+    group = clap::ArgGroup::new("what").required(true).args(["to", "status"]),
+)]
+pub struct SendArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// The session to send to: its owner's pid, or its session id
+    #[arg(long, value_name = "PID|SESSION_ID")]
+    pub to: Option<String>,
+
+    /// Send as the session of this pid (default: the session roster-send runs in, else the process that ran it)
+    #[arg(long, value_name = "PID", requires = "to")]
+    pub from: Option<String>,
+
+    /// How long the message waits for delivery before it expires: 30s, 10m, 2h, 1d (default 1h)
+    #[arg(long, value_name = "DURATION", requires = "to")]
+    pub ttl: Option<String>,
+
+    /// Wait for the message's outcome, at most DURATION (default: until it expires)
+    #[arg(
+        long,
+        value_name = "DURATION",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "",
+        requires = "to"
+    )]
+    pub wait: Option<String>,
+
+    /// Say what became of the message ID: pending, delivered, expired or refused
+    #[arg(long, value_name = "ID", conflicts_with_all = ["to", "message"])]
+    pub status: Option<String>,
+
+    /// The message (default, or `-`: read from standard input)
+    #[arg(value_name = "MESSAGE")]
+    pub message: Option<String>,
+}
+
+/// Examples, notes, files and exit statuses: `--help` and the man page
+/// both render this.
+pub fn manual() -> Manual {
+    Manual {
+        examples: &[
+            Example {
+                description: "Ask the session whose owner is pid 5854 to look at a failing test:",
+                commands: &["roster-send --to 5854 'the build on main fails in tests/api.rs; can you look?'"],
+                output: &[
+                    "queued 9f2c41d07a3be6581c2d4e0f7a9b3c55 for pid 5854 (wren, claude-code), expires in 1h",
+                ],
+            },
+            Example {
+                description: "Send a file's contents to a session named by its session id, and wait up to ten \
+                              minutes for it to be delivered:",
+                commands: &["roster-send --to 3f1c9a2e --wait=10m < review-notes.md"],
+                output: &[],
+            },
+            Example {
+                description: "Find the sessions to send to, then send and keep the id for later:",
+                commands: &[
+                    "roster-list --json | jq -r '.[] | select(.should_arm) | .session_pid'",
+                    "id=$(roster-send --to 5854 --json 'rebase onto main' | jq -r .id)",
+                    "roster-send --status \"$id\"",
+                ],
+                output: &[],
+            },
+        ],
+        notes: vec![
+            format!(
+                "Bounds: a message is at most {} KiB of UTF-8 (after CRLF line ends become LF and trailing \
+                 line ends are dropped), and holds no control character but newline and tab: anything \
+                 else is refused (exit 2), never changed. A session's queue holds at most {MAX_PENDING} \
+                 pending messages; one more is refused with \"queue full\" (exit 1) and nothing is dropped.",
+                MAX_TEXT_BYTES / 1024
+            ),
+            "JSON: queued {\"id\", \"seq\", \"to\": {\"record\", \"pid\", \"start_ticks\", \"session_id\"}, \
+             \"queued_at\", \"expires_at\", \"status\": \"queued\"}; refused by consent {\"status\": \
+             \"refused\", \"reason\", \"to\"}; with --wait or --status, \"status\" is the message's state \
+             (\"pending\", \"delivered\", \"expired\", \"refused\") with \"at\", \"event\" and \"reason\"."
+                .to_owned(),
+            "--from names the sender the session is told of: by default the session roster-send runs in \
+             (found as roster-register finds it), else the process that ran roster-send."
+                .to_owned(),
+        ],
+        environment: manual::session_variables_and(&[]),
+        environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
+        files: &[manual::SESSIONS_FILE, manual::CONSENT_FILE, manual::MESSAGES_FILE],
+        exit_statuses: &[
+            ExitStatusDoc {
+                status: ExitStatus::Success,
+                meaning: "Queued (its id printed); with --wait, delivered; with --status, the message is known.",
+            },
+            ExitStatusDoc {
+                status: ExitStatus::Failure,
+                meaning: "Refused by the session's consent, when sent or (with --wait) when delivered; the \
+                          reason on stderr. Also a full queue, an I/O error, a queue locked for 5 seconds.",
+            },
+            ExitStatusDoc {
+                status: ExitStatus::BadInput,
+                meaning: "Bad input: an empty message, one too long or with control characters, a bad \
+                          --ttl, --wait or --from, an id that is not one.",
+            },
+            ExitStatusDoc {
+                status: ExitStatus::Refused,
+                meaning: "No such live session: no record has that pid or session id, or its owner is \
+                          dead or cannot be examined (the reason said); with --status, no such message. \
+                          Also an untrusted roster directory.",
+            },
+            ExitStatusDoc {
+                status: ExitStatus::Expired,
+                meaning: "With --wait: the message expired, its time to live run out or its session ended.",
+            },
+            ExitStatusDoc {
+                status: ExitStatus::StillPending,
+                meaning: "With --wait=DURATION: still pending when the wait ran out.",
+            },
+        ],
+        ..Manual::default()
+    }
+}
+
+/// The clap definition, for xtask's man pages and completions.
+pub fn command() -> clap::Command {
+    cli_support::with_manual(SendArgs::command(), &manual())
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    match cli_support::parse_with_manual_on_help::<SendArgs>(command, &cli_support::process_arguments()) {
+        Ok(args) => cli_support::run_tool(TOOL, || run(args)),
+        Err(error) => cli_support::run_tool(TOOL, || Err(error.into())),
+    }
+}
+
+/// Sends, or says what became of a message, as `args` say.
+pub fn run(args: SendArgs) -> anyhow::Result<()> {
+    match &args.status {
+        Some(id) => show_status(&args, id),
+        None => send(&args),
+    }
+}
+
+fn send(args: &SendArgs) -> anyhow::Result<()> {
+    let to = args.to.as_deref().unwrap_or_default();
+    let text = MessageText::new(&message_text(args.message.as_deref())?)
+        .map_err(|problem| BadInput(problem.to_string()))?;
+    let time_to_live = match &args.ttl {
+        Some(given) => positive_duration("--ttl", given)?,
+        None => DEFAULT_TIME_TO_LIVE,
+    };
+    let wait = match args.wait.as_deref() {
+        None => None,
+        Some("") => Some(None),
+        Some(given) => Some(Some(positive_duration("--wait", given)?)),
+    };
+    let from_pid = args.from.as_deref().map(|given| parse_pid("--from", given)).transpose()?;
+    let Some(roster) = open_roster_for_reading(&args.common)? else {
+        return Err(Refused(format!("no session {to} is registered: roster holds no sessions yet")).into());
+    };
+    let facts = RunningSystem::read();
+    let (row, record) = live_session(&roster, to, &facts)?;
+    let recipient = Recipient::of_record(&row.file_name, &record);
+    if let Err(reason) = session_accepts_messages(&args.common, record.owner.pid, &facts) {
+        print_refusal(args, &recipient, &reason)?;
+        return Err(EndedWith {
+            status: ExitStatus::Failure,
+            message: format!("pid {} does not accept messages: {reason}", recipient.pid),
+        }
+        .into());
+    }
+    let sender = sender(&roster, from_pid, &facts)?;
+    let queued = queue_message(&roster, &recipient, &sender, &text, time_to_live, Timestamp::now())?;
+    let Some(wait) = wait else {
+        return print_queued(args, &queued, &record, time_to_live);
+    };
+    let until = Instant::now() + wait.unwrap_or(time_to_live);
+    let queue_path = queue_directory(&roster, &row.file_name);
+    let awaited = Awaited {
+        id: &queued.message_id(),
+        queue_path: &queue_path,
+        record_file_name: &row.file_name,
+        owner: record.owner.pid,
+    };
+    if args.common.output_format() == OutputFormat::Text {
+        print_queued(args, &queued, &record, time_to_live)?;
+    }
+    match wait_for_outcome(&roster, &awaited, until)? {
+        WaitOutcome::Settled(message) => conclude(args, &message),
+        WaitOutcome::StillPending(message) => {
+            print_message_state(args, &message)?;
+            Err(EndedWith {
+                status: ExitStatus::StillPending,
+                message: format!(
+                    "message {} is still pending after waiting {}; roster-send --status {} tells its outcome later",
+                    message.id,
+                    format_age(wait.unwrap_or(time_to_live)),
+                    message.id
+                ),
+            }
+            .into())
+        }
+        WaitOutcome::GoneWithItsSession => {
+            let gone = queued.settled(OutcomeKind::Expired, Timestamp::now(), SESSION_ENDED);
+            conclude(args, &gone)
+        }
+    }
+}
+
+/// The message's text: the argument, or standard input (`-` or none).
+fn message_text(argument: Option<&str>) -> anyhow::Result<String> {
+    if let Some(text) = argument.filter(|text| *text != "-") {
+        return Ok(text.to_owned());
+    }
+    let mut bytes = Vec::new();
+    std::io::stdin().lock().take(MAX_STDIN_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_STDIN_BYTES {
+        return Err(BadInput(format!(
+            "the message on standard input is over {} KiB, more than the {} KiB a message may hold; send a \
+             shorter one",
+            MAX_STDIN_BYTES / 1024,
+            MAX_TEXT_BYTES / 1024
+        ))
+        .into());
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| BadInput("the message on standard input is not UTF-8 text; send text".into()).into())
+}
+
+/// A duration flag's value, which must be more than nothing.
+fn positive_duration(flag: &str, given: &str) -> Result<Duration, BadInput> {
+    match parse_duration(given) {
+        Ok(duration) if duration.is_zero() => Err(BadInput(format!(
+            "{flag} {given}: give a duration longer than nothing, as in 30s, 10m or 2h"
+        ))),
+        Ok(duration) => Ok(duration),
+        Err(why) => Err(BadInput(format!("{flag}: {why}"))),
+    }
+}
+
+fn parse_pid(flag: &str, given: &str) -> Result<Pid, BadInput> {
+    Pid::parse_canonical(given, kernel_pid_max())
+        .map_err(|error| BadInput(format!("{flag} {}: {error}", escape_for_terminal(given))))
+}
+
+/// The live session `to` names: the record of the owner pid `to` (in this
+/// world), else the record holding the session id `to`.
+fn live_session(roster: &RosterDir, to: &str, facts: &RunningSystem) -> anyhow::Result<(SessionRow, Record)> {
+    let shown = escape_for_terminal(to);
+    let row = if to.bytes().all(|byte| byte.is_ascii_digit()) {
+        let pid = parse_pid("--to", to)?;
+        find_session_row(roster, pid, facts).ok_or_else(|| {
+            Refused(format!("no session with owner pid {pid} is registered; roster-list shows the sessions"))
+        })?
+    } else {
+        let target = StateTarget::of_session_id(roster, to)?.ok_or_else(|| {
+            Refused(format!("no session holds the session id {shown}; roster-list shows the sessions"))
+        })?;
+        read_session_row(roster, &target.file_name, facts)
+            .ok_or_else(|| Refused(format!("the session holding the session id {shown} has ended")))?
+    };
+    let Some(record) = row.record.clone() else {
+        return Err(Refused(format!(
+            "{} is not a record roster believes: {}",
+            row.path.display(),
+            row.verdict.reason
+        ))
+        .into());
+    };
+    if row.liveness() != Liveness::Alive {
+        return Err(Refused(format!(
+            "the session of pid {} is {}: {}; a message goes only to a live session",
+            record.owner.pid,
+            row.liveness(),
+            row.verdict.reason
+        ))
+        .into());
+    }
+    Ok((row, record))
+}
+
+/// Whether the session of `pid` accepts messages now, decided as
+/// `roster-consent should-arm --pid PID` decides it.
+fn session_accepts_messages(common: &CommonArgs, pid: Pid, facts: &RunningSystem) -> Result<(), String> {
+    let owner = resolve_calling_owner(Some(&pid.to_string())).map_err(|error| error.to_string())?;
+    let roster_path = cli_support::roster_directory_choice(common).map_err(|error| error.to_string())?.path;
+    let request = consent::AssessmentRequest {
+        pid: owner.resolved.pid,
+        owner_identity: owner.capture_identity(facts),
+        roster_path: &roster_path,
+        cwd_flag: None,
+        env: &cli_support::process_env_os,
+    };
+    consent::accepts_messages(request, facts)
+}
+
+/// Who sends: the session of `--from`'s pid, else the session roster-send
+/// runs in, else the process that ran it.
+fn sender(roster: &RosterDir, from: Option<Pid>, facts: &RunningSystem) -> anyhow::Result<Sender> {
+    let pid = match from {
+        Some(pid) => pid,
+        None => match resolve_calling_owner(None) {
+            Ok(owner) => owner.resolved.pid,
+            Err(ResolveError::NotFound) => {
+                let parent = u32::try_from(nix::unistd::getppid().as_raw()).unwrap_or(0);
+                return Ok(Sender::of_process(parent));
+            }
+            Err(error) => return Err(error.into()),
+        },
+    };
+    let row = find_session_row(roster, pid, facts);
+    Ok(match row.as_ref().and_then(|row| row.record.as_ref().filter(|_| row.liveness() == Liveness::Alive)) {
+        Some(record) => Sender::of_record(record),
+        None => Sender::of_process(pid.get()),
+    })
+}
+
+fn print_refusal(args: &SendArgs, recipient: &Recipient, reason: &str) -> anyhow::Result<()> {
+    if args.common.output_format() == OutputFormat::Json {
+        let value = serde_json::json!({ "status": "refused", "reason": reason, "to": recipient });
+        writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(&value)?)?;
+    }
+    Ok(())
+}
+
+fn print_queued(
+    args: &SendArgs,
+    message: &Message,
+    record: &Record,
+    time_to_live: Duration,
+) -> anyhow::Result<()> {
+    if args.common.quiet {
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    match args.common.output_format() {
+        OutputFormat::Json => {
+            let value = serde_json::json!({
+                "id": message.id,
+                "seq": message.seq,
+                "to": message.to,
+                "queued_at": message.queued_at,
+                "expires_at": message.expires_at,
+                "status": "queued",
+            });
+            writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+        }
+        OutputFormat::Text => {
+            let who: Vec<&str> = [
+                record.agent.as_ref().map(|agent| agent.as_str()),
+                Some(record.harness.as_str()).filter(|harness| !harness.is_empty()),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            let who = if who.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", escape_for_terminal(&who.join(", ")))
+            };
+            let lives = format_age(time_to_live);
+            writeln!(out, "queued {} for pid {}{who}, expires in {lives}", message.id, message.to.pid)?;
+        }
+    }
+    Ok(())
+}
+
+/// Prints a settled message and ends as its outcome says: delivered 0,
+/// refused 1, expired 4.
+fn conclude(args: &SendArgs, message: &Message) -> anyhow::Result<()> {
+    print_message_state(args, message)?;
+    let Some(outcome) = &message.outcome else { return Ok(()) };
+    let reason = outcome.reason.as_deref().unwrap_or_default();
+    match outcome.kind {
+        OutcomeKind::Delivered => Ok(()),
+        OutcomeKind::Refused => Err(EndedWith {
+            status: ExitStatus::Failure,
+            message: format!("message {} was refused when it came to be delivered: {reason}", message.id),
+        }
+        .into()),
+        OutcomeKind::Expired => Err(EndedWith {
+            status: ExitStatus::Expired,
+            message: format!("message {} expired undelivered: {reason}", message.id),
+        }
+        .into()),
+    }
+}
+
+/// `--status ID`.
+fn show_status(args: &SendArgs, given: &str) -> anyhow::Result<()> {
+    let id = MessageId::parse(given).ok_or_else(|| {
+        BadInput(format!(
+            "--status {}: not a message id; an id is the 32 lowercase hexadecimal digits roster-send printed",
+            escape_for_terminal(given)
+        ))
+    })?;
+    let unknown =
+        || Refused(format!("no message {id}: never queued here, or removed with its session's queue"));
+    let Some(roster) = open_roster_for_reading(&args.common)? else { return Err(unknown().into()) };
+    let Some(found) = message_status(&roster, &id, Timestamp::now())? else { return Err(unknown().into()) };
+    print_message_state(args, &found.message)
+}
+
+/// One message's state: a line for people, an object for programs.
+fn print_message_state(args: &SendArgs, message: &Message) -> anyhow::Result<()> {
+    if args.common.quiet {
+        return Ok(());
+    }
+    let outcome = message.outcome.as_ref();
+    let mut out = std::io::stdout().lock();
+    match args.common.output_format() {
+        OutputFormat::Json => {
+            let value = serde_json::json!({
+                "id": message.id,
+                "seq": message.seq,
+                "to": message.to,
+                "from": message.from,
+                "queued_at": message.queued_at,
+                "expires_at": message.expires_at,
+                "status": message.state_word(),
+                "at": outcome.map(|outcome| &outcome.at),
+                "event": outcome.and_then(|outcome| outcome.event.as_ref()),
+                "reason": outcome.and_then(|outcome| outcome.reason.as_ref()),
+            });
+            writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+        }
+        OutputFormat::Text => {
+            let line = match outcome {
+                None => format!(
+                    "{} pending for pid {}, expires at {}",
+                    message.id, message.to.pid, message.expires_at
+                ),
+                Some(outcome) => {
+                    let why = match (&outcome.event, &outcome.reason) {
+                        (Some(event), _) => format!(" by {event}"),
+                        (_, Some(reason)) => format!(": {reason}"),
+                        _ => String::new(),
+                    };
+                    format!("{} {} at {}{why}", message.id, outcome.kind.as_str(), outcome.at)
+                }
+            };
+            writeln!(out, "{}", escape_for_terminal(&line))?;
+        }
+    }
+    Ok(())
+}
