@@ -380,8 +380,20 @@ impl RegistryWatch {
                 } else if wd == self.watches.root && name == STATES {
                     self.watch_states();
                 } else if wd == self.watches.root && [SESSIONS, CONSENT].contains(&name) {
-                    // A subdirectory removed, renamed or put in place.
-                    reestablish = true;
+                    // A subdirectory removed, renamed or put in place. Its
+                    // creation may also be the one the watch was made
+                    // just after (the root watched first, the directory
+                    // made, then watched itself): the directory watched
+                    // already is the one there, and nothing was missed.
+                    let arrived =
+                        event.mask.intersects(AddWatchFlags::IN_CREATE | AddWatchFlags::IN_MOVED_TO);
+                    let watched = if name == SESSIONS { self.watches.sessions } else { self.watches.consent };
+                    let already_watched = arrived
+                        && watched.is_some()
+                        && self.inotify.add_watch(&self.path.join(name), entry_flags()).ok() == watched;
+                    if !already_watched {
+                        reestablish = true;
+                    }
                 }
             }
         }
