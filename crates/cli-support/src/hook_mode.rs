@@ -32,7 +32,22 @@ pub fn run_hook(
         report_escaped_hook_problem(tool, common, &crate::exit::terminal_message(&error));
     }
     watchdog.stand_down();
-    ExitCode::from(crate::exit::ExitStatus::Success)
+    match HOOK_EXIT_STATUS.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => ExitCode::from(crate::exit::ExitStatus::Success),
+        status => ExitCode::from(status),
+    }
+}
+
+/// The status a hook run asked to end with (`end_hook_with`); 0 unless it
+/// did.
+static HOOK_EXIT_STATUS: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Makes this hook run end with `status` instead of 0: the harness's own
+/// protocol for a reply on stderr (Claude Code reads exit 2 as "block,
+/// with stderr as the reason"). A run cut short by its watchdog still ends
+/// with 0.
+pub fn end_hook_with(status: u8) {
+    HOOK_EXIT_STATUS.store(status, std::sync::atomic::Ordering::SeqCst);
 }
 
 /// Reports a hook-mode problem the way a hook may: one line on stderr and

@@ -27,10 +27,10 @@ pub use help::{matches_with_manual_on_help, parse_with_manual_on_help, process_a
 pub use hook_clock::{HookEvent, hook_work_deadline, payload_wait};
 pub use hook_input::{hook_target, read_hook_payload};
 pub use hook_mode::{
-    hook_mode_requested, report_escaped_hook_problem, report_hook_problem, report_unparsable_hook_invocation,
-    report_warning, run_hook, run_tool_with_hook_mode,
+    end_hook_with, hook_mode_requested, report_escaped_hook_problem, report_hook_problem,
+    report_unparsable_hook_invocation, report_warning, run_hook, run_tool_with_hook_mode,
 };
-pub use owner::{CallingOwner, process_env, process_env_os, resolve_calling_owner};
+pub use owner::{CallingOwner, process_env, process_env_os, resolve_calling_owner, session_accepts_messages};
 pub use roster::{open_roster_for_reading, open_roster_for_writing, roster_directory_choice};
 pub use text::{
     Colour, DURATION_SUGGESTIONS, PaintCell, column_widths, command_for_terminal, escape_for_terminal,

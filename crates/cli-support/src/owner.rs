@@ -75,3 +75,24 @@ pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, Res
     }
     Ok(CallingOwner { resolved, ancestry, ancestry_unreadable: walk.unreadable })
 }
+
+/// Whether the session whose owner is `pid` accepts messages now, decided
+/// as `roster-consent should-arm --pid` decides (`consent::accepts_messages`):
+/// `Err` says why not. What roster-send asks before it queues and the
+/// delivery hook asks again before it hands a message over.
+pub fn session_accepts_messages(
+    common: &crate::CommonArgs,
+    pid: Pid,
+    facts: &impl SystemFacts,
+) -> Result<(), String> {
+    let owner = resolve_calling_owner(Some(&pid.to_string())).map_err(|error| error.to_string())?;
+    let roster_path = crate::roster_directory_choice(common).map_err(|error| error.to_string())?.path;
+    let request = consent::AssessmentRequest {
+        pid: owner.resolved.pid,
+        owner_identity: owner.capture_identity(facts),
+        roster_path: &roster_path,
+        cwd_flag: None,
+        env: &process_env_os,
+    };
+    consent::accepts_messages(request, facts)
+}

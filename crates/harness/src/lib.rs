@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 mod activity;
+mod delivery;
 mod detect;
 mod exports;
 pub mod hook_config;
@@ -13,6 +14,7 @@ mod state_payload;
 mod suggest;
 
 pub use activity::*;
+pub use delivery::*;
 pub use detect::*;
 pub use exports::*;
 pub use payload::*;

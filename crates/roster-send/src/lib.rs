@@ -213,7 +213,7 @@ fn send(args: &SendArgs) -> anyhow::Result<()> {
     let facts = RunningSystem::read();
     let (row, record) = live_session(&roster, to, &facts)?;
     let recipient = Recipient::of_record(&row.file_name, &record);
-    if let Err(reason) = session_accepts_messages(&args.common, record.owner.pid, &facts) {
+    if let Err(reason) = cli_support::session_accepts_messages(&args.common, record.owner.pid, &facts) {
         print_refusal(args, &recipient, &reason)?;
         return Err(EndedWith {
             status: ExitStatus::Failure,
@@ -333,19 +333,6 @@ fn live_session(roster: &RosterDir, to: &str, facts: &RunningSystem) -> anyhow::
 
 /// Whether the session of `pid` accepts messages now, decided as
 /// `roster-consent should-arm --pid PID` decides it.
-fn session_accepts_messages(common: &CommonArgs, pid: Pid, facts: &RunningSystem) -> Result<(), String> {
-    let owner = resolve_calling_owner(Some(&pid.to_string())).map_err(|error| error.to_string())?;
-    let roster_path = cli_support::roster_directory_choice(common).map_err(|error| error.to_string())?.path;
-    let request = consent::AssessmentRequest {
-        pid: owner.resolved.pid,
-        owner_identity: owner.capture_identity(facts),
-        roster_path: &roster_path,
-        cwd_flag: None,
-        env: &cli_support::process_env_os,
-    };
-    consent::accepts_messages(request, facts)
-}
-
 /// Who sends: the session of `--from`'s pid, else the session roster-send
 /// runs in, else the process that ran it.
 fn sender(roster: &RosterDir, from: Option<Pid>, facts: &RunningSystem) -> anyhow::Result<Sender> {

@@ -21,6 +21,7 @@ use cli_support::{
 use harness::{ActivityEvent, Harness, PAYLOAD_READ_DEADLINE, StatePayload, activity_event};
 use owner_liveness::ResolveError;
 use registry_core::RunningSystem;
+use registry_core::messages::{Delivery, Message, pending_count, take_for_delivery, text_for_model};
 use registry_core::state::{StateChange, StateEvent, StateTarget, record_state_event};
 
 const TOOL: &str = "roster-state";
@@ -145,6 +146,10 @@ struct Outcome {
     source: String,
     target: Option<StateTarget>,
     path: Option<std::path::PathBuf>,
+    /// The ids of the messages this event handed to the model, and their
+    /// text as the model reads it.
+    delivered: Vec<String>,
+    delivered_text: Option<String>,
 }
 
 /// Records the event as `args` say.
@@ -159,7 +164,15 @@ pub fn run(args: StateArgs) -> anyhow::Result<()> {
         .or_else(|| payload.event.clone())
         .ok_or_else(|| BadInput("no event: give --event, or a payload with its event name".into()))?;
     let event = activity_event(harness, &event_name, payload.kind.as_deref());
-    let mut outcome = Outcome { what: None, event, source: String::new(), target: None, path: None };
+    let mut outcome = Outcome {
+        what: None,
+        event,
+        source: String::new(),
+        target: None,
+        path: None,
+        delivered: Vec::new(),
+        delivered_text: None,
+    };
     if let Some(event) = event {
         outcome.source = match event.kind {
             Some(kind) => format!("{harness}:{}:{kind}", event.event),
@@ -230,13 +243,17 @@ fn record(
         }
     };
     let deadline = cli_support::hook_work_deadline().unwrap_or_else(|| Instant::now() + LOCK_WAIT);
-    let state_event = StateEvent {
-        activity: event.activity,
-        waiting_for: event.waiting_for,
-        source: &outcome.source,
-        at,
-        order,
+    let delivery = match harness::delivery_event(event.harness, event.event) {
+        Some(point) => take_messages(args, &roster, &target, point, at, deadline)?,
+        None => None,
     };
+    // A turn whose end took a message goes on: the session is working.
+    let activity = match &delivery {
+        Some((point, _)) if point.point == harness::DeliveryPoint::TurnEnd => harness::Activity::Working,
+        _ => event.activity,
+    };
+    let state_event =
+        StateEvent { activity, waiting_for: event.waiting_for, source: &outcome.source, at, order };
     let what = record_state_event(
         &roster,
         &target.file_name,
@@ -244,11 +261,92 @@ fn record(
         target.start_ticks,
         &state_event,
         deadline,
-    )?;
+    );
+    // Messages taken are marked delivered: they are handed over whatever
+    // became of the state.
+    if let Some((point, messages)) = &delivery {
+        outcome.delivered_text = Some(hand_over(args, point, messages)?);
+        outcome.delivered = messages.iter().map(|message| message.id.clone()).collect();
+    }
+    let what = match what {
+        Ok(what) => what,
+        Err(error) if delivery.is_some() && args.hook.is_some() => {
+            cli_support::report_hook_problem(TOOL, &args.common, &error.to_string());
+            return Ok(());
+        }
+        Err(error) => return Err(error.into()),
+    };
     outcome.what = Some(what);
     outcome.path = Some(roster.entry_path(roster.states(), &target.file_name));
     outcome.target = Some(target);
     Ok(())
+}
+
+/// The messages waiting for the session of `target`, taken for delivery at
+/// `point` (marked delivered, in order, as many as the harness keeps
+/// whole); `None` when none waits, which costs one failed `openat`. The
+/// session's consent is decided again first: a session that no longer
+/// accepts messages gets none, and they are settled refused.
+fn take_messages(
+    args: &StateArgs,
+    roster: &registry_core::RosterDir,
+    target: &StateTarget,
+    point: &'static harness::DeliveryEvent,
+    at: registry_core::Timestamp,
+    deadline: Instant,
+) -> anyhow::Result<Option<(&'static harness::DeliveryEvent, Vec<Message>)>> {
+    if pending_count(roster, &target.file_name) == 0 {
+        return Ok(None);
+    }
+    let facts = RunningSystem::read();
+    let Some(row) = registry_core::read_session_row(roster, &target.file_name, &facts) else {
+        return Ok(None);
+    };
+    let Some(record) = row.record.as_ref() else { return Ok(None) };
+    if record.owner.pid.get() != target.session_pid || record.owner.start_ticks.0 != target.start_ticks {
+        return Ok(None);
+    }
+    let event = format!("{}:{}", point.harness, point.event);
+    let delivery = Delivery {
+        record_file_name: &target.file_name,
+        record,
+        event: &event,
+        now: at,
+        lock_deadline: deadline,
+        budget_bytes: harness::delivery_budget(point.harness),
+    };
+    let consent = || cli_support::session_accepts_messages(&args.common, record.owner.pid, &facts);
+    let messages = take_for_delivery(roster, &delivery, consent)?;
+    Ok((!messages.is_empty()).then_some((point, messages)))
+}
+
+/// Hands `messages` to the model as the harness's hook protocol says: in
+/// hook mode the harness's reply (stdout, or stderr and an exit status);
+/// by hand, the text as the model would read it.
+fn hand_over(
+    args: &StateArgs,
+    point: &harness::DeliveryEvent,
+    messages: &[Message],
+) -> anyhow::Result<String> {
+    let text = text_for_model(messages);
+    if args.hook.is_none() {
+        return Ok(text);
+    }
+    let reply = harness::delivery_reply(point, &text);
+    if let Some(stdout) = &reply.stdout {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{stdout}")?;
+        out.flush()?;
+    }
+    if let Some(stderr) = &reply.stderr {
+        let mut err = std::io::stderr().lock();
+        writeln!(err, "{stderr}")?;
+        err.flush()?;
+    }
+    if reply.exit_status != 0 {
+        cli_support::end_hook_with(reply.exit_status);
+    }
+    Ok(text)
 }
 
 /// A session roster holds no record of: nothing to do for a hook (the
@@ -283,6 +381,8 @@ fn print_outcome(args: &StateArgs, event_name: &str, outcome: &Outcome) -> anyho
                 "source": outcome.event.map(|_| outcome.source.as_str()),
                 "session_pid": outcome.target.as_ref().map(|target| target.session_pid),
                 "path": outcome.path.as_ref().map(|path| path.to_string_lossy()),
+                "delivered": outcome.delivered,
+                "delivered_text": outcome.delivered_text,
             });
             writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
         }
@@ -310,6 +410,11 @@ fn print_outcome(args: &StateArgs, event_name: &str, outcome: &Outcome) -> anyho
                 _ => format!("{state} since now ({}), pid {}", outcome.source, target.session_pid),
             };
             writeln!(out, "{line}")?;
+            if let Some(text) = &outcome.delivered_text {
+                let count = outcome.delivered.len();
+                writeln!(out, "delivered {count} message{}:", if count == 1 { "" } else { "s" })?;
+                writeln!(out, "{}", cli_support::escape_for_terminal(text))?;
+            }
         }
     }
     Ok(())

@@ -100,6 +100,7 @@ impl Scene {
             event: "claude-code:UserPromptSubmit",
             now: Timestamp::now(),
             lock_deadline: Instant::now() + Duration::from_secs(5),
+            budget_bytes: usize::MAX,
         };
         take_for_delivery(roster, &delivery, || Ok(())).unwrap()
     }

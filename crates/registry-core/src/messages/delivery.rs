@@ -29,6 +29,10 @@ pub struct Delivery<'a> {
     /// The latest instant the queue's lock may be waited for (a hook's
     /// budget).
     pub lock_deadline: Instant,
+    /// The most text (bytes) handed over at once: messages are taken in
+    /// order while they fit, at least one; the rest wait for the next
+    /// delivery.
+    pub budget_bytes: usize,
 }
 
 /// Takes the messages waiting for `delivery`'s session, marked delivered,
@@ -63,12 +67,46 @@ pub fn take_for_delivery(
         return Ok(Vec::new());
     }
     let mut delivered = Vec::with_capacity(deliverable.len());
+    let mut taken_bytes = 0;
     for message in deliverable {
+        taken_bytes += message.text.len();
+        if !delivered.is_empty() && taken_bytes > delivery.budget_bytes {
+            break;
+        }
         let settled = message.settled(OutcomeKind::Delivered, delivery.now, delivery.event);
         queue.settle(roster, &settled)?;
         delivered.push(settled);
     }
     Ok(delivered)
+}
+
+/// The messages as the model reads them: each framed by a line that says
+/// it came through roster, from whom and when (and that the user did not
+/// type it), and a closing line naming its id, which no text can forge (the
+/// id is drawn after the text is written).
+pub fn text_for_model(messages: &[Message]) -> String {
+    let framed: Vec<String> = messages
+        .iter()
+        .map(|message| {
+            let from = &message.from;
+            let mut sender = format!("pid {}", from.pid);
+            for (word, value) in
+                [("agent", &from.agent), ("harness", &from.harness), ("session", &from.session_id)]
+            {
+                if let Some(value) = value {
+                    sender.push_str(&format!(", {word} {value}"));
+                }
+            }
+            format!(
+                "[roster message {id} from {sender}, sent {sent}; another program sent it through roster, your \
+                 user did not type it]\n{text}\n[end of roster message {id}]",
+                id = message.id,
+                sent = message.queued_at,
+                text = message.text,
+            )
+        })
+        .collect();
+    framed.join("\n\n")
 }
 
 /// How many messages wait for the session of `record_file_name`: its

@@ -24,7 +24,7 @@ pub(crate) mod removal;
 mod send;
 mod status;
 
-pub use delivery::{Delivery, pending_count, take_for_delivery};
+pub use delivery::{Delivery, pending_count, take_for_delivery, text_for_model};
 pub use format::{
     DEFAULT_TIME_TO_LIVE, MAX_PENDING, MAX_SETTLED, MAX_TEXT_BYTES, MESSAGE_FORMAT, Message, MessageFileName,
     MessageId, MessageText, Outcome, OutcomeKind, Recipient, SESSION_ENDED, Sender, TIME_TO_LIVE_RAN_OUT,

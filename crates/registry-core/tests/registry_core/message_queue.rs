@@ -74,6 +74,7 @@ impl Scene {
             event: "claude-code:UserPromptSubmit",
             now: Timestamp::now(),
             lock_deadline: Instant::now() + Duration::from_secs(5),
+            budget_bytes: usize::MAX,
         };
         take_for_delivery(&self.roster, &delivery, || consent).unwrap()
     }
@@ -135,6 +136,7 @@ fn a_session_that_does_not_accept_messages_gets_none_and_each_says_why() {
             event: "claude-code:Stop",
             now: Timestamp::now(),
             lock_deadline: Instant::now() + Duration::from_secs(5),
+            budget_bytes: usize::MAX,
         };
         take_for_delivery(&scene.roster, &delivery, || {
             asked.set(asked.get() + 1);
