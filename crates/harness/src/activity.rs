@@ -138,6 +138,9 @@ pub const ACTIVITY_EVENTS: &[ActivityEvent] = &[
     // opencode: bus events its plugin sees; a status goes idle however the
     // turn ended, an interrupt or a refusal included.
     kind_of(Opencode, "session.status", "busy", Working),
+    // Not a bus event: the plugin's `chat.message` hook, run on each message
+    // the user submits, which is also where it delivers roster's messages.
+    event(Opencode, "chat.message", Working),
     kind_of(Opencode, "session.status", "retry", Working),
     kind_of(Opencode, "session.status", "idle", Idle),
     event(Opencode, "session.idle", Idle),

@@ -52,6 +52,7 @@ pub const DELIVERY_EVENTS: &[DeliveryEvent] = &[
     at(Harness::GeminiCli, "AfterAgent", DeliveryPoint::TurnEnd),
     at(Harness::Copilot, "userPromptSubmitted", DeliveryPoint::Prompt),
     at(Harness::Copilot, "agentStop", DeliveryPoint::TurnEnd),
+    at(Harness::Opencode, "chat.message", DeliveryPoint::Prompt),
     at(Harness::Opencode, "session.idle", DeliveryPoint::TurnEnd),
     at(Harness::Amp, "agent.start", DeliveryPoint::Prompt),
     at(Harness::Amp, "agent.end", DeliveryPoint::TurnEnd),

@@ -48,28 +48,47 @@ pub fn plugin_text(harness: HookHarness, commands: &HookCommands) -> Option<Stri
     let state = js_string(&commands.state_for_any_event());
     let state_events = serde_json::to_string(&crate::activity_event_names(crate::Harness::from(harness)))
         .unwrap_or_else(|_| "[]".to_owned());
+    let delivery_events: Vec<&str> = crate::DELIVERY_EVENTS
+        .iter()
+        .filter(|row| row.harness == crate::Harness::from(harness))
+        .map(|row| row.event)
+        .collect();
+    let delivery_events = serde_json::to_string(&delivery_events).unwrap_or_else(|_| "[]".to_owned());
     match harness {
         HookHarness::Opencode => Some(format!(
             r#"{PLUGIN_MARKER}; `roster-hooks uninstall opencode` removes it.
 // It registers each opencode session with roster, the opencode process as its owner,
-// and tells roster what the session is doing (working, idle, waiting for you).
+// tells roster what the session is doing (working, idle, waiting for you), and hands
+// the session the messages roster-send queued for it, when the session accepts them:
+// with the message the user submits, or when a turn ends (a new turn takes them up).
 const SESSION_START = {start};
 const SESSION_END = {end};
 const STATE = {state};
 const STATE_EVENTS = new Set({state_events});
+const DELIVERY_EVENTS = new Set({delivery_events});
 
-function roster(command, payload) {{
+// Runs a roster hook with the payload on stdin; for a delivery event, the text roster
+// hands over (`{{"deliver": TEXT}}` on stdout), if any.
+async function roster(command, payload, delivery = false) {{
   const child = Bun.spawn(["/bin/sh", "-c", `${{command}} --pid ${{process.pid}}`], {{
     stdin: "pipe",
-    stdout: "ignore",
+    stdout: delivery ? "pipe" : "ignore",
     stderr: "ignore",
   }});
   child.stdin.write(JSON.stringify(payload));
   child.stdin.end();
-  return child.exited;
+  if (!delivery) return child.exited;
+  const out = await new Response(child.stdout).text();
+  await child.exited;
+  try {{
+    const text = JSON.parse(out).deliver;
+    return typeof text === "string" && text.length > 0 ? text : undefined;
+  }} catch {{
+    return undefined;
+  }}
 }}
 
-export const RosterSessions = async () => {{
+export const RosterSessions = async ({{ client }}) => {{
   process.once("exit", () => {{
     const payload = JSON.stringify({{ hook_event_name: "SessionEnd", reason: "exit" }});
     Bun.spawnSync(["/bin/sh", "-c", `printf '%s' '${{payload}}' | ${{SESSION_END}} --pid ${{process.pid}}`], {{
@@ -81,7 +100,28 @@ export const RosterSessions = async () => {{
     event: async ({{ event }}) => {{
       if (event.type === "session.created") await roster(SESSION_START, event);
       else if (event.type === "session.deleted") await roster(SESSION_END, event);
-      else if (STATE_EVENTS.has(event.type)) await roster(STATE, event);
+      else if (DELIVERY_EVENTS.has(event.type)) {{
+        const text = await roster(STATE, event, true);
+        const sessionID = event.properties?.sessionID;
+        if (text && sessionID) {{
+          await client.session.promptAsync({{ path: {{ id: sessionID }}, body: {{ parts: [{{ type: "text", text }}] }} }});
+        }}
+      }} else if (STATE_EVENTS.has(event.type)) await roster(STATE, event);
+    }},
+    "chat.message": async (input, output) => {{
+      const payload = {{ type: "chat.message", properties: {{ sessionID: input.sessionID }} }};
+      const text = await roster(STATE, payload, DELIVERY_EVENTS.has("chat.message"));
+      if (text && output.message) {{
+        const first = output.parts[0]?.id ?? output.message.id;
+        output.parts.push({{
+          id: `${{first}}roster${{output.parts.length}}`,
+          messageID: output.message.id,
+          sessionID: output.message.sessionID,
+          type: "text",
+          text,
+          synthetic: true,
+        }});
+      }}
     }},
   }};
 }};
@@ -89,7 +129,8 @@ export const RosterSessions = async () => {{
         )),
         HookHarness::Amp => Some(format!(
             r#"{PLUGIN_MARKER}; `roster-hooks uninstall amp` removes it.
-// It registers each Amp thread session with roster, the amp process as its owner.
+// It registers each Amp thread session with roster, the amp process as its owner, tells
+// roster what the session is doing, and hands it the messages roster-send queued for it.
 import {{ readlinkSync }} from "node:fs";
 
 export const description = "Registers Amp sessions with roster";
@@ -108,15 +149,28 @@ function ampDirectory() {{
   }}
 }}
 
-function roster(command, payload) {{
+const DELIVERY_EVENTS = new Set({delivery_events});
+
+// Runs a roster hook with the payload on stdin; for a delivery event, the text roster
+// hands over (`{{"deliver": TEXT}}` on stdout), if any.
+async function roster(command, payload) {{
+  const delivery = DELIVERY_EVENTS.has(payload.hook_event_name);
   const child = Bun.spawn(["/bin/sh", "-c", `${{command}} --pid ${{AMP_PID}}`], {{
     stdin: "pipe",
-    stdout: "ignore",
+    stdout: delivery ? "pipe" : "ignore",
     stderr: "ignore",
   }});
   child.stdin.write(JSON.stringify(payload));
   child.stdin.end();
-  return child.exited;
+  if (!delivery) return child.exited;
+  const out = await new Response(child.stdout).text();
+  await child.exited;
+  try {{
+    const text = JSON.parse(out).deliver;
+    return typeof text === "string" && text.length > 0 ? text : undefined;
+  }} catch {{
+    return undefined;
+  }}
 }}
 
 export default function (amp) {{
@@ -127,15 +181,17 @@ export default function (amp) {{
   }});
   // What the session is doing: a turn starts, a tool ran, the turn ends.
   const state = (name, event) => roster(STATE, {{ hook_event_name: name, session_id: event.thread.id }});
+  // A message roster-send queued goes with the prompt, or starts a new turn at the end.
   amp.on("agent.start", async (event) => {{
-    await state("agent.start", event);
-    return {{}};
+    const text = await state("agent.start", event);
+    return text ? {{ message: {{ content: text, display: true }} }} : {{}};
   }});
   amp.on("tool.result", async (event) => {{
     await state("tool.result", event);
   }});
   amp.on("agent.end", async (event) => {{
-    await state("agent.end", event);
+    const text = await state("agent.end", event);
+    if (text) return {{ action: "continue", userMessage: text }};
   }});
 }}
 "#
