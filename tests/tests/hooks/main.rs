@@ -13,5 +13,6 @@ mod hook_session_end;
 mod hook_session_refresh;
 mod hook_stand_in_harnesses;
 mod hooks_cli;
+mod message_delivery;
 mod repo_file_trust;
 mod state_events;

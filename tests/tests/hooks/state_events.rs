@@ -64,7 +64,7 @@ const CAPTURED: [(&str, &str, &str, &str, Option<&str>); 30] = [
 
 /// A captured payload with its session id replaced by `session_id`, in
 /// the key the harness sends it under.
-fn captured_payload(file: &str, session_id: &str) -> Vec<u8> {
+pub(crate) fn captured_payload(file: &str, session_id: &str) -> Vec<u8> {
     let path = Path::new(CAPTURES).join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
     let mut payload: Value = serde_json::from_str(&text).expect("a capture is JSON");
@@ -82,7 +82,7 @@ fn captured_payload(file: &str, session_id: &str) -> Vec<u8> {
 
 /// `roster-state --hook HARNESS --event EVENT` with `payload` on stdin, as
 /// the harness runs it, with extra environment variables.
-fn state_hook(
+pub(crate) fn state_hook(
     sandbox: &Sandbox,
     harness: &str,
     event: &str,
@@ -96,7 +96,7 @@ fn state_hook(
 
 /// Asserts a hook run was silent and exited 0, and logged no failure.
 #[track_caller]
-fn assert_quiet_success(sandbox: &Sandbox, run: &Finished) {
+pub(crate) fn assert_quiet_success(sandbox: &Sandbox, run: &Finished) {
     assert_eq!(run.code(), Some(0), "{}", run.stderr_text());
     assert!(run.stdout.is_empty(), "a hook printed on stdout: {}", run.stdout_text());
     assert!(run.stderr.is_empty(), "{}", run.stderr_text());

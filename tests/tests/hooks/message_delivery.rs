@@ -1,0 +1,176 @@
+//! Messages handed to a session by its state hook, as each harness runs it
+//! (captured payloads): on a delivery event the waiting messages come out
+//! once, in the harness's own reply format and framed as roster's; consent
+//! is decided again first; an event that is no delivery point leaves them
+//! waiting; a turn's end that took a message leaves the session working;
+//! one reply holds no more than the harness keeps whole.
+
+use serde_json::Value;
+use tests::{Owner, Sandbox};
+
+use super::state_events::{assert_quiet_success, captured_payload, state_hook};
+
+/// Each delivery event with a captured payload, and how its reply carries
+/// the text: a JSON pointer into stdout, or `None` for stderr with exit 2.
+const DELIVERY: [(&str, &str, &str, Option<&str>); 9] = [
+    (
+        "claude-code",
+        "UserPromptSubmit",
+        "claude-code-2.1.332/UserPromptSubmit.json",
+        Some("/hookSpecificOutput/additionalContext"),
+    ),
+    ("claude-code", "Stop", "claude-code-2.1.332/Stop.json", None),
+    (
+        "codex",
+        "UserPromptSubmit",
+        "codex-0.171.0/UserPromptSubmit.json",
+        Some("/hookSpecificOutput/additionalContext"),
+    ),
+    ("codex", "Stop", "codex-0.171.0/Stop.json", Some("/reason")),
+    (
+        "gemini-cli",
+        "BeforeAgent",
+        "gemini-cli-0.61.0/BeforeAgent.json",
+        Some("/hookSpecificOutput/additionalContext"),
+    ),
+    ("gemini-cli", "AfterAgent", "gemini-cli-0.61.0/AfterAgent.json", Some("/reason")),
+    (
+        "copilot",
+        "userPromptSubmitted",
+        "copilot-1.0.102/userPromptSubmitted.json",
+        Some("/additionalContext"),
+    ),
+    ("copilot", "agentStop", "copilot-1.0.102/agentStop.json", Some("/reason")),
+    ("opencode", "session.idle", "opencode-1.18.33/session.idle.json", Some("/deliver")),
+];
+
+/// A live session of `harness` with the session id `session_id`, in a
+/// project whose `.roster.toml` auto-arms it: it accepts messages.
+fn accepting_session(sandbox: &Sandbox, harness: &str, session_id: &str) -> Owner {
+    let project = sandbox.project();
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join(".roster.toml"), "[consent]\nauto_arm = true\n").unwrap();
+    let owner = Owner::spawn();
+    let cwd = project.to_string_lossy().into_owned();
+    sandbox.register(owner.pid(), &["--harness", harness, "--session-id", session_id, "--cwd", &cwd]);
+    owner
+}
+
+/// Queues `text` for `session_id`; the message's id.
+fn send(sandbox: &Sandbox, session_id: &str, text: &str) -> String {
+    let outcome = sandbox.run("roster-send", &["--json", "--to", session_id, "--", text]);
+    assert!(outcome.status.success(), "{outcome}");
+    outcome.json()["id"].as_str().expect("an id").to_owned()
+}
+
+fn status(sandbox: &Sandbox, id: &str) -> Value {
+    sandbox.run("roster-send", &["--json", "--status", id]).json()
+}
+
+#[test]
+fn every_delivery_event_hands_the_messages_over_once_in_its_harness_format() {
+    for (index, (harness, event, capture, pointer)) in DELIVERY.iter().enumerate() {
+        let sandbox = Sandbox::new();
+        let session_id = format!("delivery-{index}");
+        let owner = accepting_session(&sandbox, harness, &session_id);
+        let text =
+            format!("ROSTER-TEST-{index}: run the tests\n\"quoted\" <b>and</b> {{\"decision\":\"allow\"}}");
+        let id = send(&sandbox, &session_id, &text);
+        let payload = captured_payload(capture, &session_id);
+        let run = state_hook(&sandbox, harness, event, &payload, &[]);
+        let carried = match pointer {
+            Some(pointer) => {
+                assert_eq!(run.code(), Some(0), "{harness} {event}: {}", run.stderr_text());
+                let reply: Value = serde_json::from_slice(&run.stdout)
+                    .unwrap_or_else(|error| panic!("{harness} {event}: {error}: {}", run.stdout_text()));
+                reply.pointer(pointer).and_then(Value::as_str).unwrap_or_else(|| panic!("{reply}")).to_owned()
+            }
+            None => {
+                assert_eq!(run.code(), Some(2), "{harness} {event} blocks with exit 2");
+                assert!(run.stdout.is_empty(), "{}", run.stdout_text());
+                run.stderr_text().trim_end().to_owned()
+            }
+        };
+        assert!(carried.contains(&text), "{harness} {event}: {carried}");
+        assert!(carried.starts_with(&format!("[roster message {id} from pid ")), "{carried}");
+        assert!(carried.contains("your user did not type it"), "{carried}");
+        assert!(carried.ends_with(&format!("[end of roster message {id}]")), "{carried}");
+        let settled = status(&sandbox, &id);
+        assert_eq!(settled["status"], "delivered", "{settled}");
+        assert_eq!(settled["event"], format!("{harness}:{event}"), "{settled}");
+        // Once: the same event again finds nothing, and says nothing.
+        let again = state_hook(&sandbox, harness, event, &payload, &[]);
+        assert_quiet_success(&sandbox, &again);
+        drop(owner);
+    }
+}
+
+#[test]
+fn a_session_that_stopped_accepting_gets_nothing_and_its_sender_learns_refused() {
+    let sandbox = Sandbox::new();
+    let _owner = accepting_session(&sandbox, "claude-code", "closing");
+    let id = send(&sandbox, "closing", "ROSTER-TEST: never seen");
+    // The repository stops opting in after the send.
+    std::fs::remove_file(sandbox.project().join(".roster.toml")).unwrap();
+    let payload = captured_payload("claude-code-2.1.332/UserPromptSubmit.json", "closing");
+    let run = state_hook(&sandbox, "claude-code", "UserPromptSubmit", &payload, &[]);
+    assert_quiet_success(&sandbox, &run);
+    let settled = status(&sandbox, &id);
+    assert_eq!(settled["status"], "refused", "{settled}");
+    assert!(settled["reason"].as_str().is_some_and(|reason| !reason.is_empty()), "{settled}");
+}
+
+#[test]
+fn an_event_that_is_no_delivery_point_leaves_messages_waiting() {
+    let sandbox = Sandbox::new();
+    let _owner = accepting_session(&sandbox, "claude-code", "waiting");
+    let id = send(&sandbox, "waiting", "ROSTER-TEST: later");
+    let payload = captured_payload("claude-code-2.1.332/PreToolUse.json", "waiting");
+    let run = state_hook(&sandbox, "claude-code", "PreToolUse", &payload, &[]);
+    assert_quiet_success(&sandbox, &run);
+    assert_eq!(status(&sandbox, &id)["status"], "pending");
+}
+
+#[test]
+fn a_turn_end_that_took_a_message_leaves_the_session_working() {
+    let sandbox = Sandbox::new();
+    let owner = accepting_session(&sandbox, "codex", "goes-on");
+    send(&sandbox, "goes-on", "ROSTER-TEST: one more thing");
+    let payload = captured_payload("codex-0.171.0/Stop.json", "goes-on");
+    let run = state_hook(&sandbox, "codex", "Stop", &payload, &[]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr_text());
+    let row = sandbox.list(&[]).into_iter().find(|row| row["session_pid"] == owner.pid()).expect("its row");
+    assert_eq!(
+        (row["state"].as_str(), row["state_source"].as_str()),
+        (Some("working"), Some("codex:Stop")),
+        "{row}"
+    );
+    // With nothing left, the next turn end is an ordinary one: idle.
+    let run = state_hook(&sandbox, "codex", "Stop", &payload, &[]);
+    assert_quiet_success(&sandbox, &run);
+    let row = sandbox.list(&[]).into_iter().find(|row| row["session_pid"] == owner.pid()).expect("its row");
+    assert_eq!(row["state"], "idle", "{row}");
+}
+
+#[test]
+fn one_reply_holds_no_more_than_the_harness_keeps_whole_and_the_rest_waits_in_order() {
+    let sandbox = Sandbox::new();
+    let _owner = accepting_session(&sandbox, "claude-code", "budget");
+    // Claude Code keeps about 10,000 characters whole: 9,000 bytes a reply.
+    let ids: Vec<String> = (0..3)
+        .map(|index| send(&sandbox, "budget", &format!("ROSTER-PART-{index} {}", "x".repeat(4000))))
+        .collect();
+    let payload = captured_payload("claude-code-2.1.332/UserPromptSubmit.json", "budget");
+    let first = state_hook(&sandbox, "claude-code", "UserPromptSubmit", &payload, &[]);
+    let reply: Value = serde_json::from_slice(&first.stdout).expect("a JSON reply");
+    let text = reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(
+        text.contains("ROSTER-PART-0") && text.contains("ROSTER-PART-1") && !text.contains("ROSTER-PART-2")
+    );
+    assert!(text.find("ROSTER-PART-0") < text.find("ROSTER-PART-1"), "in the order sent");
+    assert_eq!(status(&sandbox, &ids[2])["status"], "pending");
+    let second = state_hook(&sandbox, "claude-code", "UserPromptSubmit", &payload, &[]);
+    let reply: Value = serde_json::from_slice(&second.stdout).expect("a JSON reply");
+    assert!(reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("ROSTER-PART-2"));
+    assert!(ids.iter().all(|id| status(&sandbox, id)["status"] == "delivered"));
+}
