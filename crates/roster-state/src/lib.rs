@@ -306,6 +306,16 @@ fn take_messages(
     if record.owner.pid.get() != target.session_pid || record.owner.start_ticks.0 != target.start_ticks {
         return Ok(None);
     }
+    // The payload's session id found the record; the messages go only to a
+    // hook of that very session: the calling session's owner (the ancestor
+    // walk, `--pid` or `ROSTER_SESSION_PID`) must be the record's owner. A
+    // payload naming another session's id (a resumed id running twice, a
+    // stale index) leaves its messages waiting for their own session.
+    let caller_is_the_session = cli_support::resolve_calling_owner(args.pid.as_deref())
+        .is_ok_and(|owner| owner.resolved.pid == record.owner.pid);
+    if !caller_is_the_session {
+        return Ok(None);
+    }
     let event = format!("{}:{}", point.harness, point.event);
     let delivery = Delivery {
         record_file_name: &target.file_name,

@@ -10,6 +10,19 @@ use tests::{Owner, Sandbox};
 
 use super::state_events::{assert_quiet_success, captured_payload, state_hook};
 
+/// The hook as its session's process tree runs it: the owner named, as the
+/// ancestor walk finds it in a harness.
+fn session_hook(
+    sandbox: &Sandbox,
+    owner: &Owner,
+    harness: &str,
+    event: &str,
+    payload: &[u8],
+) -> tests::Finished {
+    let pid = owner.pid().to_string();
+    state_hook(sandbox, harness, event, payload, &[("ROSTER_SESSION_PID", pid.as_str())])
+}
+
 /// Each delivery event with a captured payload, and how its reply carries
 /// the text: a JSON pointer into stdout, or `None` for stderr with exit 2.
 const DELIVERY: [(&str, &str, &str, Option<&str>); 9] = [
@@ -77,7 +90,7 @@ fn every_delivery_event_hands_the_messages_over_once_in_its_harness_format() {
             format!("ROSTER-TEST-{index}: run the tests\n\"quoted\" <b>and</b> {{\"decision\":\"allow\"}}");
         let id = send(&sandbox, &session_id, &text);
         let payload = captured_payload(capture, &session_id);
-        let run = state_hook(&sandbox, harness, event, &payload, &[]);
+        let run = session_hook(&sandbox, &owner, harness, event, &payload);
         let carried = match pointer {
             Some(pointer) => {
                 assert_eq!(run.code(), Some(0), "{harness} {event}: {}", run.stderr_text());
@@ -99,21 +112,39 @@ fn every_delivery_event_hands_the_messages_over_once_in_its_harness_format() {
         assert_eq!(settled["status"], "delivered", "{settled}");
         assert_eq!(settled["event"], format!("{harness}:{event}"), "{settled}");
         // Once: the same event again finds nothing, and says nothing.
-        let again = state_hook(&sandbox, harness, event, &payload, &[]);
+        let again = session_hook(&sandbox, &owner, harness, event, &payload);
         assert_quiet_success(&sandbox, &again);
         drop(owner);
     }
 }
 
 #[test]
+fn a_hook_of_another_session_naming_this_ones_id_takes_nothing() {
+    let sandbox = Sandbox::new();
+    let owner = accepting_session(&sandbox, "claude-code", "mine");
+    let id = send(&sandbox, "mine", "ROSTER-TEST: only for mine");
+    let payload = captured_payload("claude-code-2.1.332/UserPromptSubmit.json", "mine");
+    // Run outside any session, and as another session's hook.
+    let outside = state_hook(&sandbox, "claude-code", "UserPromptSubmit", &payload, &[]);
+    assert_quiet_success(&sandbox, &outside);
+    let other = Owner::spawn();
+    let run = session_hook(&sandbox, &other, "claude-code", "UserPromptSubmit", &payload);
+    assert_quiet_success(&sandbox, &run);
+    assert_eq!(status(&sandbox, &id)["status"], "pending");
+    let run = session_hook(&sandbox, &owner, "claude-code", "UserPromptSubmit", &payload);
+    assert!(!run.stdout.is_empty(), "its own hook gets it");
+    assert_eq!(status(&sandbox, &id)["status"], "delivered");
+}
+
+#[test]
 fn a_session_that_stopped_accepting_gets_nothing_and_its_sender_learns_refused() {
     let sandbox = Sandbox::new();
-    let _owner = accepting_session(&sandbox, "claude-code", "closing");
+    let owner = accepting_session(&sandbox, "claude-code", "closing");
     let id = send(&sandbox, "closing", "ROSTER-TEST: never seen");
     // The repository stops opting in after the send.
     std::fs::remove_file(sandbox.project().join(".roster.toml")).unwrap();
     let payload = captured_payload("claude-code-2.1.332/UserPromptSubmit.json", "closing");
-    let run = state_hook(&sandbox, "claude-code", "UserPromptSubmit", &payload, &[]);
+    let run = session_hook(&sandbox, &owner, "claude-code", "UserPromptSubmit", &payload);
     assert_quiet_success(&sandbox, &run);
     let settled = status(&sandbox, &id);
     assert_eq!(settled["status"], "refused", "{settled}");
@@ -123,10 +154,10 @@ fn a_session_that_stopped_accepting_gets_nothing_and_its_sender_learns_refused()
 #[test]
 fn an_event_that_is_no_delivery_point_leaves_messages_waiting() {
     let sandbox = Sandbox::new();
-    let _owner = accepting_session(&sandbox, "claude-code", "waiting");
+    let owner = accepting_session(&sandbox, "claude-code", "waiting");
     let id = send(&sandbox, "waiting", "ROSTER-TEST: later");
     let payload = captured_payload("claude-code-2.1.332/PreToolUse.json", "waiting");
-    let run = state_hook(&sandbox, "claude-code", "PreToolUse", &payload, &[]);
+    let run = session_hook(&sandbox, &owner, "claude-code", "PreToolUse", &payload);
     assert_quiet_success(&sandbox, &run);
     assert_eq!(status(&sandbox, &id)["status"], "pending");
 }
@@ -137,7 +168,7 @@ fn a_turn_end_that_took_a_message_leaves_the_session_working() {
     let owner = accepting_session(&sandbox, "codex", "goes-on");
     send(&sandbox, "goes-on", "ROSTER-TEST: one more thing");
     let payload = captured_payload("codex-0.171.0/Stop.json", "goes-on");
-    let run = state_hook(&sandbox, "codex", "Stop", &payload, &[]);
+    let run = session_hook(&sandbox, &owner, "codex", "Stop", &payload);
     assert_eq!(run.code(), Some(0), "{}", run.stderr_text());
     let row = sandbox.list(&[]).into_iter().find(|row| row["session_pid"] == owner.pid()).expect("its row");
     assert_eq!(
@@ -146,7 +177,7 @@ fn a_turn_end_that_took_a_message_leaves_the_session_working() {
         "{row}"
     );
     // With nothing left, the next turn end is an ordinary one: idle.
-    let run = state_hook(&sandbox, "codex", "Stop", &payload, &[]);
+    let run = session_hook(&sandbox, &owner, "codex", "Stop", &payload);
     assert_quiet_success(&sandbox, &run);
     let row = sandbox.list(&[]).into_iter().find(|row| row["session_pid"] == owner.pid()).expect("its row");
     assert_eq!(row["state"], "idle", "{row}");
@@ -155,13 +186,13 @@ fn a_turn_end_that_took_a_message_leaves_the_session_working() {
 #[test]
 fn one_reply_holds_no_more_than_the_harness_keeps_whole_and_the_rest_waits_in_order() {
     let sandbox = Sandbox::new();
-    let _owner = accepting_session(&sandbox, "claude-code", "budget");
+    let owner = accepting_session(&sandbox, "claude-code", "budget");
     // Claude Code keeps about 10,000 characters whole: 9,000 bytes a reply.
     let ids: Vec<String> = (0..3)
         .map(|index| send(&sandbox, "budget", &format!("ROSTER-PART-{index} {}", "x".repeat(4000))))
         .collect();
     let payload = captured_payload("claude-code-2.1.332/UserPromptSubmit.json", "budget");
-    let first = state_hook(&sandbox, "claude-code", "UserPromptSubmit", &payload, &[]);
+    let first = session_hook(&sandbox, &owner, "claude-code", "UserPromptSubmit", &payload);
     let reply: Value = serde_json::from_slice(&first.stdout).expect("a JSON reply");
     let text = reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(
@@ -169,7 +200,7 @@ fn one_reply_holds_no_more_than_the_harness_keeps_whole_and_the_rest_waits_in_or
     );
     assert!(text.find("ROSTER-PART-0") < text.find("ROSTER-PART-1"), "in the order sent");
     assert_eq!(status(&sandbox, &ids[2])["status"], "pending");
-    let second = state_hook(&sandbox, "claude-code", "UserPromptSubmit", &payload, &[]);
+    let second = session_hook(&sandbox, &owner, "claude-code", "UserPromptSubmit", &payload);
     let reply: Value = serde_json::from_slice(&second.stdout).expect("a JSON reply");
     assert!(reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("ROSTER-PART-2"));
     assert!(ids.iter().all(|id| status(&sandbox, id)["status"] == "delivered"));
