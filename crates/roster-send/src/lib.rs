@@ -213,6 +213,14 @@ fn send(args: &SendArgs) -> anyhow::Result<()> {
     let facts = RunningSystem::read();
     let (row, record) = live_session(&roster, to, &facts)?;
     let recipient = Recipient::of_record(&row.file_name, &record);
+    if let Err(reason) = deliverable_to(&record) {
+        print_refusal(args, &recipient, &reason)?;
+        return Err(EndedWith {
+            status: ExitStatus::Failure,
+            message: format!("pid {}: {reason}", recipient.pid),
+        }
+        .into());
+    }
     if let Err(reason) = cli_support::session_accepts_messages(&args.common, record.owner.pid, &facts) {
         print_refusal(args, &recipient, &reason)?;
         return Err(EndedWith {
@@ -333,6 +341,24 @@ fn live_session(roster: &RosterDir, to: &str, facts: &RunningSystem) -> anyhow::
 
 /// Whether the session of `pid` accepts messages now, decided as
 /// `roster-consent should-arm --pid PID` decides it.
+/// Whether a hook of the session's harness can hand a message to its
+/// model (`harness::DELIVERY_EVENTS`): a message no hook would deliver is
+/// refused at once rather than left to expire.
+fn deliverable_to(record: &registry_core::Record) -> Result<(), String> {
+    match harness::Harness::parse(record.harness.as_str()) {
+        Some(harness) if harness::delivers(harness) => Ok(()),
+        Some(harness) => Err(format!(
+            "{harness} has no hook that can hand a message to its model, so nothing would deliver it \
+             (docs/harnesses.md)"
+        )),
+        None => Err(format!(
+            "its harness ({}) is not one roster knows, so no hook of it would deliver a message; register \
+             the session with --harness",
+            if record.harness.as_str().is_empty() { "none recorded" } else { record.harness.as_str() }
+        )),
+    }
+}
+
 /// Who sends: the session of `--from`'s pid, else the session roster-send
 /// runs in, else the process that ran it.
 fn sender(roster: &RosterDir, from: Option<Pid>, facts: &RunningSystem) -> anyhow::Result<Sender> {

@@ -49,9 +49,10 @@ impl Scene {
         owner
     }
 
+    /// Registers `pid` as a Claude Code session, whose hooks deliver.
     fn register(&self, pid: u32) {
         let cwd = self.project.to_str().unwrap();
-        self.sandbox.register(pid, &["--cwd", cwd]);
+        self.sandbox.register(pid, &["--cwd", cwd, "--harness", "claude-code"]);
     }
 
     fn send(&self, args: &[&str]) -> Outcome {
@@ -339,4 +340,24 @@ fn a_session_killed_while_its_message_waits_expires_it_and_prune_removes_the_que
     scene.sandbox.run("roster-prune", &[]).expect_code(0);
     assert!(!scene.queue_path(owner_pid).exists(), "prune left the dead session's queue");
     scene.send(&["--status", &id]).expect_code(3);
+}
+
+#[test]
+fn a_session_whose_harness_cannot_deliver_is_refused_with_that_reason() {
+    let scene = Scene::new();
+    for (flags, says) in [
+        (vec!["--harness", "goose"], "goose has no hook that can hand a message"),
+        (vec![], "not one roster knows"),
+    ] {
+        let owner = ArmedOwner::spawn(scene.sandbox.root(), scene.sandbox.home(), &scene.project);
+        let cwd = scene.project.to_str().unwrap();
+        let mut args = vec!["--cwd", cwd];
+        args.extend(flags);
+        scene.sandbox.register(owner.pid(), &args);
+        let outcome = scene.send(&["--to", &owner.pid().to_string(), "hello"]);
+        assert_eq!(outcome.status.code(), Some(1), "{outcome}");
+        assert!(outcome.stderr.contains(says), "{outcome}");
+        let queue = scene.sandbox.root().join("messages");
+        assert!(!queue.exists() || tests::names_in(&queue).is_empty(), "nothing queued");
+    }
 }
