@@ -293,10 +293,16 @@ fn positive_duration(flag: &str, given: &str) -> Result<Duration, BadInput> {
         Ok(duration) if duration.is_zero() => Err(BadInput(format!(
             "{flag} {given}: give a duration longer than nothing, as in 30s, 10m or 2h"
         ))),
+        Ok(duration) if duration > LONGEST_DURATION => Err(BadInput(format!(
+            "{flag} {given}: at most 365d; a message that waits longer waits for nothing"
+        ))),
         Ok(duration) => Ok(duration),
         Err(why) => Err(BadInput(format!("{flag}: {why}"))),
     }
 }
+
+/// The longest `--ttl` or `--wait`: a year.
+const LONGEST_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 
 fn parse_pid(flag: &str, given: &str) -> Result<Pid, BadInput> {
     Pid::parse_canonical(given, kernel_pid_max())
@@ -363,7 +369,10 @@ fn deliverable_to(record: &registry_core::Record) -> Result<(), String> {
 /// runs in, else the process that ran it.
 fn sender(roster: &RosterDir, from: Option<Pid>, facts: &RunningSystem) -> anyhow::Result<Sender> {
     let pid = match from {
-        Some(pid) => pid,
+        Some(pid) => {
+            speaks_for(pid)?;
+            pid
+        }
         None => match resolve_calling_owner(None) {
             Ok(owner) => owner.resolved.pid,
             Err(ResolveError::NotFound) => {
@@ -378,6 +387,26 @@ fn sender(roster: &RosterDir, from: Option<Pid>, facts: &RunningSystem) -> anyho
         Some(record) => Sender::of_record(record),
         None => Sender::of_process(pid.get()),
     })
+}
+
+/// `--from` names the caller or one of its ancestors, as a session may
+/// consent only for itself: the model is told who sent the message, so
+/// no one may sign for another session.
+fn speaks_for(pid: Pid) -> anyhow::Result<()> {
+    let me = Pid::new(std::process::id()).expect("a running process has a pid");
+    let walk = owner_liveness::walk_ancestry_reporting(me);
+    if walk.steps.iter().any(|step| step.pid == pid) {
+        return Ok(());
+    }
+    let why = match walk.unreadable {
+        Some(why) => format!("cannot tell whether it is this command or one of its ancestors: {why}"),
+        None => "it is neither this command nor one of its ancestors".to_owned(),
+    };
+    Err(Refused(format!(
+        "--from {pid}: {why}; a message may be sent only as the session it is sent from (leave out --from \
+         inside the session, or name the pid of the session you run in)"
+    ))
+    .into())
 }
 
 fn print_refusal(args: &SendArgs, recipient: &Recipient, reason: &str) -> anyhow::Result<()> {

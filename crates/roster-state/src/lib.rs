@@ -303,6 +303,10 @@ fn take_messages(
         return Ok(None);
     };
     let Some(record) = row.record.as_ref() else { return Ok(None) };
+    // A session that is not alive takes nothing: its messages expire with it.
+    if row.liveness() != owner_liveness::Liveness::Alive {
+        return Ok(None);
+    }
     if record.owner.pid.get() != target.session_pid || record.owner.start_ticks.0 != target.start_ticks {
         return Ok(None);
     }

@@ -105,6 +105,17 @@ fn a_killed_session_is_dead_and_its_files_are_never_touched() {
     let lock = directory.join(format!("inuse.{pid}.lock"));
     let hold = directory.join(format!("inuse.{pid}.hold"));
     let before = (std::fs::read(&lock).unwrap(), std::fs::metadata(&hold).unwrap().len());
+    // Killed right after it started, its claim reads as a session starting
+    // (maybe in another pid namespace): never dead in that grace.
+    let young = Owner::spawn();
+    let young_pid = young.pid();
+    drop(young);
+    write_lock_file(&directory, young_pid, &format!("{young_pid}\n"));
+    std::fs::write(directory.join(format!("inuse.{young_pid}.hold")), b"").unwrap();
+    let row = row_for(&rows_of(&sandbox, &[]), young_pid);
+    assert_eq!(row["liveness"], "unknown", "{row}");
+    // The session ran a while before it was killed.
+    age(&lock, 30);
     holder.kill();
     let row = row_for(&rows_of(&sandbox, &[]), pid);
     assert_eq!(row["liveness"], "dead", "{row}");
@@ -134,6 +145,14 @@ fn each_claim_is_judged_by_who_holds_its_lock() {
     let row = row_for(&rows_of(&sandbox, &[]), reused.pid());
     assert_eq!(row["liveness"], "dead", "{row}");
     assert!(row["liveness_reason"].as_str().unwrap().contains("started after its lock file"), "{row}");
+
+    // A lock held by the pid it names is alive whatever the clocks say: a
+    // lock file far older than its process (a clock stepped) included.
+    let held = live_session(&directory);
+    age(&directory.join(format!("inuse.{}.lock", held.pid())), 7200);
+    let row = row_for(&rows_of(&sandbox, &[]), held.pid());
+    assert_eq!(row["liveness"], "alive", "{row}");
+    drop(held);
 
     // The same pid with a lock file written after it started, not holding
     // the lock: starting, ending, or another namespace's pid. Never dead.
@@ -175,6 +194,8 @@ fn a_reader_in_another_pid_namespace_never_judges_a_lock_it_cannot_see_dead() {
     let sandbox = Sandbox::new();
     let directory = session_directory(&sandbox, SESSION);
     let holder = live_session(&directory);
+    // A session that has run a while (past the grace of one starting).
+    age(&directory.join(format!("inuse.{}.lock", holder.pid())), 30);
     // Inside a new pid namespace the holder is not seen, in /proc/locks
     // nor anywhere: whatever the pid there names, the session is unknown.
     let unshare = require_tool("unshare");
@@ -249,18 +270,35 @@ fn roster_record_and_copilot_lock_of_one_session_are_one_row() {
     let directory = session_directory(&sandbox, SESSION);
     // Copilot CLI's loader is roster's owner; its native process below it
     // holds the lock: two pids, one session id, one row.
-    let loader = Owner::spawn();
-    sandbox.register(loader.pid(), &["--harness", "copilot", "--session-id", SESSION]);
+    // This test's own process stands for the loader: the lock holder is
+    // its child, as Copilot CLI's native process is its loader's.
+    let loader = std::process::id();
+    sandbox.register(loader, &["--harness", "copilot", "--session-id", SESSION]);
     let native = live_session(&directory);
     let rows = rows_of(&sandbox, &[]);
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(
         (rows[0]["origin"].as_str(), rows[0]["session_pid"].as_u64()),
-        (Some("roster"), Some(loader.pid() as u64))
+        (Some("roster"), Some(u64::from(loader)))
     );
     // Once the native process is gone, they are two again: the claim is
     // shown for what it is.
     native.kill();
     let rows = rows_of(&sandbox, &[]);
     assert_eq!(rows.len(), 2, "{rows:?}");
+}
+
+#[test]
+fn a_record_naming_a_live_copilot_sessions_id_from_elsewhere_never_hides_it() {
+    let sandbox = Sandbox::new();
+    let directory = session_directory(&sandbox, SESSION);
+    let native = live_session(&directory);
+    // An unrelated process registered by hand under the same session id:
+    // not the lock holder's parent, not in its chain.
+    let stranger = Owner::spawn();
+    sandbox.register(stranger.pid(), &["--harness", "copilot", "--session-id", SESSION]);
+    let rows = rows_of(&sandbox, &[]);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(row_for(&rows, native.pid())["origin"], "copilot");
+    assert_eq!(row_for(&rows, stranger.pid())["origin"], "roster");
 }

@@ -361,3 +361,23 @@ fn a_session_whose_harness_cannot_deliver_is_refused_with_that_reason() {
         assert!(!queue.exists() || tests::names_in(&queue).is_empty(), "nothing queued");
     }
 }
+
+#[test]
+fn a_ttl_past_a_year_is_bad_input_and_from_must_be_the_senders_own_session() {
+    let scene = Scene::new();
+    let owner = scene.armed_session();
+    let to = owner.pid().to_string();
+    let outcome = scene.send(&["--to", &to, "--ttl", "400d", "hello"]);
+    assert_eq!(outcome.status.code(), Some(2), "{outcome}");
+    // Another live session's pid as the sender: the model would be told
+    // that session sent it.
+    let other = scene.closed_session();
+    let outcome = scene.send(&["--to", &to, "--from", &other.pid().to_string(), "hello"]);
+    assert_eq!(outcome.status.code(), Some(3), "{outcome}");
+    assert!(outcome.stderr.contains("neither this command nor one of its ancestors"), "{outcome}");
+    let queue = scene.sandbox.root().join("messages");
+    assert!(
+        !queue.exists()
+            || tests::names_in(&queue).iter().all(|name| tests::names_in(&queue.join(name)).is_empty())
+    );
+}

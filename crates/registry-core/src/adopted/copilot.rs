@@ -42,6 +42,16 @@ pub const COPILOT_ROW_PREFIX: &str = "copilot/";
 /// there sees every process of the machine, and so every lock's holder.
 const INITIAL_PID_NAMESPACE: u64 = 0xEFFF_FFFC;
 
+/// How long after writing its lock file a session may take to lock its
+/// hold file: a claim younger than this that holds nothing is starting
+/// (Copilot CLI 1.0.102 locks it within a millisecond).
+pub const COPILOT_STARTING_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How much later than its lock file's time a process may seem to have
+/// started and still be the file's writer: start times are rebuilt from
+/// the boot clock and the wall clock, which may have been stepped since.
+const CLOCK_MARGIN: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The most of `workspace.yaml` and `events.jsonl`'s first line read.
 const SIDE_FILE_LIMIT: usize = 64 * 1024;
 
@@ -322,24 +332,24 @@ fn judge_claim(
     };
     let holders = claim.hold.map_or(&[][..], |inode| locks.holders(inode));
     let started = started_at(pid, facts);
-    let could_be_writer =
-        started.is_some_and(|(_, at)| at.unix_nanos() <= claim.written.unix_nanos() + 1_000_000_000);
-    if holders.contains(&pid.get()) {
-        return match started {
-            // The lock's holder is this very pid, and the process at it
-            // started before the lock file was written: the session.
-            Some((ticks, _)) if could_be_writer => {
-                identity.start_ticks = ticks;
-                let verdict = judge(&identity, None, facts);
-                (identity, verdict)
-            }
-            Some(_) => {
-                (identity, dead(format!("pid {pid} held inuse.{pid}.hold and is now another process")))
-            }
-            None => (identity, dead(format!("pid {pid} held inuse.{pid}.hold and has exited"))),
-        };
+    if holders.contains(&pid.get())
+        && let Some((ticks, _)) = started
+    {
+        // The pid held the lock when `/proc/locks` was read, and a process
+        // runs at it now. Read again, after the process was found: a lock
+        // still held by that pid is held by this very process (a reused
+        // pid cannot hold a lock its predecessor's exit released). No
+        // clock is compared: a stepped clock never makes it dead.
+        let still_held = claim.hold.is_some_and(|inode| {
+            HeldLocks::read().is_some_and(|again| again.holders(inode).contains(&pid.get()))
+        });
+        if still_held {
+            identity.start_ticks = ticks;
+            let verdict = judge(&identity, None, facts);
+            return (identity, verdict);
+        }
     }
-    if let Some(holder) = holders.first() {
+    if let Some(holder) = holders.iter().find(|holder| **holder != pid.get()) {
         return (
             identity,
             unknown(format!(
@@ -350,6 +360,19 @@ fn judge_claim(
     if claim.hold.is_none() {
         return (identity, unknown(format!("no inuse.{pid}.hold beside the lock file: starting, or ending")));
     }
+    // Not held. A session takes its lock within moments of writing the
+    // file: a young claim is starting (maybe in a pid namespace this
+    // reader cannot see into), never dead.
+    let age_nanos = Timestamp::from_system_time(facts.now()).unix_nanos() - claim.written.unix_nanos();
+    if age_nanos < COPILOT_STARTING_GRACE.as_nanos() as i128 {
+        return (identity, unknown(format!("inuse.{pid}.hold is not locked yet: a session starting")));
+    }
+    // The pid lives, and could have written the file (it started before,
+    // with a wide margin for a clock stepped since): starting, ending, or
+    // another pid namespace's pid.
+    let could_be_writer = started.is_some_and(|(_, at)| {
+        at.unix_nanos() <= claim.written.unix_nanos() + CLOCK_MARGIN.as_nanos() as i128
+    });
     if could_be_writer {
         return (
             identity,

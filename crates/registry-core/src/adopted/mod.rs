@@ -11,7 +11,9 @@ mod copilot;
 mod this_boot;
 
 pub use claude_code::{CLAUDE_CODE_FILE_SOURCE, CLAUDE_CODE_ROW_PREFIX};
-pub use copilot::{COPILOT_FILE_SOURCE, COPILOT_ROW_PREFIX, copilot_session_state_directory};
+pub use copilot::{
+    COPILOT_FILE_SOURCE, COPILOT_ROW_PREFIX, COPILOT_STARTING_GRACE, copilot_session_state_directory,
+};
 
 use claude_code::{read_adopted_row, read_listed_adopted_row};
 use copilot::{HeldLocks, lock_file_names, read_copilot_row};
@@ -114,6 +116,17 @@ fn same_live_session(row: &SessionRow, adopted: &SessionRow) -> bool {
         && ours.session_id == theirs.session_id
         && row.liveness() == Liveness::Alive
         && adopted.liveness() == Liveness::Alive
+        && runs_under(theirs.owner.pid, ours)
+}
+
+/// Whether the process `pid` is the record's owner, a member of its
+/// chain, or runs below the owner: a session id alone could be named by any
+/// process, so the claim must come from the record's own process tree.
+fn runs_under(pid: owner_liveness::Pid, ours: &Record) -> bool {
+    if ours.identity().members().any(|member| member.pid == pid) {
+        return true;
+    }
+    owner_liveness::walk_ancestry_reporting(pid).steps.iter().any(|step| step.pid == ours.owner.pid)
 }
 
 /// Whether `row` and `adopted` stand for one session (`merge_adopted`'s

@@ -74,8 +74,13 @@ pub fn take_for_delivery(
             break;
         }
         let settled = message.settled(OutcomeKind::Delivered, delivery.now, delivery.event);
-        queue.settle(roster, &settled)?;
-        delivered.push(settled);
+        match queue.settle(roster, &settled) {
+            Ok(()) => delivered.push(settled),
+            // Those settled already are the caller's to show, or they are
+            // lost; this one and the rest stay pending for a later event.
+            Err(_) if !delivered.is_empty() => break,
+            Err(error) => return Err(error),
+        }
     }
     Ok(delivered)
 }
@@ -94,7 +99,17 @@ pub fn text_for_model(messages: &[Message]) -> String {
                 [("agent", &from.agent), ("harness", &from.harness), ("session", &from.session_id)]
             {
                 if let Some(value) = value {
-                    sender.push_str(&format!(", {word} {value}"));
+                    // The header is one line the sender's own names cannot
+                    // bend: brackets and separators become plain marks.
+                    let plain: String = value
+                        .chars()
+                        .map(|character| match character {
+                            '[' | ']' | ';' | ',' => '_',
+                            character if character.is_control() => '_',
+                            character => character,
+                        })
+                        .collect();
+                    sender.push_str(&format!(", {word} {plain}"));
                 }
             }
             format!(

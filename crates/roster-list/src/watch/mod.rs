@@ -19,8 +19,8 @@ use cli_support::{
 use consent::{ConsentDecider, ConsentState, SessionConsent, record_file_name_of_marker, user_config_path};
 use owner_liveness::{Liveness, Pid};
 use registry_core::adopted::{
-    AdoptedDirectory, AdoptedHarness, AdoptedSource, adopted_row_name, counterparts_of, is_same_session,
-    merge_adopted, read_adopted_named,
+    AdoptedDirectory, AdoptedHarness, AdoptedSource, COPILOT_STARTING_GRACE, adopted_row_name,
+    counterparts_of, is_same_session, merge_adopted, read_adopted_named,
 };
 use registry_core::{
     Change, ListFilter, Listing, Origin, Record, RegistryWatch, RosterDir, RunningSystem, SessionRow,
@@ -93,8 +93,9 @@ impl EventKind {
 
 /// How long an adopted session not proven yet is looked at again (a
 /// Copilot CLI session between writing its lock file and locking its hold
-/// file: a lock being taken sends no inotify event), and how often.
-const SETTLING: Duration = Duration::from_secs(5);
+/// file: a lock being taken sends no inotify event, and a claim is judged
+/// dead only once its grace is over), and how often.
+const SETTLING: Duration = Duration::from_secs(COPILOT_STARTING_GRACE.as_secs() + 1);
 const SETTLING_LOOK: Duration = Duration::from_millis(50);
 
 /// One known entry of `sessions/`: its row as last read, and its consent.
@@ -668,11 +669,13 @@ impl Watcher<'_> {
             None => None,
         };
         // A harness's claim that was dead is dead still, whatever its file
-        // says since (the reason may be worded anew): nothing to report.
+        // says since (the reason may be worded anew, or its lock file be
+        // young enough to read as a session starting): nothing to report
+        // until the claim is proven alive again.
         if let (Some(known), Some(now)) = (&before, &now)
             && now.origin != Origin::Roster
             && known.row.liveness() == Liveness::Dead
-            && now.liveness() == Liveness::Dead
+            && now.liveness() != Liveness::Alive
             && known.row.pid == now.pid
         {
             let known = before.expect("matched above");
