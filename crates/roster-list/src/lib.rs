@@ -221,7 +221,9 @@ pub fn manual() -> Manual {
             "JSON rows carry every record key (null where absent) plus liveness, liveness_reason, \
              problem (null, malformed, untrusted, unsupported-format), consent (the marker that counts: \
              armed, disarmed, none), should_arm (the decision, true or false), consent_reason (why, as \
-             `roster-consent status` says it) and path."
+             `roster-consent status` says it), path, origin and messages_pending (how many messages wait \
+             in the session's queue for delivery; 0 for none, and for rows that are no roster record). The \
+             table shows a MSGS column, after CONSENT, only when a row shown has messages waiting."
                 .to_owned(),
         ],
         environment: vec![
@@ -247,6 +249,7 @@ pub fn manual() -> Manual {
             manual::SESSIONS_FILE,
             manual::CONSENT_FILE,
             manual::STATES_FILE,
+            manual::MESSAGES_FILE,
             manual::HOOK_ERRORS_FILE,
             FileEntry {
                 path: "~/.claude/sessions/<pid>.json",
@@ -373,7 +376,7 @@ fn print_listing(
             let now = Timestamp::now();
             let present = |row: SessionRow| {
                 let consent = decider.for_row(roster, &row, &facts);
-                table::text_row(&row, &consent, home.as_deref(), now)
+                table::listing_row(&row, &consent, home.as_deref(), now)
             };
             let listing = list_sessions_presented(roster, filter, &facts, &present)?;
             let summary = listing.summary().clone();
