@@ -152,8 +152,12 @@ pub fn manual() -> Manual {
              while it does not match), resync (events may have been lost, the registry directory was removed \
              or recreated, or its path now leads to another directory, a symlink above it swapped: everything \
              was read again and every difference follows as events), state-changed (a live session's \
-             state changed: it started working, went idle, or began waiting for its user; once per change). \
-             The field filters apply to events; died events are shown without --all. With --state S the \
+             state changed: it started working, went idle, or began waiting for its user; once per change), \
+             message-queued (a message was queued for the session with roster-send), message-delivered, \
+             message-expired, message-refused (a message for it was settled so: handed to the session, its \
+             time to live ran out or the session ended, or the session no longer accepted messages); each \
+             message is reported queued once and settled once, and those settled before the watch started \
+             are not. The field filters apply to events, a message's too; died events are shown without --all. With --state S the \
              watch shows the rows listed in that state, then only the state-changed events into it: the \
              moments a session starts waiting, say, once each. An owner found gone is reported died before its record is \
              reported removed, however far behind the watcher fell."
@@ -161,7 +165,10 @@ pub fn manual() -> Manual {
             "Events in JSON (--format json) are one object per line: schema (1), event (listed for each row \
              present at the start, then the names above), at (RFC 3339 in UTC with milliseconds), row (the \
              row exactly as roster-list --format json prints it; for removed the last row seen; for unmatched \
-             the row now; null for resync) and, for resync, reason. Schema 1 is a stable contract: keys and \
+             the row now; null for resync) and, for resync, reason. The message events add message: {id, seq, \
+             from {pid, agent, harness, session_id}, queued_at, expires_at, outcome (null, or {kind, at, event, \
+             reason}), bytes (the length of its text)}, never the text; their row's messages_pending is the \
+             count of messages waiting now. Schema 1 is a stable contract: keys and \
              event names may be added, none changes meaning or goes away without a new schema number. In \
              text, each event is one line in the columns of the table, after the local time and the event \
              (TIME EVENT PID HARNESS AGENT LIVENESS STATE CONSENT AGE CWD SESSION), under a header when the output is \

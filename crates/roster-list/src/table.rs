@@ -212,8 +212,8 @@ pub(crate) struct EventColumns {
 
 /// `HH:MM:SS.mmm`, as `local_clock` shows a time.
 const TIME_COLUMN_WIDTH: usize = 12;
-/// `consent-changed`, the longest event name.
-const EVENT_COLUMN_WIDTH: usize = 15;
+/// `message-delivered`, the longest event name.
+const EVENT_COLUMN_WIDTH: usize = 17;
 /// The least width of the CWD column of a watch.
 const CWD_COLUMN_WIDTH: usize = 24;
 
