@@ -35,8 +35,21 @@ pub const RECORD_KEYS: [&str; 22] = [
 ];
 
 /// The keys a JSON row adds to the record's (docs/contract.md §6.2).
-pub const ROW_EXTRA_KEYS: [&str; 7] =
-    ["liveness", "liveness_reason", "problem", "consent", "should_arm", "consent_reason", "path"];
+pub const ROW_EXTRA_KEYS: [&str; 13] = [
+    "liveness",
+    "liveness_reason",
+    "state",
+    "waiting_for",
+    "state_since",
+    "state_source",
+    "problem",
+    "consent",
+    "should_arm",
+    "consent_reason",
+    "path",
+    "origin",
+    "messages_pending",
+];
 
 /// The file name of `pid`'s record (and consent marker) when it is
 /// registered from this process's world: `<pid>@<pid namespace>-<boot

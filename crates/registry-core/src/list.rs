@@ -249,6 +249,7 @@ fn reread(
     let (mut row, _) =
         read_session_row_knowing(roster, &deferred.order.file_name, deferred.listed_as, Some(known), facts)?;
     row.read_state(roster, None);
+    row.read_messages(roster, None);
     if let Some(record) = &row.record
         && !filter.adopt.is_empty()
     {
@@ -299,6 +300,8 @@ fn list_sessions_presented_within<P: Send>(
     let whole_rows_budget = if rows > WHOLE_ROWS_UP_TO { 0 } else { whole_rows_budget };
     let kept_bytes = AtomicU64::new(0);
     let states = state_names(roster)?;
+    // The sessions ever sent a message have a queue; the others cost nothing.
+    let queues = crate::messages::queue_names(roster)?;
     let (adopted, adopted_unread) = read_adopted(&filter.adopt, facts);
     let adopted = AdoptedRows::new(adopted);
     let outcomes = map_in_parallel(&entries, |entry| {
@@ -314,6 +317,7 @@ fn list_sessions_presented_within<P: Send>(
             return Some(Outcome::DeadHidden);
         }
         row.read_state(roster, Some(&states));
+        row.read_messages(roster, Some(&queues));
         adopted.merge_into(&mut row);
         if !filter.admits_state(&row) {
             return Some(Outcome::FilteredOut);

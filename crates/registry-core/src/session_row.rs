@@ -81,6 +81,10 @@ pub struct SessionRow {
     pub state: Option<SessionState>,
     /// Roster's record, or a harness's file (`adopted`).
     pub origin: Origin,
+    /// How many messages wait in the session's queue (docs/contract.md
+    /// §6.6), when a listing counted them (`read_messages`); 0 for a row
+    /// that is no roster record.
+    pub messages_pending: usize,
 }
 
 impl SessionRow {
@@ -105,6 +109,7 @@ impl SessionRow {
             registered_at: mtime.unwrap_or(Timestamp::from_unix_nanos(0)),
             state: None,
             origin,
+            messages_pending: 0,
         }
     }
 
@@ -129,6 +134,21 @@ impl SessionRow {
             return;
         }
         self.state = crate::state::read_state(roster, &self.file_name, record);
+    }
+
+    /// Counts the messages waiting for the session (`messages_pending`),
+    /// when the row is a roster record and `queues` (the names in
+    /// `messages/`, when listed) has a queue for it: one directory read,
+    /// and none for a session that was never sent anything.
+    pub fn read_messages(&mut self, roster: &RosterDir, queues: Option<&std::collections::HashSet<String>>) {
+        if self.record.is_none() || self.origin != Origin::Roster {
+            return;
+        }
+        let queue = crate::messages::queue_name(&self.file_name);
+        if queues.is_some_and(|names| !names.contains(queue)) {
+            return;
+        }
+        self.messages_pending = crate::messages::pending_count(roster, &self.file_name);
     }
 
     /// The row with its owner judged again now, through the identity its
@@ -261,6 +281,7 @@ pub(crate) fn read_session_row_knowing(
                 verdict,
                 state: None,
                 origin: Origin::Roster,
+                messages_pending: 0,
             }
         }
         Parsed::Malformed(detail) => {
@@ -295,12 +316,14 @@ pub fn non_utf8_name_row(roster: &RosterDir, name: &std::ffi::OsStr) -> SessionR
             .unwrap_or(Timestamp::from_unix_nanos(0)),
         state: None,
         origin: Origin::Roster,
+        messages_pending: 0,
     }
 }
 
 /// Every key a JSON row carries (docs/contract.md §6.2), in output order: the record's
-/// keys, then the verdict, problem, consent and path.
-pub const ROW_KEYS: [&str; 35] = [
+/// keys, then the verdict, state, problem, consent, path, origin and the
+/// count of messages waiting.
+pub const ROW_KEYS: [&str; 36] = [
     "format",
     "session_pid",
     "session_pid_source",
@@ -336,6 +359,7 @@ pub const ROW_KEYS: [&str; 35] = [
     "consent_reason",
     "path",
     "origin",
+    "messages_pending",
 ];
 
 /// A row's consent keys, as the consent crate decided them: the counted
@@ -410,6 +434,7 @@ impl Serialize for RowJson<'_> {
         map.serialize_entry("consent_reason", self.consent.reason)?;
         map.serialize_entry("path", &row.path.to_string_lossy())?;
         map.serialize_entry("origin", row.origin.as_str())?;
+        map.serialize_entry("messages_pending", &row.messages_pending)?;
         map.end()
     }
 }
@@ -476,6 +501,7 @@ mod tests {
             registered_at: Timestamp::parse("2026-11-30T02:03:05.123456789Z").unwrap(),
             state: None,
             origin: Origin::Roster,
+            messages_pending: 0,
             record,
             problem,
             verdict: Verdict { liveness: Liveness::Alive, reason: "pid 4242 running".into() },

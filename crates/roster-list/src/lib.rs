@@ -152,8 +152,12 @@ pub fn manual() -> Manual {
              while it does not match), resync (events may have been lost, the registry directory was removed \
              or recreated, or its path now leads to another directory, a symlink above it swapped: everything \
              was read again and every difference follows as events), state-changed (a live session's \
-             state changed: it started working, went idle, or began waiting for its user; once per change). \
-             The field filters apply to events; died events are shown without --all. With --state S the \
+             state changed: it started working, went idle, or began waiting for its user; once per change), \
+             message-queued (a message was queued for the session with roster-send), message-delivered, \
+             message-expired, message-refused (a message for it was settled so: handed to the session, its \
+             time to live ran out or the session ended, or the session no longer accepted messages); each \
+             message is reported queued once and settled once, and those settled before the watch started \
+             are not. The field filters apply to events, a message's too; died events are shown without --all. With --state S the \
              watch shows the rows listed in that state, then only the state-changed events into it: the \
              moments a session starts waiting, say, once each. An owner found gone is reported died before its record is \
              reported removed, however far behind the watcher fell."
@@ -161,7 +165,10 @@ pub fn manual() -> Manual {
             "Events in JSON (--format json) are one object per line: schema (1), event (listed for each row \
              present at the start, then the names above), at (RFC 3339 in UTC with milliseconds), row (the \
              row exactly as roster-list --format json prints it; for removed the last row seen; for unmatched \
-             the row now; null for resync) and, for resync, reason. Schema 1 is a stable contract: keys and \
+             the row now; null for resync) and, for resync, reason. The message events add message: {id, seq, \
+             from {pid, agent, harness, session_id}, queued_at, expires_at, outcome (null, or {kind, at, event, \
+             reason}), bytes (the length of its text)}, never the text; their row's messages_pending is the \
+             count of messages waiting now. Schema 1 is a stable contract: keys and \
              event names may be added, none changes meaning or goes away without a new schema number. In \
              text, each event is one line in the columns of the table, after the local time and the event \
              (TIME EVENT PID HARNESS AGENT LIVENESS STATE CONSENT AGE CWD SESSION), under a header when the output is \
@@ -221,7 +228,9 @@ pub fn manual() -> Manual {
             "JSON rows carry every record key (null where absent) plus liveness, liveness_reason, \
              problem (null, malformed, untrusted, unsupported-format), consent (the marker that counts: \
              armed, disarmed, none), should_arm (the decision, true or false), consent_reason (why, as \
-             `roster-consent status` says it) and path."
+             `roster-consent status` says it), path, origin and messages_pending (how many messages wait \
+             in the session's queue for delivery; 0 for none, and for rows that are no roster record). The \
+             table shows a MSGS column, after CONSENT, only when a row shown has messages waiting."
                 .to_owned(),
         ],
         environment: vec![
@@ -247,6 +256,7 @@ pub fn manual() -> Manual {
             manual::SESSIONS_FILE,
             manual::CONSENT_FILE,
             manual::STATES_FILE,
+            manual::MESSAGES_FILE,
             manual::HOOK_ERRORS_FILE,
             FileEntry {
                 path: "~/.claude/sessions/<pid>.json",
@@ -373,7 +383,7 @@ fn print_listing(
             let now = Timestamp::now();
             let present = |row: SessionRow| {
                 let consent = decider.for_row(roster, &row, &facts);
-                table::text_row(&row, &consent, home.as_deref(), now)
+                table::listing_row(&row, &consent, home.as_deref(), now)
             };
             let listing = list_sessions_presented(roster, filter, &facts, &present)?;
             let summary = listing.summary().clone();

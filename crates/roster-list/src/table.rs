@@ -58,12 +58,61 @@ pub(crate) const CONSENT_COLUMN: usize = 5;
 /// ancestor of the registering process (`session_pid_verified: false`).
 pub(crate) const UNVERIFIED_MARK: &str = "?";
 
-/// The table of the rows' cells (`text_row`), empty without rows.
+/// The column of the messages waiting for each session, after CONSENT:
+/// shown only when a row has some, so the usual table is unchanged.
+const MSGS_HEADER: &str = "MSGS";
+/// Where the MSGS column goes when shown.
+const MSGS_COLUMN: usize = CONSENT_COLUMN + 1;
+
+/// The cells of a listed row: `text_row`'s, then, only when messages wait
+/// for the session, their count (`render_cells` makes it a column).
+pub(crate) fn listing_row(
+    row: &SessionRow,
+    consent: &SessionConsent,
+    home: Option<&Path>,
+    now: Timestamp,
+) -> Vec<String> {
+    let mut cells = text_row(row, consent, home, now);
+    if row.messages_pending > 0 {
+        cells.push(row.messages_pending.to_string());
+    }
+    cells
+}
+
+/// The table of the rows' cells (`listing_row`), empty without rows. The
+/// MSGS column is there only when some row has messages waiting.
 pub(crate) fn render_cells(rows: &[Vec<String>], colour: bool) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    render_table_within(&HEADERS, &LIMITS, rows, &|column, cell| paint_cell(column, cell, colour))
+    if rows.iter().all(|cells| cells.len() == HEADERS.len()) {
+        return render_table_within(&HEADERS, &LIMITS, rows, &|column, cell| {
+            paint_cell(column, cell, colour)
+        });
+    }
+    let mut headers = HEADERS.to_vec();
+    headers.insert(MSGS_COLUMN, MSGS_HEADER);
+    let mut limits = LIMITS.to_vec();
+    // At most 64 messages wait: the header is the widest cell.
+    limits.insert(MSGS_COLUMN, Some(MSGS_HEADER.len()));
+    let with_counts: Vec<Vec<String>> = rows
+        .iter()
+        .map(|cells| {
+            let mut shown = cells[..HEADERS.len()].to_vec();
+            shown.insert(MSGS_COLUMN, cells.get(HEADERS.len()).cloned().unwrap_or_else(|| "-".to_owned()));
+            shown
+        })
+        .collect();
+    // Past MSGS, the columns are those of the table without it, one on;
+    // MSGS itself is not painted.
+    let unshifted = |column: usize| match column {
+        MSGS_COLUMN => usize::MAX,
+        column if column > MSGS_COLUMN => column - 1,
+        column => column,
+    };
+    render_table_within(&headers, &limits, &with_counts, &|column, cell| {
+        paint_cell(unshifted(column), cell, colour)
+    })
 }
 
 /// A LIVENESS or STATE cell in its colour (a session waiting for its user
@@ -163,8 +212,8 @@ pub(crate) struct EventColumns {
 
 /// `HH:MM:SS.mmm`, as `local_clock` shows a time.
 const TIME_COLUMN_WIDTH: usize = 12;
-/// `consent-changed`, the longest event name.
-const EVENT_COLUMN_WIDTH: usize = 15;
+/// `message-delivered`, the longest event name.
+const EVENT_COLUMN_WIDTH: usize = 17;
 /// The least width of the CWD column of a watch.
 const CWD_COLUMN_WIDTH: usize = 24;
 

@@ -2,7 +2,8 @@
 //! §6.2): the stable contract scripts rely on. Every row carries every
 //! record key (null where absent) plus `liveness`, `liveness_reason`,
 //! `problem`, `consent` and `path`, whatever the row is: alive, dead,
-//! unknown or a problem. Also the order and the filters of the listing.
+//! unknown or a problem. Also the order and the filters of the listing,
+//! and the count of messages waiting for each session.
 
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -334,4 +335,54 @@ fn consent_column_follows_the_live_marker_only() {
         "the ended session left no marker"
     );
     assert_eq!(consent(gone, &["--all"]), "none", "a dead owner's marker still counts");
+}
+
+/// `messages_pending` counts the messages waiting for a session, on every
+/// row: 0 for a session never sent one and for a problem entry. The text
+/// table shows MSGS only while a row shown has messages waiting.
+#[test]
+fn every_row_counts_the_messages_waiting_and_the_table_shows_them_only_then() {
+    let sandbox = Sandbox::new();
+    let project = sandbox.home().join("src/app");
+    std::fs::create_dir_all(&project).unwrap();
+    let armed = tests::ArmedOwner::spawn(sandbox.root(), sandbox.home(), &project);
+    sandbox.register(armed.pid(), &["--cwd", project.to_str().unwrap()]);
+    let quiet = Owner::spawn();
+    sandbox.register(quiet.pid(), &[]);
+    tests::write_file_0600(&sandbox.sessions().join("31005.json"), b"not json at all");
+    let table = sandbox.run("roster-list", &[]);
+    table.expect_code(0);
+    assert!(!table.stdout_text().contains("MSGS"), "{table}");
+
+    let to = armed.pid().to_string();
+    for text in ["first", "second"] {
+        sandbox.run("roster-send", &["-q", "--to", &to, text]).expect_code(0);
+    }
+    let rows = sandbox.list(&[]);
+    for row in &rows {
+        assert_all_keys(row, "a listed");
+        assert!(row["messages_pending"].is_u64(), "{row:#}");
+    }
+    assert_eq!(only_row_for(&rows, armed.pid())["messages_pending"], 2);
+    assert_eq!(only_row_for(&rows, quiet.pid())["messages_pending"], 0);
+    assert_eq!(row_named(&rows, "31005.json").expect("the problem row")["messages_pending"], 0);
+
+    let table = sandbox.run("roster-list", &[]);
+    table.expect_code(0);
+    let text = table.stdout_text();
+    let lines: Vec<&str> = text.lines().collect();
+    let header: Vec<&str> = lines[0].split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["PID", "HARNESS", "AGENT", "LIVENESS", "STATE", "CONSENT", "MSGS", "AGE", "CWD", "SESSION"]
+    );
+    let msgs_at = lines[0].find("MSGS").unwrap();
+    let cell_of = |pid: u32| {
+        let first =
+            |line: &&&str| line.split_whitespace().next().map(|cell| cell.trim_end_matches('?').to_owned());
+        let line = lines.iter().find(|line| first(line) == Some(pid.to_string())).expect("the pid's line");
+        line[msgs_at..].split_whitespace().next().unwrap().to_owned()
+    };
+    assert_eq!(cell_of(armed.pid()), "2", "{text}");
+    assert_eq!(cell_of(quiet.pid()), "-", "{text}");
 }

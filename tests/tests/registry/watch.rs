@@ -5,7 +5,8 @@
 //! files; a filtered watch whose session stops matching; a watcher that
 //! was stopped while a session ended; a symlink above the registry
 //! swapped; `--until-gone`; exit 0 on SIGINT, SIGTERM and a closed stdout;
-//! and no system call at all while nothing changes.
+//! no system call at all while nothing changes; and each message queued
+//! for a session and settled, once.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -15,6 +16,8 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
+use registry_core::messages::{Delivery, Message, take_for_delivery};
+use registry_core::{Parsed, RosterDir, Timestamp, parse_record};
 use serde_json::Value;
 use tests::{
     ArmedOwner, Owner, Sandbox, poll_until, require_tool, wait_with_deadline, write_file_atomically,
@@ -912,4 +915,116 @@ fn a_watch_follows_the_sessions_copilot_marks() {
     std::fs::remove_file(directory.join(format!("inuse.{pid}.lock"))).unwrap();
     watcher.expect("removed", Some(pid));
     watcher.expect_quiet(Duration::from_millis(300));
+}
+
+/// What the delivery hook of the session `pid` does at a prompt: takes
+/// the messages waiting for it, delivered, or refused with `refusal` when
+/// the session no longer accepts messages.
+fn deliver(sandbox: &Sandbox, pid: u32, refusal: Option<&str>) -> Vec<Message> {
+    let roster = RosterDir::open_existing(sandbox.root()).unwrap().expect("the registry exists");
+    let bytes = std::fs::read(sandbox.record_path(pid)).unwrap();
+    let Parsed::Record(record) = parse_record(&bytes, owner_liveness::Pid::new(pid).unwrap()) else {
+        panic!("the record of {pid} does not parse");
+    };
+    let name = tests::record_file_name_here(pid);
+    let delivery = Delivery {
+        record_file_name: &name,
+        record: &record,
+        event: "claude-code:UserPromptSubmit",
+        now: Timestamp::now(),
+        lock_deadline: Instant::now() + Duration::from_secs(5),
+    };
+    take_for_delivery(&roster, &delivery, || refusal.map_or(Ok(()), |reason| Err(reason.to_owned()))).unwrap()
+}
+
+/// The next event must be `kind` for a message to `pid` with `pending`
+/// messages waiting; returns its `message`, checked to carry no text.
+#[track_caller]
+fn expect_message(watcher: &Watcher, kind: &str, pid: u32, pending: u64) -> Value {
+    let event = watcher.expect(kind, Some(pid));
+    assert_eq!(event["row"]["messages_pending"], pending, "{event}");
+    let message = event["message"].clone();
+    let keys: Vec<&str> = message.as_object().expect("a message object").keys().map(String::as_str).collect();
+    let mut expected = ["id", "seq", "from", "queued_at", "expires_at", "outcome", "bytes"];
+    expected.sort_unstable();
+    let mut keys = keys;
+    keys.sort_unstable();
+    assert_eq!(keys, expected, "{event}");
+    assert!(message["from"]["pid"].is_u64(), "{event}");
+    message
+}
+
+/// A message's life as a watcher sees it: queued, then delivered,
+/// expired (its time to live ran out) or refused (the session closed
+/// meanwhile), each once, with the session's row and its count of
+/// messages waiting going 1 then 0; a watch whose filters leave the
+/// session out says nothing of its messages.
+#[test]
+fn a_watch_reports_each_message_queued_then_settled_once() {
+    let sandbox = Sandbox::new();
+    let project = sandbox.home().join("src/app");
+    std::fs::create_dir_all(&project).unwrap();
+    let owner = ArmedOwner::spawn(sandbox.root(), sandbox.home(), &project);
+    let pid = owner.pid();
+    let to = pid.to_string();
+    sandbox.register(pid, &["--cwd", project.to_str().unwrap(), "--agent", "wren"]);
+    let watcher = Watcher::start(&sandbox, &[]);
+    let listed = watcher.expect("listed", Some(pid));
+    assert_eq!(listed["row"]["messages_pending"], 0, "{listed}");
+    let elsewhere = Watcher::start(&sandbox, &["--agent", "someone-else"]);
+
+    // Delivered. The first send also makes the session's queue.
+    let text = "please rebase onto main";
+    let queued = sandbox.run("roster-send", &["--json", "--to", &to, text]).json();
+    let message = expect_message(&watcher, "message-queued", pid, 1);
+    assert_eq!(message["id"], queued["id"], "{message}");
+    assert_eq!(message["seq"], 1, "{message}");
+    assert_eq!(message["outcome"], Value::Null, "{message}");
+    assert_eq!(message["bytes"], text.len(), "{message}");
+    assert_eq!(message["expires_at"], queued["expires_at"], "{message}");
+    assert_eq!(deliver(&sandbox, pid, None).len(), 1);
+    let message = expect_message(&watcher, "message-delivered", pid, 0);
+    assert_eq!(message["id"], queued["id"], "{message}");
+    assert_eq!(message["outcome"]["kind"], "delivered", "{message}");
+    assert_eq!(message["outcome"]["event"], "claude-code:UserPromptSubmit", "{message}");
+    watcher.expect_quiet(Duration::from_millis(300));
+
+    // Expired: its time to live runs out, and a look at it settles it.
+    let queued = sandbox.run("roster-send", &["--json", "--ttl", "1s", "--to", &to, "soon stale"]).json();
+    let message = expect_message(&watcher, "message-queued", pid, 1);
+    assert_eq!((message["id"].clone(), message["seq"].clone()), (queued["id"].clone(), Value::from(2)));
+    std::thread::sleep(Duration::from_millis(1100));
+    let id = queued["id"].as_str().unwrap();
+    let status = sandbox.run("roster-send", &["--json", "--status", id]).json();
+    assert_eq!(status["status"], "expired", "{status}");
+    let message = expect_message(&watcher, "message-expired", pid, 0);
+    assert_eq!(message["outcome"]["kind"], "expired", "{message}");
+    assert_eq!(message["outcome"]["reason"], "its time to live ran out", "{message}");
+    watcher.expect_quiet(Duration::from_millis(300));
+
+    // Refused: the session closes before the delivery.
+    let queued = sandbox.run("roster-send", &["--json", "--to", &to, "are you there?"]).json();
+    expect_message(&watcher, "message-queued", pid, 1);
+    run(&sandbox, "roster-consent", &["disarm", "--pid", &to]);
+    watcher.expect("consent-changed", Some(pid));
+    assert!(deliver(&sandbox, pid, Some("the session was disarmed")).is_empty());
+    let message = expect_message(&watcher, "message-refused", pid, 0);
+    assert_eq!(message["id"], queued["id"], "{message}");
+    assert_eq!(message["outcome"]["reason"], "the session was disarmed", "{message}");
+    watcher.expect_quiet(Duration::from_millis(300));
+    elsewhere.expect_quiet(Duration::from_millis(100));
+
+    // The queue removed with its session: no event of its own.
+    let ended = owner_pid_killed(owner);
+    watcher.expect("died", Some(ended));
+    run(&sandbox, "roster-prune", &[]);
+    watcher.expect("removed", Some(ended));
+    watcher.expect_quiet(Duration::from_millis(300));
+}
+
+/// Kills the armed owner and returns its pid.
+fn owner_pid_killed(owner: ArmedOwner) -> u32 {
+    let pid = owner.pid();
+    drop(owner);
+    pid
 }

@@ -164,3 +164,28 @@ fn the_contract_and_harness_notes_list_every_state_event_in_its_column() {
         }
     }
 }
+
+/// The keys of a JSON row are one list in the code
+/// (`registry_core::ROW_KEYS`): each key a row adds to the record's is
+/// named in contract §6.2, and the tests' own list of them
+/// (`tests::ROW_EXTRA_KEYS`, which every row is checked against) is that
+/// list less the record's keys.
+#[test]
+fn the_contract_names_every_key_a_json_row_adds_to_the_record() {
+    let contract = read("docs/contract.md");
+    let start = contract.find("\n### 6.2 ").expect("the contract has §6.2");
+    let section = &contract[start..];
+    let section = &section[..section[1..].find("\n### ").map_or(section.len(), |end| end + 1)];
+    // `chain` is a record key (§3) the tests' list of required ones leaves out.
+    let record_keys: Vec<&str> = tests::RECORD_KEYS.iter().copied().chain(["chain"]).collect();
+    let added: Vec<&str> =
+        registry_core::ROW_KEYS.iter().copied().filter(|key| !record_keys.contains(key)).collect();
+    let mut expected = tests::ROW_EXTRA_KEYS.to_vec();
+    let mut found = added.clone();
+    expected.sort_unstable();
+    found.sort_unstable();
+    assert_eq!(found, expected, "the row keys beyond the record's differ from the tests' list");
+    for key in added {
+        assert!(section.contains(&format!("`{key}`")), "contract §6.2 does not name the row key `{key}`");
+    }
+}

@@ -178,6 +178,7 @@ pub(crate) fn read_listed_adopted_row(
             problem: None,
             verdict,
             origin: Origin::ClaudeCode,
+            messages_pending: 0,
         }),
         Err(detail) => Some(problem_row(ProblemKind::Malformed, detail, Some(contents.mtime))),
     }

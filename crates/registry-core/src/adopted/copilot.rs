@@ -258,6 +258,7 @@ pub(crate) fn read_copilot_row(
         problem: None,
         verdict,
         origin: Origin::Copilot,
+        messages_pending: 0,
     })
 }
 

@@ -14,8 +14,9 @@
 //!
 //! `format.rs` is the file format and the bounds, `queue.rs` the
 //! directory, its lock and its files; `send.rs`, `delivery.rs` and
-//! `status.rs` are the three things done to a queue, and `removal.rs`
-//! removes queues with their sessions for prune.
+//! `status.rs` are the three things done to a queue, `removal.rs`
+//! removes queues with their sessions for prune, and `view.rs` is a queue
+//! as a watcher reads it.
 
 mod delivery;
 mod format;
@@ -23,6 +24,7 @@ mod queue;
 pub(crate) mod removal;
 mod send;
 mod status;
+mod view;
 
 pub use delivery::{Delivery, pending_count, take_for_delivery, text_for_model};
 pub use format::{
@@ -30,6 +32,8 @@ pub use format::{
     MessageId, MessageText, Outcome, OutcomeKind, Recipient, SESSION_ENDED, Sender, TIME_TO_LIVE_RAN_OUT,
     TextProblem, message_file_name,
 };
-pub use queue::queue_directory;
+pub(crate) use queue::queue_name;
+pub use queue::{queue_directory, queue_names};
 pub use send::queue_message;
 pub use status::{FoundMessage, expire_message, message_status};
+pub use view::QueueView;

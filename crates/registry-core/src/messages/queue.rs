@@ -86,6 +86,17 @@ pub(crate) fn queue_name(record_file_name: &str) -> &str {
     record_file_name.strip_suffix(".json").unwrap_or(record_file_name)
 }
 
+/// The names of the queues in `messages/` (record names without `.json`),
+/// read once so that a listing opens only the queues there are.
+pub fn queue_names(roster: &RosterDir) -> Result<std::collections::HashSet<String>> {
+    Ok(list_entries(roster, roster.messages())?
+        .into_iter()
+        .filter(|entry| entry.kind == EntryKind::Directory || entry.kind == EntryKind::Unknown)
+        .filter_map(|entry| entry.name.into_string().ok())
+        .filter(|name| !name.starts_with('.'))
+        .collect())
+}
+
 /// The directory the queue of the record `record_file_name` is (or would
 /// be): what a sender waiting for an outcome watches.
 pub fn queue_directory(roster: &RosterDir, record_file_name: &str) -> PathBuf {

@@ -1,6 +1,8 @@
 //! What changes in the registry, as it happens, without polling and
-//! without a daemon: inotify on the roster directory and its two
-//! subdirectories, a pidfd per watched owner (readable the instant it
+//! without a daemon: inotify on the roster directory and its
+//! subdirectories (`states/`, `messages/` and each session's message queue
+//! in it are optional, and their coming and going is never a resync), a
+//! pidfd per watched owner (readable the instant it
 //! exits), and the descriptors the running process says end the watch
 //! (`StopWhen`: its signalfd, its stdout), all in one epoll; beside them, a second inotify instance on the paths the
 //! caller follows (`follow`) and on the directories holding the symlinks
@@ -23,7 +25,7 @@ use owner_liveness::{Pid, PidFd};
 
 use self::followed_paths::{FollowedEvent, FollowedPaths, Interest, symlinks_on_path};
 use crate::error::{Error, Result};
-use crate::store::directory::{CONSENT, SESSIONS, STATES};
+use crate::store::directory::{CONSENT, MESSAGES, SESSIONS, STATES};
 
 /// One thing that changed, for the caller to look at again.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,6 +36,10 @@ pub enum Change {
     ConsentEntry(String),
     /// A session's state file in `states/` was written.
     StateEntry(String),
+    /// The message queue of the record named here (`<record>.json`)
+    /// changed: a message was queued or settled in it, or the queue's
+    /// directory appeared or went away. Its names tell which.
+    MessageQueue(String),
     /// A watched owner's pidfd became readable: the process exited.
     OwnerExited(Pid),
     /// An entry `name` of a path the caller follows (`follow`) appeared,
@@ -79,6 +85,9 @@ struct Watches {
     sessions: Option<WatchDescriptor>,
     consent: Option<WatchDescriptor>,
     states: Option<WatchDescriptor>,
+    messages: Option<WatchDescriptor>,
+    /// Each queue directory in `messages/`, by its watch: its name.
+    queues: HashMap<WatchDescriptor, String>,
     /// The nearest existing ancestor, while the registry is missing.
     waiting_in: Option<WatchDescriptor>,
     /// The directory the registry's path led to when it was watched (its
@@ -147,6 +156,30 @@ fn root_flags() -> AddWatchFlags {
 /// A state file is only ever put in place by a rename; the temporaries
 /// written before it are nobody's business.
 fn state_flags() -> AddWatchFlags {
+    AddWatchFlags::IN_MOVED_TO
+        | AddWatchFlags::IN_DELETE_SELF
+        | AddWatchFlags::IN_MOVE_SELF
+        | AddWatchFlags::IN_ONLYDIR
+        | AddWatchFlags::IN_DONT_FOLLOW
+}
+
+/// `messages/` holds one directory per session's queue, made by the
+/// first send and removed by prune.
+fn messages_flags() -> AddWatchFlags {
+    AddWatchFlags::IN_CREATE
+        | AddWatchFlags::IN_MOVED_TO
+        | AddWatchFlags::IN_MOVED_FROM
+        | AddWatchFlags::IN_DELETE
+        | AddWatchFlags::IN_DELETE_SELF
+        | AddWatchFlags::IN_MOVE_SELF
+        | AddWatchFlags::IN_ONLYDIR
+        | AddWatchFlags::IN_DONT_FOLLOW
+}
+
+/// A message is queued, and settled, by a rename into its queue; the
+/// pending name removed after settling and old settled files removed by a
+/// send change nothing a watcher reports.
+fn queue_flags() -> AddWatchFlags {
     AddWatchFlags::IN_MOVED_TO
         | AddWatchFlags::IN_DELETE_SELF
         | AddWatchFlags::IN_MOVE_SELF
@@ -339,9 +372,10 @@ impl RegistryWatch {
                     self.watches.sessions,
                     self.watches.consent,
                     self.watches.states,
+                    self.watches.messages,
                     self.watches.waiting_in,
                 ];
-                if !current.contains(&wd) {
+                if !current.contains(&wd) && !self.watches.queues.contains_key(&event.wd) {
                     continue;
                 }
                 if wd == self.watches.waiting_in {
@@ -352,6 +386,28 @@ impl RegistryWatch {
                 // moves only its own watch, never the registry's.
                 if wd == self.watches.states && event.mask.intersects(self_event) {
                     self.watches.states = None;
+                    continue;
+                }
+                // So are `messages/` and each queue in it, which hold their
+                // own files: a queue going is said as a change of it.
+                if wd == self.watches.messages && event.mask.intersects(self_event) {
+                    self.watches.messages = None;
+                    continue;
+                }
+                if let Some(queue) = self.watches.queues.get(&event.wd) {
+                    let record = format!("{queue}.json");
+                    if event.mask.intersects(self_event) {
+                        self.watches.queues.remove(&event.wd);
+                        // Moved away, it is watched no more.
+                        let _ = self.inotify.rm_watch(event.wd);
+                        changes.push(Change::MessageQueue(record));
+                    } else if event
+                        .name
+                        .as_ref()
+                        .is_some_and(|name| !name.as_encoded_bytes().starts_with(b"."))
+                    {
+                        changes.push(Change::MessageQueue(record));
+                    }
                     continue;
                 }
                 if event.mask.intersects(self_event) {
@@ -377,8 +433,14 @@ impl RegistryWatch {
                     if !name.starts_with('.') {
                         changes.push(Change::StateEntry(name.to_owned()));
                     }
+                } else if wd == self.watches.messages {
+                    if !name.starts_with('.') {
+                        self.queue_entry_changed(name, event.mask, changes);
+                    }
                 } else if wd == self.watches.root && name == STATES {
                     self.watch_states();
+                } else if wd == self.watches.root && name == MESSAGES {
+                    self.watch_messages(changes);
                 } else if wd == self.watches.root && [SESSIONS, CONSENT].contains(&name) {
                     // A subdirectory removed, renamed or put in place. Its
                     // creation may also be the one the watch was made
@@ -447,6 +509,56 @@ impl RegistryWatch {
         if self.watches.states.is_none() {
             self.watches.states = self.inotify.add_watch(&self.path.join(STATES), state_flags()).ok();
         }
+    }
+
+    /// Watches `messages/` when it is there and not watched yet, and each
+    /// queue in it: a queue made before its watch was is said as a change,
+    /// so that a message queued meanwhile is seen.
+    fn watch_messages(&mut self, changes: &mut Vec<Change>) {
+        if self.watches.messages.is_some() {
+            return;
+        }
+        let messages = self.path.join(MESSAGES);
+        self.watches.messages = self.inotify.add_watch(&messages, messages_flags()).ok();
+        if self.watches.messages.is_none() {
+            return;
+        }
+        for name in queue_directory_names(&messages) {
+            self.watch_queue(&name);
+            changes.push(Change::MessageQueue(format!("{name}.json")));
+        }
+    }
+
+    /// Watches the queue directory `messages/<name>`; `false` when it
+    /// cannot be (gone already, or the inotify watch limit).
+    fn watch_queue(&mut self, name: &str) -> bool {
+        let path = self.path.join(MESSAGES).join(name);
+        match self.inotify.add_watch(&path, queue_flags()) {
+            Ok(wd) => {
+                self.watches.queues.insert(wd, name.to_owned());
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// A name in `messages/` came or went: a queue made (its watch added,
+    /// then the queue said changed, for what was written before the
+    /// watch) or removed.
+    fn queue_entry_changed(&mut self, name: &str, mask: AddWatchFlags, changes: &mut Vec<Change>) {
+        let arrived = mask.intersects(AddWatchFlags::IN_CREATE | AddWatchFlags::IN_MOVED_TO);
+        if arrived {
+            let watched = self.watches.queues.values().any(|queue| queue == name);
+            if !watched {
+                self.watch_queue(name);
+            }
+        } else if let Some(wd) =
+            self.watches.queues.iter().find_map(|(wd, queue)| (queue == name).then_some(*wd))
+        {
+            self.watches.queues.remove(&wd);
+            let _ = self.inotify.rm_watch(wd);
+        }
+        changes.push(Change::MessageQueue(format!("{name}.json")));
     }
 
     /// Watches the registry again where its path leads now and says what
@@ -530,15 +642,18 @@ impl RegistryWatch {
     /// when the watch waits for it.
     fn try_establish(&mut self) -> Result<bool> {
         self.watches.leads_to = None;
+        let queues: Vec<WatchDescriptor> = self.watches.queues.drain().map(|(wd, _)| wd).collect();
         for wd in [
             self.watches.root.take(),
             self.watches.sessions.take(),
             self.watches.consent.take(),
             self.watches.states.take(),
+            self.watches.messages.take(),
             self.watches.waiting_in.take(),
         ]
         .into_iter()
         .flatten()
+        .chain(queues)
         {
             let _ = self.inotify.rm_watch(wd);
         }
@@ -556,11 +671,16 @@ impl RegistryWatch {
                     sessions: Some(sessions),
                     consent: Some(consent),
                     states,
+                    messages: None,
+                    queues: HashMap::new(),
                     waiting_in: None,
                     // Looked at after the watches were made: a swap after
                     // this is a difference the next look finds.
                     leads_to: directory_identity(&self.path),
                 };
+                // The queues there are now are read by whoever (re)reads
+                // the registry after this: nothing to say of them here.
+                self.watch_messages(&mut Vec::new());
                 Ok(true)
             }
             (root, sessions, consent) => {
@@ -627,6 +747,18 @@ impl RegistryPathChange {
             ),
         }
     }
+}
+
+/// The names of the queue directories in `messages`, as a watcher lists
+/// them (roster makes nothing else there; a dotfile is no queue).
+fn queue_directory_names(messages: &Path) -> Vec<String> {
+    let Ok(entries) = owner_liveness::retry_interrupted(|| std::fs::read_dir(messages)) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| !name.starts_with('.'))
+        .collect()
 }
 
 /// Why inotify refused to follow a path, and the fix.

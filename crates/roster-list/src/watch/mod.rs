@@ -6,6 +6,7 @@
 //! events and their JSON schema are a stable contract (`EVENT_SCHEMA`).
 
 mod consent_inputs;
+mod messages;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
@@ -27,7 +28,10 @@ use registry_core::{
     StopWhen, Timestamp, list_sessions, read_session_row,
 };
 
+use registry_core::messages::{Message, OutcomeKind};
+
 use self::consent_inputs::{ConsentConcerns, ConsentInputs};
+use self::messages::{KnownQueues, MessageNews, message_json};
 use crate::table::{EventColumns, text_row};
 
 /// The version of the event objects `--watch --format json` prints; it
@@ -61,6 +65,16 @@ pub enum EventKind {
     /// A live session's state changed: it started working, went idle, or
     /// began waiting for its user (or waits for something else now).
     StateChanged,
+    /// A message was queued for the session (`roster-send`).
+    MessageQueued,
+    /// A message for the session was handed to it by its delivery hook.
+    MessageDelivered,
+    /// A message for the session expired: its time to live ran out, or
+    /// the session ended first.
+    MessageExpired,
+    /// A message for the session was refused at delivery: the session no
+    /// longer accepted messages.
+    MessageRefused,
 }
 
 impl EventKind {
@@ -76,17 +90,41 @@ impl EventKind {
             EventKind::Resync => "resync",
             EventKind::Unmatched => "unmatched",
             EventKind::StateChanged => "state-changed",
+            EventKind::MessageQueued => "message-queued",
+            EventKind::MessageDelivered => "message-delivered",
+            EventKind::MessageExpired => "message-expired",
+            EventKind::MessageRefused => "message-refused",
         }
     }
 
     fn colour(self) -> Colour {
         match self {
-            EventKind::Listed | EventKind::Registered | EventKind::Refreshed => Colour::Green,
-            EventKind::ConsentChanged | EventKind::Problem | EventKind::Resync | EventKind::StateChanged => {
-                Colour::Yellow
-            }
+            EventKind::Listed
+            | EventKind::Registered
+            | EventKind::Refreshed
+            | EventKind::MessageQueued
+            | EventKind::MessageDelivered => Colour::Green,
+            EventKind::ConsentChanged
+            | EventKind::Problem
+            | EventKind::Resync
+            | EventKind::StateChanged
+            | EventKind::MessageRefused => Colour::Yellow,
             EventKind::Died => Colour::Red,
-            EventKind::Removed | EventKind::Unmatched => Colour::Dim,
+            EventKind::Removed | EventKind::Unmatched | EventKind::MessageExpired => Colour::Dim,
+        }
+    }
+
+    /// The event of a message's news: queued, or settled as its outcome
+    /// says.
+    fn of_message(news: &MessageNews) -> EventKind {
+        match news {
+            MessageNews::Queued(_) => EventKind::MessageQueued,
+            MessageNews::Settled(message) => match message.outcome.as_ref().map(|outcome| outcome.kind) {
+                Some(OutcomeKind::Delivered) => EventKind::MessageDelivered,
+                Some(OutcomeKind::Expired) => EventKind::MessageExpired,
+                Some(OutcomeKind::Refused) => EventKind::MessageRefused,
+                None => EventKind::MessageQueued,
+            },
         }
     }
 }
@@ -143,6 +181,8 @@ struct Watcher<'a> {
     prints_listing: bool,
     /// The columns of the text lines, fixed when the watch starts.
     columns: Option<EventColumns>,
+    /// What each session's message queue held when last looked at.
+    queues: KnownQueues,
     out: std::io::StdoutLock<'static>,
     colour: bool,
     home: Option<PathBuf>,
@@ -227,6 +267,7 @@ pub fn run_watch(request: WatchRequest<'_>, filter: &ListFilter) -> anyhow::Resu
         target: request.until_gone,
         prints_listing: request.prints_listing,
         columns: None,
+        queues: KnownQueues::default(),
         out: std::io::stdout().lock(),
         colour: request.common.colour_on_stdout(),
         home: process_env_os("HOME").map(PathBuf::from),
@@ -278,6 +319,11 @@ impl Watcher<'_> {
     /// and follows the consent inputs of the sessions shown.
     fn start(&mut self) -> anyhow::Result<()> {
         self.roster = self.open_roster()?;
+        // The queues before the rows: a message queued after this is news,
+        // whenever its row was read.
+        if let Some(roster) = &self.roster {
+            self.queues.learn_all(roster);
+        }
         let rows = self.read_all()?;
         // Followed before any consent is decided, so that a change after
         // the decision is always seen.
@@ -304,7 +350,7 @@ impl Watcher<'_> {
         if self.prints_listing && !self.common.quiet {
             let at = Timestamp::now();
             for (row, consent) in listed() {
-                text.push_str(&self.event_line(EventKind::Listed, at, Some(row), Some(consent), None));
+                text.push_str(&self.event_line(EventKind::Listed, at, Some(row), Some(consent), None, None));
             }
         }
         self.out.write_all(text.as_bytes())?;
@@ -630,6 +676,7 @@ impl Watcher<'_> {
             // A state file shares its record's name: the row is read again
             // with it, and a different state is reported.
             Change::StateEntry(name) => self.session_entry_changed(&name)?,
+            Change::MessageQueue(record) => self.message_queue_changed(&record)?,
             Change::OwnerExited(pid) => self.owner_exited(pid)?,
             Change::Resync(why) => self.resync(&why)?,
             Change::Vanished(why) => self.vanished(&why)?,
@@ -647,6 +694,24 @@ impl Watcher<'_> {
             Change::FollowedLost => concerns.merge(ConsentConcerns::everyone()),
         }
         Ok(true)
+    }
+
+    /// The message queue of the record `record` changed: each message
+    /// newly queued or settled there is reported, once, with the session's
+    /// row and its count of messages waiting as it is now.
+    fn message_queue_changed(&mut self, record: &str) -> anyhow::Result<()> {
+        let Some(roster) = &self.roster else { return Ok(()) };
+        let news = self.queues.look_again(roster, record);
+        let Some(known) = self.known.get_mut(record) else { return Ok(()) };
+        if known.row.record.is_none() || known.row.origin != Origin::Roster {
+            return Ok(());
+        }
+        known.row.messages_pending = news.pending;
+        let (row, consent) = (known.row.clone(), known.consent.clone());
+        for item in &news.news {
+            self.emit_message(EventKind::of_message(item), &row, &consent, item.message())?;
+        }
+        Ok(())
     }
 
     fn session_entry_changed(&mut self, name: &str) -> anyhow::Result<()> {
@@ -858,6 +923,10 @@ impl Watcher<'_> {
             let row = now.remove(&name);
             self.compare_and_report(&name, row)?;
         }
+        // The queues too: what was queued or settled meanwhile.
+        for record in self.queues.all_records(self.roster.as_ref()) {
+            self.message_queue_changed(&record)?;
+        }
         Ok(())
     }
 
@@ -865,6 +934,7 @@ impl Watcher<'_> {
     fn vanished(&mut self, why: &str) -> anyhow::Result<()> {
         self.emit(EventKind::Resync, None, None, Some(why))?;
         self.roster = None;
+        self.queues.forget_all();
         let names: Vec<String> = self.known.keys().cloned().collect();
         for name in names {
             self.compare_and_report(&name, None)?;
@@ -897,6 +967,29 @@ impl Watcher<'_> {
         consent: Option<&SessionConsent>,
         reason: Option<&str>,
     ) -> anyhow::Result<()> {
+        self.print_event(kind, row, consent, reason, None)
+    }
+
+    /// Prints one event about a message of the session of `row`, when the
+    /// row passes the filters (`emit`).
+    fn emit_message(
+        &mut self,
+        kind: EventKind,
+        row: &SessionRow,
+        consent: &SessionConsent,
+        message: &Message,
+    ) -> anyhow::Result<()> {
+        self.print_event(kind, Some(row), Some(consent), None, Some(message))
+    }
+
+    fn print_event(
+        &mut self,
+        kind: EventKind,
+        row: Option<&SessionRow>,
+        consent: Option<&SessionConsent>,
+        reason: Option<&str>,
+        message: Option<&Message>,
+    ) -> anyhow::Result<()> {
         // With --state, the moments a session enters that state are what
         // is asked for: the rows listed in it, then its state changes into it.
         let state_filtered = self.filter.state.is_some()
@@ -907,7 +1000,7 @@ impl Watcher<'_> {
         if filtered_out || self.common.quiet {
             return Ok(());
         }
-        let line = self.event_line(kind, Timestamp::now(), row, consent, reason);
+        let line = self.event_line(kind, Timestamp::now(), row, consent, reason, message);
         self.out.write_all(line.as_bytes())?;
         self.out.flush()?;
         Ok(())
@@ -922,12 +1015,13 @@ impl Watcher<'_> {
         row: Option<&SessionRow>,
         consent: Option<&SessionConsent>,
         reason: Option<&str>,
+        message: Option<&Message>,
     ) -> String {
         match (self.common.output_format(), &self.columns) {
             (OutputFormat::Text, Some(columns)) => {
                 event_text(columns, kind, at, row, consent, reason, self.home.as_deref())
             }
-            _ => format!("{}\n", event_json(kind, at, row, consent, reason)),
+            _ => format!("{}\n", event_json(kind, at, row, consent, reason, message)),
         }
     }
 
@@ -1005,6 +1099,7 @@ fn state_differs(before: &SessionRow, now: &SessionRow) -> bool {
 fn read_row(roster: &RosterDir, name: &str, facts: &RunningSystem) -> Option<SessionRow> {
     let mut row = read_session_row(roster, name, facts)?;
     row.read_state(roster, None);
+    row.read_messages(roster, None);
     Some(row)
 }
 
@@ -1014,13 +1109,15 @@ fn consent_differs(before: &SessionConsent, now: &SessionConsent) -> bool {
     before != now
 }
 
-/// One NDJSON line: `{"schema", "event", "at", "row", ["reason"]}`.
+/// One NDJSON line: `{"schema", "event", "at", "row", ["reason"],
+/// ["message"]}`.
 fn event_json(
     kind: EventKind,
     at: Timestamp,
     row: Option<&SessionRow>,
     consent: Option<&SessionConsent>,
     reason: Option<&str>,
+    message: Option<&Message>,
 ) -> String {
     let row = match (row, consent) {
         (Some(row), Some(consent)) => row.to_json(consent.row_consent()),
@@ -1034,6 +1131,9 @@ fn event_json(
     });
     if let Some(reason) = reason {
         event["reason"] = reason.into();
+    }
+    if let Some(message) = message {
+        event["message"] = message_json(message);
     }
     event.to_string()
 }
