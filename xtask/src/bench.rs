@@ -12,6 +12,7 @@
 pub mod report;
 pub mod watch;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -50,6 +51,14 @@ const HOOK_VERSUS_TRUE_LIMIT: f64 = 2.5;
 /// and no slower in a large registry than in a registry of one session.
 const STATE_HOOK_VERSUS_TRUE_LIMIT: f64 = 1.5;
 const STATE_HOOK_GROWTH_LIMIT: f64 = 1.1;
+/// The state hook at a delivery event (docs/contract.md §6.6) with nothing
+/// queued: within this many of the same hook at an event that delivers
+/// nothing, medians of the same rounds.
+const DELIVERY_HOOK_VERSUS_STATE_HOOK_LIMIT: f64 = 1.1;
+/// Queuing a message for a live session: within this many registrations
+/// of a fresh session into the same registry, in the same rounds. Both
+/// write one file durably; a send also decides the session's consent.
+const SEND_VERSUS_REGISTER_LIMIT: f64 = 2.0;
 /// Contended writers: the 99th percentile into one registry within this
 /// many of the same writers' each into a registry of its own (what the
 /// lock adds to the tail), and no registration longer than
@@ -78,11 +87,22 @@ const REGISTER_AS_HOOK: &str = "roster-register --hook claude-code";
 const TRUE_BESIDE_REGISTER: &str = "/bin/true (register rounds)";
 const STATE_HOOK: &str = "roster-state --hook claude-code (PostToolUse)";
 const TRUE_BESIDE_STATE_HOOK: &str = "/bin/true (state hook rounds)";
+const DELIVERY_HOOK: &str = "roster-state --hook claude-code (UserPromptSubmit, nothing queued)";
+const SEND: &str = "roster-send --to PID";
+const REGISTER_BESIDE_SEND: &str = "roster-register --pid (send rounds)";
 const PRUNE_ALL_DEAD: &str = "roster-prune (all dead)";
 const RM_RECORDS: &str = "rm -f sessions/*.json";
 
-/// The records of the registry of one session the state hook is timed in.
+/// The records of the registry of one session the state hook and a send
+/// are timed in.
 const ONE_SESSION: usize = 1;
+
+/// What every timed send queues.
+const SEND_TEXT: &str = "the build on main fails in tests/api.rs; can you look?";
+
+/// The `.roster.toml` of the directory the session a send goes to works
+/// in: its repository opts in, so the session accepts messages.
+const AUTO_ARM_CONFIG: &str = "[consent]\nauto_arm = true\n";
 
 /// Concurrent writers of the contention figure.
 const CONTENDING_WRITERS: usize = 8;
@@ -157,6 +177,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     figures.extend(bench.measure_list_and_cat(&live)?);
     figures.extend(bench.measure_adopted_listing(&identities)?);
     figures.extend(bench.measure_state_hook(&live, &identities[0])?);
+    figures.extend(bench.measure_send(&live, &identities[largest - 1], largest - 1)?);
     figures.extend(bench.measure_register(&live, &registrants)?);
     drop(registrants);
 
@@ -530,10 +551,45 @@ impl Bench {
         Ok(path)
     }
 
+    /// A Claude Code UserPromptSubmit payload, as captured from a real one
+    /// (see tests/data/harness-captures/state-events), for the session of
+    /// `record`, saved as `<name>.json` in the scratch directory.
+    fn write_user_prompt_submit_payload(
+        &self,
+        record: &registry_core::Record,
+        name: &str,
+    ) -> anyhow::Result<PathBuf> {
+        let session_id = record.session_id.as_deref().context("the seeded record has a session id")?;
+        let payload = serde_json::json!({
+            "session_id": session_id,
+            "transcript_path": format!("/home/dev/.claude/projects/-home-dev-src-app/{session_id}.jsonl"),
+            "cwd": &*record.cwd,
+            "prompt_id": "6ce1cdbf-04e2-46da-ac5a-4025dc15083e",
+            "permission_mode": "default",
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "run the state tests and fix what fails",
+        });
+        let path = self.scratch.join(format!("{name}.json"));
+        std::fs::write(&path, serde_json::to_vec(&payload)?)?;
+        Ok(path)
+    }
+
+    /// The state hook Claude Code runs at `event`, into `registry`, its
+    /// payload read from `payload`.
+    fn state_hook_invocation(&self, registry: &SeededRegistry, event: &str, payload: &Path) -> Invocation {
+        Invocation::new(self.tool("roster-state"))
+            .args(["--hook", "claude-code", "--event", event, "--dir"])
+            .arg(&registry.root)
+            .stdin_from(payload)
+    }
+
     /// `roster-state` as Claude Code runs it after every tool call, for a
     /// live session with a state already, in a registry of that one
     /// session and in each live registry (the same owner's record in all of
-    /// them), with `/bin/true` timed in the same rounds as its floor.
+    /// them), with `/bin/true` timed in the same rounds as its floor. In
+    /// the registry of one session the same hook also runs at a delivery
+    /// event (UserPromptSubmit) with nothing queued for the session, in
+    /// the same rounds: what a delivery event costs when nothing waits.
     /// Hook mode exits 0 even when it fails, so every run is checked to
     /// have replaced the state file with a later event's. Like
     /// registrations, it takes a few milliseconds and gets
@@ -543,7 +599,10 @@ impl Bench {
         live: &LiveRegistries,
         owner: &OwnerIdentity,
     ) -> anyhow::Result<Vec<Figure>> {
-        progress("timing roster-state --hook claude-code (PostToolUse) and /bin/true");
+        progress(
+            "timing roster-state --hook claude-code (PostToolUse, and UserPromptSubmit with nothing queued) \
+             and /bin/true",
+        );
         let record = realistic_record(owner, 0, &self.work_directory)?;
         let one_session = SeededRegistry::create(&self.scratch.join("one-session"))?;
         one_session.write(&record)?;
@@ -551,31 +610,44 @@ impl Bench {
         let mut registries = vec![(ONE_SESSION, &one_session)];
         registries.extend(self.sizes.iter().filter(|&&size| size > 0).map(|&size| (size, live.get(size))));
         let payload = self.write_post_tool_use_payload(&record)?;
-        let state_name = registry_core::RecordName::of_identity(owner).file_name();
-        let invocations: Vec<Invocation> = registries
+        let delivery_payload = self.write_user_prompt_submit_payload(&record, "user-prompt-submit")?;
+        let record_name = registry_core::RecordName::of_identity(owner);
+        let state_name = record_name.file_name();
+        // Each timed hook: its figure, its registry's size, the registry,
+        // the invocation. The delivery event comes right after the state
+        // event it is compared with, and the order rotates every round.
+        let mut timed: Vec<(&'static str, usize, &SeededRegistry, Invocation)> = registries
             .iter()
-            .map(|(_, registry)| {
-                Invocation::new(self.tool("roster-state"))
-                    .args(["--hook", "claude-code", "--event", "PostToolUse", "--dir"])
-                    .arg(&registry.root)
-                    .stdin_from(&payload)
+            .map(|&(size, registry)| {
+                (STATE_HOOK, size, registry, self.state_hook_invocation(registry, "PostToolUse", &payload))
             })
             .collect();
-        let mut hook_samples = vec![Samples::default(); registries.len()];
+        timed.insert(
+            1,
+            (
+                DELIVERY_HOOK,
+                ONE_SESSION,
+                &one_session,
+                self.state_hook_invocation(&one_session, "UserPromptSubmit", &delivery_payload),
+            ),
+        );
+        let queue = one_session.root.join(registry_core::MESSAGES).join(record_name.to_string());
+        let mut hook_samples = vec![Samples::default(); timed.len()];
         let true_program = Invocation::new(&self.true_program);
         let mut true_samples = Samples::default();
         for round in 0..=self.register_rounds() {
-            for index in rotated(registries.len(), round) {
-                let state_file = registries[index].1.states.join(&state_name);
+            for index in rotated(timed.len(), round) {
+                let (_, _, registry, invocation) = &timed[index];
+                let state_file = registry.states.join(&state_name);
                 let before = last_event_order(&state_file);
-                let elapsed = invocations[index].time_once()?;
+                let elapsed = invocation.time_once()?;
                 let after = last_event_order(&state_file);
                 if after.is_none() || after <= before {
                     bail!(
                         "`{}` did not update {} (last event {before:?}, then {after:?}); see {}/hook-errors.log",
-                        invocations[index].shell_line(),
+                        invocation.shell_line(),
                         state_file.display(),
-                        registries[index].1.root.display()
+                        registry.root.display()
                     );
                 }
                 if round > 0 {
@@ -587,12 +659,15 @@ impl Bench {
                 true_samples.push(true_time);
             }
         }
-        let mut figures: Vec<Figure> = registries
+        // Nothing was ever queued: every delivery event found no queue.
+        if queue.exists() {
+            bail!("{} exists, but no message was sent to the session", queue.display());
+        }
+        let mut figures: Vec<Figure> = timed
             .iter()
             .zip(hook_samples)
-            .zip(&invocations)
-            .map(|(((size, _), samples), invocation)| Figure {
-                name: STATE_HOOK,
+            .map(|((name, size, _, invocation), samples)| Figure {
+                name,
                 records: Some(*size),
                 samples,
                 reproduce: invocation.shell_line(),
@@ -604,6 +679,146 @@ impl Bench {
             samples: true_samples,
             reproduce: true_program.shell_line(),
         });
+        std::fs::remove_dir_all(&one_session.root)?;
+        Ok(figures)
+    }
+
+    /// `roster-send --to PID` to a live session that accepts messages (the
+    /// `.roster.toml` of the directory its record names auto-arms it), in a
+    /// registry of that one session and in the largest live registry,
+    /// against `roster-register --pid` of a fresh owner into the same
+    /// registries in the same rounds, the order rotating every round.
+    ///
+    /// Every send is checked to have queued a new message file. Outside the
+    /// timed part, each round then hands the message over through the
+    /// delivery hook (UserPromptSubmit), checked to leave nothing pending,
+    /// so that every send finds a queue with nothing waiting (the bound is
+    /// 64 pending), and removes the round's registered records, so that
+    /// the registries keep their size. The sends run with a configuration
+    /// directory of their own: a veto in the user's configuration would
+    /// close every session. Like registrations, a send gets
+    /// `REGISTER_RUNS_FACTOR` times the runs. The largest registry's record
+    /// of `target` is given the opted-in directory for the measurement and
+    /// its own back afterwards, its queue removed.
+    fn measure_send(
+        &self,
+        live: &LiveRegistries,
+        target: &OwnerIdentity,
+        ordinal: usize,
+    ) -> anyhow::Result<Vec<Figure>> {
+        progress("timing roster-send to a session that accepts messages, and roster-register --pid");
+        let largest = *self.sizes.last().expect("sizes are listed");
+        let opted_in = self.work_directory.join("accepts-messages");
+        std::fs::create_dir_all(&opted_in)?;
+        let config = opted_in.join(".roster.toml");
+        std::fs::write(&config, AUTO_ARM_CONFIG)?;
+        std::fs::set_permissions(&config, std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+        let record = realistic_record(target, ordinal, &opted_in)?;
+        let one_session = SeededRegistry::create(&self.scratch.join("send-one-session"))?;
+        one_session.write_state(&record, &realistic_state(&record, ordinal))?;
+        let registries = [(ONE_SESSION, &one_session), (largest, live.get(largest))];
+        for (_, registry) in registries {
+            registry.write(&record)?;
+        }
+        let no_user_configuration = self.scratch.join("no-user-configuration");
+        let record_name = registry_core::RecordName::of_identity(target);
+        let queues: Vec<PathBuf> = registries
+            .iter()
+            .map(|(_, registry)| registry.root.join(registry_core::MESSAGES).join(record_name.to_string()))
+            .collect();
+        let sends: Vec<Invocation> = registries
+            .iter()
+            .map(|(_, registry)| {
+                Invocation::new(self.tool("roster-send"))
+                    .arg("--dir")
+                    .arg(&registry.root)
+                    .arg("--to")
+                    .arg(target.pid.to_string())
+                    .args(["--ttl", "1h", SEND_TEXT])
+                    .env("XDG_CONFIG_HOME", &no_user_configuration)
+            })
+            .collect();
+        let delivery_payload = self.write_user_prompt_submit_payload(&record, "send-user-prompt-submit")?;
+        let deliveries: Vec<Invocation> = registries
+            .iter()
+            .map(|(_, registry)| {
+                self.state_hook_invocation(registry, "UserPromptSubmit", &delivery_payload)
+                    .env("XDG_CONFIG_HOME", &no_user_configuration)
+            })
+            .collect();
+
+        let rounds = self.register_rounds();
+        let registrants = OwnerPool::fork(rounds + 1)?;
+        let registrant_identities = registrants.identities()?;
+        let mut send_samples = vec![Samples::default(); registries.len()];
+        let mut register_samples = vec![Samples::default(); registries.len()];
+        let mut register_reproduce = vec![String::new(); registries.len()];
+        // One fresh owner per round: `rounds + 1` of them.
+        for (round, registrant) in registrant_identities.iter().enumerate() {
+            // Even: a registration, odd: a send, into registry `index / 2`.
+            for index in rotated(2 * registries.len(), round) {
+                let (which, registry) = (index / 2, registries[index / 2].1);
+                if index % 2 == 0 {
+                    let register = self.register_invocation(registry, registrant, round);
+                    let elapsed = register.time_once()?;
+                    if round > 0 {
+                        register_samples[which].push(elapsed);
+                    }
+                    register_reproduce[which] = register.shell_line();
+                } else {
+                    let before = queue_entries(&queues[which])?;
+                    let elapsed = sends[which].time_once()?;
+                    let after = queue_entries(&queues[which])?;
+                    let new: Vec<&String> = after.difference(&before).collect();
+                    if !matches!(new.as_slice(), [name] if is_pending_message(name)) {
+                        bail!(
+                            "`{}` queued no message in {} (new entries: {new:?})",
+                            sends[which].shell_line(),
+                            queues[which].display()
+                        );
+                    }
+                    if round > 0 {
+                        send_samples[which].push(elapsed);
+                    }
+                }
+            }
+            for (which, (_, registry)) in registries.iter().enumerate() {
+                deliveries[which].time_once()?;
+                let left: Vec<String> = queue_entries(&queues[which])?
+                    .into_iter()
+                    .filter(|name| is_pending_message(name))
+                    .collect();
+                if !left.is_empty() {
+                    bail!(
+                        "`{}` left {left:?} pending in {}; see {}/hook-errors.log",
+                        deliveries[which].shell_line(),
+                        queues[which].display(),
+                        registry.root.display()
+                    );
+                }
+                unregister(registry, registrant, &session_id_for(1_000_000 + round, registrant))?;
+            }
+        }
+        drop(registrants);
+
+        let mut figures = Vec::new();
+        for (which, (size, _)) in registries.iter().enumerate() {
+            figures.push(Figure {
+                name: SEND,
+                records: Some(*size),
+                samples: send_samples[which].clone(),
+                reproduce: sends[which].shell_line(),
+            });
+            figures.push(Figure {
+                name: REGISTER_BESIDE_SEND,
+                records: Some(*size),
+                samples: register_samples[which].clone(),
+                reproduce: register_reproduce[which].clone(),
+            });
+        }
+        let largest_registry = live.get(largest);
+        largest_registry.write(&realistic_record(target, ordinal, &self.work_directory)?)?;
+        std::fs::remove_dir_all(&queues[1])?;
         std::fs::remove_dir_all(&one_session.root)?;
         Ok(figures)
     }
@@ -925,6 +1140,37 @@ fn last_event_order(path: &Path) -> Option<u64> {
     Some(registry_core::state::StateFile::parse(&bytes)?.last_event_order)
 }
 
+/// The names in the message queue directory `queue` (none when it does
+/// not exist yet).
+fn queue_entries(queue: &Path) -> anyhow::Result<BTreeSet<String>> {
+    match std::fs::read_dir(queue) {
+        Ok(entries) => entries
+            .map(|entry| Ok(entry?.file_name().to_string_lossy().into_owned()))
+            .collect::<anyhow::Result<_>>(),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(BTreeSet::new()),
+        Err(error) => Err(error).with_context(|| format!("read {}", queue.display())),
+    }
+}
+
+/// Whether `name` in a message queue is a message still waiting
+/// (`<seq>-<id>.json`), not a settled one (`<seq>-<id>.done.json`) nor a
+/// temporary.
+fn is_pending_message(name: &str) -> bool {
+    name.ends_with(".json") && !name.ends_with(".done.json") && !name.starts_with('.')
+}
+
+/// Removes the record of `identity`, which holds `session_id`, and its
+/// session-id index entry from `registry`.
+fn unregister(registry: &SeededRegistry, identity: &OwnerIdentity, session_id: &str) -> anyhow::Result<()> {
+    let record = registry.sessions.join(registry_core::RecordName::of_identity(identity).file_name());
+    std::fs::remove_file(&record).with_context(|| format!("remove {}", record.display()))?;
+    let index = registry
+        .root
+        .join(registry_core::SESSION_IDS)
+        .join(registry_core::index_entry_name(&registry_core::SessionId::parse(session_id)?));
+    std::fs::remove_file(&index).with_context(|| format!("remove {}", index.display()))
+}
+
 /// Empties `sessions/` and writes one record per identity.
 fn reseed(registry: &SeededRegistry, identities: &[OwnerIdentity], cwd: &Path) -> anyhow::Result<()> {
     for entry in std::fs::read_dir(&registry.sessions)? {
@@ -1010,6 +1256,27 @@ fn ratio_checks(figures: &[Figure], largest: usize) -> Vec<RatioCheck> {
             at(STATE_HOOK, largest),
             at(STATE_HOOK, ONE_SESSION),
             STATE_HOOK_GROWTH_LIMIT,
+        ),
+        check(
+            format!(
+                "state hook at a delivery event, nothing queued, vs PostToolUse, {} session",
+                thousands(ONE_SESSION)
+            ),
+            at(DELIVERY_HOOK, ONE_SESSION),
+            at(STATE_HOOK, ONE_SESSION),
+            DELIVERY_HOOK_VERSUS_STATE_HOOK_LIMIT,
+        ),
+        check(
+            format!("send, {} session, vs register --pid into it", thousands(ONE_SESSION)),
+            at(SEND, ONE_SESSION),
+            at(REGISTER_BESIDE_SEND, ONE_SESSION),
+            SEND_VERSUS_REGISTER_LIMIT,
+        ),
+        check(
+            format!("send, {size} sessions, vs register --pid into them"),
+            at(SEND, largest),
+            at(REGISTER_BESIDE_SEND, largest),
+            SEND_VERSUS_REGISTER_LIMIT,
         ),
     ]
 }

@@ -118,8 +118,8 @@ impl BenchReport {
         let mut text = String::new();
         let _ = writeln!(
             text,
-            "roster bench on {}: median [min–max] of {} runs ({} for register, the state hook and /bin/true) \
-             after one warm-up, milliseconds of wall time per process",
+            "roster bench on {}: median [min–max] of {} runs ({} for register, the state hook, send and \
+             /bin/true) after one warm-up, milliseconds of wall time per process",
             self.filesystem, self.runs, self.register_runs
         );
         let mut names: Vec<&'static str> = Vec::new();
