@@ -458,6 +458,7 @@ impl Proof<'_> {
         let refused = self.roster_send(&["--format", "json", "--to", owner, &nonce])?;
         let refused_took = sent.elapsed();
         let reason = text(&refused.stderr).trim().to_owned();
+        proof.note(format!("roster-send to the disarmed session: {}, stderr: {reason}", refused.status));
         if refused.status.code() != Some(1) {
             problems.push(format!(
                 "roster-send to the disarmed session exited {} (stdout {})",
@@ -494,8 +495,10 @@ impl Proof<'_> {
             }
         }
         let what = format!(
-            "{}; send refused (exit 1: {reason}); the message queued before: {status}; neither nonce in any request",
+            "{}; send refused (exit 1: {}); the message queued before: {}; neither nonce in any request",
             if disarm.status.success() { "disarmed from outside" } else { "auto-arm removed" },
+            first_clause(&reason),
+            first_clause(&status),
         );
         let timing = format!(
             "refused send {}, queued send {}",
@@ -730,6 +733,11 @@ fn describe_status(status: &Value) -> String {
         text.push_str(&format!(" ({reason})"));
     }
     text
+}
+
+/// A long reason up to its first `;`, for the table (the log has it whole).
+fn first_clause(reason: &str) -> &str {
+    reason.split(';').next().unwrap_or(reason)
 }
 
 fn text(bytes: &[u8]) -> String {

@@ -259,7 +259,7 @@ pub(super) fn recipe(harness: &str) -> Result<TuiRecipe, &'static str> {
             ready: "Ask anything",
             dialog: "Permission required",
             approve: &["Enter"],
-            working: &["session.status:busy"],
+            working: &["chat.message", "session.status:busy"],
             idle: &["session.idle", "session.status:idle"],
             waiting: &["permission.asked"],
             working_after_approval: &["permission.replied", "session.status:busy"],
