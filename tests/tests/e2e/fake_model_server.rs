@@ -83,8 +83,22 @@ struct Shared {
     requests: Mutex<Vec<String>>,
     /// What each answered model call got, in answer order: `text` or `<tool> call`.
     replies: Mutex<Vec<String>>,
+    /// Every model call as it arrived (before any hold), with its body.
+    model_calls: Mutex<Vec<ModelCall>>,
     /// The command a prompt naming it gets a shell tool call for.
     shell_command: Option<String>,
+}
+
+/// One model call as the server received it.
+#[derive(Clone, Debug)]
+pub struct ModelCall {
+    /// `METHOD path`.
+    pub request: String,
+    /// The request body as sent (JSON text).
+    pub body: String,
+    /// Whether it is a call of a conversation turn (it offers the harness's tools), as
+    /// opposed to a side call (a title, a routing decision).
+    pub turn: bool,
 }
 
 /// A call of the harness's shell tool running a command.
@@ -132,6 +146,7 @@ impl FakeModelServer {
             gate_changed: Condvar::new(),
             requests: Mutex::new(Vec::new()),
             replies: Mutex::new(Vec::new()),
+            model_calls: Mutex::new(Vec::new()),
             shell_command,
         });
         let serving = Arc::clone(&shared);
@@ -172,6 +187,12 @@ impl FakeModelServer {
     /// What each answered model call got, in answer order: `text` or `<tool> call`.
     pub fn replies(&self) -> Vec<String> {
         self.shared.replies.lock().expect("replies lock").clone()
+    }
+
+    /// Every model call so far, in arrival order, with its body: recorded as it arrives,
+    /// so a call held at the gate is already here.
+    pub fn model_calls(&self) -> Vec<ModelCall> {
+        self.shared.model_calls.lock().expect("model calls lock").clone()
     }
 
     /// `METHOD path` of every request so far.
@@ -235,6 +256,13 @@ fn serve_connection(shared: &Shared, stream: TcpStream) -> anyhow::Result<()> {
     shared.requests.lock().expect("requests lock").push(line.clone());
     let model_call = is_model_call(shared.api, &line) && request.header("upgrade").is_none();
     let conversation = Conversation::read(shared.api, &request);
+    if model_call {
+        shared.model_calls.lock().expect("model calls lock").push(ModelCall {
+            request: line.clone(),
+            body: String::from_utf8_lossy(&request.body).into_owned(),
+            turn: !conversation.tools.is_empty(),
+        });
+    }
     let held = match shared.holding {
         Holding::EveryModelCall => model_call,
         Holding::TurnCalls => model_call && !conversation.tools.is_empty(),

@@ -1,15 +1,18 @@
-//! `cargo test -p tests --features e2e --test e2e -- [HARNESS] [states] [adopted]` (all six
-//! when no harness is named; `states` runs the state proof, `adopted` the adopted-session
-//! proof, either alone or both): drives the real harnesses, installed from npm, through
-//! their session hooks as `roster-hooks install` wires them, and checks what
-//! docs/contract.md §8 claims: during the session the roster holds one record whose owner
-//! is the harness process (the outermost one: Codex's and Copilot's node loaders, Gemini's
-//! first node), and at session end the record goes. Then each harness's interactive TUI, in
-//! a terminal, must show working, idle and waiting for permission through its state hooks
-//! (`states`). Claude Code's and Copilot CLI's sessions must also be listed and followed by
-//! `roster-list --watch` with no hook installed, from the files each keeps itself (`adopted`,
-//! §6.5): Claude Code's `~/.claude/sessions/<pid>.json`, Copilot CLI's
+//! `cargo test -p tests --features e2e --test e2e -- [HARNESS] [states] [adopted] [send]` (all
+//! six when no harness is named; `states` runs the state proof, `adopted` the adopted-session
+//! proof, `send` the send proof, any of them alone or together): drives the real harnesses,
+//! installed from npm, through their session hooks as `roster-hooks install` wires them, and
+//! checks what docs/contract.md §8 claims: during the session the roster holds one record
+//! whose owner is the harness process (the outermost one: Codex's and Copilot's node loaders,
+//! Gemini's first node), and at session end the record goes. Then each harness's interactive
+//! TUI, in a terminal, must show working, idle and waiting for permission through its state
+//! hooks (`states`). Claude Code's and Copilot CLI's sessions must also be listed and followed
+//! by `roster-list --watch` with no hook installed, from the files each keeps itself
+//! (`adopted`, §6.5): Claude Code's `~/.claude/sessions/<pid>.json`, Copilot CLI's
 //! `~/.copilot/session-state/<id>/inuse.<pid>.lock` beside the `flock` its process holds.
+//! A message queued with `roster-send` must reach each TUI's model once, through the state
+//! hook, at the next prompt and at a turn's end, and never once the session is disarmed
+//! (`send`, §6.6).
 //!
 //! Each harness runs offline in a temporary HOME with a fake API key, against a fake model
 //! server on 127.0.0.1 (`fake_model_server`) that holds every model call until the record
@@ -29,6 +32,7 @@ mod hook_shim;
 mod opencode_sessions;
 mod real_harnesses;
 mod roster_watch;
+mod send;
 mod sessions_directory_log;
 mod states;
 mod terminal;
@@ -156,6 +160,9 @@ const STATES_WORD: &str = "states";
 /// The word that selects the adopted-session proof.
 const ADOPTED_WORD: &str = "adopted";
 
+/// The word that selects the send proof.
+const SEND_WORD: &str = "send";
+
 /// What a run runs: everything when no proof is named, else the proofs named.
 #[derive(Clone, Copy, Debug)]
 struct Selection {
@@ -163,21 +170,29 @@ struct Selection {
     session_cases: bool,
     states: bool,
     adopted: bool,
+    send: bool,
 }
 
 impl Selection {
     fn from_words(words: &[String]) -> Selection {
         let named = |word: &str| words.iter().any(|argument| argument == word);
-        let (states, adopted) = (named(STATES_WORD), named(ADOPTED_WORD));
-        let everything = !states && !adopted;
-        Selection { session_cases: everything, states: everything || states, adopted: everything || adopted }
+        let (states, adopted, send) = (named(STATES_WORD), named(ADOPTED_WORD), named(SEND_WORD));
+        let everything = !states && !adopted && !send;
+        Selection {
+            session_cases: everything,
+            states: everything || states,
+            adopted: everything || adopted,
+            send: everything || send,
+        }
     }
 }
 
 fn main() -> anyhow::Result<()> {
     let arguments: Vec<String> = std::env::args().skip(1).collect();
     let selection = Selection::from_words(&arguments);
-    let harness = arguments.iter().find(|argument| *argument != STATES_WORD && *argument != ADOPTED_WORD);
+    let harness = arguments
+        .iter()
+        .find(|argument| ![STATES_WORD, ADOPTED_WORD, SEND_WORD].contains(&argument.as_str()));
     run(harness.map(String::as_str), selection)
 }
 
@@ -190,10 +205,12 @@ fn run(harness: Option<&str>, selection: Selection) -> anyhow::Result<()> {
             format!("unknown harness {name:?}; use one of {}", names.join(", "))
         })?],
         // The adopted-session proof alone has nothing to run with the other harnesses.
-        None if selection.adopted && !selection.states && !selection.session_cases => REAL_HARNESSES
-            .into_iter()
-            .filter(|harness| adopted::ADOPTING_HARNESSES.contains(&harness.name))
-            .collect(),
+        None if selection.adopted && !selection.states && !selection.send && !selection.session_cases => {
+            REAL_HARNESSES
+                .into_iter()
+                .filter(|harness| adopted::ADOPTING_HARNESSES.contains(&harness.name))
+                .collect()
+        }
         None => REAL_HARNESSES.to_vec(),
     };
     let node =
@@ -207,6 +224,7 @@ fn run(harness: Option<&str>, selection: Selection) -> anyhow::Result<()> {
     let mut table = CaseTable::default();
     let mut proofs = Vec::new();
     let mut adopted_proofs = Vec::new();
+    let mut send_proofs = Vec::new();
     let mut warnings = Vec::new();
     for harness in harnesses {
         let prefix =
@@ -260,6 +278,24 @@ fn run(harness: Option<&str>, selection: Selection) -> anyhow::Result<()> {
             warnings.extend(proof.warnings.iter().map(|warning| format!("{}: {warning}", harness.name)));
             adopted_proofs.push((harness.name, proof));
         }
+        if selection.send {
+            println!("--- {}: send", harness.name);
+            let proof = send::prove(&installed, &binaries, &node);
+            proof.lines.iter().for_each(|line| println!("    {line}"));
+            for (step, result, timing) in &proof.steps {
+                let result = match result {
+                    send::SendResult::Passed(_) => CaseResult::Passed,
+                    send::SendResult::Failed(why) => CaseResult::Failed(why.clone()),
+                    send::SendResult::NotRun(why) => CaseResult::NotRun(why.clone()),
+                };
+                let (result, latency) = match send_hook_failures(harness.name, &proof.hook_calls) {
+                    Some(why) if matches!(result, CaseResult::Passed) => (CaseResult::Failed(why), timing),
+                    _ => (result, timing),
+                };
+                table.push(harness.name, step.label(), result, latency.chars().take(62).collect());
+            }
+            send_proofs.push(proof);
+        }
     }
     println!("\n=== results ({:.0} s)", run_started.elapsed().as_secs_f64());
     table.print();
@@ -269,6 +305,10 @@ fn run(harness: Option<&str>, selection: Selection) -> anyhow::Result<()> {
     }
     for (name, proof) in &adopted_proofs {
         print_adopted_summary(name, proof);
+    }
+    if !send_proofs.is_empty() {
+        println!("\n=== roster-send, delivered through each harness's state hook to its model");
+        send::print_table(&send_proofs);
     }
     for warning in &warnings {
         println!("\n!!! WARNING: {warning}");
@@ -315,6 +355,31 @@ fn print_adopted_summary(harness: &str, proof: &adopted::AdoptedProof) {
     for mismatch in &proof.mismatches {
         println!("    differs from what roster assumes: {mismatch}");
     }
+}
+
+/// A send proof's state hook runs that failed or were slow: exit 2 is Claude Code's
+/// turn-end delivery (the text on stderr), every other status but 0 a failure.
+fn send_hook_failures(harness: &str, calls: &[HookCall]) -> Option<String> {
+    let failures: Vec<String> = calls
+        .iter()
+        .filter(|call| call.kind == HookKind::State)
+        .filter_map(|call| {
+            let event = call.event.as_deref().unwrap_or("?");
+            let delivering_exit = harness == "claude-code" && event == "Stop" && call.exit_status == 2;
+            if call.exit_status != 0 && !delivering_exit {
+                Some(format!("the {event} state hook exited {}", call.exit_status))
+            } else if call.latency > STATE_BUDGET {
+                Some(format!(
+                    "a state hook over {}: {}",
+                    milliseconds(STATE_BUDGET),
+                    describe_slow_call(call)
+                ))
+            } else {
+                None
+            }
+        })
+        .collect();
+    (!failures.is_empty()).then(|| failures.join("; "))
 }
 
 /// The state proof's case in the table.

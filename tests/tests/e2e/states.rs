@@ -31,11 +31,11 @@ use super::{SessionWorld, install_hooks, last_lines, signal_process};
 
 /// How long a TUI may take to start and show its prompt (npm loaders unpack native
 /// binaries on a first run; the machine may be loaded).
-const TUI_START_DEADLINE: Duration = Duration::from_secs(180);
+pub(super) const TUI_START_DEADLINE: Duration = Duration::from_secs(180);
 
 /// How long a harness may take from an action (a prompt sent, a call answered, a key
 /// pressed) to the model call, dialog or state it leads to.
-const STEP_DEADLINE: Duration = Duration::from_secs(60);
+pub(super) const STEP_DEADLINE: Duration = Duration::from_secs(60);
 
 /// How long a dialog gets to close after its answer was typed before the keys are pressed
 /// again, and how many times they are.
@@ -150,11 +150,11 @@ impl StateProof {
 }
 
 /// How one harness's TUI is driven, and what each step must show.
-struct TuiRecipe {
+pub(super) struct TuiRecipe {
     /// The arguments of the interactive start.
-    arguments: &'static [&'static str],
+    pub(super) arguments: &'static [&'static str],
     /// What the screen shows once the TUI takes a prompt.
-    ready: &'static str,
+    pub(super) ready: &'static str,
     /// The shell command the model asks to run, and the file it creates, relative to the
     /// project.
     shell_command: &'static str,
@@ -174,7 +174,7 @@ struct TuiRecipe {
 }
 
 /// The recipe of `harness`, `None` for a harness whose TUI cannot run here, with why.
-fn recipe(harness: &str) -> Result<TuiRecipe, &'static str> {
+pub(super) fn recipe(harness: &str) -> Result<TuiRecipe, &'static str> {
     match harness {
         // 2.1.332's default permission mode is "auto", which runs a command it judges safe
         // (a `touch` in the project) unasked: the run asks for the mode that asks.
@@ -259,7 +259,7 @@ fn recipe(harness: &str) -> Result<TuiRecipe, &'static str> {
             ready: "Ask anything",
             dialog: "Permission required",
             approve: &["Enter"],
-            working: &["session.status:busy"],
+            working: &["chat.message", "session.status:busy"],
             idle: &["session.idle", "session.status:idle"],
             waiting: &["permission.asked"],
             working_after_approval: &["permission.replied", "session.status:busy"],
@@ -310,7 +310,7 @@ pub fn prove(installed: &InstalledHarness, binaries: &Path, node: &Path) -> Stat
 }
 
 /// The session under proof: its world, terminal, server and processes.
-struct Drive<'a> {
+pub(super) struct Drive<'a> {
     harness: RealHarness,
     /// The pid of the program the terminal runs.
     owner: u32,
@@ -323,6 +323,96 @@ struct Drive<'a> {
     node: &'a Path,
 }
 
+/// A harness's TUI running in a terminal of its own, in a world of its own, against a
+/// stepped fake model server, with roster's hooks installed through the shim.
+pub(super) struct TuiSession {
+    pub world: SessionWorld,
+    pub server: FakeModelServer,
+    pub shim: HookShim,
+    pub terminal: Terminal,
+    /// The pid of the program the terminal runs.
+    pub owner: u32,
+    pub processes: HarnessProcesses,
+}
+
+impl TuiSession {
+    /// Starts the TUI of `installed` as `recipe` says, in a new world labelled `label`;
+    /// `prepare_project` runs on the world before the harness starts. The lines
+    /// `roster-hooks` reported go to `notes`.
+    pub(super) fn start(
+        installed: &InstalledHarness,
+        recipe: &TuiRecipe,
+        binaries: &Path,
+        node: &Path,
+        label: &str,
+        prepare_project: impl FnOnce(&SessionWorld) -> anyhow::Result<()>,
+        notes: &mut Vec<String>,
+    ) -> anyhow::Result<TuiSession> {
+        let harness = installed.harness;
+        let tmux = tests::find_or_install_tool("tmux")
+            .context("the TUI proofs drive the TUI in tmux, which is missing (Debian package: tmux)")?;
+        let world = SessionWorld::create(harness.name, label)?;
+        let api = harness.api.context("the harness speaks no model API")?;
+        let server = FakeModelServer::start_stepped(api, recipe.shell_command)?;
+        harness.prepare_home(&world.home, &server.base_url())?;
+        prepare_tui_home(harness.name, &world)?;
+        prepare_project(&world)?;
+        let shim = HookShim::create(&world.root, binaries)?;
+        let mut install_report = super::SessionReport::new();
+        install_hooks(&world, harness, &shim, binaries, node, &mut install_report)?;
+        notes.extend(install_report.lines);
+
+        let mut environment = world.base_environment(node);
+        environment.retain(|(key, _)| key != "TERM");
+        environment.push(("TERM".to_owned(), "xterm-256color".to_owned()));
+        environment.extend(harness.environment(&server.base_url()));
+        let arguments: Vec<String> = recipe.arguments.iter().map(|argument| (*argument).to_owned()).collect();
+        let terminal = Terminal::start(
+            &tmux,
+            &world.root.join("tmux.socket"),
+            &world.project,
+            &environment,
+            &installed.executable,
+            &arguments,
+        )?;
+        let owner = terminal.program_pid()?;
+        let processes = HarnessProcesses::new(owner, vec![installed.prefix.clone(), world.home.clone()]);
+        Ok(TuiSession { world, server, shim, terminal, owner, processes })
+    }
+
+    /// A driver of the session.
+    pub(super) fn drive<'a>(
+        &'a mut self,
+        harness: RealHarness,
+        binaries: &'a Path,
+        node: &'a Path,
+    ) -> Drive<'a> {
+        Drive {
+            harness,
+            owner: self.owner,
+            world: &self.world,
+            server: &self.server,
+            terminal: &self.terminal,
+            shim: &self.shim,
+            processes: &mut self.processes,
+            binaries,
+            node,
+        }
+    }
+
+    /// Closes the terminal and kills whatever of the harness is left; returns the screen
+    /// as it was last.
+    pub(super) fn stop(&mut self) -> String {
+        let screen = self.terminal.screen();
+        self.terminal.close();
+        for pid in self.processes.running_pids() {
+            signal_process(pid, "KILL");
+        }
+        self.server.open_gate();
+        screen
+    }
+}
+
 fn run(
     installed: &InstalledHarness,
     recipe: &TuiRecipe,
@@ -331,51 +421,11 @@ fn run(
     proof: &mut StateProof,
 ) -> anyhow::Result<()> {
     let harness = installed.harness;
-    let tmux = tests::find_or_install_tool("tmux")
-        .context("the state proof drives the TUI in tmux, which is missing (Debian package: tmux)")?;
-    let world = SessionWorld::create(harness.name, "states")?;
-    let api = harness.api.context("the harness speaks no model API")?;
-    let server = FakeModelServer::start_stepped(api, recipe.shell_command)?;
-    harness.prepare_home(&world.home, &server.base_url())?;
-    prepare_tui_home(harness.name, &world)?;
-    let shim = HookShim::create(&world.root, binaries)?;
-    let mut install_report = super::SessionReport::new();
-    install_hooks(&world, harness, &shim, binaries, node, &mut install_report)?;
-    proof.lines.extend(install_report.lines);
-
-    let mut environment = world.base_environment(node);
-    environment.retain(|(key, _)| key != "TERM");
-    environment.push(("TERM".to_owned(), "xterm-256color".to_owned()));
-    environment.extend(harness.environment(&server.base_url()));
-    let arguments: Vec<String> = recipe.arguments.iter().map(|argument| (*argument).to_owned()).collect();
-    let terminal = Terminal::start(
-        &tmux,
-        &world.root.join("tmux.socket"),
-        &world.project,
-        &environment,
-        &installed.executable,
-        &arguments,
-    )?;
-    let owner = terminal.program_pid()?;
-    let mut processes = HarnessProcesses::new(owner, vec![installed.prefix.clone(), world.home.clone()]);
-    let mut drive = Drive {
-        harness,
-        owner,
-        world: &world,
-        server: &server,
-        terminal: &terminal,
-        shim: &shim,
-        processes: &mut processes,
-        binaries,
-        node,
-    };
-    let outcome = drive.steps(recipe, proof);
-    let screen = terminal.screen();
-    terminal.close();
-    for pid in processes.running_pids() {
-        signal_process(pid, "KILL");
-    }
-    server.open_gate();
+    let mut session =
+        TuiSession::start(installed, recipe, binaries, node, "states", |_| Ok(()), &mut proof.lines)?;
+    let outcome = session.drive(harness, binaries, node).steps(recipe, proof);
+    let screen = session.stop();
+    let TuiSession { world, server, shim, .. } = &session;
     proof.hook_calls = shim.calls();
     for call in proof.hook_calls.iter().filter(|call| call.kind == HookKind::State) {
         let event = call.event.clone().unwrap_or_else(|| "?".to_owned());
@@ -498,7 +548,7 @@ impl Drive<'_> {
     /// times): Enter is pressed again while the harness shows no sign of the prompt (no
     /// hook ran, no model call came) a moment later, a few times at most; an Enter on an
     /// empty prompt line does nothing.
-    fn submit(&self, prompt: &str) -> anyhow::Result<u32> {
+    pub(super) fn submit(&self, prompt: &str) -> anyhow::Result<u32> {
         self.terminal.type_text(prompt)?;
         self.terminal.wait_for_text(prompt, STEP_DEADLINE).context("the prompt typed did not show")?;
         for attempt in 1..=SUBMIT_ATTEMPTS {
@@ -524,7 +574,7 @@ impl Drive<'_> {
     }
 
     /// Waits until a model call of a turn waits at the server's gate.
-    fn wait_for_held_call(&mut self, what: &str) -> anyhow::Result<()> {
+    pub(super) fn wait_for_held_call(&mut self, what: &str) -> anyhow::Result<()> {
         let started = Instant::now();
         while self.server.calls_waiting() == 0 {
             self.ensure_running()?;
@@ -539,7 +589,7 @@ impl Drive<'_> {
         Ok(())
     }
 
-    fn ensure_running(&mut self) -> anyhow::Result<()> {
+    pub(super) fn ensure_running(&mut self) -> anyhow::Result<()> {
         if self.processes.running().is_empty() {
             bail!(
                 "{} exited; the terminal showed:\n{}",
@@ -551,7 +601,7 @@ impl Drive<'_> {
     }
 
     /// The harness's one row in `roster-list --dir <roster> --format json`, if it has one.
-    fn row(&self) -> anyhow::Result<Option<Value>> {
+    pub(super) fn row(&self) -> anyhow::Result<Option<Value>> {
         let output = self
             .world
             .roster_tool(self.binaries, "roster-list", self.node)
@@ -576,7 +626,7 @@ impl Drive<'_> {
     }
 
     /// Polls the listing until the harness's row satisfies `wanted`, at most `deadline`.
-    fn wait_for_row(
+    pub(super) fn wait_for_row(
         &mut self,
         what: &str,
         deadline: Duration,

@@ -88,6 +88,15 @@ async function roster(command, payload, delivery = false) {{
   }}
 }}
 
+// State runs go one at a time, in the order opencode sent their events: started side by
+// side, a busy sent just before an idle could be recorded after it.
+let stateRuns = Promise.resolve();
+function inOrder(run) {{
+  const next = stateRuns.then(run, run);
+  stateRuns = next.catch(() => undefined);
+  return next;
+}}
+
 export const RosterSessions = async ({{ client }}) => {{
   process.once("exit", () => {{
     const payload = JSON.stringify({{ hook_event_name: "SessionEnd", reason: "exit" }});
@@ -101,16 +110,16 @@ export const RosterSessions = async ({{ client }}) => {{
       if (event.type === "session.created") await roster(SESSION_START, event);
       else if (event.type === "session.deleted") await roster(SESSION_END, event);
       else if (DELIVERY_EVENTS.has(event.type)) {{
-        const text = await roster(STATE, event, true);
+        const text = await inOrder(() => roster(STATE, event, true));
         const sessionID = event.properties?.sessionID;
         if (text && sessionID) {{
           await client.session.promptAsync({{ path: {{ id: sessionID }}, body: {{ parts: [{{ type: "text", text }}] }} }});
         }}
-      }} else if (STATE_EVENTS.has(event.type)) await roster(STATE, event);
+      }} else if (STATE_EVENTS.has(event.type)) await inOrder(() => roster(STATE, event));
     }},
     "chat.message": async (input, output) => {{
       const payload = {{ type: "chat.message", properties: {{ sessionID: input.sessionID }} }};
-      const text = await roster(STATE, payload, DELIVERY_EVENTS.has("chat.message"));
+      const text = await inOrder(() => roster(STATE, payload, DELIVERY_EVENTS.has("chat.message")));
       if (text && output.message) {{
         const first = output.parts[0]?.id ?? output.message.id;
         output.parts.push({{
