@@ -39,7 +39,8 @@ pub use record::values::{
 pub use register::{Registered, Registration, register};
 pub use running_system::RunningSystem;
 pub use session_row::{
-    NOT_A_RECORD_NAME, Origin, ProblemKind, RowConsent, SessionRow, find_session_row, read_session_row,
+    NOT_A_RECORD_NAME, Origin, ProblemKind, ROW_KEYS, RowConsent, SessionRow, find_session_row,
+    read_session_row,
 };
 pub use store::directory::{
     CONSENT, DirectoryChoice, MESSAGES, RosterDir, SESSION_IDS, SESSIONS, STATES, choose_directory,

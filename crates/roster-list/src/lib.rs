@@ -32,12 +32,14 @@ mod notes;
 
 mod watch;
 
+mod hosts;
+
 pub use watch::{EVENT_SCHEMA, EventKind};
 
 const TOOL: &str = "roster-list";
 
 /// List the agent sessions running on this machine
-#[derive(Debug, Parser)]
+#[derive(Clone, Debug, Parser)]
 #[command(
     name = TOOL,
     version,
@@ -91,6 +93,18 @@ pub struct ListArgs {
     /// Print the events until the session with this owner pid or session id is gone, then exit 0
     #[arg(long, value_name = "PID|SESSION_ID")]
     pub until_gone: Option<String>,
+
+    /// List the sessions of HOST through ssh (repeatable; `local` is this machine; see HOSTS)
+    #[arg(long, value_name = "[USER@]HOST[:PORT]")]
+    pub host: Vec<String>,
+
+    /// List the sessions of each host FILE names, one a line (# starts a comment), as --host does
+    #[arg(long, value_name = "FILE")]
+    pub hosts_file: Option<PathBuf>,
+
+    /// Seconds ssh may take to connect to a host of --host
+    #[arg(long, value_name = "SECONDS", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=3600))]
+    pub connect_timeout: u32,
 }
 
 /// Examples, notes (the EVENTS section of the man page among them),
@@ -311,6 +325,9 @@ pub fn main() -> ExitCode {
 
 /// Lists as `args` say.
 pub fn run(args: ListArgs) -> anyhow::Result<()> {
+    if hosts::asks_hosts(&args) {
+        return hosts::run(&args);
+    }
     let filter = build_filter(&args)?;
     if args.watch || args.until_gone.is_some() {
         let request = watch::WatchRequest {
