@@ -148,6 +148,14 @@ pub fn manual() -> Manual {
                 output: &[],
             },
             Example {
+                description: "Every machine's sessions through your ssh, and their events for a collector:",
+                commands: &[
+                    "roster-list --host local --host ann@build1 --host build2:2222",
+                    "roster-list --watch --json --hosts-file ~/.config/roster/hosts",
+                ],
+                output: &[],
+            },
+            Example {
                 description: "Wait until session 5854 has ended, like tail --pid:",
                 commands: &["roster-list --until-gone 5854 && echo finished"],
                 output: &[],
@@ -231,6 +239,7 @@ pub fn manual() -> Manual {
              session itself may arm; the repository's auto_arm still counts). A problem \
              entry shows its kind, its path and why it is not believed."
                 .to_owned(),
+            hosts::HOSTS_NOTE.to_owned(),
             consent_column_note(),
             "JSON rows carry every record key (null where absent) plus liveness, liveness_reason, \
              problem (null, malformed, untrusted, unsupported-format), consent (the marker that counts: \
@@ -255,6 +264,7 @@ pub fn manual() -> Manual {
                           instead of ~/.copilot/session-state.",
             },
             manual::XDG_CONFIG_HOME_VARIABLE,
+            hosts::SSH_COMMAND_ENVIRONMENT,
         ],
         environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
         files: &[
@@ -295,6 +305,7 @@ pub fn manual() -> Manual {
                           session id that no live session has when the watch starts.",
             },
             manual::EXIT_REFUSED_UNTRUSTED,
+            hosts::EXIT_HOSTS_UNANSWERED,
         ],
         ..Manual::default()
     }
