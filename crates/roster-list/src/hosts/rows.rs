@@ -204,7 +204,7 @@ mod tests {
         assert!(difference.newer_note("box").is_some_and(|note| note.contains("galaxy")));
         let shown = row_with_host(row, "box");
         assert_eq!(shown["galaxy"], 42);
-        assert_eq!(shown.as_object().expect("object").keys().last().map(String::as_str), Some("galaxy"));
+        assert_eq!(shown.as_object().expect("object").keys().next_back().map(String::as_str), Some("galaxy"));
     }
 
     #[test]
