@@ -25,6 +25,9 @@ idle\t''
 waiting\t''
 unknown\t''"
 complete -c roster-list -l until-gone -d 'Print the events until the session with this owner pid or session id is gone, then exit 0' -r
+complete -c roster-list -l host -d 'List the sessions of HOST through ssh (repeatable; `local` is this machine; see HOSTS)' -r
+complete -c roster-list -l hosts-file -d 'List the sessions of each host FILE names, one a line (# starts a comment), as --host does' -r -F
+complete -c roster-list -l connect-timeout -d 'Seconds ssh may take to connect to a host of --host' -r
 complete -c roster-list -l json -d 'Print JSON, same as --format json'
 complete -c roster-list -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-list -l all -d 'Show dead sessions too'

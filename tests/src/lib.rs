@@ -20,6 +20,7 @@ pub mod owners;
 pub mod process_exit;
 pub mod seed;
 pub mod shell_completion;
+pub mod sshd;
 pub mod strace;
 pub mod workspace;
 

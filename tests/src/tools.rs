@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 /// The Debian package of each external tool a test may need: what the tests
 /// install with apt-get when they run as root and the tool is missing (the
 /// README names every one at its test command).
-pub const TOOL_PACKAGES: [(&str, &str); 18] = [
+pub const TOOL_PACKAGES: [(&str, &str); 21] = [
     ("apt-get", "apt"),
     ("bwrap", "bubblewrap"),
     ("dpkg-deb", "dpkg"),
@@ -28,6 +28,9 @@ pub const TOOL_PACKAGES: [(&str, &str); 18] = [
     ("unshare", "util-linux"),
     ("zsh", "zsh"),
     ("flock", "util-linux"),
+    ("sshd", "openssh-server"),
+    ("ssh", "openssh-client"),
+    ("ssh-keygen", "openssh-client"),
 ];
 
 /// The full path of an external tool a test needs. A tool that is missing

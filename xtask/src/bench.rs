@@ -9,6 +9,7 @@
 //! states too. Compared commands run interleaved, round by round, so that a
 //! machine changing pace shifts both sides alike.
 
+pub mod fleet;
 pub mod report;
 pub mod watch;
 
@@ -206,6 +207,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let mut ratios = ratio_checks(&figures, largest);
     ratios.extend(contention_checks(&contention));
     ratios.extend(large.into_iter().flatten());
+    progress("timing roster-list --host over 4 sshd hosts against 1");
+    ratios.push(fleet::measure_fleet(&bench.tool("roster-list"), runs));
     let report = BenchReport {
         filesystem,
         ratios,

@@ -1,6 +1,7 @@
 //! Exit statuses and the one-line error report (docs/contract.md §6): `0` done, `1`
-//! failed, `2` bad input or usage, `3` refused by rule, and `4`/`5` for `roster-send --wait`
-//! (docs/contract.md §6.6). [`ExitStatus`] is the
+//! failed, `2` bad input or usage, `3` refused by rule, `4`/`5` for `roster-send --wait`
+//! (docs/contract.md §6.6), and `6` for hosts that did not answer
+//! `roster-list --host` (docs/contract.md §6.7). [`ExitStatus`] is the
 //! one enum every binary exits with; each library error kind maps to it
 //! through a `From<&Error>` impl below, and the binary prints `{:#}` once.
 
@@ -25,6 +26,9 @@ pub enum ExitStatus {
     /// The wait ran out before what was waited for happened (5): a message
     /// still pending (`roster-send --wait`).
     StillPending,
+    /// Some hosts did not answer (6): `roster-list --host` printed the rows
+    /// of the hosts that did, and said on stderr which did not and why.
+    HostsUnanswered,
 }
 
 impl ExitStatus {
@@ -37,6 +41,7 @@ impl ExitStatus {
             ExitStatus::Refused => 3,
             ExitStatus::Expired => 4,
             ExitStatus::StillPending => 5,
+            ExitStatus::HostsUnanswered => 6,
         }
     }
 
@@ -495,11 +500,12 @@ mod tests {
             ExitStatus::Refused,
             ExitStatus::Expired,
             ExitStatus::StillPending,
+            ExitStatus::HostsUnanswered,
         ]
         .into_iter()
         .map(ExitStatus::code)
         .collect();
-        assert_eq!(codes, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6]);
     }
 
     fn usage_error(arguments: &[&str]) -> clap::Error {

@@ -32,12 +32,14 @@ mod notes;
 
 mod watch;
 
+mod hosts;
+
 pub use watch::{EVENT_SCHEMA, EventKind};
 
 const TOOL: &str = "roster-list";
 
 /// List the agent sessions running on this machine
-#[derive(Debug, Parser)]
+#[derive(Clone, Debug, Parser)]
 #[command(
     name = TOOL,
     version,
@@ -91,6 +93,18 @@ pub struct ListArgs {
     /// Print the events until the session with this owner pid or session id is gone, then exit 0
     #[arg(long, value_name = "PID|SESSION_ID")]
     pub until_gone: Option<String>,
+
+    /// List the sessions of HOST through ssh (repeatable; `local` is this machine; see HOSTS)
+    #[arg(long, value_name = "[USER@]HOST[:PORT]")]
+    pub host: Vec<String>,
+
+    /// List the sessions of each host FILE names, one a line (# starts a comment), as --host does
+    #[arg(long, value_name = "FILE")]
+    pub hosts_file: Option<PathBuf>,
+
+    /// Seconds ssh may take to connect to a host of --host
+    #[arg(long, value_name = "SECONDS", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=3600))]
+    pub connect_timeout: u32,
 }
 
 /// Examples, notes (the EVENTS section of the man page among them),
@@ -131,6 +145,14 @@ pub fn manual() -> Manual {
             Example {
                 description: "Follow the registry live, one JSON event per line (see Events):",
                 commands: &["roster-list --watch --json"],
+                output: &[],
+            },
+            Example {
+                description: "Every machine's sessions through your ssh, and their events for a collector:",
+                commands: &[
+                    "roster-list --host local --host ann@build1 --host build2:2222",
+                    "roster-list --watch --json --hosts-file ~/.config/roster/hosts",
+                ],
                 output: &[],
             },
             Example {
@@ -224,6 +246,7 @@ pub fn manual() -> Manual {
              session itself may arm; the repository's auto_arm still counts). A problem \
              entry shows its kind, its path and why it is not believed."
                 .to_owned(),
+            hosts::HOSTS_NOTE.to_owned(),
             consent_column_note(),
             "JSON rows carry every record key (null where absent) plus liveness, liveness_reason, \
              problem (null, malformed, untrusted, unsupported-format), consent (the marker that counts: \
@@ -250,6 +273,7 @@ pub fn manual() -> Manual {
                           instead of ~/.copilot/session-state.",
             },
             manual::XDG_CONFIG_HOME_VARIABLE,
+            hosts::SSH_COMMAND_ENVIRONMENT,
         ],
         environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
         files: &[
@@ -291,6 +315,7 @@ pub fn manual() -> Manual {
                           session id that no live session has when the watch starts.",
             },
             manual::EXIT_REFUSED_UNTRUSTED,
+            hosts::EXIT_HOSTS_UNANSWERED,
         ],
         ..Manual::default()
     }
@@ -321,6 +346,9 @@ pub fn main() -> ExitCode {
 
 /// Lists as `args` say.
 pub fn run(args: ListArgs) -> anyhow::Result<()> {
+    if hosts::asks_hosts(&args) {
+        return hosts::run(&args);
+    }
     let filter = build_filter(&args)?;
     if args.watch || args.until_gone.is_some() {
         let request = watch::WatchRequest {

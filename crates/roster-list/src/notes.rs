@@ -38,7 +38,7 @@ pub enum NoteKind {
 }
 
 impl NoteKind {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             NoteKind::DeadHidden => "dead-hidden",
             NoteKind::Unknown => "unknown",

@@ -17,6 +17,7 @@ mod fault_regressions;
 mod field_limits;
 mod full_disk;
 mod hostile_entries;
+mod hosts;
 mod init_is_never_an_owner;
 mod json_contract;
 mod list_consent;
