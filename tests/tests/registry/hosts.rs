@@ -411,7 +411,8 @@ fn the_watch_merges_the_hosts_and_follows_one_through_a_restart() {
     register(&steady.registry(), &third, "cyd");
     check(watcher.expect("refreshed", &one));
     let malformed = steady.registry().join("sessions").join(record_file_name_here(4_000_000));
-    tests::write_file_0600(&malformed, b"{ not json");
+    // Put in place whole, so that it is one change, not an empty file first.
+    tests::write_file_atomically(&malformed, b"{ not json");
     check(watcher.expect("problem", &one));
     drop(first);
     let died = check(watcher.expect("died", &one));

@@ -346,7 +346,7 @@ fn every_row_counts_the_messages_waiting_and_the_table_shows_them_only_then() {
     let project = sandbox.home().join("src/app");
     std::fs::create_dir_all(&project).unwrap();
     let armed = tests::ArmedOwner::spawn(sandbox.root(), sandbox.home(), &project);
-    sandbox.register(armed.pid(), &["--cwd", project.to_str().unwrap()]);
+    sandbox.register(armed.pid(), &["--cwd", project.to_str().unwrap(), "--harness", "claude-code"]);
     let quiet = Owner::spawn();
     sandbox.register(quiet.pid(), &[]);
     tests::write_file_0600(&sandbox.sessions().join("31005.json"), b"not json at all");

@@ -933,6 +933,7 @@ fn deliver(sandbox: &Sandbox, pid: u32, refusal: Option<&str>) -> Vec<Message> {
         event: "claude-code:UserPromptSubmit",
         now: Timestamp::now(),
         lock_deadline: Instant::now() + Duration::from_secs(5),
+        budget_bytes: usize::MAX,
     };
     take_for_delivery(&roster, &delivery, || refusal.map_or(Ok(()), |reason| Err(reason.to_owned()))).unwrap()
 }
@@ -967,7 +968,8 @@ fn a_watch_reports_each_message_queued_then_settled_once() {
     let owner = ArmedOwner::spawn(sandbox.root(), sandbox.home(), &project);
     let pid = owner.pid();
     let to = pid.to_string();
-    sandbox.register(pid, &["--cwd", project.to_str().unwrap(), "--agent", "wren"]);
+    sandbox
+        .register(pid, &["--cwd", project.to_str().unwrap(), "--agent", "wren", "--harness", "claude-code"]);
     let watcher = Watcher::start(&sandbox, &[]);
     let listed = watcher.expect("listed", Some(pid));
     assert_eq!(listed["row"]["messages_pending"], 0, "{listed}");

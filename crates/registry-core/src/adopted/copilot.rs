@@ -413,7 +413,7 @@ fn judge_claim(
 fn started_at(pid: Pid, facts: &impl SystemFacts) -> Option<(u64, Timestamp)> {
     let process = facts.open_process(pid).ok()?;
     let identity = process.proc_identity().ok()?;
-    if identity.uid != effective_uid() || process.has_exited().unwrap_or(true) || is_exiting(pid) {
+    if identity.uid != effective_uid() || process.has_exited().unwrap_or(true) || process_is_exiting(pid) {
         return None;
     }
     let offset = facts.boottime_offset_ticks().unwrap_or(0);
@@ -429,7 +429,7 @@ fn started_at(pid: Pid, facts: &impl SystemFacts) -> Option<(u64, Timestamp)> {
 /// Whether the process at `pid` is on its way out (`PF_EXITING` in the
 /// flags of `/proc/<pid>/stat`): its descriptors, and the lock with them,
 /// go before it is gone, and it holds nothing any more.
-fn is_exiting(pid: Pid) -> bool {
+pub fn process_is_exiting(pid: Pid) -> bool {
     const PF_EXITING: u64 = 0x4;
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return true };
     let flags =

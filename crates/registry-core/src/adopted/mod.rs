@@ -13,6 +13,7 @@ mod this_boot;
 pub use claude_code::{CLAUDE_CODE_FILE_SOURCE, CLAUDE_CODE_ROW_PREFIX};
 pub use copilot::{
     COPILOT_FILE_SOURCE, COPILOT_ROW_PREFIX, COPILOT_STARTING_GRACE, copilot_session_state_directory,
+    process_is_exiting,
 };
 
 use claude_code::{read_adopted_row, read_listed_adopted_row};

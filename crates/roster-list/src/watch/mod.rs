@@ -729,6 +729,18 @@ impl Watcher<'_> {
 
     /// Reports what differs between the known row named `name` and `now`.
     fn compare_and_report(&mut self, name: &str, now: Option<SessionRow>) -> anyhow::Result<()> {
+        // A claim proven alive whose process is on its way out has let its
+        // lock go: its death is what comes next, through its pidfd.
+        if let (Some(known), Some(now)) = (self.known.get(name), &now)
+            && now.origin != Origin::Roster
+            && known.row.liveness() == Liveness::Alive
+            && now.liveness() == Liveness::Unknown
+            && known.row.pid == now.pid
+            && known.row.pid.is_some_and(registry_core::adopted::process_is_exiting)
+            && known.row.judged_again(&self.facts).liveness() == Liveness::Alive
+        {
+            return Ok(());
+        }
         let before = match self.forget(name) {
             Some(before) => Some(self.report_a_death_not_yet_seen(before, now.as_ref())?),
             None => None,
