@@ -915,6 +915,14 @@ impl Drive<'_> {
         let lock_before = fs::read(&lock_path).with_context(|| format!("reading {}", lock_path.display()))?;
         let hold_before = fs::read(&hold_path).with_context(|| format!("reading {}", hold_path.display()))?;
         let evidence = self.evidence(session);
+        // A session that has run a while: an unheld claim younger than the
+        // grace reads as one starting (maybe in another pid namespace), and
+        // `roster-list` calls it dead only past that.
+        let ran_for = self.sessions[session].lock_seen_at.elapsed();
+        let grace = registry_core::adopted::COPILOT_STARTING_GRACE + Duration::from_millis(500);
+        if ran_for < grace {
+            std::thread::sleep(grace - ran_for);
+        }
         let killed_at = Instant::now();
         signal_process(pid, "KILL");
         let exited_at = wait_for_exit(pid, EVENT_DEADLINE);
