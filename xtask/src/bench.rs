@@ -208,7 +208,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     ratios.extend(contention_checks(&contention));
     ratios.extend(large.into_iter().flatten());
     progress("timing roster-list --host over 4 sshd hosts against 1");
-    ratios.push(fleet::measure_fleet(&bench.tool("roster-list"), runs));
+    ratios.extend(fleet::measure_fleet(&bench.tool("roster-list"), runs));
     let report = BenchReport {
         filesystem,
         ratios,
