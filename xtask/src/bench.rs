@@ -745,8 +745,12 @@ impl Bench {
         let deliveries: Vec<Invocation> = registries
             .iter()
             .map(|(_, registry)| {
+                // As the session's own hook: its owner named, as the
+                // ancestor walk finds it in a harness (messages go only to
+                // a hook of their own session).
                 self.state_hook_invocation(registry, "UserPromptSubmit", &delivery_payload)
                     .env("XDG_CONFIG_HOME", &no_user_configuration)
+                    .env("ROSTER_SESSION_PID", target.pid.to_string())
             })
             .collect();
 
