@@ -5,7 +5,7 @@
 //! submits, which the text joins as added context; and the end of a turn,
 //! which the hook blocks so that the model goes on with the text.
 
-use crate::Harness;
+use crate::detect::Harness;
 
 /// Where in a session's life a delivery event comes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,7 +122,7 @@ mod tests {
     fn every_delivery_event_is_a_state_event_of_its_harness() {
         for row in DELIVERY_EVENTS {
             assert!(
-                crate::activity_event_names(row.harness).contains(&row.event),
+                crate::activity::activity_event_names(row.harness).contains(&row.event),
                 "{} {} delivers but is no state event, so no hook runs on it",
                 row.harness,
                 row.event

@@ -5,7 +5,7 @@
 use super::answer::{Answered, HostNote, Unanswered};
 use super::rows::parse_rows;
 use super::target::LOCAL_HOST;
-use crate::ListArgs;
+use crate::listing::ListArgs;
 use cli_support::{OutputFormat, open_roster_for_reading};
 
 /// This machine's rows and notes, as `roster-list --format json` with
@@ -24,12 +24,12 @@ fn list(args: &ListArgs) -> anyhow::Result<Answered> {
     let mut args = args.clone();
     args.common.json = false;
     args.common.format = OutputFormat::Json;
-    let filter = crate::build_filter(&args)?;
+    let filter = crate::listing::build_filter(&args)?;
     let roster = open_roster_for_reading(&args.common)?;
     let mut out = Vec::new();
     let (summary, _) = match &roster {
-        Some(roster) => crate::print_listing(roster, &filter, &args, &mut out)?,
-        None => crate::print_adopted_only(&filter, &args, &mut out)?,
+        Some(roster) => crate::listing::print_listing(roster, &filter, &args, &mut out)?,
+        None => crate::listing::print_adopted_only(&filter, &args, &mut out)?,
     };
     let rows = parse_rows(&out).map_err(|why| anyhow::anyhow!("reading this machine's own rows: {why}"))?;
     let notes = match (&roster, args.common.quiet) {

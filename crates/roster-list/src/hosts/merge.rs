@@ -17,8 +17,8 @@ use super::answer::{Answered, HostNote, Unanswered, host_notes_json_line};
 use super::query::{Query, ask};
 use super::rows::{ContractDifference, row_with_host, text_cells};
 use super::target::Host;
-use crate::ListArgs;
 use crate::json_array::{render_array_element, write_array};
+use crate::listing::ListArgs;
 use crate::table::{HEADERS, LIMITS};
 
 /// Where the LIVENESS column is in the table with HOST first, to colour it.

@@ -22,7 +22,7 @@ mod watch;
 use cli_support::manual::{EnvVar, ExitStatusDoc};
 use cli_support::{BadInput, ExitStatus};
 
-use crate::ListArgs;
+use crate::listing::ListArgs;
 
 /// The manual's word on hosts (HOSTS in `--help` and the man page).
 pub const HOSTS_NOTE: &str = "Hosts: --host [USER@]HOST[:PORT] (repeatable) and --hosts-file FILE (one host a \
@@ -72,7 +72,7 @@ pub fn run(args: &ListArgs) -> anyhow::Result<()> {
     // hosts'.
     let mut checked = args.clone();
     checked.cwd = None;
-    crate::build_filter(&checked)?;
+    crate::listing::build_filter(&checked)?;
     let query = query::Query::of_args(args)?;
     if args.watch {
         return watch::watch_hosts(args, &hosts, &query);

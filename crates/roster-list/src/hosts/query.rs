@@ -18,7 +18,7 @@ use super::ssh::{
     HostFailure, SSH_COMMAND_VARIABLE, failure_of, last_words, remote_command_line, ssh_call, ssh_words,
 };
 use super::target::{Host, Place};
-use crate::ListArgs;
+use crate::listing::ListArgs;
 
 /// How long a host may take to answer once connected: a listing of
 /// 100,000 records takes seconds, a host that says nothing for this long

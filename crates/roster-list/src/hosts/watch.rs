@@ -24,8 +24,9 @@ use super::query::Query;
 use super::rows::{ContractDifference, HOST_KEY, row_with_host, text_cells};
 use super::ssh::{REMOTE_PROGRAM, failure_of, last_words, ssh_call};
 use super::target::{Host, Place};
+use crate::listing::ListArgs;
 use crate::table::{HEADERS, LIMITS};
-use crate::{EVENT_SCHEMA, EventKind, ListArgs};
+use crate::watch::{EVENT_SCHEMA, EventKind};
 
 /// The event kind of a host whose stream ended or could not start.
 pub const HOST_LOST: &str = "host-lost";

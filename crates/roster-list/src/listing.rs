@@ -1,0 +1,409 @@
+//! What one listing is: the flags `roster-list` takes (`ListArgs`), the
+//! filter they make, and the listing printed from a registry (or from the
+//! harnesses' own sessions when there is none), with its notes. The
+//! binary's entry point (lib.rs) and the many-host view (`hosts/`) both
+//! stand on it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use cli_support::{
+    BadInput, Colour, CommonArgs, NotUtf8Path, OutputFormat, escape_for_terminal, home_relative, paint,
+};
+use consent::{ConsentDecider, ConsentLabel};
+use harness::Harness;
+use registry_core::adopted::AdoptedSource;
+use registry_core::{
+    ListFilter, ListingSummary, RosterDir, RunningSystem, SessionRow, Timestamp, list_sessions_presented,
+};
+
+use crate::table::{self, CONSENT_COLUMN, UNVERIFIED_MARK};
+use crate::{json_array, notes};
+
+/// The binary's name.
+pub(crate) const TOOL: &str = "roster-list";
+
+/// List the agent sessions running on this machine
+#[derive(Clone, Debug, Parser)]
+#[command(
+    name = TOOL,
+    version,
+    about = "List the agent sessions running on this machine",
+    long_about = "List the agent sessions running on this machine\n\n\
+        Shows every registered session with a verdict (LIVENESS) and what it is doing (STATE: working, \
+        idle, waiting for its user, or unknown). The verdict is alive (the very process that registered \
+        still runs, or another process of its recorded chain, such as Copilot's native binary \
+        after its node loader was killed), dead (every process of it proven gone: exited, pid \
+        reused, earlier boot) or unknown (could not be examined, e.g. another pid namespace). \
+        The reason names the process the verdict rests on. Entries that cannot be believed (malformed, \
+        untrusted, written by a newer roster) are listed as problems and never hide the others. \
+        Newest registration first.",
+)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// Show dead sessions too
+    #[arg(long)]
+    pub all: bool,
+
+    /// Show only sessions registered under this agent name ("" for the anonymous ones)
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+
+    /// Show only sessions of this harness (claude-code, codex, gemini-cli, ...; "" for an unknown one)
+    #[arg(long, value_name = "NAME")]
+    pub harness: Option<String>,
+
+    /// Show only the session with this session id ("" for the sessions without one)
+    #[arg(long, value_name = "ID")]
+    pub session_id: Option<String>,
+
+    /// Show only sessions working in DIR or below it
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Show only sessions in this state: working, idle, waiting (for their user) or unknown
+    #[arg(long, value_name = "STATE", value_parser = ["working", "idle", "waiting", "unknown"])]
+    pub state: Option<String>,
+
+    /// List roster's own records only, not the sessions Claude Code (~/.claude/sessions) and Copilot CLI (~/.copilot/session-state) keep
+    #[arg(long)]
+    pub no_adopt: bool,
+
+    /// After the rows, print one event per change until interrupted (see EVENTS)
+    #[arg(long)]
+    pub watch: bool,
+
+    /// Print the events until the session with this owner pid or session id is gone, then exit 0
+    #[arg(long, value_name = "PID|SESSION_ID")]
+    pub until_gone: Option<String>,
+
+    /// List the sessions of HOST through ssh (repeatable; `local` is this machine; see HOSTS)
+    #[arg(long, value_name = "[USER@]HOST[:PORT]")]
+    pub host: Vec<String>,
+
+    /// List the sessions of each host FILE names, one a line (# starts a comment), as --host does
+    #[arg(long, value_name = "FILE")]
+    pub hosts_file: Option<PathBuf>,
+
+    /// Seconds ssh may take to connect to a host of --host
+    #[arg(long, value_name = "SECONDS", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=3600))]
+    pub connect_timeout: u32,
+}
+
+/// Prints the rows of `roster` that `filter` shows. Each row's consent is
+/// decided and the row rendered (its JSON, its table cells) on the thread
+/// that judged it, right after; what is left for this thread is the sort
+/// and the writing.
+pub(crate) fn print_listing(
+    roster: &RosterDir,
+    filter: &ListFilter,
+    args: &ListArgs,
+    out: &mut impl Write,
+) -> anyhow::Result<(ListingSummary, Vec<ConsentLabel>)> {
+    let facts = RunningSystem::read();
+    // One listing of `consent/` tells which rows have a marker at all: most
+    // have none, and looking for each one's file cost a `stat` per row.
+    let decider = ConsentDecider::new(&cli_support::process_env_os).knowing_markers_of(roster);
+    match args.common.output_format() {
+        OutputFormat::Json => {
+            let present = |row: SessionRow| {
+                let consent = decider.for_row(roster, &row, &facts);
+                json_array::render_array_element(&row.json_view(consent.row_consent()))
+            };
+            let listing = list_sessions_presented(roster, filter, &facts, &present)?;
+            let summary = listing.summary().clone();
+            let mut failed = None;
+            let rows = listing
+                .into_presented(roster, filter, &facts, &present)
+                .map_while(|row| row.map_err(|error| failed = Some(error)).ok());
+            json_array::write_array(out, rows)?;
+            if let Some(error) = failed {
+                return Err(anyhow::anyhow!("rendering a row as JSON: {error}"));
+            }
+            Ok((summary, Vec::new()))
+        }
+        OutputFormat::Text => {
+            let home = cli_support::process_env_os("HOME").map(PathBuf::from);
+            let now = Timestamp::now();
+            let present = |row: SessionRow| {
+                let consent = decider.for_row(roster, &row, &facts);
+                table::listing_row(&row, &consent, home.as_deref(), now)
+            };
+            let listing = list_sessions_presented(roster, filter, &facts, &present)?;
+            let summary = listing.summary().clone();
+            let rows: Vec<Vec<String>> = listing.into_presented(roster, filter, &facts, &present).collect();
+            let text = table::render_cells(&rows, args.common.colour_on_stdout());
+            out.write_all(text.as_bytes())?;
+            let labels = consent_labels_shown(&rows);
+            // The process ends right after printing: freeing the cells one
+            // by one (eight per row) took as long as rendering the table,
+            // on the one thread, for memory the exit gives back at once.
+            std::mem::forget(rows);
+            Ok((summary, labels))
+        }
+    }
+}
+
+/// The listing when roster's registry does not exist yet: the sessions
+/// Claude Code keeps (when they are adopted), whose consent no marker can
+/// have decided yet.
+pub(crate) fn print_adopted_only(
+    filter: &ListFilter,
+    args: &ListArgs,
+    out: &mut impl Write,
+) -> anyhow::Result<(ListingSummary, Vec<ConsentLabel>)> {
+    let facts = RunningSystem::read();
+    let (rows, adopted_unread) = registry_core::adopted::read_adopted(&filter.adopt, &facts);
+    let listing = registry_core::Listing::of_rows(&rows, filter);
+    let mut summary = listing.summary();
+    summary.adopted_unread = adopted_unread;
+    let decider = ConsentDecider::new(&cli_support::process_env_os);
+    match args.common.output_format() {
+        OutputFormat::Json => {
+            let rendered = listing.rows.iter().map(|row| {
+                let consent = decider.for_row_without_registry(row);
+                json_array::render_array_element(&row.json_view(consent.row_consent()))
+            });
+            let rendered: Vec<_> = rendered.collect::<Result<_, _>>()?;
+            json_array::write_array(out, rendered.into_iter())?;
+            Ok((summary, Vec::new()))
+        }
+        OutputFormat::Text => {
+            let home = cli_support::process_env_os("HOME").map(PathBuf::from);
+            let now = Timestamp::now();
+            let cells: Vec<Vec<String>> = listing
+                .rows
+                .iter()
+                .map(|row| table::text_row(row, &decider.for_row_without_registry(row), home.as_deref(), now))
+                .collect();
+            out.write_all(table::render_cells(&cells, args.common.colour_on_stdout()).as_bytes())?;
+            Ok((summary, consent_labels_shown(&cells)))
+        }
+    }
+}
+
+/// Writes notes in one call, so a failure cannot leave half a line before
+/// the error line that reports it.
+pub(crate) fn write_whole(err: &mut impl Write, text: &str) -> anyhow::Result<()> {
+    if text.is_empty() {
+        return Ok(());
+    }
+    err.write_all(text.as_bytes())
+        .map_err(|error| anyhow::anyhow!("writing the notes to standard error: {error}"))
+}
+
+/// Says on stderr what the reader should know beyond the rows: for a
+/// script, every current note as one JSON line; for people, why the table
+/// is empty, what its marks and the consent labels it shows mean, and each
+/// note once per cause.
+pub(crate) fn report_notes(
+    listing: &ListingSummary,
+    consent_labels: &[ConsentLabel],
+    roster: Option<&RosterDir>,
+    args: &ListArgs,
+) -> anyhow::Result<()> {
+    let mut err = std::io::stderr().lock();
+    if args.common.output_format() == OutputFormat::Json {
+        if let Some(roster) = roster {
+            let notes = notes::current_notes(listing, roster);
+            if !notes.is_empty() {
+                write_whole(&mut err, &format!("{}\n", notes::notes_json_line(&notes)))?;
+            }
+        }
+        return Ok(());
+    }
+    let home = cli_support::process_env_os("HOME").map(PathBuf::from);
+    let refusal = match roster {
+        Some(_) => None,
+        None => refusal_of_a_new_registry(args),
+    };
+    let mut lines = listing_remarks(listing, roster, refusal, &filter_words(args, home.as_deref()));
+    lines.extend(consent_label_footnotes(consent_labels));
+    let mut shown_state = None;
+    if let Some(roster) = roster {
+        let (unseen, state) = notes::unseen_notes(listing, roster);
+        lines.extend(unseen.into_iter().map(|note| note.message));
+        shown_state = state.map(|state| (roster, state));
+    }
+    let colour = args.common.colour_on_stderr();
+    let text: String = lines.iter().map(|line| format!("{}\n", paint(line, Colour::Dim, colour))).collect();
+    write_whole(&mut err, &text)?;
+    if let Some((roster, state)) = shown_state {
+        notes::remember_shown(roster, &state);
+    }
+    Ok(())
+}
+
+pub(crate) fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
+    if let Some(name) = &args.harness
+        && !name.is_empty()
+        && Harness::parse(name).is_none()
+    {
+        let message = harness::unknown_harness_message(
+            &format!("--harness {name:?}"),
+            "a harness roster knows",
+            name,
+            &harness::harness_names(),
+        );
+        return Err(BadInput(format!("{message} (or \"\" for an unknown harness)")).into());
+    }
+    // Records hold directories as text: a directory that is not UTF-8, as
+    // given or as resolved, is no session's, and is refused rather than
+    // compared lossily (as `\u{fffd}`, another directory).
+    let not_utf8 =
+        |path: &Path| NotUtf8Path::directory("--cwd", path, "give --cwd a directory whose path is UTF-8");
+    let cwd = match &args.cwd {
+        Some(dir) if dir.to_str().is_none() => return Err(not_utf8(dir).into()),
+        Some(dir) => {
+            let canonical =
+                owner_liveness::retry_interrupted(|| std::fs::canonicalize(dir)).map_err(|error| {
+                    BadInput(format!("--cwd {}: {error}; give an existing directory", dir.display()))
+                })?;
+            if canonical.to_str().is_none() {
+                return Err(not_utf8(&canonical).into());
+            }
+            Some(canonical)
+        }
+        None => None,
+    };
+    Ok(ListFilter {
+        include_dead: args.all,
+        agent: args.agent.clone(),
+        harness: args.harness.clone(),
+        session_id: args.session_id.clone(),
+        cwd,
+        state: args.state.as_deref().map(harness::Activity::parse),
+        adopt: adopted_sources(args),
+    })
+}
+
+/// The consent labels the table's rows show, each once, in legend order.
+pub(crate) fn consent_labels_shown(rows: &[Vec<String>]) -> Vec<ConsentLabel> {
+    let mut shown = [false; ConsentLabel::ALL.len()];
+    for row in rows {
+        if let Some(index) = ConsentLabel::ALL.iter().position(|label| label.as_str() == row[CONSENT_COLUMN])
+        {
+            shown[index] = true;
+        }
+    }
+    ConsentLabel::ALL.into_iter().zip(shown).filter_map(|(label, shown)| shown.then_some(label)).collect()
+}
+
+/// One line under the table per consent label it shows, saying what the
+/// label means: a new user reads `off (repo)` without the manual, and a
+/// script that parses the table's text on stdout never sees these.
+pub(crate) fn consent_label_footnotes(labels: &[ConsentLabel]) -> impl Iterator<Item = String> + '_ {
+    labels.iter().map(|label| format!("CONSENT {label}: {}", label.meaning()))
+}
+
+/// The harnesses' own session directories read: Claude Code's and
+/// Copilot CLI's, unless `--no-adopt` or the user config's `[adopt]
+/// claude_code = false` (`copilot = false`) says not to read one.
+pub(crate) fn adopted_sources(args: &ListArgs) -> Vec<AdoptedSource> {
+    use registry_core::adopted::{
+        AdoptedHarness, claude_code_sessions_directory, copilot_session_state_directory,
+    };
+    if args.no_adopt {
+        return Vec::new();
+    }
+    let env = &cli_support::process_env_os;
+    let choices = consent::user_adopt_choices(env);
+    let claude_code = choices.claude_code.then(|| claude_code_sessions_directory(env)).flatten();
+    let copilot = choices.copilot.then(|| copilot_session_state_directory(env)).flatten();
+    claude_code
+        .map(|path| AdoptedSource { harness: AdoptedHarness::ClaudeCode, path })
+        .into_iter()
+        .chain(copilot.map(|path| AdoptedSource { harness: AdoptedHarness::Copilot, path }))
+        .collect()
+}
+
+/// The field filters given, as flags a reader can retype: `--agent wren`,
+/// `--session-id ""`. Empty when none is given.
+pub(crate) fn filter_words(args: &ListArgs, home: Option<&Path>) -> String {
+    let quoted = |value: &str| {
+        let plain = !value.is_empty()
+            && !value.chars().any(|character| character.is_whitespace() || "\"'\\$`".contains(character));
+        let shown = if plain { value.to_owned() } else { format!("{value:?}") };
+        escape_for_terminal(&shown).into_owned()
+    };
+    let mut words = Vec::new();
+    for (flag, value) in
+        [("--agent", &args.agent), ("--harness", &args.harness), ("--session-id", &args.session_id)]
+    {
+        if let Some(value) = value {
+            words.push(format!("{flag} {}", quoted(value)));
+        }
+    }
+    if let Some(dir) = &args.cwd {
+        words.push(format!("--cwd {}", home_relative(dir, home)));
+    }
+    if let Some(state) = &args.state {
+        words.push(format!("--state {state}"));
+    }
+    words.join(" ")
+}
+
+/// Why `roster-register` would refuse the registry that does not exist
+/// yet at the path these flags choose, in the words it would use: a hint
+/// to register there would lead into that refusal.
+pub(crate) fn refusal_of_a_new_registry(args: &ListArgs) -> Option<String> {
+    let path = cli_support::roster_directory_choice(&args.common).ok()?.path;
+    RosterDir::check_creatable(&path).err().map(|error| error.to_string())
+}
+
+/// What a person needs to read the listing, said on every call: why it
+/// is empty (for a registry that does not exist, also why roster would
+/// refuse it, `refusal`), and what the unverified mark means.
+pub(crate) fn listing_remarks(
+    listing: &ListingSummary,
+    roster: Option<&RosterDir>,
+    refusal: Option<String>,
+    filters: &str,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    let Some(roster) = roster else {
+        // With a registry this is one of its notes (`notes::current_notes`).
+        for why in &listing.adopted_unread {
+            lines.push(escape_for_terminal(why).into_owned());
+        }
+        if listing.shown > 0 || listing.dead_hidden > 0 || listing.filtered_out > 0 {
+            // Claude Code's own sessions, listed without a registry.
+            return lines;
+        }
+        lines.push(match refusal {
+            Some(why) => format!(
+                "no sessions: nothing was ever registered here, and roster-register would refuse it: {}",
+                escape_for_terminal(&why)
+            ),
+            None => "no sessions: nothing was ever registered here (roster-register adds one)".to_owned(),
+        });
+        return lines;
+    };
+    if listing.registry_is_empty() {
+        lines.push(format!(
+            "no sessions registered in {}",
+            escape_for_terminal(&roster.path().display().to_string())
+        ));
+    } else if listing.shown == 0 && !filters.is_empty() {
+        let except = if listing.dead_hidden > 0 { " except dead ones" } else { "" };
+        lines.push(format!("no sessions match {filters}{except}"));
+    }
+    let unverified = listing.unverified;
+    if unverified > 0 {
+        lines.push(format!(
+            "{unverified} unverified owner{}, marked {UNVERIFIED_MARK} after the pid: named by hand, not the \
+             registering process or its ancestor; `roster-consent arm` refuses {} (only a session \
+             itself may arm)",
+            plural(unverified),
+            if unverified == 1 { "it" } else { "them" }
+        ));
+    }
+    lines
+}
+
+pub(crate) fn plural(count: usize) -> &'static str {
+    if count == 1 { "" } else { "s" }
+}
