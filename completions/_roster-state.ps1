@@ -24,7 +24,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-state' -ScriptBlock {
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never')
-            [CompletionResult]::new('--hook', '--hook', [CompletionResultType]::ParameterName, 'Run as a harness''s hook: read the payload, print nothing, always exit 0, finish within 500 ms')
+            [CompletionResult]::new('--hook', '--hook', [CompletionResultType]::ParameterName, 'Run as a harness''s hook: read the payload, record the state, finish within 500 ms; prints only a delivery (see MESSAGES)')
             [CompletionResult]::new('--harness', '--harness', [CompletionResultType]::ParameterName, 'Do what the hook does, and say what happened (to try a hook by hand)')
             [CompletionResult]::new('--event', '--event', [CompletionResultType]::ParameterName, 'The event, as the harness''s hook configuration names it (default: the payload''s event name)')
             [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the session''s owner when the payload''s session id names no record: a pid or `parent`')

@@ -21,7 +21,7 @@ set edit:completion:arg-completer[roster-state] = {|@words|
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
             cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never'
-            cand --hook 'Run as a harness''s hook: read the payload, print nothing, always exit 0, finish within 500 ms'
+            cand --hook 'Run as a harness''s hook: read the payload, record the state, finish within 500 ms; prints only a delivery (see MESSAGES)'
             cand --harness 'Do what the hook does, and say what happened (to try a hook by hand)'
             cand --event 'The event, as the harness''s hook configuration names it (default: the payload''s event name)'
             cand --pid 'Name the session''s owner when the payload''s session id names no record: a pid or `parent`'

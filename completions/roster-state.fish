@@ -8,7 +8,7 @@ json\t''"
 complete -c roster-state -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'
 always\t'Always, even into a pipe or file'
 never\t'Never'"
-complete -c roster-state -l hook -d 'Run as a harness\'s hook: read the payload, print nothing, always exit 0, finish within 500 ms' -r -f -a "claude-code\t''
+complete -c roster-state -l hook -d 'Run as a harness\'s hook: read the payload, record the state, finish within 500 ms; prints only a delivery (see MESSAGES)' -r -f -a "claude-code\t''
 codex\t''
 gemini-cli\t''
 cursor-agent\t''

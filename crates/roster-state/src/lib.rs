@@ -45,14 +45,19 @@ const LOCK_WAIT: Duration = Duration::from_millis(200);
         of changes nothing. roster-list shows the state in its STATE column and state keys.\n\n\
         Each update reads and replaces one small file, states/<record name>, without the registry \
         lock; updates of one session are applied in the order they were sent, a late one never \
-        undoing a newer one.",
+        undoing a newer one.\n\n\
+        Messages: on a harness's delivery events (a prompt submitted, a turn ending; roster-hooks(1) \
+        and docs/harnesses.md list them) the hook also hands the session the messages roster-send \
+        queued for it, if the session still accepts messages, in the harness's own reply format: \
+        the only time it prints. Claude Code's Stop takes them as exit 2 with the text on stderr; \
+        the turn then goes on with them. With nothing queued this costs one failed open.",
     group = clap::ArgGroup::new("caller").required(true).args(["hook", "harness"]),
 )]
 pub struct StateArgs {
     #[command(flatten)]
     pub common: CommonArgs,
 
-    /// Run as a harness's hook: read the payload, print nothing, always exit 0, finish within 500 ms
+    /// Run as a harness's hook: read the payload, record the state, finish within 500 ms; prints only a delivery (see MESSAGES)
     #[arg(long, value_name = "HARNESS")]
     pub hook: Option<String>,
 
@@ -119,7 +124,12 @@ pub fn manual() -> Manual {
                           no record of the session, so there is nothing to record its state for.",
             },
         ],
-        exit_status_note: Some(manual::HOOK_MODE_EXIT_NOTE),
+        exit_status_note: Some(
+            "With --hook the command exits 0 whatever happened (a failure is one line on stderr and one \
+             line appended to hook-errors.log, so that a harness never blocks or reports a session because of \
+             roster), except when it hands Claude Code's Stop the session's messages: exit 2, the harness's \
+             own way of going on with the text on stderr.",
+        ),
         ..Manual::default()
     }
 }
