@@ -46,8 +46,8 @@ const LOCK_WAIT: Duration = Duration::from_millis(200);
         Each update reads and replaces one small file, states/<record name>, without the registry \
         lock; updates of one session are applied in the order they were sent, a late one never \
         undoing a newer one.\n\n\
-        Messages: on a harness's delivery events (a prompt submitted, a turn ending; roster-hooks(1) \
-        and docs/harnesses.md list them) the hook also hands the session the messages roster-send \
+        Messages: on a harness's delivery events (a prompt submitted, a turn ending; \
+        docs/harnesses.md lists them) the hook also hands the session the messages roster-send \
         queued for it, if the session still accepts messages, in the harness's own reply format: \
         the only time it prints. Claude Code's Stop takes them as exit 2 with the text on stderr; \
         the turn then goes on with them. With nothing queued this costs one failed open.",
