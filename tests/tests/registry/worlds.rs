@@ -38,7 +38,9 @@ impl Container {
             .map_or(String::new(), |pid| format!("echo {} > /proc/sys/kernel/ns_last_pid; ", pid - 1));
         let script = format!("{force}sleep 100000 & wait");
         let child = Command::new(unshare)
-            .args(["-p", "-f", "--mount-proc", "sh", "-c", &script])
+            // --kill-child: the shell, pid 1 inside, gets SIGKILL when
+            // unshare dies, and every process of the container with it.
+            .args(["-p", "-f", "--kill-child", "--mount-proc", "sh", "-c", &script])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -89,7 +91,8 @@ impl Container {
 
 impl Drop for Container {
     fn drop(&mut self) {
-        // The shell is pid 1 inside: killing it ends every process there.
+        // Killing unshare kills the shell (--kill-child), pid 1 inside,
+        // and that ends every process there.
         let _ = self.unshare.kill();
         let _ = self.unshare.wait();
     }
