@@ -253,8 +253,19 @@ fn record(
         }
     };
     let deadline = cli_support::hook_work_deadline().unwrap_or_else(|| Instant::now() + LOCK_WAIT);
+    // The queue gets half of what is left: a queue held locked elsewhere
+    // leaves its messages waiting for a later event, and the state is
+    // recorded all the same.
+    let queue_deadline = Instant::now() + deadline.saturating_duration_since(Instant::now()) / 2;
     let delivery = match harness::delivery_event(event.harness, event.event) {
-        Some(point) => take_messages(args, &roster, &target, point, at, deadline)?,
+        Some(point) => match take_messages(args, &roster, &target, point, at, queue_deadline) {
+            Ok(delivery) => delivery,
+            Err(error) if args.hook.is_some() => {
+                cli_support::report_hook_problem(TOOL, &args.common, &format!("{error:#}"));
+                None
+            }
+            Err(error) => return Err(error),
+        },
         None => None,
     };
     // A turn whose end took a message goes on: the session is working.

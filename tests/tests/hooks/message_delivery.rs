@@ -205,3 +205,53 @@ fn one_reply_holds_no_more_than_the_harness_keeps_whole_and_the_rest_waits_in_or
     assert!(reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("ROSTER-PART-2"));
     assert!(ids.iter().all(|id| status(&sandbox, id)["status"] == "delivered"));
 }
+
+#[test]
+fn a_queue_held_locked_elsewhere_keeps_its_messages_and_the_state_is_recorded_all_the_same() {
+    let sandbox = Sandbox::new();
+    let owner = accepting_session(&sandbox, "claude-code", "held");
+    let id = send(&sandbox, "held", "ROSTER-TEST: wait for the lock");
+    let queues = sandbox.root().join("messages");
+    let queue = queues.join(tests::names_in(&queues).pop().expect("its queue"));
+    // `flock DIR sleep`: the queue's lock held until it is killed.
+    let mut holder = std::process::Command::new(tests::require_tool("flock"))
+        .arg(&queue)
+        .args(["sleep", "100000"])
+        .spawn()
+        .expect("hold the queue's lock");
+    assert!(tests::poll_until(std::time::Duration::from_secs(5), || tests::lock_is_held(&queue)));
+    let payload = captured_payload("claude-code-2.1.332/UserPromptSubmit.json", "held");
+    let run = session_hook(&sandbox, &owner, "claude-code", "UserPromptSubmit", &payload);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr_text());
+    assert!(run.stdout.is_empty(), "nothing handed over: {}", run.stdout_text());
+    assert_eq!(status_while_held(&sandbox, &id), "pending");
+    let row = sandbox.list(&[]).into_iter().find(|row| row["session_pid"] == owner.pid()).expect("its row");
+    assert_eq!(row["state"], "working", "the state is recorded: {row}");
+    // `sleep` shares flock's descriptor: both go.
+    for child in tests::sshd::descendants(holder.id()) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert!(tests::poll_until(std::time::Duration::from_secs(5), || !tests::lock_is_held(&queue)));
+    let run = session_hook(&sandbox, &owner, "claude-code", "UserPromptSubmit", &payload);
+    assert!(run.stdout_text().contains("ROSTER-TEST: wait for the lock"), "{}", run.stderr_text());
+}
+
+/// The message's status, read without waiting on the queue's lock.
+fn status_while_held(sandbox: &Sandbox, id: &str) -> String {
+    let pending = sandbox.root().join("messages");
+    let names: Vec<String> = tests::names_in(&pending)
+        .into_iter()
+        .flat_map(|queue| tests::names_in(&pending.join(queue)))
+        .collect();
+    if names.iter().any(|name| name.contains(id) && !name.ends_with(".done.json")) {
+        "pending"
+    } else {
+        "settled"
+    }
+    .to_owned()
+}
