@@ -958,38 +958,12 @@ impl Drive<'_> {
 
     /// Records a part's result and latencies.
     fn finish(&self, part: Part, outcome: PartOutcome, proof: &mut AdoptedProof) {
-        let latency = outcome.latency_text();
-        for (what, latency) in &outcome.latencies {
-            let over = if *latency > WATCH_TARGET { " (over the 100 ms target)" } else { "" };
-            proof.note(format!("watch latency: {what} {}{over}", shown(*latency)));
-        }
-        proof.latencies.extend(outcome.latencies);
-        let result = if outcome.failures.is_empty() {
-            CaseResult::Passed
-        } else {
-            outcome.failures.iter().for_each(|failure| proof.note(format!("FAILED: {failure}")));
-            CaseResult::Failed(outcome.failures.join("; "))
-        };
-        proof.parts.push((part.label(), result, latency));
+        record_part(part.label(), outcome, proof);
     }
 
     /// `roster-list --dir <roster> --format json [extra]`, parsed.
     fn rows(&self, extra: &[&str]) -> anyhow::Result<Vec<Value>> {
-        let output = self
-            .world
-            .roster_tool(self.binaries, "roster-list", self.node)
-            .arg("--dir")
-            .arg(&self.world.roster)
-            .args(["--format", "json"])
-            .args(extra)
-            .output()?;
-        ensure!(
-            output.status.success(),
-            "roster-list failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-        let rows: Value = serde_json::from_slice(&output.stdout).context("roster-list printed no JSON")?;
-        rows.as_array().cloned().context("roster-list printed no array")
+        roster_rows(self.world, self.binaries, self.node, extra)
     }
 
     /// Where the file differs from what roster assumes of it, each one line.
@@ -1208,4 +1182,46 @@ fn wall_since(then: SystemTime, at: Instant) -> Duration {
 /// A latency to the tenth of a millisecond.
 pub(super) fn shown(duration: Duration) -> String {
     format!("{:.1} ms", duration.as_secs_f64() * 1000.0)
+}
+
+/// Records the result of the part labelled `label`, and its latencies, in
+/// `proof`: each latency a note (over the target said so), each failure a
+/// note.
+pub(super) fn record_part(label: &'static str, outcome: PartOutcome, proof: &mut AdoptedProof) {
+    let latency = outcome.latency_text();
+    for (what, latency) in &outcome.latencies {
+        let over = if *latency > WATCH_TARGET { " (over the 100 ms target)" } else { "" };
+        proof.note(format!("watch latency: {what} {}{over}", shown(*latency)));
+    }
+    proof.latencies.extend(outcome.latencies);
+    let result = if outcome.failures.is_empty() {
+        CaseResult::Passed
+    } else {
+        outcome.failures.iter().for_each(|failure| proof.note(format!("FAILED: {failure}")));
+        CaseResult::Failed(outcome.failures.join("; "))
+    };
+    proof.parts.push((label, result, latency));
+}
+
+/// `roster-list --dir <the world's roster> --format json [extra]`, parsed.
+pub(super) fn roster_rows(
+    world: &SessionWorld,
+    binaries: &Path,
+    node: &Path,
+    extra: &[&str],
+) -> anyhow::Result<Vec<Value>> {
+    let output = world
+        .roster_tool(binaries, "roster-list", node)
+        .arg("--dir")
+        .arg(&world.roster)
+        .args(["--format", "json"])
+        .args(extra)
+        .output()?;
+    ensure!(
+        output.status.success(),
+        "roster-list failed: {}",
+        String::from_utf8_lossy(&output.stderr).trim()
+    );
+    let rows: Value = serde_json::from_slice(&output.stdout).context("roster-list printed no JSON")?;
+    rows.as_array().cloned().context("roster-list printed no array")
 }

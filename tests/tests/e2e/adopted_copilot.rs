@@ -42,7 +42,9 @@ use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use serde_json::Value;
 
-use super::adopted::{AdoptedProof, PartOutcome, WATCH_TARGET, neutral_path, shown, wait_for_exit};
+use super::adopted::{
+    AdoptedProof, PartOutcome, neutral_path, record_part, roster_rows, shown, wait_for_exit,
+};
 use super::fake_model_server::{FakeModelServer, REPLY_TEXT};
 use super::real_harnesses::InstalledHarness;
 use super::roster_watch::{RosterWatch, WatchEvent};
@@ -1353,38 +1355,12 @@ impl Drive<'_> {
 
     /// Records a part's result and latencies.
     fn finish(&self, part: Part, outcome: PartOutcome, proof: &mut AdoptedProof) {
-        let latency = outcome.latency_text();
-        for (what, latency) in &outcome.latencies {
-            let over = if *latency > WATCH_TARGET { " (over the 100 ms target)" } else { "" };
-            proof.note(format!("watch latency: {what} {}{over}", shown(*latency)));
-        }
-        proof.latencies.extend(outcome.latencies);
-        let result = if outcome.failures.is_empty() {
-            CaseResult::Passed
-        } else {
-            outcome.failures.iter().for_each(|failure| proof.note(format!("FAILED: {failure}")));
-            CaseResult::Failed(outcome.failures.join("; "))
-        };
-        proof.parts.push((part.label(), result, latency));
+        record_part(part.label(), outcome, proof);
     }
 
     /// `roster-list --dir <roster> --format json [extra]`, parsed.
     fn rows(&self, extra: &[&str]) -> anyhow::Result<Vec<Value>> {
-        let output = self
-            .world
-            .roster_tool(self.binaries, "roster-list", self.node)
-            .arg("--dir")
-            .arg(&self.world.roster)
-            .args(["--format", "json"])
-            .args(extra)
-            .output()?;
-        ensure!(
-            output.status.success(),
-            "roster-list failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-        let rows: Value = serde_json::from_slice(&output.stdout).context("roster-list printed no JSON")?;
-        rows.as_array().cloned().context("roster-list printed no array")
+        roster_rows(self.world, self.binaries, self.node, extra)
     }
 }
 
