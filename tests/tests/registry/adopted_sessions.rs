@@ -231,3 +231,36 @@ fn a_permission_prompt_is_waiting_for_permission_and_a_file_being_written_is_no_
     let rows = rows_of(&sandbox, &[]);
     assert_eq!(rows.len(), 1, "{rows:?}");
 }
+
+/// In a user namespace that maps no uid to the caller, every user's files
+/// show the caller's uid, and proving one the caller's would take changing
+/// it: a harness's sessions are then not read at all, and stderr says so.
+#[test]
+fn a_harness_directory_is_not_read_where_no_uid_maps_to_the_caller() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    let cwd = sandbox.project().to_string_lossy().into_owned();
+    let path =
+        write_session(&sandbox, &format!("{}.json", owner.pid()), &session_file(owner.pid(), "ns-1", &cwd));
+    let before = std::fs::metadata(&path).unwrap();
+    sandbox.register(owner.pid(), &[]);
+    let unshare = tests::require_tool("unshare");
+    let output = std::process::Command::new(unshare)
+        .args(["-U", "--"])
+        .arg(tests::binary("roster-list"))
+        .arg("--dir")
+        .arg(sandbox.root())
+        .args(["--json", "--all"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", sandbox.home())
+        .output()
+        .expect("run roster-list in an unmapped user namespace");
+    let rows: Vec<Value> = serde_json::from_slice(&output.stdout).expect("a JSON listing");
+    assert!(rows.iter().all(|row| row["origin"] != "claude-code"), "{rows:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("maps no uid to you"), "{stderr}");
+    use std::os::unix::fs::MetadataExt;
+    let after = std::fs::metadata(&path).unwrap();
+    assert_eq!((before.ctime(), before.ctime_nsec()), (after.ctime(), after.ctime_nsec()), "never touched");
+}

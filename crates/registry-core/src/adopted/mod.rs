@@ -178,6 +178,16 @@ impl AdoptedDirectory {
         let stat = retry_interrupted(|| fstat(fd.as_fd()))
             .map_err(|errno| format!("cannot stat {}: {}", path.display(), errno.desc()))?;
         let euid = nix::unistd::geteuid().as_raw();
+        // Where no uid maps to the caller, every user's files show its uid;
+        // roster's own files are proven by a chmod to their own mode, which
+        // a harness's files must never get: they are not read.
+        if crate::store::ownership::caller_uid_is_unmapped() {
+            return Err(format!(
+                "{} is not read: this user namespace maps no uid to you, so every user's files show your \
+                 uid, and whose these are could be proven only by changing them",
+                path.display()
+            ));
+        }
         if stat.st_uid != euid {
             return Err(format!(
                 "{} is owned by uid {}, not by you (uid {euid}); its sessions are not read",
