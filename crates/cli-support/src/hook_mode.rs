@@ -44,10 +44,22 @@ static HOOK_EXIT_STATUS: std::sync::atomic::AtomicU8 = std::sync::atomic::Atomic
 
 /// Makes this hook run end with `status` instead of 0: the harness's own
 /// protocol for a reply on stderr (Claude Code reads exit 2 as "block,
-/// with stderr as the reason"). A run cut short by its watchdog still ends
-/// with 0.
+/// with stderr as the reason"). Called once the reply is written whole: a
+/// run its watchdog cuts short after that still ends with `status`, so
+/// the harness takes what it was handed.
 pub fn end_hook_with(status: u8) {
     HOOK_EXIT_STATUS.store(status, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Whether stderr carries this run's reply to the harness (Claude Code's
+/// Stop reads it as the text the model goes on with).
+static STDERR_IS_THE_REPLY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Says that stderr carries this hook run's reply: from now on a problem
+/// is logged only, never written where the harness would hand it to the
+/// model beside the reply.
+pub fn stderr_is_the_reply() {
+    STDERR_IS_THE_REPLY.store(true, std::sync::atomic::Ordering::SeqCst);
 }
 
 /// Reports a hook-mode problem the way a hook may: one line on stderr and
@@ -61,7 +73,9 @@ pub fn report_hook_problem(tool: &str, common: &CommonArgs, message: &str) {
 /// `report_hook_problem` for a message escaped for a terminal already
 /// (`terminal_message`, or a path shown by its bytes).
 pub fn report_escaped_hook_problem(tool: &str, common: &CommonArgs, message: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{tool}: hook: {message}");
+    if !STDERR_IS_THE_REPLY.load(std::sync::atomic::Ordering::SeqCst) {
+        let _ = writeln!(std::io::stderr().lock(), "{tool}: hook: {message}");
+    }
     if let Ok(roster) = open_roster_for_writing(common) {
         let _ = registry_core::append_hook_error_within(&roster, tool, message, log_lock_wait());
     }
@@ -107,8 +121,10 @@ impl Watchdog {
                     );
                     // Nothing is half-written by stopping here: every file is
                     // replaced by a rename, and the kernel frees the lock with
-                    // the process.
-                    std::process::exit(crate::exit::ExitStatus::Success.code().into());
+                    // the process. A reply written whole ends as it asked
+                    // (`end_hook_with`).
+                    let status = HOOK_EXIT_STATUS.load(std::sync::atomic::Ordering::SeqCst);
+                    std::process::exit(i32::from(status));
                 }
             })
             .ok();

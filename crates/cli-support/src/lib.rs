@@ -29,8 +29,12 @@ pub use hook_input::{hook_target, read_hook_payload};
 pub use hook_mode::{
     end_hook_with, hook_mode_requested, report_escaped_hook_problem, report_hook_problem,
     report_unparsable_hook_invocation, report_warning, run_hook, run_tool_with_hook_mode,
+    stderr_is_the_reply,
 };
-pub use owner::{CallingOwner, process_env, process_env_os, resolve_calling_owner, session_accepts_messages};
+pub use owner::{
+    CallingOwner, process_env, process_env_os, resolve_calling_owner, runs_inside_session,
+    session_accepts_messages,
+};
 pub use roster::{open_roster_for_reading, open_roster_for_writing, roster_directory_choice};
 pub use text::{
     Colour, DURATION_SUGGESTIONS, PaintCell, column_widths, command_for_terminal, escape_for_terminal,

@@ -76,6 +76,23 @@ pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, Res
     Ok(CallingOwner { resolved, ancestry, ancestry_unreadable: walk.unreadable })
 }
 
+/// Whether this process runs inside the session whose owner is `owner`:
+/// `owner` is this process or one of its ancestors now. What proves that
+/// a hook is its session's own, or that a sender speaks for the session
+/// it names; a name given by a flag or the environment proves nothing.
+/// `Err` says why it could not be told (an ancestor's `/proc` unreadable).
+pub fn runs_inside_session(owner: Pid) -> Result<bool, String> {
+    let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
+    let walk = walk_ancestry_reporting(me);
+    if walk.steps.iter().any(|step| step.pid == owner) {
+        return Ok(true);
+    }
+    match walk.unreadable {
+        Some(why) => Err(why),
+        None => Ok(false),
+    }
+}
+
 /// Whether the session whose owner is `pid` accepts messages now, decided
 /// as `roster-consent should-arm --pid` decides (`consent::accepts_messages`):
 /// `Err` says why not. What roster-send asks before it queues and the

@@ -68,15 +68,29 @@ pub fn delivers(harness: Harness) -> bool {
     DELIVERY_EVENTS.iter().any(|row| row.harness == harness)
 }
 
-/// The most text one delivery hands over, in bytes: Claude Code and Codex
-/// keep about 10,000 characters of a hook's text in the model's context
-/// and cut or file away the rest (2.1.332, 0.171.0); the others passed
-/// 200 KB whole. At least one message is delivered whatever its size.
-pub fn delivery_budget(harness: Harness) -> usize {
-    match harness {
-        Harness::ClaudeCode | Harness::Codex => 9_000,
-        _ => 64 * 1024,
+/// The longest text a hook can hand the model whole at `event`, in UTF-16
+/// code units (a JavaScript string's length), frames and separators
+/// included: past it a harness cuts the text, or shows the model a preview
+/// and a file path, and a frame's closing line is lost. Measured with each
+/// pinned release against a local model server (docs/harnesses.md):
+/// Claude Code keeps a prompt hook's `additionalContext` whole to 10,000
+/// and gives a 2 KB preview past it (a Stop hook's stderr, to about
+/// 50,000); Codex likewise about 10,000; the others passed 200 KB whole.
+pub fn delivery_limit(event: &DeliveryEvent) -> usize {
+    match (event.harness, event.point) {
+        (Harness::ClaudeCode, DeliveryPoint::Prompt) => 10_000,
+        (Harness::ClaudeCode, DeliveryPoint::TurnEnd) => 50_000,
+        (Harness::Codex, _) => 10_000,
+        _ => 200_000,
     }
+}
+
+/// The longest single framed message `harness` takes whole at every one of
+/// its delivery events (`delivery_limit`'s least): what `roster-send`
+/// holds a message to, so that whichever event comes first can hand it
+/// over. `None` for a harness that cannot deliver.
+pub fn message_limit(harness: Harness) -> Option<usize> {
+    DELIVERY_EVENTS.iter().filter(|row| row.harness == harness).map(delivery_limit).min()
 }
 
 /// What the hook must do to hand `text` over.
@@ -128,6 +142,16 @@ mod tests {
                 row.event
             );
         }
+    }
+
+    #[test]
+    fn every_harness_that_delivers_has_a_message_limit() {
+        for row in DELIVERY_EVENTS {
+            let limit = message_limit(row.harness).expect("a limit");
+            assert!(limit <= delivery_limit(row), "{row:?}");
+        }
+        assert_eq!(message_limit(Harness::ClaudeCode), Some(10_000));
+        assert_eq!(message_limit(Harness::Goose), None);
     }
 
     #[test]

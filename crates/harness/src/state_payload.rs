@@ -29,6 +29,11 @@ pub struct StatePayload {
     /// The kind of the event, where it has kinds: `notification_type`, or
     /// an opencode `session.status` event's `properties.status.type`.
     pub kind: Option<String>,
+    /// Whether a stop hook already made this turn go on (`stop_hook_active`
+    /// in Claude Code's, Codex's and Gemini CLI's turn-end payloads,
+    /// `stopHookActive` where a harness writes camel case): a turn-end
+    /// delivery then blocks nothing, so a turn is made to go on once.
+    pub stop_hook_active: bool,
 }
 
 #[derive(Deserialize)]
@@ -49,6 +54,10 @@ struct Keys<'a> {
     plugin_event: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     properties: Option<PluginProperties<'a>>,
+    #[serde(default)]
+    stop_hook_active: Option<bool>,
+    #[serde(default, rename = "stopHookActive")]
+    camel_stop_hook_active: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -70,6 +79,14 @@ struct PluginStatus<'a> {
 pub fn parse_state_payload(bytes: &[u8]) -> Result<StatePayload, PayloadError> {
     if bytes.trim_ascii().is_empty() {
         return Err(PayloadError::Empty);
+    }
+    // serde would read an array into the keys' struct by position: a
+    // payload is an object, nothing else.
+    if bytes.trim_ascii_start().first() != Some(&b'{') {
+        return Err(match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+            Ok(_) => PayloadError::NotObject { found: "another JSON value" },
+            Err(error) => PayloadError::NotJson { message: error.to_string() },
+        });
     }
     let keys: Keys<'_> = serde_json::from_slice(bytes).map_err(|error| {
         if error.is_data() && bytes.trim_ascii_start().first() != Some(&b'{') {
@@ -93,6 +110,7 @@ pub fn parse_state_payload(bytes: &[u8]) -> Result<StatePayload, PayloadError> {
             .or_else(|| owned(keys.camel_event))
             .or_else(|| owned(keys.plugin_event)),
         kind: owned(keys.notification_type).or_else(|| owned(plugin_kind)),
+        stop_hook_active: keys.stop_hook_active.or(keys.camel_stop_hook_active).unwrap_or(false),
     })
 }
 

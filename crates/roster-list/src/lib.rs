@@ -100,8 +100,10 @@ pub fn manual() -> Manual {
              was read again and every difference follows as events), state-changed (a live session's \
              state changed: it started working, went idle, or began waiting for its user; once per change), \
              message-queued (a message was queued for the session with roster-send), message-delivered, \
-             message-expired, message-refused (a message for it was settled so: handed to the session, its \
-             time to live ran out or the session ended, or the session no longer accepted messages); each \
+             message-expired, message-refused, message-unconfirmed (a message for it was settled so: handed \
+             to the session whole, its time to live ran out or the session or its conversation ended, the \
+             session no longer accepted messages, or the hook handing it over stopped before it could confirm \
+             it); each \
              message is reported queued once and settled once, and those settled before the watch started \
              are not. The field filters apply to events, a message's too; died events are shown without --all. With --state S the \
              watch shows the rows listed in that state, then only the state-changed events into it: the \

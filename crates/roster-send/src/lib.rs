@@ -21,8 +21,9 @@ use cli_support::{
 };
 use owner_liveness::{Liveness, Pid, ResolveError, kernel_pid_max};
 use registry_core::messages::{
-    DEFAULT_TIME_TO_LIVE, MAX_PENDING, MAX_TEXT_BYTES, Message, MessageId, MessageText, OutcomeKind,
-    Recipient, SESSION_ENDED, Sender, message_status, queue_directory, queue_message,
+    AddressedBy, DEFAULT_TIME_TO_LIVE, MAX_PENDING, MAX_TEXT_BYTES, Message, MessageId, MessageText,
+    OutcomeKind, Recipient, SESSION_ENDED, Sender, framed_length, message_status, queue_directory,
+    queue_message,
 };
 use registry_core::state::StateTarget;
 use registry_core::{
@@ -212,7 +213,9 @@ fn send(args: &SendArgs) -> anyhow::Result<()> {
     };
     let facts = RunningSystem::read();
     let (row, record) = live_session(&roster, to, &facts)?;
-    let recipient = Recipient::of_record(&row.file_name, &record);
+    let addressed_by =
+        if to.bytes().all(|byte| byte.is_ascii_digit()) { AddressedBy::Pid } else { AddressedBy::SessionId };
+    let recipient = Recipient::of_record(&row.file_name, &record, addressed_by);
     if let Err(reason) = deliverable_to(&record) {
         print_refusal(args, &recipient, &reason)?;
         return Err(EndedWith {
@@ -230,7 +233,9 @@ fn send(args: &SendArgs) -> anyhow::Result<()> {
         .into());
     }
     let sender = sender(&roster, from_pid, &facts)?;
-    let queued = queue_message(&roster, &recipient, &sender, &text, time_to_live, Timestamp::now())?;
+    let now = Timestamp::now();
+    fits_its_harness(&record, &sender, &now, &text)?;
+    let queued = queue_message(&roster, &recipient, &sender, &text, time_to_live, now)?;
     let Some(wait) = wait else {
         return print_queued(args, &queued, &record, time_to_live);
     };
@@ -365,8 +370,36 @@ fn deliverable_to(record: &registry_core::Record) -> Result<(), String> {
     }
 }
 
+/// Whether the message, framed as the model will read it, is one the
+/// session's harness keeps whole at every event that may deliver it
+/// (`harness::message_limit`): a longer one is bad input, refused before
+/// anything is queued, never cut where a forged closing line could take
+/// over.
+fn fits_its_harness(
+    record: &registry_core::Record,
+    sender: &Sender,
+    now: &Timestamp,
+    text: &MessageText,
+) -> Result<(), BadInput> {
+    let Some(harness) = harness::Harness::parse(record.harness.as_str()) else { return Ok(()) };
+    let Some(limit) = harness::message_limit(harness) else { return Ok(()) };
+    let length = framed_length(sender, now, text.as_str());
+    if length <= limit {
+        return Ok(());
+    }
+    Err(BadInput(format!(
+        "the message is too long for {harness}: framed for its model it is {length} characters (UTF-16 units), \
+         and {harness} keeps at most {limit} whole in one hook reply; shorten it by {} or more, or send a path \
+         to a file that holds the rest",
+        length - limit
+    )))
+}
+
 /// Who sends: the session of `--from`'s pid, else the session roster-send
-/// runs in, else the process that ran it.
+/// runs in, else the process that ran it. A session is named only when
+/// roster-send runs inside it (its owner is an ancestor): an environment
+/// variable naming another session's pid proves nothing, and the message
+/// is then from the process that ran roster-send.
 fn sender(roster: &RosterDir, from: Option<Pid>, facts: &RunningSystem) -> anyhow::Result<Sender> {
     let pid = match from {
         Some(pid) => {
@@ -374,8 +407,12 @@ fn sender(roster: &RosterDir, from: Option<Pid>, facts: &RunningSystem) -> anyho
             pid
         }
         None => match resolve_calling_owner(None) {
-            Ok(owner) => owner.resolved.pid,
-            Err(ResolveError::NotFound) => {
+            // Named by the environment (ROSTER_SESSION_PID) or found among
+            // the ancestors: believed only when it is one of them.
+            Ok(owner) if cli_support::runs_inside_session(owner.resolved.pid) == Ok(true) => {
+                owner.resolved.pid
+            }
+            Ok(_) | Err(ResolveError::NotFound) => {
                 let parent = u32::try_from(nix::unistd::getppid().as_raw()).unwrap_or(0);
                 return Ok(Sender::of_process(parent));
             }
@@ -460,7 +497,7 @@ fn print_queued(
 }
 
 /// Prints a settled message and ends as its outcome says: delivered 0,
-/// refused 1, expired 4.
+/// refused or unconfirmed 1, expired 4.
 fn conclude(args: &SendArgs, message: &Message) -> anyhow::Result<()> {
     print_message_state(args, message)?;
     let Some(outcome) = &message.outcome else { return Ok(()) };
@@ -477,6 +514,11 @@ fn conclude(args: &SendArgs, message: &Message) -> anyhow::Result<()> {
             message: format!("message {} expired undelivered: {reason}", message.id),
         }
         .into()),
+        OutcomeKind::Unconfirmed => Err(EndedWith {
+            status: ExitStatus::Failure,
+            message: format!("message {} is unconfirmed: {reason}", message.id),
+        }
+        .into()),
     }
 }
 
@@ -488,8 +530,7 @@ fn show_status(args: &SendArgs, given: &str) -> anyhow::Result<()> {
             escape_for_terminal(given)
         ))
     })?;
-    let unknown =
-        || Refused(format!("no message {id}: never queued here, or removed with its session's queue"));
+    let unknown = || Refused(format!("no message {id}: never queued here, or settled more than 7 days ago"));
     let Some(roster) = open_roster_for_reading(&args.common)? else { return Err(unknown().into()) };
     let Some(found) = message_status(&roster, &id, Timestamp::now())? else { return Err(unknown().into()) };
     print_message_state(args, &found.message)

@@ -21,7 +21,7 @@ use cli_support::{
 use harness::{ActivityEvent, Harness, PAYLOAD_READ_DEADLINE, StatePayload, activity_event};
 use owner_liveness::ResolveError;
 use registry_core::RunningSystem;
-use registry_core::messages::{Delivery, Message, pending_count, take_for_delivery, text_for_model};
+use registry_core::messages::{Delivery, HandOver, Message, Taken, pending_count, take_for_delivery};
 use registry_core::state::{StateChange, StateEvent, StateTarget, record_state_event};
 
 const TOOL: &str = "roster-state";
@@ -29,6 +29,15 @@ const TOOL: &str = "roster-state";
 /// How long an update waits for the same session's other updates outside
 /// hook mode (in hook mode, until the hook's work deadline).
 const LOCK_WAIT: Duration = Duration::from_millis(200);
+
+/// How long a delivery waits for its queue's lock: a send holds it for a
+/// few writes; a holder that keeps it longer keeps the messages waiting
+/// for a later event, not this hook spending its budget.
+const QUEUE_LOCK_WAIT: Duration = Duration::from_millis(50);
+
+/// By hand (`--harness`) no watchdog ends the run: the claim may take this
+/// long.
+const BY_HAND_CLAIM_WAIT: Duration = Duration::from_secs(5);
 
 /// Record what an agent session is doing, from its harness's hook events
 #[derive(Debug, Parser)]
@@ -160,6 +169,8 @@ struct Outcome {
     /// text as the model reads it.
     delivered: Vec<String>,
     delivered_text: Option<String>,
+    /// By hand: the messages claimed, confirmed once printed.
+    handover: Option<HandOver>,
 }
 
 /// Records the event as `args` say.
@@ -182,6 +193,7 @@ pub fn run(args: StateArgs) -> anyhow::Result<()> {
         path: None,
         delivered: Vec::new(),
         delivered_text: None,
+        handover: None,
     };
     if let Some(event) = event {
         outcome.source = match event.kind {
@@ -191,7 +203,21 @@ pub fn run(args: StateArgs) -> anyhow::Result<()> {
         record(&args, &payload, event, at, order, &mut outcome)?;
     }
     if args.hook.is_none() && !args.common.quiet {
-        print_outcome(&args, &event_name, &outcome)?;
+        let printed = print_outcome(&args, &event_name, &outcome);
+        if let (Some(handover), Some(roster)) =
+            (outcome.handover.take(), open_roster_for_reading(&args.common)?)
+        {
+            match &printed {
+                Ok(()) => drop(handover.confirm(&roster)?),
+                Err(_) => handover.put_back(&roster)?,
+            }
+        }
+        printed?;
+    } else if let (Some(handover), Some(roster)) =
+        (outcome.handover.take(), open_roster_for_reading(&args.common)?)
+    {
+        // Quiet, by hand: nothing shown, nothing delivered.
+        handover.put_back(&roster)?;
     }
     Ok(())
 }
@@ -252,14 +278,16 @@ fn record(
             }
         }
     };
-    let deadline = cli_support::hook_work_deadline().unwrap_or_else(|| Instant::now() + LOCK_WAIT);
-    // The queue gets half of what is left: a queue held locked elsewhere
-    // leaves its messages waiting for a later event, and the state is
-    // recorded all the same.
-    let queue_deadline = Instant::now() + deadline.saturating_duration_since(Instant::now()) / 2;
-    let delivery = match harness::delivery_event(event.harness, event.event) {
-        Some(point) => match take_messages(args, &roster, &target, point, at, queue_deadline) {
-            Ok(delivery) => delivery,
+    let work_deadline = cli_support::hook_work_deadline();
+    let deadline = work_deadline.unwrap_or_else(|| Instant::now() + LOCK_WAIT);
+    // One forced continuation per turn end: when a stop hook already made
+    // this turn go on, the turn ends, and the messages wait for the next
+    // prompt (no loop of blocked stops).
+    let point = harness::delivery_event(event.harness, event.event)
+        .filter(|point| !(point.point == harness::DeliveryPoint::TurnEnd && payload.stop_hook_active));
+    let taken = match point {
+        Some(point) => match take_messages(args, &roster, &target, payload, point, at, work_deadline) {
+            Ok(taken) => taken,
             Err(error) if args.hook.is_some() => {
                 cli_support::report_hook_problem(TOOL, &args.common, &format!("{error:#}"));
                 None
@@ -268,11 +296,23 @@ fn record(
         },
         None => None,
     };
+    // In hook mode the reply is written and confirmed before the state is
+    // recorded, so that a slow state write cannot leave a claim unconfirmed.
+    let mut turn_goes_on = false;
+    if let Some((point, handover)) = taken {
+        turn_goes_on = point.point == harness::DeliveryPoint::TurnEnd;
+        if args.hook.is_some() {
+            let delivered = hand_over(args, &roster, point, handover)?;
+            turn_goes_on &= !delivered.is_empty();
+            outcome.delivered = delivered.iter().map(|message| message.id.clone()).collect();
+        } else {
+            outcome.delivered_text = Some(handover.text());
+            outcome.delivered = handover.messages().iter().map(|message| message.id.clone()).collect();
+            outcome.handover = Some(handover);
+        }
+    }
     // A turn whose end took a message goes on: the session is working.
-    let activity = match &delivery {
-        Some((point, _)) if point.point == harness::DeliveryPoint::TurnEnd => harness::Activity::Working,
-        _ => event.activity,
-    };
+    let activity = if turn_goes_on { harness::Activity::Working } else { event.activity };
     let state_event =
         StateEvent { activity, waiting_for: event.waiting_for, source: &outcome.source, at, order };
     let what = record_state_event(
@@ -283,15 +323,9 @@ fn record(
         &state_event,
         deadline,
     );
-    // Messages taken are marked delivered: they are handed over whatever
-    // became of the state.
-    if let Some((point, messages)) = &delivery {
-        outcome.delivered_text = Some(hand_over(args, point, messages)?);
-        outcome.delivered = messages.iter().map(|message| message.id.clone()).collect();
-    }
     let what = match what {
         Ok(what) => what,
-        Err(error) if delivery.is_some() && args.hook.is_some() => {
+        Err(error) if !outcome.delivered.is_empty() && args.hook.is_some() => {
             cli_support::report_hook_problem(TOOL, &args.common, &error.to_string());
             return Ok(());
         }
@@ -303,19 +337,22 @@ fn record(
     Ok(())
 }
 
-/// The messages waiting for the session of `target`, taken for delivery at
-/// `point` (marked delivered, in order, as many as the harness keeps
-/// whole); `None` when none waits, which costs one failed `openat`. The
-/// session's consent is decided again first: a session that no longer
-/// accepts messages gets none, and they are settled refused.
+/// The messages waiting for the session of `target`, claimed for delivery
+/// at `point` (in order, as many as the harness keeps whole in one
+/// reply); `None` when none waits, which costs one failed `openat`. Only
+/// a hook running inside the session's own process tree takes them, and
+/// only for the conversation they were sent to; the session's consent is
+/// decided again first: a session that no longer accepts messages gets
+/// none, and they are settled refused.
 fn take_messages(
     args: &StateArgs,
     roster: &registry_core::RosterDir,
     target: &StateTarget,
+    payload: &StatePayload,
     point: &'static harness::DeliveryEvent,
     at: registry_core::Timestamp,
-    deadline: Instant,
-) -> anyhow::Result<Option<(&'static harness::DeliveryEvent, Vec<Message>)>> {
+    work_deadline: Option<Instant>,
+) -> anyhow::Result<Option<(&'static harness::DeliveryEvent, HandOver)>> {
     if pending_count(roster, &target.file_name) == 0 {
         return Ok(None);
     }
@@ -331,43 +368,94 @@ fn take_messages(
     if record.owner.pid.get() != target.session_pid || record.owner.start_ticks.0 != target.start_ticks {
         return Ok(None);
     }
-    // The payload's session id found the record; the messages go only to a
-    // hook of that very session: the calling session's owner (the ancestor
-    // walk, `--pid` or `ROSTER_SESSION_PID`) must be the record's owner. A
-    // payload naming another session's id (a resumed id running twice, a
-    // stale index) leaves its messages waiting for their own session.
-    let caller_is_the_session = cli_support::resolve_calling_owner(args.pid.as_deref())
-        .is_ok_and(|owner| owner.resolved.pid == record.owner.pid);
-    if !caller_is_the_session {
-        return Ok(None);
+    // The messages go only to a hook of that very session: the record's
+    // owner (alive, the process it names) must be an ancestor of this
+    // hook. A pid given by --pid or ROSTER_SESSION_PID, or a payload
+    // naming another session's id, proves nothing.
+    match cli_support::runs_inside_session(record.owner.pid) {
+        Ok(true) => {}
+        Ok(false) => return Ok(None),
+        Err(why) => {
+            return Err(anyhow::anyhow!(
+                "messages for pid {} left waiting: cannot tell whether this hook runs inside that session: {why}",
+                record.owner.pid
+            ));
+        }
     }
+    let conversation =
+        payload.session_id.as_deref().or_else(|| record.session_id.as_ref().map(|id| id.as_str()));
     let event = format!("{}:{}", point.harness, point.event);
+    let now = Instant::now();
     let delivery = Delivery {
         record_file_name: &target.file_name,
         record,
+        conversation,
         event: &event,
         now: at,
-        lock_deadline: deadline,
-        budget_bytes: harness::delivery_budget(point.harness),
+        // Another process holding the queue's lock keeps the messages
+        // waiting for a later event, never this hook spending its budget.
+        lock_deadline: now + QUEUE_LOCK_WAIT,
+        // What is left after the claim must hold the reply and its
+        // confirmation before the watchdog; by hand there is no watchdog.
+        claim_deadline: work_deadline.unwrap_or(now + BY_HAND_CLAIM_WAIT),
+        limit: harness::delivery_limit(point),
     };
     let consent = || cli_support::session_accepts_messages(&args.common, record.owner.pid, &facts);
-    let messages = take_for_delivery(roster, &delivery, consent)?;
-    Ok((!messages.is_empty()).then_some((point, messages)))
+    match take_for_delivery(roster, &delivery, consent) {
+        Ok(Taken::HandOver(handover)) => Ok(Some((point, handover))),
+        Ok(Taken::Nothing) => Ok(None),
+        Err(registry_core::Error::Busy { .. }) => Ok(None),
+        Err(error) => Err(error.into()),
+    }
 }
 
-/// Hands `messages` to the model as the harness's hook protocol says: in
-/// hook mode the harness's reply (stdout, or stderr and an exit status);
-/// by hand, the text as the model would read it.
+/// Hands the claimed messages to the harness as its hook protocol says
+/// (stdout, or stderr and an exit status), then confirms them delivered;
+/// returns those delivered. A reply that could not be written whole puts
+/// them back to pending: the harness has none of them.
 fn hand_over(
     args: &StateArgs,
+    roster: &registry_core::RosterDir,
     point: &harness::DeliveryEvent,
-    messages: &[Message],
-) -> anyhow::Result<String> {
-    let text = text_for_model(messages);
-    if args.hook.is_none() {
-        return Ok(text);
+    handover: HandOver,
+) -> anyhow::Result<Vec<Message>> {
+    let reply = harness::delivery_reply(point, &handover.text());
+    if reply.stderr.is_some() {
+        cli_support::stderr_is_the_reply();
     }
-    let reply = harness::delivery_reply(point, &text);
+    let written = write_reply(&reply);
+    if let Err(error) = written {
+        let put_back = handover.put_back(roster);
+        let mut problem =
+            format!("the messages could not be handed over, and wait for the next event: {error}");
+        if let Err(error) = put_back {
+            problem
+                .push_str(&format!("; and putting them back failed ({error}): they will read unconfirmed"));
+        }
+        cli_support::report_hook_problem(TOOL, &args.common, &problem);
+        return Ok(Vec::new());
+    }
+    if reply.exit_status != 0 {
+        cli_support::end_hook_with(reply.exit_status);
+    }
+    match handover.confirm(roster) {
+        Ok(delivered) => Ok(delivered),
+        Err(error) => {
+            cli_support::report_hook_problem(
+                TOOL,
+                &args.common,
+                &format!(
+                    "the messages were handed over but could not be confirmed (they will read unconfirmed): {error}"
+                ),
+            );
+            Ok(Vec::new())
+        }
+    }
+}
+
+/// Writes a delivery reply whole: its stdout, then its stderr, each
+/// flushed; an error on either means the harness may not have it.
+fn write_reply(reply: &harness::HookReply) -> std::io::Result<()> {
     if let Some(stdout) = &reply.stdout {
         let mut out = std::io::stdout().lock();
         writeln!(out, "{stdout}")?;
@@ -378,10 +466,7 @@ fn hand_over(
         writeln!(err, "{stderr}")?;
         err.flush()?;
     }
-    if reply.exit_status != 0 {
-        cli_support::end_hook_with(reply.exit_status);
-    }
-    Ok(text)
+    Ok(())
 }
 
 /// A session roster holds no record of: nothing to do for a hook (the

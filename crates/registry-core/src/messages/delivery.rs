@@ -1,20 +1,29 @@
 //! Handing a session its messages: what the delivery hook calls on each
-//! prompt and stop. With no queue, or nothing pending in it, it costs one
-//! failed `openat` or one directory read and takes no lock; otherwise,
-//! under the queue's lock, overdue messages (and any for an earlier owner
-//! of the record's name) are settled expired, and the rest are settled
-//! refused when the session does not accept messages now, else delivered,
-//! in sequence order, each marked on disk before the caller shows it: a
-//! message is delivered at most once.
+//! prompt and turn end. With no queue, or nothing pending in it, it costs
+//! one failed `openat` or one directory read and takes no lock; otherwise,
+//! under the queue's lock, overdue messages (any for an earlier owner of
+//! the record's name, or sent to a conversation the session no longer
+//! runs) are settled expired, and the rest are settled refused when the
+//! session does not accept messages now, else claimed for a hand-over.
+//!
+//! A message is `delivered` only once its whole framed text was handed to
+//! the harness: the hook claims it (renames it, under the lock it holds
+//! to the end), writes the reply, and only then confirms it. A hook that
+//! cannot hand it over puts it back to pending; one stopped between its
+//! claim and its confirmation leaves a claim that the next holder of the
+//! lock settles `unconfirmed`. Never delivered twice, never claimed
+//! delivered when the harness did not get it.
 
 use std::time::Instant;
 
 use crate::error::Result;
 use crate::messages::format::{Message, OutcomeKind};
+use crate::messages::frame::{framed, joined_length, model_length, text_for_model};
 use crate::messages::queue::Queue;
 use crate::record::session_record::Record;
 use crate::record::timestamp::Timestamp;
 use crate::store::directory::RosterDir;
+use crate::store::files::Durability;
 
 /// The session a delivery is for and the event carrying it.
 #[derive(Clone, Copy, Debug)]
@@ -23,105 +32,165 @@ pub struct Delivery<'a> {
     pub record_file_name: &'a str,
     /// Its record: only messages for the owner it names are delivered.
     pub record: &'a Record,
+    /// The conversation the session runs now (the hook payload's session
+    /// id, else the record's): a message sent to another session id is
+    /// not for it.
+    pub conversation: Option<&'a str>,
     /// `<harness>:<event>`, recorded as what carried each message.
     pub event: &'a str,
     pub now: Timestamp,
-    /// The latest instant the queue's lock may be waited for (a hook's
-    /// budget).
+    /// The latest instant the queue's lock may be waited for.
     pub lock_deadline: Instant,
-    /// The most text (bytes) handed over at once: messages are taken in
-    /// order while they fit, at least one; the rest wait for the next
-    /// delivery.
-    pub budget_bytes: usize,
+    /// The latest instant the claim may be done by, so that the reply and
+    /// the confirmation still fit the hook's budget: a claim that ends
+    /// later is put back, and its messages wait for the next event.
+    pub claim_deadline: Instant,
+    /// The longest text the harness keeps whole at this event
+    /// (`harness::delivery_limit`, UTF-16 code units).
+    pub limit: usize,
 }
 
-/// Takes the messages waiting for `delivery`'s session, marked delivered,
-/// in the order they were queued; asks `consent` only when there is one to
-/// deliver, and when it answers `Err(reason)` settles them all refused
-/// with that reason and returns none.
+/// What a delivery found to do.
+#[derive(Debug)]
+pub enum Taken {
+    /// Nothing to hand over now (nothing waits, all were settled, the
+    /// queue was busy, or the disk too slow for the budget).
+    Nothing,
+    /// The claimed messages, to be handed over, then confirmed.
+    HandOver(HandOver),
+}
+
+/// Messages claimed for one reply, their queue's lock held until they are
+/// confirmed or put back (or the process ends).
+#[derive(Debug)]
+pub struct HandOver {
+    queue: Queue,
+    messages: Vec<Message>,
+    event: String,
+    now: Timestamp,
+}
+
+impl HandOver {
+    /// The claimed messages, in order.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Their text as the model reads it: the reply carries exactly this.
+    pub fn text(&self) -> String {
+        text_for_model(&self.messages)
+    }
+
+    /// Records them `delivered`: the reply was written whole. Written
+    /// without waiting for the disk, so that a stalled disk cannot keep a
+    /// delivered message from being confirmed within the budget (after a
+    /// power loss a confirmation may be lost: the claim then reads
+    /// `unconfirmed`, never delivered twice). Returns them as recorded.
+    pub fn confirm(self, roster: &RosterDir) -> Result<Vec<Message>> {
+        let mut confirmed = Vec::with_capacity(self.messages.len());
+        for message in &self.messages {
+            let delivered = message.settled(OutcomeKind::Delivered, self.now, &self.event);
+            self.queue.settle_claimed(roster, &delivered, Durability::Unsynced)?;
+            confirmed.push(delivered);
+        }
+        Ok(confirmed)
+    }
+
+    /// Puts them back to pending: the reply could not be written, and the
+    /// harness has none of them.
+    pub fn put_back(self, roster: &RosterDir) -> Result<()> {
+        for message in &self.messages {
+            self.queue.unclaim(roster, message)?;
+        }
+        Ok(())
+    }
+}
+
+/// Takes the messages waiting for `delivery`'s session, in the order they
+/// were queued, as many as fit whole in one reply; asks `consent` only
+/// when there is one to deliver, and when it answers `Err(reason)` settles
+/// them all refused with that reason and takes none.
 pub fn take_for_delivery(
     roster: &RosterDir,
     delivery: &Delivery<'_>,
     consent: impl FnOnce() -> std::result::Result<(), String>,
-) -> Result<Vec<Message>> {
-    let Some(queue) = Queue::open_existing(roster, delivery.record_file_name)? else { return Ok(Vec::new()) };
-    if queue.list(roster)?.pending().next().is_none() {
-        return Ok(Vec::new());
+) -> Result<Taken> {
+    let Some(queue) = Queue::open_existing(roster, delivery.record_file_name)? else {
+        return Ok(Taken::Nothing);
+    };
+    let first = queue.list(roster)?;
+    if first.pending().next().is_none() && first.claimed().next().is_none() {
+        return Ok(Taken::Nothing);
     }
     // Removed by a prune since it was opened: its session ended.
     if !queue.lock(roster, delivery.lock_deadline)? {
-        return Ok(Vec::new());
+        return Ok(Taken::Nothing);
     }
     let listing = queue.list(roster)?;
     queue.remove_leftovers(roster, &listing)?;
     let owner = (delivery.record.owner.pid.get(), delivery.record.owner.start_ticks.0);
-    let still = queue.settle_expired(roster, &listing, owner, delivery.now)?;
-    let deliverable = still.messages;
-    if deliverable.is_empty() {
-        return Ok(Vec::new());
+    let still = queue.settle_expired(roster, &listing, owner, delivery.conversation, delivery.now)?;
+    if still.messages.is_empty() {
+        return Ok(Taken::Nothing);
     }
     if let Err(reason) = consent() {
-        for message in &deliverable {
+        for message in &still.messages {
             queue.settle(roster, &message.settled(OutcomeKind::Refused, delivery.now, &reason))?;
         }
-        return Ok(Vec::new());
+        return Ok(Taken::Nothing);
     }
-    let mut delivered = Vec::with_capacity(deliverable.len());
-    let mut taken_bytes = 0;
-    for message in deliverable {
-        taken_bytes += message.text.len();
-        if !delivered.is_empty() && taken_bytes > delivery.budget_bytes {
+    let mut chosen = Vec::new();
+    let mut lengths = Vec::new();
+    for message in still.messages {
+        let length = model_length(&framed(&message));
+        // One that could never be handed over whole here (queued before
+        // the harness's limit was known, or longer than it): refused,
+        // rather than cut where a forged closing line could take over.
+        if length > delivery.limit {
+            let reason = format!(
+                "its framed text is {length} characters, more than the {} its harness keeps whole at {}",
+                delivery.limit, delivery.event
+            );
+            queue.settle(roster, &message.settled(OutcomeKind::Refused, delivery.now, &reason))?;
+            continue;
+        }
+        lengths.push(length);
+        if joined_length(lengths.iter().copied()) > delivery.limit {
             break;
         }
-        let settled = message.settled(OutcomeKind::Delivered, delivery.now, delivery.event);
-        match queue.settle(roster, &settled) {
-            Ok(()) => delivered.push(settled),
-            // Those settled already are the caller's to show, or they are
-            // lost; this one and the rest stay pending for a later event.
-            Err(_) if !delivered.is_empty() => break,
-            Err(error) => return Err(error),
-        }
+        chosen.push(message);
     }
-    Ok(delivered)
+    if chosen.is_empty() || Instant::now() >= delivery.claim_deadline {
+        return Ok(Taken::Nothing);
+    }
+    let mut claimed = Vec::with_capacity(chosen.len());
+    for message in chosen {
+        if let Err(error) = queue.claim(roster, &message) {
+            undo_claims(roster, &queue, &claimed);
+            return Err(error);
+        }
+        claimed.push(message);
+    }
+    // The claim took too long to leave time for the reply and its
+    // confirmation: the messages wait for the next event.
+    if Instant::now() >= delivery.claim_deadline {
+        undo_claims(roster, &queue, &claimed);
+        return Ok(Taken::Nothing);
+    }
+    Ok(Taken::HandOver(HandOver {
+        queue,
+        messages: claimed,
+        event: delivery.event.to_owned(),
+        now: delivery.now,
+    }))
 }
 
-/// The messages as the model reads them: each framed by a line that says
-/// it came through roster, from whom and when (and that the user did not
-/// type it), and a closing line naming its id, which no text can forge (the
-/// id is drawn after the text is written).
-pub fn text_for_model(messages: &[Message]) -> String {
-    let framed: Vec<String> = messages
-        .iter()
-        .map(|message| {
-            let from = &message.from;
-            let mut sender = format!("pid {}", from.pid);
-            for (word, value) in
-                [("agent", &from.agent), ("harness", &from.harness), ("session", &from.session_id)]
-            {
-                if let Some(value) = value {
-                    // The header is one line the sender's own names cannot
-                    // bend: brackets and separators become plain marks.
-                    let plain: String = value
-                        .chars()
-                        .map(|character| match character {
-                            '[' | ']' | ';' | ',' => '_',
-                            character if character.is_control() => '_',
-                            character => character,
-                        })
-                        .collect();
-                    sender.push_str(&format!(", {word} {plain}"));
-                }
-            }
-            format!(
-                "[roster message {id} from {sender}, sent {sent}; another program sent it through roster, your \
-                 user did not type it]\n{text}\n[end of roster message {id}]",
-                id = message.id,
-                sent = message.queued_at,
-                text = message.text,
-            )
-        })
-        .collect();
-    framed.join("\n\n")
+/// Puts `claimed` back to pending, as far as it can: a claim that cannot
+/// be undone stays, and is settled `unconfirmed` later (never delivered).
+fn undo_claims(roster: &RosterDir, queue: &Queue, claimed: &[Message]) {
+    for message in claimed {
+        let _ = queue.unclaim(roster, message);
+    }
 }
 
 /// How many messages wait for the session of `record_file_name`: its

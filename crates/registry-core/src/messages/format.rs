@@ -14,8 +14,11 @@ use crate::record::name::RecordName;
 use crate::record::session_record::Record;
 use crate::record::timestamp::Timestamp;
 
-/// The message file format this roster writes and reads.
-pub const MESSAGE_FORMAT: u64 = 1;
+/// The message file format this roster writes. Format 1 (before a
+/// recipient said how it was addressed) is read as addressed by pid.
+pub const MESSAGE_FORMAT: u64 = 2;
+/// The earlier format still read.
+const MESSAGE_FORMAT_BEFORE_ADDRESSES: u64 = 1;
 /// The most bytes of UTF-8 a message's text may hold, after normalisation.
 pub const MAX_TEXT_BYTES: usize = 16 * 1024;
 /// The most messages a session's queue holds pending; one more is refused.
@@ -31,11 +34,23 @@ pub const DEFAULT_TIME_TO_LIVE: Duration = Duration::from_secs(3600);
 pub const SESSION_ENDED: &str = "its session ended";
 /// The reason a message whose time to live ran out is expired with.
 pub const TIME_TO_LIVE_RAN_OUT: &str = "its time to live ran out";
+/// The reason a message sent to a conversation by its session id is
+/// expired with when the session now runs another one (`/clear`, a
+/// resume): it is never handed to a conversation it was not sent to.
+pub const CONVERSATION_ENDED: &str = "its conversation ended: the session now runs another one (a /clear or a resume), and a message sent \
+     to a session id goes only to that conversation";
+/// The reason a claimed message is settled with when the hook that
+/// claimed it stopped before confirming the hand-over.
+pub const HANDOVER_UNCONFIRMED: &str = "the delivery hook stopped before it could confirm that its harness \
+     took the message (killed, or out of time); it is never handed over again";
 
 /// The suffix of a pending message's file name.
 const PENDING_SUFFIX: &str = ".json";
 /// The suffix of a settled message's file name.
 const SETTLED_SUFFIX: &str = ".done.json";
+/// The suffix of a message a delivery hook has claimed and is handing
+/// over (renamed from its pending name under the queue's lock).
+const CLAIMED_SUFFIX: &str = ".claimed.json";
 /// The longest sender field kept (agent names are 64 characters, session
 /// ids 128 bytes, harness names 32 bytes in a record).
 const SENDER_FIELD_LIMIT: usize = 256;
@@ -138,7 +153,8 @@ impl MessageText {
 
 /// Whom a message is for: the session's record by name, and its owner as
 /// the record named it when the message was queued. Only that very owner
-/// is ever given it.
+/// is ever given it, and, when it was sent to a session id, only while
+/// the owner runs that conversation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Recipient {
@@ -147,6 +163,21 @@ pub struct Recipient {
     pub pid: u32,
     pub start_ticks: u64,
     pub session_id: Option<String>,
+    /// How the sender named the session: by its owner's pid (whichever
+    /// conversation that process runs) or by a session id (that
+    /// conversation only). Absent in format 1: by pid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addressed_by: Option<AddressedBy>,
+}
+
+/// How a message's sender named its session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AddressedBy {
+    /// The owner's pid: whatever conversation the process runs gets it.
+    Pid,
+    /// A session id: only that conversation gets it.
+    SessionId,
 }
 
 /// Who sent a message, as the sender found itself: its session's owner
@@ -163,12 +194,22 @@ pub struct Sender {
 impl Recipient {
     /// The session of the record `record_file_name` (`record`): its owner
     /// as the record names it.
-    pub fn of_record(record_file_name: &str, record: &Record) -> Recipient {
+    pub fn of_record(record_file_name: &str, record: &Record, addressed_by: AddressedBy) -> Recipient {
         Recipient {
             record: record_file_name.strip_suffix(".json").unwrap_or(record_file_name).to_owned(),
             pid: record.owner.pid.get(),
             start_ticks: record.owner.start_ticks.0,
             session_id: record.session_id.as_ref().map(|id| id.as_str().to_owned()),
+            addressed_by: Some(addressed_by),
+        }
+    }
+
+    /// The conversation this message may go to only: the session id it
+    /// was sent to, when it was sent to one.
+    pub fn conversation(&self) -> Option<&str> {
+        match self.addressed_by {
+            Some(AddressedBy::SessionId) => self.session_id.as_deref(),
+            Some(AddressedBy::Pid) | None => None,
         }
     }
 }
@@ -201,6 +242,10 @@ pub enum OutcomeKind {
     Expired,
     /// The session did not accept messages when it came to deliver it.
     Refused,
+    /// Claimed by a delivery hook that stopped before it confirmed the
+    /// hand-over: its harness may or may not have it, and it is never
+    /// handed over again.
+    Unconfirmed,
 }
 
 impl OutcomeKind {
@@ -209,6 +254,7 @@ impl OutcomeKind {
             OutcomeKind::Delivered => "delivered",
             OutcomeKind::Expired => "expired",
             OutcomeKind::Refused => "refused",
+            OutcomeKind::Unconfirmed => "unconfirmed",
         }
     }
 }
@@ -257,12 +303,17 @@ impl Message {
                 && bounded(&outcome.reason, OUTCOME_FIELD_LIMIT)
                 && match outcome.kind {
                     OutcomeKind::Delivered => outcome.event.is_some() && outcome.reason.is_none(),
-                    OutcomeKind::Expired | OutcomeKind::Refused => {
+                    OutcomeKind::Expired | OutcomeKind::Refused | OutcomeKind::Unconfirmed => {
                         outcome.reason.is_some() && outcome.event.is_none()
                     }
                 }
         });
-        let valid = message.format == MESSAGE_FORMAT
+        let format_valid = match message.format {
+            MESSAGE_FORMAT => message.to.addressed_by.is_some(),
+            MESSAGE_FORMAT_BEFORE_ADDRESSES => message.to.addressed_by.is_none(),
+            _ => false,
+        };
+        let valid = format_valid
             && MessageId::parse(&message.id).is_some()
             && message.seq > 0
             && RecordName::parse_stem(&message.to.record).is_some_and(|name| {
@@ -316,7 +367,7 @@ impl Message {
         let text = truncated(event_or_reason, OUTCOME_FIELD_LIMIT);
         let (event, reason) = match kind {
             OutcomeKind::Delivered => (Some(text), None),
-            OutcomeKind::Expired | OutcomeKind::Refused => (None, Some(text)),
+            OutcomeKind::Expired | OutcomeKind::Refused | OutcomeKind::Unconfirmed => (None, Some(text)),
         };
         Message { outcome: Some(Outcome { kind, at: at.to_string(), event, reason }), ..self.clone() }
     }
@@ -344,26 +395,42 @@ pub fn message_file_name(seq: u64, id: &MessageId, settled: bool) -> String {
     format!("{seq:016}-{id}{suffix}")
 }
 
+/// A claimed message's name, `<seq as 16 digits>-<id>.claimed.json`: a
+/// delivery hook renamed it from its pending name and is handing it over.
+pub fn claimed_file_name(seq: u64, id: &MessageId) -> String {
+    format!("{seq:016}-{id}{CLAIMED_SUFFIX}")
+}
+
 /// What a message file's name says.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MessageFileName {
     pub seq: u64,
     pub id: MessageId,
     pub settled: bool,
+    /// Claimed by a delivery hook (neither pending nor settled yet).
+    pub claimed: bool,
 }
 
 impl MessageFileName {
     /// The parts of `name`, when it is a name roster gives a message file.
     pub fn parse(name: &str) -> Option<MessageFileName> {
-        let (stem, settled) = match name.strip_suffix(SETTLED_SUFFIX) {
-            Some(stem) => (stem, true),
-            None => (name.strip_suffix(PENDING_SUFFIX)?, false),
+        let (stem, settled, claimed) = if let Some(stem) = name.strip_suffix(SETTLED_SUFFIX) {
+            (stem, true, false)
+        } else if let Some(stem) = name.strip_suffix(CLAIMED_SUFFIX) {
+            (stem, false, true)
+        } else {
+            (name.strip_suffix(PENDING_SUFFIX)?, false, false)
         };
         let (seq, id) = stem.split_once('-')?;
         if seq.len() != 16 || !seq.bytes().all(|byte| byte.is_ascii_digit()) {
             return None;
         }
-        Some(MessageFileName { seq: seq.parse().ok()?, id: MessageId::parse(id)?, settled })
+        Some(MessageFileName { seq: seq.parse().ok()?, id: MessageId::parse(id)?, settled, claimed })
+    }
+
+    /// Whether the name is a pending message's, waiting for delivery.
+    pub fn is_pending(&self) -> bool {
+        !self.settled && !self.claimed
     }
 }
 
@@ -381,6 +448,7 @@ mod tests {
                 pid: 4711,
                 start_ticks: 870,
                 session_id: Some("3f1c9a2e".into()),
+                addressed_by: Some(AddressedBy::SessionId),
             },
             from: Sender {
                 pid: 5854,
@@ -403,6 +471,7 @@ mod tests {
             (OutcomeKind::Delivered, "claude-code:UserPromptSubmit"),
             (OutcomeKind::Expired, SESSION_ENDED),
             (OutcomeKind::Refused, "not armed by hand, and auto-arm is off"),
+            (OutcomeKind::Unconfirmed, HANDOVER_UNCONFIRMED),
         ] {
             let settled = sample().settled(kind, at, said);
             assert_eq!(Message::parse(&settled.to_bytes()), Some(settled.clone()), "{kind:?}");
@@ -412,10 +481,22 @@ mod tests {
     }
 
     #[test]
+    fn a_format_1_message_reads_as_addressed_by_pid() {
+        let mut old = sample();
+        old.format = 1;
+        old.to.addressed_by = None;
+        let read = Message::parse(&old.to_bytes()).expect("format 1 is read");
+        assert_eq!(read.to.conversation(), None, "a format 1 message goes to whatever conversation runs");
+        assert_eq!(sample().to.conversation(), Some("3f1c9a2e"));
+    }
+
+    #[test]
     fn anything_roster_would_not_write_is_no_message() {
         type Change = fn(&mut Message);
-        let cases: [(&str, Change); 10] = [
-            ("newer format", |message| message.format = 2),
+        let cases: [(&str, Change); 12] = [
+            ("newer format", |message| message.format = 3),
+            ("format 1 with an address", |message| message.format = 1),
+            ("format 2 without an address", |message| message.to.addressed_by = None),
             ("short id", |message| message.id = "0123".into()),
             ("upper-case id", |message| message.id = "0123456789ABCDEF0123456789ABCDEF".into()),
             ("sequence zero", |message| message.seq = 0),
@@ -485,10 +566,19 @@ mod tests {
         assert_eq!(pending, "0000000000000042-0123456789abcdef0123456789abcdef.json");
         assert_eq!(
             MessageFileName::parse(&pending),
-            Some(MessageFileName { seq: 42, id: id.clone(), settled: false })
+            Some(MessageFileName { seq: 42, id: id.clone(), settled: false, claimed: false })
         );
         let settled = message_file_name(42, &id, true);
-        assert_eq!(MessageFileName::parse(&settled), Some(MessageFileName { seq: 42, id, settled: true }));
+        assert_eq!(
+            MessageFileName::parse(&settled),
+            Some(MessageFileName { seq: 42, id: id.clone(), settled: true, claimed: false })
+        );
+        let claimed = claimed_file_name(42, &id);
+        assert_eq!(claimed, "0000000000000042-0123456789abcdef0123456789abcdef.claimed.json");
+        assert_eq!(
+            MessageFileName::parse(&claimed),
+            Some(MessageFileName { seq: 42, id, settled: false, claimed: true })
+        );
         for other in
             [".tmp-x", "42-0123456789abcdef0123456789abcdef.json", "notes.txt", "0000000000000042-xyz.json"]
         {

@@ -12,26 +12,32 @@
 //! when its file is one roster trusts, and delivered only to the owner its
 //! record named when it was queued.
 //!
-//! `format.rs` is the file format and the bounds, `queue.rs` the
+//! `format.rs` is the file format and the bounds, `frame.rs` a message
+//! as the model reads it, `queue.rs` the
 //! directory, its lock and its files; `send.rs`, `delivery.rs` and
 //! `status.rs` are the three things done to a queue, `removal.rs`
-//! removes queues with their sessions for prune, and `view.rs` is a queue
+//! removes queues with their sessions for prune (keeping what became of
+//! their messages, `archive.rs`), and `view.rs` is a queue
 //! as a watcher reads it.
 
+mod archive;
 mod delivery;
 mod format;
+mod frame;
 mod queue;
 pub(crate) mod removal;
 mod send;
 mod status;
 mod view;
 
-pub use delivery::{Delivery, pending_count, take_for_delivery, text_for_model};
+pub use archive::{KEPT_FOR as OUTCOMES_KEPT_FOR, OUTCOMES_NAME};
+pub use delivery::{Delivery, HandOver, Taken, pending_count, take_for_delivery};
 pub use format::{
-    DEFAULT_TIME_TO_LIVE, MAX_PENDING, MAX_SETTLED, MAX_TEXT_BYTES, MESSAGE_FORMAT, Message, MessageFileName,
-    MessageId, MessageText, Outcome, OutcomeKind, Recipient, SESSION_ENDED, Sender, TIME_TO_LIVE_RAN_OUT,
-    TextProblem, message_file_name,
+    AddressedBy, CONVERSATION_ENDED, DEFAULT_TIME_TO_LIVE, HANDOVER_UNCONFIRMED, MAX_PENDING, MAX_SETTLED,
+    MAX_TEXT_BYTES, MESSAGE_FORMAT, Message, MessageFileName, MessageId, MessageText, Outcome, OutcomeKind,
+    Recipient, SESSION_ENDED, Sender, TIME_TO_LIVE_RAN_OUT, TextProblem, message_file_name,
 };
+pub use frame::{escape_sender_field, framed, framed_length, joined_length, model_length, text_for_model};
 pub(crate) use queue::queue_name;
 pub use queue::{queue_directory, queue_names};
 pub use send::queue_message;

@@ -13,16 +13,18 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use nix::errno::Errno;
+use nix::fcntl::renameat;
 use nix::sys::stat::fstat;
 use nix::unistd::{UnlinkatFlags, unlinkat};
 use owner_liveness::retry_interrupted;
 
 use crate::error::{Error, Result};
-use crate::messages::format::{Message, MessageFileName};
+use crate::messages::format::{Message, MessageFileName, claimed_file_name, message_file_name};
 use crate::store::directory::{RosterDir, SubDir, mkdir_0700, open_verified_directory};
 use crate::store::directory_entries::EntryKind;
 use crate::store::files::{
-    TEMP_PREFIX, list_entries, read_stamped_entry_of_kind, remove_entry, write_atomically,
+    Durability, TEMP_PREFIX, list_entries, read_stamped_entry_of_kind, remove_entry, write_atomically,
+    write_atomically_as,
 };
 use crate::store::lock::flock_within;
 
@@ -58,21 +60,27 @@ impl QueueListing {
         self.messages.iter().map(|entry| entry.parts.seq).max().unwrap_or(0)
     }
 
-    /// The pending names whose message is settled too (a crash between
-    /// writing the settled file and removing the pending one).
-    pub(crate) fn stale_pending(&self) -> impl Iterator<Item = &QueueEntry> {
-        self.messages.iter().filter(|entry| {
-            !entry.parts.settled
-                && self.messages.iter().any(|other| other.parts.settled && other.parts.id == entry.parts.id)
-        })
+    /// Whether a settled file of message `id` is in the queue.
+    fn settled_twin(&self, entry: &QueueEntry) -> bool {
+        self.messages.iter().any(|other| other.parts.settled && other.parts.id == entry.parts.id)
+    }
+
+    /// The pending or claimed names whose message is settled too (a crash
+    /// between writing the settled file and removing the other name).
+    pub(crate) fn stale_names(&self) -> impl Iterator<Item = &QueueEntry> {
+        self.messages.iter().filter(|entry| !entry.parts.settled && self.settled_twin(entry))
     }
 
     /// The pending messages that are not settled as well, in order.
     pub(crate) fn pending(&self) -> impl Iterator<Item = &QueueEntry> {
-        self.messages.iter().filter(|entry| {
-            !entry.parts.settled
-                && !self.messages.iter().any(|other| other.parts.settled && other.parts.id == entry.parts.id)
-        })
+        self.messages.iter().filter(|entry| entry.parts.is_pending() && !self.settled_twin(entry))
+    }
+
+    /// The claimed messages that are not settled as well: found under the
+    /// queue's lock, each is one whose hook stopped before it confirmed
+    /// (the hook holds the lock from its claim to its confirmation).
+    pub(crate) fn claimed(&self) -> impl Iterator<Item = &QueueEntry> {
+        self.messages.iter().filter(|entry| entry.parts.claimed && !self.settled_twin(entry))
     }
 
     pub(crate) fn settled(&self) -> impl Iterator<Item = &QueueEntry> {
@@ -201,13 +209,49 @@ impl Queue {
 
     /// Settles a pending message: its settled file written first, then its
     /// pending name removed, so that a crash between the two leaves a
-    /// message that reads as settled (`QueueListing::stale_pending`), never
+    /// message that reads as settled (`QueueListing::stale_names`), never
     /// one delivered twice.
     pub(crate) fn settle(&self, roster: &RosterDir, settled: &Message) -> Result<()> {
         self.write(roster, settled)?;
         let pending = crate::messages::format::message_file_name(settled.seq, &settled.message_id(), false);
         remove_entry(roster, self.subdir(), &pending)?;
         Ok(())
+    }
+
+    /// Settles a claimed message (`settled` says how), as `settle` settles
+    /// a pending one, written as `durability` says: a delivery confirms
+    /// without waiting for the disk, since the claim already keeps the
+    /// message from being handed over twice.
+    pub(crate) fn settle_claimed(
+        &self,
+        roster: &RosterDir,
+        settled: &Message,
+        durability: Durability,
+    ) -> Result<()> {
+        write_atomically_as(roster, self.subdir(), &settled.file_name(), &settled.to_bytes(), durability)?;
+        remove_entry(roster, self.subdir(), &claimed_file_name(settled.seq, &settled.message_id()))?;
+        Ok(())
+    }
+
+    /// Claims the pending message `message` for a delivery (the caller
+    /// holds the lock): its pending name renamed to its claimed one, which
+    /// no other delivery takes. No fsync: every process sees a rename at
+    /// once, and a power loss ends the session the claim was for.
+    pub(crate) fn claim(&self, roster: &RosterDir, message: &Message) -> Result<()> {
+        let id = message.message_id();
+        self.rename(roster, &message_file_name(message.seq, &id, false), &claimed_file_name(message.seq, &id))
+    }
+
+    /// Puts a claimed message back to pending (a hand-over that did not
+    /// happen): the rename of `claim`, undone.
+    pub(crate) fn unclaim(&self, roster: &RosterDir, message: &Message) -> Result<()> {
+        let id = message.message_id();
+        self.rename(roster, &claimed_file_name(message.seq, &id), &message_file_name(message.seq, &id, false))
+    }
+
+    fn rename(&self, roster: &RosterDir, from: &str, to: &str) -> Result<()> {
+        retry_interrupted(|| renameat(self.directory.as_fd(), from, self.directory.as_fd(), to))
+            .map_err(|errno| Error::io("rename", roster.entry_path(self.subdir(), from), errno.into()))
     }
 
     /// Removes `name` from the queue.
@@ -261,32 +305,57 @@ impl Queue {
     /// no writer is at work): temporaries, and pending names of messages
     /// settled already.
     pub(crate) fn remove_leftovers(&self, roster: &RosterDir, listing: &QueueListing) -> Result<()> {
-        for name in listing.temporaries.iter().chain(listing.stale_pending().map(|entry| &entry.name)) {
+        for name in listing.temporaries.iter().chain(listing.stale_names().map(|entry| &entry.name)) {
             self.remove(roster, name)?;
+        }
+        Ok(())
+    }
+
+    /// Settles, under the lock the caller holds, each claimed message
+    /// left by a hook that stopped before it confirmed: `unconfirmed`,
+    /// never pending again (its harness may have it).
+    pub(crate) fn settle_stale_claims(
+        &self,
+        roster: &RosterDir,
+        listing: &QueueListing,
+        now: crate::record::timestamp::Timestamp,
+    ) -> Result<()> {
+        use crate::messages::format::{HANDOVER_UNCONFIRMED, OutcomeKind};
+        for entry in listing.claimed() {
+            let Some(message) = self.read(entry) else { continue };
+            let settled = message.settled(OutcomeKind::Unconfirmed, now, HANDOVER_UNCONFIRMED);
+            self.settle_claimed(roster, &settled, Durability::Synced)?;
         }
         Ok(())
     }
 
     /// Settles as expired (the caller holds the lock) each pending message
     /// that is for another owner than `owner` (pid, start ticks: an earlier
-    /// session at the record's name) or whose time ran out by `now`, and
-    /// returns the others.
+    /// session at the record's name), for another conversation than
+    /// `conversation` (when the message was sent to a session id and the
+    /// conversation the session runs now is known), or whose time ran out
+    /// by `now`, and returns the others. Stale claims are settled first.
     pub(crate) fn settle_expired(
         &self,
         roster: &RosterDir,
         listing: &QueueListing,
         owner: (u32, u64),
+        conversation: Option<&str>,
         now: crate::record::timestamp::Timestamp,
     ) -> Result<StillPending> {
-        use crate::messages::format::{OutcomeKind, SESSION_ENDED, TIME_TO_LIVE_RAN_OUT};
+        use crate::messages::format::{CONVERSATION_ENDED, OutcomeKind, SESSION_ENDED, TIME_TO_LIVE_RAN_OUT};
+        self.settle_stale_claims(roster, listing, now)?;
         let mut still = StillPending::default();
         for entry in listing.pending() {
             let Some(message) = self.read(entry) else {
                 still.unreadable += 1;
                 continue;
             };
+            let sent_to = message.to.conversation();
             let reason = if (message.to.pid, message.to.start_ticks) != owner {
                 Some(SESSION_ENDED)
+            } else if sent_to.is_some() && conversation.is_some() && sent_to != conversation {
+                Some(CONVERSATION_ENDED)
             } else if message.expires_at() <= now {
                 Some(TIME_TO_LIVE_RAN_OUT)
             } else {

@@ -2,12 +2,15 @@
 //! queue goes when its record does, and every prune removes the queues
 //! whose record is gone, as it removes their state files. A queue is
 //! removed under its own lock, so no send is halfway through it; one
-//! whose lock a send holds now is left for the next prune.
+//! whose lock a send holds now is left for the next prune. What became
+//! of its messages is kept first (`archive.rs`).
 
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+use crate::messages::archive::{OUTCOMES_NAME, keep_outcomes};
 use crate::messages::queue::Queue;
+use crate::record::timestamp::Timestamp;
 use crate::store::directory::RosterDir;
 use crate::store::files::{entry_stamp, list_names};
 use crate::store::lock::RegistryLock;
@@ -25,7 +28,12 @@ pub(crate) fn remove_queue_of(
 ) -> Result<bool> {
     let Some(queue) = Queue::open_existing(roster, record_file_name)? else { return Ok(false) };
     match queue.lock(roster, Instant::now() + QUEUE_LOCK_WAIT) {
-        Ok(true) => queue.remove_all(roster, record_file_name),
+        // The outcomes are kept first; a queue whose outcomes could not be
+        // kept stays for the next prune, so that none is lost.
+        Ok(true) => match keep_outcomes(roster, &queue, Timestamp::now()) {
+            Ok(()) => queue.remove_all(roster, record_file_name),
+            Err(_) => Ok(false),
+        },
         Ok(false) | Err(Error::Busy { .. }) => Ok(false),
         Err(error) => Err(error),
     }
@@ -38,7 +46,9 @@ pub(crate) fn remove_orphaned_queues(roster: &RosterDir, lock: &RegistryLock, dr
         return Ok(());
     }
     for name in list_names(roster, roster.messages())? {
-        let Some(name) = name.to_str().filter(|name| !name.starts_with('.')) else { continue };
+        let Some(name) = name.to_str().filter(|name| !name.starts_with('.') && *name != OUTCOMES_NAME) else {
+            continue;
+        };
         let record_file_name = format!("{name}.json");
         if entry_stamp(roster.sessions(), &record_file_name).is_some() {
             continue;

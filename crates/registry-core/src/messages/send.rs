@@ -41,7 +41,13 @@ pub fn queue_message(
         }
         let listing = queue.list(roster)?;
         queue.remove_leftovers(roster, &listing)?;
-        let still = queue.settle_expired(roster, &listing, (to.pid, to.start_ticks), now)?;
+        let still = queue.settle_expired(
+            roster,
+            &listing,
+            (to.pid, to.start_ticks),
+            to.session_id.as_deref(),
+            now,
+        )?;
         if still.messages.len() + still.unreadable >= MAX_PENDING {
             return Err(Error::QueueFull { path: queue.path(roster), limit: MAX_PENDING });
         }

@@ -3,12 +3,20 @@
 //! ran out settled expired on the way (under its queue's lock), so that
 //! every reader sees the same outcome.
 
+use std::time::{Duration, Instant};
+
 use crate::error::Result;
+use crate::messages::archive::archived;
 use crate::messages::format::{Message, MessageId, OutcomeKind, TIME_TO_LIVE_RAN_OUT};
 use crate::messages::queue::{Queue, QueueEntry, queue_lock_deadline};
 use crate::record::timestamp::Timestamp;
 use crate::store::directory::RosterDir;
 use crate::store::files::list_names;
+
+/// How long `--status` waits for a queue whose hook is handing the
+/// message over: a hand-over takes a few writes; past this the message
+/// is shown pending, as it still is.
+const CLAIM_LOOK_WAIT: Duration = Duration::from_millis(200);
 
 /// Where a message is: its queue directory and its message.
 #[derive(Debug)]
@@ -19,8 +27,9 @@ pub struct FoundMessage {
     pub queue_path: std::path::PathBuf,
 }
 
-/// The message `id`, `None` when no queue holds it (never queued, removed
-/// with its session's queue, or past the settled ones kept). A pending
+/// The message `id`, `None` when no queue holds it and no outcome of it
+/// is kept (never queued here, or past the settled ones kept); once its
+/// queue is gone with its session, its kept outcome. A pending
 /// message whose time ran out by `now` is settled expired first.
 pub fn message_status(roster: &RosterDir, id: &MessageId, now: Timestamp) -> Result<Option<FoundMessage>> {
     settle_if_pending(roster, id, now, |message| {
@@ -48,15 +57,25 @@ fn settle_if_pending(
     now: Timestamp,
     expiry: impl Fn(&Message) -> Option<String>,
 ) -> Result<Option<FoundMessage>> {
-    let Some((queue, entry)) = find(roster, id)? else { return Ok(None) };
+    let Some((queue, entry)) = find(roster, id)? else { return archived(roster, id) };
     let Some(message) = queue.read(&entry) else { return Ok(None) };
-    if !message.is_pending() || expiry(&message).is_none() {
+    let claimed = entry.parts.claimed;
+    if !claimed && (!message.is_pending() || expiry(&message).is_none()) {
         return Ok(Some(FoundMessage { message, queue_path: queue.path(roster) }));
     }
-    let deadline = queue_lock_deadline(roster);
-    if !queue.lock(roster, deadline)? {
-        return Ok(None);
+    // A claimed message is being handed over while its hook holds the
+    // lock; found claimed under the lock, its hook stopped first.
+    let deadline = if claimed { Instant::now() + CLAIM_LOOK_WAIT } else { queue_lock_deadline(roster) };
+    match queue.lock(roster, deadline) {
+        Ok(true) => {}
+        Ok(false) => return archived(roster, id),
+        Err(crate::error::Error::Busy { .. }) if claimed => {
+            return Ok(Some(FoundMessage { message, queue_path: queue.path(roster) }));
+        }
+        Err(error) => return Err(error),
     }
+    let listing = queue.list(roster)?;
+    queue.settle_stale_claims(roster, &listing, now)?;
     // Settled meanwhile, by a delivery or another reader: as it is now.
     let listing = queue.list(roster)?;
     let Some(current) = listing.messages.iter().rev().find(|listed| listed.parts.id == *id) else {

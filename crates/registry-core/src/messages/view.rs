@@ -23,19 +23,21 @@ impl QueueView {
     pub fn read(roster: &RosterDir, record_file_name: &str) -> Result<Option<QueueView>> {
         let Some(queue) = Queue::open_existing(roster, record_file_name)? else { return Ok(None) };
         let listing = queue.list(roster)?;
-        let mut entries: Vec<QueueEntry> = listing.pending().chain(listing.settled()).cloned().collect();
+        let mut entries: Vec<QueueEntry> =
+            listing.pending().chain(listing.claimed()).chain(listing.settled()).cloned().collect();
         entries.sort_by_key(|entry| entry.parts.seq);
         Ok(Some(QueueView { queue, entries }))
     }
 
-    /// Each message's id, sequence number and whether it is settled.
+    /// Each message's id, sequence number and whether it is settled (a
+    /// claimed one, being handed over, is not yet).
     pub fn messages(&self) -> impl Iterator<Item = &MessageFileName> {
         self.entries.iter().map(|entry| &entry.parts)
     }
 
     /// How many messages wait: `pending_count`, from this read.
     pub fn pending(&self) -> usize {
-        self.entries.iter().filter(|entry| !entry.parts.settled).count()
+        self.entries.iter().filter(|entry| entry.parts.is_pending()).count()
     }
 
     /// The message `id` as its file holds it, when it is one roster wrote

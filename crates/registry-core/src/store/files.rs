@@ -270,12 +270,35 @@ pub(crate) fn temp_name(target: &str) -> String {
 /// target, then the directory fsynced. On any failure the temporary is
 /// removed and the old file, if any, is untouched.
 pub fn write_atomically(roster: &RosterDir, directory: SubDir<'_>, name: &str, bytes: &[u8]) -> Result<()> {
+    write_atomically_as(roster, directory, name, bytes, Durability::Synced)
+}
+
+/// Whether a write waits for the disk: `Synced` survives a power loss;
+/// `Unsynced` is as atomic for every process (a rename is), but a power
+/// loss may lose it, and it never waits on a disk that stalls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    Synced,
+    Unsynced,
+}
+
+/// `write_atomically`, with the fsyncs only when `durability` asks.
+pub fn write_atomically_as(
+    roster: &RosterDir,
+    directory: SubDir<'_>,
+    name: &str,
+    bytes: &[u8],
+    durability: Durability,
+) -> Result<()> {
     let temp = temp_name(name);
     let target_path = roster.entry_path(directory, name);
-    let result = write_temp_and_rename(directory, &temp, name, bytes);
+    let result = write_temp_and_rename(directory, &temp, name, bytes, durability);
     if let Err((operation, errno)) = result {
         let _ = unlinkat(directory.fd, temp.as_str(), UnlinkatFlags::NoRemoveDir);
         return Err(Error::io(operation, target_path, errno.into()));
+    }
+    if durability == Durability::Unsynced {
+        return Ok(());
     }
     sync_directory(directory).map_err(|errno| Error::io("fsync directory of", target_path, errno.into()))
 }
@@ -285,6 +308,7 @@ fn write_temp_and_rename(
     temp: &str,
     name: &str,
     bytes: &[u8],
+    durability: Durability,
 ) -> std::result::Result<(), (&'static str, Errno)> {
     let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
     let fd = retry_interrupted(|| openat(directory.fd, temp, flags, Mode::S_IRUSR | Mode::S_IWUSR))
@@ -294,7 +318,9 @@ fn write_temp_and_rename(
     retry_interrupted(|| fchmod(&fd, Mode::S_IRUSR | Mode::S_IWUSR)).map_err(|errno| ("chmod 600", errno))?;
     let mut file = File::from(fd);
     file.write_all(bytes).map_err(|error| ("write", io_errno(&error)))?;
-    file.sync_all().map_err(|error| ("fsync", io_errno(&error)))?;
+    if durability == Durability::Synced {
+        file.sync_all().map_err(|error| ("fsync", io_errno(&error)))?;
+    }
     drop(file);
     retry_interrupted(|| renameat(directory.fd, temp, directory.fd, name))
         .map_err(|errno| ("rename into place", errno))

@@ -42,6 +42,10 @@ pub fn registry_layout() -> Vec<LayoutEntry> {
             format!("{MESSAGES}/<pid>@<world>/"),
             "the messages queued for each session, one file each (0600)",
         ),
+        entry(
+            format!("{MESSAGES}/{}/<id>.json", crate::messages::OUTCOMES_NAME),
+            "what became of the messages of sessions gone, kept 7 days",
+        ),
         entry(LOCK_NAME.to_owned(), "the lock every change takes, never removed"),
         entry(
             format!("{SESSION_IDS}/<hash>"),

@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use owner_liveness::Pid;
 use registry_core::messages::{
-    Delivery, MAX_PENDING, MAX_SETTLED, MessageId, MessageText, OutcomeKind, Recipient, SESSION_ENDED,
-    Sender, TIME_TO_LIVE_RAN_OUT, message_status, pending_count, queue_directory, queue_message,
+    AddressedBy, CONVERSATION_ENDED, Delivery, HANDOVER_UNCONFIRMED, HandOver, MAX_PENDING, MAX_SETTLED,
+    MessageId, MessageText, OutcomeKind, Recipient, SESSION_ENDED, Sender, TIME_TO_LIVE_RAN_OUT, Taken,
+    framed, joined_length, message_status, model_length, pending_count, queue_directory, queue_message,
     take_for_delivery,
 };
 use registry_core::{Error, Parsed, Record, RosterDir, Timestamp, parse_record};
@@ -40,7 +41,7 @@ impl Scene {
     }
 
     fn recipient(&self) -> Recipient {
-        Recipient::of_record(RECORD_FILE, &self.record)
+        Recipient::of_record(RECORD_FILE, &self.record, AddressedBy::Pid)
     }
 
     fn queue(
@@ -68,15 +69,35 @@ impl Scene {
         record: &Record,
         consent: std::result::Result<(), String>,
     ) -> Vec<registry_core::messages::Message> {
+        match self.claim(record, None, usize::MAX, consent) {
+            Some(handover) => handover.confirm(&self.roster).unwrap(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Claims what a delivery of `record`'s session, running
+    /// `conversation`, takes with a harness that keeps `limit` whole.
+    fn claim(
+        &self,
+        record: &Record,
+        conversation: Option<&str>,
+        limit: usize,
+        consent: std::result::Result<(), String>,
+    ) -> Option<HandOver> {
         let delivery = Delivery {
             record_file_name: RECORD_FILE,
             record,
+            conversation,
             event: "claude-code:UserPromptSubmit",
             now: Timestamp::now(),
             lock_deadline: Instant::now() + Duration::from_secs(5),
-            budget_bytes: usize::MAX,
+            claim_deadline: Instant::now() + Duration::from_secs(5),
+            limit,
         };
-        take_for_delivery(&self.roster, &delivery, || consent).unwrap()
+        match take_for_delivery(&self.roster, &delivery, || consent).unwrap() {
+            Taken::HandOver(handover) => Some(handover),
+            Taken::Nothing => None,
+        }
     }
 
     fn queue_path(&self) -> PathBuf {
@@ -133,10 +154,12 @@ fn a_session_that_does_not_accept_messages_gets_none_and_each_says_why() {
         let delivery = Delivery {
             record_file_name: RECORD_FILE,
             record: &scene.record,
+            conversation: None,
             event: "claude-code:Stop",
             now: Timestamp::now(),
             lock_deadline: Instant::now() + Duration::from_secs(5),
-            budget_bytes: usize::MAX,
+            claim_deadline: Instant::now() + Duration::from_secs(5),
+            limit: usize::MAX,
         };
         take_for_delivery(&scene.roster, &delivery, || {
             asked.set(asked.get() + 1);
@@ -144,10 +167,10 @@ fn a_session_that_does_not_accept_messages_gets_none_and_each_says_why() {
         })
         .unwrap()
     };
-    assert!(delivery(&scene).is_empty());
+    assert!(matches!(delivery(&scene), Taken::Nothing));
     assert_eq!(asked.get(), 0, "consent asked with nothing to deliver");
     let message = scene.queue("hello", Duration::from_secs(60)).unwrap();
-    assert!(delivery(&scene).is_empty());
+    assert!(matches!(delivery(&scene), Taken::Nothing));
     assert_eq!(asked.get(), 1);
     assert_eq!(
         scene.outcome_of(&message.id),
@@ -238,4 +261,77 @@ fn a_session_without_a_queue_costs_no_queue() {
     assert!(scene.take(Ok(())).is_empty());
     assert_eq!(pending_count(&scene.roster, RECORD_FILE), 0);
     assert!(!scene.queue_path().exists(), "looking for messages created a queue");
+}
+
+#[test]
+fn a_claim_put_back_is_pending_again_and_one_never_confirmed_reads_unconfirmed() {
+    let scene = Scene::new();
+    let message = scene.queue("hand me over", Duration::from_secs(60)).unwrap();
+    let handover = scene.claim(&scene.record, None, usize::MAX, Ok(())).expect("claimed");
+    assert_eq!(pending_count(&scene.roster, RECORD_FILE), 0, "a claimed message is not pending");
+    assert!(scene.names().iter().any(|name| name.ends_with(".claimed.json")), "{:?}", scene.names());
+    handover.put_back(&scene.roster).unwrap();
+    assert_eq!(pending_count(&scene.roster, RECORD_FILE), 1, "put back, it waits again");
+    assert_eq!(scene.outcome_of(&message.id), None, "still pending");
+
+    // A hook that claims and stops before it confirms (its lock goes with
+    // it): the next look under the lock settles the claim unconfirmed.
+    let handover = scene.claim(&scene.record, None, usize::MAX, Ok(())).expect("claimed again");
+    drop(handover);
+    assert_eq!(
+        scene.outcome_of(&message.id),
+        Some((OutcomeKind::Unconfirmed, None, Some(HANDOVER_UNCONFIRMED.into())))
+    );
+    assert!(scene.take(Ok(())).is_empty(), "an unconfirmed message was handed over again");
+}
+
+#[test]
+fn a_message_sent_to_a_session_id_goes_only_to_that_conversation() {
+    let scene = Scene::new();
+    let mut by_id = scene.recipient();
+    by_id.addressed_by = Some(AddressedBy::SessionId);
+    by_id.session_id = Some("conversation-a".into());
+    let text = MessageText::new("for conversation a").unwrap();
+    let sent = queue_message(
+        &scene.roster,
+        &by_id,
+        &Sender::of_process(77),
+        &text,
+        Duration::from_secs(60),
+        Timestamp::now(),
+    )
+    .unwrap();
+    let by_pid = scene.queue("for whatever runs", Duration::from_secs(60)).unwrap();
+    let handover = scene.claim(&scene.record, Some("conversation-b"), usize::MAX, Ok(())).expect("one for b");
+    let taken: Vec<&str> = handover.messages().iter().map(|message| message.id.as_str()).collect();
+    assert_eq!(taken, [by_pid.id.as_str()]);
+    handover.confirm(&scene.roster).unwrap();
+    assert_eq!(
+        scene.outcome_of(&sent.id),
+        Some((OutcomeKind::Expired, None, Some(CONVERSATION_ENDED.into())))
+    );
+}
+
+#[test]
+fn one_reply_holds_only_what_the_harness_keeps_whole_frames_counted() {
+    let scene = Scene::new();
+    let queued: Vec<_> = (0..5)
+        .map(|index| {
+            scene.queue(&format!("message {index} {}", "x".repeat(300)), Duration::from_secs(60)).unwrap()
+        })
+        .collect();
+    let one = model_length(&framed(&queued[0]));
+    // Room for two framed messages and their separator, not three.
+    let limit = joined_length([one, one]) + 1;
+    let handover = scene.claim(&scene.record, None, limit, Ok(())).expect("claimed");
+    assert_eq!(handover.messages().len(), 2);
+    assert!(model_length(&handover.text()) <= limit);
+    handover.confirm(&scene.roster).unwrap();
+    assert_eq!(pending_count(&scene.roster, RECORD_FILE), 3);
+    // A message longer than the limit on its own is refused, never cut.
+    let handover = scene.claim(&scene.record, None, one - 1, Ok(()));
+    assert!(handover.is_none());
+    let refused = scene.outcome_of(&queued[2].id).unwrap();
+    assert_eq!(refused.0, OutcomeKind::Refused);
+    assert!(refused.2.unwrap().contains("keeps whole"));
 }

@@ -75,6 +75,9 @@ pub enum EventKind {
     /// A message for the session was refused at delivery: the session no
     /// longer accepted messages.
     MessageRefused,
+    /// A message for the session was claimed by a delivery hook that
+    /// stopped before it confirmed the hand-over.
+    MessageUnconfirmed,
 }
 
 impl EventKind {
@@ -94,6 +97,7 @@ impl EventKind {
             EventKind::MessageDelivered => "message-delivered",
             EventKind::MessageExpired => "message-expired",
             EventKind::MessageRefused => "message-refused",
+            EventKind::MessageUnconfirmed => "message-unconfirmed",
         }
     }
 
@@ -108,7 +112,8 @@ impl EventKind {
             | EventKind::Problem
             | EventKind::Resync
             | EventKind::StateChanged
-            | EventKind::MessageRefused => Colour::Yellow,
+            | EventKind::MessageRefused
+            | EventKind::MessageUnconfirmed => Colour::Yellow,
             EventKind::Died => Colour::Red,
             EventKind::Removed | EventKind::Unmatched | EventKind::MessageExpired => Colour::Dim,
         }
@@ -123,6 +128,7 @@ impl EventKind {
                 Some(OutcomeKind::Delivered) => EventKind::MessageDelivered,
                 Some(OutcomeKind::Expired) => EventKind::MessageExpired,
                 Some(OutcomeKind::Refused) => EventKind::MessageRefused,
+                Some(OutcomeKind::Unconfirmed) => EventKind::MessageUnconfirmed,
                 None => EventKind::MessageQueued,
             },
         }
