@@ -98,12 +98,17 @@ impl Scene {
         let delivery = Delivery {
             record_file_name: &name,
             record,
+            conversation: None,
             event: "claude-code:UserPromptSubmit",
             now: Timestamp::now(),
             lock_deadline: Instant::now() + Duration::from_secs(5),
-            budget_bytes: usize::MAX,
+            claim_deadline: Instant::now() + Duration::from_secs(5),
+            limit: usize::MAX,
         };
-        take_for_delivery(roster, &delivery, || Ok(())).unwrap()
+        match take_for_delivery(roster, &delivery, || Ok(())).unwrap() {
+            registry_core::messages::Taken::HandOver(handover) => handover.confirm(roster).unwrap(),
+            registry_core::messages::Taken::Nothing => Vec::new(),
+        }
     }
 }
 
@@ -205,11 +210,48 @@ fn an_empty_overlong_or_control_character_message_is_bad_input_and_nothing_is_qu
     let outcome = scene.send(&["--to", &pid, &too_long]);
     outcome.expect_code(2);
     assert!(outcome.stderr.contains("16 KiB"), "{outcome}");
+    // 16 KiB is more than Claude Code keeps whole in one hook reply
+    // (10,000 UTF-16 units, the frame included): refused for its harness,
+    // naming the limit.
     let at_limit = "x".repeat(16 * 1024);
-    scene.send(&["--to", &pid, &at_limit]).expect_code(0);
+    let over_harness = scene.send(&["--to", &pid, &at_limit]);
+    over_harness.expect_code(2);
+    assert!(over_harness.stderr.contains("claude-code keeps at most 10000"), "{over_harness}");
     for ttl in ["0s", "ten minutes", "-1h"] {
         scene.send(&["--to", &pid, "--ttl", ttl, "hello"]).expect_code(2);
     }
+    assert!(scene.message_files(owner.pid()).is_empty(), "nothing was queued");
+    // A harness that keeps more takes a message at the text's own limit.
+    let roomy = ArmedOwner::spawn(scene.sandbox.root(), scene.sandbox.home(), &scene.project);
+    let cwd = scene.project.to_str().unwrap();
+    scene.sandbox.register(roomy.pid(), &["--cwd", cwd, "--harness", "gemini-cli"]);
+    scene.send(&["--to", &roomy.pid().to_string(), &at_limit]).expect_code(0);
+    assert_eq!(scene.message_files(roomy.pid()).len(), 1, "the message at the limit was queued");
+}
+
+#[test]
+fn a_message_whose_frame_passes_its_harness_limit_by_one_is_refused_and_one_at_it_is_queued() {
+    let scene = Scene::new();
+    let owner = scene.armed_session();
+    let pid = owner.pid().to_string();
+    // The frame's length for a one-character text, from the refusal of a
+    // text far too long: the excess it names is exact.
+    let probe = "x".repeat(12_000);
+    let refused = scene.send(&["--to", &pid, &probe]);
+    refused.expect_code(2);
+    let excess: usize = refused
+        .stderr
+        .split("shorten it by ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|number| number.parse().ok())
+        .unwrap_or_else(|| panic!("the refusal names the excess: {refused}"));
+    let fits = 12_000 - excess;
+    // Astral characters count two units each, as the harness counts them.
+    let over = format!("{}\u{1f600}", "x".repeat(fits - 1));
+    scene.send(&["--to", &pid, &over]).expect_code(2);
+    scene.send(&["--to", &pid, &"x".repeat(fits)]).expect_code(0);
+    scene.send(&["--to", &pid, &"x".repeat(fits + 1)]).expect_code(2);
     assert_eq!(scene.message_files(owner.pid()).len(), 1, "only the message at the limit was queued");
 }
 
@@ -339,7 +381,16 @@ fn a_session_killed_while_its_message_waits_expires_it_and_prune_removes_the_que
 
     scene.sandbox.run("roster-prune", &[]).expect_code(0);
     assert!(!scene.queue_path(owner_pid).exists(), "prune left the dead session's queue");
-    scene.send(&["--status", &id]).expect_code(3);
+    // What became of it outlives its queue: the sender still learns it.
+    let kept = scene.send(&["--json", "--status", &id]);
+    kept.expect_code(0);
+    assert_eq!(
+        (kept.json()["status"].as_str(), kept.json()["reason"].as_str()),
+        (Some("expired"), Some("its session ended")),
+        "{kept}"
+    );
+    let unknown = "0123456789abcdef0123456789abcdef";
+    scene.send(&["--status", unknown]).expect_code(3);
 }
 
 #[test]

@@ -930,12 +930,19 @@ fn deliver(sandbox: &Sandbox, pid: u32, refusal: Option<&str>) -> Vec<Message> {
     let delivery = Delivery {
         record_file_name: &name,
         record: &record,
+        conversation: None,
         event: "claude-code:UserPromptSubmit",
         now: Timestamp::now(),
         lock_deadline: Instant::now() + Duration::from_secs(5),
-        budget_bytes: usize::MAX,
+        claim_deadline: Instant::now() + Duration::from_secs(5),
+        limit: usize::MAX,
     };
-    take_for_delivery(&roster, &delivery, || refusal.map_or(Ok(()), |reason| Err(reason.to_owned()))).unwrap()
+    match take_for_delivery(&roster, &delivery, || refusal.map_or(Ok(()), |reason| Err(reason.to_owned())))
+        .unwrap()
+    {
+        registry_core::messages::Taken::HandOver(handover) => handover.confirm(&roster).unwrap(),
+        registry_core::messages::Taken::Nothing => Vec::new(),
+    }
 }
 
 /// The next event must be `kind` for a message to `pid` with `pending`

@@ -1,0 +1,102 @@
+//! A session owner whose own children run the commands a test gives it: a
+//! long-lived `bash` reading command lines from a pipe, so that a hook or a
+//! send runs inside the session's process tree, as a harness's hooks do
+//! (the owner is an ancestor of the process, which is what roster believes,
+//! never a pid named by a flag or the environment). Killed when dropped.
+
+use std::io::Write;
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use harness::hook_config::shell_quote;
+
+use crate::Finished;
+
+/// A `bash` standing in for a session's owner, running what it is given
+/// as its children.
+pub struct SessionShell {
+    child: Child,
+    input: ChildStdin,
+    scratch: tempfile::TempDir,
+    runs: usize,
+}
+
+impl SessionShell {
+    pub fn spawn() -> SessionShell {
+        let mut child = Command::new(crate::hooks::bash_binary())
+            .args(["--norc", "--noprofile", "-s"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn bash as a session owner");
+        let input = child.stdin.take().expect("a piped stdin");
+        SessionShell { child, input, scratch: tempfile::tempdir().expect("a scratch directory"), runs: 0 }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Runs `command` (its program, arguments, directory and the variables
+    /// it sets) as a child of this shell with `stdin` as its input, and
+    /// waits for it at most `deadline`.
+    pub fn run(&mut self, command: &Command, stdin: &[u8], deadline: Duration) -> Finished {
+        self.runs += 1;
+        let file = |name: &str| self.scratch.path().join(format!("{}.{name}", self.runs));
+        let (input, stdout, stderr, status) = (file("in"), file("out"), file("err"), file("status"));
+        std::fs::write(&input, stdin).expect("write the command's input");
+        let quoted = |path: &PathBuf| shell_quote(&path.to_string_lossy()).into_owned();
+        let mut line = String::new();
+        if let Some(directory) = command.get_current_dir() {
+            line.push_str(&format!("cd {} && ", shell_quote(&directory.to_string_lossy())));
+        }
+        line.push_str("env");
+        for (key, value) in command.get_envs() {
+            match value {
+                Some(value) => line.push_str(&format!(
+                    " {}",
+                    shell_quote(&format!("{}={}", key.to_string_lossy(), value.to_string_lossy()))
+                )),
+                None => line.push_str(&format!(" -u {}", shell_quote(&key.to_string_lossy()))),
+            }
+        }
+        line.push_str(&format!(" {}", shell_quote(&command.get_program().to_string_lossy())));
+        for argument in command.get_args() {
+            line.push_str(&format!(" {}", shell_quote(&argument.to_string_lossy())));
+        }
+        let pending = quoted(&file("status.tmp"));
+        line.push_str(&format!(
+            " <{} >{} 2>{}; echo $? >{pending}; mv {pending} {}; cd /\n",
+            quoted(&input),
+            quoted(&stdout),
+            quoted(&stderr),
+            quoted(&status)
+        ));
+        let started = Instant::now();
+        self.input.write_all(line.as_bytes()).expect("give the shell its command");
+        self.input.flush().expect("flush the shell's input");
+        let code = loop {
+            if let Ok(text) = std::fs::read_to_string(&status) {
+                break text.trim().parse::<i32>().expect("an exit status");
+            }
+            assert!(started.elapsed() < deadline, "{line} did not end within {deadline:?}");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        Finished {
+            status: ExitStatus::from_raw(code << 8),
+            stdout: std::fs::read(&stdout).unwrap_or_default(),
+            stderr: std::fs::read(&stderr).unwrap_or_default(),
+            elapsed: started.elapsed(),
+        }
+    }
+}
+
+impl Drop for SessionShell {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
