@@ -44,9 +44,22 @@ impl SessionShell {
     /// it sets) as a child of this shell with `stdin` as its input, and
     /// waits for it at most `deadline`.
     pub fn run(&mut self, command: &Command, stdin: &[u8], deadline: Duration) -> Finished {
+        self.run_writing_to(command, stdin, None, deadline)
+    }
+
+    /// `run`, with the command's stdout going to `stdout` (a file such as
+    /// `/dev/full`) instead of being collected.
+    pub fn run_writing_to(
+        &mut self,
+        command: &Command,
+        stdin: &[u8],
+        stdout: Option<&std::path::Path>,
+        deadline: Duration,
+    ) -> Finished {
         self.runs += 1;
         let file = |name: &str| self.scratch.path().join(format!("{}.{name}", self.runs));
-        let (input, stdout, stderr, status) = (file("in"), file("out"), file("err"), file("status"));
+        let (input, collected, stderr, status) = (file("in"), file("out"), file("err"), file("status"));
+        let stdout = stdout.map_or(collected.clone(), std::path::Path::to_path_buf);
         std::fs::write(&input, stdin).expect("write the command's input");
         let quoted = |path: &PathBuf| shell_quote(&path.to_string_lossy()).into_owned();
         let mut line = String::new();
@@ -87,7 +100,7 @@ impl SessionShell {
         };
         Finished {
             status: ExitStatus::from_raw(code << 8),
-            stdout: std::fs::read(&stdout).unwrap_or_default(),
+            stdout: std::fs::read(&collected).unwrap_or_default(),
             stderr: std::fs::read(&stderr).unwrap_or_default(),
             elapsed: started.elapsed(),
         }

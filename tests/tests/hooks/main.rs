@@ -14,5 +14,6 @@ mod hook_session_refresh;
 mod hook_stand_in_harnesses;
 mod hooks_cli;
 mod message_delivery;
+mod message_promises;
 mod repo_file_trust;
 mod state_events;

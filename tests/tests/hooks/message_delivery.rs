@@ -12,7 +12,7 @@ use super::state_events::{assert_quiet_success, captured_payload, state_hook};
 
 /// The hook as its session's process tree runs it: a child of the
 /// session's owner, as a harness runs its hooks.
-fn session_hook(
+pub(crate) fn session_hook(
     sandbox: &Sandbox,
     owner: &mut SessionShell,
     harness: &str,
@@ -59,7 +59,7 @@ const DELIVERY: [(&str, &str, &str, Option<&str>); 9] = [
 
 /// A live session of `harness` with the session id `session_id`, in a
 /// project whose `.roster.toml` auto-arms it: it accepts messages.
-fn accepting_session(sandbox: &Sandbox, harness: &str, session_id: &str) -> SessionShell {
+pub(crate) fn accepting_session(sandbox: &Sandbox, harness: &str, session_id: &str) -> SessionShell {
     let project = sandbox.project();
     std::fs::create_dir_all(&project).unwrap();
     std::fs::write(project.join(".roster.toml"), "[consent]\nauto_arm = true\n").unwrap();
@@ -70,13 +70,13 @@ fn accepting_session(sandbox: &Sandbox, harness: &str, session_id: &str) -> Sess
 }
 
 /// Queues `text` for `session_id`; the message's id.
-fn send(sandbox: &Sandbox, session_id: &str, text: &str) -> String {
+pub(crate) fn send(sandbox: &Sandbox, session_id: &str, text: &str) -> String {
     let outcome = sandbox.run("roster-send", &["--json", "--to", session_id, "--", text]);
     assert!(outcome.status.success(), "{outcome}");
     outcome.json()["id"].as_str().expect("an id").to_owned()
 }
 
-fn status(sandbox: &Sandbox, id: &str) -> Value {
+pub(crate) fn status(sandbox: &Sandbox, id: &str) -> Value {
     sandbox.run("roster-send", &["--json", "--status", id]).json()
 }
 
