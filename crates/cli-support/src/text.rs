@@ -264,9 +264,42 @@ pub fn fit_to_width(cell: &str, width: usize) -> Cow<'_, str> {
         Some(_) if width == 0 => Cow::Borrowed(""),
         Some(_) => {
             let kept: String = cell.chars().take(width - 1).collect();
+            let kept = &kept[..whole_escapes_end(&kept)];
             Cow::Owned(format!("{kept}…"))
         }
     }
+}
+
+/// Where `prefix` of an escaped cell (`escape_for_terminal`'s output, in
+/// which every backslash starts an escape) ends without cutting an escape
+/// in half: `\u{202e}` is kept whole or left out, never shown as
+/// `\u{202…`, which would read as another character.
+fn whole_escapes_end(prefix: &str) -> usize {
+    let bytes = prefix.as_bytes();
+    let mut index = 0;
+    let mut whole = 0;
+    while index < bytes.len() {
+        if bytes[index] != b'\\' {
+            index += 1;
+            whole = index;
+            continue;
+        }
+        let rest = &bytes[index + 1..];
+        let length = match rest.first() {
+            Some(b'u') => rest.iter().position(|byte| *byte == b'}').map(|end| end + 2),
+            Some(b'x') => (rest.len() >= 3).then_some(4),
+            Some(_) => Some(2),
+            None => None,
+        };
+        match length {
+            Some(length) if index + length <= bytes.len() => {
+                index += length;
+                whole = index;
+            }
+            _ => return whole,
+        }
+    }
+    whole
 }
 
 /// A short age: `42s`, `5m`, `3h`, `2d`.
@@ -547,6 +580,18 @@ mod tests {
         assert_eq!(fit_to_width("wren", 4), "wren");
         assert_eq!(fit_to_width("ünïcöde", 7), "ünïcöde");
         assert_eq!(fit_to_width("ünïcöde", 3), "ün…");
+        // An escape is never cut in half.
+        let escaped = escape_for_terminal("lead\u{202e}dael\u{1b}x\\y");
+        for width in 1..=escaped.chars().count() {
+            let cut = fit_to_width(&escaped, width);
+            assert!(cut.chars().count() <= width, "{cut}");
+            let shown = cut.trim_end_matches('…');
+            assert!(escaped.starts_with(shown), "{cut}");
+            for partial in ["\\u{202…", "\\u{20…", "\\u{2…", "\\u{…", "\\u…"] {
+                assert!(!cut.ends_with(partial), "{width}: {cut}");
+            }
+            assert_eq!(shown.matches("\\u{").count(), shown.matches('}').count(), "{width}: {cut}");
+        }
     }
 
     /// Regression: `roster-hooks status` painted by column alone, and its

@@ -304,3 +304,19 @@ fn format_characters_and_bidi_controls_are_escaped_in_every_text_output() {
         .to_owned();
     assert_shows_escaped(&directory_line, "roster-consent status");
 }
+
+#[test]
+fn a_long_agent_name_is_cut_between_escapes_never_inside_one() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    // Every cut of the AGENT column falls somewhere in these escapes.
+    let agent = format!("lead{}", "\u{202e}\u{2028}x".repeat(15));
+    sandbox.register(owner.pid(), &["--agent", &agent]);
+    let listed = sandbox.run("roster-list", &[]);
+    let line = listed.stdout_text().lines().nth(1).expect("a row").to_owned();
+    let cell = line.split_whitespace().nth(2).expect("the AGENT cell");
+    assert!(cell.ends_with('…'), "the name was cut: {line}");
+    let shown = cell.trim_end_matches('…');
+    assert_eq!(shown.matches("\\u{").count(), shown.matches('}').count(), "an escape cut in half: {cell}");
+    assert!(format!("lead{}", "\\u{202e}\\u{2028}x".repeat(15)).starts_with(shown), "{cell}");
+}

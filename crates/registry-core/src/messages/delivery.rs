@@ -165,14 +165,19 @@ pub fn take_for_delivery(
     }
     let mut claimed = Vec::with_capacity(chosen.len());
     for message in chosen {
+        // The claim took too long to leave time for the reply and its
+        // confirmation (a disk that stalls): the messages wait for the
+        // next event.
+        if Instant::now() >= delivery.claim_deadline {
+            undo_claims(roster, &queue, &claimed);
+            return Ok(Taken::Nothing);
+        }
         if let Err(error) = queue.claim(roster, &message) {
             undo_claims(roster, &queue, &claimed);
             return Err(error);
         }
         claimed.push(message);
     }
-    // The claim took too long to leave time for the reply and its
-    // confirmation: the messages wait for the next event.
     if Instant::now() >= delivery.claim_deadline {
         undo_claims(roster, &queue, &claimed);
         return Ok(Taken::Nothing);
