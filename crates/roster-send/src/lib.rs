@@ -97,8 +97,10 @@ pub fn manual() -> Manual {
     Manual {
         examples: &[
             Example {
-                description: "Ask the session whose owner is pid 5854 to look at a failing test:",
-                commands: &["roster-send --to 5854 'the build on main fails in tests/api.rs; can you look?'"],
+                description: "Ask the session whose owner is pid 5854 to look at a failing test (the text on \
+                              stdin: an argument is readable by every local user in /proc/PID/cmdline while \
+                              roster-send runs, which with --wait is until delivery):",
+                commands: &["echo 'the build on main fails in tests/api.rs; can you look?' | roster-send --to 5854"],
                 output: &[
                     "queued 9f2c41d07a3be6581c2d4e0f7a9b3c55 for pid 5854 (wren, claude-code), expires in 1h",
                 ],
@@ -113,7 +115,7 @@ pub fn manual() -> Manual {
                 description: "Find the sessions to send to, then send and keep the id for later:",
                 commands: &[
                     "roster-list --json | jq -r '.[] | select(.should_arm) | .session_pid'",
-                    "id=$(roster-send --to 5854 --json 'rebase onto main' | jq -r .id)",
+                    "id=$(echo 'rebase onto main' | roster-send --to 5854 --json | jq -r .id)",
                     "roster-send --status \"$id\"",
                 ],
                 output: &[],
@@ -124,16 +126,32 @@ pub fn manual() -> Manual {
                 "Bounds: a message is at most {} KiB of UTF-8 (after CRLF line ends become LF and trailing \
                  line ends are dropped), and holds no control character but newline and tab: anything \
                  else is refused (exit 2), never changed. A session's queue holds at most {MAX_PENDING} \
-                 pending messages; one more is refused with \"queue full\" (exit 1) and nothing is dropped.",
+                 pending messages; one more is refused with \"queue full\" (exit 1) and nothing is dropped. \
+                 Framed for the model, a message must also fit what its session's harness keeps whole in one \
+                 hook reply (Claude Code and Codex: 10,000 UTF-16 units, the frame included): a longer one is \
+                 refused (exit 2) naming how much to cut, never split or cut.",
                 MAX_TEXT_BYTES / 1024
             ),
+            "Delivered means handed over whole: the delivery hook records a message delivered only after its \
+             whole framed text was written to the harness; one that could not be written waits for the next \
+             event, and one whose hook was stopped between the two is settled unconfirmed (never handed over \
+             again). A message sent to a session id goes to that conversation only (after a /clear it \
+             expires: its conversation ended); one sent to a pid goes to whatever conversation that process \
+             runs. Only a hook running inside the session's own process tree takes its messages. What became \
+             of a message stays known to --status for 7 days after it was settled, also once its session and \
+             queue are gone."
+                .to_owned(),
             "JSON: queued {\"id\", \"seq\", \"to\": {\"record\", \"pid\", \"start_ticks\", \"session_id\"}, \
              \"queued_at\", \"expires_at\", \"status\": \"queued\"}; refused by consent {\"status\": \
              \"refused\", \"reason\", \"to\"}; with --wait or --status, \"status\" is the message's state \
-             (\"pending\", \"delivered\", \"expired\", \"refused\") with \"at\", \"event\" and \"reason\"."
+             (\"pending\", \"delivered\", \"expired\", \"refused\", \"unconfirmed\") with \"at\", \"event\" \
+             and \"reason\"."
                 .to_owned(),
             "--from names the sender the session is told of: by default the session roster-send runs in \
-             (found as roster-register finds it), else the process that ran roster-send."
+             (found as roster-register finds it), else the process that ran roster-send. A session is named \
+             only when roster-send runs inside it (its owner is roster-send's ancestor): ROSTER_SESSION_PID \
+             naming another process signs nothing, and the message is then from the process that ran \
+             roster-send."
                 .to_owned(),
         ],
         environment: manual::session_variables_and(&[]),
@@ -147,12 +165,14 @@ pub fn manual() -> Manual {
             ExitStatusDoc {
                 status: ExitStatus::Failure,
                 meaning: "Refused by the session's consent, when sent or (with --wait) when delivered; the \
-                          reason on stderr. Also a full queue, an I/O error, a queue locked for 5 seconds.",
+                          reason on stderr; with --wait, unconfirmed. Also a full queue, an I/O error, a queue \
+                          locked for 5 seconds.",
             },
             ExitStatusDoc {
                 status: ExitStatus::BadInput,
-                meaning: "Bad input: an empty message, one too long or with control characters, a bad \
-                          --ttl, --wait or --from, an id that is not one.",
+                meaning: "Bad input: an empty message, one too long (for roster, or for the session's \
+                          harness) or with control characters, a bad --ttl, --wait or --from, an id that is not \
+                          one.",
             },
             ExitStatusDoc {
                 status: ExitStatus::Refused,
