@@ -42,7 +42,14 @@ const TOOL: &str = "roster-prune";
         With --current, only the calling session's own record goes: the one at its owner's pid \
         in this pid namespace and boot whose recorded owner is that very process (and, with \
         --hook, whose session id is the payload's). Anything else at that pid is kept and the \
-        reason said (exit 3; with --hook, a line in hook-errors.log).",
+        reason said (exit 3; with --hook, a line in hook-errors.log).\n\n\
+        A session end withdraws the session's consent even when it cannot have the registry \
+        lock (another process holds it past the wait, 5 s, or with --hook past what the 500 ms \
+        budget leaves): its owner still running, a disarmed marker is written without the lock, \
+        so nothing is queued for the session or delivered to it any more; the record stays for \
+        the next prune, and the run fails with \"registry busy\" (with --hook, a line in \
+        hook-errors.log). A message queue whose lock another process holds is left for the \
+        next prune too, never waited for.",
 )]
 pub struct PruneArgs {
     #[command(flatten)]

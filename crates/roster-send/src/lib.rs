@@ -146,7 +146,8 @@ pub fn manual() -> Manual {
             ExitStatusDoc {
                 status: ExitStatus::Failure,
                 meaning: "Refused by the session's consent, when sent or (with --wait) when delivered; the \
-                          reason on stderr. Also a full queue, an I/O error, a queue locked for 5 seconds.",
+                          reason on stderr. Also a full queue, an I/O error, or a queue whose lock \
+                          another process held for 1 second (nothing queued; the message names it).",
             },
             ExitStatusDoc {
                 status: ExitStatus::BadInput,
