@@ -24,7 +24,7 @@ use crate::store::directory_entries::EntryKind;
 use crate::store::files::{
     TEMP_PREFIX, list_entries, read_stamped_entry_of_kind, remove_entry, write_atomically,
 };
-use crate::store::lock::{flock_within, take_lock_if_free};
+use crate::store::lock::{flock_within, lock_holder, take_lock_if_free};
 
 /// A session's queue directory, opened and checked.
 #[derive(Debug)]
@@ -125,8 +125,10 @@ pub(crate) enum QueueLockAttempt {
     /// The directory was removed (by a prune) before the lock was taken:
     /// the session ended, and a caller that needs the queue opens it again.
     Removed,
-    /// Another process holds the lock this instant. Nothing waited.
-    HeldElsewhere,
+    /// Another process holds the lock this instant (`holder`, when
+    /// `/proc/locks` tells): nothing waited. What a caller that reports it
+    /// says is `Error::QueueLocked` with the queue's path.
+    HeldElsewhere { holder: Option<u32> },
 }
 
 impl Queue {
@@ -198,7 +200,7 @@ impl Queue {
     /// the next prune.
     pub(crate) fn try_lock(&self, roster: &RosterDir) -> Result<QueueLockAttempt> {
         if !take_lock_if_free(&self.directory, &self.path(roster))? {
-            return Ok(QueueLockAttempt::HeldElsewhere);
+            return Ok(QueueLockAttempt::HeldElsewhere { holder: lock_holder(&self.directory) });
         }
         Ok(if self.still_in_place(roster)? { QueueLockAttempt::Locked } else { QueueLockAttempt::Removed })
     }
@@ -346,5 +348,36 @@ impl Queue {
             }
         }
         Ok(still)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `try_lock` never waits: a lock held elsewhere, even through a
+    /// read-only descriptor, is said at once, with its holder; a free one
+    /// is taken; a queue removed meanwhile is said so.
+    #[test]
+    fn trying_a_queue_lock_never_waits_and_tells_what_it_found() {
+        let temp = tempfile::tempdir().unwrap();
+        let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+        let record = "4711@4026531836-0123456789abcdef.json";
+        let queue = Queue::open_or_create(&roster, record).unwrap();
+        let read_only = File::open(queue.path(&roster)).unwrap();
+        read_only.try_lock().expect("the queue's lock is free");
+
+        let started = Instant::now();
+        let attempt = queue.try_lock(&roster).unwrap();
+        assert!(matches!(attempt, QueueLockAttempt::HeldElsewhere { .. }), "{attempt:?}");
+        assert!(started.elapsed() < Duration::from_millis(500), "it waited {:?}", started.elapsed());
+
+        read_only.unlock().unwrap();
+        assert_eq!(queue.try_lock(&roster).unwrap(), QueueLockAttempt::Locked);
+        drop(queue);
+
+        let queue = Queue::open_existing(&roster, record).unwrap().expect("the queue is there");
+        std::fs::remove_dir(queue.path(&roster)).unwrap();
+        assert_eq!(queue.try_lock(&roster).unwrap(), QueueLockAttempt::Removed);
     }
 }

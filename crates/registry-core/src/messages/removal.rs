@@ -26,7 +26,7 @@ pub(crate) fn remove_queue_of(
     let Some(queue) = Queue::open_existing(roster, record_file_name)? else { return Ok(false) };
     match queue.try_lock(roster)? {
         QueueLockAttempt::Locked => queue.remove_all(roster, record_file_name),
-        QueueLockAttempt::Removed | QueueLockAttempt::HeldElsewhere => Ok(false),
+        QueueLockAttempt::Removed | QueueLockAttempt::HeldElsewhere { .. } => Ok(false),
     }
 }
 
