@@ -409,7 +409,8 @@ mod tests {
             manual.render_help(),
             "Examples:\n  List:\n    tool\n\nProse.\n\n\
              Environment:\n  ROSTER_DIR  The roster directory, when --dir is not given.\n\n\
-             Files:\n  $ROSTER_DIR/.lock  The advisory lock every change to the registry takes; never removed.\n\n\
+             Files:\n  $ROSTER_DIR/.lock  The advisory lock every change to the registry takes, but for a disarm, which\n\
+             \x20                    waits for it 250 ms at most and is written without it then; never removed.\n\n\
              Exit status:\n  0  Done.\n\nAlways."
         );
     }
