@@ -1,5 +1,7 @@
-//! The registry lock from outside: a process holding `.lock`, and whether
-//! a lock or a file is held by someone.
+//! The registry's locks from outside: a process holding `.lock` or a
+//! queue's directory (through a writable descriptor, a read-only one, or
+//! from a sandbox that sees the registry read-only), and whether a lock or
+//! a file is held by someone.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -61,6 +63,63 @@ impl LockHolder {
 }
 
 impl LockHolder {
+    /// A process that holds an `flock` on `path` (a file or a directory)
+    /// through a descriptor opened read-only, as any process that may only
+    /// read the registry can: `flock` asks for no write access. Taken in the
+    /// child between fork and exec, so it is held once `spawn` returns;
+    /// fails the test if it is already held.
+    pub fn spawn_read_only(path: &Path) -> LockHolder {
+        let c_path = CString::new(path.as_os_str().as_bytes()).expect("no NUL in the path");
+        let mut command = Command::new("sleep");
+        command.arg("100000").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        // SAFETY: the closure runs in the forked child and only makes
+        // async-signal-safe system calls on data prepared before the fork.
+        unsafe {
+            command.pre_exec(move || {
+                use nix::fcntl::{Flock, FlockArg, OFlag, open};
+                use nix::sys::stat::Mode;
+                let fd = open(c_path.as_c_str(), OFlag::O_RDONLY, Mode::empty())?;
+                let lock = Flock::lock(fd, FlockArg::LockExclusiveNonblock).map_err(|(_, errno)| errno)?;
+                std::mem::forget(lock);
+                Ok(())
+            });
+        }
+        let child = command.spawn().unwrap_or_else(|error| {
+            panic!("take the lock on {} read-only in a helper: {error}", path.display())
+        });
+        LockHolder { child: Some(child) }
+    }
+
+    /// The holder a sandbox makes: `bwrap` with the whole file system, the
+    /// roster directory `roster` included, bind-mounted read-only, running
+    /// `flock PATH sleep`. Returns once the lock is held. Killing it kills
+    /// the sandbox's processes too (`--die-with-parent`, its own pid
+    /// namespace), which frees the lock a moment later.
+    pub fn spawn_in_read_only_sandbox(roster: &Path, path: &Path) -> LockHolder {
+        let bwrap = crate::require_tool("bwrap");
+        let flock = crate::require_tool("flock");
+        let child = Command::new(bwrap)
+            .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
+            .arg("--ro-bind")
+            .args([roster, roster])
+            .args(["--unshare-pid", "--die-with-parent"])
+            .arg(flock)
+            .arg(path)
+            .args(["sleep", "100000"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|error| panic!("start bwrap to hold {}: {error}", path.display()));
+        let holder = LockHolder { child: Some(child) };
+        assert!(
+            crate::poll_until(std::time::Duration::from_secs(10), || lock_is_held(path)),
+            "the sandboxed flock never took {}",
+            path.display()
+        );
+        holder
+    }
+
     /// A process that marks a session in `directory` as Copilot CLI does:
     /// it creates `inuse.<its pid>.hold`, writes its pid into
     /// `inuse.<its pid>.lock`, and only `lock_after` later takes the
@@ -154,6 +213,23 @@ pub fn lock_is_held(path: &Path) -> bool {
         Err(std::fs::TryLockError::WouldBlock) => true,
         Err(std::fs::TryLockError::Error(error)) => panic!("flock {}: {error}", path.display()),
     }
+}
+
+/// Whether some process waits for an `flock` on `path`: a `->` line of
+/// `/proc/locks` for its inode (a waiter blocks in the kernel, so this is
+/// how a test knows a writer has reached its wait).
+pub fn lock_has_waiter(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let inode =
+        std::fs::metadata(path).unwrap_or_else(|error| panic!("stat {}: {error}", path.display())).ino();
+    let inode_field = format!(":{inode}");
+    let locks = std::fs::read_to_string("/proc/locks").expect("read /proc/locks");
+    locks.lines().any(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        fields.get(1) == Some(&"->")
+            && fields.get(2) == Some(&"FLOCK")
+            && fields.get(6).is_some_and(|device_and_inode| device_and_inode.ends_with(&inode_field))
+    })
 }
 
 /// Whether process `pid` has `target` open (by `/proc/<pid>/fd`).

@@ -177,7 +177,9 @@ impl From<&registry_core::Error> for ExitStatus {
                 ExitStatus::Refused
             }
             Error::BadInput(_) | Error::NoHome => ExitStatus::BadInput,
-            Error::Busy { .. } | Error::Io { .. } | Error::QueueFull { .. } => ExitStatus::Failure,
+            Error::Busy { .. } | Error::Io { .. } | Error::QueueFull { .. } | Error::QueueLocked { .. } => {
+                ExitStatus::Failure
+            }
         }
     }
 }
@@ -190,7 +192,7 @@ impl From<&consent::Error> for ExitStatus {
         match error {
             Error::Registry(inner) => ExitStatus::from(inner),
             Error::SessionDirectory { .. } | Error::NoSessionDirectory { .. } => ExitStatus::BadInput,
-            Error::SessionDirectoryUnreadable { .. } => ExitStatus::Failure,
+            Error::SessionDirectoryUnreadable { .. } | Error::DisarmedMeanwhile { .. } => ExitStatus::Failure,
         }
     }
 }

@@ -49,6 +49,14 @@ fn registry_errors() -> Vec<(registry_core::Error, ExitStatus)> {
             Error::QueueFull { path: "/r/messages/42@4026531836-0123456789abcdef".into(), limit: 64 },
             ExitStatus::Failure,
         ),
+        (
+            Error::QueueLocked {
+                path: "/r/messages/42@4026531836-0123456789abcdef".into(),
+                waited_ms: 1000,
+                holder: Some(43),
+            },
+            ExitStatus::Failure,
+        ),
         (Error::BadInput("ROSTER_DIR is relative".into()), ExitStatus::BadInput),
         (Error::NoHome, ExitStatus::BadInput),
     ];
@@ -60,6 +68,7 @@ fn registry_errors() -> Vec<(registry_core::Error, ExitStatus)> {
             | Error::SessionIdConflict { .. }
             | Error::NotOurs { .. }
             | Error::QueueFull { .. }
+            | Error::QueueLocked { .. }
             | Error::BadInput(_)
             | Error::NoHome => {}
         }
@@ -79,12 +88,17 @@ fn consent_errors() -> Vec<(consent::Error, ExitStatus)> {
         ExitStatus::Failure,
     ));
     rows.push((Error::NoSessionDirectory { pid: pid(), why: "no record".into() }, ExitStatus::BadInput));
+    rows.push((
+        Error::DisarmedMeanwhile { path: "/r/consent/4711@4026531836-0123456789abcdef.json".into() },
+        ExitStatus::Failure,
+    ));
     for (error, _) in &rows {
         match error {
             Error::Registry(_)
             | Error::SessionDirectory { .. }
             | Error::SessionDirectoryUnreadable { .. }
-            | Error::NoSessionDirectory { .. } => {}
+            | Error::NoSessionDirectory { .. }
+            | Error::DisarmedMeanwhile { .. } => {}
         }
     }
     rows

@@ -250,11 +250,13 @@ pub const MESSAGES_FILE: FileEntry = FileEntry {
     path: "$ROSTER_DIR/messages/<pid>@<world>/",
     meaning: "The messages queued for each session, named as its record: one file per message, mode \
               0600, <seq>-<id>.json while pending and <seq>-<id>.done.json once delivered, expired or \
-              refused. Removed with the session's record.",
+              refused. Removed with the session's record. Each change is made under an flock on the \
+              directory, which a send waits for 1 s at most.",
 };
 pub const LOCK_FILE: FileEntry = FileEntry {
     path: "$ROSTER_DIR/.lock",
-    meaning: "The advisory lock every change to the registry takes; never removed.",
+    meaning: "The advisory lock every change to the registry takes, but for a disarm, which waits for \
+              it 250 ms at most and is written without it then; never removed.",
 };
 pub const HOOK_ERRORS_FILE: FileEntry = FileEntry {
     path: "$ROSTER_DIR/hook-errors.log",
@@ -407,7 +409,8 @@ mod tests {
             manual.render_help(),
             "Examples:\n  List:\n    tool\n\nProse.\n\n\
              Environment:\n  ROSTER_DIR  The roster directory, when --dir is not given.\n\n\
-             Files:\n  $ROSTER_DIR/.lock  The advisory lock every change to the registry takes; never removed.\n\n\
+             Files:\n  $ROSTER_DIR/.lock  The advisory lock every change to the registry takes, but for a disarm, which\n\
+             \x20                    waits for it 250 ms at most and is written without it then; never removed.\n\n\
              Exit status:\n  0  Done.\n\nAlways."
         );
     }

@@ -29,6 +29,14 @@ pub enum Error {
          or register the session with roster-register"
     )]
     NoSessionDirectory { pid: owner_liveness::Pid, why: String },
+
+    /// The session disarmed itself while an arm waited for the registry
+    /// lock (exit 1): withdrawing consent wins, so the arm wrote nothing.
+    #[error(
+        "not armed: {path} was disarmed while this arm waited for the registry lock, and a disarm wins; \
+         arm again to accept messages"
+    )]
+    DisarmedMeanwhile { path: PathBuf },
 }
 
 impl Error {

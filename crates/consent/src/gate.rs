@@ -1,15 +1,24 @@
-//! The gate (docs/contract.md §5 gate posture, §6.4): writing markers under the lock,
-//! and combining the marker with the auto-arm decision into "should this
+//! The gate (docs/contract.md §5 gate posture, §6.4): writing markers, and
+//! combining the marker with the auto-arm decision into "should this
 //! session accept pushes now". Only a marker whose owner is `alive` counts;
 //! anything else counts as "no".
+//!
+//! Withdrawing consent always wins. An arm is written under the registry
+//! lock; a disarm waits for the lock only briefly and is written without
+//! it when another process holds it (an `flock` works on a read-only
+//! descriptor, so any process that can read the registry can hold the
+//! lock for ever): a marker is written whole by a rename either way, and
+//! a disarm can only close consent, never open it. An arm that finds a
+//! disarm written while it waited for the lock gives way to it.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use owner_liveness::{OwnerIdentity, SystemFacts};
 use registry_core::{RecordName, RosterDir, Timestamp, remove_entry, write_atomically};
 
 use crate::config::Decision;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::marker::{Marker, MarkerState};
 use crate::marker_entry::{ConsentState, MarkerEntry, MarkerFinding, read_marker, read_marker_entry};
 use crate::prune::{MarkerPruneReport, prune_markers};
@@ -19,8 +28,18 @@ use crate::prune::{MarkerPruneReport, prune_markers};
 pub struct WrittenMarker {
     pub marker: Marker,
     pub path: PathBuf,
+    /// Nothing when the marker was written without the registry lock: the
+    /// next writer or prune reaps the dead markers.
     pub reaped: MarkerPruneReport,
 }
+
+/// How long a disarm waits for the registry lock before it writes its
+/// marker without it. Long enough for the lock's ordinary holders (a
+/// registration, a prune of a few records) to finish, so that a disarm
+/// usually reaps dead markers too; short enough that withdrawing consent
+/// takes effect at once whoever holds the lock, and fits in a session-end
+/// hook's budget.
+pub const DISARM_LOCK_WAIT: Duration = Duration::from_millis(250);
 
 /// The verdict of the gate: should the session accept pushes now, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,10 +85,15 @@ pub fn may_write_marker(
 }
 
 /// Writes the marker of the owner `identity` (which the caller captured
-/// from a live, and for `armed` verified, owner) atomically under the
-/// registry lock, then reaps the markers of dead owners, each re-read
-/// under the same lock before it goes. A marker of any age or kind at the
-/// same name is replaced: the session speaks for itself.
+/// from a live, and for `armed` verified, owner) atomically, then reaps the
+/// markers of dead owners, each re-read under the registry lock before it
+/// goes. A marker of any age or kind at the same name is replaced: the
+/// session speaks for itself.
+///
+/// An arm waits for the lock as every writer does (`LOCK_WAIT`), and gives
+/// way (`Error::DisarmedMeanwhile`) to a disarm of the same owner written
+/// while it waited. A disarm waits at most `DISARM_LOCK_WAIT`, then writes
+/// its marker without the lock (`write_disarmed_marker_without_lock`).
 ///
 /// The reaping scans `consent/`: markers are one per session that ever
 /// armed or disarmed, and writes are rare, interactive commands.
@@ -80,9 +104,26 @@ pub fn write_marker(
     cwd: &Path,
     facts: &impl SystemFacts,
 ) -> Result<WrittenMarker> {
-    let marker = Marker::new(identity, state, cwd, Timestamp::from_system_time(facts.now()));
     let name = RecordName::of_identity(identity).file_name();
-    let lock = roster.lock()?;
+    let lock = match state {
+        MarkerState::Armed => {
+            let disarm_before = disarm_written_at(roster, &name, identity, facts);
+            let lock = roster.lock()?;
+            let disarm_now = disarm_written_at(roster, &name, identity, facts);
+            if disarm_now.is_some() && disarm_now != disarm_before {
+                return Err(Error::DisarmedMeanwhile { path: roster.entry_path(roster.consent(), &name) });
+            }
+            lock
+        }
+        MarkerState::Disarmed => match roster.lock_within(DISARM_LOCK_WAIT) {
+            Ok(lock) => lock,
+            Err(registry_core::Error::Busy { .. }) => {
+                return write_disarmed_marker_without_lock(roster, identity, cwd, facts);
+            }
+            Err(error) => return Err(error.into()),
+        },
+    };
+    let marker = Marker::new(identity, state, cwd, Timestamp::from_system_time(facts.now()));
     write_atomically(roster, roster.consent(), &name, &marker.to_bytes())?;
     // This owner's marker under the name an older roster gave it: the one
     // just written takes its place. Another world's, at the same number,
@@ -96,6 +137,47 @@ pub fn write_marker(
     }
     let reaped = prune_markers(roster, &lock, None, false, facts)?;
     Ok(WrittenMarker { path: roster.entry_path(roster.consent(), &name), marker, reaped })
+}
+
+/// Withdraws the consent of the owner `identity` without the registry
+/// lock: its `disarmed` marker is written atomically (a temporary renamed
+/// over the name), which readers see whole or not at all, and which closes
+/// consent whatever the lock's holder does, since no writer ever opens
+/// consent without the lock. What a disarm does when another process holds
+/// the lock, and a session end that cannot have it. An older roster's
+/// `<pid>.json` of the owner is left in place (the marker under the
+/// record's name is read first) and dead markers are left to the next
+/// writer or prune.
+pub fn write_disarmed_marker_without_lock(
+    roster: &RosterDir,
+    identity: &OwnerIdentity,
+    cwd: &Path,
+    facts: &impl SystemFacts,
+) -> Result<WrittenMarker> {
+    let name = RecordName::of_identity(identity).file_name();
+    let marker = Marker::new(identity, MarkerState::Disarmed, cwd, Timestamp::from_system_time(facts.now()));
+    write_atomically(roster, roster.consent(), &name, &marker.to_bytes())?;
+    let path = roster.entry_path(roster.consent(), &name);
+    Ok(WrittenMarker { path, marker, reaped: MarkerPruneReport::default() })
+}
+
+/// When the marker at `name` is a disarm of the owner `identity`: its
+/// `written_at`, which tells one disarm from the next.
+fn disarm_written_at(
+    roster: &RosterDir,
+    name: &str,
+    identity: &OwnerIdentity,
+    facts: &impl SystemFacts,
+) -> Option<String> {
+    let entry = read_marker_entry(roster, name, facts)?;
+    match entry.finding {
+        MarkerFinding::Judged { marker, .. }
+            if marker.state == MarkerState::Disarmed && marker.owner.is_same_owner(identity) =>
+        {
+            Some(marker.written_at)
+        }
+        _ => None,
+    }
 }
 
 /// Should the session accept pushes now (docs/contract.md §6.4)? Yes for a live

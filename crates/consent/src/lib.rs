@@ -39,8 +39,8 @@ pub use config_files::{
 pub use decision::{ConsentDecider, ConsentLabel, OwnerCondition, SessionConsent, decide};
 pub use error::{Error, Result};
 pub use gate::{
-    Effective, MarkerWriteRefusal, WrittenMarker, effective_should_arm, live_consent_state, may_write_marker,
-    write_marker,
+    DISARM_LOCK_WAIT, Effective, MarkerWriteRefusal, WrittenMarker, effective_should_arm, live_consent_state,
+    may_write_marker, write_disarmed_marker_without_lock, write_marker,
 };
 pub use marker::{MARKER_FORMAT, Marker, MarkerState, ParsedMarker, parse_marker};
 pub use marker_entry::{

@@ -8,9 +8,11 @@ use std::time::Duration;
 use owner_liveness::{Liveness, SystemFacts};
 use registry_core::{
     CurrentSession, RecordName, RegistryLock, RosterDir, Timestamp, World, list_names, remove_entry,
+    remove_entry_if_still,
 };
 
 use crate::error::Result;
+use crate::marker::{ParsedMarker, parse_marker};
 use crate::marker_entry::{MarkerEntry, MarkerFinding, read_marker_entry};
 
 /// What `prune_markers` removed (or, with `dry_run`, would remove).
@@ -36,9 +38,11 @@ pub struct MarkerPruneReport {
 /// (temporaries) are left to registry-core's temporary sweep.
 ///
 /// `lock` is the registry lock, held by the caller for the whole call, so
-/// no writer can replace an entry between the read that judges it and its
-/// removal: each entry is read and judged under the lock immediately before
-/// it is removed. A directory is never removed (roster never makes one
+/// no writer that takes it can replace an entry between the read that
+/// judges it and its removal: each entry is read and judged under the lock
+/// immediately before it is removed. A disarm does not always take it
+/// (§6.4), so an entry goes only if the file at its name is still the one
+/// judged at the instant it goes (`remove_entry_if_still`). A directory is never removed (roster never makes one
 /// there). With `dry_run`, nothing is removed and the report says what
 /// would be.
 pub fn prune_markers(
@@ -60,7 +64,9 @@ pub fn prune_markers(
             report.kept += 1;
             continue;
         }
-        if !dry_run && !remove_entry(roster, roster.consent(), name)? {
+        if !dry_run
+            && !remove_entry_if_still(roster, roster.consent(), name, |now| holds_as_judged(&entry, now))?
+        {
             continue;
         }
         match entry.liveness() {
@@ -105,6 +111,29 @@ pub fn remove_marker(
         }
     }
     Ok(removed)
+}
+
+/// Whether the file at a marker's name, read at the instant of its
+/// removal, is still the entry judged removable: the very marker (a
+/// marker's `written_at` tells one write from the next), or for a problem
+/// entry, still no marker. A disarm is written without the registry lock
+/// when another process holds it (§6.4), so the file judged under the lock
+/// may have been replaced since, and the disarm must not go with it.
+fn holds_as_judged(
+    entry: &MarkerEntry,
+    now: std::result::Result<registry_core::EntryContents, registry_core::ReadProblem>,
+) -> bool {
+    let parsed = |pid, bytes: &[u8]| parse_marker(bytes, pid);
+    match (&entry.finding, now) {
+        (MarkerFinding::Judged { marker, .. }, Ok(contents)) => {
+            matches!(parsed(marker.pid(), &contents.bytes), ParsedMarker::Marker(read) if read == *marker)
+        }
+        (MarkerFinding::Problem(_), Ok(contents)) => {
+            entry.pid.is_none_or(|pid| !matches!(parsed(pid, &contents.bytes), ParsedMarker::Marker(_)))
+        }
+        (MarkerFinding::Problem(_), Err(_)) => true,
+        (MarkerFinding::Judged { .. } | MarkerFinding::Absent, _) => false,
+    }
 }
 
 fn removable(entry: &MarkerEntry, older_than: Option<Duration>, now: Timestamp) -> bool {

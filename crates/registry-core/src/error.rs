@@ -52,6 +52,17 @@ pub enum Error {
     )]
     QueueFull { path: PathBuf, limit: usize },
 
+    /// A session's message queue stayed locked past a queue's bounded
+    /// wait (exit 1). Roster holds a queue's lock only for the few writes
+    /// of a send, a delivery or an expiry, so whatever held it this long is
+    /// another process, not a queue's ordinary traffic.
+    #[error(
+        "message queue {path}: another process holds its lock{held_by} and kept it for {waited_ms} ms; \
+         find it with `fuser {path}`",
+        held_by = holder.map(|pid| format!(" (pid {pid})")).unwrap_or_default()
+    )]
+    QueueLocked { path: PathBuf, waited_ms: u128, holder: Option<u32> },
+
     /// A value from a flag, the environment or a payload is invalid (exit 2).
     #[error("{0}")]
     BadInput(String),
@@ -66,7 +77,7 @@ impl Error {
         match self {
             Error::UntrustedDirectory { .. } | Error::SessionIdConflict { .. } | Error::NotOurs { .. } => 3,
             Error::BadInput(_) | Error::NoHome => 2,
-            Error::Busy { .. } | Error::Io { .. } | Error::QueueFull { .. } => 1,
+            Error::Busy { .. } | Error::Io { .. } | Error::QueueFull { .. } | Error::QueueLocked { .. } => 1,
         }
     }
 

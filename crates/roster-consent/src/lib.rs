@@ -74,7 +74,9 @@ pub enum ConsentCommand {
             (exit 3) unless the owner is this command or one of its ancestors (so a session \
             can only consent for itself, never for an unrelated process named with --pid) and \
             is running. Prints `armed pid PID (DIR)`. DIR, kept in the marker for information, \
-            is --cwd, else the session's recorded directory, else the current directory.")]
+            is --cwd, else the session's recorded directory, else the current directory. An arm \
+            waits for the registry lock (5 s at most); when the session disarms itself meanwhile, \
+            the disarm wins and the arm writes nothing (exit 1).")]
     Arm(SessionArgs),
 
     /// Refuse pushes for the calling session, whatever the repository's auto_arm says
@@ -84,7 +86,11 @@ pub enum ConsentCommand {
             that beats auto_arm (removing the marker would let auto_arm re-arm it). Any running \
             owner may be disarmed, even one named with --pid that is not an ancestor: \
             disarming grants nothing. Refused (exit 3) when the owner is not running. Prints \
-            `disarmed pid PID (DIR)`, DIR as for arm."
+            `disarmed pid PID (DIR)`, DIR as for arm.\n\n\
+            Takes effect at once whoever holds the registry lock (any process that can read the \
+            registry can hold it, even through a read-only descriptor): when the lock stays held \
+            for 250 ms, the marker is written without it, whole, by a rename, and the markers of \
+            dead sessions are left for the next writer or prune."
     )]
     Disarm(SessionArgs),
 

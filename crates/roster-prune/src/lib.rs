@@ -17,9 +17,10 @@ use cli_support::{
     BadInput, CommonArgs, ExitStatus, OutputFormat, Refused, escape_for_terminal, open_roster_for_reading,
     parse_duration, push_home_relative, resolve_calling_owner, roster_directory_choice,
 };
+use owner_liveness::OwnerIdentity;
 use registry_core::{
-    CurrentOutcome, CurrentSession, PruneOptions, PruneReport, RowConsent, RunningSystem, SessionRow,
-    listed_entry_count, map_in_parallel, prune_sessions, remove_current,
+    CurrentOutcome, CurrentSession, PruneOptions, PruneReport, RegistryLock, RosterDir, RowConsent,
+    RunningSystem, SessionRow, listed_entry_count, map_in_parallel, prune_sessions, remove_current,
 };
 
 const TOOL: &str = "roster-prune";
@@ -41,7 +42,14 @@ const TOOL: &str = "roster-prune";
         With --current, only the calling session's own record goes: the one at its owner's pid \
         in this pid namespace and boot whose recorded owner is that very process (and, with \
         --hook, whose session id is the payload's). Anything else at that pid is kept and the \
-        reason said (exit 3; with --hook, a line in hook-errors.log).",
+        reason said (exit 3; with --hook, a line in hook-errors.log).\n\n\
+        A session end withdraws the session's consent even when it cannot have the registry \
+        lock (another process holds it past the wait, 5 s, or with --hook past what the 500 ms \
+        budget leaves): its owner still running, a disarmed marker is written without the lock, \
+        so nothing is queued for the session or delivered to it any more; the record stays for \
+        the next prune, and the run fails with \"registry busy\" (with --hook, a line in \
+        hook-errors.log). A message queue whose lock another process holds is left for the \
+        next prune too, never waited for.",
 )]
 pub struct PruneArgs {
     #[command(flatten)]
@@ -250,7 +258,13 @@ fn remove_calling_session(
     // Not running any more: only a dead record can then be its own.
     let identity = owner.capture_identity(&facts).ok();
     let current = CurrentSession { pid: owner.resolved.pid, identity: identity.as_ref(), payload_session_id };
-    let lock = roster.lock()?;
+    let lock = match lock_for_session_end(&roster) {
+        Ok(lock) => lock,
+        Err(busy @ registry_core::Error::Busy { .. }) if !args.dry_run => {
+            return Err(close_consent_without_lock(&roster, identity.as_ref(), &facts, busy));
+        }
+        Err(error) => return Err(error.into()),
+    };
     let outcome = remove_current(&roster, &lock, &current, args.dry_run, &facts)?;
     // The marker goes with the session: not when the record stays because
     // it is this owner's in another session (that session's marker), and
@@ -297,6 +311,65 @@ fn remove_calling_session(
         ))));
     }
     Ok(Outcome { report, consent_removed })
+}
+
+/// What a session-end hook keeps back from its work deadline for closing
+/// the session's consent without the registry lock, when the lock cannot
+/// be had: one atomic write of a marker.
+const CONSENT_CLOSING_RESERVE: Duration = Duration::from_millis(100);
+
+/// The registry lock for `--current`: waited for as every writer waits
+/// (`LOCK_WAIT`), but in hook mode only until `CONSENT_CLOSING_RESERVE`
+/// before the work deadline, so that the session's consent can still be
+/// closed without it within the hook's budget.
+fn lock_for_session_end(roster: &RosterDir) -> registry_core::Result<RegistryLock> {
+    match cli_support::hook_work_deadline() {
+        Some(deadline) => {
+            let closing_starts = deadline.checked_sub(CONSENT_CLOSING_RESERVE).unwrap_or(deadline);
+            roster.lock_within(closing_starts.saturating_duration_since(std::time::Instant::now()))
+        }
+        None => roster.lock(),
+    }
+}
+
+/// A session end that cannot have the registry lock still withdraws the
+/// session's consent (docs/contract.md §6.3): while its owner runs, a
+/// `disarmed` marker is written without the lock, so that nothing is
+/// queued for the session or delivered to it from now on, whoever holds
+/// the lock. Its record, state and queue stay for the next prune (the
+/// owner's exit makes them dead). Not knowing whether the record is this
+/// session's or a later one's of the same owner, it closes consent all the
+/// same: fail closed. Returns the error the run ends with.
+fn close_consent_without_lock(
+    roster: &RosterDir,
+    identity: Option<&OwnerIdentity>,
+    facts: &RunningSystem,
+    busy: registry_core::Error,
+) -> anyhow::Error {
+    // An owner that is not running has no consent a marker could keep open.
+    let Some(identity) = identity else {
+        return anyhow::Error::new(busy).context("the session's record stays for the next prune");
+    };
+    let directory = directory_for_marker(roster, identity, facts);
+    match consent::write_disarmed_marker_without_lock(roster, identity, &directory, facts) {
+        Ok(written) => anyhow::Error::new(busy).context(format!(
+            "the session's consent was withdrawn without the registry lock ({} says disarmed), and its \
+             record stays for the next prune",
+            written.path.display()
+        )),
+        Err(error) => anyhow::Error::new(error)
+            .context(format!("the session's consent could not be withdrawn either ({busy})")),
+    }
+}
+
+/// The directory a marker written at session end records (information
+/// only): the session's own, as its record names it, else the directory
+/// the hook runs in.
+fn directory_for_marker(roster: &RosterDir, identity: &OwnerIdentity, facts: &RunningSystem) -> PathBuf {
+    consent::session_directory(Some(roster), roster.path(), identity.pid, Some(identity), None, facts)
+        .map(|directory| directory.path)
+        .or_else(|_| std::env::current_dir())
+        .unwrap_or_else(|_| PathBuf::from("/"))
 }
 
 fn print_outcome(args: &PruneArgs, outcome: &Outcome) -> anyhow::Result<()> {

@@ -165,8 +165,9 @@ pub fn manual() -> Manual {
             ExitStatusDoc {
                 status: ExitStatus::Failure,
                 meaning: "Refused by the session's consent, when sent or (with --wait) when delivered; the \
-                          reason on stderr; with --wait, unconfirmed. Also a full queue, an I/O error, a queue \
-                          locked for 5 seconds.",
+                          reason on stderr; with --wait, unconfirmed. Also a full queue, an I/O error, or a \
+                          queue whose lock another process held for 1 second (nothing queued; the message \
+                          names it).",
             },
             ExitStatusDoc {
                 status: ExitStatus::BadInput,
@@ -255,7 +256,14 @@ fn send(args: &SendArgs) -> anyhow::Result<()> {
     let sender = sender(&roster, from_pid, &facts)?;
     let now = Timestamp::now();
     fits_its_harness(&record, &sender, &now, &text)?;
-    let queued = queue_message(&roster, &recipient, &sender, &text, time_to_live, now)?;
+    let queued = queue_message(&roster, &recipient, &sender, &text, time_to_live, now).map_err(|error| {
+        match error {
+            locked @ registry_core::Error::QueueLocked { .. } => {
+                anyhow::Error::new(locked).context(format!("nothing was queued for pid {}", recipient.pid))
+            }
+            other => other.into(),
+        }
+    })?;
     let Some(wait) = wait else {
         return print_queued(args, &queued, &record, time_to_live);
     };

@@ -404,7 +404,7 @@ fn take_messages(
     match take_for_delivery(roster, &delivery, consent) {
         Ok(Taken::HandOver(handover)) => Ok(Some((point, handover))),
         Ok(Taken::Nothing) => Ok(None),
-        Err(registry_core::Error::Busy { .. }) => Ok(None),
+        Err(registry_core::Error::QueueLocked { .. }) => Ok(None),
         Err(error) => Err(error.into()),
     }
 }

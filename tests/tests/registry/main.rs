@@ -24,6 +24,7 @@ mod list_consent;
 mod list_filters;
 mod list_notes;
 mod lock;
+mod locks_held_elsewhere;
 mod messages;
 mod owner_chains;
 mod paths_not_utf8;

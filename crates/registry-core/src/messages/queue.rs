@@ -10,7 +10,7 @@
 use std::fs::File;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::fcntl::renameat;
@@ -26,7 +26,7 @@ use crate::store::files::{
     Durability, TEMP_PREFIX, list_entries, read_stamped_entry_of_kind, remove_entry, write_atomically,
     write_atomically_as,
 };
-use crate::store::lock::flock_within;
+use crate::store::lock::{flock_within, lock_holder, take_lock_if_free};
 
 /// A session's queue directory, opened and checked.
 #[derive(Debug)]
@@ -111,11 +111,32 @@ pub fn queue_directory(roster: &RosterDir, record_file_name: &str) -> PathBuf {
     roster.entry_path(roster.messages(), queue_name(record_file_name))
 }
 
-/// The latest instant a send or a reader waits for a queue's lock: the
-/// registry's bound (`LOCK_WAIT`), within the handle's own deadline.
+/// How long a send or a reader waits for a queue's lock before it gives
+/// up with `Error::QueueLocked`. Roster holds a queue's lock for the few
+/// writes of one send, delivery or expiry (milliseconds, an fsync or two),
+/// so a lock held longer than this is held by something else, and waiting
+/// for it longer would only keep the sender from hearing so.
+pub(crate) const QUEUE_LOCK_WAIT: Duration = Duration::from_secs(1);
+
+/// The latest instant a send or a reader waits for a queue's lock:
+/// `QUEUE_LOCK_WAIT`, within the handle's own deadline.
 pub(crate) fn queue_lock_deadline(roster: &RosterDir) -> Instant {
-    let bound = Instant::now() + crate::store::lock::LOCK_WAIT;
+    let bound = Instant::now() + QUEUE_LOCK_WAIT;
     roster.lock_deadline.map_or(bound, |limit| limit.min(bound))
+}
+
+/// What came of trying a queue's lock without waiting (`Queue::try_lock`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum QueueLockAttempt {
+    /// Taken: held until the `Queue` is dropped.
+    Locked,
+    /// The directory was removed (by a prune) before the lock was taken:
+    /// the session ended, and a caller that needs the queue opens it again.
+    Removed,
+    /// Another process holds the lock this instant (`holder`, when
+    /// `/proc/locks` tells): nothing waited. What a caller that reports it
+    /// says is `Error::QueueLocked` with the queue's path.
+    HeldElsewhere { holder: Option<u32> },
 }
 
 impl Queue {
@@ -161,11 +182,40 @@ impl Queue {
         roster.path().join(&self.relative)
     }
 
-    /// Takes the queue's lock, waiting at most until `deadline`. `Ok(false)`
+    /// Takes the queue's lock, waiting at most until `deadline`, then
+    /// `Error::QueueLocked` naming the directory and its holder. `Ok(false)`
     /// when the directory was removed (by a prune) before the lock was
     /// taken: the caller opens it again.
     pub(crate) fn lock(&self, roster: &RosterDir, deadline: Instant) -> Result<bool> {
-        flock_within(&self.directory, self.path(roster), deadline, roster.on_long_lock_wait)?;
+        // No notice of a long wait: the registry lock's notice promises
+        // 5 s, and a queue's wait ends within `QUEUE_LOCK_WAIT`.
+        match flock_within(&self.directory, self.path(roster), deadline, None) {
+            Ok(()) => {}
+            Err(Error::Busy { path, waited_ms, holder }) => {
+                return Err(Error::QueueLocked { path, waited_ms, holder });
+            }
+            Err(error) => return Err(error),
+        }
+        self.still_in_place(roster)
+    }
+
+    /// Takes the queue's lock only if it is free this instant (`LOCK_NB`):
+    /// never a wait, whoever holds it and however (an `flock` works on a
+    /// read-only descriptor, so a process that can only read the registry
+    /// can hold it for ever). For work with a budget of its own that may as
+    /// well be left to a later run: a delivery hook, whose messages wait
+    /// for the session's next event, and a prune, which leaves the queue to
+    /// the next prune.
+    pub(crate) fn try_lock(&self, roster: &RosterDir) -> Result<QueueLockAttempt> {
+        if !take_lock_if_free(&self.directory, &self.path(roster))? {
+            return Ok(QueueLockAttempt::HeldElsewhere { holder: lock_holder(&self.directory) });
+        }
+        Ok(if self.still_in_place(roster)? { QueueLockAttempt::Locked } else { QueueLockAttempt::Removed })
+    }
+
+    /// Whether the queue's directory is still linked in `messages/` (a
+    /// prune may have removed it between its opening and its locking).
+    fn still_in_place(&self, roster: &RosterDir) -> Result<bool> {
         let stat = retry_interrupted(|| fstat(self.directory.as_fd()))
             .map_err(|errno| Error::io("stat", self.path(roster), errno.into()))?;
         Ok(stat.st_nlink > 0)
@@ -367,5 +417,36 @@ impl Queue {
             }
         }
         Ok(still)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `try_lock` never waits: a lock held elsewhere, even through a
+    /// read-only descriptor, is said at once, with its holder; a free one
+    /// is taken; a queue removed meanwhile is said so.
+    #[test]
+    fn trying_a_queue_lock_never_waits_and_tells_what_it_found() {
+        let temp = tempfile::tempdir().unwrap();
+        let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+        let record = "4711@4026531836-0123456789abcdef.json";
+        let queue = Queue::open_or_create(&roster, record).unwrap();
+        let read_only = File::open(queue.path(&roster)).unwrap();
+        read_only.try_lock().expect("the queue's lock is free");
+
+        let started = Instant::now();
+        let attempt = queue.try_lock(&roster).unwrap();
+        assert!(matches!(attempt, QueueLockAttempt::HeldElsewhere { .. }), "{attempt:?}");
+        assert!(started.elapsed() < Duration::from_millis(500), "it waited {:?}", started.elapsed());
+
+        read_only.unlock().unwrap();
+        assert_eq!(queue.try_lock(&roster).unwrap(), QueueLockAttempt::Locked);
+        drop(queue);
+
+        let queue = Queue::open_existing(&roster, record).unwrap().expect("the queue is there");
+        std::fs::remove_dir(queue.path(&roster)).unwrap();
+        assert_eq!(queue.try_lock(&roster).unwrap(), QueueLockAttempt::Removed);
     }
 }

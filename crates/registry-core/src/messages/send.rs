@@ -20,9 +20,10 @@ const ATTEMPTS: usize = 8;
 
 /// Queues `text` from `from` for the session `to`, to be delivered before
 /// `now + time_to_live`. Waits for the queue's other writers at most
-/// `LOCK_WAIT` (less when the handle has a lock deadline). Refuses with
-/// `Error::QueueFull` when `MAX_PENDING` messages wait already: nothing is
-/// ever dropped to make room.
+/// `QUEUE_LOCK_WAIT` (less when the handle has a lock deadline), then
+/// refuses with `Error::QueueLocked`: a lock held that long is no send's or
+/// delivery's. Refuses with `Error::QueueFull` when `MAX_PENDING` messages
+/// wait already: nothing is ever dropped to make room.
 pub fn queue_message(
     roster: &RosterDir,
     to: &Recipient,

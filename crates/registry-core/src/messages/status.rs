@@ -69,7 +69,7 @@ fn settle_if_pending(
     match queue.lock(roster, deadline) {
         Ok(true) => {}
         Ok(false) => return archived(roster, id),
-        Err(crate::error::Error::Busy { .. }) if claimed => {
+        Err(crate::error::Error::QueueLocked { .. }) if claimed => {
             return Ok(Some(FoundMessage { message, queue_path: queue.path(roster) }));
         }
         Err(error) => return Err(error),

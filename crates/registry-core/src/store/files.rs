@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::errno::Errno;
-use nix::fcntl::{AtFlags, OFlag, openat, renameat};
+use nix::fcntl::{AtFlags, OFlag, RenameFlags, openat, renameat, renameat2};
 use nix::sys::stat::{Mode, fchmod, fstat, fstatat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
 
@@ -352,6 +352,49 @@ pub fn remove_entry(
     }
 }
 
+/// Removes `name` only if what it holds at the instant of removal still
+/// passes `still_to_go` (given its contents as `read_entry` reads them):
+/// the entry is moved aside to a temporary name first (a rename, atomic),
+/// read and judged there, then removed, or else put back, by a rename that
+/// never replaces: when a newer file has taken the name meanwhile, the
+/// newer one wins and the moved one goes. So a remover that judged a file
+/// under the lock never removes one a writer without the lock (a disarm,
+/// docs/contract.md §6.4) put in its place since; at worst the name is
+/// empty for the instant between the two renames. `Ok(false)` when
+/// nothing was removed. A directory is put back, never removed.
+pub fn remove_entry_if_still(
+    roster: &RosterDir,
+    directory: SubDir<'_>,
+    name: &str,
+    still_to_go: impl FnOnce(std::result::Result<EntryContents, ReadProblem>) -> bool,
+) -> Result<bool> {
+    let aside = temp_name(name);
+    match retry_interrupted(|| renameat(directory.fd, name, directory.fd, aside.as_str())) {
+        Ok(()) => {}
+        Err(Errno::ENOENT) => return Ok(false),
+        Err(errno) => return Err(Error::io("rename", roster.entry_path(directory, name), errno.into())),
+    }
+    if still_to_go(read_entry(directory, &aside)) {
+        match retry_interrupted(|| unlinkat(directory.fd, aside.as_str(), UnlinkatFlags::NoRemoveDir)) {
+            Ok(()) => return Ok(true),
+            Err(Errno::EISDIR) => {}
+            Err(errno) => {
+                return Err(Error::io("remove", roster.entry_path(directory, &aside), errno.into()));
+            }
+        }
+    }
+    let put_back =
+        || renameat2(directory.fd, aside.as_str(), directory.fd, name, RenameFlags::RENAME_NOREPLACE);
+    match retry_interrupted(put_back) {
+        Ok(()) => Ok(false),
+        Err(Errno::EEXIST) => {
+            let _ = unlinkat(directory.fd, aside.as_str(), UnlinkatFlags::NoRemoveDir);
+            Ok(false)
+        }
+        Err(errno) => Err(Error::io("rename into place", roster.entry_path(directory, name), errno.into())),
+    }
+}
+
 /// The names in a directory, `.` and `..` left out, in directory order.
 pub fn list_names(roster: &RosterDir, directory: SubDir<'_>) -> Result<Vec<std::ffi::OsString>> {
     Ok(list_entries(roster, directory)?.into_iter().map(|entry| entry.name).collect())
@@ -425,5 +468,47 @@ mod tests {
                 problems.first()
             );
         });
+    }
+
+    fn contents_of(roster: &RosterDir, name: &str) -> Option<Vec<u8>> {
+        read_entry(roster.consent(), name).ok().map(|contents| contents.bytes)
+    }
+
+    fn holds(judged: &'static [u8]) -> impl FnOnce(std::result::Result<EntryContents, ReadProblem>) -> bool {
+        move |now| now.is_ok_and(|contents| contents.bytes == judged)
+    }
+
+    /// What a reaper that judged a dead marker under the lock does when a
+    /// disarm, written without the lock, replaced it before the removal:
+    /// the disarm stays. And a newer file that takes the name while the
+    /// judged one is aside wins over the one put back.
+    #[test]
+    fn a_removal_takes_only_the_file_it_judged_and_never_a_newer_one() {
+        let temp = tempfile::tempdir().unwrap();
+        let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+        let consent = roster.consent();
+        let check = |name: &str| contents_of(&roster, name);
+
+        write_atomically(&roster, consent, "1.json", b"dead").unwrap();
+        assert!(remove_entry_if_still(&roster, consent, "1.json", holds(b"dead")).unwrap());
+        assert_eq!(check("1.json"), None);
+        assert!(!remove_entry_if_still(&roster, consent, "1.json", holds(b"dead")).unwrap(), "none there");
+
+        write_atomically(&roster, consent, "2.json", b"dead").unwrap();
+        write_atomically(&roster, consent, "2.json", b"disarmed").unwrap();
+        assert!(!remove_entry_if_still(&roster, consent, "2.json", holds(b"dead")).unwrap());
+        assert_eq!(check("2.json").as_deref(), Some(&b"disarmed"[..]), "the replacement was removed");
+
+        write_atomically(&roster, consent, "3.json", b"dead").unwrap();
+        let newer_meanwhile = |_| {
+            write_atomically(&roster, consent, "3.json", b"newer").unwrap();
+            false
+        };
+        assert!(!remove_entry_if_still(&roster, consent, "3.json", newer_meanwhile).unwrap());
+        assert_eq!(check("3.json").as_deref(), Some(&b"newer"[..]), "the file put back beat a newer one");
+
+        let mut left = list_names(&roster, consent).unwrap();
+        left.sort();
+        assert_eq!(left, ["2.json", "3.json"], "a file moved aside was left behind");
     }
 }

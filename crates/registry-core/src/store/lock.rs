@@ -102,7 +102,7 @@ pub(crate) fn flock_within(
 
 /// Takes the lock on `file` if no one holds it (`LOCK_NB`): `false` when
 /// someone does.
-fn take_lock_if_free(file: &File, path: &Path) -> Result<bool> {
+pub(crate) fn take_lock_if_free(file: &File, path: &Path) -> Result<bool> {
     loop {
         match file.try_lock() {
             Ok(()) => return Ok(true),
@@ -217,7 +217,7 @@ pub const LOCK_WAIT_NOTICE: Duration = Duration::from_millis(500);
 /// The pid holding an `flock` on `file`, from `/proc/locks` (matched by
 /// device and inode); `None` when it cannot be told (the holder is in
 /// another pid namespace, or `/proc/locks` is unreadable).
-fn lock_holder(file: &File) -> Option<u32> {
+pub(crate) fn lock_holder(file: &File) -> Option<u32> {
     use std::os::unix::fs::MetadataExt;
     let metadata = file.metadata().ok()?;
     let (major, minor) = (nix::sys::stat::major(metadata.dev()), nix::sys::stat::minor(metadata.dev()));
