@@ -256,14 +256,14 @@ fn send(args: &SendArgs) -> anyhow::Result<()> {
     let sender = sender(&roster, from_pid, &facts)?;
     let now = Timestamp::now();
     fits_its_harness(&record, &sender, &now, &text)?;
-    let queued = queue_message(&roster, &recipient, &sender, &text, time_to_live, now).map_err(|error| {
-        match error {
-            locked @ registry_core::Error::QueueLocked { .. } => {
-                anyhow::Error::new(locked).context(format!("nothing was queued for pid {}", recipient.pid))
-            }
-            other => other.into(),
-        }
-    })?;
+    let queued =
+        queue_message(&roster, &recipient, &sender, &text, time_to_live, now).map_err(
+            |error| match error {
+                locked @ registry_core::Error::QueueLocked { .. } => anyhow::Error::new(locked)
+                    .context(format!("nothing was queued for pid {}", recipient.pid)),
+                other => other.into(),
+            },
+        )?;
     let Some(wait) = wait else {
         return print_queued(args, &queued, &record, time_to_live);
     };

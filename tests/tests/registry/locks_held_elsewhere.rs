@@ -97,19 +97,32 @@ impl Scene {
         run_to_completion(command, StdinFeed::Bytes(payload.to_string().into_bytes()), COMMAND_DEADLINE)
     }
 
-    /// The delivery hook of `pid`'s session at the user's next prompt.
-    fn next_prompt(&self, pid: u32, session_id: &str) -> tests::Finished {
+    /// A live session whose owner runs its hooks as its children (as a
+    /// harness does), armed from inside it, with `session_id`.
+    fn armed_shell(&self, session_id: &str) -> tests::SessionShell {
+        let mut owner = tests::SessionShell::spawn();
+        let cwd = self.project.to_str().unwrap();
+        let arm = self.sandbox.command_in_root("roster-consent", &["arm", "--pid", "parent", "--cwd", cwd]);
+        let armed = owner.run(&arm, b"", COMMAND_DEADLINE);
+        assert_eq!(armed.code(), Some(0), "{}", armed.stderr_text());
+        self.sandbox
+            .register(owner.pid(), &["--cwd", cwd, "--harness", "claude-code", "--session-id", session_id]);
+        owner
+    }
+
+    /// The delivery hook of `owner`'s session at the user's next prompt,
+    /// run inside the session.
+    fn next_prompt(&self, owner: &mut tests::SessionShell, session_id: &str) -> tests::Finished {
         let payload = serde_json::json!({
             "session_id": session_id,
             "hook_event_name": "UserPromptSubmit",
             "prompt": "go on",
             "cwd": self.project,
         });
-        let mut command = self
+        let command = self
             .sandbox
             .command_in_root("roster-state", &["--hook", "claude-code", "--event", "UserPromptSubmit"]);
-        command.env("ROSTER_SESSION_PID", pid.to_string());
-        run_to_completion(command, StdinFeed::Bytes(payload.to_string().into_bytes()), COMMAND_DEADLINE)
+        owner.run(&command, payload.to_string().as_bytes(), COMMAND_DEADLINE)
     }
 
     fn message_status(&self, id: &str) -> Value {
@@ -120,7 +133,7 @@ impl Scene {
 #[test]
 fn a_disarm_takes_effect_at_once_while_a_read_only_sandbox_holds_the_registry_lock() {
     let scene = Scene::new();
-    let owner = scene.armed_session("withdrawn");
+    let mut owner = scene.armed_shell("withdrawn");
     let queued_while_armed =
         scene.sandbox.run("roster-send", &["--json", "--to", "withdrawn", "before"]).json()["id"]
             .as_str()
@@ -142,7 +155,7 @@ fn a_disarm_takes_effect_at_once_while_a_read_only_sandbox_holds_the_registry_lo
     assert_eq!(scene.message_files(owner.pid()).len(), 1, "a message was queued after the disarm");
 
     // Nor delivered: the message queued before is refused at the prompt.
-    let prompt = scene.next_prompt(owner.pid(), "withdrawn");
+    let prompt = scene.next_prompt(&mut owner, "withdrawn");
     assert_eq!(prompt.code(), Some(0), "{}", prompt.stderr_text());
     assert!(prompt.stdout.is_empty(), "a message was delivered after the disarm: {}", prompt.stdout_text());
     assert_eq!(scene.message_status(&queued_while_armed)["status"], "refused");
