@@ -564,7 +564,8 @@ mod tests {
 
     use super::*;
     use crate::register::precedence::AgentChoice;
-    use crate::register::{Registration, register};
+    use crate::register::refresh::SessionDirectory;
+    use crate::register::{Registrar, Registration, register};
     use crate::running_system::RunningSystem;
 
     struct Owner(Child);
@@ -594,14 +595,16 @@ mod tests {
             identity: capture_identity(pid).expect("capture the owner"),
             session_pid_source: owner_liveness::OwnerSource::Flag.into(),
             session_pid_verified: false,
-            harness: "codex".into(),
+            harness: Some("codex".into()),
             harness_version: None,
             agent: AgentChoice::Keep { default: None },
             session_id: None,
             transcript_path: None,
             socket: None,
-            cwd: cwd.to_owned(),
+            cwd: SessionDirectory::Given(cwd.to_owned()),
             registrar_pid: std::process::id(),
+            registrar: Registrar::ByHand,
+            harness_sessions: Vec::new(),
         };
         register(roster, &registration, &RunningSystem::read()).expect("register");
     }

@@ -29,6 +29,7 @@ mod owner_chains;
 mod paths_not_utf8;
 mod prune_lock_once;
 mod reaper;
+mod register_refresh;
 mod register_semantics;
 mod registry_parent;
 mod send_messages;
