@@ -36,4 +36,5 @@ mod send_messages;
 mod trust_edge_cases;
 mod user_namespaces;
 mod watch;
+mod watch_agrees_with_listing;
 mod worlds;
