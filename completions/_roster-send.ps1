@@ -24,7 +24,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-send' -ScriptBlock {
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never')
-            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'The session to send to: its owner''s pid, or its session id')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'The session to send to: its owner''s pid, its session id, or the agent name of exactly one live session')
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Send as the session of this pid (default: the session roster-send runs in, else the process that ran it)')
             [CompletionResult]::new('--ttl', '--ttl', [CompletionResultType]::ParameterName, 'How long the message waits for delivery before it expires: 30s, 10m, 2h, 1d (default 1h)')
             [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'Wait for the message''s outcome, at most DURATION (default: until it expires)')

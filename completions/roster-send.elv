@@ -21,7 +21,7 @@ set edit:completion:arg-completer[roster-send] = {|@words|
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
             cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never'
-            cand --to 'The session to send to: its owner''s pid, or its session id'
+            cand --to 'The session to send to: its owner''s pid, its session id, or the agent name of exactly one live session'
             cand --from 'Send as the session of this pid (default: the session roster-send runs in, else the process that ran it)'
             cand --ttl 'How long the message waits for delivery before it expires: 30s, 10m, 2h, 1d (default 1h)'
             cand --wait 'Wait for the message''s outcome, at most DURATION (default: until it expires)'

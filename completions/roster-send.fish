@@ -8,7 +8,7 @@ json\t''"
 complete -c roster-send -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'
 always\t'Always, even into a pipe or file'
 never\t'Never'"
-complete -c roster-send -l to -d 'The session to send to: its owner\'s pid, or its session id' -r
+complete -c roster-send -l to -d 'The session to send to: its owner\'s pid, its session id, or the agent name of exactly one live session' -r
 complete -c roster-send -l from -d 'Send as the session of this pid (default: the session roster-send runs in, else the process that ran it)' -r
 complete -c roster-send -l ttl -d 'How long the message waits for delivery before it expires: 30s, 10m, 2h, 1d (default 1h)' -r
 complete -c roster-send -l wait -d 'Wait for the message\'s outcome, at most DURATION (default: until it expires)' -r

@@ -35,7 +35,9 @@ pub use owner::{
     CallingOwner, process_env, process_env_os, resolve_calling_owner, runs_inside_session,
     session_accepts_messages,
 };
-pub use roster::{open_roster_for_reading, open_roster_for_writing, roster_directory_choice};
+pub use roster::{
+    harness_session_sources, open_roster_for_reading, open_roster_for_writing, roster_directory_choice,
+};
 pub use text::{
     Colour, DURATION_SUGGESTIONS, PaintCell, column_widths, command_for_terminal, escape_for_terminal,
     escape_path_for_terminal, escape_source_text_for_terminal, fit_to_width, format_age, home_relative,

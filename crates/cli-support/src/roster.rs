@@ -1,7 +1,11 @@
 //! Opening the roster directory the way every binary does: `--dir` beats
 //! `ROSTER_DIR`, which beats the XDG default; writers create it, readers
-//! only open what exists.
+//! only open what exists. And where the harnesses keep their own registries
+//! of live sessions, which listings read and registrations consult.
 
+use registry_core::adopted::{
+    AdoptedHarness, AdoptedSource, claude_code_sessions_directory, copilot_session_state_directory,
+};
 use registry_core::{DirectoryChoice, RosterDir, choose_directory};
 
 use crate::args::CommonArgs;
@@ -22,6 +26,25 @@ pub fn open_roster_for_writing(common: &CommonArgs) -> registry_core::Result<Ros
 pub fn open_roster_for_reading(common: &CommonArgs) -> registry_core::Result<Option<RosterDir>> {
     Ok(RosterDir::open_existing(&roster_directory_choice(common)?.path)?
         .map(|roster| with_lock_manners(roster, common)))
+}
+
+/// The harnesses' own session directories (docs/contract.md §6.5): Claude
+/// Code's and Copilot CLI's, unless `read` is false (`roster-list
+/// --no-adopt`) or the user config's `[adopt] claude_code = false`
+/// (`copilot = false`) says not to read one.
+pub fn harness_session_sources(read: bool) -> Vec<AdoptedSource> {
+    if !read {
+        return Vec::new();
+    }
+    let env = &process_env_os;
+    let choices = consent::user_adopt_choices(env);
+    let claude_code = choices.claude_code.then(|| claude_code_sessions_directory(env)).flatten();
+    let copilot = choices.copilot.then(|| copilot_session_state_directory(env)).flatten();
+    claude_code
+        .map(|path| AdoptedSource { harness: AdoptedHarness::ClaudeCode, path })
+        .into_iter()
+        .chain(copilot.map(|path| AdoptedSource { harness: AdoptedHarness::Copilot, path }))
+        .collect()
 }
 
 /// In hook mode every lock wait ends within the hook's budget; otherwise a

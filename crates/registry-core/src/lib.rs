@@ -36,7 +36,7 @@ pub use record::values::{
     AgentName, HarnessName, HarnessVersion, RecordedTime, SessionDirectoryPath, SessionId, StartTicks,
     TranscriptPath,
 };
-pub use register::{Registered, Registration, register};
+pub use register::{Registered, Registrar, Registration, register};
 pub use running_system::RunningSystem;
 pub use session_row::{
     NOT_A_RECORD_NAME, Origin, ProblemKind, ROW_KEYS, RowConsent, SessionRow, find_session_row,

@@ -310,6 +310,11 @@ fn list_sessions_presented_within<P: Send>(
             // A non-UTF-8 name is not one roster wrote; show it escaped.
             None => (non_utf8_name_row(roster, &entry.name), None),
         };
+        // A harness's file of the session this record stands for is this
+        // row, whether or not the row is shown: a record the filters leave
+        // out never lets its session show up as the harness's row (the
+        // watch takes it in the same way).
+        let taken = adopted.take_in(&row);
         if !filter.admits(&row) {
             return Some(Outcome::FilteredOut);
         }
@@ -318,7 +323,7 @@ fn list_sessions_presented_within<P: Send>(
         }
         row.read_state(roster, Some(&states));
         row.read_messages(roster, Some(&queues));
-        adopted.merge_into(&mut row);
+        adopted.merge_taken(&mut row, &taken);
         if !filter.admits_state(&row) {
             return Some(Outcome::FilteredOut);
         }
@@ -417,21 +422,41 @@ impl AdoptedRows {
         AdoptedRows { rows, by_pid, by_session, matched }
     }
 
-    /// Merges into `row` the adopted session of the same owner, if any
-    /// (`merge_adopted`), and marks that session taken in.
+    /// Merges into `row` the adopted sessions that are its own, if any
+    /// (`merge_adopted`), and marks them taken in.
     fn merge_into(&self, row: &mut SessionRow) {
-        let Some(record) = row.record.as_ref() else { return };
+        let taken = self.take_in(row);
+        self.merge_taken(row, &taken);
+    }
+
+    /// Marks taken in the adopted sessions that stand for the same session
+    /// as `row` (`is_same_session`), and returns them.
+    fn take_in(&self, row: &SessionRow) -> Vec<usize> {
+        let Some(record) = row.record.as_ref() else { return Vec::new() };
         let by_pid = self.by_pid.get(&record.owner.pid.get()).copied();
         let by_session = record
             .session_id
             .as_ref()
             .and_then(|session_id| self.by_session.get(session_id.as_str()))
             .map_or(&[][..], Vec::as_slice);
-        let candidates: Vec<usize> = by_pid.into_iter().chain(by_session.iter().copied()).collect();
-        for index in candidates {
-            if crate::adopted::merge_adopted(row, &self.rows[index]) {
-                self.matched[index].store(true, Ordering::Relaxed);
-            }
+        let mut taken: Vec<usize> = by_pid
+            .into_iter()
+            .chain(by_session.iter().copied())
+            .filter(|index| crate::adopted::is_same_session(row, &self.rows[*index]))
+            .collect();
+        taken.sort_unstable();
+        taken.dedup();
+        for index in &taken {
+            self.matched[*index].store(true, Ordering::Relaxed);
+        }
+        taken
+    }
+
+    /// Merges into `row` the state of the adopted sessions `take_in` found
+    /// its own (`merge_adopted`).
+    fn merge_taken(&self, row: &mut SessionRow, taken: &[usize]) {
+        for index in taken {
+            crate::adopted::merge_adopted(row, &self.rows[*index]);
         }
     }
 
@@ -564,7 +589,8 @@ mod tests {
 
     use super::*;
     use crate::register::precedence::AgentChoice;
-    use crate::register::{Registration, register};
+    use crate::register::refresh::SessionDirectory;
+    use crate::register::{Registrar, Registration, register};
     use crate::running_system::RunningSystem;
 
     struct Owner(Child);
@@ -594,14 +620,16 @@ mod tests {
             identity: capture_identity(pid).expect("capture the owner"),
             session_pid_source: owner_liveness::OwnerSource::Flag.into(),
             session_pid_verified: false,
-            harness: "codex".into(),
+            harness: Some("codex".into()),
             harness_version: None,
             agent: AgentChoice::Keep { default: None },
             session_id: None,
             transcript_path: None,
             socket: None,
-            cwd: cwd.to_owned(),
+            cwd: SessionDirectory::Given(cwd.to_owned()),
             registrar_pid: std::process::id(),
+            registrar: Registrar::ByHand,
+            harness_sessions: Vec::new(),
         };
         register(roster, &registration, &RunningSystem::read()).expect("register");
     }

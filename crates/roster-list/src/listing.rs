@@ -13,7 +13,6 @@ use cli_support::{
 };
 use consent::{ConsentDecider, ConsentLabel};
 use harness::Harness;
-use registry_core::adopted::AdoptedSource;
 use registry_core::{
     ListFilter, ListingSummary, RosterDir, RunningSystem, SessionRow, Timestamp, list_sessions_presented,
 };
@@ -276,7 +275,7 @@ pub(crate) fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
         session_id: args.session_id.clone(),
         cwd,
         state: args.state.as_deref().map(harness::Activity::parse),
-        adopt: adopted_sources(args),
+        adopt: cli_support::harness_session_sources(!args.no_adopt),
     })
 }
 
@@ -297,27 +296,6 @@ pub(crate) fn consent_labels_shown(rows: &[Vec<String>]) -> Vec<ConsentLabel> {
 /// script that parses the table's text on stdout never sees these.
 pub(crate) fn consent_label_footnotes(labels: &[ConsentLabel]) -> impl Iterator<Item = String> + '_ {
     labels.iter().map(|label| format!("CONSENT {label}: {}", label.meaning()))
-}
-
-/// The harnesses' own session directories read: Claude Code's and
-/// Copilot CLI's, unless `--no-adopt` or the user config's `[adopt]
-/// claude_code = false` (`copilot = false`) says not to read one.
-pub(crate) fn adopted_sources(args: &ListArgs) -> Vec<AdoptedSource> {
-    use registry_core::adopted::{
-        AdoptedHarness, claude_code_sessions_directory, copilot_session_state_directory,
-    };
-    if args.no_adopt {
-        return Vec::new();
-    }
-    let env = &cli_support::process_env_os;
-    let choices = consent::user_adopt_choices(env);
-    let claude_code = choices.claude_code.then(|| claude_code_sessions_directory(env)).flatten();
-    let copilot = choices.copilot.then(|| copilot_session_state_directory(env)).flatten();
-    claude_code
-        .map(|path| AdoptedSource { harness: AdoptedHarness::ClaudeCode, path })
-        .into_iter()
-        .chain(copilot.map(|path| AdoptedSource { harness: AdoptedHarness::Copilot, path }))
-        .collect()
 }
 
 /// The field filters given, as flags a reader can retype: `--agent wren`,

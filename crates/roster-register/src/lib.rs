@@ -27,7 +27,10 @@ use registry_core::register::precedence::{
     DroppedValue, UnusableValues, choose_agent, choose_harness_version, choose_session_id,
     choose_transcript_path,
 };
-use registry_core::{Registered, Registration, RosterDir, RunningSystem, read_session_row, register};
+use registry_core::register::refresh::{RecordedFact, SessionDirectory};
+use registry_core::{
+    Registered, Registrar, Registration, RosterDir, RunningSystem, read_session_row, register,
+};
 
 const TOOL: &str = "roster-register";
 
@@ -69,15 +72,15 @@ pub struct RegisterArgs {
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
 
-    /// Record the harness's session id (default: the hook payload, ROSTER_SESSION_ID, the harness's export)
+    /// Record the harness's session id (default: the hook payload, ROSTER_SESSION_ID, the harness's export, else the recorded one)
     #[arg(long, value_name = "ID")]
     pub session_id: Option<String>,
 
-    /// Record DIR as the session's working directory (default: the payload's cwd, else the current directory)
+    /// Record DIR as the session's working directory (default: the payload's cwd; by hand the recorded one, else the current directory)
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
-    /// Record the harness by name (default: detected from the owner process)
+    /// Record the harness by name (default: detected from the owner process, else the recorded one)
     #[arg(long, value_name = "NAME")]
     pub harness: Option<String>,
 
@@ -113,6 +116,12 @@ pub fn manual() -> Manual {
                 output: &[],
             },
             Example {
+                description: "Rename the session of pid 5854, from any directory; nothing else of its \
+                              record changes:",
+                commands: &["roster-register --pid 5854 --agent heron"],
+                output: &["renamed pid 5854 claude-code agent=heron ~/src/app (was agent=wren)"],
+            },
+            Example {
                 description: "Register and print the record as roster-list shows it:",
                 commands: &["roster-register --pid parent --format json"],
                 output: &[],
@@ -121,7 +130,12 @@ pub fn manual() -> Manual {
         notes: vec![
             "Refresh: registering the same owner again (a new session id after /clear, /resume or \
              compaction) keeps the recorded agent name unless --agent NAME, ROSTER_AGENT or --agent \"\" \
-             says otherwise; agent_name in .roster.toml names a session only when it is first registered."
+             says otherwise; agent_name in .roster.toml names a session only when it is first registered. \
+             By hand, a refresh keeps every recorded fact it is given no new value for (harness, session \
+             id, directory, transcript, socket, the owner's verification, registered_at) and says which \
+             it changed: renamed when only the agent name changed, else refreshed with the facts changed. \
+             The first registration by hand of a session Claude Code lists in its own sessions directory \
+             takes what its file says."
                 .to_owned(),
             field_limits_note(),
             "Paths are recorded as text: a session directory (given, current or from the hook payload, \
@@ -354,17 +368,28 @@ fn gather_registration(
         },
         None => None,
     };
+    // A hook runs in its session's directory, so the directory it runs in
+    // is given as the payload's would be; by hand it is only where the
+    // command runs: a refresh keeps the recorded directory.
     let cwd = match given {
-        Some(cwd) => cwd,
+        Some(cwd) => SessionDirectory::Given(cwd),
         None => {
             let here = std::env::current_dir().context("reading the current directory")?;
-            canonical_directory(&here, "the current directory")?
+            let here = canonical_directory(&here, "the current directory")?;
+            if payload.is_some() {
+                SessionDirectory::Given(here)
+            } else {
+                SessionDirectory::CurrentDirectory(here)
+            }
         }
+    };
+    let repository_directory = match &cwd {
+        SessionDirectory::Given(dir) | SessionDirectory::CurrentDirectory(dir) => dir.clone(),
     };
 
     let (agent, repo_config_warning) =
         choose_agent(args.agent.as_deref(), process_env("ROSTER_AGENT"), unusable, || {
-            consent::repo_agent_name(&cwd).map(|found| found.map(|(name, _)| name))
+            consent::repo_agent_name(&repository_directory).map(|found| found.map(|(name, _)| name))
         })?;
     let session_id = choose_session_id(
         args.session_id.as_deref(),
@@ -425,7 +450,7 @@ fn gather_registration(
         identity,
         session_pid_source: owner.resolved.source.into(),
         session_pid_verified: owner.resolved.verified,
-        harness: harness.map(|harness| harness.as_str().to_owned()).unwrap_or_default(),
+        harness: harness.map(|harness| harness.as_str().to_owned()),
         harness_version,
         agent,
         session_id,
@@ -433,6 +458,11 @@ fn gather_registration(
         socket,
         cwd,
         registrar_pid: std::process::id(),
+        registrar: match payload {
+            Some(_) => Registrar::Hook { speaks_for_the_session: true },
+            None => Registrar::ByHand,
+        },
+        harness_sessions: cli_support::harness_session_sources(true),
     };
     Ok((registration, repo_config_warning))
 }
@@ -518,26 +548,43 @@ fn print_registered(
             writeln!(out)?;
         }
         OutputFormat::Text => {
-            let record = &registered.record;
             let home = cli_support::process_env_os("HOME").map(PathBuf::from);
-            let verb = if registered.refreshed { "refreshed" } else { "registered" };
-            let harness = if record.harness.is_empty() {
-                String::new()
-            } else {
-                format!(" {}", cli_support::escape_for_terminal(&record.harness))
-            };
-            let agent = record
-                .agent
-                .as_deref()
-                .map(|agent| format!(" agent={}", cli_support::escape_for_terminal(agent)))
-                .unwrap_or_default();
-            writeln!(
-                out,
-                "{verb} pid {}{harness}{agent} {}",
-                record.pid(),
-                home_relative(Path::new(&record.cwd), home.as_deref())
-            )?;
+            writeln!(out, "{}", registered_line(registered, home.as_deref()))?;
         }
     }
     Ok(())
+}
+
+/// The one line a registration prints: what it did, the record's harness,
+/// agent name and directory, and for a refresh which facts it changed. A
+/// refresh that changed the agent name alone is a rename.
+fn registered_line(registered: &Registered, home: Option<&Path>) -> String {
+    let record = &registered.record;
+    let agent_words = |agent: Option<&registry_core::AgentName>| match agent {
+        Some(agent) => format!("agent={}", cli_support::escape_for_terminal(agent)),
+        None => "anonymous".to_owned(),
+    };
+    let (verb, outcome) = match &registered.previous {
+        None => ("registered", String::new()),
+        Some(previous) if registered.changed == [RecordedFact::Agent] => {
+            ("renamed", format!(" (was {})", agent_words(previous.agent.as_ref())))
+        }
+        Some(_) if registered.changed.is_empty() => ("refreshed", " (nothing changed)".to_owned()),
+        Some(_) => {
+            let changed: Vec<&str> = registered.changed.iter().map(|fact| fact.name()).collect();
+            ("refreshed", format!(" (changed: {})", changed.join(", ")))
+        }
+    };
+    let harness = if record.harness.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", cli_support::escape_for_terminal(&record.harness))
+    };
+    let agent =
+        record.agent.as_ref().map(|agent| format!(" {}", agent_words(Some(agent)))).unwrap_or_default();
+    format!(
+        "{verb} pid {}{harness}{agent} {}{outcome}",
+        record.pid(),
+        home_relative(Path::new(&record.cwd), home)
+    )
 }

@@ -59,8 +59,8 @@ pub struct SendArgs {
     #[command(flatten)]
     pub common: CommonArgs,
 
-    /// The session to send to: its owner's pid, or its session id
-    #[arg(long, value_name = "PID|SESSION_ID")]
+    /// The session to send to: its owner's pid, its session id, or the agent name of exactly one live session
+    #[arg(long, value_name = "PID|SESSION_ID|AGENT")]
     pub to: Option<String>,
 
     /// Send as the session of this pid (default: the session roster-send runs in, else the process that ran it)
@@ -173,11 +173,11 @@ pub fn manual() -> Manual {
                 status: ExitStatus::BadInput,
                 meaning: "Bad input: an empty message, one too long (for roster, or for the session's \
                           harness) or with control characters, a bad --ttl, --wait or --from, an id that is not \
-                          one.",
+                          one, an agent name that names several live sessions (the message lists their pids).",
             },
             ExitStatusDoc {
                 status: ExitStatus::Refused,
-                meaning: "No such live session: no record has that pid or session id, or its owner is \
+                meaning: "No such live session: no record has that pid, session id or agent name, or its owner is \
                           dead or cannot be examined (the reason said); with --status, no such message. \
                           Also an untrusted roster directory.",
             },
@@ -343,7 +343,9 @@ fn parse_pid(flag: &str, given: &str) -> Result<Pid, BadInput> {
 }
 
 /// The live session `to` names: the record of the owner pid `to` (in this
-/// world), else the record holding the session id `to`.
+/// world), else the record holding the session id `to`, else the one live
+/// session registered under the agent name `to` (several: bad input, naming
+/// them, so that a message never goes to a session picked at random).
 fn live_session(roster: &RosterDir, to: &str, facts: &RunningSystem) -> anyhow::Result<(SessionRow, Record)> {
     let shown = escape_for_terminal(to);
     let row = if to.bytes().all(|byte| byte.is_ascii_digit()) {
@@ -351,12 +353,33 @@ fn live_session(roster: &RosterDir, to: &str, facts: &RunningSystem) -> anyhow::
         find_session_row(roster, pid, facts).ok_or_else(|| {
             Refused(format!("no session with owner pid {pid} is registered; roster-list shows the sessions"))
         })?
-    } else {
-        let target = StateTarget::of_session_id(roster, to)?.ok_or_else(|| {
-            Refused(format!("no session holds the session id {shown}; roster-list shows the sessions"))
-        })?;
+    } else if let Some(target) = StateTarget::of_session_id(roster, to)? {
         read_session_row(roster, &target.file_name, facts)
             .ok_or_else(|| Refused(format!("the session holding the session id {shown} has ended")))?
+    } else {
+        let named = registry_core::ListFilter { agent: Some(to.to_owned()), ..Default::default() };
+        let mut live = registry_core::list_sessions(roster, &named, facts)?.rows;
+        live.retain(|row| row.liveness() == Liveness::Alive);
+        match live.len() {
+            0 => {
+                return Err(Refused(format!(
+                    "no session holds the session id {shown}, and no live session is named {shown}; \
+                     roster-list shows the sessions"
+                ))
+                .into());
+            }
+            1 => live.remove(0),
+            several => {
+                let pids: Vec<String> =
+                    live.iter().filter_map(|row| row.pid).map(|pid| pid.to_string()).collect();
+                return Err(BadInput(format!(
+                    "--to {shown} names {several} live sessions (pids {}); give the pid or the session id of \
+                     the one to send to",
+                    pids.join(", ")
+                ))
+                .into());
+            }
+        }
     };
     let Some(record) = row.record.clone() else {
         return Err(Refused(format!(

@@ -32,12 +32,12 @@ fn pid_namespace() -> u64 {
     std::fs::metadata("/proc/self/ns/pid").expect("the pid namespace").ino()
 }
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
 }
 
 /// A session file as Claude Code 2.1.332 writes it, for `pid`.
-fn session_file(pid: u32, session_id: &str, cwd: &str) -> Value {
+pub(crate) fn session_file(pid: u32, session_id: &str, cwd: &str) -> Value {
     json!({
         "pid": pid, "sessionId": session_id, "cwd": cwd, "startedAt": now_ms(),
         "procStart": start_ticks(pid).to_string(), "version": "2.1.332", "peerProtocol": 1,
@@ -48,7 +48,7 @@ fn session_file(pid: u32, session_id: &str, cwd: &str) -> Value {
     })
 }
 
-fn write_session(sandbox: &Sandbox, name: &str, value: &Value) -> PathBuf {
+pub(crate) fn write_session(sandbox: &Sandbox, name: &str, value: &Value) -> PathBuf {
     let path = sessions_directory(sandbox).join(name);
     std::fs::write(&path, serde_json::to_vec(value).unwrap()).expect("write a session file");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod 644");

@@ -255,8 +255,10 @@ fn cwd_is_the_real_path() {
     std::os::unix::fs::symlink(&real, &link).unwrap();
     let row = sandbox.register(owner.pid(), &["--cwd", link.join(".").to_str().unwrap()]);
     assert_eq!(row["cwd"], real.to_str().unwrap());
-    // Without --cwd: the command's own working directory (the home here).
-    let row = sandbox.register(owner.pid(), &[]);
+    // Without --cwd a new session takes the command's own working directory (the home
+    // here); a refresh by hand keeps the directory recorded (register_refresh.rs).
+    let another = Owner::spawn();
+    let row = sandbox.register(another.pid(), &[]);
     assert_eq!(row["cwd"], sandbox.home().to_str().unwrap());
 }
 

@@ -189,6 +189,33 @@ fn no_live_session_is_exit_3() {
     scene.send(&["--status", "not-an-id"]).expect_code(2);
 }
 
+/// `--to` takes an agent name when it names exactly one live session: several are bad
+/// input naming their pids, none is no such session.
+#[test]
+fn an_agent_name_names_the_one_live_session_registered_under_it() {
+    let scene = Scene::new();
+    let wren = scene.armed_session();
+    scene.sandbox.register(wren.pid(), &["--agent", "wren"]);
+    let ended = Owner::spawn();
+    scene.register(ended.pid());
+    scene.sandbox.register(ended.pid(), &["--agent", "wren"]);
+    ended.kill();
+    scene.send(&["--to", "wren", "for the live wren"]).expect_code(0);
+    assert_eq!(scene.message_files(wren.pid()).len(), 1, "the message did not reach the live wren");
+
+    let twin = scene.armed_session();
+    scene.sandbox.register(twin.pid(), &["--agent", "wren"]);
+    let ambiguous = scene.send(&["--to", "wren", "which one?"]);
+    ambiguous.expect_code(2).expect_error_line("roster-send");
+    for pid in [wren.pid(), twin.pid()] {
+        assert!(ambiguous.stderr.contains(&pid.to_string()), "{pid} is not named: {ambiguous}");
+    }
+    assert_eq!(scene.message_files(wren.pid()).len() + scene.message_files(twin.pid()).len(), 1);
+
+    let nobody = scene.send(&["--to", "heron", "hello"]);
+    nobody.expect_code(3).expect_error_line("roster-send");
+}
+
 #[test]
 fn an_empty_overlong_or_control_character_message_is_bad_input_and_nothing_is_queued() {
     let scene = Scene::new();

@@ -27,13 +27,13 @@ use tests::{
 const EVENT_WAIT: Duration = Duration::from_secs(10);
 
 /// A running watcher and the events it printed, line by line.
-struct Watcher {
+pub(crate) struct Watcher {
     child: Child,
-    lines: Receiver<String>,
+    pub(crate) lines: Receiver<String>,
 }
 
 impl Watcher {
-    fn start(sandbox: &Sandbox, extra: &[&str]) -> Watcher {
+    pub(crate) fn start(sandbox: &Sandbox, extra: &[&str]) -> Watcher {
         let mut command = sandbox.command_in_root("roster-list", &["--watch", "--format", "json"]);
         command.args(extra).stderr(Stdio::inherit());
         Watcher::spawn(command)

@@ -355,6 +355,28 @@ pub fn counterparts_of(
         .collect()
 }
 
+/// What a harness's own registry says of the session whose owner is
+/// `identity` (the same pid, start ticks and pid namespace), read as a
+/// record, when one of `sources` lists it alive: what the first
+/// registration of that session takes for the facts it is not given
+/// (docs/contract.md §6.1). Claude Code's files name their owner; a
+/// Copilot CLI lock names its native process below the loader roster
+/// records, and is left out.
+pub fn harness_record_of_owner(
+    identity: &owner_liveness::OwnerIdentity,
+    sources: &[AdoptedSource],
+    facts: &impl SystemFacts,
+) -> Option<Record> {
+    let source = sources.iter().find(|source| source.harness == AdoptedHarness::ClaudeCode)?;
+    let directory = AdoptedDirectory::open(source).ok().flatten()?;
+    let row = directory.row(&format!("{}.json", identity.pid), facts)?;
+    let record = row.record.filter(|_| row.problem.is_none() && row.verdict.liveness == Liveness::Alive)?;
+    let same_owner = record.owner.pid == identity.pid
+        && record.owner.start_ticks.0 == identity.start_ticks
+        && record.owner.pid_ns == identity.pid_ns;
+    same_owner.then_some(record)
+}
+
 /// The row named `row_file_name` (`claude-code/…`, `copilot/…`) read now
 /// from its source; `None` when it is gone or its source is not read.
 pub fn read_adopted_named(

@@ -1,27 +1,26 @@
 //! Register (docs/contract.md §6.1): write or refresh the calling session's record,
 //! keep one live owner per session id without scanning the registry, and
 //! reap a small bounded batch of dead records on the way. `precedence`
-//! decides which of the values given for a registration it takes.
+//! decides which of the values given for a registration it takes, and
+//! `refresh` what it keeps of what is known of the session.
 
 pub mod precedence;
+pub mod refresh;
 
 use std::path::PathBuf;
 
 use owner_liveness::{Liveness, OwnerIdentity, SocketIdentity, SystemFacts};
 
+use crate::adopted::{AdoptedSource, harness_record_of_owner};
 use crate::error::{Error, Result};
 use crate::record::keys::RECORD_FORMAT;
 use crate::record::name::RecordName;
 use crate::record::owner::RecordedOwner;
-use crate::record::session_record::{
-    Parsed, Record, SocketRecord, continues_chain, parse_record, same_owner,
-};
+use crate::record::session_record::{Parsed, Record, continues_chain, parse_record, same_owner};
 use crate::record::timestamp::Timestamp;
-use crate::record::values::{
-    AgentName, HarnessName, HarnessVersion, RecordedTime, SessionDirectoryPath, SessionId, SessionPidSource,
-    SocketPath, TranscriptPath,
-};
+use crate::record::values::{AgentName, RecordedTime, SessionId, SessionPidSource};
 use crate::register::precedence::AgentChoice;
+use crate::register::refresh::{KnownSession, RecordedFact, SessionDirectory, changed_facts, choose_facts};
 use crate::removal_checks::{dead_for_good, index_entry_of, recheck};
 use crate::session_row::{read_listed_session_row, read_session_row};
 use crate::store::directory::RosterDir;
@@ -43,21 +42,47 @@ pub const REAP_REMOVE: usize = 3;
 /// replace all of it (`write_hint`).
 const CURSOR_WIDTH: usize = 20;
 
-/// Everything a record is made of, already validated.
+/// Everything a record is made of, already validated. A value that is
+/// `None` was not given: a refresh by hand keeps the recorded one
+/// (`refresh`).
 #[derive(Clone, Debug)]
 pub struct Registration {
     pub identity: OwnerIdentity,
     pub session_pid_source: SessionPidSource,
     pub session_pid_verified: bool,
-    pub harness: String,
+    pub harness: Option<String>,
     pub harness_version: Option<String>,
     pub agent: AgentChoice,
     pub session_id: Option<SessionId>,
     pub transcript_path: Option<String>,
     pub socket: Option<SocketIdentity>,
-    /// Canonical (real) path.
-    pub cwd: PathBuf,
+    pub cwd: SessionDirectory,
     pub registrar_pid: u32,
+    pub registrar: Registrar,
+    /// The harnesses' own registries of live sessions (§6.5): the first
+    /// registration by hand of a session one of them lists takes what it
+    /// says there for the facts it is not given.
+    pub harness_sessions: Vec<AdoptedSource>,
+}
+
+/// Who registers, which decides what a registration keeps of what is known
+/// of the session (docs/contract.md §6.1) and whether the session id it
+/// gives may take the place of another one (§4.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Registrar {
+    /// A person or a script: a refresh keeps each recorded fact it gives
+    /// no value for, and a first registration of a session a harness lists
+    /// in its own registry takes what that says. What it gives is meant.
+    ByHand,
+    /// A harness's session-start hook, whose payload and environment tell
+    /// the session's facts afresh. `speaks_for_the_session`: whether it
+    /// speaks for the session the owner's live record holds (a hook of the
+    /// owner's own harness process, as the ancestry shows, or one whose
+    /// payload says the conversation restarted in its process: `/clear`,
+    /// compaction, a resume), so that a new session id of its may take the
+    /// recorded one's place; a hook that shows neither is another session
+    /// starting.
+    Hook { speaks_for_the_session: bool },
 }
 
 /// What register did.
@@ -67,6 +92,11 @@ pub struct Registered {
     pub path: PathBuf,
     /// The same owner was registered before: `registered_at` was kept.
     pub refreshed: bool,
+    /// The facts the refresh changed (none for a new record), in the order
+    /// the record lists them.
+    pub changed: Vec<RecordedFact>,
+    /// The record this one refreshed.
+    pub previous: Option<Record>,
     /// A record of another (dead) process at the same pid was replaced.
     pub replaced_previous_owner: bool,
     /// Pids of dead records removed on the way (the session id's dead
@@ -134,23 +164,43 @@ pub fn register(
     let refreshed =
         previous.as_ref().is_some_and(|previous| same_owner(&previous.record, &registration.identity));
     let replaced_previous_owner = previous.is_some() && !refreshed;
-    let registered_at = match (&previous, refreshed) {
-        (Some(previous), true) => previous.record.registered_at.clone(),
-        _ => RecordedTime::from(now),
+    let refreshed_record = previous.as_ref().filter(|_| refreshed).map(|previous| &previous.record);
+    // What is known of the session besides what a registration by hand
+    // gives: its record, or for a first registration what a harness's own
+    // registry says of the same owner. A hook tells the session afresh.
+    let listed_by_harness = match (refreshed_record, registration.registrar) {
+        (None, Registrar::ByHand) => {
+            harness_record_of_owner(&registration.identity, &registration.harness_sessions, facts)
+        }
+        _ => None,
     };
-    let previous_record = previous.as_ref().map(|previous| &previous.record);
+    let known = match (refreshed_record, &listed_by_harness, registration.registrar) {
+        (_, _, Registrar::Hook { .. }) => None,
+        (Some(record), _, Registrar::ByHand) => Some(KnownSession::Recorded(record)),
+        (None, Some(record), Registrar::ByHand) => Some(KnownSession::ListedByHarness(record)),
+        (None, None, Registrar::ByHand) => None,
+    };
+    let registered_at = match (refreshed_record, &listed_by_harness) {
+        (Some(record), _) => record.registered_at.clone(),
+        // The session started when its harness says, not now.
+        (None, Some(record)) => record.registered_at.clone(),
+        (None, None) => RecordedTime::from(now),
+    };
 
-    let agent = match (&registration.agent, previous_record, refreshed) {
-        (AgentChoice::Set(name), _, _) => Some(name.clone()),
-        (AgentChoice::Clear, _, _) => None,
-        (AgentChoice::Keep { .. }, Some(record), true) => record.agent.clone(),
-        (AgentChoice::Keep { default }, _, _) => default.clone(),
+    let agent = match (&registration.agent, refreshed_record) {
+        (AgentChoice::Set(name), _) => Some(name.clone()),
+        (AgentChoice::Clear, _) => None,
+        (AgentChoice::Keep { .. }, Some(record)) => record.agent.clone(),
+        (AgentChoice::Keep { default }, None) => default.clone(),
     };
     // The caller checked each value against its limit; this is the promise
     // itself: a record register writes is one list trusts.
-    let record = build_record(registration, agent, registered_at, now)
+    let record = build_record(registration, known, agent, registered_at, now)
         .and_then(|record| record.check_limits().map(|()| record))
         .map_err(|why| Error::BadInput(format!("the record's {why}")))?;
+    if let Some(recorded) = refreshed_record {
+        refuse_another_session(roster, &file_name, recorded, &record, registration)?;
+    }
     let bytes = record.to_bytes();
     if bytes.len() as u64 > MAX_ENTRY_BYTES {
         return Err(Error::BadInput(format!(
@@ -159,7 +209,7 @@ pub fn register(
         )));
     }
 
-    if let Some(session_id) = &registration.session_id
+    if let Some(session_id) = &record.session_id
         && let Some(holder) = indexed_holder(roster, session_id)
         && holder != name
         && Some(holder) != previous.as_ref().map(|previous| previous.name)
@@ -181,13 +231,13 @@ pub fn register(
         }
     }
 
-    if let Some(session_id) = &registration.session_id {
+    if let Some(session_id) = &record.session_id {
         point_index_at(roster, session_id, name)?;
     }
     write_atomically(roster, sessions, &file_name, &bytes)?;
     if let Some(previous) = &previous
         && let Some(old_id) = &previous.record.session_id
-        && Some(old_id) != registration.session_id.as_ref()
+        && Some(old_id) != record.session_id.as_ref()
     {
         remove_index_if_pointing_at(roster, old_id, previous.name)?;
     }
@@ -196,15 +246,18 @@ pub fn register(
     if let Some(legacy) = legacy_to_remove {
         remove_entry(roster, sessions, &legacy.file_name())?;
         if let Some(old_id) = read_legacy_session_id(previous.as_ref(), legacy)
-            && Some(&old_id) != registration.session_id.as_ref()
+            && Some(&old_id) != record.session_id.as_ref()
         {
             remove_index_if_pointing_at(roster, &old_id, legacy)?;
         }
     }
     drop(lock);
     reaped.extend(reap_a_few(roster, &file_name, facts));
+    let previous = refreshed_record.cloned();
     Ok(Registered {
         path: roster.entry_path(sessions, &file_name),
+        changed: previous.as_ref().map(|previous| changed_facts(previous, &record)).unwrap_or_default(),
+        previous,
         record,
         refreshed,
         replaced_previous_owner,
@@ -290,40 +343,64 @@ fn continued_session(
     })
 }
 
-/// The record of `registration`, each value checked against its field's
-/// limit in `FIELD_LIMITS` order (the caller checked them already; a value
-/// over its limit here is a bug, and bad input rather than a file list would
+/// Refuses a registration that would put another session id in place of
+/// the one `recorded`, this owner's live record, holds, when it does not
+/// speak for that session (`Registrar::Hook`): a second conversation
+/// registering under the owner of a first one (two sessions started under
+/// one wrapper that names itself the owner) must not take its record, and
+/// with it the first one's messages (docs/contract.md §4.1).
+fn refuse_another_session(
+    roster: &RosterDir,
+    file_name: &str,
+    recorded: &Record,
+    record: &Record,
+    registration: &Registration,
+) -> Result<()> {
+    let (Some(held), Some(given)) = (&recorded.session_id, &registration.session_id) else { return Ok(()) };
+    let speaks_for_the_session = match registration.registrar {
+        Registrar::ByHand => true,
+        Registrar::Hook { speaks_for_the_session } => speaks_for_the_session,
+    };
+    if held == given || speaks_for_the_session {
+        return Ok(());
+    }
+    Err(Error::NotOurs {
+        path: roster.entry_path(roster.sessions(), file_name),
+        why: format!(
+            "holds the live session {held:?} of pid {}; session {given:?} starting under the same owner is \
+             another conversation, and no process of the owner's harness says it takes that one's place, so \
+             it is not registered there: name each session's own process as its owner (a wrapper that starts \
+             several sessions must not export ROSTER_SESSION_PID to them)",
+            record.pid()
+        ),
+    })
+}
+
+/// The record of `registration`, its facts chosen by `choose_facts` from
+/// what it gives and what is `known` of the session, each checked against
+/// its field's limit (the caller checked them already; a value over its
+/// limit here is a bug, and bad input rather than a file list would
 /// distrust).
 fn build_record(
     registration: &Registration,
+    known: Option<KnownSession<'_>>,
     agent: Option<AgentName>,
     registered_at: RecordedTime,
     now: Timestamp,
 ) -> std::result::Result<Record, crate::record::malformed::FieldError> {
-    let cwd = SessionDirectoryPath::parse_path(&registration.cwd)?;
-    let transcript_path = registration.transcript_path.as_deref().map(TranscriptPath::parse).transpose()?;
-    let socket = match &registration.socket {
-        Some(socket) => Some(SocketRecord {
-            path: SocketPath::parse_path(&socket.path)?,
-            dev: socket.dev,
-            ino: socket.ino,
-            mtime_ns: i64::try_from(socket.mtime_ns).unwrap_or(i64::MAX),
-        }),
-        None => None,
-    };
-    let harness_version = registration.harness_version.as_deref().map(HarnessVersion::parse).transpose()?;
+    let facts = choose_facts(registration, known)?;
     Ok(Record {
         format: RECORD_FORMAT,
         owner: RecordedOwner::from(&registration.identity),
-        cwd,
-        transcript_path,
-        socket,
-        harness_version,
-        harness: HarnessName::parse(&registration.harness)?,
-        session_pid_source: registration.session_pid_source.clone(),
-        session_pid_verified: registration.session_pid_verified,
+        cwd: facts.cwd,
+        transcript_path: facts.transcript_path,
+        socket: facts.socket,
+        harness_version: facts.harness_version,
+        harness: facts.harness,
+        session_pid_source: facts.session_pid_source,
+        session_pid_verified: facts.session_pid_verified,
         agent,
-        session_id: registration.session_id.clone(),
+        session_id: facts.session_id,
         registrar_pid: registration.registrar_pid,
         registered_at,
         refreshed_at: RecordedTime::from(now),

@@ -9,7 +9,9 @@ use std::time::{Duration, SystemTime};
 
 use owner_liveness::made_up_facts::{MadeUpFacts, MadeUpProcess};
 use owner_liveness::{Liveness, Namespaces, OpenProcessError, OwnerIdentity, OwnerSource, Pid, ProcIdentity};
+use registry_core::register::Registrar;
 use registry_core::register::precedence::AgentChoice;
+use registry_core::register::refresh::SessionDirectory;
 use registry_core::{
     ListFilter, PruneOptions, Registration, RosterDir, Timestamp, list_sessions, prune_sessions, register,
     write_atomically,
@@ -270,14 +272,16 @@ fn registration(pid: u32) -> Registration {
         },
         session_pid_source: OwnerSource::Flag.into(),
         session_pid_verified: false,
-        harness: "aider".into(),
+        harness: Some("aider".into()),
         harness_version: None,
         agent: AgentChoice::Keep { default: None },
         session_id: None,
         transcript_path: None,
         socket: None,
-        cwd: PathBuf::from("/home/dev/src/app"),
+        cwd: SessionDirectory::Given(PathBuf::from("/home/dev/src/app")),
         registrar_pid: 1,
+        registrar: Registrar::ByHand,
+        harness_sessions: Vec::new(),
     }
 }
 

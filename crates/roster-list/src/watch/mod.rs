@@ -17,7 +17,7 @@ use cli_support::{
     BadInput, Colour, CommonArgs, OutputFormat, escape_for_terminal, escape_path_for_terminal, local_clock,
     process_env_os, roster_directory_choice,
 };
-use consent::{ConsentDecider, ConsentState, SessionConsent, record_file_name_of_marker, user_config_path};
+use consent::{ConsentDecider, SessionConsent, record_file_name_of_marker, user_config_path};
 use owner_liveness::{Liveness, Pid};
 use registry_core::adopted::{
     AdoptedDirectory, AdoptedHarness, AdoptedSource, COPILOT_STARTING_GRACE, adopted_row_name,
@@ -579,9 +579,13 @@ impl Watcher<'_> {
         }
     }
 
-    /// Every entry of `sessions/`, dead ones included.
+    /// Every entry of `sessions/`, dead ones included, with the harnesses'
+    /// sessions no record stands for; only the latter while the registry
+    /// does not exist, as the listing lists them.
     fn read_all(&mut self) -> anyhow::Result<Vec<SessionRow>> {
-        let Some(roster) = &self.roster else { return Ok(Vec::new()) };
+        let Some(roster) = &self.roster else {
+            return Ok(registry_core::adopted::read_adopted(&self.adopted, &self.facts).0);
+        };
         let everything =
             ListFilter { include_dead: true, adopt: self.adopted.clone(), ..ListFilter::default() };
         Ok(list_sessions(roster, &everything, &self.facts)?.rows)
@@ -591,7 +595,8 @@ impl Watcher<'_> {
     /// every member of its chain (the session ends with the last of them),
     /// and follows the files its consent is decided from.
     fn remember(&mut self, row: SessionRow) -> anyhow::Result<()> {
-        if self.roster.is_none() {
+        // A harness's session is listed without roster's registry too.
+        if self.roster.is_none() && adopted_row_name(&row.file_name).is_none() {
             return Ok(());
         }
         if self.follow_consent_of(&row) {
@@ -624,10 +629,11 @@ impl Watcher<'_> {
     fn decide_consent(&self, row: &SessionRow) -> SessionConsent {
         match &self.roster {
             Some(roster) => self.decider.for_row(roster, row, &self.facts),
-            // The registry is gone, every marker with it: what is decided
-            // without it is the row of an owner found gone since
-            // (`report_a_death_not_yet_seen`).
-            None => SessionConsent::of_owner_not_running(row, ConsentState::None),
+            // No registry, no marker: a harness's session is decided from
+            // its directory, as the listing decides it, and the row of an
+            // owner found gone since (`report_a_death_not_yet_seen`)
+            // accepts nothing.
+            None => self.decider.for_row_without_registry(row),
         }
     }
 
@@ -733,8 +739,49 @@ impl Watcher<'_> {
         self.compare_and_report(name, now)
     }
 
-    /// Reports what differs between the known row named `name` and `now`.
+    /// Reports what differs between the known row named `name` and `now`;
+    /// for a roster record, also the harness's sessions it stands for, or
+    /// stood for: one session is one row, the record's, as in a listing
+    /// (docs/contract.md §6.5). A harness's session a record takes in is
+    /// `removed` as a row of its own before the record's event, and one a
+    /// record no longer stands for (its record removed, or now another
+    /// owner's) is a row of its own again after it, its owner watched.
     fn compare_and_report(&mut self, name: &str, now: Option<SessionRow>) -> anyhow::Result<()> {
+        if adopted_row_name(name).is_some() {
+            return self.compare_and_report_row(name, now);
+        }
+        let before = self.known.get(name).and_then(|known| known.row.record.clone());
+        let mut counterparts = Vec::new();
+        for record in before.iter().chain(now.as_ref().and_then(|now| now.record.as_ref())) {
+            for adopted in counterparts_of(record, &self.adopted, &self.facts) {
+                if !counterparts.iter().any(|seen: &SessionRow| seen.file_name == adopted.file_name) {
+                    counterparts.push(adopted);
+                }
+            }
+        }
+        let (taken, left): (Vec<SessionRow>, Vec<SessionRow>) = counterparts
+            .into_iter()
+            .partition(|adopted| now.as_ref().is_some_and(|now| is_same_session(now, adopted)));
+        for adopted in &taken {
+            if self.known.contains_key(&adopted.file_name) {
+                self.compare_and_report_row(&adopted.file_name, None)?;
+            }
+        }
+        self.compare_and_report_row(name, now)?;
+        for adopted in left {
+            let taken_elsewhere = self.known.iter().any(|(other, known)| {
+                other != name && adopted_row_name(other).is_none() && is_same_session(&known.row, &adopted)
+            });
+            if !taken_elsewhere {
+                let adopted_name = adopted.file_name.clone();
+                self.compare_and_report_row(&adopted_name, Some(adopted))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reports what differs between the known row named `name` and `now`.
+    fn compare_and_report_row(&mut self, name: &str, now: Option<SessionRow>) -> anyhow::Result<()> {
         // A claim proven alive whose process is on its way out has let its
         // lock go: its death is what comes next, through its pidfd.
         if let (Some(known), Some(now)) = (self.known.get(name), &now)
@@ -953,9 +1000,16 @@ impl Watcher<'_> {
         self.emit(EventKind::Resync, None, None, Some(why))?;
         self.roster = None;
         self.queues.forget_all();
-        let names: Vec<String> = self.known.keys().cloned().collect();
-        for name in names {
+        // Records first: a harness's session one of them stood for is a
+        // row of its own again, as the listing shows it without a registry.
+        let (adopted, records): (Vec<String>, Vec<String>) =
+            self.known.keys().cloned().partition(|name| adopted_row_name(name).is_some());
+        for name in records {
             self.compare_and_report(&name, None)?;
+        }
+        for name in adopted {
+            let now = self.read_known_row(&name);
+            self.compare_and_report(&name, now)?;
         }
         Ok(())
     }
