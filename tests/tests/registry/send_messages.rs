@@ -322,7 +322,15 @@ fn sixteen_racing_senders_each_get_every_message_delivered_once_and_in_order() {
                         if outcome.code() == 0 {
                             break;
                         }
-                        assert!(outcome.stderr.contains("is full"), "{outcome}");
+                        // Full, or (on a loaded machine, fifteen other senders
+                        // and the deliverer taking turns with fsyncs) its lock
+                        // held past a send's 1 s bound: both say nothing was
+                        // queued, and the sender sends again.
+                        assert!(
+                            outcome.stderr.contains("is full")
+                                || outcome.stderr.contains("another process holds its lock"),
+                            "{outcome}"
+                        );
                         assert!(Instant::now() < deadline, "the queue stayed full: {outcome}");
                         // A back-off before sending again, not a wait for
                         // anything: the deliverer empties the queue meanwhile.
