@@ -57,8 +57,7 @@ fn settle_if_pending(
     now: Timestamp,
     expiry: impl Fn(&Message) -> Option<String>,
 ) -> Result<Option<FoundMessage>> {
-    let Some((queue, entry)) = find(roster, id)? else { return archived(roster, id) };
-    let Some(message) = queue.read(&entry) else { return Ok(None) };
+    let Some((queue, entry, message)) = find_and_read(roster, id)? else { return archived(roster, id) };
     let claimed = entry.parts.claimed;
     if !claimed && (!message.is_pending() || expiry(&message).is_none()) {
         return Ok(Some(FoundMessage { message, queue_path: queue.path(roster) }));
@@ -91,6 +90,27 @@ fn settle_if_pending(
         _ => message,
     };
     Ok(Some(FoundMessage { message, queue_path: queue.path(roster) }))
+}
+
+/// How many times a message whose file was renamed between its listing
+/// and its reading (claimed, settled or put back by a delivery meanwhile)
+/// is looked for again before it counts as unreadable.
+const RENAMED_MEANWHILE_ATTEMPTS: u32 = 8;
+
+/// The message `id` found and read: a file renamed between the listing
+/// and the read (a hook claiming or settling it) is looked for again
+/// rather than taken for a message gone with its queue.
+fn find_and_read(roster: &RosterDir, id: &MessageId) -> Result<Option<(Queue, QueueEntry, Message)>> {
+    for attempt in 1..=RENAMED_MEANWHILE_ATTEMPTS {
+        let Some((queue, entry)) = find(roster, id)? else { return Ok(None) };
+        if let Some(message) = queue.read(&entry) {
+            return Ok(Some((queue, entry, message)));
+        }
+        if attempt < RENAMED_MEANWHILE_ATTEMPTS {
+            std::thread::sleep(Duration::from_millis(u64::from(attempt)));
+        }
+    }
+    Ok(None)
 }
 
 /// The queue holding the message `id` and its file's entry (the settled
