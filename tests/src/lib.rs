@@ -26,6 +26,7 @@ pub mod workspace;
 
 pub use harness::hook_config::shell_quote;
 
+mod direct_delivery;
 mod locks;
 mod owner_processes;
 mod process;
@@ -37,6 +38,7 @@ mod text;
 mod time;
 mod tools;
 
+pub use direct_delivery::*;
 pub use locks::*;
 pub use owner_processes::*;
 pub use process::*;

@@ -20,6 +20,9 @@ mod roster;
 mod text;
 
 pub use args::{ColourChoice, CommonArgs, OutputFormat, colour_enabled};
+/// Why a session does not take a message now: what
+/// `session_accepts_messages` answers.
+pub use consent::NotAccepted;
 pub use exit::{
     BadInput, EndedWith, ExitStatus, NotUtf8Path, Refused, report_and_exit, run_tool, terminal_message,
 };

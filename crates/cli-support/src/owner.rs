@@ -95,15 +95,21 @@ pub fn runs_inside_session(owner: Pid) -> Result<bool, String> {
 
 /// Whether the session whose owner is `pid` accepts messages now, decided
 /// as `roster-consent should-arm --pid` decides (`consent::accepts_messages`):
-/// `Err` says why not. What roster-send asks before it queues and the
-/// delivery hook asks again before it hands a message over.
+/// `Err` says why not, and whether that is a refusal or a consent that
+/// could not be decided now. What roster-send asks before it queues and
+/// the delivery hook asks again before it hands a message over.
 pub fn session_accepts_messages(
     common: &crate::CommonArgs,
     pid: Pid,
     facts: &impl SystemFacts,
-) -> Result<(), String> {
-    let owner = resolve_calling_owner(Some(&pid.to_string())).map_err(|error| error.to_string())?;
-    let roster_path = crate::roster_directory_choice(common).map_err(|error| error.to_string())?.path;
+) -> Result<(), consent::NotAccepted> {
+    let undecided = |error: String| {
+        consent::NotAccepted::Undecided(format!("its consent could not be decided now: {error}"))
+    };
+    let owner =
+        resolve_calling_owner(Some(&pid.to_string())).map_err(|error| undecided(error.to_string()))?;
+    let roster_path =
+        crate::roster_directory_choice(common).map_err(|error| undecided(error.to_string()))?.path;
     let request = consent::AssessmentRequest {
         pid: owner.resolved.pid,
         owner_identity: owner.capture_identity(facts),

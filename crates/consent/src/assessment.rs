@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use owner_liveness::{CaptureError, Liveness, OwnerIdentity, Pid, SystemFacts};
 use registry_core::{RosterDir, SessionRow, find_session_row};
 
+use crate::config::ConfigOutcome;
 use crate::config_files::{AutoArmInputs, canonical_session_directory, load_auto_arm_inputs};
 use crate::decision::{OwnerCondition, SessionConsent, decide};
 use crate::error::Result;
@@ -95,6 +96,25 @@ impl Assessment {
     /// the decision's reason says already (`not armed by hand, and
     /// auto-arm is off`) is not said again by the configuration's
     /// conclusion (`auto-arm is off`).
+    /// Why this assessment could not decide, when a file it rests on (the
+    /// session's marker, the repository's or the user's configuration)
+    /// could not be read: the answer may differ once it can be, so a
+    /// message neither goes out nor is refused for good on it.
+    pub fn undecided_because(&self) -> Option<String> {
+        if let MarkerFinding::Problem(problem) = &self.marker.finding
+            && problem.read_failed
+        {
+            return Some(format!("its consent marker {} {}", self.marker.path.display(), problem.detail));
+        }
+        [&self.inputs.repo, &self.inputs.user].into_iter().find_map(|input| match &input.outcome {
+            ConfigOutcome::Unreadable(why) => Some(match &input.path {
+                Some(path) => format!("{} is unreadable: {why}", path.display()),
+                None => format!("a configuration file is unreadable: {why}"),
+            }),
+            _ => None,
+        })
+    }
+
     pub fn reasons(&self) -> Vec<String> {
         let decided = &self.consent.reason;
         let mut reasons = vec![decided.clone()];
@@ -154,12 +174,36 @@ pub fn assess(request: AssessmentRequest<'_>, facts: &impl SystemFacts) -> Resul
 pub fn accepts_messages(
     request: AssessmentRequest<'_>,
     facts: &impl SystemFacts,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), NotAccepted> {
     match assess(request, facts) {
         Ok(status) if status.should_arm() => Ok(()),
-        Ok(SessionStatus::Assessed(assessment)) => Err(assessment.reasons().join("; ")),
-        Ok(SessionStatus::Ended(ended)) => Err(ended.consent.reason),
-        Err(error) => Err(format!("its consent could not be decided: {error}")),
+        Ok(SessionStatus::Assessed(assessment)) => match assessment.undecided_because() {
+            Some(why) => Err(NotAccepted::Undecided(format!("its consent could not be decided now: {why}"))),
+            None => Err(NotAccepted::Refuses(assessment.reasons().join("; "))),
+        },
+        Ok(SessionStatus::Ended(ended)) => Err(NotAccepted::Refuses(ended.consent.reason)),
+        Err(error) => Err(NotAccepted::Undecided(format!("its consent could not be decided now: {error}"))),
+    }
+}
+
+/// Why a session does not take a message now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotAccepted {
+    /// It does not accept messages: a message for it is refused.
+    Refuses(String),
+    /// Its consent could not be decided (a file it rests on could not be
+    /// read, the owner could not be examined): nothing goes out and
+    /// nothing is queued, and a queued message waits for a later event
+    /// rather than being refused on a passing fault.
+    Undecided(String),
+}
+
+impl NotAccepted {
+    /// The reason, in words.
+    pub fn reason(&self) -> &str {
+        match self {
+            NotAccepted::Refuses(reason) | NotAccepted::Undecided(reason) => reason,
+        }
     }
 }
 

@@ -24,7 +24,8 @@ mod prune;
 mod session_directory;
 
 pub use assessment::{
-    Assessment, AssessmentRequest, EndedSession, SessionStatus, accepts_messages, assess, owner_condition,
+    Assessment, AssessmentRequest, EndedSession, NotAccepted, SessionStatus, accepts_messages, assess,
+    owner_condition,
 };
 pub use config::{
     ConfigOutcome, ConfigProblem, Decision, RepoConfig, UserConfig, parse_repo_config, parse_user_config,

@@ -46,6 +46,10 @@ impl From<MarkerState> for ConsentState {
 pub struct MarkerProblem {
     pub kind: ProblemKind,
     pub detail: String,
+    /// The read itself failed (an I/O error, no memory): the marker may be
+    /// a good one that a later read believes, so what it says is unknown
+    /// rather than untrusted.
+    pub read_failed: bool,
 }
 
 /// What was found at a marker's name.
@@ -213,13 +217,16 @@ pub fn read_marker_entry(
     let path = roster.entry_path(consent, file_name);
     let name = RecordName::parse_file_name(file_name);
     let file_pid = name.map(|name| name.pid);
-    let problem = |kind: ProblemKind, detail: String, mtime: Option<Timestamp>| MarkerEntry {
-        file_name: file_name.to_owned(),
-        path: path.clone(),
-        pid: file_pid,
-        finding: MarkerFinding::Problem(MarkerProblem { kind, detail }),
-        written_at: mtime,
-    };
+    let problem_of =
+        |kind: ProblemKind, detail: String, mtime: Option<Timestamp>, read_failed: bool| MarkerEntry {
+            file_name: file_name.to_owned(),
+            path: path.clone(),
+            pid: file_pid,
+            finding: MarkerFinding::Problem(MarkerProblem { kind, detail, read_failed }),
+            written_at: mtime,
+        };
+    let problem =
+        |kind: ProblemKind, detail: String, mtime: Option<Timestamp>| problem_of(kind, detail, mtime, false);
     let contents = match read_entry(consent, file_name) {
         Ok(contents) => contents,
         Err(ReadProblem::Missing) => return None,
@@ -228,7 +235,7 @@ pub fn read_marker_entry(
         }
         Err(ReadProblem::Failed(why)) => {
             let mtime = mtime_without_following(&path);
-            return Some(problem(ProblemKind::Untrusted, format!("unreadable: {why}"), mtime));
+            return Some(problem_of(ProblemKind::Untrusted, format!("unreadable: {why}"), mtime, true));
         }
     };
     let Some(name) = name else {

@@ -68,29 +68,104 @@ pub fn delivers(harness: Harness) -> bool {
     DELIVERY_EVENTS.iter().any(|row| row.harness == harness)
 }
 
-/// The longest text a hook can hand the model whole at `event`, in UTF-16
-/// code units (a JavaScript string's length), frames and separators
-/// included: past it a harness cuts the text, or shows the model a preview
-/// and a file path, and a frame's closing line is lost. Measured with each
-/// pinned release against a local model server (docs/harnesses.md):
-/// Claude Code keeps a prompt hook's `additionalContext` whole to 10,000
-/// and gives a 2 KB preview past it (a Stop hook's stderr, to about
-/// 50,000); Codex likewise about 10,000; the others passed 200 KB whole.
-pub fn delivery_limit(event: &DeliveryEvent) -> usize {
-    match (event.harness, event.point) {
-        (Harness::ClaudeCode, DeliveryPoint::Prompt) => 10_000,
-        (Harness::ClaudeCode, DeliveryPoint::TurnEnd) => 50_000,
-        (Harness::Codex, _) => 10_000,
-        _ => 200_000,
+/// How a harness counts the text a hook hands it, where it cuts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TextMeasure {
+    /// UTF-16 code units, a JavaScript string's length (never fewer than
+    /// the text's characters).
+    Utf16Units,
+    /// UTF-8 bytes.
+    Utf8Bytes,
+    /// UTF-8 bytes once written as a JSON string (quotes left out): what
+    /// a harness that reads the hook's JSON output in fixed-size chunks
+    /// counts.
+    JsonBytes,
+}
+
+impl TextMeasure {
+    /// The length of `text` in this measure. Each measure adds up over a
+    /// concatenation: the length of `a + b` is that of `a` plus that of `b`.
+    pub fn length(self, text: &str) -> usize {
+        match self {
+            TextMeasure::Utf16Units => text.encode_utf16().count(),
+            TextMeasure::Utf8Bytes => text.len(),
+            TextMeasure::JsonBytes => text.chars().map(json_escaped_bytes).sum(),
+        }
+    }
+
+    /// The unit, in words.
+    pub fn unit(self) -> &'static str {
+        match self {
+            TextMeasure::Utf16Units => "characters (UTF-16 units)",
+            TextMeasure::Utf8Bytes => "bytes (UTF-8)",
+            TextMeasure::JsonBytes => "bytes (UTF-8, as a JSON string)",
+        }
     }
 }
 
-/// The longest single framed message `harness` takes whole at every one of
-/// its delivery events (`delivery_limit`'s least): what `roster-send`
-/// holds a message to, so that whichever event comes first can hand it
-/// over. `None` for a harness that cannot deliver.
-pub fn message_limit(harness: Harness) -> Option<usize> {
-    DELIVERY_EVENTS.iter().filter(|row| row.harness == harness).map(delivery_limit).min()
+/// How many bytes `character` takes inside a JSON string as serde_json
+/// writes it: the two-character escapes, `\u00XX` for the other controls,
+/// and the rest as UTF-8.
+fn json_escaped_bytes(character: char) -> usize {
+    match character {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        '\0'..='\u{1f}' => 6,
+        other => other.len_utf8(),
+    }
+}
+
+/// The longest text a hook can hand the model whole at one event, in the
+/// measure its harness counts in (frames and separators included): past
+/// it a harness cuts the text, shows the model a preview and a file path,
+/// or garbles it, and a frame's closing line is lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeliveryLimit {
+    pub measure: TextMeasure,
+    pub max: usize,
+}
+
+impl DeliveryLimit {
+    /// The length of `text` as this limit counts it.
+    pub fn length(&self, text: &str) -> usize {
+        self.measure.length(text)
+    }
+}
+
+/// The most a Gemini CLI hook's whole JSON output may take: Gemini CLI
+/// decodes a hook's stdout chunk by chunk, and a character split across
+/// its first 64 KiB boundary arrives garbled.
+const GEMINI_OUTPUT_CHUNK: usize = 64 * 1024;
+
+/// What Gemini CLI's reply wraps the text in, at most (the JSON around
+/// the text of `delivery_reply`, its newline, and room to spare).
+const GEMINI_REPLY_WRAPPING: usize = 512;
+
+/// The limit at `event`, measured with each pinned release against a
+/// local model server (docs/harnesses.md): Claude Code keeps a prompt
+/// hook's `additionalContext` whole to 10,000 UTF-16 units and gives a
+/// 2 KB preview past it; its Stop hook's stderr, with the
+/// `[<hook command>]: ` prefix it adds, to 51,024 (50,000 leaves 1,024 for
+/// that prefix); Codex keeps 10,000 bytes and cuts out the middle past
+/// them; Gemini CLI garbles multi-byte characters once its hook's output
+/// passes 64 KiB; Copilot CLI (a token budget, over 400,000 characters),
+/// opencode (over 1,000,000) and Amp (not measurable offline) are held to
+/// 200,000.
+pub fn delivery_limit(event: &DeliveryEvent) -> DeliveryLimit {
+    let (measure, max) = match (event.harness, event.point) {
+        (Harness::ClaudeCode, DeliveryPoint::Prompt) => (TextMeasure::Utf16Units, 10_000),
+        (Harness::ClaudeCode, DeliveryPoint::TurnEnd) => (TextMeasure::Utf16Units, 50_000),
+        (Harness::Codex, _) => (TextMeasure::Utf8Bytes, 10_000),
+        (Harness::GeminiCli, _) => (TextMeasure::JsonBytes, GEMINI_OUTPUT_CHUNK - GEMINI_REPLY_WRAPPING),
+        _ => (TextMeasure::Utf16Units, 200_000),
+    };
+    DeliveryLimit { measure, max }
+}
+
+/// Each delivery event of `harness` with its limit: a message must fit
+/// every one, whichever comes first hands it over. Empty for a harness
+/// that cannot deliver.
+pub fn delivery_limits(harness: Harness) -> impl Iterator<Item = (&'static DeliveryEvent, DeliveryLimit)> {
+    DELIVERY_EVENTS.iter().filter(move |row| row.harness == harness).map(|row| (row, delivery_limit(row)))
 }
 
 /// What the hook must do to hand `text` over.
@@ -145,13 +220,45 @@ mod tests {
     }
 
     #[test]
-    fn every_harness_that_delivers_has_a_message_limit() {
+    fn every_harness_that_delivers_has_its_limits() {
         for row in DELIVERY_EVENTS {
-            let limit = message_limit(row.harness).expect("a limit");
-            assert!(limit <= delivery_limit(row), "{row:?}");
+            assert!(delivery_limits(row.harness).any(|(event, _)| event == row), "{row:?}");
         }
-        assert_eq!(message_limit(Harness::ClaudeCode), Some(10_000));
-        assert_eq!(message_limit(Harness::Goose), None);
+        let claude: Vec<_> = delivery_limits(Harness::ClaudeCode).map(|(_, limit)| limit.max).collect();
+        assert_eq!(claude, [10_000, 50_000]);
+        assert_eq!(delivery_limits(Harness::Goose).count(), 0);
+    }
+
+    /// Each measure counts as its harness does, and adds up over a
+    /// concatenation (what a delivery joining framed messages relies on).
+    #[test]
+    fn each_measure_counts_as_its_harness_does() {
+        let text = "a\u{e9}\u{1f600}\"\\\n\u{1}";
+        assert_eq!(TextMeasure::Utf16Units.length(text), 1 + 1 + 2 + 1 + 1 + 1 + 1);
+        assert_eq!(TextMeasure::Utf8Bytes.length(text), 1 + 2 + 4 + 1 + 1 + 1 + 1);
+        let json = serde_json::to_string(text).unwrap();
+        assert_eq!(TextMeasure::JsonBytes.length(text), json.len() - 2);
+        for measure in [TextMeasure::Utf16Units, TextMeasure::Utf8Bytes, TextMeasure::JsonBytes] {
+            assert_eq!(measure.length(&format!("{text}{text}")), 2 * measure.length(text));
+        }
+    }
+
+    /// A Gemini CLI reply at its limit stays within the 64 KiB its
+    /// harness reads whole, whatever the text's characters.
+    #[test]
+    fn a_gemini_reply_at_its_limit_fits_its_first_chunk() {
+        for row in DELIVERY_EVENTS.iter().filter(|row| row.harness == Harness::GeminiCli) {
+            let limit = delivery_limit(row);
+            for unit in ["a", "\u{e9}", "\u{1f600}", "\u{1}", "\n"] {
+                let mut text = String::new();
+                while limit.length(&text) + limit.length(unit) <= limit.max {
+                    text.push_str(unit);
+                }
+                let reply = delivery_reply(row, &text);
+                let output = reply.stdout.expect("stdout").len() + 1;
+                assert!(output <= GEMINI_OUTPUT_CHUNK, "{row:?} {unit:?}: {output} bytes");
+            }
+        }
     }
 
     #[test]

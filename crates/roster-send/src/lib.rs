@@ -245,13 +245,18 @@ fn send(args: &SendArgs) -> anyhow::Result<()> {
         }
         .into());
     }
-    if let Err(reason) = cli_support::session_accepts_messages(&args.common, record.owner.pid, &facts) {
-        print_refusal(args, &recipient, &reason)?;
-        return Err(EndedWith {
-            status: ExitStatus::Failure,
-            message: format!("pid {} does not accept messages: {reason}", recipient.pid),
-        }
-        .into());
+    if let Err(not_accepted) = cli_support::session_accepts_messages(&args.common, record.owner.pid, &facts) {
+        let reason = not_accepted.reason();
+        print_refusal(args, &recipient, reason)?;
+        let message = match &not_accepted {
+            cli_support::NotAccepted::Refuses(_) => {
+                format!("pid {} does not accept messages: {reason}", recipient.pid)
+            }
+            cli_support::NotAccepted::Undecided(_) => {
+                format!("pid {}: {reason}; nothing was queued: send again", recipient.pid)
+            }
+        };
+        return Err(EndedWith { status: ExitStatus::Failure, message }.into());
     }
     let sender = sender(&roster, from_pid, &facts)?;
     let now = Timestamp::now();
@@ -423,7 +428,7 @@ fn deliverable_to(record: &registry_core::Record) -> Result<(), String> {
 
 /// Whether the message, framed as the model will read it, is one the
 /// session's harness keeps whole at every event that may deliver it
-/// (`harness::message_limit`): a longer one is bad input, refused before
+/// (`harness::delivery_limits`): a longer one is bad input, refused before
 /// anything is queued, never cut where a forged closing line could take
 /// over.
 fn fits_its_harness(
@@ -433,17 +438,22 @@ fn fits_its_harness(
     text: &MessageText,
 ) -> Result<(), BadInput> {
     let Some(harness) = harness::Harness::parse(record.harness.as_str()) else { return Ok(()) };
-    let Some(limit) = harness::message_limit(harness) else { return Ok(()) };
-    let length = framed_length(sender, now, text.as_str());
-    if length <= limit {
-        return Ok(());
+    for (event, limit) in harness::delivery_limits(harness) {
+        let length = framed_length(sender, now, text.as_str(), limit.measure);
+        if length <= limit.max {
+            continue;
+        }
+        let unit = limit.measure.unit();
+        return Err(BadInput(format!(
+            "the message is too long for {harness}: framed for its model it is {length} {unit}, and {harness} \
+             keeps at most {max} whole in one {event} hook reply; shorten it by {over} or more, or send a path \
+             to a file that holds the rest",
+            max = limit.max,
+            event = event.event,
+            over = length - limit.max,
+        )));
     }
-    Err(BadInput(format!(
-        "the message is too long for {harness}: framed for its model it is {length} characters (UTF-16 units), \
-         and {harness} keeps at most {limit} whole in one hook reply; shorten it by {} or more, or send a path \
-         to a file that holds the rest",
-        length - limit
-    )))
+    Ok(())
 }
 
 /// Who sends: the session of `--from`'s pid, else the session roster-send

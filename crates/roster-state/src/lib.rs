@@ -21,7 +21,9 @@ use cli_support::{
 use harness::{ActivityEvent, Harness, PAYLOAD_READ_DEADLINE, StatePayload, activity_event};
 use owner_liveness::ResolveError;
 use registry_core::RunningSystem;
-use registry_core::messages::{Delivery, HandOver, Message, Taken, pending_count, take_for_delivery};
+use registry_core::messages::{
+    ConsentNow, Delivery, HandOver, Message, Taken, pending_count, take_for_delivery,
+};
 use registry_core::state::{StateChange, StateEvent, StateTarget, record_state_event};
 
 const TOOL: &str = "roster-state";
@@ -400,7 +402,18 @@ fn take_messages(
         claim_deadline: work_deadline.unwrap_or(now + BY_HAND_CLAIM_WAIT),
         limit: harness::delivery_limit(point),
     };
-    let consent = || cli_support::session_accepts_messages(&args.common, record.owner.pid, &facts);
+    let consent = || match cli_support::session_accepts_messages(&args.common, record.owner.pid, &facts) {
+        Ok(()) => ConsentNow::Accepts,
+        Err(cli_support::NotAccepted::Refuses(reason)) => ConsentNow::Refuses(reason),
+        Err(cli_support::NotAccepted::Undecided(why)) => {
+            cli_support::report_hook_problem(
+                TOOL,
+                &args.common,
+                &format!("messages for pid {} left waiting: {why}", record.owner.pid),
+            );
+            ConsentNow::Undecided
+        }
+    };
     match take_for_delivery(roster, &delivery, consent) {
         Ok(Taken::HandOver(handover)) => Ok(Some((point, handover))),
         Ok(Taken::Nothing) => Ok(None),
@@ -423,17 +436,34 @@ fn hand_over(
     if reply.stderr.is_some() {
         cli_support::stderr_is_the_reply();
     }
-    let written = write_reply(&reply);
-    if let Err(error) = written {
-        let put_back = handover.put_back(roster);
-        let mut problem =
-            format!("the messages could not be handed over, and wait for the next event: {error}");
-        if let Err(error) = put_back {
-            problem
-                .push_str(&format!("; and putting them back failed ({error}): they will read unconfirmed"));
+    match write_reply(&reply) {
+        Ok(()) => {}
+        Err(ReplyNotWritten { handed_any: false, error }) => {
+            let problem = match handover.put_back(roster) {
+                Ok(()) => {
+                    format!("the messages could not be handed over, and wait for the next event: {error}")
+                }
+                Err(put_back) => format!(
+                    "the messages could not be handed over ({error}), and putting them back failed \
+                     ({put_back}): the next delivery settles them unconfirmed"
+                ),
+            };
+            cli_support::report_hook_problem(TOOL, &args.common, &problem);
+            return Ok(Vec::new());
         }
-        cli_support::report_hook_problem(TOOL, &args.common, &problem);
-        return Ok(Vec::new());
+        Err(ReplyNotWritten { handed_any: true, error }) => {
+            // Part of the reply reached the harness: it may have read some
+            // of it, so the messages are neither delivered nor sent again.
+            let problem = match handover.leave_unconfirmed(roster, REPLY_CUT_SHORT) {
+                Ok(()) => format!("the reply was cut short ({error}): its messages are settled unconfirmed"),
+                Err(settle) => format!(
+                    "the reply was cut short ({error}), and settling its messages failed ({settle}): the \
+                     next delivery settles them unconfirmed"
+                ),
+            };
+            cli_support::report_hook_problem(TOOL, &args.common, &problem);
+            return Ok(Vec::new());
+        }
     }
     if reply.exit_status != 0 {
         cli_support::end_hook_with(reply.exit_status);
@@ -445,7 +475,8 @@ fn hand_over(
                 TOOL,
                 &args.common,
                 &format!(
-                    "the messages were handed over but could not be confirmed (they will read unconfirmed): {error}"
+                    "the messages were handed over whole but could not be recorded delivered (the next \
+                     delivery settles them unconfirmed): {error}"
                 ),
             );
             Ok(Vec::new())
@@ -453,18 +484,55 @@ fn hand_over(
     }
 }
 
-/// Writes a delivery reply whole: its stdout, then its stderr, each
-/// flushed; an error on either means the harness may not have it.
-fn write_reply(reply: &harness::HookReply) -> std::io::Result<()> {
-    if let Some(stdout) = &reply.stdout {
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{stdout}")?;
-        out.flush()?;
-    }
-    if let Some(stderr) = &reply.stderr {
-        let mut err = std::io::stderr().lock();
-        writeln!(err, "{stderr}")?;
-        err.flush()?;
+/// Why a claimed message reads `unconfirmed` when its reply was cut short.
+const REPLY_CUT_SHORT: &str = "its delivery hook's reply was cut short after part of it was written, so \
+                               whether the harness read this message is not known";
+
+/// A reply not written whole: whether any of it was (then the harness
+/// may have read part of it), and why.
+struct ReplyNotWritten {
+    handed_any: bool,
+    error: std::io::Error,
+}
+
+/// Writes a delivery reply whole: its stdout, then its stderr, each with
+/// its closing newline in the same buffer, written straight to the
+/// descriptor so that what reached the harness is counted exactly.
+fn write_reply(reply: &harness::HookReply) -> Result<(), ReplyNotWritten> {
+    use std::os::fd::AsFd;
+    // Anything the standard library buffered goes first, so the reply's
+    // bytes are the last on the stream.
+    let _ = std::io::stdout().flush();
+    let mut handed_any = false;
+    let streams = [
+        (reply.stdout.as_deref(), std::io::stdout().as_fd().try_clone_to_owned()),
+        (reply.stderr.as_deref(), std::io::stderr().as_fd().try_clone_to_owned()),
+    ];
+    for (text, descriptor) in streams {
+        let Some(text) = text else { continue };
+        // A `File` writes with one `write` call each time: the count it
+        // returns is what the harness was handed.
+        let mut descriptor =
+            std::fs::File::from(descriptor.map_err(|error| ReplyNotWritten { handed_any, error })?);
+        let mut bytes = Vec::with_capacity(text.len() + 1);
+        bytes.extend_from_slice(text.as_bytes());
+        bytes.push(b'\n');
+        let mut written = 0;
+        while written < bytes.len() {
+            match descriptor.write(&bytes[written..]) {
+                Ok(0) => {
+                    let error =
+                        std::io::Error::new(std::io::ErrorKind::WriteZero, "the harness took no more");
+                    return Err(ReplyNotWritten { handed_any, error });
+                }
+                Ok(count) => {
+                    written += count;
+                    handed_any = true;
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(ReplyNotWritten { handed_any, error }),
+            }
+        }
     }
     Ok(())
 }

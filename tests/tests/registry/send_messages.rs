@@ -11,13 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use owner_liveness::Pid;
-use registry_core::messages::{Delivery, Message, take_for_delivery};
-use registry_core::{Parsed, Record, RosterDir, Timestamp, parse_record};
+use registry_core::messages::{ConsentNow, Message};
 use serde_json::Value;
 use tests::{
-    ArmedOwner, COMMAND_DEADLINE, Outcome, Owner, Sandbox, StdinFeed, poll_until, record_file_name_here,
-    run_to_completion, wait_with_deadline,
+    ArmedOwner, COMMAND_DEADLINE, Outcome, Owner, Sandbox, StdinFeed, deliver_at_prompt, poll_until,
+    record_file_name_here, run_to_completion, wait_with_deadline,
 };
 
 /// A sandbox with a project directory whose `.roster.toml` does not opt in
@@ -78,37 +76,6 @@ impl Scene {
         names.retain(|name| !name.starts_with('.'));
         names.sort();
         names
-    }
-
-    fn roster(&self) -> RosterDir {
-        RosterDir::open_existing(self.sandbox.root()).unwrap().expect("the roster directory exists")
-    }
-
-    fn record(&self, pid: u32) -> Record {
-        let bytes = std::fs::read(self.sandbox.record_path(pid)).unwrap();
-        match parse_record(&bytes, Pid::new(pid).unwrap()) {
-            Parsed::Record(record) => *record,
-            other => panic!("the record of {pid} does not parse: {other:?}"),
-        }
-    }
-
-    /// What the delivery hook of `pid`'s session would hand it now.
-    fn deliver(&self, roster: &RosterDir, pid: u32, record: &Record) -> Vec<Message> {
-        let name = record_file_name_here(pid);
-        let delivery = Delivery {
-            record_file_name: &name,
-            record,
-            conversation: None,
-            event: "claude-code:UserPromptSubmit",
-            now: Timestamp::now(),
-            lock_deadline: Instant::now() + Duration::from_secs(5),
-            claim_deadline: Instant::now() + Duration::from_secs(5),
-            limit: usize::MAX,
-        };
-        match take_for_delivery(roster, &delivery, || Ok(())).unwrap() {
-            registry_core::messages::Taken::HandOver(handover) => handover.confirm(roster).unwrap(),
-            registry_core::messages::Taken::Nothing => Vec::new(),
-        }
     }
 }
 
@@ -307,8 +274,6 @@ fn sixteen_racing_senders_each_get_every_message_delivered_once_and_in_order() {
     let scene = Scene::new();
     let owner = scene.armed_session();
     let pid = owner.pid().to_string();
-    let record = scene.record(owner.pid());
-    let roster = scene.roster();
     let sending_done = std::sync::atomic::AtomicUsize::new(0);
     let delivered: Vec<Message> = std::thread::scope(|scope| {
         for sender in 0..SENDERS {
@@ -344,7 +309,7 @@ fn sixteen_racing_senders_each_get_every_message_delivered_once_and_in_order() {
         let deadline = Instant::now() + Duration::from_secs(120);
         while delivered.len() < SENDERS * MESSAGES {
             assert!(Instant::now() < deadline, "only {} messages were delivered", delivered.len());
-            let taken = scene.deliver(&roster, owner.pid(), &record);
+            let taken = deliver_at_prompt(&scene.sandbox, owner.pid(), ConsentNow::Accepts);
             if taken.is_empty() {
                 // Nothing waits yet: a back-off, as a hook runs only now and then.
                 std::thread::sleep(Duration::from_millis(2));
@@ -354,7 +319,10 @@ fn sixteen_racing_senders_each_get_every_message_delivered_once_and_in_order() {
         delivered
     });
     assert_eq!(sending_done.load(std::sync::atomic::Ordering::SeqCst), SENDERS);
-    assert!(scene.deliver(&roster, owner.pid(), &record).is_empty(), "a message was delivered twice");
+    assert!(
+        deliver_at_prompt(&scene.sandbox, owner.pid(), ConsentNow::Accepts).is_empty(),
+        "a message was delivered twice"
+    );
     let mut seen = std::collections::HashSet::new();
     let mut next_of_sender = [0usize; SENDERS];
     let mut last_seq = 0;
@@ -379,8 +347,7 @@ fn a_waiting_sender_learns_of_the_delivery() {
         scene.sandbox.command_in_root("roster-send", &["--json", "--to", &pid, "--wait=60s", "wait for me"]);
     let mut child = waiting.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     assert!(poll_until(Duration::from_secs(10), || !scene.message_files(owner.pid()).is_empty()));
-    let record = scene.record(owner.pid());
-    let delivered = scene.deliver(&scene.roster(), owner.pid(), &record);
+    let delivered = deliver_at_prompt(&scene.sandbox, owner.pid(), ConsentNow::Accepts);
     assert_eq!(delivered.len(), 1);
     let status = wait_with_deadline(&mut child, Duration::from_secs(20)).expect("the sender waited on");
     let output = child.wait_with_output().unwrap();

@@ -16,11 +16,11 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
-use registry_core::messages::{Delivery, Message, take_for_delivery};
-use registry_core::{Parsed, RosterDir, Timestamp, parse_record};
+use registry_core::messages::ConsentNow;
 use serde_json::Value;
 use tests::{
-    ArmedOwner, Owner, Sandbox, poll_until, require_tool, wait_with_deadline, write_file_atomically,
+    ArmedOwner, Owner, Sandbox, deliver_at_prompt, poll_until, require_tool, wait_with_deadline,
+    write_file_atomically,
 };
 
 /// How long a test waits for one event before calling it missing.
@@ -917,34 +917,6 @@ fn a_watch_follows_the_sessions_copilot_marks() {
     watcher.expect_quiet(Duration::from_millis(300));
 }
 
-/// What the delivery hook of the session `pid` does at a prompt: takes
-/// the messages waiting for it, delivered, or refused with `refusal` when
-/// the session no longer accepts messages.
-fn deliver(sandbox: &Sandbox, pid: u32, refusal: Option<&str>) -> Vec<Message> {
-    let roster = RosterDir::open_existing(sandbox.root()).unwrap().expect("the registry exists");
-    let bytes = std::fs::read(sandbox.record_path(pid)).unwrap();
-    let Parsed::Record(record) = parse_record(&bytes, owner_liveness::Pid::new(pid).unwrap()) else {
-        panic!("the record of {pid} does not parse");
-    };
-    let name = tests::record_file_name_here(pid);
-    let delivery = Delivery {
-        record_file_name: &name,
-        record: &record,
-        conversation: None,
-        event: "claude-code:UserPromptSubmit",
-        now: Timestamp::now(),
-        lock_deadline: Instant::now() + Duration::from_secs(5),
-        claim_deadline: Instant::now() + Duration::from_secs(5),
-        limit: usize::MAX,
-    };
-    match take_for_delivery(&roster, &delivery, || refusal.map_or(Ok(()), |reason| Err(reason.to_owned())))
-        .unwrap()
-    {
-        registry_core::messages::Taken::HandOver(handover) => handover.confirm(&roster).unwrap(),
-        registry_core::messages::Taken::Nothing => Vec::new(),
-    }
-}
-
 /// The next event must be `kind` for a message to `pid` with `pending`
 /// messages waiting; returns its `message`, checked to carry no text.
 #[track_caller]
@@ -991,7 +963,7 @@ fn a_watch_reports_each_message_queued_then_settled_once() {
     assert_eq!(message["outcome"], Value::Null, "{message}");
     assert_eq!(message["bytes"], text.len(), "{message}");
     assert_eq!(message["expires_at"], queued["expires_at"], "{message}");
-    assert_eq!(deliver(&sandbox, pid, None).len(), 1);
+    assert_eq!(deliver_at_prompt(&sandbox, pid, ConsentNow::Accepts).len(), 1);
     let message = expect_message(&watcher, "message-delivered", pid, 0);
     assert_eq!(message["id"], queued["id"], "{message}");
     assert_eq!(message["outcome"]["kind"], "delivered", "{message}");
@@ -1016,7 +988,9 @@ fn a_watch_reports_each_message_queued_then_settled_once() {
     expect_message(&watcher, "message-queued", pid, 1);
     run(&sandbox, "roster-consent", &["disarm", "--pid", &to]);
     watcher.expect("consent-changed", Some(pid));
-    assert!(deliver(&sandbox, pid, Some("the session was disarmed")).is_empty());
+    assert!(
+        deliver_at_prompt(&sandbox, pid, ConsentNow::Refuses("the session was disarmed".into())).is_empty()
+    );
     let message = expect_message(&watcher, "message-refused", pid, 0);
     assert_eq!(message["id"], queued["id"], "{message}");
     assert_eq!(message["outcome"]["reason"], "the session was disarmed", "{message}");

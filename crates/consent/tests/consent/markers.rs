@@ -319,6 +319,7 @@ fn the_gate_as_a_table() {
         finding: MarkerFinding::Problem(MarkerProblem {
             kind: ProblemKind::Untrusted,
             detail: "is a symlink".into(),
+            read_failed: false,
         }),
         ..MarkerEntry::absent(Path::new("/roster"), RecordName::legacy(pid))
     };

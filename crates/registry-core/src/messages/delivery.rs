@@ -18,7 +18,9 @@ use std::time::Instant;
 
 use crate::error::Result;
 use crate::messages::format::{Message, OutcomeKind};
-use crate::messages::frame::{framed, joined_length, model_length, text_for_model};
+use harness::DeliveryLimit;
+
+use crate::messages::frame::{framed, joined_length, text_for_model};
 use crate::messages::queue::Queue;
 use crate::record::session_record::Record;
 use crate::record::timestamp::Timestamp;
@@ -45,9 +47,9 @@ pub struct Delivery<'a> {
     /// the confirmation still fit the hook's budget: a claim that ends
     /// later is put back, and its messages wait for the next event.
     pub claim_deadline: Instant,
-    /// The longest text the harness keeps whole at this event
-    /// (`harness::delivery_limit`, UTF-16 code units).
-    pub limit: usize,
+    /// The longest text the harness keeps whole at this event, in the
+    /// measure it counts in (`harness::delivery_limit`).
+    pub limit: DeliveryLimit,
 }
 
 /// What a delivery found to do.
@@ -96,6 +98,17 @@ impl HandOver {
         Ok(confirmed)
     }
 
+    /// Settles them `unconfirmed` with `reason`: part of the reply reached
+    /// the harness, so whether it read them is not known; they are never
+    /// handed over again.
+    pub fn leave_unconfirmed(self, roster: &RosterDir, reason: &str) -> Result<()> {
+        for message in &self.messages {
+            let settled = message.settled(OutcomeKind::Unconfirmed, self.now, reason);
+            self.queue.settle_claimed(roster, &settled, Durability::Unsynced)?;
+        }
+        Ok(())
+    }
+
     /// Puts them back to pending: the reply could not be written, and the
     /// harness has none of them.
     pub fn put_back(self, roster: &RosterDir) -> Result<()> {
@@ -106,14 +119,27 @@ impl HandOver {
     }
 }
 
+/// What the session's consent says at delivery, asked only when a
+/// message is there to deliver.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConsentNow {
+    Accepts,
+    /// The session does not accept messages: they are settled refused.
+    Refuses(String),
+    /// Its consent could not be decided (a file could not be read): the
+    /// messages are neither handed over nor refused, and wait.
+    Undecided,
+}
+
 /// Takes the messages waiting for `delivery`'s session, in the order they
 /// were queued, as many as fit whole in one reply; asks `consent` only
-/// when there is one to deliver, and when it answers `Err(reason)` settles
-/// them all refused with that reason and takes none.
+/// when there is one to deliver: refused, it settles them all refused
+/// with its reason; undecided, it leaves them waiting. Either way it
+/// takes none.
 pub fn take_for_delivery(
     roster: &RosterDir,
     delivery: &Delivery<'_>,
-    consent: impl FnOnce() -> std::result::Result<(), String>,
+    consent: impl FnOnce() -> ConsentNow,
 ) -> Result<Taken> {
     let Some(queue) = Queue::open_existing(roster, delivery.record_file_name)? else {
         return Ok(Taken::Nothing);
@@ -133,29 +159,34 @@ pub fn take_for_delivery(
     if still.messages.is_empty() {
         return Ok(Taken::Nothing);
     }
-    if let Err(reason) = consent() {
-        for message in &still.messages {
-            queue.settle(roster, &message.settled(OutcomeKind::Refused, delivery.now, &reason))?;
+    match consent() {
+        ConsentNow::Accepts => {}
+        ConsentNow::Undecided => return Ok(Taken::Nothing),
+        ConsentNow::Refuses(reason) => {
+            for message in &still.messages {
+                queue.settle(roster, &message.settled(OutcomeKind::Refused, delivery.now, &reason))?;
+            }
+            return Ok(Taken::Nothing);
         }
-        return Ok(Taken::Nothing);
     }
     let mut chosen = Vec::new();
     let mut lengths = Vec::new();
     for message in still.messages {
-        let length = model_length(&framed(&message));
+        let length = delivery.limit.length(&framed(&message));
         // One that could never be handed over whole here (queued before
         // the harness's limit was known, or longer than it): refused,
         // rather than cut where a forged closing line could take over.
-        if length > delivery.limit {
+        if length > delivery.limit.max {
+            let unit = delivery.limit.measure.unit();
             let reason = format!(
-                "its framed text is {length} characters, more than the {} its harness keeps whole at {}",
-                delivery.limit, delivery.event
+                "its framed text is {length} {unit}, more than the {} its harness keeps whole at {}",
+                delivery.limit.max, delivery.event
             );
             queue.settle(roster, &message.settled(OutcomeKind::Refused, delivery.now, &reason))?;
             continue;
         }
         lengths.push(length);
-        if joined_length(lengths.iter().copied()) > delivery.limit {
+        if joined_length(lengths.iter().copied(), delivery.limit.measure) > delivery.limit.max {
             break;
         }
         chosen.push(message);

@@ -4,11 +4,13 @@
 //! text can forge (the id is drawn after the text is written). The sender
 //! line's fields pass through one escaping that leaves nothing that can
 //! start a line or pass for a bracket or a separator. Lengths are counted
-//! as the harnesses count them, in UTF-16 code units.
+//! as each harness counts them (`harness::TextMeasure`).
 
 use std::fmt::Write as _;
 
 use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+
+use harness::TextMeasure;
 
 use crate::messages::format::{Message, Sender};
 use crate::record::timestamp::Timestamp;
@@ -80,11 +82,11 @@ fn frame(id: &str, from: &Sender, queued_at: &str, text: &str) -> String {
     )
 }
 
-/// The `model_length` `text` from `from`, queued at `queued_at`, will have
-/// framed (an id is always 32 digits): what a send holds to the target
-/// harness's limit before it queues.
-pub fn framed_length(from: &Sender, queued_at: &Timestamp, text: &str) -> usize {
-    model_length(&frame(&"0".repeat(32), from, &queued_at.to_string(), text))
+/// The length, in `measure`, that `text` from `from`, queued at
+/// `queued_at`, will have framed (an id is always 32 digits): what a send
+/// holds to the target harness's limits before it queues.
+pub fn framed_length(from: &Sender, queued_at: &Timestamp, text: &str, measure: TextMeasure) -> usize {
+    measure.length(&frame(&"0".repeat(32), from, &queued_at.to_string(), text))
 }
 
 /// The messages as one delivery hands them over: each framed, separated
@@ -93,19 +95,14 @@ pub fn text_for_model(messages: &[Message]) -> String {
     messages.iter().map(framed).collect::<Vec<_>>().join(SEPARATOR)
 }
 
-/// The length of `text` as the harnesses measure a hook's text (a
-/// JavaScript string's length): UTF-16 code units, which are never fewer
-/// than its characters.
-pub fn model_length(text: &str) -> usize {
-    text.encode_utf16().count()
-}
-
-/// How long a delivery of `framed_lengths` (each framed message's
-/// `model_length`, in order) is when joined.
-pub fn joined_length(framed_lengths: impl IntoIterator<Item = usize>) -> usize {
+/// How long a delivery of `framed_lengths` (each framed message's length
+/// in `measure`, in order) is when joined: every measure adds up over a
+/// concatenation.
+pub fn joined_length(framed_lengths: impl IntoIterator<Item = usize>, measure: TextMeasure) -> usize {
+    let separator = measure.length(SEPARATOR);
     let mut total = 0;
     for (index, length) in framed_lengths.into_iter().enumerate() {
-        total += length + if index == 0 { 0 } else { SEPARATOR.len() };
+        total += length + if index == 0 { 0 } else { separator };
     }
     total
 }
@@ -176,14 +173,22 @@ mod tests {
     }
 
     #[test]
-    fn lengths_count_utf16_units_and_separators() {
-        assert_eq!(model_length("a\u{e9}\u{1f600}"), 4);
-        let one = framed(&message(Sender::of_process(7), "x"));
-        let two = text_for_model(&[message(Sender::of_process(7), "x"), message(Sender::of_process(7), "x")]);
-        assert_eq!(model_length(&two), joined_length([model_length(&one), model_length(&one)]));
-        assert_eq!(joined_length([]), 0);
-        let sample = message(Sender::of_process(7), "x\u{1f600}");
+    fn lengths_count_frames_and_separators_in_every_measure() {
+        let one = framed(&message(Sender::of_process(7), "x\u{e9}"));
+        let two = text_for_model(&[
+            message(Sender::of_process(7), "x\u{e9}"),
+            message(Sender::of_process(7), "x\u{e9}"),
+        ]);
+        let sample = message(Sender::of_process(7), "x\u{1f600}\n\"");
         let queued_at = Timestamp::parse(&sample.queued_at).unwrap();
-        assert_eq!(framed_length(&sample.from, &queued_at, &sample.text), model_length(&framed(&sample)));
+        for measure in [TextMeasure::Utf16Units, TextMeasure::Utf8Bytes, TextMeasure::JsonBytes] {
+            let length = |text: &str| measure.length(text);
+            assert_eq!(length(&two), joined_length([length(&one), length(&one)], measure), "{measure:?}");
+            assert_eq!(joined_length([], measure), 0);
+            assert_eq!(
+                framed_length(&sample.from, &queued_at, &sample.text, measure),
+                length(&framed(&sample))
+            );
+        }
     }
 }

@@ -31,13 +31,13 @@ mod status;
 mod view;
 
 pub use archive::{KEPT_FOR as OUTCOMES_KEPT_FOR, OUTCOMES_NAME};
-pub use delivery::{Delivery, HandOver, Taken, pending_count, take_for_delivery};
+pub use delivery::{ConsentNow, Delivery, HandOver, Taken, pending_count, take_for_delivery};
 pub use format::{
     AddressedBy, CONVERSATION_ENDED, DEFAULT_TIME_TO_LIVE, HANDOVER_UNCONFIRMED, MAX_PENDING, MAX_SETTLED,
     MAX_TEXT_BYTES, MESSAGE_FORMAT, Message, MessageFileName, MessageId, MessageText, Outcome, OutcomeKind,
     Recipient, SESSION_ENDED, Sender, TIME_TO_LIVE_RAN_OUT, TextProblem, message_file_name,
 };
-pub use frame::{escape_sender_field, framed, framed_length, joined_length, model_length, text_for_model};
+pub use frame::{escape_sender_field, framed, framed_length, joined_length, text_for_model};
 pub(crate) use queue::queue_name;
 pub use queue::{queue_directory, queue_names};
 pub use send::queue_message;

@@ -23,8 +23,8 @@ use crate::messages::format::{Message, MessageFileName, claimed_file_name, messa
 use crate::store::directory::{RosterDir, SubDir, mkdir_0700, open_verified_directory};
 use crate::store::directory_entries::EntryKind;
 use crate::store::files::{
-    Durability, TEMP_PREFIX, list_entries, read_stamped_entry_of_kind, remove_entry, write_atomically,
-    write_atomically_as,
+    Durability, ReadProblem, TEMP_PREFIX, list_entries, read_stamped_entry_of_kind, remove_entry,
+    write_atomically, write_atomically_as,
 };
 use crate::store::lock::{flock_within, lock_holder, take_lock_if_free};
 
@@ -244,12 +244,26 @@ impl Queue {
     /// by others, within the size cap, that parses, and whose name agrees
     /// with its content. Anything else is never delivered.
     pub(crate) fn read(&self, entry: &QueueEntry) -> Option<Message> {
-        let (contents, _) = read_stamped_entry_of_kind(self.subdir(), &entry.name, entry.kind).ok()?;
-        let message = Message::parse(&contents.bytes)?;
+        self.read_or_failure(entry).ok().flatten()
+    }
+
+    /// The message `entry` names, telling a file roster does not trust
+    /// (`Ok(None)`: another user's, a link, not a message, gone) from a
+    /// read that failed (`Err`, what the system said: an I/O error, no
+    /// memory): a message that could not be read may be a good one, read
+    /// on a later event, so a delivery stops at it rather than hand over
+    /// the ones queued after it first.
+    pub(crate) fn read_or_failure(&self, entry: &QueueEntry) -> std::result::Result<Option<Message>, String> {
+        let contents = match read_stamped_entry_of_kind(self.subdir(), &entry.name, entry.kind) {
+            Ok((contents, _)) => contents,
+            Err(ReadProblem::Failed(why)) => return Err(why),
+            Err(ReadProblem::Missing | ReadProblem::Untrusted { .. }) => return Ok(None),
+        };
+        let Some(message) = Message::parse(&contents.bytes) else { return Ok(None) };
         let agrees = message.seq == entry.parts.seq
             && message.message_id() == entry.parts.id
             && message.outcome.is_some() == entry.parts.settled;
-        agrees.then_some(message)
+        Ok(agrees.then_some(message))
     }
 
     /// Writes `message` to its file, atomically and durably.
@@ -348,6 +362,10 @@ pub(crate) struct StillPending {
     /// a link, not a message): never delivered, still counted against
     /// the queue's bound.
     pub(crate) unreadable: usize,
+    /// The first pending message whose read failed (what the system
+    /// said): `messages` holds only the ones queued before it, so that a
+    /// delivery never hands over a later message first.
+    pub(crate) read_failed: Option<String>,
 }
 
 impl Queue {
@@ -397,9 +415,16 @@ impl Queue {
         self.settle_stale_claims(roster, listing, now)?;
         let mut still = StillPending::default();
         for entry in listing.pending() {
-            let Some(message) = self.read(entry) else {
-                still.unreadable += 1;
-                continue;
+            let message = match self.read_or_failure(entry) {
+                Ok(Some(message)) => message,
+                Ok(None) => {
+                    still.unreadable += 1;
+                    continue;
+                }
+                Err(why) => {
+                    still.read_failed = Some(format!("{}: {why}", entry.name));
+                    break;
+                }
             };
             let sent_to = message.to.conversation();
             let reason = if (message.to.pid, message.to.start_ticks) != owner {

@@ -9,14 +9,18 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use harness::{DeliveryLimit, TextMeasure};
 use owner_liveness::Pid;
 use registry_core::messages::{
-    AddressedBy, CONVERSATION_ENDED, Delivery, HANDOVER_UNCONFIRMED, HandOver, MAX_PENDING, MAX_SETTLED,
-    MessageId, MessageText, OutcomeKind, Recipient, SESSION_ENDED, Sender, TIME_TO_LIVE_RAN_OUT, Taken,
-    framed, joined_length, message_status, model_length, pending_count, queue_directory, queue_message,
+    AddressedBy, CONVERSATION_ENDED, ConsentNow, Delivery, HANDOVER_UNCONFIRMED, HandOver, MAX_PENDING,
+    MAX_SETTLED, MessageId, MessageText, OutcomeKind, Recipient, SESSION_ENDED, Sender, TIME_TO_LIVE_RAN_OUT,
+    Taken, framed, joined_length, message_status, pending_count, queue_directory, queue_message,
     take_for_delivery,
 };
 use registry_core::{Error, Parsed, Record, RosterDir, Timestamp, parse_record};
+
+/// A harness that keeps everything whole.
+const UNLIMITED: DeliveryLimit = DeliveryLimit { measure: TextMeasure::Utf16Units, max: usize::MAX };
 
 const RECORD_FILE: &str = "6505.json";
 
@@ -60,16 +64,12 @@ impl Scene {
         )
     }
 
-    fn take(&self, consent: std::result::Result<(), String>) -> Vec<registry_core::messages::Message> {
+    fn take(&self, consent: ConsentNow) -> Vec<registry_core::messages::Message> {
         self.take_for(&self.record, consent)
     }
 
-    fn take_for(
-        &self,
-        record: &Record,
-        consent: std::result::Result<(), String>,
-    ) -> Vec<registry_core::messages::Message> {
-        match self.claim(record, None, usize::MAX, consent) {
+    fn take_for(&self, record: &Record, consent: ConsentNow) -> Vec<registry_core::messages::Message> {
+        match self.claim(record, None, UNLIMITED, consent) {
             Some(handover) => handover.confirm(&self.roster).unwrap(),
             None => Vec::new(),
         }
@@ -81,8 +81,8 @@ impl Scene {
         &self,
         record: &Record,
         conversation: Option<&str>,
-        limit: usize,
-        consent: std::result::Result<(), String>,
+        limit: DeliveryLimit,
+        consent: ConsentNow,
     ) -> Option<HandOver> {
         let delivery = Delivery {
             record_file_name: RECORD_FILE,
@@ -135,12 +135,12 @@ fn messages_are_delivered_in_the_order_queued_and_only_once() {
         assert_eq!(mode(&scene.queue_path().join(&name)), 0o600, "{name}");
     }
     assert_eq!(pending_count(&scene.roster, RECORD_FILE), 3);
-    let delivered = scene.take(Ok(()));
+    let delivered = scene.take(ConsentNow::Accepts);
     let texts: Vec<&str> = delivered.iter().map(|message| message.text.as_str()).collect();
     assert_eq!(texts, ["first", "second", "third"]);
     assert!(delivered.iter().all(|message| message.state_word() == "delivered"));
     assert_eq!(pending_count(&scene.roster, RECORD_FILE), 0);
-    assert!(scene.take(Ok(())).is_empty(), "delivered twice");
+    assert!(scene.take(ConsentNow::Accepts).is_empty(), "delivered twice");
     let outcome = scene.outcome_of(&queued[1].id).unwrap();
     assert_eq!(outcome, (OutcomeKind::Delivered, Some("claude-code:UserPromptSubmit".into()), None));
     assert!(scene.names().iter().all(|name| name.ends_with(".done.json")), "{:?}", scene.names());
@@ -159,11 +159,11 @@ fn a_session_that_does_not_accept_messages_gets_none_and_each_says_why() {
             now: Timestamp::now(),
             lock_deadline: Instant::now() + Duration::from_secs(5),
             claim_deadline: Instant::now() + Duration::from_secs(5),
-            limit: usize::MAX,
+            limit: UNLIMITED,
         };
         take_for_delivery(&scene.roster, &delivery, || {
             asked.set(asked.get() + 1);
-            Err("disarmed by the session".to_owned())
+            ConsentNow::Refuses("disarmed by the session".to_owned())
         })
         .unwrap()
     };
@@ -176,7 +176,21 @@ fn a_session_that_does_not_accept_messages_gets_none_and_each_says_why() {
         scene.outcome_of(&message.id),
         Some((OutcomeKind::Refused, None, Some("disarmed by the session".into())))
     );
-    assert!(scene.take(Ok(())).is_empty(), "a refused message was delivered later");
+    assert!(scene.take(ConsentNow::Accepts).is_empty(), "a refused message was delivered later");
+}
+
+/// A consent that could not be decided (a marker whose read failed)
+/// neither hands a message over nor refuses it: it waits, and goes out
+/// once consent is decided again.
+#[test]
+fn an_undecided_consent_leaves_the_message_waiting() {
+    let scene = Scene::new();
+    let message = scene.queue("hello", Duration::from_secs(60)).unwrap();
+    assert!(scene.take(ConsentNow::Undecided).is_empty());
+    assert_eq!(scene.outcome_of(&message.id), None, "an undecided consent settled the message");
+    let delivered = scene.take(ConsentNow::Accepts);
+    assert_eq!(delivered.len(), 1);
+    assert_eq!(delivered[0].id, message.id);
 }
 
 #[test]
@@ -186,7 +200,7 @@ fn overdue_messages_and_those_for_an_earlier_owner_expire_undelivered() {
     let earlier_owner = scene.queue("for the owner before", Duration::from_secs(60)).unwrap();
     let mut later_owner = scene.record.clone();
     later_owner.owner.start_ticks.0 += 1;
-    assert!(scene.take_for(&later_owner, Ok(())).is_empty());
+    assert!(scene.take_for(&later_owner, ConsentNow::Accepts).is_empty());
     assert_eq!(
         scene.outcome_of(&overdue.id),
         Some((OutcomeKind::Expired, None, Some(TIME_TO_LIVE_RAN_OUT.into())))
@@ -220,7 +234,7 @@ fn a_full_queue_refuses_the_next_message_and_drops_none() {
     assert!(matches!(refused, Error::QueueFull { limit: MAX_PENDING, .. }), "{refused}");
     assert!(refused.to_string().contains("is full"), "{refused}");
     assert_eq!(pending_count(&scene.roster, RECORD_FILE), MAX_PENDING);
-    assert_eq!(scene.take(Ok(())).len(), MAX_PENDING);
+    assert_eq!(scene.take(ConsentNow::Accepts).len(), MAX_PENDING);
     scene.queue("room again", Duration::from_secs(60)).unwrap();
 }
 
@@ -232,7 +246,7 @@ fn only_the_newest_settled_messages_are_kept() {
         for _ in 0..MAX_PENDING {
             first_ids.push(scene.queue("batch", Duration::from_secs(60)).unwrap().id);
         }
-        scene.take(Ok(()));
+        scene.take(ConsentNow::Accepts);
     }
     let last = scene.queue("the newest", Duration::from_secs(60)).unwrap();
     let settled = scene.names().iter().filter(|name| name.ends_with(".done.json")).count();
@@ -247,7 +261,7 @@ fn a_message_file_roster_does_not_trust_is_never_delivered() {
     let message = scene.queue("tampered", Duration::from_secs(60)).unwrap();
     let path = scene.queue_path().join(message.file_name());
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o622)).unwrap();
-    assert!(scene.take(Ok(())).is_empty());
+    assert!(scene.take(ConsentNow::Accepts).is_empty());
     assert_eq!(
         pending_count(&scene.roster, RECORD_FILE),
         1,
@@ -258,7 +272,7 @@ fn a_message_file_roster_does_not_trust_is_never_delivered() {
 #[test]
 fn a_session_without_a_queue_costs_no_queue() {
     let scene = Scene::new();
-    assert!(scene.take(Ok(())).is_empty());
+    assert!(scene.take(ConsentNow::Accepts).is_empty());
     assert_eq!(pending_count(&scene.roster, RECORD_FILE), 0);
     assert!(!scene.queue_path().exists(), "looking for messages created a queue");
 }
@@ -267,7 +281,7 @@ fn a_session_without_a_queue_costs_no_queue() {
 fn a_claim_put_back_is_pending_again_and_one_never_confirmed_reads_unconfirmed() {
     let scene = Scene::new();
     let message = scene.queue("hand me over", Duration::from_secs(60)).unwrap();
-    let handover = scene.claim(&scene.record, None, usize::MAX, Ok(())).expect("claimed");
+    let handover = scene.claim(&scene.record, None, UNLIMITED, ConsentNow::Accepts).expect("claimed");
     assert_eq!(pending_count(&scene.roster, RECORD_FILE), 0, "a claimed message is not pending");
     assert!(scene.names().iter().any(|name| name.ends_with(".claimed.json")), "{:?}", scene.names());
     handover.put_back(&scene.roster).unwrap();
@@ -276,13 +290,13 @@ fn a_claim_put_back_is_pending_again_and_one_never_confirmed_reads_unconfirmed()
 
     // A hook that claims and stops before it confirms (its lock goes with
     // it): the next look under the lock settles the claim unconfirmed.
-    let handover = scene.claim(&scene.record, None, usize::MAX, Ok(())).expect("claimed again");
+    let handover = scene.claim(&scene.record, None, UNLIMITED, ConsentNow::Accepts).expect("claimed again");
     drop(handover);
     assert_eq!(
         scene.outcome_of(&message.id),
         Some((OutcomeKind::Unconfirmed, None, Some(HANDOVER_UNCONFIRMED.into())))
     );
-    assert!(scene.take(Ok(())).is_empty(), "an unconfirmed message was handed over again");
+    assert!(scene.take(ConsentNow::Accepts).is_empty(), "an unconfirmed message was handed over again");
 }
 
 #[test]
@@ -302,7 +316,9 @@ fn a_message_sent_to_a_session_id_goes_only_to_that_conversation() {
     )
     .unwrap();
     let by_pid = scene.queue("for whatever runs", Duration::from_secs(60)).unwrap();
-    let handover = scene.claim(&scene.record, Some("conversation-b"), usize::MAX, Ok(())).expect("one for b");
+    let handover = scene
+        .claim(&scene.record, Some("conversation-b"), UNLIMITED, ConsentNow::Accepts)
+        .expect("one for b");
     let taken: Vec<&str> = handover.messages().iter().map(|message| message.id.as_str()).collect();
     assert_eq!(taken, [by_pid.id.as_str()]);
     handover.confirm(&scene.roster).unwrap();
@@ -314,24 +330,31 @@ fn a_message_sent_to_a_session_id_goes_only_to_that_conversation() {
 
 #[test]
 fn one_reply_holds_only_what_the_harness_keeps_whole_frames_counted() {
-    let scene = Scene::new();
-    let queued: Vec<_> = (0..5)
-        .map(|index| {
-            scene.queue(&format!("message {index} {}", "x".repeat(300)), Duration::from_secs(60)).unwrap()
-        })
-        .collect();
-    let one = model_length(&framed(&queued[0]));
-    // Room for two framed messages and their separator, not three.
-    let limit = joined_length([one, one]) + 1;
-    let handover = scene.claim(&scene.record, None, limit, Ok(())).expect("claimed");
-    assert_eq!(handover.messages().len(), 2);
-    assert!(model_length(&handover.text()) <= limit);
-    handover.confirm(&scene.roster).unwrap();
-    assert_eq!(pending_count(&scene.roster, RECORD_FILE), 3);
-    // A message longer than the limit on its own is refused, never cut.
-    let handover = scene.claim(&scene.record, None, one - 1, Ok(()));
-    assert!(handover.is_none());
-    let refused = scene.outcome_of(&queued[2].id).unwrap();
-    assert_eq!(refused.0, OutcomeKind::Refused);
-    assert!(refused.2.unwrap().contains("keeps whole"));
+    for measure in [TextMeasure::Utf16Units, TextMeasure::Utf8Bytes, TextMeasure::JsonBytes] {
+        let scene = Scene::new();
+        // Characters each measure counts differently: a reply cut by the
+        // wrong count would pass one measure and not another.
+        let queued: Vec<_> = (0..5)
+            .map(|index| {
+                let text = format!("message {index} {}", "\u{e9}\u{1f600}\n\"".repeat(100));
+                scene.queue(&text, Duration::from_secs(60)).unwrap()
+            })
+            .collect();
+        let one = measure.length(&framed(&queued[0]));
+        // Room for two framed messages and their separator, not three.
+        let limit = DeliveryLimit { measure, max: joined_length([one, one], measure) + 1 };
+        let handover = scene.claim(&scene.record, None, limit, ConsentNow::Accepts).expect("claimed");
+        assert_eq!(handover.messages().len(), 2, "{measure:?}");
+        assert!(measure.length(&handover.text()) <= limit.max, "{measure:?}");
+        handover.confirm(&scene.roster).unwrap();
+        assert_eq!(pending_count(&scene.roster, RECORD_FILE), 3);
+        // A message longer than the limit on its own is refused, never cut.
+        let handover =
+            scene.claim(&scene.record, None, DeliveryLimit { measure, max: one - 1 }, ConsentNow::Accepts);
+        assert!(handover.is_none());
+        let refused = scene.outcome_of(&queued[2].id).unwrap();
+        assert_eq!(refused.0, OutcomeKind::Refused);
+        let reason = refused.2.unwrap();
+        assert!(reason.contains("keeps whole") && reason.contains(measure.unit()), "{reason}");
+    }
 }
