@@ -33,6 +33,6 @@ pub fn deliver_at_prompt(sandbox: &Sandbox, pid: u32, consent: ConsentNow) -> Ve
     };
     match take_for_delivery(&roster, &delivery, || consent).unwrap() {
         Taken::HandOver(handover) => handover.confirm(&roster).unwrap(),
-        Taken::Nothing => Vec::new(),
+        Taken::Nothing | Taken::Waiting(_) => Vec::new(),
     }
 }

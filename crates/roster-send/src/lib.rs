@@ -23,7 +23,7 @@ use owner_liveness::{Liveness, Pid, ResolveError, kernel_pid_max};
 use registry_core::messages::{
     AddressedBy, DEFAULT_TIME_TO_LIVE, MAX_PENDING, MAX_TEXT_BYTES, Message, MessageId, MessageText,
     OutcomeKind, Recipient, SESSION_ENDED, Sender, framed_length, message_status, queue_directory,
-    queue_message,
+    queue_message, withdraw_pending,
 };
 use registry_core::state::StateTarget;
 use registry_core::{
@@ -270,7 +270,8 @@ fn send(args: &SendArgs) -> anyhow::Result<()> {
             },
         )?;
     let Some(wait) = wait else {
-        return print_queued(args, &queued, &record, time_to_live);
+        return print_queued(args, &queued, &record, time_to_live)
+            .or_else(|error| withdraw_unannounced(&roster, &queued, error));
     };
     let until = Instant::now() + wait.unwrap_or(time_to_live);
     let queue_path = queue_directory(&roster, &row.file_name);
@@ -281,7 +282,8 @@ fn send(args: &SendArgs) -> anyhow::Result<()> {
         owner: record.owner.pid,
     };
     if args.common.output_format() == OutputFormat::Text {
-        print_queued(args, &queued, &record, time_to_live)?;
+        print_queued(args, &queued, &record, time_to_live)
+            .or_else(|error| withdraw_unannounced(&roster, &queued, error))?;
     }
     match wait_for_outcome(&roster, &awaited, until)? {
         WaitOutcome::Settled(message) => conclude(args, &message),
@@ -513,6 +515,24 @@ fn print_refusal(args: &SendArgs, recipient: &Recipient, reason: &str) -> anyhow
         writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(&value)?)?;
     }
     Ok(())
+}
+
+/// A message queued whose sender could not be told so (its answer could
+/// not be written): taken back while it is still pending, so that a send
+/// that fails has queued nothing; said so when a delivery took it first.
+fn withdraw_unannounced(roster: &RosterDir, queued: &Message, error: anyhow::Error) -> anyhow::Result<()> {
+    match withdraw_pending(roster, queued) {
+        Ok(true) => Err(error.context(format!("message {} was taken back, nothing is queued", queued.id))),
+        Ok(false) => Err(error.context(format!(
+            "message {} could not be taken back (a delivery took it first); roster-send --status {} tells its \
+             outcome",
+            queued.id, queued.id
+        ))),
+        Err(withdraw) => Err(error.context(format!(
+            "message {} could not be taken back ({withdraw}); roster-send --status {} tells its outcome",
+            queued.id, queued.id
+        ))),
+    }
 }
 
 fn print_queued(

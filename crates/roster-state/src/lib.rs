@@ -22,7 +22,7 @@ use harness::{ActivityEvent, Harness, PAYLOAD_READ_DEADLINE, StatePayload, activ
 use owner_liveness::ResolveError;
 use registry_core::RunningSystem;
 use registry_core::messages::{
-    ConsentNow, Delivery, HandOver, Message, Taken, pending_count, take_for_delivery,
+    ConsentNow, Delivery, HandOver, Message, Taken, anything_waits, take_for_delivery,
 };
 use registry_core::state::{StateChange, StateEvent, StateTarget, record_state_event};
 
@@ -355,17 +355,30 @@ fn take_messages(
     at: registry_core::Timestamp,
     work_deadline: Option<Instant>,
 ) -> anyhow::Result<Option<(&'static harness::DeliveryEvent, HandOver)>> {
-    if pending_count(roster, &target.file_name) == 0 {
-        return Ok(None);
+    match anything_waits(roster, &target.file_name) {
+        Ok(true) => {}
+        Ok(false) => return Ok(None),
+        Err(error) => {
+            return Err(anyhow::anyhow!("messages for pid {} left waiting: {error}", target.session_pid));
+        }
     }
     let facts = RunningSystem::read();
     let Some(row) = registry_core::read_session_row(roster, &target.file_name, &facts) else {
         return Ok(None);
     };
     let Some(record) = row.record.as_ref() else { return Ok(None) };
-    // A session that is not alive takes nothing: its messages expire with it.
-    if row.liveness() != owner_liveness::Liveness::Alive {
-        return Ok(None);
+    // A session that is not alive takes nothing: its messages expire with
+    // it. One that could not be judged keeps them waiting, and says so.
+    match row.liveness() {
+        owner_liveness::Liveness::Alive => {}
+        owner_liveness::Liveness::Dead => return Ok(None),
+        owner_liveness::Liveness::Unknown => {
+            let why = format!(": {}", row.verdict.reason);
+            return Err(anyhow::anyhow!(
+                "messages for pid {} left waiting: whether its session is alive could not be told{why}",
+                target.session_pid
+            ));
+        }
     }
     if record.owner.pid.get() != target.session_pid || record.owner.start_ticks.0 != target.start_ticks {
         return Ok(None);
@@ -415,7 +428,16 @@ fn take_messages(
         }
     };
     match take_for_delivery(roster, &delivery, consent) {
-        Ok(Taken::HandOver(handover)) => Ok(Some((point, handover))),
+        Ok(Taken::HandOver(handover)) => {
+            if let Some(why) = handover.left_waiting() {
+                cli_support::report_hook_problem(TOOL, &args.common, why);
+            }
+            Ok(Some((point, handover)))
+        }
+        Ok(Taken::Waiting(why)) => {
+            cli_support::report_hook_problem(TOOL, &args.common, &why);
+            Ok(None)
+        }
         Ok(Taken::Nothing) => Ok(None),
         Err(registry_core::Error::QueueLocked { .. }) => Ok(None),
         Err(error) => Err(error.into()),

@@ -9,7 +9,8 @@ use std::time::SystemTime;
 
 use anyhow::{Context, bail};
 use owner_liveness::OwnerIdentity;
-use registry_core::{Parsed, parse_record};
+use registry_core::messages::{MessageId, OutcomeKind, message_status};
+use registry_core::{Parsed, RosterDir, Timestamp, parse_record};
 
 use tests::owners::PausedOwner;
 use tests::seed::{SeededRegistry, realistic_record};
@@ -30,10 +31,12 @@ pub enum Scenario {
     ConsentShouldArm,
     HooksInstall,
     HooksUninstall,
+    Send,
+    DeliverHook,
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 13] = [
+    pub const ALL: [Scenario; 15] = [
         Scenario::Register,
         Scenario::RegisterHook,
         Scenario::ListText,
@@ -47,6 +50,8 @@ impl Scenario {
         Scenario::ConsentShouldArm,
         Scenario::HooksInstall,
         Scenario::HooksUninstall,
+        Scenario::Send,
+        Scenario::DeliverHook,
     ];
 
     pub fn label(self) -> &'static str {
@@ -64,6 +69,8 @@ impl Scenario {
             Scenario::ConsentShouldArm => "consent should-arm",
             Scenario::HooksInstall => "hooks install",
             Scenario::HooksUninstall => "hooks uninstall",
+            Scenario::Send => "send",
+            Scenario::DeliverHook => "state --hook, delivering",
         }
     }
 
@@ -74,12 +81,16 @@ impl Scenario {
             Scenario::Prune | Scenario::PruneMany | Scenario::PruneCurrentHook => "roster-prune",
             Scenario::ConsentArm | Scenario::ConsentDisarm | Scenario::ConsentShouldArm => "roster-consent",
             Scenario::HooksInstall | Scenario::HooksUninstall => "roster-hooks",
-            Scenario::StateHook => "roster-state",
+            Scenario::StateHook | Scenario::DeliverHook => "roster-state",
+            Scenario::Send => "roster-send",
         }
     }
 
     pub fn hook_mode(self) -> bool {
-        matches!(self, Scenario::RegisterHook | Scenario::PruneCurrentHook | Scenario::StateHook)
+        matches!(
+            self,
+            Scenario::RegisterHook | Scenario::PruneCurrentHook | Scenario::StateHook | Scenario::DeliverHook
+        )
     }
 
     /// The registry the scenario runs against, in a run directory.
@@ -89,6 +100,20 @@ impl Scenario {
             _ => "roster",
         }
     }
+}
+
+/// The session id of this process's session, which messages wait for.
+const SELF_SESSION: &str = "faults-self";
+/// How many messages wait for it.
+const WAITING: usize = 3;
+
+/// Runs `command`, which must succeed.
+fn run_checked(mut command: Command) -> anyhow::Result<Output> {
+    let output = command.stdin(std::process::Stdio::null()).output().context("run a tool")?;
+    if !output.status.success() {
+        bail!("{command:?} failed without faults: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    Ok(output)
 }
 
 /// A registry of the live records and [`MANY_DEAD`] dead ones (and their
@@ -111,8 +136,12 @@ pub struct Fixture {
     dead_pid: u32,
     /// A live owner with no record, which register registers.
     newcomer: PausedOwner,
-    /// This process: an ancestor of every tool run, so consent may arm it.
+    /// This process: an ancestor of every tool run, so consent may arm it;
+    /// registered as a Claude Code session (`SELF_SESSION`) with messages
+    /// waiting, so that a delivery hook run under it hands them over.
     self_pid: u32,
+    /// The ids of the messages waiting for this process's session, in order.
+    waiting: Vec<String>,
     /// The record bytes of every live owner, as seeded.
     live_records: BTreeMap<u32, Vec<u8>>,
     settings_before_install: Vec<u8>,
@@ -188,6 +217,7 @@ impl Fixture {
             dead_pid: dead_identity.pid.get(),
             newcomer,
             self_pid,
+            waiting: Vec::new(),
             live_records,
             settings_before_install: settings_before_install.clone(),
             settings_after_install: Vec::new(),
@@ -207,6 +237,22 @@ impl Fixture {
         std::fs::remove_dir_all(&uninstall_probe)?;
         // The marker should-arm finds, and disarm and arm replace.
         fixture.run_clean(Scenario::ConsentArm, &template)?;
+        // This process as a session, its consent armed above, and the
+        // messages a delivery hands it.
+        let mut register = Command::new(binaries.join("roster-register"));
+        register.arg("--dir").arg(template.join("roster")).args(["--pid", &self_pid.to_string()]);
+        register
+            .args(["--harness", "claude-code", "--session-id", SELF_SESSION, "--quiet", "--cwd"])
+            .arg(&work);
+        run_checked(register)?;
+        for index in 0..WAITING {
+            let mut send = Command::new(binaries.join("roster-send"));
+            send.arg("--dir").arg(template.join("roster")).args(["--json", "--to", SELF_SESSION]);
+            send.arg(format!("FAULTS-MESSAGE-{index}: {}", "a line of text. ".repeat(20)));
+            let output = run_checked(send)?;
+            let answer: serde_json::Value = serde_json::from_slice(&output.stdout)?;
+            fixture.waiting.push(answer["id"].as_str().context("a message id")?.to_owned());
+        }
         Ok(fixture)
     }
 
@@ -283,6 +329,12 @@ impl Fixture {
             Scenario::HooksUninstall => {
                 command.args(["uninstall", "claude-code"]);
             }
+            Scenario::Send => {
+                command.args(dir).args(["--json", "--to", SELF_SESSION, "FAULTS-SENT: one more"]);
+            }
+            Scenario::DeliverHook => {
+                command.args(["--hook", "claude-code", "--event", "UserPromptSubmit"]).args(dir);
+            }
         }
         command.env_clear().env("PATH", std::env::var_os("PATH").unwrap_or_default()).env("HOME", &home);
         command.env("NO_COLOR", "1").current_dir(&work);
@@ -290,6 +342,7 @@ impl Fixture {
             Scenario::RegisterHook => command.env("FAULTS_STDIN", "hook-start.json"),
             Scenario::PruneCurrentHook => command.env("FAULTS_STDIN", "hook-end.json"),
             Scenario::StateHook => command.env("FAULTS_STDIN", "hook-state.json"),
+            Scenario::DeliverHook => command.env("FAULTS_STDIN", "hook-prompt.json"),
             _ => command.env("FAULTS_STDIN", ""),
         };
         command
@@ -318,6 +371,11 @@ impl Fixture {
             "session_id": ending, "cwd": work, "hook_event_name": "PermissionRequest", "tool_name": "Bash",
         });
         std::fs::write(root.join("hook-state.json"), serde_json::to_vec(&state)?)?;
+        // A prompt in this process's session, whose messages wait.
+        let prompt = serde_json::json!({
+            "session_id": SELF_SESSION, "cwd": work, "hook_event_name": "UserPromptSubmit", "prompt": "go on",
+        });
+        std::fs::write(root.join("hook-prompt.json"), serde_json::to_vec(&prompt)?)?;
         std::fs::write(root.join("hook-start.json"), serde_json::to_vec(&start)?)?;
         std::fs::write(root.join("hook-end.json"), serde_json::to_vec(&end)?)?;
         Ok(RunDirectory { root: root.to_owned(), started: SystemTime::now() })
@@ -348,7 +406,9 @@ impl Fixture {
             if code != 0 {
                 problems.push(format!("hook mode exited {code}"));
             }
-            if !stdout.is_empty() {
+            if scenario == Scenario::DeliverHook {
+                problems.extend(self.delivery_invariants(run, &stdout));
+            } else if !stdout.is_empty() {
                 problems.push(format!("hook mode wrote to stdout: {stdout:?}"));
             }
             if !succeeded {
@@ -371,7 +431,11 @@ impl Fixture {
                 problems.push(format!("did its work but exited {code}: {}", stderr.trim()));
             }
         } else {
-            let allowed: &[i32] = if error == "EACCES" { &[1, 2, 3] } else { &[1] };
+            // A send whose session could not be judged alive is refused as
+            // unknown (exit 3, contract §8): nothing goes to a session that
+            // may not be there.
+            let unknown_session = scenario == Scenario::Send && stderr.contains("is unknown");
+            let allowed: &[i32] = if error == "EACCES" || unknown_session { &[1, 2, 3] } else { &[1] };
             if !allowed.contains(&code) {
                 problems.push(format!("failed with exit {code}, not {allowed:?}: {}", stderr.trim()));
             }
@@ -412,6 +476,9 @@ impl Fixture {
                     self.live.len()
                 ));
             }
+        }
+        if scenario == Scenario::Send {
+            problems.extend(self.send_invariants(run, &stdout, code));
         }
         problems.extend(self.registry_invariants(scenario, run));
         problems.extend(self.settings_invariants(scenario, &run.root));
@@ -479,6 +546,94 @@ impl Fixture {
             Scenario::HooksUninstall => {
                 code == 0 && same_json(&root.join(INSTALLED_SETTINGS), &self.settings_after_uninstall)
             }
+            Scenario::Send => code == 0 && self.messages_of(root).len() == WAITING + 1,
+            Scenario::DeliverHook => self.waiting.iter().all(|id| {
+                self.outcome_of(root, id).is_some_and(|outcome| outcome == Some(OutcomeKind::Delivered))
+            }),
+        }
+    }
+
+    /// The message `id` as it stands in the run directory `root`: `None`
+    /// when it cannot be found, `Some(None)` while it is pending.
+    fn outcome_of(&self, root: &Path, id: &str) -> Option<Option<OutcomeKind>> {
+        let roster = RosterDir::open_existing(&root.join("roster")).ok()??;
+        let found = message_status(&roster, &MessageId::parse(id)?, Timestamp::now()).ok()??;
+        Some(found.message.outcome.map(|outcome| outcome.kind))
+    }
+
+    /// The names of the message files in this process's session's queue.
+    fn messages_of(&self, root: &Path) -> Vec<String> {
+        let queue = root
+            .join("roster/messages")
+            .join(tests::record_file_name_here(self.self_pid).strip_suffix(".json").expect("a record name"));
+        std::fs::read_dir(queue)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                    .filter(|name| !name.starts_with('.'))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// What a delivery promises whatever failed: stdout is nothing or one
+    /// whole reply; a message reads `delivered` only when the reply holds
+    /// it whole; one the reply holds is never left to be handed over again;
+    /// a passing fault never refuses or expires a message for good.
+    fn delivery_invariants(&self, run: &RunDirectory, stdout: &str) -> Vec<String> {
+        let mut problems = Vec::new();
+        let context = if stdout.is_empty() {
+            String::new()
+        } else {
+            match serde_json::from_str::<serde_json::Value>(stdout.trim_end()) {
+                Ok(reply) if stdout.trim_end().lines().count() == 1 => {
+                    reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_owned()
+                }
+                _ => {
+                    problems.push(format!("stdout is not one whole reply: {stdout:?}"));
+                    String::new()
+                }
+            }
+        };
+        for id in &self.waiting {
+            let whole = context.contains(&format!("[roster message {id} "))
+                && context.contains(&format!("[end of roster message {id}]"));
+            let handed = stdout.contains(id.as_str());
+            match self.outcome_of(&run.root, id) {
+                None => problems.push(format!("message {id} is lost")),
+                Some(Some(OutcomeKind::Delivered)) if !whole => problems
+                    .push(format!("message {id} reads delivered, but the reply does not hold it whole")),
+                Some(None) if handed => {
+                    problems.push(format!("message {id} was handed over and waits to be handed over again"))
+                }
+                Some(Some(kind @ (OutcomeKind::Refused | OutcomeKind::Expired))) => {
+                    problems.push(format!("a passing fault settled message {id} {kind:?} for good"))
+                }
+                Some(_) => {}
+            }
+        }
+        problems
+    }
+
+    /// A send that says it failed queued nothing; one that says it queued
+    /// a message queued exactly it.
+    fn send_invariants(&self, run: &RunDirectory, stdout: &str, code: i32) -> Vec<String> {
+        let queued = self.messages_of(&run.root).len();
+        if code == 0 {
+            let id = serde_json::from_str::<serde_json::Value>(stdout)
+                .ok()
+                .and_then(|answer| answer["id"].as_str().map(str::to_owned));
+            match id {
+                Some(id) if self.outcome_of(&run.root, &id) == Some(None) => Vec::new(),
+                _ => vec![format!("send exited 0, but {stdout:?} names no pending message")],
+            }
+        } else if queued != WAITING {
+            vec![format!(
+                "send failed with exit {code}, yet the queue holds {queued} messages, not {WAITING}"
+            )]
+        } else {
+            Vec::new()
         }
     }
 
@@ -527,6 +682,10 @@ impl Fixture {
             roster.join("consent"),
             roster.join("session-ids"),
             roster.join("states"),
+            roster.join("messages"),
+            roster.join("messages").join(
+                tests::record_file_name_here(self.self_pid).strip_suffix(".json").expect("a record name"),
+            ),
             run.root.join("home/.claude"),
             run.root.join("home-installed/.claude"),
         ] {

@@ -276,3 +276,43 @@ fn a_payload_that_is_not_an_object_delivers_nothing_and_is_logged() {
     let log = std::fs::read_to_string(sandbox.root().join("hook-errors.log")).unwrap_or_default();
     assert!(log.contains("not a JSON object") || log.contains("object"), "{log}");
 }
+
+/// A harness that stops reading a reply partway (it read the first bytes,
+/// then closed its end, as a harness killed mid-read does): the hook cannot
+/// know how much the model got, so the messages read `unconfirmed`, never
+/// `delivered`, and are never handed over again.
+#[test]
+fn a_reply_cut_short_after_part_of_it_was_read_leaves_its_messages_unconfirmed() {
+    use std::io::Read;
+    let sandbox = Sandbox::new();
+    let mut owner = accepting_session(&sandbox, "opencode", "cut");
+    // Together longer than a pipe holds (64 KiB): the hook is still
+    // writing when the harness closes its end.
+    let ids: Vec<String> = (0..5)
+        .map(|index| send(&sandbox, "cut", &format!("ROSTER-CUT-{index} {}", "x".repeat(15_000))))
+        .collect();
+    let fifo = sandbox.home().join("harness-end");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut harness_end = std::fs::File::open(&fifo).unwrap();
+            let mut first = [0u8; 100];
+            harness_end.read_exact(&mut first).unwrap();
+            first
+        })
+    };
+    let payload = captured_payload("opencode-1.18.33/session.idle.json", "cut");
+    let command = sandbox.command_in_root("roster-state", &["--hook", "opencode", "--event", "session.idle"]);
+    let run = owner.run_writing_to(&command, &payload, Some(&fifo), tests::COMMAND_DEADLINE);
+    let first = reader.join().unwrap();
+    assert!(first.starts_with(b"{\"deliver\":"), "{}", String::from_utf8_lossy(&first));
+    assert_eq!(run.code(), Some(0), "a hook exits 0: {}", run.stderr_text());
+    assert!(run.stderr_text().contains("cut short"), "{}", run.stderr_text());
+    for id in &ids {
+        let settled = status(&sandbox, id);
+        assert_eq!(settled["status"], "unconfirmed", "{settled}");
+    }
+    let again = session_hook(&sandbox, &mut owner, "opencode", "session.idle", &payload);
+    assert!(!again.stdout_text().contains("ROSTER-CUT"), "handed over again: {}", again.stdout_text());
+}

@@ -58,6 +58,10 @@ pub enum Taken {
     /// Nothing to hand over now (nothing waits, all were settled, the
     /// queue was busy, or the disk too slow for the budget).
     Nothing,
+    /// Nothing handed over now, and why: a message whose file could not
+    /// be read stands first in line, and none queued after it may
+    /// overtake it.
+    Waiting(String),
     /// The claimed messages, to be handed over, then confirmed.
     HandOver(HandOver),
 }
@@ -70,9 +74,18 @@ pub struct HandOver {
     messages: Vec<Message>,
     event: String,
     now: Timestamp,
+    /// Why the messages queued after these wait although they might fit:
+    /// one of them could not be read.
+    left_waiting: Option<String>,
 }
 
 impl HandOver {
+    /// Why messages queued after these were left waiting, when one could
+    /// not be read.
+    pub fn left_waiting(&self) -> Option<&str> {
+        self.left_waiting.as_deref()
+    }
+
     /// The claimed messages, in order.
     pub fn messages(&self) -> &[Message] {
         &self.messages
@@ -156,8 +169,11 @@ pub fn take_for_delivery(
     queue.remove_leftovers(roster, &listing)?;
     let owner = (delivery.record.owner.pid.get(), delivery.record.owner.start_ticks.0);
     let still = queue.settle_expired(roster, &listing, owner, delivery.conversation, delivery.now)?;
+    let left_waiting = still
+        .read_failed
+        .map(|why| format!("a message could not be read, and it and the ones after it wait: {why}"));
     if still.messages.is_empty() {
-        return Ok(Taken::Nothing);
+        return Ok(left_waiting.map_or(Taken::Nothing, Taken::Waiting));
     }
     match consent() {
         ConsentNow::Accepts => {}
@@ -218,6 +234,7 @@ pub fn take_for_delivery(
         messages: claimed,
         event: delivery.event.to_owned(),
         now: delivery.now,
+        left_waiting,
     }))
 }
 
@@ -227,6 +244,16 @@ fn undo_claims(roster: &RosterDir, queue: &Queue, claimed: &[Message]) {
     for message in claimed {
         let _ = queue.unclaim(roster, message);
     }
+}
+
+/// Whether anything waits for the session of `record_file_name` (a
+/// pending message, or a claim to settle): what a delivery hook asks
+/// first, at the cost of one failed `openat` when no queue exists. A
+/// queue that could not be read is an error, never "nothing waits".
+pub fn anything_waits(roster: &RosterDir, record_file_name: &str) -> Result<bool> {
+    let Some(queue) = Queue::open_existing(roster, record_file_name)? else { return Ok(false) };
+    let listing = queue.list(roster)?;
+    Ok(listing.pending().next().is_some() || listing.claimed().next().is_some())
 }
 
 /// How many messages wait for the session of `record_file_name`: its

@@ -31,7 +31,7 @@ mod status;
 mod view;
 
 pub use archive::{KEPT_FOR as OUTCOMES_KEPT_FOR, OUTCOMES_NAME};
-pub use delivery::{ConsentNow, Delivery, HandOver, Taken, pending_count, take_for_delivery};
+pub use delivery::{ConsentNow, Delivery, HandOver, Taken, anything_waits, pending_count, take_for_delivery};
 pub use format::{
     AddressedBy, CONVERSATION_ENDED, DEFAULT_TIME_TO_LIVE, HANDOVER_UNCONFIRMED, MAX_PENDING, MAX_SETTLED,
     MAX_TEXT_BYTES, MESSAGE_FORMAT, Message, MessageFileName, MessageId, MessageText, Outcome, OutcomeKind,
@@ -40,6 +40,6 @@ pub use format::{
 pub use frame::{escape_sender_field, framed, framed_length, joined_length, text_for_model};
 pub(crate) use queue::queue_name;
 pub use queue::{queue_directory, queue_names};
-pub use send::queue_message;
+pub use send::{queue_message, withdraw_pending};
 pub use status::{FoundMessage, expire_message, message_status};
 pub use view::QueueView;

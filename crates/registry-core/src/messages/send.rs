@@ -65,10 +65,20 @@ pub fn queue_message(
             expires_at: expires_at.to_string(),
             outcome: None,
         };
-        queue.write(roster, &message)?;
-        let settled: Vec<String> = queue.list(roster)?.settled().map(|entry| entry.name.clone()).collect();
-        for name in settled.iter().take(settled.len().saturating_sub(MAX_SETTLED)) {
-            queue.remove(roster, name)?;
+        if let Err(error) = queue.write(roster, &message) {
+            // A write that failed after its rename (the directory's fsync)
+            // left the message in place: a send that says it failed has
+            // queued nothing, so it goes (the lock is still held).
+            let _ = queue.remove(roster, &message.file_name());
+            return Err(error);
+        }
+        // Trimming the oldest outcomes is housekeeping the next send does
+        // again: its failure does not undo a message that is queued.
+        if let Ok(listing) = queue.list(roster) {
+            let settled: Vec<String> = listing.settled().map(|entry| entry.name.clone()).collect();
+            for name in settled.iter().take(settled.len().saturating_sub(MAX_SETTLED)) {
+                let _ = queue.remove(roster, name);
+            }
         }
         return Ok(message);
     }
@@ -77,4 +87,17 @@ pub fn queue_message(
         roster.entry_path(roster.messages(), &to.record),
         std::io::Error::other("the queue kept being removed while this send waited for it"),
     ))
+}
+
+/// Takes back the message `queued` while it is still pending (its sender
+/// could not be told it was queued, so it must not stay queued): `Ok(true)`
+/// when it was removed, `Ok(false)` when a delivery took or settled it
+/// first.
+pub fn withdraw_pending(roster: &RosterDir, queued: &Message) -> Result<bool> {
+    let record_file_name = format!("{}.json", queued.to.record);
+    let Some(queue) = Queue::open_existing(roster, &record_file_name)? else { return Ok(false) };
+    if !queue.lock(roster, queue_lock_deadline(roster))? {
+        return Ok(false);
+    }
+    queue.remove(roster, &queued.file_name())
 }

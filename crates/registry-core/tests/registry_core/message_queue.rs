@@ -96,7 +96,7 @@ impl Scene {
         };
         match take_for_delivery(&self.roster, &delivery, || consent).unwrap() {
             Taken::HandOver(handover) => Some(handover),
-            Taken::Nothing => None,
+            Taken::Nothing | Taken::Waiting(_) => None,
         }
     }
 
