@@ -21,19 +21,45 @@ pub struct SessionShell {
     input: ChildStdin,
     scratch: tempfile::TempDir,
     runs: usize,
+    /// Where the copy it runs from is, for one spawned under another name.
+    program_directory: Option<tempfile::TempDir>,
 }
 
 impl SessionShell {
     pub fn spawn() -> SessionShell {
-        let mut child = Command::new(crate::hooks::bash_binary())
+        SessionShell::spawn_from(crate::hooks::bash_binary(), &[])
+    }
+
+    /// A session owner that looks like a harness's process: a copy of bash
+    /// named `name` (`claude`), with `env` added to its environment (and
+    /// so to every command it runs).
+    pub fn spawn_named(name: &str, env: &[(&str, &str)]) -> SessionShell {
+        let scratch = tempfile::tempdir().expect("a scratch directory");
+        let program = scratch.path().join(name);
+        std::fs::copy(crate::hooks::bash_binary(), &program).expect("copy bash under the harness's name");
+        let mut shell = SessionShell::spawn_from(program, env);
+        // The copy lives as long as the shell runs from it.
+        shell.program_directory = Some(scratch);
+        shell
+    }
+
+    fn spawn_from(program: impl AsRef<std::ffi::OsStr>, env: &[(&str, &str)]) -> SessionShell {
+        let mut child = Command::new(program)
             .args(["--norc", "--noprofile", "-s"])
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn bash as a session owner");
         let input = child.stdin.take().expect("a piped stdin");
-        SessionShell { child, input, scratch: tempfile::tempdir().expect("a scratch directory"), runs: 0 }
+        SessionShell {
+            child,
+            input,
+            scratch: tempfile::tempdir().expect("a scratch directory"),
+            runs: 0,
+            program_directory: None,
+        }
     }
 
     pub fn pid(&self) -> u32 {

@@ -35,7 +35,8 @@ pub use hook_mode::{
     stderr_is_the_reply,
 };
 pub use owner::{
-    CallingOwner, process_env, process_env_os, resolve_calling_owner, runs_inside_session,
+    CallingOwner, process_env, process_env_os, resolve_calling_owner, resolve_hook_owner_of_caller,
+    runs_inside_session,
     session_accepts_messages,
 };
 pub use roster::{

@@ -133,21 +133,57 @@ fn refuse_init(owner: ResolvedOwner) -> Result<ResolvedOwner, ResolveError> {
     Err(ResolveError::NotAnOwner { named_by, pid: owner.pid, what: "init" })
 }
 
+/// The owner `pid`, found by `source`, as the caller's ancestry shows it.
+fn owner_at(
+    ancestry: &[AncestorStep],
+    pid: Pid,
+    source: OwnerSource,
+    patterns: &dyn HarnessPatterns,
+) -> ResolvedOwner {
+    let position = ancestry.iter().position(|step| step.pid == pid);
+    ResolvedOwner {
+        pid,
+        source,
+        verified: position.is_some(),
+        harness: position.and_then(|index| patterns.harness_of(&ancestry[index])),
+        chain: position.map(|index| run_below(ancestry, index, patterns)).unwrap_or_default(),
+    }
+}
+
+/// The owner as a harness's hook resolves it (docs/contract.md §4.1): a
+/// hook runs inside one harness process, and that process's session is
+/// the one the hook speaks for. So when `ROSTER_SESSION_PID` names a
+/// process further up than the nearest harness process among the
+/// caller's ancestors (a wrapper that exported its own pid and started
+/// several sessions), or one that is no ancestor at all, the nearer
+/// harness process owns the session: two sessions under one wrapper never
+/// share one record, and one conversation never takes another's place.
+/// Any other answer of `resolve_owner` stands.
+pub fn resolve_hook_owner(
+    query: &OwnerQuery<'_>,
+    patterns: &dyn HarnessPatterns,
+) -> Result<ResolvedOwner, ResolveError> {
+    let owner = resolve_owner(query, patterns)?;
+    if owner.source != OwnerSource::RosterSessionPid {
+        return Ok(owner);
+    }
+    let Some(nearer) = nearest_harness_run(query.ancestry, patterns) else { return Ok(owner) };
+    let position = |pid: Pid| query.ancestry.iter().position(|step| step.pid == pid);
+    match (position(nearer), position(owner.pid)) {
+        (Some(harness), Some(named)) if harness < named => {
+            Ok(owner_at(query.ancestry, nearer, OwnerSource::Ancestor, patterns))
+        }
+        (Some(_), None) => Ok(owner_at(query.ancestry, nearer, OwnerSource::Ancestor, patterns)),
+        _ => Ok(owner),
+    }
+}
+
 /// Resolves the owner, most explicit first (docs/contract.md §4.1).
 pub fn resolve_owner(
     query: &OwnerQuery<'_>,
     patterns: &dyn HarnessPatterns,
 ) -> Result<ResolvedOwner, ResolveError> {
-    let found = |pid: Pid, source: OwnerSource| {
-        let position = query.ancestry.iter().position(|step| step.pid == pid);
-        ResolvedOwner {
-            pid,
-            source,
-            verified: position.is_some(),
-            harness: position.and_then(|index| patterns.harness_of(&query.ancestry[index])),
-            chain: position.map(|index| run_below(query.ancestry, index, patterns)).unwrap_or_default(),
-        }
-    };
+    let found = |pid: Pid, source: OwnerSource| owner_at(query.ancestry, pid, source, patterns);
 
     if let Some(value) = query.flag {
         if value == "parent" {

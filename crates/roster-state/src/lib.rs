@@ -266,7 +266,11 @@ fn record(
             // No record holds the payload's session id (or it named none):
             // the calling session's owner may have one. Finding no owner is
             // finding no session; failing to look is a failure.
-            let owner = match resolve_calling_owner(args.pid.as_deref()) {
+            let resolved = match args.hook {
+                Some(_) => cli_support::resolve_hook_owner_of_caller(args.pid.as_deref()),
+                None => resolve_calling_owner(args.pid.as_deref()),
+            };
+            let owner = match resolved {
                 Ok(owner) => owner,
                 Err(ResolveError::NotFound) if args.hook.is_some() || payload.session_id.is_some() => {
                     return no_record(args);

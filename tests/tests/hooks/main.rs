@@ -11,6 +11,7 @@ mod hook_payload_fallbacks;
 mod hook_register_reads;
 mod hook_session_end;
 mod hook_session_refresh;
+mod hook_sessions_under_one_owner;
 mod hook_stand_in_harnesses;
 mod hooks_cli;
 mod message_delivery;
