@@ -141,6 +141,12 @@ pub fn manual() -> Manual {
              of a message stays known to --status for 7 days after it was settled, also once its session and \
              queue are gone."
                 .to_owned(),
+            "The message is the argument MESSAGE, or standard input read to its end when there is none (or \
+             it is -). On a terminal, roster-send first says on stderr that it reads the message until end of \
+             file (Ctrl-D at the start of a line). Nothing at all on standard input is a missing message, an \
+             empty argument (\"\") an empty one: both are refused (exit 2). The session is always named with \
+             --to: roster-send 5854 hi is refused with the command meant, roster-send --to 5854 hi."
+                .to_owned(),
             "JSON: queued {\"id\", \"seq\", \"to\": {\"record\", \"pid\", \"start_ticks\", \"session_id\"}, \
              \"queued_at\", \"expires_at\", \"status\": \"queued\"}; refused by consent {\"status\": \
              \"refused\", \"reason\", \"to\"}; with --wait or --status, \"status\" is the message's state \
@@ -171,7 +177,7 @@ pub fn manual() -> Manual {
             },
             ExitStatusDoc {
                 status: ExitStatus::BadInput,
-                meaning: "Bad input: an empty message, one too long (for roster, or for the session's \
+                meaning: "Bad input: a missing message (no argument, nothing on standard input), an empty one, one too long (for roster, or for the session's \
                           harness) or with control characters, a bad --ttl, --wait or --from, an id that is not \
                           one, an agent name that names several live sessions (the message lists their pids).",
             },
@@ -201,10 +207,75 @@ pub fn command() -> clap::Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    match cli_support::parse_with_manual_on_help::<SendArgs>(command, &cli_support::process_arguments()) {
+    let arguments = cli_support::process_arguments();
+    match cli_support::parse_with_manual_on_help::<SendArgs>(command, &arguments) {
         Ok(args) => cli_support::run_tool(TOOL, || run(args)),
-        Err(error) => cli_support::run_tool(TOOL, || Err(error.into())),
+        Err(error) => cli_support::run_tool(TOOL, || Err(with_to_suggested(error, &arguments).into())),
     }
+}
+
+/// `roster-send 22173 hi` (the session named without `--to`): clap takes
+/// `22173` for the message and refuses `hi` as unexpected. The error then
+/// shows the command that was meant, `roster-send --to 22173 hi`.
+fn with_to_suggested(mut error: clap::Error, arguments: &[std::ffi::OsString]) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if error.kind() != ErrorKind::UnknownArgument {
+        return error;
+    }
+    if let Some(meant) = command_meant_with_to(arguments) {
+        let tip = format!("to send to a session, name it with --to: {meant}");
+        error.insert(ContextKind::Suggested, ContextValue::StyledStrs(vec![tip.into()]));
+    }
+    error
+}
+
+/// The command line `arguments` (program name first) with its first
+/// positional word as `--to`'s value and the words after it as one message,
+/// when no `--to` or `--status` was given and there are two or more
+/// positional words.
+fn command_meant_with_to(arguments: &[std::ffi::OsString]) -> Option<String> {
+    let words: Vec<String> =
+        arguments.iter().skip(1).map(|argument| argument.to_string_lossy().into_owned()).collect();
+    let definition = SendArgs::command();
+    let takes_a_separate_value = |word: &str| {
+        definition.get_arguments().any(|argument| {
+            let named = word.strip_prefix("--").is_some_and(|long| argument.get_long() == Some(long))
+                || word
+                    .strip_prefix('-')
+                    .and_then(|short| short.parse::<char>().ok())
+                    .is_some_and(|short| argument.get_short() == Some(short));
+            named && argument.get_action().takes_values() && !argument.is_require_equals_set()
+        })
+    };
+    let mut flags = Vec::new();
+    let mut positionals = Vec::new();
+    let mut index = 0;
+    while index < words.len() {
+        let word = &words[index];
+        if word.starts_with("--to") || word.starts_with("--status") {
+            return None;
+        }
+        if word.starts_with('-') && word != "-" {
+            flags.push(word.clone());
+            if takes_a_separate_value(word) && index + 1 < words.len() {
+                index += 1;
+                flags.push(words[index].clone());
+            }
+        } else {
+            positionals.push(word.clone());
+        }
+        index += 1;
+    }
+    let (session, message) = positionals.split_first()?;
+    if message.is_empty() {
+        return None;
+    }
+    let mut meant = vec![TOOL.to_owned()];
+    meant.extend(flags.iter().map(|flag| harness::hook_config::shell_quote(flag).into_owned()));
+    meant.push("--to".to_owned());
+    meant.push(harness::hook_config::shell_quote(session).into_owned());
+    meant.push(harness::hook_config::shell_quote(&message.join(" ")).into_owned());
+    Some(meant.join(" "))
 }
 
 /// Sends, or says what became of a message, as `args` say.
@@ -301,12 +372,32 @@ fn send(args: &SendArgs) -> anyhow::Result<()> {
 }
 
 /// The message's text: the argument, or standard input (`-` or none).
+/// Standard input that gives nothing at all is a missing message (an empty
+/// argument, or only blank lines, is an empty one); on a terminal, stderr
+/// first says that the message is read until end of file, so that
+/// roster-send never waits in silence.
 fn message_text(argument: Option<&str>) -> anyhow::Result<String> {
     if let Some(text) = argument.filter(|text| *text != "-") {
         return Ok(text.to_owned());
     }
+    let stdin = std::io::stdin();
+    if std::io::IsTerminal::is_terminal(&stdin) {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "{TOOL}: reading the message from standard input until end of file (Ctrl-D at the start of a \
+             line); or give it as an argument"
+        );
+    }
     let mut bytes = Vec::new();
-    std::io::stdin().lock().take(MAX_STDIN_BYTES + 1).read_to_end(&mut bytes)?;
+    stdin.lock().take(MAX_STDIN_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.is_empty() {
+        return Err(BadInput(
+            "no message given: standard input held nothing; give the text as an argument or on standard \
+             input, as in: echo 'text' | roster-send --to PID"
+                .into(),
+        )
+        .into());
+    }
     if bytes.len() as u64 > MAX_STDIN_BYTES {
         return Err(BadInput(format!(
             "the message on standard input is over {} KiB, more than the {} KiB a message may hold; send a \

@@ -33,6 +33,7 @@ mod reaper;
 mod register_refresh;
 mod register_semantics;
 mod registry_parent;
+mod send_input;
 mod send_messages;
 mod trust_edge_cases;
 mod user_namespaces;
