@@ -87,7 +87,7 @@ _roster__consent() {
             fi
             case "${prev}" in
                 --pid)
-                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent arm --pid '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --cwd)
@@ -121,7 +121,7 @@ _roster__consent() {
             fi
             case "${prev}" in
                 --pid)
-                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent disarm --pid '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --cwd)
@@ -239,7 +239,7 @@ _roster__consent() {
             fi
             case "${prev}" in
                 --pid)
-                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent should-arm --pid '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --cwd)
@@ -273,7 +273,7 @@ _roster__consent() {
             fi
             case "${prev}" in
                 --pid)
-                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent status --pid '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --cwd)

@@ -1,7 +1,3 @@
-function __fish_roster_live_pids
-    string replace -- /proc/ '' /proc/* | string match --regex -- '^(?:[2-9]|[1-9][0-9]+)$'
-end
-
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_roster_hooks_global_optspecs
     string join \n format= json q/quiet color= dir= h/help V/version

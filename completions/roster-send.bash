@@ -42,11 +42,11 @@ _roster__send() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-send -- roster-send --to '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --from)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-send -- roster-send --from '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --ttl)

@@ -54,7 +54,7 @@ _roster__state() {
                     return 0
                     ;;
                 --pid)
-                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-state -- roster-state --pid '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 *)

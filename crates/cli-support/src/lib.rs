@@ -1,12 +1,14 @@
 //! What every roster binary shares, so the five tools behave as one: the
 //! common flags, exit statuses, the one-line error report, broken-pipe
-//! handling, the manual behind `--help` and the man pages, terminal
+//! handling, the manual behind `--help` and the man pages, the completion of
+//! live sessions' pids and names, terminal
 //! escaping, `~` paths, colour, tables and durations.
 //!
 //! It is a crate of its own because the binaries are thin and must agree;
 //! the libraries below it know nothing of terminals or flags.
 
 mod args;
+mod completion;
 mod exit;
 #[cfg(test)]
 mod exit_status_table;
@@ -20,6 +22,10 @@ mod roster;
 mod text;
 
 pub use args::{ColourChoice, CommonArgs, OutputFormat, colour_enabled};
+pub use completion::{
+    COMPLETE_VARIABLE, agent_names, complete_when_asked, session_ids, session_pids, session_pids_and_ids,
+    session_pids_or_parent, session_targets,
+};
 pub use exit::{
     BadInput, EndedWith, ExitStatus, NotUtf8Path, Refused, report_and_exit, run_tool, terminal_message,
 };

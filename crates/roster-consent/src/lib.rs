@@ -142,7 +142,7 @@ pub enum ConsentCommand {
 #[derive(Clone, Debug, Args)]
 pub struct SessionArgs {
     /// Name the session's owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command
-    #[arg(long, value_name = "PID|parent")]
+    #[arg(long, value_name = "PID|parent", add = cli_support::session_pids_or_parent())]
     pub pid: Option<String>,
 
     /// Take DIR as the session's directory, where .roster.toml is looked for (default: the cwd of the session's record)
@@ -315,6 +315,7 @@ pub fn command() -> clap::Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    cli_support::complete_when_asked(command);
     let arguments = cli_support::process_arguments();
     match cli_support::parse_with_manual_on_help::<ConsentArgs>(command, &arguments) {
         Ok(ConsentArgs { common, command: ConsentCommand::ShouldArm(session) }) => {

@@ -361,6 +361,7 @@ where
 /// Runs the tool on the process's arguments and maps the result to an exit
 /// code.
 pub fn main() -> ExitCode {
+    cli_support::complete_when_asked(command);
     cli_support::run_tool(TOOL, || run(std::env::args_os()))
 }
 

@@ -60,11 +60,11 @@ pub struct SendArgs {
     pub common: CommonArgs,
 
     /// The session to send to: its owner's pid, its session id, or the agent name of exactly one live session
-    #[arg(long, value_name = "PID|SESSION_ID|AGENT")]
+    #[arg(long, value_name = "PID|SESSION_ID|AGENT", add = cli_support::session_targets())]
     pub to: Option<String>,
 
     /// Send as the session of this pid (default: the session roster-send runs in, else the process that ran it)
-    #[arg(long, value_name = "PID", requires = "to")]
+    #[arg(long, value_name = "PID", requires = "to", add = cli_support::session_pids())]
     pub from: Option<String>,
 
     /// How long the message waits for delivery before it expires: 30s, 10m, 2h, 1d (default 1h)
@@ -207,6 +207,7 @@ pub fn command() -> clap::Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    cli_support::complete_when_asked(command);
     let arguments = cli_support::process_arguments();
     match cli_support::parse_with_manual_on_help::<SendArgs>(command, &arguments) {
         Ok(args) => cli_support::run_tool(TOOL, || run(args)),

@@ -79,7 +79,7 @@ pub struct StateArgs {
     pub event: Option<String>,
 
     /// Name the session's owner when the payload's session id names no record: a pid or `parent`
-    #[arg(long, value_name = "PID|parent")]
+    #[arg(long, value_name = "PID|parent", add = cli_support::session_pids_or_parent())]
     pub pid: Option<String>,
 }
 
@@ -150,6 +150,7 @@ pub fn command() -> clap::Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    cli_support::complete_when_asked(command);
     cli_support::run_tool_with_hook_mode(
         TOOL,
         command,
