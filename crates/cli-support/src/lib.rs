@@ -20,6 +20,7 @@ pub mod manual;
 mod owner;
 mod roster;
 mod text;
+mod time_text;
 
 pub use args::{ColourChoice, CommonArgs, OutputFormat, colour_enabled};
 pub use completion::{
@@ -47,6 +48,6 @@ pub use roster::{
 pub use text::{
     Colour, DURATION_SUGGESTIONS, PaintCell, column_widths, command_for_terminal, escape_for_terminal,
     escape_path_for_terminal, escape_source_text_for_terminal, fit_to_width, format_age, home_relative,
-    local_clock, paint, parse_duration, push_home_relative, push_table_line, render_table,
-    render_table_within,
+    paint, parse_duration, push_home_relative, push_table_line, render_table, render_table_within,
 };
+pub use time_text::{local_clock, local_date_time, time_text};

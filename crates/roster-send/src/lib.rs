@@ -17,7 +17,7 @@ use clap::{CommandFactory, Parser};
 use cli_support::manual::{self, Example, ExitStatusDoc, Manual};
 use cli_support::{
     BadInput, CommonArgs, EndedWith, ExitStatus, OutputFormat, Refused, escape_for_terminal, format_age,
-    open_roster_for_reading, parse_duration, resolve_calling_owner,
+    open_roster_for_reading, parse_duration, resolve_calling_owner, time_text,
 };
 use owner_liveness::{Liveness, Pid, ResolveError, kernel_pid_max};
 use registry_core::messages::{
@@ -703,10 +703,14 @@ fn print_message_state(args: &SendArgs, message: &Message) -> anyhow::Result<()>
             writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
         }
         OutputFormat::Text => {
+            // Local, to the second, and how far from now; JSON keeps RFC 3339.
+            let now = Timestamp::now();
             let line = match outcome {
                 None => format!(
                     "{} pending for pid {}, expires at {}",
-                    message.id, message.to.pid, message.expires_at
+                    message.id,
+                    message.to.pid,
+                    time_text(message.expires_at(), now)
                 ),
                 Some(outcome) => {
                     let why = match (&outcome.event, &outcome.reason) {
@@ -714,7 +718,11 @@ fn print_message_state(args: &SendArgs, message: &Message) -> anyhow::Result<()>
                         (_, Some(reason)) => format!(": {reason}"),
                         _ => String::new(),
                     };
-                    format!("{} {} at {}{why}", message.id, outcome.kind.as_str(), outcome.at)
+                    let at = match Timestamp::parse(&outcome.at) {
+                        Some(at) => time_text(at, now),
+                        None => outcome.at.clone(),
+                    };
+                    format!("{} {} at {at}{why}", message.id, outcome.kind.as_str())
                 }
             };
             writeln!(out, "{}", escape_for_terminal(&line))?;
