@@ -222,8 +222,9 @@ fn an_empty_overlong_or_control_character_message_is_bad_input_and_nothing_is_qu
     let owner = scene.armed_session();
     let pid = owner.pid().to_string();
     let cases: [(&[u8], &str); 5] = [
-        (b"", "empty"),
-        (b"\n \n", "empty"),
+        // Nothing at all is a missing message; blank lines an empty one.
+        (b"", "no message given"),
+        (b"\n \n", "the message is empty"),
         (b"clear the screen \x1b[2J", "U+001B"),
         (b"bell\x07", "U+0007"),
         (&[0xff, 0xfe], "not UTF-8"),
