@@ -39,8 +39,8 @@ pub use hook_mode::{
     stderr_is_the_reply,
 };
 pub use owner::{
-    CallingOwner, process_env, process_env_os, resolve_calling_owner, runs_inside_session,
-    session_accepts_messages,
+    CallingOwner, process_env, process_env_os, resolve_calling_owner, resolve_calling_session_owner,
+    runs_inside_session, session_accepts_messages,
 };
 pub use roster::{
     harness_session_sources, open_roster_for_reading, open_roster_for_writing, roster_directory_choice,

@@ -15,7 +15,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 use cli_support::manual::{self, Example, ExitStatusDoc, Manual};
 use cli_support::{
     BadInput, CallingOwner, Colour, CommonArgs, ExitStatus, NotUtf8Path, OutputFormat, Refused,
-    escape_for_terminal, home_relative, paint, resolve_calling_owner, run_tool,
+    escape_for_terminal, home_relative, paint, run_tool,
 };
 use consent::{
     Assessment, AssessmentRequest, ConfigInput, ConfigOutcome, EndedSession, MarkerEntry, MarkerFinding,
@@ -373,7 +373,7 @@ fn assess(common: &CommonArgs, session: &SessionArgs, facts: &RunningSystem) -> 
     if let Some(given) = &session.cwd {
         require_utf8_directory(given)?;
     }
-    let owner = resolve_calling_owner(session.pid.as_deref())?;
+    let owner = cli_support::resolve_calling_session_owner(common, session.pid.as_deref(), facts)?;
     let roster_path = cli_support::roster_directory_choice(common)?.path;
     let request = AssessmentRequest {
         pid: owner.resolved.pid,
@@ -458,7 +458,8 @@ fn write_state(common: &CommonArgs, session: &SessionArgs, state: MarkerState) -
         MarkerState::Armed => "arm",
         MarkerState::Disarmed => "disarm",
     };
-    let owner = resolve_calling_owner(session.pid.as_deref())?;
+    let owner =
+        cli_support::resolve_calling_session_owner(common, session.pid.as_deref(), &RunningSystem::read())?;
     let resolved = &owner.resolved;
     match consent::may_write_marker(state, resolved.verified, owner.ancestry_unreadable.as_deref()) {
         Ok(()) => {}
