@@ -186,6 +186,9 @@ pub fn run(args: StateArgs) -> anyhow::Result<()> {
         .or_else(|| payload.event.clone())
         .ok_or_else(|| BadInput("no event: give --event, or a payload with its event name".into()))?;
     let event = activity_event(harness, &event_name, payload.kind.as_deref());
+    if event.is_none() {
+        report_mistyped_event(&args, harness, &event_name);
+    }
     let mut outcome = Outcome {
         what: None,
         event,
@@ -221,6 +224,30 @@ pub fn run(args: StateArgs) -> anyhow::Result<()> {
         handover.put_back(&roster)?;
     }
     Ok(())
+}
+
+/// An event name roster does not listen to that is a typo of one it does
+/// (`Stopp` for `Stop`) is said, with the nearest known name, rather than
+/// ignored in silence: in hook mode on stderr and in `hook-errors.log`, by
+/// hand on stderr. It still records nothing: a guess never sets a state.
+/// Any other event roster does not listen to is ignored quietly, as the
+/// harnesses send many.
+fn report_mistyped_event(args: &StateArgs, harness: Harness, event_name: &str) {
+    let names = harness::activity_event_names(harness);
+    if names.contains(&event_name) {
+        // A known event of a kind roster does not read.
+        return;
+    }
+    let Some(nearest) = harness::nearest_by_edit_distance(event_name, &names) else { return };
+    let message = format!(
+        "event {event_name:?} is not one roster listens to for {harness}; the nearest known event is {nearest} \
+         (--event {nearest}); nothing recorded"
+    );
+    if args.hook.is_some() {
+        cli_support::report_hook_problem(TOOL, &args.common, &message);
+    } else {
+        cli_support::report_warning(TOOL, &message, None);
+    }
 }
 
 fn harness_named(name: &str) -> Result<Harness, BadInput> {
