@@ -80,13 +80,17 @@ _roster__consent() {
             return 0
             ;;
         roster__consent__subcmd__arm)
-            opts="-q -h --pid --cwd --dir --format --json --quiet --color --help"
+            opts="-p -q -h --pid --cwd --dir --format --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --pid)
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent arm --pid '' 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
+                -p)
                     COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent arm --pid '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
@@ -114,13 +118,17 @@ _roster__consent() {
             return 0
             ;;
         roster__consent__subcmd__disarm)
-            opts="-q -h --pid --cwd --dir --format --json --quiet --color --help"
+            opts="-p -q -h --pid --cwd --dir --format --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --pid)
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent disarm --pid '' 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
+                -p)
                     COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent disarm --pid '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
@@ -232,13 +240,17 @@ _roster__consent() {
             return 0
             ;;
         roster__consent__subcmd__should__subcmd__arm)
-            opts="-q -h --pid --cwd --dir --format --json --quiet --color --help"
+            opts="-p -q -h --pid --cwd --dir --format --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --pid)
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent should-arm --pid '' 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
+                -p)
                     COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent should-arm --pid '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
@@ -266,13 +278,17 @@ _roster__consent() {
             return 0
             ;;
         roster__consent__subcmd__status)
-            opts="-q -h --pid --cwd --dir --format --json --quiet --color --help"
+            opts="-p -q -h --pid --cwd --dir --format --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --pid)
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent status --pid '' 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
+                -p)
                     COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent status --pid '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;

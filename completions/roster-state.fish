@@ -23,8 +23,8 @@ goose\t''
 opencode\t''
 aider\t''
 amp\t''"
-complete -c roster-state -l event -d 'The event, as the harness\'s hook configuration names it (default: the payload\'s event name)' -r
-complete -c roster-state -l pid -d 'Name the session\'s owner when the payload\'s session id names no record: a pid or `parent`' -r -f -a "(env _CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-state -- roster-state --pid '' 2>/dev/null)\t''"
+complete -c roster-state -s e -l event -d 'The event, as the harness\'s hook configuration names it (default: the payload\'s event name)' -r
+complete -c roster-state -s p -l pid -d 'Name the session\'s owner when the payload\'s session id names no record: a pid or `parent`' -r -f -a "(env _CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-state -- roster-state --pid '' 2>/dev/null)\t''"
 complete -c roster-state -l json -d 'Print JSON, same as --format json'
 complete -c roster-state -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-state -s h -l help -d 'Print help (see more with \'--help\')'

@@ -142,7 +142,7 @@ pub enum ConsentCommand {
 #[derive(Clone, Debug, Args)]
 pub struct SessionArgs {
     /// Name the session's owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command
-    #[arg(long, value_name = "PID|parent", add = cli_support::session_pids_or_parent())]
+    #[arg(short, long, value_name = "PID|parent", add = cli_support::session_pids_or_parent())]
     pub pid: Option<String>,
 
     /// Take DIR as the session's directory, where .roster.toml is looked for (default: the cwd of the session's record)

@@ -60,11 +60,11 @@ pub struct SendArgs {
     pub common: CommonArgs,
 
     /// The session to send to: its owner's pid, its session id, or the agent name of exactly one live session
-    #[arg(long, value_name = "PID|SESSION_ID|AGENT", add = cli_support::session_targets())]
+    #[arg(short, long, value_name = "PID|SESSION_ID|AGENT", add = cli_support::session_targets())]
     pub to: Option<String>,
 
     /// Send as the session of this pid (default: the session roster-send runs in, else the process that ran it)
-    #[arg(long, value_name = "PID", requires = "to", add = cli_support::session_pids())]
+    #[arg(short, long, value_name = "PID", requires = "to", add = cli_support::session_pids())]
     pub from: Option<String>,
 
     /// How long the message waits for delivery before it expires: 30s, 10m, 2h, 1d (default 1h)
@@ -83,7 +83,7 @@ pub struct SendArgs {
     pub wait: Option<String>,
 
     /// Say what became of the message ID: pending, delivered, expired or refused
-    #[arg(long, value_name = "ID", conflicts_with_all = ["to", "message"])]
+    #[arg(short, long, value_name = "ID", conflicts_with_all = ["to", "message"])]
     pub status: Option<String>,
 
     /// The message (default, or `-`: read from standard input)
@@ -253,7 +253,8 @@ fn command_meant_with_to(arguments: &[std::ffi::OsString]) -> Option<String> {
     let mut index = 0;
     while index < words.len() {
         let word = &words[index];
-        if word.starts_with("--to") || word.starts_with("--status") {
+        let names_the_session = ["--to", "--status", "-t", "-s"].iter().any(|flag| word.starts_with(flag));
+        if names_the_session {
             return None;
         }
         if word.starts_with('-') && word != "-" {

@@ -75,11 +75,11 @@ pub struct StateArgs {
     pub harness: Option<String>,
 
     /// The event, as the harness's hook configuration names it (default: the payload's event name)
-    #[arg(long, value_name = "EVENT")]
+    #[arg(short, long, value_name = "EVENT")]
     pub event: Option<String>,
 
     /// Name the session's owner when the payload's session id names no record: a pid or `parent`
-    #[arg(long, value_name = "PID|parent", add = cli_support::session_pids_or_parent())]
+    #[arg(short, long, value_name = "PID|parent", add = cli_support::session_pids_or_parent())]
     pub pid: Option<String>,
 }
 

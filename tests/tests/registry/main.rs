@@ -35,6 +35,7 @@ mod register_semantics;
 mod registry_parent;
 mod send_input;
 mod send_messages;
+mod short_flags;
 mod trust_edge_cases;
 mod user_namespaces;
 mod watch;
