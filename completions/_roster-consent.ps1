@@ -39,6 +39,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-consent' -ScriptBlock {
             break
         }
         'roster-consent;arm' {
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command')
             [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command')
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
@@ -52,6 +53,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-consent' -ScriptBlock {
             break
         }
         'roster-consent;disarm' {
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command')
             [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command')
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
@@ -65,6 +67,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-consent' -ScriptBlock {
             break
         }
         'roster-consent;status' {
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command')
             [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command')
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
@@ -78,6 +81,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-consent' -ScriptBlock {
             break
         }
         'roster-consent;should-arm' {
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command')
             [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command')
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')

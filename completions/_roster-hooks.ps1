@@ -39,6 +39,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-hooks' -ScriptBlock {
             break
         }
         'roster-hooks;print' {
+            [CompletionResult]::new('-s', '-s', [CompletionResultType]::ParameterName, 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)')
             [CompletionResult]::new('--scope', '--scope', [CompletionResultType]::ParameterName, 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)')
             [CompletionResult]::new('--bin-dir', '--bin-dir', [CompletionResultType]::ParameterName, 'Call roster-register, roster-prune and roster-state in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
@@ -54,6 +55,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-hooks' -ScriptBlock {
             break
         }
         'roster-hooks;install' {
+            [CompletionResult]::new('-s', '-s', [CompletionResultType]::ParameterName, 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)')
             [CompletionResult]::new('--scope', '--scope', [CompletionResultType]::ParameterName, 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)')
             [CompletionResult]::new('--bin-dir', '--bin-dir', [CompletionResultType]::ParameterName, 'Call roster-register, roster-prune and roster-state in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
@@ -69,6 +71,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-hooks' -ScriptBlock {
             break
         }
         'roster-hooks;uninstall' {
+            [CompletionResult]::new('-s', '-s', [CompletionResultType]::ParameterName, 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)')
             [CompletionResult]::new('--scope', '--scope', [CompletionResultType]::ParameterName, 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never')
@@ -83,6 +86,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-hooks' -ScriptBlock {
             break
         }
         'roster-hooks;status' {
+            [CompletionResult]::new('-s', '-s', [CompletionResultType]::ParameterName, 'Report only files of this scope (default: every scope)')
             [CompletionResult]::new('--scope', '--scope', [CompletionResultType]::ParameterName, 'Report only files of this scope (default: every scope)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never')

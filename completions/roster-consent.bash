@@ -80,14 +80,18 @@ _roster__consent() {
             return 0
             ;;
         roster__consent__subcmd__arm)
-            opts="-q -h --pid --cwd --dir --format --json --quiet --color --help"
+            opts="-p -q -h --pid --cwd --dir --format --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --pid)
-                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent arm --pid '' 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent arm --pid '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --cwd)
@@ -114,14 +118,18 @@ _roster__consent() {
             return 0
             ;;
         roster__consent__subcmd__disarm)
-            opts="-q -h --pid --cwd --dir --format --json --quiet --color --help"
+            opts="-p -q -h --pid --cwd --dir --format --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --pid)
-                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent disarm --pid '' 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent disarm --pid '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --cwd)
@@ -232,14 +240,18 @@ _roster__consent() {
             return 0
             ;;
         roster__consent__subcmd__should__subcmd__arm)
-            opts="-q -h --pid --cwd --dir --format --json --quiet --color --help"
+            opts="-p -q -h --pid --cwd --dir --format --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --pid)
-                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent should-arm --pid '' 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent should-arm --pid '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --cwd)
@@ -266,14 +278,18 @@ _roster__consent() {
             return 0
             ;;
         roster__consent__subcmd__status)
-            opts="-q -h --pid --cwd --dir --format --json --quiet --color --help"
+            opts="-p -q -h --pid --cwd --dir --format --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --pid)
-                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent status --pid '' 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent status --pid '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --cwd)

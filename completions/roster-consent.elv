@@ -35,6 +35,7 @@ set edit:completion:arg-completer[roster-consent] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'roster-consent;arm'= {
+            cand -p 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command'
             cand --pid 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command'
             cand --cwd 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)'
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
@@ -47,6 +48,7 @@ set edit:completion:arg-completer[roster-consent] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'roster-consent;disarm'= {
+            cand -p 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command'
             cand --pid 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command'
             cand --cwd 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)'
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
@@ -59,6 +61,7 @@ set edit:completion:arg-completer[roster-consent] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'roster-consent;status'= {
+            cand -p 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command'
             cand --pid 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command'
             cand --cwd 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)'
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
@@ -71,6 +74,7 @@ set edit:completion:arg-completer[roster-consent] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'roster-consent;should-arm'= {
+            cand -p 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command'
             cand --pid 'Name the session''s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command'
             cand --cwd 'Take DIR as the session''s directory, where .roster.toml is looked for (default: the cwd of the session''s record)'
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'

@@ -1,7 +1,3 @@
-function __fish_roster_live_pids
-    string replace -- /proc/ '' /proc/* | string match --regex -- '^(?:[2-9]|[1-9][0-9]+)$'
-end
-
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_roster_consent_global_optspecs
     string join \n dir= format= json q/quiet color= h/help V/version
@@ -43,8 +39,7 @@ complete -c roster-consent -n "__fish_roster_consent_needs_command" -f -a "disar
 complete -c roster-consent -n "__fish_roster_consent_needs_command" -f -a "status" -d 'Show whether the calling session accepts pushes, and why'
 complete -c roster-consent -n "__fish_roster_consent_needs_command" -f -a "should-arm" -d 'Exit 0 when the calling session should accept pushes now, else 1, printing nothing'
 complete -c roster-consent -n "__fish_roster_consent_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l pid -d 'Name the session\'s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command' -r -f -a "parent\t''
-(__fish_roster_live_pids)\t''"
+complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -s p -l pid -d 'Name the session\'s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command' -r -f -a "(env _CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent arm --pid '' 2>/dev/null)\t''"
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l cwd -d 'Take DIR as the session\'s directory, where .roster.toml is looked for (default: the cwd of the session\'s record)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
@@ -55,8 +50,7 @@ never\t'Never'"
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -l json -d 'Print JSON, same as --format json'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand arm" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l pid -d 'Name the session\'s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command' -r -f -a "parent\t''
-(__fish_roster_live_pids)\t''"
+complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -s p -l pid -d 'Name the session\'s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command' -r -f -a "(env _CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent disarm --pid '' 2>/dev/null)\t''"
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l cwd -d 'Take DIR as the session\'s directory, where .roster.toml is looked for (default: the cwd of the session\'s record)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
@@ -67,8 +61,7 @@ never\t'Never'"
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -l json -d 'Print JSON, same as --format json'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand disarm" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l pid -d 'Name the session\'s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command' -r -f -a "parent\t''
-(__fish_roster_live_pids)\t''"
+complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -s p -l pid -d 'Name the session\'s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command' -r -f -a "(env _CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent status --pid '' 2>/dev/null)\t''"
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l cwd -d 'Take DIR as the session\'s directory, where .roster.toml is looked for (default: the cwd of the session\'s record)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
@@ -79,8 +72,7 @@ never\t'Never'"
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -l json -d 'Print JSON, same as --format json'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -l pid -d 'Name the session\'s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command' -r -f -a "parent\t''
-(__fish_roster_live_pids)\t''"
+complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -s p -l pid -d 'Name the session\'s owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command' -r -f -a "(env _CLAP_COMPLETE_INDEX=3 ROSTER_COMPLETE=bash roster-consent -- roster-consent should-arm --pid '' 2>/dev/null)\t''"
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -l cwd -d 'Take DIR as the session\'s directory, where .roster.toml is looked for (default: the cwd of the session\'s record)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-consent -n "__fish_roster_consent_using_subcommand should-arm" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''

@@ -164,7 +164,7 @@ _roster__hooks() {
             return 0
             ;;
         roster__hooks__subcmd__install)
-            opts="-q -h -V --scope --bin-dir --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
+            opts="-s -q -h -V --scope --bin-dir --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
             [[ ${cur} == -* ]] || opts="claude-code codex gemini-cli cursor-agent copilot opencode amp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -172,6 +172,10 @@ _roster__hooks() {
             fi
             case "${prev}" in
                 --scope)
+                    COMPREPLY=($(compgen -W "user project" -- "${cur}"))
+                    return 0
+                    ;;
+                -s)
                     COMPREPLY=($(compgen -W "user project" -- "${cur}"))
                     return 0
                     ;;
@@ -199,7 +203,7 @@ _roster__hooks() {
             return 0
             ;;
         roster__hooks__subcmd__print)
-            opts="-q -h -V --scope --bin-dir --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
+            opts="-s -q -h -V --scope --bin-dir --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
             [[ ${cur} == -* ]] || opts="claude-code codex gemini-cli cursor-agent copilot opencode amp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -207,6 +211,10 @@ _roster__hooks() {
             fi
             case "${prev}" in
                 --scope)
+                    COMPREPLY=($(compgen -W "user project" -- "${cur}"))
+                    return 0
+                    ;;
+                -s)
                     COMPREPLY=($(compgen -W "user project" -- "${cur}"))
                     return 0
                     ;;
@@ -234,7 +242,7 @@ _roster__hooks() {
             return 0
             ;;
         roster__hooks__subcmd__status)
-            opts="-q -h -V --scope --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
+            opts="-s -q -h -V --scope --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
             [[ ${cur} == -* ]] || opts="claude-code codex gemini-cli cursor-agent copilot opencode amp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -242,6 +250,10 @@ _roster__hooks() {
             fi
             case "${prev}" in
                 --scope)
+                    COMPREPLY=($(compgen -W "user project" -- "${cur}"))
+                    return 0
+                    ;;
+                -s)
                     COMPREPLY=($(compgen -W "user project" -- "${cur}"))
                     return 0
                     ;;
@@ -265,7 +277,7 @@ _roster__hooks() {
             return 0
             ;;
         roster__hooks__subcmd__uninstall)
-            opts="-q -h -V --scope --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
+            opts="-s -q -h -V --scope --format --json --quiet --color --dir --help --version claude-code codex gemini-cli cursor-agent copilot opencode amp"
             [[ ${cur} == -* ]] || opts="claude-code codex gemini-cli cursor-agent copilot opencode amp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -273,6 +285,10 @@ _roster__hooks() {
             fi
             case "${prev}" in
                 --scope)
+                    COMPREPLY=($(compgen -W "user project" -- "${cur}"))
+                    return 0
+                    ;;
+                -s)
                     COMPREPLY=($(compgen -W "user project" -- "${cur}"))
                     return 0
                     ;;

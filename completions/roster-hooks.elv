@@ -35,6 +35,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'roster-hooks;print'= {
+            cand -s 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)'
             cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)'
             cand --bin-dir 'Call roster-register, roster-prune and roster-state in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
@@ -49,6 +50,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
             cand --version 'Print version'
         }
         &'roster-hooks;install'= {
+            cand -s 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)'
             cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)'
             cand --bin-dir 'Call roster-register, roster-prune and roster-state in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
@@ -63,6 +65,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
             cand --version 'Print version'
         }
         &'roster-hooks;uninstall'= {
+            cand -s 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)'
             cand --scope 'Edit the user''s file (every project) or the current project''s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
             cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never'
@@ -76,6 +79,7 @@ set edit:completion:arg-completer[roster-hooks] = {|@words|
             cand --version 'Print version'
         }
         &'roster-hooks;status'= {
+            cand -s 'Report only files of this scope (default: every scope)'
             cand --scope 'Report only files of this scope (default: every scope)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
             cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never'

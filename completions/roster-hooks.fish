@@ -1,7 +1,3 @@
-function __fish_roster_live_pids
-    string replace -- /proc/ '' /proc/* | string match --regex -- '^(?:[2-9]|[1-9][0-9]+)$'
-end
-
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_roster_hooks_global_optspecs
     string join \n format= json q/quiet color= dir= h/help V/version
@@ -43,7 +39,7 @@ complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "install" 
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "uninstall" -d 'Remove exactly the hooks install added, its backup and the directories it created'
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "status" -d 'Say for each harness whether roster\'s hooks are installed'
 complete -c roster-hooks -n "__fish_roster_hooks_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l scope -d 'Edit the user\'s file (every project) or the current project\'s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)' -r -f -a "user\t'The user\'s file, read in every project'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -s s -l scope -d 'Edit the user\'s file (every project) or the current project\'s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)' -r -f -a "user\t'The user\'s file, read in every project'
 project\t'The current directory\'s project file'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l bin-dir -d 'Call roster-register, roster-prune and roster-state in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)' -r -F
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
@@ -56,7 +52,7 @@ complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -l json
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand print" -s V -l version -d 'Print version'
-complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l scope -d 'Edit the user\'s file (every project) or the current project\'s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)' -r -f -a "user\t'The user\'s file, read in every project'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -s s -l scope -d 'Edit the user\'s file (every project) or the current project\'s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)' -r -f -a "user\t'The user\'s file, read in every project'
 project\t'The current directory\'s project file'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l bin-dir -d 'Call roster-register, roster-prune and roster-state in DIR (default: by name through PATH in project files, else the directory roster-hooks runs from)' -r -F
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
@@ -69,7 +65,7 @@ complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -l js
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand install" -s V -l version -d 'Print version'
-complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l scope -d 'Edit the user\'s file (every project) or the current project\'s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)' -r -f -a "user\t'The user\'s file, read in every project'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -s s -l scope -d 'Edit the user\'s file (every project) or the current project\'s file (default: user; copilot only has project; codex, gemini-cli and cursor-agent only user)' -r -f -a "user\t'The user\'s file, read in every project'
 project\t'The current directory\'s project file'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
@@ -81,7 +77,7 @@ complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -l 
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand uninstall" -s V -l version -d 'Print version'
-complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l scope -d 'Report only files of this scope (default: every scope)' -r -f -a "user\t'The user\'s file, read in every project'
+complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -s s -l scope -d 'Report only files of this scope (default: every scope)' -r -f -a "user\t'The user\'s file, read in every project'
 project\t'The current directory\'s project file'"
 complete -c roster-hooks -n "__fish_roster_hooks_using_subcommand status" -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"

@@ -42,7 +42,7 @@ _roster__list() {
                     return 0
                     ;;
                 --agent)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-list -- roster-list --agent '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --harness)
@@ -50,7 +50,7 @@ _roster__list() {
                     return 0
                     ;;
                 --session-id)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-list -- roster-list --session-id '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --cwd)
@@ -62,7 +62,7 @@ _roster__list() {
                     return 0
                     ;;
                 --until-gone)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-list -- roster-list --until-gone '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --host)

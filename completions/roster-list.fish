@@ -1,14 +1,10 @@
-function __fish_roster_live_pids
-    string replace -- /proc/ '' /proc/* | string match --regex -- '^(?:[2-9]|[1-9][0-9]+)$'
-end
-
 complete -c roster-list -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-list -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
 complete -c roster-list -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'
 always\t'Always, even into a pipe or file'
 never\t'Never'"
-complete -c roster-list -l agent -d 'Show only sessions registered under this agent name ("" for the anonymous ones)' -r
+complete -c roster-list -l agent -d 'Show only sessions registered under this agent name ("" for the anonymous ones)' -r -f -a "(env _CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-list -- roster-list --agent '' 2>/dev/null)\t''"
 complete -c roster-list -l harness -d 'Show only sessions of this harness (claude-code, codex, gemini-cli, ...; "" for an unknown one)' -r -f -a "claude-code\t''
 codex\t''
 gemini-cli\t''
@@ -18,13 +14,13 @@ goose\t''
 opencode\t''
 aider\t''
 amp\t''"
-complete -c roster-list -l session-id -d 'Show only the session with this session id ("" for the sessions without one)' -r
+complete -c roster-list -l session-id -d 'Show only the session with this session id ("" for the sessions without one)' -r -f -a "(env _CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-list -- roster-list --session-id '' 2>/dev/null)\t''"
 complete -c roster-list -l cwd -d 'Show only sessions working in DIR or below it' -r -F
 complete -c roster-list -l state -d 'Show only sessions in this state: working, idle, waiting (for their user) or unknown' -r -f -a "working\t''
 idle\t''
 waiting\t''
 unknown\t''"
-complete -c roster-list -l until-gone -d 'Print the events until the session with this owner pid or session id is gone, then exit 0' -r
+complete -c roster-list -l until-gone -d 'Print the events until the session with this owner pid or session id is gone, then exit 0' -r -f -a "(env _CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-list -- roster-list --until-gone '' 2>/dev/null)\t''"
 complete -c roster-list -l host -d 'List the sessions of HOST through ssh (repeatable; `local` is this machine; see HOSTS)' -r
 complete -c roster-list -l hosts-file -d 'List the sessions of each host FILE names, one a line (# starts a comment), as --host does' -r -F
 complete -c roster-list -l connect-timeout -d 'Seconds ssh may take to connect to a host of --host' -r

@@ -46,7 +46,7 @@ _roster__prune() {
                     return 0
                     ;;
                 --pid)
-                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-prune -- roster-prune --pid '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --hook)

@@ -1,7 +1,3 @@
-function __fish_roster_live_pids
-    string replace -- /proc/ '' /proc/* | string match --regex -- '^(?:[2-9]|[1-9][0-9]+)$'
-end
-
 complete -c roster-prune -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-prune -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
@@ -12,8 +8,7 @@ complete -c roster-prune -l older-than -d 'Also remove unknown and problem entri
 1d\t''
 7d\t''
 2w\t''"
-complete -c roster-prune -l pid -d 'With --current: name the owner process, a pid or `parent`' -r -f -a "parent\t''
-(__fish_roster_live_pids)\t''"
+complete -c roster-prune -l pid -d 'With --current: name the owner process, a pid or `parent`' -r -f -a "(env _CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-prune -- roster-prune --pid '' 2>/dev/null)\t''"
 complete -c roster-prune -l hook -d 'With --current: run as a session-end hook (read the payload if it comes, print nothing, always exit 0, finish within 500 ms)' -r -f -a "claude-code\t''
 codex\t''
 gemini-cli\t''

@@ -23,7 +23,7 @@ _roster__register() {
 
     case "${cmd}" in
         roster__register)
-            opts="-q -h -V --dir --format --json --quiet --color --pid --agent --session-id --cwd --harness --socket --hook --help --version"
+            opts="-q -p -a -s -H -h -V --dir --format --json --quiet --color --pid --agent --session-id --cwd --harness --socket --hook --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -45,11 +45,23 @@ _roster__register() {
                     COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
                     return 0
                     ;;
+                -p)
+                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
+                    return 0
+                    ;;
                 --agent)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                -a)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --session-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -s)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -58,6 +70,10 @@ _roster__register() {
                     return 0
                     ;;
                 --harness)
+                    COMPREPLY=($(compgen -W "claude-code codex gemini-cli cursor-agent copilot goose opencode aider amp" -- "${cur}"))
+                    return 0
+                    ;;
+                -H)
                     COMPREPLY=($(compgen -W "claude-code codex gemini-cli cursor-agent copilot goose opencode aider amp" -- "${cur}"))
                     return 0
                     ;;

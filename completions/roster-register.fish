@@ -8,12 +8,12 @@ json\t''"
 complete -c roster-register -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'
 always\t'Always, even into a pipe or file'
 never\t'Never'"
-complete -c roster-register -l pid -d 'Name the owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command' -r -f -a "parent\t''
+complete -c roster-register -s p -l pid -d 'Name the owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command' -r -f -a "parent\t''
 (__fish_roster_live_pids)\t''"
-complete -c roster-register -l agent -d 'Register under this agent name ("" for anonymous; default: ROSTER_AGENT, then the recorded name on a refresh, then agent_name in .roster.toml)' -r
-complete -c roster-register -l session-id -d 'Record the harness\'s session id (default: the hook payload, ROSTER_SESSION_ID, the harness\'s export, else the recorded one)' -r
+complete -c roster-register -s a -l agent -d 'Register under this agent name ("" for anonymous; default: ROSTER_AGENT, then the recorded name on a refresh, then agent_name in .roster.toml)' -r
+complete -c roster-register -s s -l session-id -d 'Record the harness\'s session id (default: the hook payload, ROSTER_SESSION_ID, the harness\'s export, else the recorded one)' -r
 complete -c roster-register -l cwd -d 'Record DIR as the session\'s working directory (default: the payload\'s cwd; by hand the recorded one, else the current directory)' -r -F
-complete -c roster-register -l harness -d 'Record the harness by name (default: detected from the owner process, else the recorded one)' -r -f -a "claude-code\t''
+complete -c roster-register -s H -l harness -d 'Record the harness by name (default: detected from the owner process, else the recorded one)' -r -f -a "claude-code\t''
 codex\t''
 gemini-cli\t''
 cursor-agent\t''

@@ -23,7 +23,7 @@ _roster__send() {
 
     case "${cmd}" in
         roster__send)
-            opts="-q -h -V --dir --format --json --quiet --color --to --from --ttl --wait --status --help --version"
+            opts="-q -t -f -s -h -V --dir --format --json --quiet --color --to --from --ttl --wait --status --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -42,11 +42,19 @@ _roster__send() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-send -- roster-send --to '' 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-send -- roster-send --to '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --from)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-send -- roster-send --from '' 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
+                -f)
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-send -- roster-send --from '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --ttl)
@@ -58,6 +66,10 @@ _roster__send() {
                     return 0
                     ;;
                 --status)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -s)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -23,7 +23,7 @@ _roster__state() {
 
     case "${cmd}" in
         roster__state)
-            opts="-q -h -V --dir --format --json --quiet --color --hook --harness --event --pid --help --version"
+            opts="-q -e -p -h -V --dir --format --json --quiet --color --hook --harness --event --pid --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -53,8 +53,16 @@ _roster__state() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                -e)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --pid)
-                    COMPREPLY=($(compgen -W "parent $(cd /proc 2>/dev/null && printf '%s ' [2-9]* [1-9][0-9]*)" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-state -- roster-state --pid '' 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-state -- roster-state --pid '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 *)

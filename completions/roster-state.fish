@@ -1,7 +1,3 @@
-function __fish_roster_live_pids
-    string replace -- /proc/ '' /proc/* | string match --regex -- '^(?:[2-9]|[1-9][0-9]+)$'
-end
-
 complete -c roster-state -l dir -d 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)' -r -F
 complete -c roster-state -l format -d 'Print for people (text) or for scripts (json, the stable contract)' -r -f -a "text\t''
 json\t''"
@@ -27,9 +23,8 @@ goose\t''
 opencode\t''
 aider\t''
 amp\t''"
-complete -c roster-state -l event -d 'The event, as the harness\'s hook configuration names it (default: the payload\'s event name)' -r
-complete -c roster-state -l pid -d 'Name the session\'s owner when the payload\'s session id names no record: a pid or `parent`' -r -f -a "parent\t''
-(__fish_roster_live_pids)\t''"
+complete -c roster-state -s e -l event -d 'The event, as the harness\'s hook configuration names it (default: the payload\'s event name)' -r
+complete -c roster-state -s p -l pid -d 'Name the session\'s owner when the payload\'s session id names no record: a pid or `parent`' -r -f -a "(env _CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-state -- roster-state --pid '' 2>/dev/null)\t''"
 complete -c roster-state -l json -d 'Print JSON, same as --format json'
 complete -c roster-state -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-state -s h -l help -d 'Print help (see more with \'--help\')'

@@ -56,7 +56,7 @@ pub fn complete_through(
     directories: &CompletionDirectories,
     line: &str,
 ) -> Vec<String> {
-    complete_lines_through(wrapper, shell, directories, &[line]).remove(0)
+    complete_lines_through(wrapper, shell, directories, &[line], &[]).remove(0)
 }
 
 /// What `shell` offers for each of `lines`, in one run of the shell (zsh
@@ -66,7 +66,19 @@ pub fn complete_lines(
     directories: &CompletionDirectories,
     lines: &[&str],
 ) -> Vec<Vec<String>> {
-    complete_lines_through(&[], shell, directories, lines)
+    complete_lines_through(&[], shell, directories, lines, &[])
+}
+
+/// `complete_lines` with `environment` added to the shell's, which the
+/// binaries a script calls back inherit (`ROSTER_DIR` naming the registry
+/// whose sessions complete).
+pub fn complete_lines_with_environment(
+    shell: TestedShell,
+    directories: &CompletionDirectories,
+    lines: &[&str],
+    environment: &[(&str, &std::ffi::OsStr)],
+) -> Vec<Vec<String>> {
+    complete_lines_through(&[], shell, directories, lines, environment)
 }
 
 /// The line a driver prints after the candidates for each line typed.
@@ -77,6 +89,7 @@ fn complete_lines_through(
     shell: TestedShell,
     directories: &CompletionDirectories,
     lines: &[&str],
+    environment: &[(&str, &std::ffi::OsStr)],
 ) -> Vec<Vec<String>> {
     let scratch = tempfile::tempdir().expect("a temporary directory can be made");
     let (program, mut command) = match shell {
@@ -87,6 +100,7 @@ fn complete_lines_through(
     require_tool(program);
     // A scratch HOME keeps the user's start-up files and caches out of the answer.
     command.env("HOME", scratch.path()).env("TERM", "dumb");
+    command.envs(environment.iter().copied());
     let path = std::env::var_os("PATH").unwrap_or_default();
     let search_path = std::env::join_paths(
         std::iter::once(directories.commands.clone()).chain(std::env::split_paths(&path)),

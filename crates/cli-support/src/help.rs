@@ -29,14 +29,38 @@ pub fn with_manual(command: Command, manual: &Manual) -> Command {
 /// arguments are parsed again with `full()`, so that the help, and the
 /// error that carries it, is the full command's, byte for byte.
 pub fn matches_with_manual_on_help(
-    bare: Command,
+    mut bare: Command,
     full: impl FnOnce() -> Command,
     arguments: &[OsString],
 ) -> Result<ArgMatches, clap::Error> {
-    match bare.try_get_matches_from(arguments) {
+    match bare.try_get_matches_from_mut(arguments) {
         Err(error) if shows_help(error.kind()) => full().try_get_matches_from(arguments),
+        Err(error) => Err(with_nearest_subcommand_suggested(error, &bare)),
         other => other,
     }
+}
+
+/// A mistyped subcommand for which clap suggests nothing (its similarity
+/// found no `arm` in `amr`) gets the nearest by edit distance, the one
+/// every "did you mean" of roster uses, so that every subcommand of every
+/// tool is suggested alike.
+fn with_nearest_subcommand_suggested(mut error: clap::Error, command: &Command) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue};
+    if error.kind() != ErrorKind::InvalidSubcommand || error.get(ContextKind::SuggestedSubcommand).is_some() {
+        return error;
+    }
+    let Some(ContextValue::String(typed)) = error.get(ContextKind::InvalidSubcommand) else { return error };
+    let names: Vec<&str> = command
+        .get_subcommands()
+        .filter(|subcommand| !subcommand.is_hide_set())
+        .map(Command::get_name)
+        .chain(command.has_subcommands().then_some("help"))
+        .collect();
+    if let Some(nearest) = harness::nearest_by_edit_distance(typed, &names) {
+        let nearest = vec![nearest.to_owned()];
+        error.insert(ContextKind::SuggestedSubcommand, ContextValue::Strings(nearest));
+    }
+    error
 }
 
 /// `matches_with_manual_on_help` for a derived command line `Args`, whose

@@ -1,12 +1,14 @@
 //! What every roster binary shares, so the five tools behave as one: the
 //! common flags, exit statuses, the one-line error report, broken-pipe
-//! handling, the manual behind `--help` and the man pages, terminal
+//! handling, the manual behind `--help` and the man pages, the completion of
+//! live sessions' pids and names, terminal
 //! escaping, `~` paths, colour, tables and durations.
 //!
 //! It is a crate of its own because the binaries are thin and must agree;
 //! the libraries below it know nothing of terminals or flags.
 
 mod args;
+mod completion;
 mod exit;
 #[cfg(test)]
 mod exit_status_table;
@@ -18,8 +20,13 @@ pub mod manual;
 mod owner;
 mod roster;
 mod text;
+mod time_text;
 
 pub use args::{ColourChoice, CommonArgs, OutputFormat, colour_enabled};
+pub use completion::{
+    COMPLETE_VARIABLE, agent_names, complete_when_asked, session_ids, session_pids, session_pids_and_ids,
+    session_pids_or_parent, session_targets,
+};
 /// Why a session does not take a message now: what
 /// `session_accepts_messages` answers.
 pub use consent::NotAccepted;
@@ -35,9 +42,8 @@ pub use hook_mode::{
     stderr_is_the_reply,
 };
 pub use owner::{
-    CallingOwner, process_env, process_env_os, resolve_calling_owner, resolve_hook_owner_of_caller,
-    runs_inside_session,
-    session_accepts_messages,
+    CallingOwner, process_env, process_env_os, resolve_calling_owner, resolve_calling_session_owner,
+    resolve_hook_owner_of_caller, runs_inside_session, session_accepts_messages,
 };
 pub use roster::{
     harness_session_sources, open_roster_for_reading, open_roster_for_writing, roster_directory_choice,
@@ -45,6 +51,6 @@ pub use roster::{
 pub use text::{
     Colour, DURATION_SUGGESTIONS, PaintCell, column_widths, command_for_terminal, escape_for_terminal,
     escape_path_for_terminal, escape_source_text_for_terminal, fit_to_width, format_age, home_relative,
-    local_clock, paint, parse_duration, push_home_relative, push_table_line, render_table,
-    render_table_within,
+    paint, parse_duration, push_home_relative, push_table_line, render_table, render_table_within,
 };
+pub use time_text::{local_clock, local_date_time, time_text};

@@ -61,7 +61,8 @@ pub fn resolve_hook_owner_of_caller(pid_flag: Option<&str>) -> Result<CallingOwn
     resolve_owner_as(pid_flag, resolve_hook_owner)
 }
 
-type Resolver = fn(&OwnerQuery<'_>, &dyn owner_liveness::HarnessPatterns) -> Result<ResolvedOwner, ResolveError>;
+type Resolver =
+    fn(&OwnerQuery<'_>, &dyn owner_liveness::HarnessPatterns) -> Result<ResolvedOwner, ResolveError>;
 
 fn resolve_owner_as(pid_flag: Option<&str>, resolve: Resolver) -> Result<CallingOwner, ResolveError> {
     let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
@@ -88,6 +89,35 @@ fn resolve_owner_as(pid_flag: Option<&str>, resolve: Resolver) -> Result<Calling
         return Err(ResolveError::NotAnOwner { named_by, pid: resolved.pid, what: "a kernel thread" });
     }
     Ok(CallingOwner { resolved, ancestry, ancestry_unreadable: walk.unreadable })
+}
+
+/// Resolves the calling session's owner as `resolve_calling_owner` does,
+/// and when nothing names it and no harness process is among the
+/// ancestors, takes the nearest ancestor that owns a live session in the
+/// registry `common` names: a shell registered by hand (`roster-register
+/// --pid $$`) is the session of the commands run in it, as it is for
+/// `roster-send`'s sender, without `--pid parent`. Found so, the owner is
+/// an ancestor (`OwnerSource::Ancestor`, verified).
+pub fn resolve_calling_session_owner(
+    common: &crate::CommonArgs,
+    pid_flag: Option<&str>,
+    facts: &impl SystemFacts,
+) -> Result<CallingOwner, ResolveError> {
+    let not_found = match resolve_calling_owner(pid_flag) {
+        Err(ResolveError::NotFound) => ResolveError::NotFound,
+        other => return other,
+    };
+    let Ok(Some(roster)) = crate::open_roster_for_reading(common) else { return Err(not_found) };
+    let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
+    let registered_ancestor =
+        walk_ancestry_reporting(me).steps.iter().skip(1).map(|step| step.pid).find(|pid| {
+            registry_core::find_session_row(&roster, *pid, facts)
+                .is_some_and(|row| row.record.is_some() && row.liveness() == owner_liveness::Liveness::Alive)
+        });
+    let Some(pid) = registered_ancestor else { return Err(not_found) };
+    let mut owner = resolve_calling_owner(Some(&pid.to_string()))?;
+    owner.resolved.source = OwnerSource::Ancestor;
+    Ok(owner)
 }
 
 /// Whether this process runs inside the session whose owner is `owner`:

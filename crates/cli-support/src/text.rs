@@ -133,25 +133,6 @@ fn must_escape(character: char) -> bool {
     )
 }
 
-/// The local wall-clock time of `time` as `HH:MM:SS.mmm`, for event lines
-/// people read; UTC where the local zone cannot be told.
-pub fn local_clock(time: registry_core::Timestamp) -> String {
-    let nanos = time.unix_nanos();
-    let seconds = nanos.div_euclid(1_000_000_000);
-    let millis = nanos.rem_euclid(1_000_000_000) / 1_000_000;
-    let mut offset = 0i64;
-    if let Ok(epoch) = nix::libc::time_t::try_from(seconds) {
-        // SAFETY: localtime_r reads one time_t and writes one tm, both
-        // owned here; it is the reentrant form.
-        let mut broken_down: nix::libc::tm = unsafe { std::mem::zeroed() };
-        if !unsafe { nix::libc::localtime_r(&epoch, &mut broken_down) }.is_null() {
-            offset = broken_down.tm_gmtoff;
-        }
-    }
-    let local = (seconds as i64 + offset).rem_euclid(86_400);
-    format!("{:02}:{:02}:{:02}.{millis:03}", local / 3600, local % 3600 / 60, local % 60)
-}
-
 /// The few colours roster uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Colour {

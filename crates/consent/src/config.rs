@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-use harness::edit_distance;
 use registry_core::AgentName;
 
 /// What one configuration file says about `[consent] auto_arm`, including
@@ -105,12 +104,7 @@ const KNOWN_KEYS: [&str; 6] = ["agent_name", "consent", "auto_arm", "adopt", "cl
 /// the key has characters.
 fn nearest_known_key(key: &str) -> Option<&'static str> {
     let last = key.rsplit('.').next().unwrap_or(key).to_lowercase();
-    KNOWN_KEYS
-        .iter()
-        .map(|known| (edit_distance(&last, known), *known))
-        .filter(|(distance, _)| *distance <= 2 && *distance < last.chars().count())
-        .min_by_key(|(distance, _)| *distance)
-        .map(|(_, known)| known)
+    harness::nearest_by_edit_distance(&last, &KNOWN_KEYS)
 }
 
 /// The repository file: `agent_name = "wren"` and `[consent] auto_arm = true`.

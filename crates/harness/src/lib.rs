@@ -19,4 +19,4 @@ pub use detect::*;
 pub use exports::*;
 pub use payload::*;
 pub use state_payload::*;
-pub use suggest::{edit_distance, ranked_by_edit_distance};
+pub use suggest::{edit_distance, nearest_by_edit_distance, ranked_by_edit_distance};

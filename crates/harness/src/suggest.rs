@@ -39,6 +39,19 @@ pub fn ranked_by_edit_distance<'a>(typed: &str, candidates: &[&'a str]) -> Vec<&
     ranked
 }
 
+/// The candidate nearest to `typed` when it is close enough to be a typo
+/// of it: at most two edits, and fewer edits than `typed` has characters
+/// (so that `ab` is no typo of `xy`). The first of equally near ones.
+pub fn nearest_by_edit_distance<'a>(typed: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let typed_length = typed.chars().count();
+    candidates
+        .iter()
+        .map(|candidate| (edit_distance(typed, candidate), *candidate))
+        .filter(|(distance, _)| *distance <= 2 && *distance < typed_length)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,6 +72,15 @@ mod tests {
             assert_eq!(edit_distance(left, right), expect, "{left:?} {right:?}");
             assert_eq!(edit_distance(right, left), expect, "{right:?} {left:?}");
         }
+    }
+
+    #[test]
+    fn only_a_near_candidate_is_a_typo_of_it() {
+        let subcommands = ["arm", "disarm", "status", "should-arm"];
+        assert_eq!(nearest_by_edit_distance("amr", &subcommands), Some("arm"), "a swap");
+        assert_eq!(nearest_by_edit_distance("stats", &subcommands), Some("status"));
+        assert_eq!(nearest_by_edit_distance("xyz", &subcommands), None);
+        assert_eq!(nearest_by_edit_distance("ab", &["xy"]), None, "as many edits as characters");
     }
 
     /// Regression: `roster-hooks instal` suggested `print` and `uninstall`

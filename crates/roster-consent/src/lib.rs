@@ -15,7 +15,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 use cli_support::manual::{self, Example, ExitStatusDoc, Manual};
 use cli_support::{
     BadInput, CallingOwner, Colour, CommonArgs, ExitStatus, NotUtf8Path, OutputFormat, Refused,
-    escape_for_terminal, home_relative, paint, resolve_calling_owner, run_tool,
+    escape_for_terminal, home_relative, paint, run_tool,
 };
 use consent::{
     Assessment, AssessmentRequest, ConfigInput, ConfigOutcome, EndedSession, MarkerEntry, MarkerFinding,
@@ -142,7 +142,7 @@ pub enum ConsentCommand {
 #[derive(Clone, Debug, Args)]
 pub struct SessionArgs {
     /// Name the session's owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command
-    #[arg(long, value_name = "PID|parent")]
+    #[arg(short, long, value_name = "PID|parent", add = cli_support::session_pids_or_parent())]
     pub pid: Option<String>,
 
     /// Take DIR as the session's directory, where .roster.toml is looked for (default: the cwd of the session's record)
@@ -315,6 +315,7 @@ pub fn command() -> clap::Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    cli_support::complete_when_asked(command);
     let arguments = cli_support::process_arguments();
     match cli_support::parse_with_manual_on_help::<ConsentArgs>(command, &arguments) {
         Ok(ConsentArgs { common, command: ConsentCommand::ShouldArm(session) }) => {
@@ -372,7 +373,7 @@ fn assess(common: &CommonArgs, session: &SessionArgs, facts: &RunningSystem) -> 
     if let Some(given) = &session.cwd {
         require_utf8_directory(given)?;
     }
-    let owner = resolve_calling_owner(session.pid.as_deref())?;
+    let owner = cli_support::resolve_calling_session_owner(common, session.pid.as_deref(), facts)?;
     let roster_path = cli_support::roster_directory_choice(common)?.path;
     let request = AssessmentRequest {
         pid: owner.resolved.pid,
@@ -457,7 +458,8 @@ fn write_state(common: &CommonArgs, session: &SessionArgs, state: MarkerState) -
         MarkerState::Armed => "arm",
         MarkerState::Disarmed => "disarm",
     };
-    let owner = resolve_calling_owner(session.pid.as_deref())?;
+    let owner =
+        cli_support::resolve_calling_session_owner(common, session.pid.as_deref(), &RunningSystem::read())?;
     let resolved = &owner.resolved;
     match consent::may_write_marker(state, resolved.verified, owner.ancestry_unreadable.as_deref()) {
         Ok(()) => {}

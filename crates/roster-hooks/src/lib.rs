@@ -69,7 +69,7 @@ struct TargetArgs {
     /// Edit the user's file (every project) or the current project's file
     /// (default: user; copilot only has project; codex, gemini-cli and
     /// cursor-agent only user)
-    #[arg(long, value_enum, value_name = "SCOPE")]
+    #[arg(short, long, value_enum, value_name = "SCOPE")]
     scope: Option<ScopeName>,
 }
 
@@ -93,7 +93,7 @@ struct StatusArgs {
     harness: Option<HookHarness>,
 
     /// Report only files of this scope (default: every scope)
-    #[arg(long, value_enum, value_name = "SCOPE")]
+    #[arg(short, long, value_enum, value_name = "SCOPE")]
     scope: Option<ScopeName>,
 }
 
@@ -361,6 +361,7 @@ where
 /// Runs the tool on the process's arguments and maps the result to an exit
 /// code.
 pub fn main() -> ExitCode {
+    cli_support::complete_when_asked(command);
     cli_support::run_tool(TOOL, || run(std::env::args_os()))
 }
 

@@ -266,6 +266,7 @@ pub fn command() -> clap::Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    cli_support::complete_when_asked(command);
     let arguments = cli_support::process_arguments();
     run_tool(TOOL, || run(cli_support::parse_with_manual_on_help(command, &arguments)?))
 }

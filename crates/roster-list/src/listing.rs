@@ -48,7 +48,7 @@ pub struct ListArgs {
     pub all: bool,
 
     /// Show only sessions registered under this agent name ("" for the anonymous ones)
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", add = cli_support::agent_names())]
     pub agent: Option<String>,
 
     /// Show only sessions of this harness (claude-code, codex, gemini-cli, ...; "" for an unknown one)
@@ -56,7 +56,7 @@ pub struct ListArgs {
     pub harness: Option<String>,
 
     /// Show only the session with this session id ("" for the sessions without one)
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", add = cli_support::session_ids())]
     pub session_id: Option<String>,
 
     /// Show only sessions working in DIR or below it
@@ -76,7 +76,7 @@ pub struct ListArgs {
     pub watch: bool,
 
     /// Print the events until the session with this owner pid or session id is gone, then exit 0
-    #[arg(long, value_name = "PID|SESSION_ID")]
+    #[arg(long, value_name = "PID|SESSION_ID", add = cli_support::session_pids_and_ids())]
     pub until_gone: Option<String>,
 
     /// List the sessions of HOST through ssh (repeatable; `local` is this machine; see HOSTS)

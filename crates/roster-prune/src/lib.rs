@@ -68,7 +68,7 @@ pub struct PruneArgs {
     pub current: bool,
 
     /// With --current: name the owner process, a pid or `parent`
-    #[arg(long, value_name = "PID|parent", requires = "current")]
+    #[arg(long, value_name = "PID|parent", requires = "current", add = cli_support::session_pids_or_parent())]
     pub pid: Option<String>,
 
     /// With --current: run as a session-end hook (read the payload if it comes, print nothing, always exit 0, finish within 500 ms)
@@ -157,6 +157,7 @@ pub fn command() -> clap::Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    cli_support::complete_when_asked(command);
     cli_support::run_tool_with_hook_mode(
         TOOL,
         command,

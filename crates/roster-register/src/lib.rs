@@ -14,8 +14,7 @@ use cli_support::manual::{self, EnvVar, Example, ExitStatusDoc, Manual};
 use cli_support::{
     BadInput, CommonArgs, ExitStatus, NotUtf8Path, OutputFormat, Refused, escape_for_terminal, home_relative,
     open_roster_for_writing, process_env, process_env_os, report_warning, resolve_calling_owner,
-    resolve_hook_owner_of_caller,
-    roster_directory_choice, terminal_message,
+    resolve_hook_owner_of_caller, roster_directory_choice, terminal_message,
 };
 use consent::RepoConfigWarning;
 use harness::{
@@ -66,15 +65,15 @@ pub struct RegisterArgs {
     pub common: CommonArgs,
 
     /// Name the owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command
-    #[arg(long, value_name = "PID|parent")]
+    #[arg(short, long, value_name = "PID|parent")]
     pub pid: Option<String>,
 
     /// Register under this agent name ("" for anonymous; default: ROSTER_AGENT, then the recorded name on a refresh, then agent_name in .roster.toml)
-    #[arg(long, value_name = "NAME")]
+    #[arg(short, long, value_name = "NAME")]
     pub agent: Option<String>,
 
     /// Record the harness's session id (default: the hook payload, ROSTER_SESSION_ID, the harness's export, else the recorded one)
-    #[arg(long, value_name = "ID")]
+    #[arg(short, long, value_name = "ID")]
     pub session_id: Option<String>,
 
     /// Record DIR as the session's working directory (default: the payload's cwd; by hand the recorded one, else the current directory)
@@ -82,7 +81,7 @@ pub struct RegisterArgs {
     pub cwd: Option<PathBuf>,
 
     /// Record the harness by name (default: detected from the owner process, else the recorded one)
-    #[arg(long, value_name = "NAME")]
+    #[arg(short = 'H', long, value_name = "NAME")]
     pub harness: Option<String>,
 
     /// Record the harness's messaging socket (default: CLAUDE_CODE_MESSAGING_SOCKET when it exists)
@@ -204,6 +203,7 @@ pub fn command() -> clap::Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    cli_support::complete_when_asked(command);
     cli_support::run_tool_with_hook_mode(
         TOOL,
         command,

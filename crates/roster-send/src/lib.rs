@@ -17,7 +17,7 @@ use clap::{CommandFactory, Parser};
 use cli_support::manual::{self, Example, ExitStatusDoc, Manual};
 use cli_support::{
     BadInput, CommonArgs, EndedWith, ExitStatus, OutputFormat, Refused, escape_for_terminal, format_age,
-    open_roster_for_reading, parse_duration, resolve_calling_owner,
+    open_roster_for_reading, parse_duration, resolve_calling_owner, time_text,
 };
 use owner_liveness::{Liveness, Pid, ResolveError, kernel_pid_max};
 use registry_core::messages::{
@@ -60,11 +60,11 @@ pub struct SendArgs {
     pub common: CommonArgs,
 
     /// The session to send to: its owner's pid, its session id, or the agent name of exactly one live session
-    #[arg(long, value_name = "PID|SESSION_ID|AGENT")]
+    #[arg(short, long, value_name = "PID|SESSION_ID|AGENT", add = cli_support::session_targets())]
     pub to: Option<String>,
 
     /// Send as the session of this pid (default: the session roster-send runs in, else the process that ran it)
-    #[arg(long, value_name = "PID", requires = "to")]
+    #[arg(short, long, value_name = "PID", requires = "to", add = cli_support::session_pids())]
     pub from: Option<String>,
 
     /// How long the message waits for delivery before it expires: 30s, 10m, 2h, 1d (default 1h)
@@ -83,7 +83,7 @@ pub struct SendArgs {
     pub wait: Option<String>,
 
     /// Say what became of the message ID: pending, delivered, expired or refused
-    #[arg(long, value_name = "ID", conflicts_with_all = ["to", "message"])]
+    #[arg(short, long, value_name = "ID", conflicts_with_all = ["to", "message"])]
     pub status: Option<String>,
 
     /// The message (default, or `-`: read from standard input)
@@ -141,6 +141,12 @@ pub fn manual() -> Manual {
              of a message stays known to --status for 7 days after it was settled, also once its session and \
              queue are gone."
                 .to_owned(),
+            "The message is the argument MESSAGE, or standard input read to its end when there is none (or \
+             it is -). On a terminal, roster-send first says on stderr that it reads the message until end of \
+             file (Ctrl-D at the start of a line). Nothing at all on standard input is a missing message, an \
+             empty argument (\"\") an empty one: both are refused (exit 2). The session is always named with \
+             --to: roster-send 5854 hi is refused with the command meant, roster-send --to 5854 hi."
+                .to_owned(),
             "JSON: queued {\"id\", \"seq\", \"to\": {\"record\", \"pid\", \"start_ticks\", \"session_id\"}, \
              \"queued_at\", \"expires_at\", \"status\": \"queued\"}; refused by consent {\"status\": \
              \"refused\", \"reason\", \"to\"}; with --wait or --status, \"status\" is the message's state \
@@ -171,7 +177,7 @@ pub fn manual() -> Manual {
             },
             ExitStatusDoc {
                 status: ExitStatus::BadInput,
-                meaning: "Bad input: an empty message, one too long (for roster, or for the session's \
+                meaning: "Bad input: a missing message (no argument, nothing on standard input), an empty one, one too long (for roster, or for the session's \
                           harness) or with control characters, a bad --ttl, --wait or --from, an id that is not \
                           one, an agent name that names several live sessions (the message lists their pids).",
             },
@@ -201,10 +207,77 @@ pub fn command() -> clap::Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    match cli_support::parse_with_manual_on_help::<SendArgs>(command, &cli_support::process_arguments()) {
+    cli_support::complete_when_asked(command);
+    let arguments = cli_support::process_arguments();
+    match cli_support::parse_with_manual_on_help::<SendArgs>(command, &arguments) {
         Ok(args) => cli_support::run_tool(TOOL, || run(args)),
-        Err(error) => cli_support::run_tool(TOOL, || Err(error.into())),
+        Err(error) => cli_support::run_tool(TOOL, || Err(with_to_suggested(error, &arguments).into())),
     }
+}
+
+/// `roster-send 22173 hi` (the session named without `--to`): clap takes
+/// `22173` for the message and refuses `hi` as unexpected. The error then
+/// shows the command that was meant, `roster-send --to 22173 hi`.
+fn with_to_suggested(mut error: clap::Error, arguments: &[std::ffi::OsString]) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if error.kind() != ErrorKind::UnknownArgument {
+        return error;
+    }
+    if let Some(meant) = command_meant_with_to(arguments) {
+        let tip = format!("to send to a session, name it with --to: {meant}");
+        error.insert(ContextKind::Suggested, ContextValue::StyledStrs(vec![tip.into()]));
+    }
+    error
+}
+
+/// The command line `arguments` (program name first) with its first
+/// positional word as `--to`'s value and the words after it as one message,
+/// when no `--to` or `--status` was given and there are two or more
+/// positional words.
+fn command_meant_with_to(arguments: &[std::ffi::OsString]) -> Option<String> {
+    let words: Vec<String> =
+        arguments.iter().skip(1).map(|argument| argument.to_string_lossy().into_owned()).collect();
+    let definition = SendArgs::command();
+    let takes_a_separate_value = |word: &str| {
+        definition.get_arguments().any(|argument| {
+            let named = word.strip_prefix("--").is_some_and(|long| argument.get_long() == Some(long))
+                || word
+                    .strip_prefix('-')
+                    .and_then(|short| short.parse::<char>().ok())
+                    .is_some_and(|short| argument.get_short() == Some(short));
+            named && argument.get_action().takes_values() && !argument.is_require_equals_set()
+        })
+    };
+    let mut flags = Vec::new();
+    let mut positionals = Vec::new();
+    let mut index = 0;
+    while index < words.len() {
+        let word = &words[index];
+        let names_the_session = ["--to", "--status", "-t", "-s"].iter().any(|flag| word.starts_with(flag));
+        if names_the_session {
+            return None;
+        }
+        if word.starts_with('-') && word != "-" {
+            flags.push(word.clone());
+            if takes_a_separate_value(word) && index + 1 < words.len() {
+                index += 1;
+                flags.push(words[index].clone());
+            }
+        } else {
+            positionals.push(word.clone());
+        }
+        index += 1;
+    }
+    let (session, message) = positionals.split_first()?;
+    if message.is_empty() {
+        return None;
+    }
+    let mut meant = vec![TOOL.to_owned()];
+    meant.extend(flags.iter().map(|flag| harness::hook_config::shell_quote(flag).into_owned()));
+    meant.push("--to".to_owned());
+    meant.push(harness::hook_config::shell_quote(session).into_owned());
+    meant.push(harness::hook_config::shell_quote(&message.join(" ")).into_owned());
+    Some(meant.join(" "))
 }
 
 /// Sends, or says what became of a message, as `args` say.
@@ -308,12 +381,32 @@ fn send(args: &SendArgs) -> anyhow::Result<()> {
 }
 
 /// The message's text: the argument, or standard input (`-` or none).
+/// Standard input that gives nothing at all is a missing message (an empty
+/// argument, or only blank lines, is an empty one); on a terminal, stderr
+/// first says that the message is read until end of file, so that
+/// roster-send never waits in silence.
 fn message_text(argument: Option<&str>) -> anyhow::Result<String> {
     if let Some(text) = argument.filter(|text| *text != "-") {
         return Ok(text.to_owned());
     }
+    let stdin = std::io::stdin();
+    if std::io::IsTerminal::is_terminal(&stdin) {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "{TOOL}: reading the message from standard input until end of file (Ctrl-D at the start of a \
+             line); or give it as an argument"
+        );
+    }
     let mut bytes = Vec::new();
-    std::io::stdin().lock().take(MAX_STDIN_BYTES + 1).read_to_end(&mut bytes)?;
+    stdin.lock().take(MAX_STDIN_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.is_empty() {
+        return Err(BadInput(
+            "no message given: standard input held nothing; give the text as an argument or on standard \
+             input, as in: echo 'text' | roster-send --to PID"
+                .into(),
+        )
+        .into());
+    }
     if bytes.len() as u64 > MAX_STDIN_BYTES {
         return Err(BadInput(format!(
             "the message on standard input is over {} KiB, more than the {} KiB a message may hold; send a \
@@ -641,10 +734,14 @@ fn print_message_state(args: &SendArgs, message: &Message) -> anyhow::Result<()>
             writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
         }
         OutputFormat::Text => {
+            // Local, to the second, and how far from now; JSON keeps RFC 3339.
+            let now = Timestamp::now();
             let line = match outcome {
                 None => format!(
                     "{} pending for pid {}, expires at {}",
-                    message.id, message.to.pid, message.expires_at
+                    message.id,
+                    message.to.pid,
+                    time_text(message.expires_at(), now)
                 ),
                 Some(outcome) => {
                     let why = match (&outcome.event, &outcome.reason) {
@@ -652,7 +749,11 @@ fn print_message_state(args: &SendArgs, message: &Message) -> anyhow::Result<()>
                         (_, Some(reason)) => format!(": {reason}"),
                         _ => String::new(),
                     };
-                    format!("{} {} at {}{why}", message.id, outcome.kind.as_str(), outcome.at)
+                    let at = match Timestamp::parse(&outcome.at) {
+                        Some(at) => time_text(at, now),
+                        None => outcome.at.clone(),
+                    };
+                    format!("{} {} at {at}{why}", message.id, outcome.kind.as_str())
                 }
             };
             writeln!(out, "{}", escape_for_terminal(&line))?;

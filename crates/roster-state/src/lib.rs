@@ -77,11 +77,11 @@ pub struct StateArgs {
     pub harness: Option<String>,
 
     /// The event, as the harness's hook configuration names it (default: the payload's event name)
-    #[arg(long, value_name = "EVENT")]
+    #[arg(short, long, value_name = "EVENT")]
     pub event: Option<String>,
 
     /// Name the session's owner when the payload's session id names no record: a pid or `parent`
-    #[arg(long, value_name = "PID|parent")]
+    #[arg(short, long, value_name = "PID|parent", add = cli_support::session_pids_or_parent())]
     pub pid: Option<String>,
 }
 
@@ -152,6 +152,7 @@ pub fn command() -> clap::Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    cli_support::complete_when_asked(command);
     cli_support::run_tool_with_hook_mode(
         TOOL,
         command,
@@ -187,6 +188,9 @@ pub fn run(args: StateArgs) -> anyhow::Result<()> {
         .or_else(|| payload.event.clone())
         .ok_or_else(|| BadInput("no event: give --event, or a payload with its event name".into()))?;
     let event = activity_event(harness, &event_name, payload.kind.as_deref());
+    if event.is_none() {
+        report_mistyped_event(&args, harness, &event_name);
+    }
     let mut outcome = Outcome {
         what: None,
         event,
@@ -222,6 +226,30 @@ pub fn run(args: StateArgs) -> anyhow::Result<()> {
         handover.put_back(&roster)?;
     }
     Ok(())
+}
+
+/// An event name roster does not listen to that is a typo of one it does
+/// (`Stopp` for `Stop`) is said, with the nearest known name, rather than
+/// ignored in silence: in hook mode on stderr and in `hook-errors.log`, by
+/// hand on stderr. It still records nothing: a guess never sets a state.
+/// Any other event roster does not listen to is ignored quietly, as the
+/// harnesses send many.
+fn report_mistyped_event(args: &StateArgs, harness: Harness, event_name: &str) {
+    let names = harness::activity_event_names(harness);
+    if names.contains(&event_name) {
+        // A known event of a kind roster does not read.
+        return;
+    }
+    let Some(nearest) = harness::nearest_by_edit_distance(event_name, &names) else { return };
+    let message = format!(
+        "event {event_name:?} is not one roster listens to for {harness}; the nearest known event is {nearest} \
+         (--event {nearest}); nothing recorded"
+    );
+    if args.hook.is_some() {
+        cli_support::report_hook_problem(TOOL, &args.common, &message);
+    } else {
+        cli_support::report_warning(TOOL, &message, None);
+    }
 }
 
 fn harness_named(name: &str) -> Result<Harness, BadInput> {

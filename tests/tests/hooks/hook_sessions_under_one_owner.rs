@@ -56,7 +56,8 @@ fn two_sessions_under_one_exporting_wrapper_each_own_their_record_and_messages()
 
     let id = send(&sandbox, "wrapped-1", "ROSTER-TEST: for the first session only");
     let prompt = |session_id: &str| captured_payload("claude-code-2.1.332/UserPromptSubmit.json", session_id);
-    let sibling = session_hook(&sandbox, &mut second, "claude-code", "UserPromptSubmit", &prompt("wrapped-2"));
+    let sibling =
+        session_hook(&sandbox, &mut second, "claude-code", "UserPromptSubmit", &prompt("wrapped-2"));
     assert!(!sibling.stdout_text().contains("ROSTER-TEST"), "the sibling got it: {}", sibling.stdout_text());
     assert_eq!(status(&sandbox, &id)["status"], "pending");
     let own = session_hook(&sandbox, &mut first, "claude-code", "UserPromptSubmit", &prompt("wrapped-1"));

@@ -396,3 +396,35 @@ fn whatever_the_hook_is_fed_it_is_silent_exits_0_and_logs_what_failed() {
     assert_eq!(by_hand.code(), Some(3), "{}", by_hand.stderr_text());
     assert!(by_hand.stderr_text().contains("no record of this session"), "{}", by_hand.stderr_text());
 }
+
+/// Regression: `roster-state --hook claude-code --event Stopp` was ignored
+/// with exit 0 and no word. A mistyped event name is logged with the
+/// nearest known one (and said on stderr), still records nothing, and
+/// exits 0 in hook mode; by hand (`--harness`) stderr says it.
+#[test]
+fn a_mistyped_event_name_is_logged_with_the_nearest_known_one() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    sandbox.register(owner.pid(), &["--harness", "claude-code", "--session-id", "s-1"]);
+    let payload = br#"{"session_id":"s-1"}"#;
+    let run = state_hook(&sandbox, "claude-code", "Stopp", payload, &[]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr_text());
+    assert!(run.stdout.is_empty(), "{}", run.stdout_text());
+    assert!(run.stderr_text().contains("the nearest known event is Stop"), "{}", run.stderr_text());
+    let log = std::fs::read_to_string(sandbox.root().join("hook-errors.log")).expect("the typo is logged");
+    assert!(log.contains("\"Stopp\"") && log.contains("the nearest known event is Stop"), "{log}");
+    assert!(!state_file(&sandbox, owner.pid()).exists(), "a guess set a state");
+
+    let by_hand = run_to_completion(
+        sandbox.command_in_root("roster-state", &["--harness", "claude-code", "--event", "PreToolUs"]),
+        StdinFeed::Bytes(payload.to_vec()),
+        COMMAND_DEADLINE,
+    );
+    assert_eq!(by_hand.code(), Some(0), "{}", by_hand.stderr_text());
+    assert!(
+        by_hand.stderr_text().contains("the nearest known event is PreToolUse"),
+        "{}",
+        by_hand.stderr_text()
+    );
+    assert!(!state_file(&sandbox, owner.pid()).exists(), "a guess set a state");
+}

@@ -642,3 +642,42 @@ fn control_characters_never_reach_the_terminal() {
     let text = scene.status_text(session.pid(), &hostile);
     assert!(!text.contains('\u{1b}'), "{text:?}");
 }
+
+/// Regression: `roster-consent status` run inside a shell registered by
+/// hand said "no session owner found" unless given `--pid parent`. It now
+/// finds the session as `roster-send` finds its sender: the nearest
+/// ancestor with a live record (here the shell, two processes up).
+#[test]
+fn status_and_arm_inside_a_registered_shell_find_its_session_without_pid() {
+    let sandbox = tests::Sandbox::new();
+    let mut shell = tests::SessionShell::spawn();
+    sandbox.register(shell.pid(), &["--agent", "wren"]);
+    let inside = |shell: &mut tests::SessionShell, words: &[&str]| {
+        // Through `sh -c`, so that the session is not the command's parent.
+        let mut line = vec![shell_quote(&consent_binary().to_string_lossy()).into_owned()];
+        line.extend(
+            ["--dir", &sandbox.root().to_string_lossy()].iter().map(|word| shell_quote(word).into_owned()),
+        );
+        line.extend(words.iter().map(|word| shell_quote(word).into_owned()));
+        let mut command = Command::new("sh");
+        command.args(["-c", &line.join(" ")]);
+        shell.run(&command, b"", tests::COMMAND_DEADLINE)
+    };
+    let status = inside(&mut shell, &["status", "--json"]);
+    assert_eq!(status.code(), Some(0), "{}", status.stderr_text());
+    let json: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(json["pid"], shell.pid(), "{json}");
+    assert_eq!(json["pid_source"], "ancestor", "{json}");
+    assert_eq!(json["pid_verified"], true, "{json}");
+    let armed = inside(&mut shell, &["arm"]);
+    assert_eq!(armed.code(), Some(0), "{}", armed.stderr_text());
+    assert!(
+        armed.stdout_text().starts_with(&format!("armed pid {}", shell.pid())),
+        "{}",
+        armed.stdout_text()
+    );
+    // Outside any session, nothing is found still.
+    let outside = sandbox.run("roster-consent", &["status"]);
+    outside.expect_code(2);
+    assert!(outside.stderr.contains("no session owner found"), "{outside}");
+}

@@ -30,6 +30,45 @@ fn a_misspelt_subcommand_suggests_the_nearest_first() {
     }
 }
 
+/// Regression: `roster-consent amr` got no "did you mean" while
+/// `roster-hooks instal` did (clap's similarity finds no `arm` in `amr`).
+/// Every subcommand of every tool, typed with two neighbouring letters
+/// swapped or its last letter dropped, is suggested.
+#[test]
+fn every_mistyped_subcommand_of_every_tool_gets_a_suggestion() {
+    let sandbox = Sandbox::new();
+    let tools = [
+        ("roster-consent", roster_consent::command()),
+        ("roster-hooks", roster_hooks::command()),
+        ("roster-register", roster_register::command()),
+        ("roster-list", roster_list::command()),
+        ("roster-prune", roster_prune::command()),
+        ("roster-state", roster_state::command()),
+        ("roster-send", roster_send::command()),
+    ];
+    let mut checked = 0;
+    for (tool, command) in tools {
+        for subcommand in command.get_subcommands().filter(|subcommand| subcommand.get_name() != "help") {
+            let name = subcommand.get_name();
+            let mut swapped: Vec<char> = name.chars().collect();
+            swapped.swap(1, 2);
+            let swapped: String = swapped.into_iter().collect();
+            let shortened = &name[..name.len() - 1];
+            for typed in [swapped.as_str(), shortened] {
+                let outcome = sandbox.run(tool, &[typed]);
+                outcome.expect_code(2).expect_error_line(tool);
+                assert!(
+                    outcome.stderr.contains("similar subcommand")
+                        && outcome.stderr.contains(&format!("'{name}'")),
+                    "{tool} {typed}: {outcome}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 16, "only {checked} typos checked: the tools lost their subcommands?");
+}
+
 #[test]
 fn a_tool_with_subcommands_run_without_one_shows_usage_and_subcommands() {
     let sandbox = Sandbox::new();

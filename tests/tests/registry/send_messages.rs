@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use registry_core::Timestamp;
 use registry_core::messages::{ConsentNow, Message};
 use serde_json::Value;
 use tests::{
@@ -189,8 +190,9 @@ fn an_empty_overlong_or_control_character_message_is_bad_input_and_nothing_is_qu
     let owner = scene.armed_session();
     let pid = owner.pid().to_string();
     let cases: [(&[u8], &str); 5] = [
-        (b"", "empty"),
-        (b"\n \n", "empty"),
+        // Nothing at all is a missing message; blank lines an empty one.
+        (b"", "no message given"),
+        (b"\n \n", "the message is empty"),
         (b"clear the screen \x1b[2J", "U+001B"),
         (b"bell\x07", "U+0007"),
         (&[0xff, 0xfe], "not UTF-8"),
@@ -433,4 +435,37 @@ fn a_ttl_past_a_year_is_bad_input_and_from_must_be_the_senders_own_session() {
         !queue.exists()
             || tests::names_in(&queue).iter().all(|name| tests::names_in(&queue.join(name)).is_empty())
     );
+}
+
+/// Regression: `--status` printed `expires at 2026-12-04T20:32:25.272870736Z`,
+/// raw UTC with nanoseconds. Text shows the local time to the second and
+/// how far away it is; JSON keeps RFC 3339. Run in two zones (POSIX `TZ`
+/// strings, no zone files needed) to see the time is the local one.
+#[test]
+fn status_text_shows_local_readable_times_and_json_keeps_rfc3339() {
+    let scene = Scene::new();
+    let owner = scene.armed_session();
+    let pid = owner.pid().to_string();
+    let queued = scene.send(&["--json", "--to", &pid, "--ttl", "2h", "look at the build"]).json();
+    let id = queued["id"].as_str().unwrap();
+    let expires_at = queued["expires_at"].as_str().unwrap();
+    assert!(Timestamp::parse(expires_at).is_some() && expires_at.ends_with('Z'), "{queued}");
+    let expires = Timestamp::parse(expires_at).unwrap().unix_nanos() / 1_000_000_000;
+    // `YYYY-MM-DD HH:MM:SS` of the expiry, shifted by `offset` seconds.
+    let local = |offset: i128| {
+        let shifted = Timestamp::from_unix_nanos((expires + offset) * 1_000_000_000).to_string();
+        format!("{} {}", &shifted[..10], &shifted[11..19])
+    };
+    for (zone, offset) in [("UTC0", 0), ("XST-5:30", 5 * 3600 + 30 * 60)] {
+        let shown = scene.sandbox.run_with_env("roster-send", &["--status", id], &[("TZ", zone)]);
+        shown.expect_code(0);
+        let line = shown.stdout_text();
+        // An expiry 2 h away reads `in 1h` once a moment has passed, `in 2h` before.
+        let expected_prefix = format!("{id} pending for pid {pid}, expires at {} (in ", local(offset));
+        assert!(line.starts_with(&expected_prefix), "TZ={zone}: {line:?}, expected {expected_prefix:?}");
+        assert!(line.trim_end().ends_with("h)"), "TZ={zone}: {line:?}");
+        assert!(!line.contains(expires_at), "TZ={zone}: {line:?}");
+    }
+    let status = scene.send(&["--json", "--status", id]).json();
+    assert_eq!(status["expires_at"], expires_at);
 }

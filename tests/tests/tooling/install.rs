@@ -180,13 +180,11 @@ const CASES: &[(&str, Expect)] = &[
     ("roster-hooks status --scope ", Expect::Exactly(&["project", "user"])),
 ];
 
-/// Lines whose value is a pid: `parent` and the live pids must be offered.
-const PID_LINES: &[&str] = &[
-    "roster-register --pid ",
-    "roster-prune --current --pid ",
-    "roster-consent arm --pid ",
-    "roster-consent should-arm --pid ",
-];
+/// Lines whose value is the pid of any process: `parent` and the live pids
+/// must be offered. Only a registration names a process that is no session
+/// yet; the other `--pid` flags offer the registered sessions alone
+/// (`tests/tooling/session_completion.rs`).
+const PID_LINES: &[&str] = &["roster-register --pid "];
 
 /// The directories each shell searches below the installation's prefix,
 /// and its `bin` (fish completes only a command it can find).

@@ -13,4 +13,5 @@ mod generated_files;
 mod help_and_man;
 mod install;
 mod measurements;
+mod session_completion;
 mod strace_logs;

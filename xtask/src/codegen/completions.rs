@@ -5,13 +5,20 @@
 //! subcommands and fixed value sets but not the values roster knows at run
 //! time. Before rendering, the command is given what completion needs:
 //! harness names for `--harness` and `--hook`, a few durations for
-//! `--older-than`, and a stand-in value for a pid that each shell's script
-//! then completes from the live processes in `/proc`. After rendering, the
+//! `--older-than`, a stand-in value for `roster-register --pid` that each
+//! shell's script completes from the live processes in `/proc`, and for
+//! each flag that names a registered session (its arg carries the
+//! binary's candidates function, `cli_support::session_targets` and the
+//! like) a stand-in that each script replaces with a call back into the
+//! binary: `ROSTER_COMPLETE=bash roster-send -- roster-send --to ''`
+//! answers with the live sessions' pids, session ids or agent names
+//! through clap_complete's dynamic engine. After rendering, the
 //! bash script gets a fix for a clap_complete bug (see
 //! [`fix_hyphenated_bash_dispatch`]) and offers a command's subcommands or
 //! values before its flags ([`with_bash_words_before_flags`]).
 
 use clap::builder::PossibleValuesParser;
+use clap_complete::engine::ArgValueCandidates;
 use clap_complete::{Generator, Shell};
 
 /// Every shell a completion script is generated for, in file order.
@@ -31,9 +38,22 @@ pub struct CompletionScript {
 /// shell's script replaces it with the live pids.
 const LIVE_PIDS_STAND_IN: &str = "ROSTER_LIVE_PIDS";
 
+/// The value clap_complete is told a session flag takes, numbered per
+/// flag (`ROSTER_LIVE_VALUES_000`); each shell's script replaces it with a
+/// call back into the binary for that flag's values.
+const LIVE_VALUES_STAND_IN: &str = "ROSTER_LIVE_VALUES_";
+
+/// A flag whose values the binary completes at TAB time: the words that
+/// lead to it (`roster-consent status --pid`), the stand-in it got.
+struct LiveValuesFlag {
+    stand_in: String,
+    words: Vec<String>,
+}
+
 /// `binary`'s completion scripts, one per shell in [`SHELLS`].
 pub fn render_completions(binary: &'static str, command: &clap::Command) -> Vec<CompletionScript> {
-    let command = with_value_completions(command.clone());
+    let mut live_values_flags = Vec::new();
+    let command = with_value_completions(command.clone(), &[binary.to_owned()], &mut live_values_flags);
     SHELLS
         .into_iter()
         .map(|shell| {
@@ -50,11 +70,14 @@ pub fn render_completions(binary: &'static str, command: &clap::Command) -> Vec<
                 Shell::Fish => with_fish_live_pids(&with_fish_positional_values(&script, binary, &command)),
                 _ => script,
             };
-            assert!(
-                !script.contains(LIVE_PIDS_STAND_IN),
-                "the {shell} script of {binary} still holds {LIVE_PIDS_STAND_IN}: clap_complete changed how \
-                 it writes values; teach completions.rs the new shape"
-            );
+            let script = with_live_values_called_back(shell, &script, &live_values_flags);
+            for stand_in in [LIVE_PIDS_STAND_IN, LIVE_VALUES_STAND_IN] {
+                assert!(
+                    !script.contains(stand_in),
+                    "the {shell} script of {binary} still holds {stand_in}: clap_complete changed how it \
+                     writes values; teach completions.rs the new shape"
+                );
+            }
             CompletionScript {
                 binary,
                 shell,
@@ -68,12 +91,30 @@ pub fn render_completions(binary: &'static str, command: &clap::Command) -> Vec<
 /// The command as completion sees it: every value a flag takes that roster
 /// can name is a possible value. Only completion gets these: the binaries
 /// parse the values themselves and answer a wrong one with what to do.
-fn with_value_completions(command: clap::Command) -> clap::Command {
+/// `words` lead to `command` (the binary, then subcommands); each flag
+/// whose values the binary completes itself is added to `live_values_flags`.
+fn with_value_completions(
+    command: clap::Command,
+    words: &[String],
+    live_values_flags: &mut Vec<LiveValuesFlag>,
+) -> clap::Command {
     let harness_names: Vec<&'static str> =
         harness::Harness::ALL.iter().map(|harness| harness.as_str()).collect();
     let hook_targets: Vec<&'static str> = harness_names.iter().copied().chain(["auto"]).collect();
-    command
-        .mut_args(|argument| match argument.get_long() {
+    let command = command.mut_args(|argument| {
+        if argument.get::<ArgValueCandidates>().is_some() {
+            let long = argument.get_long().expect("a flag that names a session has a long name");
+            let stand_in = format!("{LIVE_VALUES_STAND_IN}{:03}", live_values_flags.len());
+            let mut flag_words = words.to_vec();
+            flag_words.push(format!("--{long}"));
+            live_values_flags.push(LiveValuesFlag { stand_in: stand_in.clone(), words: flag_words });
+
+            // clap takes a `&'static str` (its owned strings need a feature
+            // the binaries do without); codegen runs once and exits.
+            let stand_in: &'static str = Box::leak(stand_in.into_boxed_str());
+            return argument.value_parser(PossibleValuesParser::new([stand_in]));
+        }
+        match argument.get_long() {
             Some("harness") => argument.value_parser(PossibleValuesParser::new(harness_names.clone())),
             Some("hook") => argument.value_parser(PossibleValuesParser::new(hook_targets.clone())),
             Some("pid") => argument.value_parser(PossibleValuesParser::new(["parent", LIVE_PIDS_STAND_IN])),
@@ -82,8 +123,57 @@ fn with_value_completions(command: clap::Command) -> clap::Command {
                 argument.value_parser(PossibleValuesParser::new(cli_support::DURATION_SUGGESTIONS))
             }
             _ => argument,
-        })
-        .mut_subcommands(with_value_completions)
+        }
+    });
+    command.mut_subcommands(|subcommand| {
+        let mut subcommand_words = words.to_vec();
+        subcommand_words.push(subcommand.get_name().to_owned());
+        with_value_completions(subcommand, &subcommand_words, live_values_flags)
+    })
+}
+
+/// Each session flag's stand-in replaced by a call back into the binary
+/// that asks clap_complete's engine for the flag's values, in the shape
+/// `shell`'s script takes a command's output. The call names the words
+/// that lead to the flag and an empty word to complete: each shell keeps
+/// the candidates that start with what was typed. Its stderr is dropped, so
+/// an older binary without the engine adds nothing to the line.
+fn with_live_values_called_back(shell: Shell, script: &str, flags: &[LiveValuesFlag]) -> String {
+    let mut script = script.to_owned();
+    for flag in flags {
+        let binary = &flag.words[0];
+        let words = flag.words.join(" ");
+        let index = flag.words.len();
+        let call = format!(
+            "_CLAP_COMPLETE_INDEX={index} {COMPLETE} {binary} -- {words} '' 2>/dev/null",
+            COMPLETE = format_args!("{}=bash", cli_support::COMPLETE_VARIABLE)
+        );
+        script = match shell {
+            // compgen -W "$(…)" splits the answer, one value a line.
+            Shell::Bash => script.replace(&flag.stand_in, &format!("$({call})")),
+            // An action of _arguments that starts with a space is run as
+            // it stands: a function defined at the top of the script.
+            Shell::Zsh => {
+                script.replace(&format!("({})", flag.stand_in), &format!(" _roster_live_values {words}"))
+            }
+            // fish expands the candidates string when completing.
+            Shell::Fish => script.replace(&flag.stand_in, &format!("(env {call})")),
+            _ => script,
+        };
+    }
+    if shell == Shell::Zsh && !flags.is_empty() {
+        let function = format!(
+            "_roster_live_values() {{\n    local -a values\n    \
+             values=(\"${{(@f)$(_CLAP_COMPLETE_INDEX=$# {}=bash \"$1\" -- \"$@\" '' 2>/dev/null)}}\")\n    \
+             compadd -- ${{values:#}}\n}}\n",
+            cli_support::COMPLETE_VARIABLE
+        );
+        script = match script.split_once("autoload -U is-at-least\n") {
+            Some((head, tail)) => format!("{head}autoload -U is-at-least\n\n{function}{tail}"),
+            None => script,
+        };
+    }
+    script
 }
 
 /// clap_complete 4.6.12 names the states of its bash dispatch two ways
@@ -172,7 +262,11 @@ fn with_bash_live_pids(script: &str) -> String {
 /// offers `parent` and the live pids but 1, defined at the top of the script.
 fn with_zsh_live_pids(script: &str) -> String {
     let function = "_roster_live_pids() {\n    compadd -- parent /proc/<2->(N:t)\n}\n";
-    let script = script.replace(&format!("(parent {LIVE_PIDS_STAND_IN})"), "_roster_live_pids");
+    let stand_in = format!("(parent {LIVE_PIDS_STAND_IN})");
+    if !script.contains(&stand_in) {
+        return script.to_owned();
+    }
+    let script = script.replace(&stand_in, "_roster_live_pids");
     match script.split_once("autoload -U is-at-least\n") {
         Some((head, tail)) => format!("{head}autoload -U is-at-least\n\n{function}{tail}"),
         None => script,
@@ -185,6 +279,9 @@ fn with_zsh_live_pids(script: &str) -> String {
 fn with_fish_live_pids(script: &str) -> String {
     let function = "function __fish_roster_live_pids\n    \
         string replace -- /proc/ '' /proc/* | string match --regex -- '^(?:[2-9]|[1-9][0-9]+)$'\nend\n\n";
+    if !script.contains(LIVE_PIDS_STAND_IN) {
+        return script.to_owned();
+    }
     format!("{function}{}", script.replace(LIVE_PIDS_STAND_IN, "(__fish_roster_live_pids)"))
 }
 
