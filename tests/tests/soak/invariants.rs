@@ -99,7 +99,62 @@ pub fn check_all(
         no_consent_for_dead_owners(soak, &final_rows)?,
         no_old_temporary(soak, stale, run_started)?,
         hook_log_bounded(soak)?,
+        delivered_means_received_whole_once(soak)?,
     ])
+}
+
+/// The ids of the messages a delivery reply holds whole: its opening line
+/// and its closing line, in the text a Claude Code prompt hook hands over.
+pub fn whole_messages_in_reply(printed: &[u8]) -> Vec<String> {
+    let Ok(reply) = serde_json::from_slice::<Value>(printed) else { return Vec::new() };
+    let Some(context) = reply["hookSpecificOutput"]["additionalContext"].as_str() else { return Vec::new() };
+    const OPENING: &str = "[roster message ";
+    context
+        .match_indices(OPENING)
+        .filter_map(|(at, _)| context.get(at + OPENING.len()..at + OPENING.len() + 32))
+        .filter(|id| context.contains(&format!("[end of roster message {id}]")))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every message a send queued reads `delivered` only when a stand-in
+/// harness received it whole, none was received twice, none received is
+/// left to be handed over again, and none is lost without an outcome.
+fn delivered_means_received_whole_once(soak: &Soak) -> anyhow::Result<InvariantResult> {
+    use registry_core::messages::{MessageId, OutcomeKind, message_status};
+    let roster = registry_core::RosterDir::open_existing(&soak.roster)?.context("the roster directory")?;
+    let sent = soak.sent.lock().expect("no soak thread panics").clone();
+    let received = soak.received.lock().expect("no soak thread panics").clone();
+    let mut problems = Vec::new();
+    let mut delivered = 0;
+    for id in &sent {
+        let times = received.get(id).copied().unwrap_or(0);
+        if times > 1 {
+            problems.push(format!("message {id} reached its harness {times} times"));
+        }
+        let Some(parsed) = MessageId::parse(id) else {
+            problems.push(format!("send printed the id {id:?}, which is not one"));
+            continue;
+        };
+        let outcome = message_status(&roster, &parsed, registry_core::Timestamp::now())?
+            .map(|found| found.message.outcome.map(|outcome| outcome.kind));
+        match outcome {
+            None => problems.push(format!("message {id} is lost: no queue and no kept outcome holds it")),
+            Some(Some(OutcomeKind::Delivered)) if times == 0 => {
+                problems.push(format!("message {id} reads delivered, but no harness received it whole"))
+            }
+            Some(Some(OutcomeKind::Delivered)) => delivered += 1,
+            Some(None) if times > 0 => {
+                problems.push(format!("message {id} was received, yet waits to be handed over again"))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(InvariantResult::from_problems(
+        "a message reads delivered only when its harness received it whole, and at most once",
+        format!("{} messages queued, {delivered} delivered, {} received", sent.len(), received.len()),
+        problems,
+    ))
 }
 
 fn final_listing(soak: &Soak) -> anyhow::Result<Vec<Value>> {

@@ -1,7 +1,9 @@
 //! `cargo test -p tests --features soak --test soak -- [SECONDS]` (30 when
-//! not given): writers, pruners, listers, consent flips
-//! and owners that exit, all at once and for a bounded time, with random
-//! SIGKILLs of the tools and a small tmpfs that fills up now and then; at
+//! not given): writers, pruners, listers, consent flips, senders, delivery
+//! hooks run by the sessions' owners, and owners that exit, all at once and
+//! for a bounded time, under I/O load (writers that fsync to the real disk
+//! without pause), with random SIGKILLs of the tools and a small tmpfs that
+//! fills up now and then; at
 //! the end every invariant of docs/contract.md §10 is checked and a violation fails the
 //! run.
 //!
@@ -45,6 +47,12 @@ const KILL_PERCENT: u64 = 15;
 /// Kill instants are drawn below this; the tools (debug builds) take a few
 /// milliseconds, so most kills land mid-run.
 const KILL_WINDOW: Duration = Duration::from_millis(12);
+/// Threads that write and fsync to the real disk for the whole run, as
+/// `dd … conv=fsync` loops do: the I/O load deliveries must keep their
+/// promises under.
+const IO_LOAD_THREADS: usize = 2;
+/// What each of them writes before its fsync.
+const IO_LOAD_CHUNK: usize = 1024 * 1024;
 
 /// Everything the soak's threads share.
 struct Soak {
@@ -65,6 +73,15 @@ struct Soak {
     next_owner_serial: AtomicUsize,
     disk_full_periods: AtomicUsize,
     list_rows_seen: AtomicUsize,
+    /// The ids of the messages a send said it queued.
+    sent: Mutex<Vec<String>>,
+    /// How many times each message id reached a harness whole (its
+    /// opening and closing frame lines in one reply a delivery hook
+    /// printed).
+    received: Mutex<BTreeMap<String, usize>>,
+    /// Where the I/O load writes (the real disk, not the tmpfs).
+    load_directory: PathBuf,
+    load_bytes_synced: AtomicUsize,
 }
 
 /// One owner and what the soak knows about it.
@@ -171,7 +188,12 @@ fn soak_on(
         next_owner_serial: AtomicUsize::new(0),
         disk_full_periods: AtomicUsize::new(0),
         list_rows_seen: AtomicUsize::new(0),
+        sent: Mutex::new(Vec::new()),
+        received: Mutex::new(BTreeMap::new()),
+        load_directory: scratch.join("load"),
+        load_bytes_synced: AtomicUsize::new(0),
     };
+    std::fs::create_dir(&soak.load_directory)?;
     for _ in 0..LIVE_OWNERS {
         let slot = soak.start_owner()?;
         soak.live_owners.lock().expect("no soak thread panics").push(slot);
@@ -217,6 +239,14 @@ fn soak_on(
         if soak.consent_binary.is_some() {
             let consent_random = random();
             handles.push(scope.spawn(|| soak.consent_flipper(consent_random)));
+            let sender_random = random();
+            handles.push(scope.spawn(|| soak.sender(sender_random)));
+            let deliverer_random = random();
+            handles.push(scope.spawn(|| soak.deliverer(deliverer_random)));
+        }
+        for load in 0..IO_LOAD_THREADS {
+            let soak = &soak;
+            handles.push(scope.spawn(move || soak.io_load(load)));
         }
         handles
             .into_iter()
@@ -510,6 +540,98 @@ impl Soak {
         Ok(())
     }
 
+    /// Sends messages to random sessions, some of the sends killed; keeps
+    /// the id of each one a send said it queued. A refusal (the session
+    /// does not accept messages, is not registered, its queue is full or
+    /// locked) is an answer the contract allows.
+    fn sender(&self, mut random: Random) -> anyhow::Result<()> {
+        let mut serial = 0usize;
+        while self.running() {
+            std::thread::sleep(random.duration_below(Duration::from_millis(10)));
+            let Some(slot) = self.pick_live_owner(&mut random) else { continue };
+            serial += 1;
+            let filler = "soak text ".repeat(random.below(300) as usize);
+            let mut command = self.tool("roster-send");
+            command.arg("--dir").arg(&self.roster).args(["--json", "--to", &slot.session_id]);
+            command.arg(format!("SOAK-MESSAGE {serial} {filler}"));
+            let run = run_tool(command, None, Self::kill_instant(&mut random))?;
+            let class = match run.ending {
+                Ending::Exited(0) => match serde_json::from_slice::<serde_json::Value>(&run.stdout) {
+                    Ok(answer) if answer["id"].is_string() => {
+                        let id = answer["id"].as_str().unwrap_or_default().to_owned();
+                        self.sent.lock().expect("no soak thread panics").push(id);
+                        Class::Ok
+                    }
+                    _ => Class::Unexpected(format!("send exited 0 without an id: {}", run.describe())),
+                },
+                Ending::KilledOnPurpose => Class::Killed,
+                Ending::Exited(1..=4) if run.stderr.contains("No space left on device") => Class::DiskFull,
+                Ending::Exited(1..=4) => Class::Busy,
+                _ => Class::Unexpected(run.describe()),
+            };
+            self.count("send", &class);
+        }
+        Ok(())
+    }
+
+    /// Has random owners run their session's delivery hook at a prompt,
+    /// some killed, and counts every message that reached the harness
+    /// whole.
+    fn deliverer(&self, mut random: Random) -> anyhow::Result<()> {
+        while self.running() {
+            std::thread::sleep(random.duration_below(Duration::from_millis(20)));
+            let Some(slot) = self.pick_live_owner(&mut random) else { continue };
+            let kill_after = Self::kill_instant(&mut random);
+            let answer = {
+                let mut process = slot.process.lock().expect("no soak thread panics");
+                match process.as_mut() {
+                    Some(owner) => owner.deliver(&slot.session_id, kill_after),
+                    None => continue,
+                }
+            };
+            let dying = slot.book.lock().expect("no soak thread panics").dying;
+            let class = match answer {
+                None if dying => Class::OwnerGone,
+                None => Class::Unexpected(format!("owner {} stopped answering", slot.identity.pid)),
+                Some((Ending::Exited(0), printed)) => {
+                    let mut received = self.received.lock().expect("no soak thread panics");
+                    for id in invariants::whole_messages_in_reply(&printed) {
+                        *received.entry(id).or_default() += 1;
+                    }
+                    Class::Ok
+                }
+                Some((Ending::KilledOnPurpose, printed)) => {
+                    // Killed while it wrote: what reached the harness whole
+                    // still counts.
+                    let mut received = self.received.lock().expect("no soak thread panics");
+                    for id in invariants::whole_messages_in_reply(&printed) {
+                        *received.entry(id).or_default() += 1;
+                    }
+                    Class::Killed
+                }
+                Some((ending, _)) => Class::Unexpected(format!("the delivery hook ended {ending:?}")),
+            };
+            self.count("deliver --hook", &class);
+        }
+        Ok(())
+    }
+
+    /// Writes and fsyncs to the real disk without pause: the I/O load.
+    fn io_load(&self, index: usize) -> anyhow::Result<()> {
+        let path = self.load_directory.join(format!("load-{index}"));
+        let chunk = vec![0x5au8; IO_LOAD_CHUNK];
+        while self.running() {
+            let mut file = File::create(&path).context("create an I/O load file")?;
+            for _ in 0..8 {
+                file.write_all(&chunk).context("write the I/O load")?;
+                file.sync_data().context("fsync the I/O load")?;
+                self.load_bytes_synced.fetch_add(chunk.len(), Ordering::Relaxed);
+            }
+        }
+        let _ = std::fs::remove_file(&path);
+        Ok(())
+    }
+
     /// Fills the tmpfs to the last byte now and then, holds it full for a
     /// moment, and frees it again.
     fn filler(&self, mut random: Random) -> anyhow::Result<()> {
@@ -621,6 +743,12 @@ fn print_summary(
         soak.next_owner_serial.load(Ordering::Relaxed),
         soak.disk_full_periods.load(Ordering::Relaxed),
         soak.list_rows_seen.load(Ordering::Relaxed),
+    );
+    println!(
+        "messages: {} queued, {} received whole by the stand-in harnesses; {} MiB written and fsynced as I/O load",
+        soak.sent.lock().expect("no soak thread panics").len(),
+        soak.received.lock().expect("no soak thread panics").len(),
+        soak.load_bytes_synced.load(Ordering::Relaxed) >> 20,
     );
     println!(
         "final prune: {} dead records, {} consent markers, {} temporaries removed; {} kept",

@@ -4,7 +4,11 @@
 //! (docs/contract.md §4.1, §6.4). Each owner is this very soak binary re-executed in
 //! an owner role: it reads one command per line on stdin, runs
 //! `roster-consent <verb> --pid parent`, and answers one line on stdout.
-//! It exits when stdin closes, so an owner never outlives the soak.
+//! It also runs the session's delivery hook (`deliver`), as a harness runs
+//! its hooks: as its own child, so the messages are the session's to take,
+//! and answers with what the hook printed, which is what the harness would
+//! have received. It exits when stdin closes, so an owner never outlives
+//! the soak.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -50,30 +54,73 @@ pub fn serve_as_owner() -> ! {
             let _ = writeln!(stdout, "exit 2 soak owner: cannot read the command {line:?}");
             continue;
         };
-        let mut command = Command::new(&consent_binary);
-        command
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .args([verb, "--pid", "parent", "--quiet", "--dir"])
-            .arg(&roster_directory);
         let kill_after = (kill_after > 0).then(|| Duration::from_micros(kill_after));
-        let answer = match run_tool(command, None, kill_after) {
-            Ok(run) => {
-                let (ending, code) = match run.ending {
-                    Ending::Exited(code) => ("exit", code),
-                    Ending::KilledOnPurpose => ("killed", 9),
-                    Ending::Signalled(signal) => ("signal", signal),
-                    Ending::Hung => ("hung", 0),
-                };
-                format!("{ending} {code} {}", run.first_error_line())
+        let answer = if verb == DELIVER {
+            // The session id the prompt's payload names follows.
+            let session_id = words.next().unwrap_or_default();
+            let state_binary = consent_binary.with_file_name("roster-state");
+            let mut command = Command::new(state_binary);
+            command
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .args(["--hook", "claude-code", "--event", "UserPromptSubmit", "--dir"])
+                .arg(&roster_directory);
+            let payload = serde_json::json!({
+                "session_id": session_id, "hook_event_name": "UserPromptSubmit", "prompt": "go on",
+            });
+            match prompt_payload(&payload).and_then(|stdin| run_tool(command, Some(stdin), kill_after)) {
+                // What the harness received, as hex: one line whatever it holds.
+                Ok(run) => format!("{} {}", ending_words(&run.ending), hex(&run.stdout)),
+                Err(error) => format!("exit 125 soak owner: {error:#}"),
             }
-            Err(error) => format!("exit 125 soak owner: {error:#}"),
+        } else {
+            let mut command = Command::new(&consent_binary);
+            command
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .args([verb, "--pid", "parent", "--quiet", "--dir"])
+                .arg(&roster_directory);
+            match run_tool(command, None, kill_after) {
+                Ok(run) => format!("{} {}", ending_words(&run.ending), run.first_error_line()),
+                Err(error) => format!("exit 125 soak owner: {error:#}"),
+            }
         };
         if writeln!(stdout, "{}", answer.replace('\n', " ")).and_then(|()| stdout.flush()).is_err() {
             break;
         }
     }
     std::process::exit(0);
+}
+
+/// The owner command that runs the session's delivery hook at a prompt.
+const DELIVER: &str = "deliver";
+
+/// A run's ending as an answer line starts: `<ending> <code>`.
+fn ending_words(ending: &Ending) -> String {
+    match ending {
+        Ending::Exited(code) => format!("exit {code}"),
+        Ending::KilledOnPurpose => "killed 9".to_owned(),
+        Ending::Signalled(signal) => format!("signal {signal}"),
+        Ending::Hung => "hung 0".to_owned(),
+    }
+}
+
+/// A file holding `payload`, read from its start.
+fn prompt_payload(payload: &serde_json::Value) -> anyhow::Result<std::fs::File> {
+    let mut file = tempfile::tempfile()?;
+    serde_json::to_writer(&mut file, payload)?;
+    std::io::Seek::rewind(&mut file)?;
+    Ok(file)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len() / 2)
+        .filter_map(|index| u8::from_str_radix(text.get(index * 2..index * 2 + 2)?, 16).ok())
+        .collect()
 }
 
 /// The soak's handle on one owner process.
@@ -130,7 +177,14 @@ impl SoakOwner {
     /// gone (killed meanwhile).
     pub fn consent(&mut self, verb: &str, kill_after: Option<Duration>) -> Option<ConsentAnswer> {
         let micros = kill_after.map_or(0, |delay| delay.as_micros().max(1) as u64);
-        writeln!(self.commands, "{verb} {micros}").ok()?;
+        let (ending, rest) = self.ask(&format!("{verb} {micros}"))?;
+        Some(ConsentAnswer { ending, first_error_line: rest })
+    }
+
+    /// Sends the owner one command line and reads its answer: how the run
+    /// ended, and the rest of the line.
+    fn ask(&mut self, command: &str) -> Option<(Ending, String)> {
+        writeln!(self.commands, "{command}").ok()?;
         self.commands.flush().ok()?;
         let mut line = String::new();
         if self.answers.read_line(&mut line).ok()? == 0 {
@@ -145,7 +199,16 @@ impl SoakOwner {
             "signal" => Ending::Signalled(code),
             _ => Ending::Hung,
         };
-        Some(ConsentAnswer { ending, first_error_line: words.next().unwrap_or("").to_owned() })
+        Some((ending, words.next().unwrap_or("").to_owned()))
+    }
+
+    /// Has the owner run its session's delivery hook at a prompt of
+    /// `session_id`: how the hook ended and what it printed (what the
+    /// harness received); `None` when the owner is gone.
+    pub fn deliver(&mut self, session_id: &str, kill_after: Option<Duration>) -> Option<(Ending, Vec<u8>)> {
+        let micros = kill_after.map_or(0, |delay| delay.as_micros().max(1) as u64);
+        let (ending, printed) = self.ask(&format!("{DELIVER} {micros} {session_id}"))?;
+        Some((ending, unhex(&printed)))
     }
 
     /// Ends the owner the way a crashed harness ends: SIGKILL, then reaped.
