@@ -9,10 +9,12 @@
 //! `[consent] auto_arm = true`. After a first turn (every harness is registered and idle by
 //! then), three steps:
 //!
-//! 1. delivered at the next prompt: a message is sent to the idle session (by its session
-//!    id), a prompt is typed, and the first conversation request that follows carries the
-//!    message's nonce exactly once, inside roster's frame; `--status` says delivered, with
-//!    the harness's prompt event;
+//! 1. delivered at the next prompt: a message as long as the harness keeps whole (its framed
+//!    length at the harness's limit, `harness::delivery_limit`, or as long as roster-send
+//!    takes when that is less), its nonce at the very end where a cut would fall, is sent to
+//!    the idle session (by its session id); a prompt is typed, and the first conversation
+//!    request that follows carries the nonce exactly once, inside roster's whole frame;
+//!    `--status` says delivered, with the harness's prompt event;
 //! 2. delivered at a turn's end: while a turn's model call is held, a message is sent (by
 //!    the owner's pid); once the call is answered the turn-end hook blocks, and the harness
 //!    makes a new request carrying the nonce once, with nobody typing; `--status` says
@@ -199,6 +201,8 @@ struct Queued {
     nonce: String,
     /// How long `roster-send` took.
     took: Duration,
+    /// For a message sent at its harness's limit: how long its text was.
+    length: Option<String>,
 }
 
 struct Proof<'a> {
@@ -286,7 +290,7 @@ impl Proof<'_> {
     }
 
     fn next_prompt(&mut self, session_id: &str) -> anyhow::Result<(SendResult, String, Option<Queued>)> {
-        let queued = match self.send(session_id)? {
+        let queued = match self.send_at_limit(session_id)? {
             Ok(queued) => queued,
             Err(why) => return Ok((SendResult::Failed(why), String::new(), None)),
         };
@@ -343,6 +347,9 @@ impl Proof<'_> {
         };
         if !side.is_empty() {
             what.push_str(&format!("; also in side request(s): {}", side.join("; ")));
+        }
+        if let Some(length) = &queued.length {
+            what = format!("{length}: {what}");
         }
         Ok((verdict(what, problems), timing, Some(queued)))
     }
@@ -602,7 +609,9 @@ impl Proof<'_> {
         let took = started.elapsed();
         let json: Value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
         match (output.status.code(), json["status"].as_str(), json["id"].as_str()) {
-            (Some(0), Some("queued"), Some(id)) => Ok(Ok(Queued { id: id.to_owned(), nonce, took })),
+            (Some(0), Some("queued"), Some(id)) => {
+                Ok(Ok(Queued { id: id.to_owned(), nonce, took, length: None }))
+            }
             _ => Ok(Err(format!(
                 "roster-send --to {to} exited {}: stdout {}, stderr {}",
                 output.status,
@@ -610,6 +619,43 @@ impl Proof<'_> {
                 text(&output.stderr).trim()
             ))),
         }
+    }
+
+    /// Sends a message as long as the harness keeps whole at every event, or as long as
+    /// roster-send takes when that is less: its text padded with characters each measure
+    /// counts differently (ASCII, `é`: one UTF-16 unit, two bytes) and a fresh nonce at its
+    /// very end, where a cut would fall. The length comes from roster-send itself: a text
+    /// too long is refused with how much to shorten it by, in the harness's own unit.
+    fn send_at_limit(&self, to: &str) -> anyhow::Result<Result<Queued, String>> {
+        let nonce = new_nonce()?;
+        let mut padding = LIMIT_PADDING.repeat(LONGEST_TEXT_BYTES / LIMIT_PADDING.len());
+        for _ in 0..4 {
+            let message = format!("{padding} {nonce}");
+            let started = Instant::now();
+            let output = self.roster_send(&["--format", "json", "--to", to, "--", &message])?;
+            let took = started.elapsed();
+            let json: Value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+            if let (Some(0), Some("queued"), Some(id)) =
+                (output.status.code(), json["status"].as_str(), json["id"].as_str())
+            {
+                let length = format!(
+                    "a text of {} UTF-16 units, {} bytes, sent at its harness's limit",
+                    message.encode_utf16().count(),
+                    message.len()
+                );
+                return Ok(Ok(Queued { id: id.to_owned(), nonce, took, length: Some(length) }));
+            }
+            let refusal = text(&output.stderr);
+            let Some((over, measure)) = shorten_by(&refusal) else {
+                return Ok(Err(format!("roster-send --to {to} exited {}: {}", output.status, refusal.trim())));
+            };
+            let mut removed = 0;
+            while removed < over {
+                let Some(character) = padding.pop() else { break };
+                removed += measure.length(character.encode_utf8(&mut [0; 4]));
+            }
+        }
+        Ok(Err(format!("roster-send --to {to} kept refusing a message shortened to its limit")))
     }
 
     fn status(&self, id: &str) -> anyhow::Result<Value> {
@@ -738,6 +784,28 @@ fn describe_status(status: &Value) -> String {
 /// A long reason up to its first `;`, for the table (the log has it whole).
 fn first_clause(reason: &str) -> &str {
     reason.split(';').next().unwrap_or(reason)
+}
+
+/// What pads a message to its harness's limit: characters each measure counts differently.
+const LIMIT_PADDING: &str = "limit é ";
+
+/// Roster-send's own bound on a message's text (16 KiB), less room for the nonce.
+const LONGEST_TEXT_BYTES: usize = 16 * 1024 - 64;
+
+/// From roster-send's refusal of a text too long, how much to shorten it by and in which
+/// measure: "…; shorten it by N or more…" after a length in the harness's unit, or the
+/// bytes over its own 16 KiB bound.
+fn shorten_by(refusal: &str) -> Option<(usize, harness::TextMeasure)> {
+    use harness::TextMeasure;
+    if let Some(rest) = refusal.split("shorten it by ").nth(1) {
+        let over = rest.split_whitespace().next()?.parse().ok()?;
+        let measure = [TextMeasure::JsonBytes, TextMeasure::Utf8Bytes, TextMeasure::Utf16Units]
+            .into_iter()
+            .find(|measure| refusal.contains(measure.unit()))?;
+        return Some((over, measure));
+    }
+    let bytes: usize = refusal.split("the message is ").nth(1)?.split(" bytes, over the 16 KiB").next()?.parse().ok()?;
+    Some((bytes.saturating_sub(16 * 1024), harness::TextMeasure::Utf8Bytes))
 }
 
 fn text(bytes: &[u8]) -> String {
