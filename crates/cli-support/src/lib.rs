@@ -41,6 +41,6 @@ pub use roster::{
 pub use text::{
     Colour, DURATION_SUGGESTIONS, PaintCell, column_widths, command_for_terminal, escape_for_terminal,
     escape_path_for_terminal, escape_source_text_for_terminal, fit_to_width, format_age, home_relative,
-    local_clock, paint, parse_duration, push_home_relative, push_table_line, render_table,
+    local_clock, local_date_time, paint, parse_duration, push_home_relative, push_table_line, render_table,
     render_table_within,
 };

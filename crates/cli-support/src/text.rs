@@ -136,20 +136,56 @@ fn must_escape(character: char) -> bool {
 /// The local wall-clock time of `time` as `HH:MM:SS.mmm`, for event lines
 /// people read; UTC where the local zone cannot be told.
 pub fn local_clock(time: registry_core::Timestamp) -> String {
-    let nanos = time.unix_nanos();
-    let seconds = nanos.div_euclid(1_000_000_000);
-    let millis = nanos.rem_euclid(1_000_000_000) / 1_000_000;
-    let mut offset = 0i64;
-    if let Ok(epoch) = nix::libc::time_t::try_from(seconds) {
+    let (seconds, millis) = split_nanos(time);
+    let local = (seconds as i64 + local_offset_seconds(seconds)).rem_euclid(86_400);
+    format!("{:02}:{:02}:{:02}.{millis:03}", local / 3600, local % 3600 / 60, local % 60)
+}
+
+/// The local date and time of `time` to the second, `2026-12-04 21:32:25`,
+/// for text people read (JSON keeps RFC 3339 in UTC); in UTC, marked so,
+/// where the local zone cannot be told.
+pub fn local_date_time(time: registry_core::Timestamp) -> String {
+    let (seconds, _) = split_nanos(time);
+    let broken_down = nix::libc::time_t::try_from(seconds).ok().and_then(|epoch| {
         // SAFETY: localtime_r reads one time_t and writes one tm, both
         // owned here; it is the reentrant form.
         let mut broken_down: nix::libc::tm = unsafe { std::mem::zeroed() };
-        if !unsafe { nix::libc::localtime_r(&epoch, &mut broken_down) }.is_null() {
-            offset = broken_down.tm_gmtoff;
+        (!unsafe { nix::libc::localtime_r(&epoch, &mut broken_down) }.is_null()).then_some(broken_down)
+    });
+    match broken_down {
+        Some(tm) => format!(
+            "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+            i64::from(tm.tm_year) + 1900,
+            tm.tm_mon + 1,
+            tm.tm_mday,
+            tm.tm_hour,
+            tm.tm_min,
+            tm.tm_sec
+        ),
+        // `2026-12-04T20:32:25.272870736Z` to the second, as UTC.
+        None => {
+            let utc = time.to_string();
+            format!("{} {} UTC", &utc[..10], &utc[11..19])
         }
     }
-    let local = (seconds as i64 + offset).rem_euclid(86_400);
-    format!("{:02}:{:02}:{:02}.{millis:03}", local / 3600, local % 3600 / 60, local % 60)
+}
+
+/// Whole seconds since the epoch and the milliseconds past them.
+fn split_nanos(time: registry_core::Timestamp) -> (i128, i128) {
+    let nanos = time.unix_nanos();
+    (nanos.div_euclid(1_000_000_000), nanos.rem_euclid(1_000_000_000) / 1_000_000)
+}
+
+/// How far local time is ahead of UTC at `seconds` since the epoch; 0
+/// where the local zone cannot be told.
+fn local_offset_seconds(seconds: i128) -> i64 {
+    let Ok(epoch) = nix::libc::time_t::try_from(seconds) else { return 0 };
+    // SAFETY: as in `local_date_time`.
+    let mut broken_down: nix::libc::tm = unsafe { std::mem::zeroed() };
+    if unsafe { nix::libc::localtime_r(&epoch, &mut broken_down) }.is_null() {
+        return 0;
+    }
+    broken_down.tm_gmtoff
 }
 
 /// The few colours roster uses.

@@ -44,35 +44,41 @@ pub struct ListArgs {
     pub common: CommonArgs,
 
     /// Show dead sessions too
-    #[arg(long)]
+    #[arg(short = 'a', long)]
     pub all: bool,
 
     /// Show only sessions registered under this agent name ("" for the anonymous ones)
-    #[arg(long, value_name = "NAME")]
+    #[arg(short = 'A', long, value_name = "NAME")]
     pub agent: Option<String>,
 
     /// Show only sessions of this harness (claude-code, codex, gemini-cli, ...; "" for an unknown one)
-    #[arg(long, value_name = "NAME")]
+    #[arg(short = 'H', long, value_name = "NAME")]
     pub harness: Option<String>,
 
     /// Show only the session with this session id ("" for the sessions without one)
-    #[arg(long, value_name = "ID")]
+    #[arg(short = 'i', long, value_name = "ID")]
     pub session_id: Option<String>,
 
     /// Show only sessions working in DIR or below it
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'C', long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
-    /// Show only sessions in this state: working, idle, waiting (for their user) or unknown
-    #[arg(long, value_name = "STATE", value_parser = ["working", "idle", "waiting", "unknown"])]
-    pub state: Option<String>,
+    /// Show only sessions in these states, a comma list of working, idle, waiting (for their user), unknown
+    #[arg(
+        short = 's',
+        long,
+        value_name = "STATE[,STATE...]",
+        value_delimiter = ',',
+        value_parser = ["working", "idle", "waiting", "unknown"]
+    )]
+    pub state: Vec<String>,
 
     /// List roster's own records only, not the sessions Claude Code (~/.claude/sessions) and Copilot CLI (~/.copilot/session-state) keep
     #[arg(long)]
     pub no_adopt: bool,
 
     /// After the rows, print one event per change until interrupted (see EVENTS)
-    #[arg(long)]
+    #[arg(short = 'w', long)]
     pub watch: bool,
 
     /// Print the events until the session with this owner pid or session id is gone, then exit 0
@@ -90,6 +96,13 @@ pub struct ListArgs {
     /// Seconds ssh may take to connect to a host of --host
     #[arg(long, value_name = "SECONDS", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=3600))]
     pub connect_timeout: u32,
+}
+
+impl ListArgs {
+    /// The states `--state` asks for as one comma list, as it may be retyped.
+    pub(crate) fn state_words(&self) -> Option<String> {
+        (!self.state.is_empty()).then(|| self.state.join(","))
+    }
 }
 
 /// Prints the rows of `roster` that `filter` shows. Each row's consent is
@@ -264,6 +277,13 @@ pub(crate) fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
             if canonical.to_str().is_none() {
                 return Err(not_utf8(&canonical).into());
             }
+            if !canonical.is_dir() {
+                return Err(BadInput(format!(
+                    "--cwd {}: not a directory; give the directory sessions work in",
+                    cli_support::escape_path_for_terminal(dir)
+                ))
+                .into());
+            }
             Some(canonical)
         }
         None => None,
@@ -274,7 +294,8 @@ pub(crate) fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
         harness: args.harness.clone(),
         session_id: args.session_id.clone(),
         cwd,
-        state: args.state.as_deref().map(harness::Activity::parse),
+        state: (!args.state.is_empty())
+            .then(|| args.state.iter().map(|state| harness::Activity::parse(state)).collect()),
         adopt: cli_support::harness_session_sources(!args.no_adopt),
     })
 }
@@ -318,8 +339,8 @@ pub(crate) fn filter_words(args: &ListArgs, home: Option<&Path>) -> String {
     if let Some(dir) = &args.cwd {
         words.push(format!("--cwd {}", home_relative(dir, home)));
     }
-    if let Some(state) = &args.state {
-        words.push(format!("--state {state}"));
+    if let Some(states) = args.state_words() {
+        words.push(format!("--state {states}"));
     }
     words.join(" ")
 }

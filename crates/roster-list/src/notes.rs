@@ -10,9 +10,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use cli_support::escape_for_terminal;
+use cli_support::{escape_for_terminal, local_date_time};
 use registry_core::{
-    HOOK_LOG_NAME, ListingSummary, NOTES_SHOWN_NAME, ProblemKind, RosterDir, Timestamp, read_entry,
+    HOOK_LOG_NAME, ListingSummary, NOTES_SHOWN_NAME, Origin, ProblemKind, RosterDir, Timestamp, read_entry,
     recent_hook_errors, write_atomically,
 };
 
@@ -31,6 +31,7 @@ pub struct Note {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum NoteKind {
     DeadHidden,
+    DeadAdoptedHidden,
     Unknown,
     Untrusted,
     HookFailures,
@@ -41,6 +42,7 @@ impl NoteKind {
     pub fn as_str(self) -> &'static str {
         match self {
             NoteKind::DeadHidden => "dead-hidden",
+            NoteKind::DeadAdoptedHidden => "dead-adopted-hidden",
             NoteKind::Unknown => "unknown",
             NoteKind::Untrusted => "untrusted",
             NoteKind::HookFailures => "hook-failures",
@@ -54,16 +56,19 @@ impl NoteKind {
 /// them before: one count, one meaning, in text and JSON alike.
 pub fn current_notes(listing: &ListingSummary, roster: &RosterDir) -> Vec<Note> {
     let mut notes = Vec::new();
-    if listing.dead_hidden > 0 {
+    let dead_records = listing.dead_hidden_records();
+    if dead_records > 0 {
         notes.push(Note {
             kind: NoteKind::DeadHidden,
-            cause: listing.dead_hidden.to_string(),
+            cause: dead_records.to_string(),
             message: format!(
-                "{} dead session{} hidden: `roster-list --all` shows them, `roster-prune` removes them",
-                listing.dead_hidden,
-                plural(listing.dead_hidden)
+                "{dead_records} dead session{} hidden: `roster-list --all` shows them, `roster-prune` removes them",
+                plural(dead_records)
             ),
         });
+    }
+    if !listing.dead_hidden_adopted.is_empty() {
+        notes.push(dead_adopted_note(&listing.dead_hidden_adopted));
     }
     let unknown = listing.unknown;
     if unknown > 0 {
@@ -112,15 +117,49 @@ pub fn current_notes(listing: &ListingSummary, roster: &RosterDir) -> Vec<Note> 
             kind: NoteKind::HookFailures,
             cause: logged_at.to_string(),
             message: format!(
-                "{} hook failure{} in the last day, see {}; last: {}",
+                "{} hook failure{} in the last day, see {}; last, at {}: {}",
                 failures.count,
                 plural(failures.count),
                 escape_for_terminal(&roster.path().join(HOOK_LOG_NAME).display().to_string()),
-                escape_for_terminal(line)
+                local_date_time(*logged_at),
+                // The log's own RFC 3339 time is said above in local time.
+                escape_for_terminal(line.split_once(' ').map_or(line.as_str(), |(_, rest)| rest))
             ),
         });
     }
     notes
+}
+
+/// The note on the dead sessions hidden whose files are a harness's own
+/// (Claude Code's, Copilot CLI's): `roster-prune` never removes those, so
+/// the note says what does rather than advise a prune that does nothing.
+fn dead_adopted_note(by_origin: &BTreeMap<Origin, usize>) -> Note {
+    let counts: Vec<String> = by_origin
+        .iter()
+        .map(|(origin, count)| format!("{count} dead {} session{}", origin_name(*origin), plural(*count)))
+        .collect();
+    let total: usize = by_origin.values().sum();
+    Note {
+        kind: NoteKind::DeadAdoptedHidden,
+        cause: counts.join(", "),
+        message: format!(
+            "{} hidden: `roster-list --all` shows {}; `roster-prune` never removes a harness's own \
+             files: the harness removes them itself, or delete {} by hand (`roster-list --all --json` \
+             gives each path)",
+            counts.join(" and "),
+            if total == 1 { "it" } else { "them" },
+            if total == 1 { "it" } else { "them" },
+        ),
+    }
+}
+
+/// The harness whose files rows of `origin` come from, for people.
+fn origin_name(origin: Origin) -> &'static str {
+    match origin {
+        Origin::Roster => "roster",
+        Origin::ClaudeCode => "Claude Code",
+        Origin::Copilot => "Copilot CLI",
+    }
 }
 
 /// The notes people have not been shown for their present cause, and the

@@ -56,11 +56,11 @@ pub struct PruneArgs {
     pub common: CommonArgs,
 
     /// Also remove unknown and problem entries older than DURATION (90m, 36h, 7d, 2w)
-    #[arg(long, value_name = "DURATION")]
+    #[arg(short = 'o', long, value_name = "DURATION")]
     pub older_than: Option<String>,
 
     /// Report what would be removed without removing anything
-    #[arg(long)]
+    #[arg(short = 'n', long)]
     pub dry_run: bool,
 
     /// Remove the calling session's own record and consent marker, alive or not

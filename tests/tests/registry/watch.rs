@@ -778,7 +778,7 @@ fn watch_text_lines_line_up_in_the_listings_columns() {
 }
 
 /// `roster-state` with `payload` for `event`, as a harness's hook runs it.
-fn state_event(sandbox: &Sandbox, harness: &str, event: &str, payload: &[u8]) {
+pub(crate) fn state_event(sandbox: &Sandbox, harness: &str, event: &str, payload: &[u8]) {
     let command = sandbox.command_in_root("roster-state", &["--hook", harness, "--event", event]);
     let run =
         tests::run_to_completion(command, tests::StdinFeed::Bytes(payload.to_vec()), tests::COMMAND_DEADLINE);
