@@ -169,7 +169,7 @@ pub fn manual() -> Manual {
                 .to_owned(),
             "Text output: a `?` after a pid marks an owner that was named by hand (roster-register --pid) \
              and is not the registering process or one of its ancestors; `roster-consent arm` refuses it (only a \
-             session itself may arm; the repository's auto_arm still counts). A problem \
+             session itself may arm; the repository's auto_arm still counts); stderr says so once. A problem \
              entry shows its kind, its path and why it is not believed."
                 .to_owned(),
             hosts::HOSTS_NOTE.to_owned(),
@@ -254,7 +254,8 @@ fn consent_column_note() -> String {
         ConsentLabel::ALL.iter().map(|label| format!("{label} ({})", label.meaning())).collect();
     format!(
         "The CONSENT column shows the decision `roster-consent should-arm --pid PID` gives, made from the \
-         session's own recorded directory: {}. Under the table, stderr says what each label it shows means.",
+         session's own recorded directory: {}. Under the table, stderr says what each label it shows means, \
+         the first time it shows (--no-legend: never).",
         labels.join("; ")
     )
 }

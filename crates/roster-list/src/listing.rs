@@ -17,7 +17,7 @@ use registry_core::{
     ListFilter, ListingSummary, RosterDir, RunningSystem, SessionRow, Timestamp, list_sessions_presented,
 };
 
-use crate::table::{self, CONSENT_COLUMN, UNVERIFIED_MARK};
+use crate::table::{self, CONSENT_COLUMN};
 use crate::{json_array, notes};
 
 /// The binary's name.
@@ -76,6 +76,10 @@ pub struct ListArgs {
     /// List roster's own records only, not the sessions Claude Code (~/.claude/sessions) and Copilot CLI (~/.copilot/session-state) keep
     #[arg(long)]
     pub no_adopt: bool,
+
+    /// Do not explain the table's marks and CONSENT labels on stderr (each is said once otherwise)
+    #[arg(long)]
+    pub no_legend: bool,
 
     /// After the rows, print one event per change until interrupted (see EVENTS)
     #[arg(short = 'w', long)]
@@ -209,8 +213,8 @@ pub(crate) fn write_whole(err: &mut impl Write, text: &str) -> anyhow::Result<()
 
 /// Says on stderr what the reader should know beyond the rows: for a
 /// script, every current note as one JSON line; for people, why the table
-/// is empty, what its marks and the consent labels it shows mean, and each
-/// note once per cause.
+/// is empty, and each note once per cause, among them what its marks and
+/// the consent labels it shows mean (unless `--no-legend`).
 pub(crate) fn report_notes(
     listing: &ListingSummary,
     consent_labels: &[ConsentLabel],
@@ -233,12 +237,17 @@ pub(crate) fn report_notes(
         None => refusal_of_a_new_registry(args),
     };
     let mut lines = listing_remarks(listing, roster, refusal, &filter_words(args, home.as_deref()));
-    lines.extend(consent_label_footnotes(consent_labels));
+    let legend =
+        if args.no_legend { Vec::new() } else { notes::legend_notes(consent_labels, listing.unverified) };
     let mut shown_state = None;
-    if let Some(roster) = roster {
-        let (unseen, state) = notes::unseen_notes(listing, roster);
-        lines.extend(unseen.into_iter().map(|note| note.message));
-        shown_state = state.map(|state| (roster, state));
+    match roster {
+        Some(roster) => {
+            let (unseen, state) = notes::unseen_notes(listing, roster, legend);
+            lines.extend(unseen.into_iter().map(|note| note.message));
+            shown_state = state.map(|state| (roster, state));
+        }
+        // Without a registry there is nowhere to remember what was said.
+        None => lines.extend(legend.into_iter().map(|note| note.message)),
     }
     let colour = args.common.colour_on_stderr();
     let text: String = lines.iter().map(|line| format!("{}\n", paint(line, Colour::Dim, colour))).collect();
@@ -312,13 +321,6 @@ pub(crate) fn consent_labels_shown(rows: &[Vec<String>]) -> Vec<ConsentLabel> {
     ConsentLabel::ALL.into_iter().zip(shown).filter_map(|(label, shown)| shown.then_some(label)).collect()
 }
 
-/// One line under the table per consent label it shows, saying what the
-/// label means: a new user reads `off (repo)` without the manual, and a
-/// script that parses the table's text on stdout never sees these.
-pub(crate) fn consent_label_footnotes(labels: &[ConsentLabel]) -> impl Iterator<Item = String> + '_ {
-    labels.iter().map(|label| format!("CONSENT {label}: {}", label.meaning()))
-}
-
 /// The field filters given, as flags a reader can retype: `--agent wren`,
 /// `--session-id ""`. Empty when none is given.
 pub(crate) fn filter_words(args: &ListArgs, home: Option<&Path>) -> String {
@@ -355,7 +357,7 @@ pub(crate) fn refusal_of_a_new_registry(args: &ListArgs) -> Option<String> {
 
 /// What a person needs to read the listing, said on every call: why it
 /// is empty (for a registry that does not exist, also why roster would
-/// refuse it, `refusal`), and what the unverified mark means.
+/// refuse it, `refusal`).
 pub(crate) fn listing_remarks(
     listing: &ListingSummary,
     roster: Option<&RosterDir>,
@@ -390,19 +392,5 @@ pub(crate) fn listing_remarks(
         let except = if listing.dead_hidden > 0 { " except dead ones" } else { "" };
         lines.push(format!("no sessions match {filters}{except}"));
     }
-    let unverified = listing.unverified;
-    if unverified > 0 {
-        lines.push(format!(
-            "{unverified} unverified owner{}, marked {UNVERIFIED_MARK} after the pid: named by hand, not the \
-             registering process or its ancestor; `roster-consent arm` refuses {} (only a session \
-             itself may arm)",
-            plural(unverified),
-            if unverified == 1 { "it" } else { "them" }
-        ));
-    }
     lines
-}
-
-pub(crate) fn plural(count: usize) -> &'static str {
-    if count == 1 { "" } else { "s" }
 }

@@ -11,10 +11,13 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use cli_support::{escape_for_terminal, local_date_time};
+use consent::ConsentLabel;
 use registry_core::{
     HOOK_LOG_NAME, ListingSummary, NOTES_SHOWN_NAME, Origin, ProblemKind, RosterDir, Timestamp, read_entry,
     recent_hook_errors, write_atomically,
 };
+
+use crate::table::UNVERIFIED_MARK;
 
 /// How far back hook failures count.
 const HOOK_ERROR_WINDOW: Duration = Duration::from_secs(24 * 3600);
@@ -36,6 +39,12 @@ pub enum NoteKind {
     Untrusted,
     HookFailures,
     AdoptedUnread,
+    /// What one CONSENT label the table shows means (text only).
+    ConsentLegend(ConsentLabel),
+    /// What the `?` after a pid means (text only).
+    UnverifiedMark,
+    /// Which columns were left out or cut to fit the width (text only).
+    ColumnsFitted,
 }
 
 impl NoteKind {
@@ -47,9 +56,61 @@ impl NoteKind {
             NoteKind::Untrusted => "untrusted",
             NoteKind::HookFailures => "hook-failures",
             NoteKind::AdoptedUnread => "adopted-unread",
+            NoteKind::ConsentLegend(_) => "consent-legend",
+            NoteKind::UnverifiedMark => "unverified-mark",
+            NoteKind::ColumnsFitted => "columns-fitted",
+        }
+    }
+
+    /// Where `.notes-shown.json` remembers it: its name, and the label for
+    /// each label's legend, which is said once per label.
+    fn key(self) -> String {
+        match self {
+            NoteKind::ConsentLegend(label) => format!("{LEGEND_KEY_PREFIX}{label}"),
+            kind => kind.as_str().to_owned(),
         }
     }
 }
+
+/// How the keys of the legend's notes begin in `.notes-shown.json`.
+const LEGEND_KEY_PREFIX: &str = "consent-legend ";
+
+/// Whether a note remembered under `key` stays remembered while its cause
+/// is absent: what a label or a mark means is said once, not again each
+/// time a listing without it came in between.
+fn is_remembered_while_absent(key: &str) -> bool {
+    key.starts_with(LEGEND_KEY_PREFIX) || key == NoteKind::UnverifiedMark.as_str()
+}
+
+/// The notes that explain the table's marks: what each CONSENT label it
+/// shows means (`labels`), and the `?` after a pid when `unverified` rows
+/// are shown. Said to people once each, like every note.
+pub fn legend_notes(labels: &[ConsentLabel], unverified: usize) -> Vec<Note> {
+    let mut notes: Vec<Note> = labels
+        .iter()
+        .map(|label| Note {
+            kind: NoteKind::ConsentLegend(*label),
+            cause: label.meaning().to_owned(),
+            message: format!("CONSENT {label}: {}", label.meaning()),
+        })
+        .collect();
+    if unverified > 0 {
+        notes.push(Note {
+            kind: NoteKind::UnverifiedMark,
+            cause: UNVERIFIED_MEANING.to_owned(),
+            message: format!(
+                "{unverified} unverified owner{}, marked {UNVERIFIED_MARK} after the pid: {UNVERIFIED_MEANING}; \
+                 `roster-consent arm` refuses {} (only a session itself may arm)",
+                plural(unverified),
+                if unverified == 1 { "it" } else { "them" }
+            ),
+        });
+    }
+    notes
+}
+
+/// What the `?` mark says of an owner.
+const UNVERIFIED_MEANING: &str = "named by hand, not the registering process or its ancestor";
 
 /// Every note the listing calls for now. The hook-failures note counts
 /// every failure of the last day, whether or not a note told of some of
@@ -162,22 +223,31 @@ fn origin_name(origin: Origin) -> &'static str {
     }
 }
 
-/// The notes people have not been shown for their present cause, and the
+/// The notes people have not been shown for their present cause (the
+/// listing's, then `text_only`: the legend and the width's), and the
 /// shown-state to remember once they are printed (`None`: nothing changed).
-pub fn unseen_notes(listing: &ListingSummary, roster: &RosterDir) -> (Vec<Note>, Option<Vec<u8>>) {
+pub fn unseen_notes(
+    listing: &ListingSummary,
+    roster: &RosterDir,
+    text_only: Vec<Note>,
+) -> (Vec<Note>, Option<Vec<u8>>) {
     let shown = read_shown(roster);
-    let hook_failures_shown_up_to =
-        shown.get(NoteKind::HookFailures.as_str()).and_then(|cause| Timestamp::parse(cause));
-    let notes = current_notes(listing, roster);
+    let hook_failures_key = NoteKind::HookFailures.key();
+    let hook_failures_shown_up_to = shown.get(&hook_failures_key).and_then(|cause| Timestamp::parse(cause));
+    let mut notes = current_notes(listing, roster);
+    notes.extend(text_only);
     let mut remembered: BTreeMap<String, String> = BTreeMap::new();
-    // The newest hook failure shown stays remembered while it has no successor;
-    // the other causes are remembered only while they hold, so a cause that
-    // goes away and comes back is said again.
-    if let Some(after) = shown.get(NoteKind::HookFailures.as_str()) {
-        remembered.insert(NoteKind::HookFailures.as_str().to_owned(), after.clone());
+    // The newest hook failure shown stays remembered while it has no
+    // successor, and what a label or mark means once said; the other
+    // causes are remembered only while they hold, so a cause that goes
+    // away and comes back is said again.
+    for (key, cause) in &shown {
+        if *key == hook_failures_key || is_remembered_while_absent(key) {
+            remembered.insert(key.clone(), cause.clone());
+        }
     }
     for note in &notes {
-        remembered.insert(note.kind.as_str().to_owned(), note.cause.clone());
+        remembered.insert(note.kind.key(), note.cause.clone());
     }
     // The hook-failures note is said again when a failure newer than the
     // newest one shown was logged; its count is still the whole last day.
@@ -188,7 +258,7 @@ pub fn unseen_notes(listing: &ListingSummary, roster: &RosterDir) -> (Vec<Note>,
                 (Some(newest), Some(shown_up_to)) => newest > shown_up_to,
                 _ => true,
             },
-            _ => shown.get(note.kind.as_str()) != Some(&note.cause),
+            kind => shown.get(&kind.key()) != Some(&note.cause),
         })
         .collect();
     let changed = remembered != shown;

@@ -83,7 +83,11 @@ fn the_table_marks_an_unverified_owner_and_says_why_a_problem_row_is_not_believe
     std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o660)).unwrap();
     sandbox.write_entry("98.json", b"garbage");
 
-    let listed = text(&sandbox, &[]);
+    // The mark's meaning is said once, with the first listing that shows it.
+    let first = sandbox.run("roster-list", &[]);
+    first.expect_code(0);
+    let said = first.stderr.clone();
+    let listed = first.stdout_text();
     let line_of = |needle: &str| {
         listed
             .lines()
@@ -92,7 +96,6 @@ fn the_table_marks_an_unverified_owner_and_says_why_a_problem_row_is_not_believe
     };
     assert!(line_of(" unverified ").starts_with(&format!("{}?", unrelated.pid())), "{listed}");
     assert!(line_of(" verified ").starts_with(&format!("{} ", std::process::id())), "{listed}");
-    let said = remarks(&sandbox, &[]);
     assert!(said.contains("unverified owner, marked ? after the pid"), "nothing explains the mark:\n{said}");
     assert!(!listed.contains("unverified owner"), "a remark on stdout, among the rows:\n{listed}");
     assert!(line_of("untrusted:").contains("writable by group or others"), "{listed}");
