@@ -277,11 +277,13 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
         return hosts::run(&args);
     }
     let filter = build_filter(&args)?;
+    let table_options = args.table_options()?;
     if args.watch || args.until_gone.is_some() {
         let request = watch::WatchRequest {
             common: &args.common,
             until_gone: args.until_gone.clone(),
             prints_listing: args.watch,
+            table: table_options,
         };
         return watch::run_watch(request, &filter);
     }
@@ -289,14 +291,14 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
     // Stdout is line-buffered: unbuffered, a JSON listing cost one write
     // per line, 27 per record.
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
-    let (summary, consent_labels) = match &roster {
-        Some(roster) => print_listing(roster, &filter, &args, &mut out)?,
-        None => print_adopted_only(&filter, &args, &mut out)?,
+    let (summary, extras) = match &roster {
+        Some(roster) => print_listing(roster, &filter, &args, &table_options, &mut out)?,
+        None => print_adopted_only(&filter, &args, &table_options, &mut out)?,
     };
     out.flush()?;
     drop(out);
     if !args.common.quiet {
-        report_notes(&summary, &consent_labels, roster.as_ref(), &args)?;
+        report_notes(&summary, &extras, roster.as_ref(), &args)?;
     }
     Ok(())
 }

@@ -17,7 +17,7 @@ use registry_core::{
     ListFilter, ListingSummary, RosterDir, RunningSystem, SessionRow, Timestamp, list_sessions_presented,
 };
 
-use crate::table::{self, CONSENT_COLUMN};
+use crate::table::{self, CONSENT_COLUMN, TableOptions};
 use crate::{json_array, notes};
 
 /// The binary's name.
@@ -77,6 +77,18 @@ pub struct ListArgs {
     #[arg(long)]
     pub no_adopt: bool,
 
+    /// Show these columns, in this order (comma list; see TABLE)
+    #[arg(short = 'c', long, value_name = "COLUMN[,COLUMN...]")]
+    pub columns: Option<String>,
+
+    /// Show every cell whole: full session ids, no cut to the terminal's width
+    #[arg(short = 'W', long)]
+    pub wide: bool,
+
+    /// Fit the table in N columns (default: $COLUMNS, else the terminal's width; no limit into a pipe)
+    #[arg(long, value_name = "N", conflicts_with = "wide", value_parser = clap::value_parser!(u16).range(1..))]
+    pub width: Option<u16>,
+
     /// Do not explain the table's marks and CONSENT labels on stderr (each is said once otherwise)
     #[arg(long)]
     pub no_legend: bool,
@@ -102,7 +114,21 @@ pub struct ListArgs {
     pub connect_timeout: u32,
 }
 
+/// What a text listing adds to its rows for stderr: the consent labels it
+/// shows (for the legend) and what to say of columns left out to fit.
+#[derive(Debug, Default)]
+pub(crate) struct TableExtras {
+    pub(crate) consent_labels: Vec<ConsentLabel>,
+    pub(crate) columns_note: Option<String>,
+}
+
 impl ListArgs {
+    /// How the text table is laid out: `--columns` (checked here, bad
+    /// input before anything is printed), `--wide`, `--width`.
+    pub(crate) fn table_options(&self) -> Result<TableOptions, BadInput> {
+        TableOptions::from_flags(self.columns.as_deref(), self.wide, self.width.map(usize::from))
+    }
+
     /// The states `--state` asks for as one comma list, as it may be retyped.
     pub(crate) fn state_words(&self) -> Option<String> {
         (!self.state.is_empty()).then(|| self.state.join(","))
@@ -117,8 +143,9 @@ pub(crate) fn print_listing(
     roster: &RosterDir,
     filter: &ListFilter,
     args: &ListArgs,
+    table_options: &TableOptions,
     out: &mut impl Write,
-) -> anyhow::Result<(ListingSummary, Vec<ConsentLabel>)> {
+) -> anyhow::Result<(ListingSummary, TableExtras)> {
     let facts = RunningSystem::read();
     // One listing of `consent/` tells which rows have a marker at all: most
     // have none, and looking for each one's file cost a `stat` per row.
@@ -139,26 +166,28 @@ pub(crate) fn print_listing(
             if let Some(error) = failed {
                 return Err(anyhow::anyhow!("rendering a row as JSON: {error}"));
             }
-            Ok((summary, Vec::new()))
+            Ok((summary, TableExtras::default()))
         }
         OutputFormat::Text => {
             let home = cli_support::process_env_os("HOME").map(PathBuf::from);
             let now = Timestamp::now();
             let present = |row: SessionRow| {
                 let consent = decider.for_row(roster, &row, &facts);
-                table::listing_row(&row, &consent, home.as_deref(), now)
+                table::text_row(&row, &consent, home.as_deref(), now)
             };
             let listing = list_sessions_presented(roster, filter, &facts, &present)?;
             let summary = listing.summary().clone();
-            let rows: Vec<Vec<String>> = listing.into_presented(roster, filter, &facts, &present).collect();
-            let text = table::render_cells(&rows, args.common.colour_on_stdout());
+            let mut rows: Vec<Vec<String>> =
+                listing.into_presented(roster, filter, &facts, &present).collect();
+            let (text, columns_note) =
+                table::render_listing(&mut rows, table_options, args.common.colour_on_stdout());
             out.write_all(text.as_bytes())?;
-            let labels = consent_labels_shown(&rows);
+            let extras = TableExtras { consent_labels: consent_labels_shown(&rows), columns_note };
             // The process ends right after printing: freeing the cells one
             // by one (eight per row) took as long as rendering the table,
             // on the one thread, for memory the exit gives back at once.
             std::mem::forget(rows);
-            Ok((summary, labels))
+            Ok((summary, extras))
         }
     }
 }
@@ -169,8 +198,9 @@ pub(crate) fn print_listing(
 pub(crate) fn print_adopted_only(
     filter: &ListFilter,
     args: &ListArgs,
+    table_options: &TableOptions,
     out: &mut impl Write,
-) -> anyhow::Result<(ListingSummary, Vec<ConsentLabel>)> {
+) -> anyhow::Result<(ListingSummary, TableExtras)> {
     let facts = RunningSystem::read();
     let (rows, adopted_unread) = registry_core::adopted::read_adopted(&filter.adopt, &facts);
     let listing = registry_core::Listing::of_rows(&rows, filter);
@@ -185,18 +215,20 @@ pub(crate) fn print_adopted_only(
             });
             let rendered: Vec<_> = rendered.collect::<Result<_, _>>()?;
             json_array::write_array(out, rendered.into_iter())?;
-            Ok((summary, Vec::new()))
+            Ok((summary, TableExtras::default()))
         }
         OutputFormat::Text => {
             let home = cli_support::process_env_os("HOME").map(PathBuf::from);
             let now = Timestamp::now();
-            let cells: Vec<Vec<String>> = listing
+            let mut cells: Vec<Vec<String>> = listing
                 .rows
                 .iter()
                 .map(|row| table::text_row(row, &decider.for_row_without_registry(row), home.as_deref(), now))
                 .collect();
-            out.write_all(table::render_cells(&cells, args.common.colour_on_stdout()).as_bytes())?;
-            Ok((summary, consent_labels_shown(&cells)))
+            let (text, columns_note) =
+                table::render_listing(&mut cells, table_options, args.common.colour_on_stdout());
+            out.write_all(text.as_bytes())?;
+            Ok((summary, TableExtras { consent_labels: consent_labels_shown(&cells), columns_note }))
         }
     }
 }
@@ -217,7 +249,7 @@ pub(crate) fn write_whole(err: &mut impl Write, text: &str) -> anyhow::Result<()
 /// the consent labels it shows mean (unless `--no-legend`).
 pub(crate) fn report_notes(
     listing: &ListingSummary,
-    consent_labels: &[ConsentLabel],
+    extras: &TableExtras,
     roster: Option<&RosterDir>,
     args: &ListArgs,
 ) -> anyhow::Result<()> {
@@ -237,8 +269,12 @@ pub(crate) fn report_notes(
         None => refusal_of_a_new_registry(args),
     };
     let mut lines = listing_remarks(listing, roster, refusal, &filter_words(args, home.as_deref()));
-    let legend =
-        if args.no_legend { Vec::new() } else { notes::legend_notes(consent_labels, listing.unverified) };
+    let mut legend = if args.no_legend {
+        Vec::new()
+    } else {
+        notes::legend_notes(&extras.consent_labels, listing.unverified)
+    };
+    legend.extend(extras.columns_note.clone().map(notes::columns_note));
     let mut shown_state = None;
     match roster {
         Some(roster) => {

@@ -109,6 +109,12 @@ pub fn legend_notes(labels: &[ConsentLabel], unverified: usize) -> Vec<Note> {
     notes
 }
 
+/// The note saying which columns were left out to fit the width (the
+/// table's own words): said once per set of columns left out.
+pub fn columns_note(message: String) -> Note {
+    Note { kind: NoteKind::ColumnsFitted, cause: message.clone(), message }
+}
+
 /// What the `?` mark says of an owner.
 const UNVERIFIED_MEANING: &str = "named by hand, not the registering process or its ancestor";
 
