@@ -23,7 +23,7 @@ _roster__list() {
 
     case "${cmd}" in
         roster__list)
-            opts="-q -a -A -H -i -C -s -w -h -V --dir --format --json --quiet --color --all --agent --harness --session-id --cwd --state --no-adopt --no-legend --watch --until-gone --host --hosts-file --connect-timeout --help --version"
+            opts="-q -a -A -H -i -C -s -c -W -w -h -V --dir --format --json --quiet --color --all --agent --harness --session-id --cwd --state --no-adopt --columns --wide --width --no-legend --watch --until-gone --host --hosts-file --connect-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -79,6 +79,18 @@ _roster__list() {
                     ;;
                 -s)
                     COMPREPLY=($(compgen -W "working idle waiting unknown" -- "${cur}"))
+                    return 0
+                    ;;
+                --columns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -c)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --width)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --until-gone)

@@ -112,6 +112,10 @@ pub fn manual() -> Manual {
              counted in current_removed (text: `removed 1 on request`), never as dead or unknown, and \
              kept counts the other entries left in the registry."
                 .to_owned(),
+            "Harnesses' own session files (Claude Code's ~/.claude/sessions, Copilot CLI's lock files), \
+             which roster-list also lists, are never removed, dead or not: the harness removes them itself. \
+             Short flags: -n --dry-run, -o --older-than, -q --quiet."
+                .to_owned(),
         ],
         environment: manual::session_variables_and(&[manual::NO_COLOR_VARIABLE, manual::TERM_VARIABLE]),
         environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
