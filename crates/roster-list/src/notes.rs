@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use cli_support::{escape_for_terminal, local_date_time};
 use consent::ConsentLabel;
+use registry_core::adopted::AdoptedHarness;
 use registry_core::{
     HOOK_LOG_NAME, ListingSummary, NOTES_SHOWN_NAME, Origin, ProblemKind, RosterDir, Timestamp, read_entry,
     recent_hook_errors, write_atomically,
@@ -224,8 +225,8 @@ fn dead_adopted_note(by_origin: &BTreeMap<Origin, usize>) -> Note {
 fn origin_name(origin: Origin) -> &'static str {
     match origin {
         Origin::Roster => "roster",
-        Origin::ClaudeCode => "Claude Code",
-        Origin::Copilot => "Copilot CLI",
+        Origin::ClaudeCode => AdoptedHarness::ClaudeCode.display_name(),
+        Origin::Copilot => AdoptedHarness::Copilot.display_name(),
     }
 }
 

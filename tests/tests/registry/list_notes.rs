@@ -207,8 +207,18 @@ fn each_dead_session_note_gives_advice_that_works_when_followed() {
     );
     assert!(adopted_note.contains("delete it by hand"), "{said}");
 
-    // Followed: the prune removes the record, and only the record.
-    sandbox.run("roster-prune", &[]).expect_code(0);
+    // Followed: the prune removes the record, and only the record, and
+    // says why it leaves the harness's file.
+    let pruned = sandbox.run("roster-prune", &[]);
+    pruned.expect_code(0);
+    let pruned = pruned.stdout_text();
+    assert!(pruned.contains("removed 1 dead"), "{pruned}");
+    assert!(
+        pruned.contains(
+            "left 1 dead Claude Code session: a harness's own files, which roster-prune never removes"
+        ),
+        "{pruned}"
+    );
     let rows = sandbox.run("roster-list", &["--all", "--json"]).rows();
     assert_eq!(pids_of(&rows), [adopted_pid], "{rows:?}");
     assert_eq!(rows[0]["path"], adopted_file.to_string_lossy().as_ref(), "the path the note points to");
