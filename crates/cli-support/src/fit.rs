@@ -82,13 +82,22 @@ pub fn output_width(
     requested: Option<usize>,
     env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
 ) -> Option<usize> {
+    width_from(requested, env, &stdout_terminal_width)
+}
+
+/// `output_width`, the terminal's width asked of `terminal`.
+fn width_from(
+    requested: Option<usize>,
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    terminal: &dyn Fn() -> Option<usize>,
+) -> Option<usize> {
     if let Some(width) = requested {
         return Some(width);
     }
     let from_environment = env("COLUMNS")
         .and_then(|value| value.to_str().and_then(|text| text.trim().parse::<usize>().ok()))
         .filter(|width| *width > 0);
-    from_environment.or_else(stdout_terminal_width)
+    from_environment.or_else(terminal)
 }
 
 /// The width of the terminal stdout is, from the terminal itself
@@ -193,6 +202,23 @@ mod tests {
         ] {
             assert_eq!(display_width(text), width, "{text:?}");
         }
+    }
+
+    #[test]
+    fn the_width_comes_from_the_flag_then_columns_then_the_terminal() {
+        let columns = |value: &'static str| move |name: &str| (name == "COLUMNS").then(|| value.into());
+        let terminal_of = |width: Option<usize>| move || width;
+        assert_eq!(width_from(Some(50), &columns("120"), &terminal_of(Some(90))), Some(50));
+        assert_eq!(width_from(None, &columns("120"), &terminal_of(Some(90))), Some(120));
+        for unusable in ["", "0", "wide", "-3"] {
+            assert_eq!(
+                width_from(None, &columns(unusable), &terminal_of(Some(90))),
+                Some(90),
+                "{unusable:?}"
+            );
+            assert_eq!(width_from(None, &columns(unusable), &terminal_of(None)), None, "{unusable:?}");
+        }
+        assert_eq!(width_from(None, &|_: &str| None, &terminal_of(None)), None, "a pipe: no limit");
     }
 
     fn column(natural: usize, least: usize, drop_rank: Option<u8>) -> ColumnToFit {

@@ -648,6 +648,21 @@ mod tests {
         }
     }
 
+    /// Wide characters take two columns: a table of them lines up on a
+    /// terminal, and a cut keeps within the width however wide what is cut.
+    #[test]
+    fn wide_characters_are_measured_in_terminal_columns() {
+        let rows = vec![vec!["日本語の名前".into(), "x".into()], vec!["wren".into(), "y".into()]];
+        let table = render_table_within(&["AGENT", "CWD"], &[Some(7)], &rows, &|_, cell| cell.into());
+        assert_eq!(table, "AGENT    CWD\n日本語…  x\nwren     y\n");
+        assert_eq!(fit_to_width("日本語の名前", 12), "日本語の名前");
+        assert_eq!(fit_to_width("日本語の名前", 6), "日本…");
+        assert_eq!(fit_to_width("ab日本", 4), "ab…");
+        assert_eq!(escaped_prefix("abc\\u{202e}def", 5), "abc");
+        assert_eq!(escaped_prefix("abc\\u{202e}def", 10), "abc");
+        assert_eq!(escaped_prefix("abc\\u{202e}def", 12), "abc\\u{202e}d");
+    }
+
     /// Regression: `roster-hooks status` painted by column alone, and its
     /// STATE header came out dimmed like a state.
     #[test]
