@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use cli_support::{
-    BadInput, Colour, ColumnToFit, column_widths, escape_for_terminal, escaped_prefix, fit_columns,
+    BadInput, Colour, ColumnToFit, display_width, escape_for_terminal, escaped_prefix, fit_columns,
     format_age, home_relative, paint, push_table_line,
 };
 use consent::SessionConsent;
@@ -247,13 +247,11 @@ impl TableLayout {
     /// already shortened).
     pub(crate) fn for_listing(options: &TableOptions, rows: &[Vec<String>]) -> TableLayout {
         let candidates = options.candidates(rows, false);
-        let headers: Vec<&str> = candidates.iter().map(|column| column.header()).collect();
-        let limits: Vec<Option<usize>> = candidates.iter().map(|column| column.limit()).collect();
-        let picked: Vec<Vec<String>> = rows
-            .iter()
-            .map(|cells| candidates.iter().map(|column| cells[column.index()].clone()).collect())
+        let natural = widest_cells(&candidates, rows)
+            .into_iter()
+            .zip(&candidates)
+            .map(|(widest, column)| column.limit().map_or(widest, |limit| widest.min(limit)))
             .collect();
-        let natural = column_widths(&headers, &limits, &picked);
         TableLayout::fit(candidates, natural, 0, options.width)
     }
 
@@ -344,6 +342,18 @@ pub(crate) fn render_listing(
     }
     let layout = TableLayout::for_listing(options, rows);
     (layout.render(rows, colour), layout.dropped_note())
+}
+
+/// The width of each of `columns` uncut: its header's or its widest
+/// cell's among `rows`, in terminal columns.
+fn widest_cells(columns: &[Column], rows: &[Vec<String>]) -> Vec<usize> {
+    columns
+        .iter()
+        .map(|column| {
+            let widest = rows.iter().map(|cells| display_width(&cells[column.index()])).max().unwrap_or(0);
+            widest.max(display_width(column.header()))
+        })
+        .collect()
 }
 
 /// Shortens each row's session id, in place, to the shortest prefix of at
@@ -506,12 +516,7 @@ impl EventColumns {
         let mut rows = rows.to_vec();
         let session_id_length = (!options.wide).then(|| shorten_session_ids(&mut rows));
         let candidates = options.candidates(&rows, true);
-        let headers: Vec<&str> = candidates.iter().map(|column| column.header()).collect();
-        let picked: Vec<Vec<String>> = rows
-            .iter()
-            .map(|cells| candidates.iter().map(|column| cells[column.index()].clone()).collect())
-            .collect();
-        let known = column_widths(&headers, &vec![None; candidates.len()], &picked);
+        let known = widest_cells(&candidates, &rows);
         let natural = candidates
             .iter()
             .zip(&known)
