@@ -571,13 +571,28 @@ impl EventColumns {
             Some(length) => shorten_session_id(&cells[session], length),
             None => cells[session].clone(),
         };
-        let shown = self.layout.shown.iter().map(|column| match column {
-            Column::Session => shortened.as_str(),
-            column => cells[column.index()].as_str(),
-        });
-        let mut all = [clock, event].into_iter().chain(shown);
+        let shown: Vec<&str> = self
+            .layout
+            .shown
+            .iter()
+            .map(|column| match column {
+                Column::Session => shortened.as_str(),
+                column => cells[column.index()].as_str(),
+            })
+            .collect();
+        let mut widths = self.widths();
+        if self.layout.width.is_none() {
+            // No width to keep to: a directory, id or reason longer than
+            // any at the start is shown whole, shifting what follows.
+            for ((width, column), cell) in widths[2..].iter_mut().zip(&self.layout.shown).zip(&shown) {
+                if column.limit().is_none() {
+                    *width = (*width).max(display_width(cell));
+                }
+            }
+        }
+        let mut all = [clock, event].into_iter().chain(shown.iter().copied());
         let colour = self.colour;
-        push_table_line(&mut line, &self.widths(), &mut all, &|index, cell| match index {
+        push_table_line(&mut line, &widths, &mut all, &|index, cell| match index {
             0 => cell.into(),
             1 => paint(cell, event_colour, colour).into(),
             index => paint_cell(self.layout.shown[index - 2], cell, colour),

@@ -195,3 +195,25 @@ fn watch_lines_fit_the_width_too() {
         assert_eq!(registered.contains("9f3c2a1b-0000…"), keeps_the_session, "{width}: {registered}");
     }
 }
+
+/// Without a width to keep to (into a pipe, or `--wide`), a watch's later
+/// event whose directory or session id is longer than any at the start is
+/// shown whole, the columns after it shifted, never cut.
+#[test]
+fn a_watch_without_a_width_cuts_no_later_id_or_directory() {
+    let sandbox = Sandbox::new();
+    let first = Owner::spawn();
+    sandbox.register(first.pid(), &[]);
+    let mut command = sandbox.command_in_root("roster-list", &["--watch", "--wide", "--color", "never"]);
+    command.stderr(Stdio::null());
+    let watcher = Watcher::spawn(command);
+    watcher.next_line();
+    let deep = sandbox.home().join("src/github.com/someone/a-rather-long-repository-name/crates/inner");
+    std::fs::create_dir_all(&deep).unwrap();
+    let newcomer = Owner::spawn();
+    sandbox.register(newcomer.pid(), &["--session-id", LONG_ID, "--cwd", deep.to_str().unwrap()]);
+    let registered = watcher.next_line();
+    assert!(registered.contains(LONG_ID), "{registered}");
+    assert!(registered.contains("a-rather-long-repository-name/crates/inner "), "{registered}");
+    assert!(!registered.contains('…'), "{registered}");
+}
