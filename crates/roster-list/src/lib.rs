@@ -293,11 +293,13 @@ pub fn main() -> ExitCode {
 
 /// Lists as `args` say.
 pub fn run(args: ListArgs) -> anyhow::Result<()> {
+    // Checked first, so that a mistyped --columns is bad input with --host
+    // too, whose table is not laid out by it.
+    let table_options = args.table_options()?;
     if hosts::asks_hosts(&args) {
         return hosts::run(&args);
     }
     let filter = build_filter(&args)?;
-    let table_options = args.table_options()?;
     if args.watch || args.until_gone.is_some() {
         let request = watch::WatchRequest {
             common: &args.common,
