@@ -23,7 +23,7 @@ _roster__list() {
 
     case "${cmd}" in
         roster__list)
-            opts="-q -h -V --dir --format --json --quiet --color --all --agent --harness --session-id --cwd --state --no-adopt --watch --until-gone --host --hosts-file --connect-timeout --help --version"
+            opts="-q -a -A -H -i -C -s -c -W -w -h -V --dir --format --json --quiet --color --all --agent --harness --session-id --cwd --state --no-adopt --columns --wide --width --no-legend --watch --until-gone --host --hosts-file --connect-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -45,7 +45,15 @@ _roster__list() {
                     COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-list -- roster-list --agent '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
+                -A)
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-list -- roster-list --agent '' 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
                 --harness)
+                    COMPREPLY=($(compgen -W "claude-code codex gemini-cli cursor-agent copilot goose opencode aider amp" -- "${cur}"))
+                    return 0
+                    ;;
+                -H)
                     COMPREPLY=($(compgen -W "claude-code codex gemini-cli cursor-agent copilot goose opencode aider amp" -- "${cur}"))
                     return 0
                     ;;
@@ -53,12 +61,36 @@ _roster__list() {
                     COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-list -- roster-list --session-id '' 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
+                -i)
+                    COMPREPLY=($(compgen -W "$(_CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-list -- roster-list --session-id '' 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
                 --cwd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --state)
                     COMPREPLY=($(compgen -W "working idle waiting unknown" -- "${cur}"))
+                    return 0
+                    ;;
+                -s)
+                    COMPREPLY=($(compgen -W "working idle waiting unknown" -- "${cur}"))
+                    return 0
+                    ;;
+                --columns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -c)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --width)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --until-gone)

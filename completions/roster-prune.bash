@@ -23,7 +23,7 @@ _roster__prune() {
 
     case "${cmd}" in
         roster__prune)
-            opts="-q -h -V --dir --format --json --quiet --color --older-than --dry-run --current --pid --hook --help --version"
+            opts="-q -o -n -h -V --dir --format --json --quiet --color --older-than --dry-run --current --pid --hook --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -42,6 +42,10 @@ _roster__prune() {
                     return 0
                     ;;
                 --older-than)
+                    COMPREPLY=($(compgen -W "1h 1d 7d 2w" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "1h 1d 7d 2w" -- "${cur}"))
                     return 0
                     ;;

@@ -4,7 +4,7 @@ json\t''"
 complete -c roster-prune -l color -d 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or TERM is dumb'
 always\t'Always, even into a pipe or file'
 never\t'Never'"
-complete -c roster-prune -l older-than -d 'Also remove unknown and problem entries older than DURATION (90m, 36h, 7d, 2w)' -r -f -a "1h\t''
+complete -c roster-prune -s o -l older-than -d 'Also remove unknown and problem entries older than DURATION (90m, 36h, 7d, 2w)' -r -f -a "1h\t''
 1d\t''
 7d\t''
 2w\t''"
@@ -21,7 +21,7 @@ amp\t''
 auto\t''"
 complete -c roster-prune -l json -d 'Print JSON, same as --format json'
 complete -c roster-prune -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
-complete -c roster-prune -l dry-run -d 'Report what would be removed without removing anything'
+complete -c roster-prune -s n -l dry-run -d 'Report what would be removed without removing anything'
 complete -c roster-prune -l current -d 'Remove the calling session\'s own record and consent marker, alive or not'
 complete -c roster-prune -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roster-prune -s V -l version -d 'Print version'

@@ -12,6 +12,7 @@ mod completion;
 mod exit;
 #[cfg(test)]
 mod exit_status_table;
+mod fit;
 mod help;
 mod hook_clock;
 mod hook_input;
@@ -33,6 +34,7 @@ pub use consent::NotAccepted;
 pub use exit::{
     BadInput, EndedWith, ExitStatus, NotUtf8Path, Refused, report_and_exit, run_tool, terminal_message,
 };
+pub use fit::{ColumnToFit, FittedColumns, character_width, display_width, fit_columns, output_width};
 pub use help::{matches_with_manual_on_help, parse_with_manual_on_help, process_arguments, with_manual};
 pub use hook_clock::{HookEvent, hook_work_deadline, payload_wait};
 pub use hook_input::{hook_target, read_hook_payload};
@@ -50,7 +52,8 @@ pub use roster::{
 };
 pub use text::{
     Colour, DURATION_SUGGESTIONS, PaintCell, column_widths, command_for_terminal, escape_for_terminal,
-    escape_path_for_terminal, escape_source_text_for_terminal, fit_to_width, format_age, home_relative,
-    paint, parse_duration, push_home_relative, push_table_line, render_table, render_table_within,
+    escape_path_for_terminal, escape_source_text_for_terminal, escaped_prefix, fit_to_width, format_age,
+    home_relative, paint, parse_duration, push_home_relative, push_table_line, render_table,
+    render_table_within,
 };
 pub use time_text::{local_clock, local_date_time, time_text};

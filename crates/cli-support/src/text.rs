@@ -9,6 +9,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::fit::{character_width, display_width};
+
 use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
 
 /// Escapes every character a terminal must not be given raw
@@ -193,10 +195,10 @@ pub fn render_table_within(
 /// cell's, whichever is wider, but at most its limit where it has one
 /// (`limits` as for `render_table_within`).
 pub fn column_widths(headers: &[&str], limits: &[Option<usize>], rows: &[Vec<String>]) -> Vec<usize> {
-    let mut widths: Vec<usize> = headers.iter().map(|header| header.chars().count()).collect();
+    let mut widths: Vec<usize> = headers.iter().map(|header| display_width(header)).collect();
     for row in rows {
         for (column, cell) in row.iter().enumerate() {
-            widths[column] = widths[column].max(cell.chars().count());
+            widths[column] = widths[column].max(display_width(cell));
         }
     }
     for (width, limit) in widths.iter_mut().zip(limits) {
@@ -208,7 +210,8 @@ pub fn column_widths(headers: &[&str], limits: &[Option<usize>], rows: &[Vec<Str
 }
 
 /// Appends one line of a table to `out`: each cell cut to its column's
-/// width (`fit_to_width`) and padded to it, two spaces between columns,
+/// width (`fit_to_width`; the last one too, whose width may be
+/// `usize::MAX`, no limit) and padded to it, two spaces between columns,
 /// nothing after the last cell. Every line of a table, and every line
 /// printed in a table's columns later (a watch's events), is made here.
 pub fn push_table_line(
@@ -219,10 +222,10 @@ pub fn push_table_line(
 ) {
     let last = widths.len() - 1;
     let line_start = out.len();
-    for (column, cell) in cells.enumerate() {
-        let width = widths.get(column).copied().unwrap_or(0);
-        let cell = if column == last { Cow::Borrowed(cell) } else { fit_to_width(cell, width) };
-        let padding = width.saturating_sub(cell.chars().count());
+    for (column, cell) in cells.enumerate().take(widths.len()) {
+        let width = widths[column];
+        let cell = fit_to_width(cell, width);
+        let padding = width.saturating_sub(display_width(&cell));
         out.push_str(&paint_cell(column, &cell));
         if column < last {
             out.extend(std::iter::repeat_n(' ', padding + 2));
@@ -233,22 +236,37 @@ pub fn push_table_line(
     out.push('\n');
 }
 
-/// `cell` cut to at most `width` characters, its last one `…` where it was
-/// cut, so that a long value (an agent name) keeps its column.
+/// `cell` cut to at most `width` terminal columns (`display_width`), its
+/// last one `…` where it was cut, so that a long value (an agent name)
+/// keeps its column; never inside an escape.
 pub fn fit_to_width(cell: &str, width: usize) -> Cow<'_, str> {
-    // Most cells are short: no count of their characters at all.
-    if cell.len() <= width {
+    // Most cells are short: a cell takes no more columns than bytes.
+    if cell.len() <= width || display_width(cell) <= width {
         return Cow::Borrowed(cell);
     }
-    match cell.char_indices().nth(width) {
-        None => Cow::Borrowed(cell),
-        Some(_) if width == 0 => Cow::Borrowed(""),
-        Some(_) => {
-            let kept: String = cell.chars().take(width - 1).collect();
-            let kept = &kept[..whole_escapes_end(&kept)];
-            Cow::Owned(format!("{kept}…"))
-        }
+    if width == 0 {
+        return Cow::Borrowed("");
     }
+    let mut taken = 0;
+    let mut end = 0;
+    for (index, character) in cell.char_indices() {
+        let character_width = character_width(character);
+        if taken + character_width > width - 1 {
+            break;
+        }
+        taken += character_width;
+        end = index + character.len_utf8();
+    }
+    let kept = &cell[..end];
+    Cow::Owned(format!("{}…", &kept[..whole_escapes_end(kept)]))
+}
+
+/// The first `characters` characters of an escaped cell, fewer where that
+/// would cut an escape in half (`fit_to_width` keeps escapes whole alike).
+pub fn escaped_prefix(cell: &str, characters: usize) -> &str {
+    let end = cell.char_indices().nth(characters).map_or(cell.len(), |(index, _)| index);
+    let kept = &cell[..end];
+    &kept[..whole_escapes_end(kept)]
 }
 
 /// Where `prefix` of an escaped cell (`escape_for_terminal`'s output, in
@@ -573,6 +591,21 @@ mod tests {
             }
             assert_eq!(shown.matches("\\u{").count(), shown.matches('}').count(), "{width}: {cut}");
         }
+    }
+
+    /// Wide characters take two columns: a table of them lines up on a
+    /// terminal, and a cut keeps within the width however wide what is cut.
+    #[test]
+    fn wide_characters_are_measured_in_terminal_columns() {
+        let rows = vec![vec!["日本語の名前".into(), "x".into()], vec!["wren".into(), "y".into()]];
+        let table = render_table_within(&["AGENT", "CWD"], &[Some(7)], &rows, &|_, cell| cell.into());
+        assert_eq!(table, "AGENT    CWD\n日本語…  x\nwren     y\n");
+        assert_eq!(fit_to_width("日本語の名前", 12), "日本語の名前");
+        assert_eq!(fit_to_width("日本語の名前", 6), "日本…");
+        assert_eq!(fit_to_width("ab日本", 4), "ab…");
+        assert_eq!(escaped_prefix("abc\\u{202e}def", 5), "abc");
+        assert_eq!(escaped_prefix("abc\\u{202e}def", 10), "abc");
+        assert_eq!(escaped_prefix("abc\\u{202e}def", 12), "abc\\u{202e}d");
     }
 
     /// Regression: `roster-hooks status` painted by column alone, and its

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use harness::Activity;
 use owner_liveness::{Liveness, Pid, SystemFacts, Verdict};
@@ -15,7 +15,8 @@ use crate::error::Result;
 use crate::parallel::map_in_parallel;
 use crate::record::timestamp::Timestamp;
 use crate::session_row::{
-    KnownVerdict, Problem, SessionRow, non_utf8_name_row, read_listed_session_row, read_session_row_knowing,
+    KnownVerdict, Origin, Problem, SessionRow, non_utf8_name_row, read_listed_session_row,
+    read_session_row_knowing,
 };
 use crate::store::directory::RosterDir;
 use crate::store::directory_entries::EntryKind;
@@ -33,8 +34,9 @@ pub struct ListFilter {
     pub session_id: Option<String>,
     /// Canonical directory: rows whose cwd is it or below it.
     pub cwd: Option<PathBuf>,
-    /// Rows whose shown state is this one (`None` for `unknown`).
-    pub state: Option<Option<Activity>>,
+    /// Rows whose shown state is one of these (`None` for `unknown`);
+    /// `None` for every state.
+    pub state: Option<Vec<Option<Activity>>>,
     /// Claude Code's sessions directory, whose sessions are listed too
     /// (docs/contract.md §6.5); `None` to list roster's records alone.
     pub adopt: Vec<AdoptedSource>,
@@ -51,7 +53,9 @@ impl ListFilter {
 
     /// Whether a row passes the state filter, once its state is read.
     pub fn admits_state(&self, row: &SessionRow) -> bool {
-        self.state.is_none_or(|wanted| row.shown_state().map(|state| state.activity) == wanted)
+        self.state
+            .as_ref()
+            .is_none_or(|wanted| wanted.contains(&row.shown_state().map(|state| state.activity)))
     }
 
     /// Whether a row passes the field filters (before its verdict). A
@@ -74,6 +78,8 @@ pub struct Listing {
     pub rows: Vec<SessionRow>,
     /// Dead rows left out because `include_dead` was off.
     pub dead_hidden: usize,
+    /// Of those, the harnesses' own files (not roster records), by origin.
+    pub dead_hidden_adopted: BTreeMap<Origin, usize>,
     /// Entries left out by the field filters: with no rows, whether the
     /// filters matched nothing or the registry is empty.
     pub filtered_out: usize,
@@ -87,6 +93,9 @@ pub struct ListingSummary {
     pub shown: usize,
     /// Dead rows left out because `include_dead` was off.
     pub dead_hidden: usize,
+    /// Of those, the harnesses' own files by origin: `roster-prune` never
+    /// removes them (docs/contract.md §6.5), so what is said of them differs.
+    pub dead_hidden_adopted: BTreeMap<Origin, usize>,
     /// Entries left out by the field filters.
     pub filtered_out: usize,
     /// Shown rows whose verdict is `unknown` (problem entries included).
@@ -104,6 +113,19 @@ impl ListingSummary {
     /// Whether the registry held no entry at all.
     pub fn registry_is_empty(&self) -> bool {
         self.shown == 0 && self.dead_hidden == 0 && self.filtered_out == 0
+    }
+
+    /// The dead rows hidden that are roster records, which `roster-prune`
+    /// removes.
+    pub fn dead_hidden_records(&self) -> usize {
+        self.dead_hidden - self.dead_hidden_adopted.values().sum::<usize>()
+    }
+
+    fn count_dead_hidden(&mut self, origin: Origin) {
+        self.dead_hidden += 1;
+        if origin != Origin::Roster {
+            *self.dead_hidden_adopted.entry(origin).or_default() += 1;
+        }
     }
 
     fn count_shown(&mut self, row: &SessionRow) {
@@ -151,6 +173,7 @@ pub fn list_sessions(
     Ok(Listing {
         rows: presented.into_presented(roster, filter, facts, &keep_row).collect(),
         dead_hidden: summary.dead_hidden,
+        dead_hidden_adopted: summary.dead_hidden_adopted,
         filtered_out: summary.filtered_out,
     })
 }
@@ -266,7 +289,8 @@ enum Outcome<P> {
     /// The row, what it adds to the counts and, for a problem entry, its
     /// file name and problem.
     Shown(KeptRow<P>, RowTally, Option<Box<(String, Problem)>>),
-    DeadHidden,
+    /// A dead row left out, of this origin.
+    DeadHidden(Origin),
     FilteredOut,
 }
 
@@ -319,7 +343,7 @@ fn list_sessions_presented_within<P: Send>(
             return Some(Outcome::FilteredOut);
         }
         if row.liveness() == Liveness::Dead && !filter.include_dead {
-            return Some(Outcome::DeadHidden);
+            return Some(Outcome::DeadHidden(row.origin));
         }
         row.read_state(roster, Some(&states));
         row.read_messages(roster, Some(&queues));
@@ -356,7 +380,7 @@ fn list_sessions_presented_within<P: Send>(
             return Outcome::FilteredOut;
         }
         if row.liveness() == Liveness::Dead && !filter.include_dead {
-            return Outcome::DeadHidden;
+            return Outcome::DeadHidden(row.origin);
         }
         if !filter.admits_state(&row) {
             return Outcome::FilteredOut;
@@ -378,7 +402,7 @@ fn list_sessions_presented_within<P: Send>(
                 listing.summary.count(tally, problem.map(|problem| *problem));
                 listing.kept.push(row);
             }
-            Outcome::DeadHidden => listing.summary.dead_hidden += 1,
+            Outcome::DeadHidden(origin) => listing.summary.count_dead_hidden(origin),
             Outcome::FilteredOut => listing.summary.filtered_out += 1,
         }
     }
@@ -543,6 +567,7 @@ impl Listing {
     pub fn summary(&self) -> ListingSummary {
         let mut summary = ListingSummary {
             dead_hidden: self.dead_hidden,
+            dead_hidden_adopted: self.dead_hidden_adopted.clone(),
             filtered_out: self.filtered_out,
             ..ListingSummary::default()
         };
@@ -562,6 +587,9 @@ impl Listing {
                 listing.filtered_out += 1;
             } else if row.liveness() == Liveness::Dead && !filter.include_dead {
                 listing.dead_hidden += 1;
+                if row.origin != Origin::Roster {
+                    *listing.dead_hidden_adopted.entry(row.origin).or_default() += 1;
+                }
             } else {
                 listing.rows.push(row.clone());
             }

@@ -38,7 +38,7 @@ impl ProblemKind {
 
 /// Where a row comes from: roster's own record, or a harness's own
 /// registry of live sessions (docs/contract.md §6.5), read only.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Origin {
     #[default]
     Roster,

@@ -80,6 +80,11 @@ pub fn manual() -> Manual {
                 output: &[],
             },
             Example {
+                description: "The waiting and idle sessions, in a narrow pane, with chosen columns:",
+                commands: &["roster-list -s waiting,idle -c pid,agent,state,cwd"],
+                output: &[],
+            },
+            Example {
                 description: "Wait until session 5854 has ended, like tail --pid:",
                 commands: &["roster-list --until-gone 5854 && echo finished"],
                 output: &[],
@@ -119,9 +124,11 @@ pub fn manual() -> Manual {
              count of messages waiting now. Schema 1 is a stable contract: keys and \
              event names may be added, none changes meaning or goes away without a new schema number. In \
              text, each event is one line in the columns of the table, after the local time and the event \
-             (TIME EVENT PID HARNESS AGENT LIVENESS STATE CONSENT AGE CWD SESSION), under a header when the output is \
-             a terminal; a column is as wide as its widest value may be, and an agent name longer than the \
-             AGENT column is cut, ending in …, as the table cuts it."
+             (TIME EVENT PID HARNESS AGENT LIVENESS STATE CONSENT AGE CWD SESSION REASON), under a header when the \
+             output is a terminal; a column is as wide as its widest value may be, and an agent name longer than the \
+             AGENT column is cut, ending in …, as the table cuts it. The columns are fixed when the watch starts \
+             and fitted to the width as the table's are (see Table); session ids are shortened to the length the \
+             rows present at the start need."
                 .to_owned(),
             "Events come from inotify on the registry directory, on the directories holding the symlinks on \
              its path, and on the directories the shown sessions' consent is read from (the user config's, \
@@ -167,10 +174,23 @@ pub fn manual() -> Manual {
              current note on every call as one line {\"notes\":[{\"kind\":...,\"message\":...}]}, and stdout stays \
              the array of rows. -q silences them."
                 .to_owned(),
+            "Table: the text output fits --width N columns, else $COLUMNS, else the width of the terminal \
+             stdout is; into a pipe or a file it has no limit. To fit, the CWD, REASON, AGENT and STATE cells \
+             are cut first, each ending in …; when that is not enough, columns are left out, AGE first, then \
+             HARNESS, CONSENT, MSGS, SESSION, STATE, REASON, AGENT, CWD, LIVENESS (never PID), and stderr names \
+             them once. Session ids are shortened to the shortest prefix of at least 8 characters that tells \
+             the rows shown apart, ending in …; JSON and --wide (-W) show them whole, and --wide cuts nothing. \
+             --columns (-c) LIST chooses the columns and their order from pid, harness, agent, liveness, \
+             state, consent, msgs, age, cwd, session, reason (in any case). A problem entry shows its kind \
+             and file name under CWD and why it is not believed under REASON, the last column, shown only \
+             when a problem entry is. Widths count terminal columns: a CJK character or an emoji takes two. \
+             The many-host table (--host) is not fitted."
+                .to_owned(),
             "Text output: a `?` after a pid marks an owner that was named by hand (roster-register --pid) \
              and is not the registering process or one of its ancestors; `roster-consent arm` refuses it (only a \
-             session itself may arm; the repository's auto_arm still counts). A problem \
-             entry shows its kind, its path and why it is not believed."
+             session itself may arm; the repository's auto_arm still counts); stderr says so once. Short flags: \
+             -a --all, -A --agent, -H --harness, -i --session-id, -C --cwd, -s --state, -w --watch, -c \
+             --columns, -W --wide, -q --quiet."
                 .to_owned(),
             hosts::HOSTS_NOTE.to_owned(),
             consent_column_note(),
@@ -254,7 +274,8 @@ fn consent_column_note() -> String {
         ConsentLabel::ALL.iter().map(|label| format!("{label} ({})", label.meaning())).collect();
     format!(
         "The CONSENT column shows the decision `roster-consent should-arm --pid PID` gives, made from the \
-         session's own recorded directory: {}. Under the table, stderr says what each label it shows means.",
+         session's own recorded directory: {}. Under the table, stderr says what each label it shows means, \
+         the first time it shows (--no-legend: never).",
         labels.join("; ")
     )
 }
@@ -273,6 +294,9 @@ pub fn main() -> ExitCode {
 
 /// Lists as `args` say.
 pub fn run(args: ListArgs) -> anyhow::Result<()> {
+    // Checked first, so that a mistyped --columns is bad input with --host
+    // too, whose table is not laid out by it.
+    let table_options = args.table_options()?;
     if hosts::asks_hosts(&args) {
         return hosts::run(&args);
     }
@@ -282,6 +306,7 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
             common: &args.common,
             until_gone: args.until_gone.clone(),
             prints_listing: args.watch,
+            table: table_options,
         };
         return watch::run_watch(request, &filter);
     }
@@ -289,14 +314,14 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
     // Stdout is line-buffered: unbuffered, a JSON listing cost one write
     // per line, 27 per record.
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
-    let (summary, consent_labels) = match &roster {
-        Some(roster) => print_listing(roster, &filter, &args, &mut out)?,
-        None => print_adopted_only(&filter, &args, &mut out)?,
+    let (summary, extras) = match &roster {
+        Some(roster) => print_listing(roster, &filter, &args, &table_options, &mut out)?,
+        None => print_adopted_only(&filter, &args, &table_options, &mut out)?,
     };
     out.flush()?;
     drop(out);
     if !args.common.quiet {
-        report_notes(&summary, &consent_labels, roster.as_ref(), &args)?;
+        report_notes(&summary, &extras, roster.as_ref(), &args)?;
     }
     Ok(())
 }

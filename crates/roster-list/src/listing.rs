@@ -17,7 +17,7 @@ use registry_core::{
     ListFilter, ListingSummary, RosterDir, RunningSystem, SessionRow, Timestamp, list_sessions_presented,
 };
 
-use crate::table::{self, CONSENT_COLUMN, UNVERIFIED_MARK};
+use crate::table::{self, CONSENT_COLUMN, TableOptions};
 use crate::{json_array, notes};
 
 /// The binary's name.
@@ -44,35 +44,57 @@ pub struct ListArgs {
     pub common: CommonArgs,
 
     /// Show dead sessions too
-    #[arg(long)]
+    #[arg(short = 'a', long)]
     pub all: bool,
 
     /// Show only sessions registered under this agent name ("" for the anonymous ones)
-    #[arg(long, value_name = "NAME", add = cli_support::agent_names())]
+    #[arg(short = 'A', long, value_name = "NAME", add = cli_support::agent_names())]
     pub agent: Option<String>,
 
     /// Show only sessions of this harness (claude-code, codex, gemini-cli, ...; "" for an unknown one)
-    #[arg(long, value_name = "NAME")]
+    #[arg(short = 'H', long, value_name = "NAME")]
     pub harness: Option<String>,
 
     /// Show only the session with this session id ("" for the sessions without one)
-    #[arg(long, value_name = "ID", add = cli_support::session_ids())]
+    #[arg(short = 'i', long, value_name = "ID", add = cli_support::session_ids())]
     pub session_id: Option<String>,
 
     /// Show only sessions working in DIR or below it
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'C', long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
-    /// Show only sessions in this state: working, idle, waiting (for their user) or unknown
-    #[arg(long, value_name = "STATE", value_parser = ["working", "idle", "waiting", "unknown"])]
-    pub state: Option<String>,
+    /// Show only sessions in these states, a comma list of working, idle, waiting (for their user), unknown
+    #[arg(
+        short = 's',
+        long,
+        value_name = "STATE[,STATE...]",
+        value_delimiter = ',',
+        value_parser = ["working", "idle", "waiting", "unknown"]
+    )]
+    pub state: Vec<String>,
 
     /// List roster's own records only, not the sessions Claude Code (~/.claude/sessions) and Copilot CLI (~/.copilot/session-state) keep
     #[arg(long)]
     pub no_adopt: bool,
 
-    /// After the rows, print one event per change until interrupted (see EVENTS)
+    /// Show these columns, in this order: a comma list of pid, harness, agent, liveness, state, consent, msgs, age, cwd, session, reason
+    #[arg(short = 'c', long, value_name = "COLUMN[,COLUMN...]")]
+    pub columns: Option<String>,
+
+    /// Show every cell whole: full session ids, no cut to the terminal's width
+    #[arg(short = 'W', long)]
+    pub wide: bool,
+
+    /// Fit the table in N columns (default: $COLUMNS, else the terminal's width; no limit into a pipe)
+    #[arg(long, value_name = "N", conflicts_with = "wide", value_parser = clap::value_parser!(u16).range(1..))]
+    pub width: Option<u16>,
+
+    /// Do not explain the table's marks and CONSENT labels on stderr (each is said once otherwise)
     #[arg(long)]
+    pub no_legend: bool,
+
+    /// After the rows, print one event per change until interrupted (see EVENTS)
+    #[arg(short = 'w', long)]
     pub watch: bool,
 
     /// Print the events until the session with this owner pid or session id is gone, then exit 0
@@ -92,6 +114,27 @@ pub struct ListArgs {
     pub connect_timeout: u32,
 }
 
+/// What a text listing adds to its rows for stderr: the consent labels it
+/// shows (for the legend) and what to say of columns left out to fit.
+#[derive(Debug, Default)]
+pub(crate) struct TableExtras {
+    pub(crate) consent_labels: Vec<ConsentLabel>,
+    pub(crate) columns_note: Option<String>,
+}
+
+impl ListArgs {
+    /// How the text table is laid out: `--columns` (checked here, bad
+    /// input before anything is printed), `--wide`, `--width`.
+    pub(crate) fn table_options(&self) -> Result<TableOptions, BadInput> {
+        TableOptions::from_flags(self.columns.as_deref(), self.wide, self.width.map(usize::from))
+    }
+
+    /// The states `--state` asks for as one comma list, as it may be retyped.
+    pub(crate) fn state_words(&self) -> Option<String> {
+        (!self.state.is_empty()).then(|| self.state.join(","))
+    }
+}
+
 /// Prints the rows of `roster` that `filter` shows. Each row's consent is
 /// decided and the row rendered (its JSON, its table cells) on the thread
 /// that judged it, right after; what is left for this thread is the sort
@@ -100,8 +143,9 @@ pub(crate) fn print_listing(
     roster: &RosterDir,
     filter: &ListFilter,
     args: &ListArgs,
+    table_options: &TableOptions,
     out: &mut impl Write,
-) -> anyhow::Result<(ListingSummary, Vec<ConsentLabel>)> {
+) -> anyhow::Result<(ListingSummary, TableExtras)> {
     let facts = RunningSystem::read();
     // One listing of `consent/` tells which rows have a marker at all: most
     // have none, and looking for each one's file cost a `stat` per row.
@@ -122,26 +166,28 @@ pub(crate) fn print_listing(
             if let Some(error) = failed {
                 return Err(anyhow::anyhow!("rendering a row as JSON: {error}"));
             }
-            Ok((summary, Vec::new()))
+            Ok((summary, TableExtras::default()))
         }
         OutputFormat::Text => {
             let home = cli_support::process_env_os("HOME").map(PathBuf::from);
             let now = Timestamp::now();
             let present = |row: SessionRow| {
                 let consent = decider.for_row(roster, &row, &facts);
-                table::listing_row(&row, &consent, home.as_deref(), now)
+                table::text_row(&row, &consent, home.as_deref(), now)
             };
             let listing = list_sessions_presented(roster, filter, &facts, &present)?;
             let summary = listing.summary().clone();
-            let rows: Vec<Vec<String>> = listing.into_presented(roster, filter, &facts, &present).collect();
-            let text = table::render_cells(&rows, args.common.colour_on_stdout());
+            let mut rows: Vec<Vec<String>> =
+                listing.into_presented(roster, filter, &facts, &present).collect();
+            let (text, columns_note) =
+                table::render_listing(&mut rows, table_options, args.common.colour_on_stdout());
             out.write_all(text.as_bytes())?;
-            let labels = consent_labels_shown(&rows);
+            let extras = TableExtras { consent_labels: consent_labels_shown(&rows), columns_note };
             // The process ends right after printing: freeing the cells one
             // by one (eight per row) took as long as rendering the table,
             // on the one thread, for memory the exit gives back at once.
             std::mem::forget(rows);
-            Ok((summary, labels))
+            Ok((summary, extras))
         }
     }
 }
@@ -152,8 +198,9 @@ pub(crate) fn print_listing(
 pub(crate) fn print_adopted_only(
     filter: &ListFilter,
     args: &ListArgs,
+    table_options: &TableOptions,
     out: &mut impl Write,
-) -> anyhow::Result<(ListingSummary, Vec<ConsentLabel>)> {
+) -> anyhow::Result<(ListingSummary, TableExtras)> {
     let facts = RunningSystem::read();
     let (rows, adopted_unread) = registry_core::adopted::read_adopted(&filter.adopt, &facts);
     let listing = registry_core::Listing::of_rows(&rows, filter);
@@ -168,18 +215,20 @@ pub(crate) fn print_adopted_only(
             });
             let rendered: Vec<_> = rendered.collect::<Result<_, _>>()?;
             json_array::write_array(out, rendered.into_iter())?;
-            Ok((summary, Vec::new()))
+            Ok((summary, TableExtras::default()))
         }
         OutputFormat::Text => {
             let home = cli_support::process_env_os("HOME").map(PathBuf::from);
             let now = Timestamp::now();
-            let cells: Vec<Vec<String>> = listing
+            let mut cells: Vec<Vec<String>> = listing
                 .rows
                 .iter()
                 .map(|row| table::text_row(row, &decider.for_row_without_registry(row), home.as_deref(), now))
                 .collect();
-            out.write_all(table::render_cells(&cells, args.common.colour_on_stdout()).as_bytes())?;
-            Ok((summary, consent_labels_shown(&cells)))
+            let (text, columns_note) =
+                table::render_listing(&mut cells, table_options, args.common.colour_on_stdout());
+            out.write_all(text.as_bytes())?;
+            Ok((summary, TableExtras { consent_labels: consent_labels_shown(&cells), columns_note }))
         }
     }
 }
@@ -196,11 +245,11 @@ pub(crate) fn write_whole(err: &mut impl Write, text: &str) -> anyhow::Result<()
 
 /// Says on stderr what the reader should know beyond the rows: for a
 /// script, every current note as one JSON line; for people, why the table
-/// is empty, what its marks and the consent labels it shows mean, and each
-/// note once per cause.
+/// is empty, and each note once per cause, among them what its marks and
+/// the consent labels it shows mean (unless `--no-legend`).
 pub(crate) fn report_notes(
     listing: &ListingSummary,
-    consent_labels: &[ConsentLabel],
+    extras: &TableExtras,
     roster: Option<&RosterDir>,
     args: &ListArgs,
 ) -> anyhow::Result<()> {
@@ -220,12 +269,21 @@ pub(crate) fn report_notes(
         None => refusal_of_a_new_registry(args),
     };
     let mut lines = listing_remarks(listing, roster, refusal, &filter_words(args, home.as_deref()));
-    lines.extend(consent_label_footnotes(consent_labels));
+    let mut legend = if args.no_legend {
+        Vec::new()
+    } else {
+        notes::legend_notes(&extras.consent_labels, listing.unverified)
+    };
+    legend.extend(extras.columns_note.clone().map(notes::columns_note));
     let mut shown_state = None;
-    if let Some(roster) = roster {
-        let (unseen, state) = notes::unseen_notes(listing, roster);
-        lines.extend(unseen.into_iter().map(|note| note.message));
-        shown_state = state.map(|state| (roster, state));
+    match roster {
+        Some(roster) => {
+            let (unseen, state) = notes::unseen_notes(listing, roster, legend);
+            lines.extend(unseen.into_iter().map(|note| note.message));
+            shown_state = state.map(|state| (roster, state));
+        }
+        // Without a registry there is nowhere to remember what was said.
+        None => lines.extend(legend.into_iter().map(|note| note.message)),
     }
     let colour = args.common.colour_on_stderr();
     let text: String = lines.iter().map(|line| format!("{}\n", paint(line, Colour::Dim, colour))).collect();
@@ -264,6 +322,13 @@ pub(crate) fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
             if canonical.to_str().is_none() {
                 return Err(not_utf8(&canonical).into());
             }
+            if !canonical.is_dir() {
+                return Err(BadInput(format!(
+                    "--cwd {}: not a directory; give the directory sessions work in",
+                    cli_support::escape_path_for_terminal(dir)
+                ))
+                .into());
+            }
             Some(canonical)
         }
         None => None,
@@ -274,7 +339,8 @@ pub(crate) fn build_filter(args: &ListArgs) -> anyhow::Result<ListFilter> {
         harness: args.harness.clone(),
         session_id: args.session_id.clone(),
         cwd,
-        state: args.state.as_deref().map(harness::Activity::parse),
+        state: (!args.state.is_empty())
+            .then(|| args.state.iter().map(|state| harness::Activity::parse(state)).collect()),
         adopt: cli_support::harness_session_sources(!args.no_adopt),
     })
 }
@@ -289,13 +355,6 @@ pub(crate) fn consent_labels_shown(rows: &[Vec<String>]) -> Vec<ConsentLabel> {
         }
     }
     ConsentLabel::ALL.into_iter().zip(shown).filter_map(|(label, shown)| shown.then_some(label)).collect()
-}
-
-/// One line under the table per consent label it shows, saying what the
-/// label means: a new user reads `off (repo)` without the manual, and a
-/// script that parses the table's text on stdout never sees these.
-pub(crate) fn consent_label_footnotes(labels: &[ConsentLabel]) -> impl Iterator<Item = String> + '_ {
-    labels.iter().map(|label| format!("CONSENT {label}: {}", label.meaning()))
 }
 
 /// The field filters given, as flags a reader can retype: `--agent wren`,
@@ -318,8 +377,8 @@ pub(crate) fn filter_words(args: &ListArgs, home: Option<&Path>) -> String {
     if let Some(dir) = &args.cwd {
         words.push(format!("--cwd {}", home_relative(dir, home)));
     }
-    if let Some(state) = &args.state {
-        words.push(format!("--state {state}"));
+    if let Some(states) = args.state_words() {
+        words.push(format!("--state {states}"));
     }
     words.join(" ")
 }
@@ -334,7 +393,7 @@ pub(crate) fn refusal_of_a_new_registry(args: &ListArgs) -> Option<String> {
 
 /// What a person needs to read the listing, said on every call: why it
 /// is empty (for a registry that does not exist, also why roster would
-/// refuse it, `refusal`), and what the unverified mark means.
+/// refuse it, `refusal`).
 pub(crate) fn listing_remarks(
     listing: &ListingSummary,
     roster: Option<&RosterDir>,
@@ -369,19 +428,5 @@ pub(crate) fn listing_remarks(
         let except = if listing.dead_hidden > 0 { " except dead ones" } else { "" };
         lines.push(format!("no sessions match {filters}{except}"));
     }
-    let unverified = listing.unverified;
-    if unverified > 0 {
-        lines.push(format!(
-            "{unverified} unverified owner{}, marked {UNVERIFIED_MARK} after the pid: named by hand, not the \
-             registering process or its ancestor; `roster-consent arm` refuses {} (only a session \
-             itself may arm)",
-            plural(unverified),
-            if unverified == 1 { "it" } else { "them" }
-        ));
-    }
     lines
-}
-
-pub(crate) fn plural(count: usize) -> &'static str {
-    if count == 1 { "" } else { "s" }
 }

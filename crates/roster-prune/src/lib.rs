@@ -5,6 +5,7 @@
 
 #![forbid(unsafe_code)]
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,6 +19,7 @@ use cli_support::{
     parse_duration, push_home_relative, resolve_calling_owner, roster_directory_choice,
 };
 use owner_liveness::OwnerIdentity;
+use registry_core::adopted::adopted_row_name;
 use registry_core::{
     CurrentOutcome, CurrentSession, PruneOptions, PruneReport, RegistryLock, RosterDir, RowConsent,
     RunningSystem, SessionRow, listed_entry_count, map_in_parallel, prune_sessions, remove_current,
@@ -56,11 +58,11 @@ pub struct PruneArgs {
     pub common: CommonArgs,
 
     /// Also remove unknown and problem entries older than DURATION (90m, 36h, 7d, 2w)
-    #[arg(long, value_name = "DURATION")]
+    #[arg(short = 'o', long, value_name = "DURATION")]
     pub older_than: Option<String>,
 
     /// Report what would be removed without removing anything
-    #[arg(long)]
+    #[arg(short = 'n', long)]
     pub dry_run: bool,
 
     /// Remove the calling session's own record and consent marker, alive or not
@@ -111,6 +113,10 @@ pub fn manual() -> Manual {
             "With --current the calling session's record is removed on request, alive or not: it is \
              counted in current_removed (text: `removed 1 on request`), never as dead or unknown, and \
              kept counts the other entries left in the registry."
+                .to_owned(),
+            "Harnesses' own session files (Claude Code's ~/.claude/sessions, Copilot CLI's lock files), \
+             which roster-list also lists, are never removed, dead or not: the harness removes them itself. \
+             Short flags: -n --dry-run, -o --older-than, -q --quiet."
                 .to_owned(),
         ],
         environment: manual::session_variables_and(&[manual::NO_COLOR_VARIABLE, manual::TERM_VARIABLE]),
@@ -414,6 +420,11 @@ fn print_outcome(args: &PruneArgs, outcome: &Outcome) -> anyhow::Result<()> {
                 out.write_all(line.as_bytes())?;
             }
             writeln!(out, "{}", summary_line(verb, args.current, outcome))?;
+            if !args.current
+                && let Some(line) = dead_harness_files_line()
+            {
+                writeln!(out, "{line}")?;
+            }
         }
     }
     out.flush()?;
@@ -438,6 +449,35 @@ fn summary_line(verb: &str, current: bool, outcome: &Outcome) -> String {
         if report.temp_removed == 1 { "y" } else { "ies" },
         report.kept
     )
+}
+
+/// What is said of the dead sessions `roster-list --all` shows from the
+/// harnesses' own files (docs/contract.md §6.5): roster-prune never removes
+/// those, and says so rather than leave `removed 0 dead` unexplained next
+/// to a listing that shows them. `None` when there is none.
+fn dead_harness_files_line() -> Option<String> {
+    let facts = RunningSystem::read();
+    let (rows, _) = registry_core::adopted::read_adopted(&cli_support::harness_session_sources(true), &facts);
+    let mut dead: BTreeMap<&'static str, usize> = BTreeMap::new();
+    for row in rows.iter().filter(|row| row.liveness() == owner_liveness::Liveness::Dead) {
+        if let Some((harness, _)) = adopted_row_name(&row.file_name) {
+            *dead.entry(harness.display_name()).or_default() += 1;
+        }
+    }
+    if dead.is_empty() {
+        return None;
+    }
+    let counts: Vec<String> = dead
+        .iter()
+        .map(|(harness, count)| {
+            format!("{count} dead {harness} session{}", if *count == 1 { "" } else { "s" })
+        })
+        .collect();
+    Some(format!(
+        "left {}: a harness's own files, which roster-prune never removes (the harness removes them \
+         itself, or delete them by hand)",
+        counts.join(" and ")
+    ))
 }
 
 /// Room for a typical report line, so that writing one allocates once.

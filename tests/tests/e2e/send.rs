@@ -647,7 +647,11 @@ impl Proof<'_> {
             }
             let refusal = text(&output.stderr);
             let Some((over, measure)) = shorten_by(&refusal) else {
-                return Ok(Err(format!("roster-send --to {to} exited {}: {}", output.status, refusal.trim())));
+                return Ok(Err(format!(
+                    "roster-send --to {to} exited {}: {}",
+                    output.status,
+                    refusal.trim()
+                )));
             };
             let mut removed = 0;
             while removed < over {
@@ -804,7 +808,8 @@ fn shorten_by(refusal: &str) -> Option<(usize, harness::TextMeasure)> {
             .find(|measure| refusal.contains(measure.unit()))?;
         return Some((over, measure));
     }
-    let bytes: usize = refusal.split("the message is ").nth(1)?.split(" bytes, over the 16 KiB").next()?.parse().ok()?;
+    let bytes: usize =
+        refusal.split("the message is ").nth(1)?.split(" bytes, over the 16 KiB").next()?.parse().ok()?;
     Some((bytes.saturating_sub(16 * 1024), harness::TextMeasure::Utf8Bytes))
 }
 

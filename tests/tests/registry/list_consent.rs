@@ -133,3 +133,43 @@ fn the_table_explains_each_consent_label_it_shows_on_stderr() {
     let quiet = sandbox.run("roster-list", &["-q"]);
     assert!(quiet.stderr.is_empty(), "{quiet}");
 }
+
+/// Regression: every `roster-list` on a terminal printed one `CONSENT …`
+/// line per label shown and the `?` mark's meaning, 4 to 6 lines of stderr
+/// under a short table, while every other note was said once. The legend
+/// is now said once per label (a label not yet explained is said when it
+/// first shows, and one explained stays explained while listings without
+/// it come in between), and `--no-legend` leaves it out.
+#[test]
+fn the_consent_legend_is_said_once_per_label_and_no_legend_leaves_it_out() {
+    let sandbox = Sandbox::new();
+    let opted_in = repository(&sandbox, "opted-in", Some("[consent]\nauto_arm = true\n"));
+    let plain = repository(&sandbox, "plain", None);
+    let legend_lines = |args: &[&str]| -> Vec<String> {
+        let listing = sandbox.run("roster-list", args);
+        listing.expect_code(0);
+        listing
+            .stderr
+            .lines()
+            .filter(|line| line.starts_with("CONSENT ") || line.contains("unverified owner"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let first = Owner::spawn();
+    sandbox.register(first.pid(), &["--cwd", &plain]);
+    assert_eq!(legend_lines(&["--no-legend"]), Vec::<String>::new(), "--no-legend said it");
+    let said = legend_lines(&[]);
+    assert_eq!(said.len(), 2, "the label and the mark, said the first time: {said:?}");
+    assert!(said[0].starts_with("CONSENT off (repo): "), "{said:?}");
+    assert!(said[1].contains("1 unverified owner, marked ? after the pid"), "{said:?}");
+    assert_eq!(legend_lines(&[]), Vec::<String>::new(), "said again");
+
+    let second = Owner::spawn();
+    sandbox.register(second.pid(), &["--cwd", &opted_in]);
+    let new_label = legend_lines(&["--agent", ""]);
+    assert_eq!(new_label.len(), 1, "only the label not explained yet: {new_label:?}");
+    assert!(new_label[0].starts_with("CONSENT armed (repo): "), "{new_label:?}");
+    // A listing showing only one label, then both again: neither repeats.
+    assert_eq!(legend_lines(&["--cwd", &opted_in]), Vec::<String>::new());
+    assert_eq!(legend_lines(&[]), Vec::<String>::new(), "a label explained before was said again");
+}

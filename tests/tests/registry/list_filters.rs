@@ -83,7 +83,11 @@ fn the_table_marks_an_unverified_owner_and_says_why_a_problem_row_is_not_believe
     std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o660)).unwrap();
     sandbox.write_entry("98.json", b"garbage");
 
-    let listed = text(&sandbox, &[]);
+    // The mark's meaning is said once, with the first listing that shows it.
+    let first = sandbox.run("roster-list", &[]);
+    first.expect_code(0);
+    let said = first.stderr.clone();
+    let listed = first.stdout_text();
     let line_of = |needle: &str| {
         listed
             .lines()
@@ -92,7 +96,6 @@ fn the_table_marks_an_unverified_owner_and_says_why_a_problem_row_is_not_believe
     };
     assert!(line_of(" unverified ").starts_with(&format!("{}?", unrelated.pid())), "{listed}");
     assert!(line_of(" verified ").starts_with(&format!("{} ", std::process::id())), "{listed}");
-    let said = remarks(&sandbox, &[]);
     assert!(said.contains("unverified owner, marked ? after the pid"), "nothing explains the mark:\n{said}");
     assert!(!listed.contains("unverified owner"), "a remark on stdout, among the rows:\n{listed}");
     assert!(line_of("untrusted:").contains("writable by group or others"), "{listed}");
@@ -101,4 +104,92 @@ fn the_table_marks_an_unverified_owner_and_says_why_a_problem_row_is_not_believe
     // JSON keeps its shape: the pid is a number, the detail is the liveness reason.
     let rows = sandbox.list(&[]);
     assert!(rows.iter().all(|row| row["session_pid"].is_u64()), "{rows:#?}");
+}
+
+/// Regression: `--cwd` naming a file listed nothing, said "no sessions
+/// match" and exited 0, as if the file were a directory no session worked in.
+#[test]
+fn a_cwd_naming_a_file_is_bad_input_naming_the_path() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    sandbox.register(owner.pid(), &[]);
+    let file = sandbox.project().join("notes.txt");
+    std::fs::create_dir_all(sandbox.project()).unwrap();
+    std::fs::write(&file, b"not a directory").unwrap();
+    let outcome = sandbox.run("roster-list", &["--cwd", file.to_str().unwrap()]);
+    outcome.expect_code(2);
+    assert!(
+        outcome.stderr.contains(&format!("--cwd {}: not a directory", file.display())),
+        "{}",
+        outcome.stderr
+    );
+    assert!(outcome.stdout.is_empty(), "{}", outcome.stdout_text());
+}
+
+/// Regression: `--state waiting,idle` was refused with "did you mean
+/// waiting"; a comma list is now the sessions in any of those states, and a
+/// single unknown value still gets its suggestion.
+#[test]
+fn state_takes_a_comma_list_and_still_suggests_for_an_unknown_value() {
+    use crate::watch::state_event;
+    let sandbox = Sandbox::new();
+    let [waiting, idle, working] = [Owner::spawn(), Owner::spawn(), Owner::spawn()];
+    for (owner, session, event) in [
+        (&waiting, "s-waiting", "PermissionRequest"),
+        (&idle, "s-idle", "Stop"),
+        (&working, "s-working", "UserPromptSubmit"),
+    ] {
+        sandbox.register(owner.pid(), &["--harness", "claude-code", "--session-id", session]);
+        state_event(&sandbox, "claude-code", event, format!(r#"{{"session_id":"{session}"}}"#).as_bytes());
+    }
+    let mut both = pids(&sandbox.list(&["--state", "waiting,idle"]));
+    both.sort();
+    let mut expected = vec![u64::from(waiting.pid()), u64::from(idle.pid())];
+    expected.sort();
+    assert_eq!(both, expected);
+    let mut repeated = pids(&sandbox.list(&["-s", "idle", "-s", "waiting"]));
+    repeated.sort();
+    assert_eq!(repeated, expected, "repeated, and by its short flag");
+    let words = remarks(&sandbox, &["--agent", "nobody", "--state", "waiting,idle"]);
+    assert!(words.contains("no sessions match --agent nobody --state waiting,idle"), "{words}");
+
+    let typo = sandbox.run("roster-list", &["--state", "waitin"]);
+    typo.expect_code(2);
+    assert!(typo.stderr.contains("'waiting'"), "no suggestion:\n{}", typo.stderr);
+    let typo_in_list = sandbox.run("roster-list", &["--state", "idle,workin"]);
+    typo_in_list.expect_code(2);
+    assert!(typo_in_list.stderr.contains("'working'"), "no suggestion:\n{}", typo_in_list.stderr);
+}
+
+/// The common options have short flags: `-a` (`--all`), `-A` (`--agent`),
+/// `-H` (`--harness`), `-i` (`--session-id`), `-C` (`--cwd`), `-s`
+/// (`--state`), `-w` (`--watch`) for roster-list; `-n` (`--dry-run`) and
+/// `-o` (`--older-than`) for roster-prune. Each selects what its long form does.
+#[test]
+fn the_common_options_have_short_flags() {
+    let sandbox = Sandbox::new();
+    let [wren, robin, gone] = [Owner::spawn(), Owner::spawn(), Owner::spawn()];
+    sandbox.register(wren.pid(), &["--agent", "wren", "--harness", "codex", "--session-id", "s-wren"]);
+    sandbox.register(robin.pid(), &["--agent", "robin"]);
+    sandbox.register(gone.pid(), &["--agent", "gone"]);
+    gone.kill();
+    let project = sandbox.home().to_string_lossy().into_owned();
+    for (short, long) in [
+        (vec!["-a"], vec!["--all"]),
+        (vec!["-A", "wren"], vec!["--agent", "wren"]),
+        (vec!["-H", "codex"], vec!["--harness", "codex"]),
+        (vec!["-i", "s-wren"], vec!["--session-id", "s-wren"]),
+        (vec!["-C", &project], vec!["--cwd", &project]),
+        (vec!["-s", "unknown"], vec!["--state", "unknown"]),
+    ] {
+        let by_short = pids(&sandbox.list(&short));
+        assert_eq!(by_short, pids(&sandbox.list(&long)), "{short:?} and {long:?} differ");
+        assert!(!by_short.is_empty(), "{short:?} selects nothing to compare");
+    }
+    assert_eq!(pids(&sandbox.list(&["-a"])).len(), 3);
+
+    let dry = sandbox.run("roster-prune", &["-n", "-o", "1d"]);
+    dry.expect_code(0);
+    assert!(dry.stdout_text().contains("would remove 1 dead"), "{}", dry.stdout_text());
+    assert_eq!(pids(&sandbox.list(&["-a"])).len(), 3, "-n removed something");
 }

@@ -172,3 +172,88 @@ fn the_hook_failure_count_is_the_last_days_in_text_and_json() {
     assert!(!text.contains("hook failure"), "said again with nothing new:\n{text}");
     assert!(json_message(&sandbox).starts_with("4 hook failures in the last day"));
 }
+
+/// Regression: a dead Claude Code session, whose file is Claude Code's own,
+/// was counted among "N dead sessions hidden: ... `roster-prune` removes
+/// them", and the prune advised removed nothing (`removed 0 dead`). Each
+/// note's advice, followed, now does what it says.
+#[test]
+fn each_dead_session_note_gives_advice_that_works_when_followed() {
+    use crate::adopted_sessions::{session_file, write_session};
+    let sandbox = Sandbox::new();
+    let recorded = Owner::spawn();
+    sandbox.register(recorded.pid(), &[]);
+    let adopted = Owner::spawn();
+    let cwd = sandbox.project().to_string_lossy().into_owned();
+    let adopted_file = write_session(
+        &sandbox,
+        &format!("{}.json", adopted.pid()),
+        &session_file(adopted.pid(), "12d99b59-dead", &cwd),
+    );
+    let adopted_pid = u64::from(adopted.pid());
+    recorded.kill();
+    adopted.kill();
+
+    let said = list_stderr(&sandbox, &[]);
+    let line_of = |needle: &str| {
+        said.lines().find(|line| line.contains(needle)).unwrap_or_else(|| panic!("no {needle:?}:\n{said}"))
+    };
+    let records_note = line_of("1 dead session hidden");
+    assert!(records_note.contains("`roster-prune` removes them"), "{said}");
+    let adopted_note = line_of("1 dead Claude Code session hidden");
+    assert!(
+        !adopted_note.contains("`roster-prune` removes"),
+        "prune advised for a file it never removes:\n{said}"
+    );
+    assert!(adopted_note.contains("delete it by hand"), "{said}");
+
+    // Followed: the prune removes the record, and only the record, and
+    // says why it leaves the harness's file.
+    let pruned = sandbox.run("roster-prune", &[]);
+    pruned.expect_code(0);
+    let pruned = pruned.stdout_text();
+    assert!(pruned.contains("removed 1 dead"), "{pruned}");
+    assert!(
+        pruned.contains(
+            "left 1 dead Claude Code session: a harness's own files, which roster-prune never removes"
+        ),
+        "{pruned}"
+    );
+    let rows = sandbox.run("roster-list", &["--all", "--json"]).rows();
+    assert_eq!(pids_of(&rows), [adopted_pid], "{rows:?}");
+    assert_eq!(rows[0]["path"], adopted_file.to_string_lossy().as_ref(), "the path the note points to");
+    let again = list_stderr(&sandbox, &[]);
+    assert!(!again.contains("1 dead session hidden"), "the pruned record is still counted:\n{again}");
+
+    // Followed: the file deleted by hand, nothing is left to say.
+    std::fs::remove_file(&adopted_file).unwrap();
+    let json = sandbox.run("roster-list", &["--json"]);
+    json.expect_code(0);
+    assert!(!json.stderr.contains("dead"), "{}", json.stderr);
+}
+
+fn pids_of(rows: &[Value]) -> Vec<u64> {
+    rows.iter().filter_map(|row| row["session_pid"].as_u64()).collect()
+}
+
+/// Regression: the hook-failure note quoted the log line as written,
+/// `last: 2026-12-04T20:32:25.272870736Z roster-register: ...`: raw UTC with
+/// nanoseconds. It now says the local time to the second.
+#[test]
+fn the_hook_failure_note_says_its_time_in_local_time() {
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    sandbox.register(owner.pid(), &[]);
+    let logged = SystemTime::now();
+    log_hook_failure(&sandbox, "payload is not JSON");
+    // Three hours east of UTC, with no daylight saving: one answer all year.
+    let outcome = sandbox.run_with_env("roster-list", &[], &[("TZ", "EAST-3")]);
+    outcome.expect_code(0);
+    let note =
+        outcome.stderr.lines().find(|line| line.contains("hook failure")).expect("the note").to_owned();
+    let local = rfc3339(logged + std::time::Duration::from_secs(3 * 3600));
+    let shown =
+        format!("last, at {} {}: roster-register: hook: payload is not JSON", &local[..10], &local[11..19]);
+    assert!(note.ends_with(&shown), "{note:?} does not end with {shown:?}");
+    assert!(!note.contains(&rfc3339(logged)[..19]), "the raw UTC time is still there: {note}");
+}

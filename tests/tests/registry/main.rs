@@ -23,6 +23,7 @@ mod json_contract;
 mod list_consent;
 mod list_filters;
 mod list_notes;
+mod list_width;
 mod lock;
 mod locks_held_elsewhere;
 mod messages;

@@ -187,3 +187,41 @@ fn an_owner_that_changes_its_uid_is_still_alive() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// Regression: `roster-list --dir /tmp` advised "run `chmod 700 /tmp`",
+/// which would break every other user of the shared directory. A sticky
+/// directory others may write to gets the advice to use a private one (and
+/// that advice, followed, works); one of the user's own that is merely too
+/// open still gets the `chmod 700` that fixes it.
+#[test]
+fn a_shared_sticky_directory_is_never_advised_chmod_700() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new();
+    let shared = sandbox.base().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let mut command = sandbox.command("roster-list");
+    command.arg("--dir").arg(&shared);
+    let refused = run_with_deadline(&mut command, COMMAND_DEADLINE);
+    refused.expect_code(3);
+    assert!(!refused.stderr.contains("chmod"), "{}", refused.stderr);
+    let private = shared.join(format!("roster-{}", nix::unistd::geteuid()));
+    assert!(
+        refused.stderr.contains("use a private directory instead")
+            && refused.stderr.contains(&private.display().to_string()),
+        "{}",
+        refused.stderr
+    );
+    let mut followed = sandbox.command("roster-register");
+    followed.arg("--dir").arg(&private).args(["--pid", "parent"]);
+    run_with_deadline(&mut followed, COMMAND_DEADLINE).expect_code(0);
+
+    let open = sandbox.base().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut command = sandbox.command("roster-list");
+    command.arg("--dir").arg(&open);
+    let refused = run_with_deadline(&mut command, COMMAND_DEADLINE);
+    refused.expect_code(3);
+    assert!(refused.stderr.contains(&format!("run `chmod 700 {}`", open.display())), "{}", refused.stderr);
+}

@@ -318,6 +318,18 @@ pub(crate) fn open_verified_directory(
         ));
     }
     let mode = stat.st_mode & 0o7777;
+    if mode & 0o002 != 0 && mode & 0o1000 != 0 {
+        // A sticky directory everyone may write to is shared by design
+        // (`/tmp`): making it private would break everyone else's use of it.
+        return Err(untrusted(
+            shown,
+            &format!("is a shared directory, writable by others (mode {mode:04o})"),
+            &format!(
+                "use a private directory instead, one only you can write to (--dir or ROSTER_DIR), e.g. {}",
+                shown.join(format!("roster-{euid}")).display()
+            ),
+        ));
+    }
     if mode & 0o022 != 0 {
         return Err(untrusted(
             shown,

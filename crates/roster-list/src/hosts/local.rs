@@ -27,9 +27,11 @@ fn list(args: &ListArgs) -> anyhow::Result<Answered> {
     let filter = crate::listing::build_filter(&args)?;
     let roster = open_roster_for_reading(&args.common)?;
     let mut out = Vec::new();
+    // JSON rows: no table to lay out.
+    let table_options = crate::table::TableOptions::default();
     let (summary, _) = match &roster {
-        Some(roster) => crate::listing::print_listing(roster, &filter, &args, &mut out)?,
-        None => crate::listing::print_adopted_only(&filter, &args, &mut out)?,
+        Some(roster) => crate::listing::print_listing(roster, &filter, &args, &table_options, &mut out)?,
+        None => crate::listing::print_adopted_only(&filter, &args, &table_options, &mut out)?,
     };
     let rows = parse_rows(&out).map_err(|why| anyhow::anyhow!("reading this machine's own rows: {why}"))?;
     let notes = match (&roster, args.common.quiet) {

@@ -54,7 +54,7 @@ impl Query {
             ("--agent", &args.agent),
             ("--harness", &args.harness),
             ("--session-id", &args.session_id),
-            ("--state", &args.state),
+            ("--state", &args.state_words()),
         ] {
             if let Some(value) = value {
                 forwarded.push(format!("{flag}={value}"));

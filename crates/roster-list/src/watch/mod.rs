@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use cli_support::{
     BadInput, Colour, CommonArgs, OutputFormat, escape_for_terminal, escape_path_for_terminal, local_clock,
-    process_env_os, roster_directory_choice,
+    paint, process_env_os, roster_directory_choice,
 };
 use consent::{ConsentDecider, SessionConsent, record_file_name_of_marker, user_config_path};
 use owner_liveness::{Liveness, Pid};
@@ -32,7 +32,7 @@ use registry_core::messages::{Message, OutcomeKind};
 
 use self::consent_inputs::{ConsentConcerns, ConsentInputs};
 use self::messages::{KnownQueues, MessageNews, message_json};
-use crate::table::{EventColumns, text_row};
+use crate::table::{EventColumns, TableOptions, text_row};
 
 /// The version of the event objects `--watch --format json` prints; it
 /// changes only when a key changes meaning or goes away.
@@ -192,6 +192,8 @@ struct Watcher<'a> {
     out: std::io::StdoutLock<'static>,
     colour: bool,
     home: Option<PathBuf>,
+    /// How the text lines are laid out (`--columns`, `--wide`, the width).
+    table: TableOptions,
 }
 
 /// What ends this process's watch: SIGINT and SIGTERM, blocked from here
@@ -239,6 +241,7 @@ pub struct WatchRequest<'a> {
     pub common: &'a CommonArgs,
     pub until_gone: Option<String>,
     pub prints_listing: bool,
+    pub(crate) table: TableOptions,
 }
 
 /// Runs the watch until SIGINT, SIGTERM, a closed stdout, or (with
@@ -277,6 +280,7 @@ pub fn run_watch(request: WatchRequest<'_>, filter: &ListFilter) -> anyhow::Resu
         out: std::io::stdout().lock(),
         colour: request.common.colour_on_stdout(),
         home: process_env_os("HOME").map(PathBuf::from),
+        table: request.table,
         path,
         adopted: filter.adopt.clone(),
     };
@@ -347,9 +351,13 @@ impl Watcher<'_> {
             let now = Timestamp::now();
             let cells: Vec<Vec<String>> =
                 listed().map(|(row, consent)| text_row(row, consent, self.home.as_deref(), now)).collect();
-            let columns = EventColumns::new(&cells, self.colour);
+            let columns = EventColumns::new(&cells, &self.table, self.colour);
             if !self.common.quiet && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
                 text.push_str(&columns.header());
+            }
+            if let Some(note) = columns.dropped_note().filter(|_| !self.common.quiet) {
+                let colour = self.common.colour_on_stderr();
+                let _ = writeln!(std::io::stderr(), "{}", paint(&note, Colour::Dim, colour));
             }
             self.columns = Some(columns);
         }
