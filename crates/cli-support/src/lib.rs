@@ -45,7 +45,7 @@ pub use hook_mode::{
 };
 pub use owner::{
     CallingOwner, process_env, process_env_os, resolve_calling_owner, resolve_calling_session_owner,
-    resolve_hook_owner_of_caller, runs_inside_session, session_accepts_messages,
+    runs_inside_session, session_accepts_messages,
 };
 pub use roster::{
     harness_session_sources, open_roster_for_reading, open_roster_for_writing, roster_directory_choice,

@@ -5,7 +5,7 @@
 
 use owner_liveness::{
     AncestorStep, CaptureError, OwnerIdentity, OwnerQuery, OwnerSource, Pid, ResolveError, ResolvedOwner,
-    SystemFacts, capture_owner_chain, is_kernel_thread, kernel_pid_max, resolve_hook_owner, resolve_owner,
+    SystemFacts, capture_owner_chain, is_kernel_thread, kernel_pid_max, resolve_owner,
     walk_ancestry_reporting,
 };
 
@@ -50,21 +50,6 @@ pub fn process_env_os(name: &str) -> Option<std::ffi::OsString> {
 
 /// Resolves the owner of the calling session (`--pid` value, if given).
 pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, ResolveError> {
-    resolve_owner_as(pid_flag, resolve_owner)
-}
-
-/// Resolves the owner of the session whose hook this is: as
-/// `resolve_calling_owner`, except that the nearest harness process above
-/// the hook owns its session when `ROSTER_SESSION_PID` names a process
-/// further up (`owner_liveness::resolve_hook_owner`).
-pub fn resolve_hook_owner_of_caller(pid_flag: Option<&str>) -> Result<CallingOwner, ResolveError> {
-    resolve_owner_as(pid_flag, resolve_hook_owner)
-}
-
-type Resolver =
-    fn(&OwnerQuery<'_>, &dyn owner_liveness::HarnessPatterns) -> Result<ResolvedOwner, ResolveError>;
-
-fn resolve_owner_as(pid_flag: Option<&str>, resolve: Resolver) -> Result<CallingOwner, ResolveError> {
     let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
     let walk = walk_ancestry_reporting(me);
     let ancestry = walk.steps;
@@ -80,7 +65,7 @@ fn resolve_owner_as(pid_flag: Option<&str>, resolve: Resolver) -> Result<Calling
         ancestry: &ancestry,
         pid_max: kernel_pid_max(),
     };
-    let resolved = resolve(&query, &harness::HarnessTable)?;
+    let resolved = resolve_owner(&query, &harness::HarnessTable)?;
     if is_kernel_thread(resolved.pid) {
         let named_by = match resolved.source {
             OwnerSource::Flag => "--pid",

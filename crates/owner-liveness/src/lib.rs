@@ -37,7 +37,7 @@ pub use pidfd::PidFd;
 pub use proc_stat::{ProcStat, ProcStatParseError, is_kernel_thread, parse_proc_stat};
 pub use resolve::{
     HarnessPatterns, OwnerQuery, OwnerSource, PidExport, ROSTER_SESSION_PID, ResolveError, ResolvedOwner,
-    resolve_hook_owner, resolve_owner,
+    resolve_owner,
 };
 pub use verdict::{
     INITIAL_USER_NS_INODE, Liveness, PIDFS_INODES_ARE_NEVER_REUSED, Verdict, judge, judge_now,

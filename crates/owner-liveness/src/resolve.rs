@@ -150,34 +150,6 @@ fn owner_at(
     }
 }
 
-/// The owner as a harness's hook resolves it (docs/contract.md §4.1): a
-/// hook runs inside one harness process, and that process's session is
-/// the one the hook speaks for. So when `ROSTER_SESSION_PID` names a
-/// process further up than the nearest harness process among the
-/// caller's ancestors (a wrapper that exported its own pid and started
-/// several sessions), or one that is no ancestor at all, the nearer
-/// harness process owns the session: two sessions under one wrapper never
-/// share one record, and one conversation never takes another's place.
-/// Any other answer of `resolve_owner` stands.
-pub fn resolve_hook_owner(
-    query: &OwnerQuery<'_>,
-    patterns: &dyn HarnessPatterns,
-) -> Result<ResolvedOwner, ResolveError> {
-    let owner = resolve_owner(query, patterns)?;
-    if owner.source != OwnerSource::RosterSessionPid {
-        return Ok(owner);
-    }
-    let Some(nearer) = nearest_harness_run(query.ancestry, patterns) else { return Ok(owner) };
-    let position = |pid: Pid| query.ancestry.iter().position(|step| step.pid == pid);
-    match (position(nearer), position(owner.pid)) {
-        (Some(harness), Some(named)) if harness < named => {
-            Ok(owner_at(query.ancestry, nearer, OwnerSource::Ancestor, patterns))
-        }
-        (Some(_), None) => Ok(owner_at(query.ancestry, nearer, OwnerSource::Ancestor, patterns)),
-        _ => Ok(owner),
-    }
-}
-
 /// Resolves the owner, most explicit first (docs/contract.md §4.1).
 pub fn resolve_owner(
     query: &OwnerQuery<'_>,
@@ -199,6 +171,23 @@ pub fn resolve_owner(
     }
 
     if let Some(pid) = env_pid(query, ROSTER_SESSION_PID)? {
+        // A harness process nearer than the pid named (a wrapper that
+        // exported its own pid and started several sessions), or one
+        // named that is no ancestor at all: the caller runs inside that
+        // harness process, whose session it speaks for. Two sessions under
+        // one wrapper never share an owner, and one conversation never
+        // takes another's place, its messages or its consent.
+        if let Some(nearer) = nearest_harness_run(query.ancestry, patterns) {
+            let position = |pid: Pid| query.ancestry.iter().position(|step| step.pid == pid);
+            let named_further_up = match (position(nearer), position(pid)) {
+                (Some(harness), Some(named)) => harness < named,
+                (Some(_), None) => true,
+                _ => false,
+            };
+            if named_further_up {
+                return Ok(found(nearer, OwnerSource::Ancestor));
+            }
+        }
         return refuse_init(found(pid, OwnerSource::RosterSessionPid));
     }
 

@@ -257,10 +257,7 @@ fn remove_calling_session(
     mut report: PruneReport,
     payload_session_id: Option<&str>,
 ) -> anyhow::Result<Outcome> {
-    let owner = match args.hook {
-        Some(_) => cli_support::resolve_hook_owner_of_caller(args.pid.as_deref())?,
-        None => resolve_calling_owner(args.pid.as_deref())?,
-    };
+    let owner = resolve_calling_owner(args.pid.as_deref())?;
     let Some(roster) = open_roster_for_reading(&args.common)? else {
         return Ok(Outcome { report, consent_removed: 0 });
     };

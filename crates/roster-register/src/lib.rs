@@ -14,7 +14,7 @@ use cli_support::manual::{self, EnvVar, Example, ExitStatusDoc, Manual};
 use cli_support::{
     BadInput, CommonArgs, ExitStatus, NotUtf8Path, OutputFormat, Refused, escape_for_terminal, home_relative,
     open_roster_for_writing, process_env, process_env_os, report_warning, resolve_calling_owner,
-    resolve_hook_owner_of_caller, roster_directory_choice, terminal_message,
+    roster_directory_choice, terminal_message,
 };
 use consent::RepoConfigWarning;
 use harness::{
@@ -321,10 +321,7 @@ fn gather_registration(
 ) -> anyhow::Result<(Registration, Option<RepoConfigWarning>)> {
     // Where the registry is, first: an invalid ROSTER_DIR is bad input.
     roster_directory_choice(&args.common)?;
-    let owner = match target {
-        Some(_) => resolve_hook_owner_of_caller(args.pid.as_deref())?,
-        None => resolve_calling_owner(args.pid.as_deref())?,
-    };
+    let owner = resolve_calling_owner(args.pid.as_deref())?;
     let env = process_env;
 
     if let Some(name) = &args.harness {

@@ -74,7 +74,7 @@ pub fn wait_for_outcome(
             return Ok(WaitOutcome::Settled(message));
         }
         let owner_exited = owner.as_ref().is_none_or(|pidfd| pidfd.has_exited().unwrap_or(false));
-        if owner_exited && !session_alive(roster, awaited.record_file_name) {
+        if owner_exited && session_ended(roster, awaited.record_file_name) {
             return Ok(match expire_message(roster, awaited.id, SESSION_ENDED, Timestamp::now())? {
                 Some(found) => WaitOutcome::Settled(found.message),
                 None => WaitOutcome::GoneWithItsSession,
@@ -96,10 +96,13 @@ pub fn wait_for_outcome(
     }
 }
 
-/// Whether the session's record still stands for a live owner.
-fn session_alive(roster: &RosterDir, record_file_name: &str) -> bool {
+/// Whether the session has provably ended: its record is gone, or it
+/// stands for an owner judged dead. One that could not be judged (a
+/// record unreadable this instant, liveness unknown) has not: its message
+/// is not expired on a passing fault.
+fn session_ended(roster: &RosterDir, record_file_name: &str) -> bool {
     read_session_row(roster, record_file_name, &RunningSystem::read())
-        .is_some_and(|row| row.liveness() == Liveness::Alive)
+        .is_none_or(|row| row.liveness() == Liveness::Dead)
 }
 
 /// Sleeps until the queue directory changes, the owner exits, or `timeout`.

@@ -209,16 +209,22 @@ pub fn run(args: StateArgs) -> anyhow::Result<()> {
         record(&args, &payload, event, at, order, &mut outcome)?;
     }
     if args.hook.is_none() && !args.common.quiet {
-        let printed = print_outcome(&args, &event_name, &outcome);
+        let text = outcome_text(&args, &event_name, &outcome)?;
+        let printed = write_counted(Stream::Stdout, text.as_bytes());
         if let (Some(handover), Some(roster)) =
             (outcome.handover.take(), open_roster_for_reading(&args.common)?)
         {
+            // As a hook's reply: a message is delivered only when all of it
+            // was written, and one part of which went out is never put back.
             match &printed {
                 Ok(()) => drop(handover.confirm(&roster)?),
-                Err(_) => handover.put_back(&roster)?,
+                Err(ReplyNotWritten { handed_any: false, .. }) => handover.put_back(&roster)?,
+                Err(ReplyNotWritten { handed_any: true, .. }) => {
+                    handover.leave_unconfirmed(&roster, REPLY_CUT_SHORT)?;
+                }
             }
         }
-        printed?;
+        printed.map_err(|not_written| not_written.error)?;
     } else if let (Some(handover), Some(roster)) =
         (outcome.handover.take(), open_roster_for_reading(&args.common)?)
     {
@@ -294,11 +300,7 @@ fn record(
             // No record holds the payload's session id (or it named none):
             // the calling session's owner may have one. Finding no owner is
             // finding no session; failing to look is a failure.
-            let resolved = match args.hook {
-                Some(_) => cli_support::resolve_hook_owner_of_caller(args.pid.as_deref()),
-                None => resolve_calling_owner(args.pid.as_deref()),
-            };
-            let owner = match resolved {
+            let owner = match resolve_calling_owner(args.pid.as_deref()) {
                 Ok(owner) => owner,
                 Err(ResolveError::NotFound) if args.hook.is_some() || payload.session_id.is_some() => {
                     return no_record(args);
@@ -461,7 +463,9 @@ fn take_messages(
     };
     match take_for_delivery(roster, &delivery, consent) {
         Ok(Taken::HandOver(handover)) => {
-            if let Some(why) = handover.left_waiting() {
+            // A hook says it after its reply (`hand_over`): before, on a
+            // stderr that is the reply, the model would read it.
+            if let (None, Some(why)) = (&args.hook, handover.left_waiting()) {
                 cli_support::report_hook_problem(TOOL, &args.common, why);
             }
             Ok(Some((point, handover)))
@@ -490,7 +494,22 @@ fn hand_over(
     if reply.stderr.is_some() {
         cli_support::stderr_is_the_reply();
     }
-    match write_reply(&reply) {
+    let left_waiting = handover.left_waiting().map(str::to_owned);
+    let delivered = hand_over_reply(args, roster, &reply, handover);
+    if let Some(why) = left_waiting {
+        cli_support::report_hook_problem(TOOL, &args.common, &why);
+    }
+    delivered
+}
+
+/// `hand_over`'s work once the reply is made: written, then confirmed.
+fn hand_over_reply(
+    args: &StateArgs,
+    roster: &registry_core::RosterDir,
+    reply: &harness::HookReply,
+    handover: HandOver,
+) -> anyhow::Result<Vec<Message>> {
+    match write_reply(reply) {
         Ok(()) => {}
         Err(ReplyNotWritten { handed_any: false, error }) => {
             let problem = match handover.put_back(roster) {
@@ -550,42 +569,56 @@ struct ReplyNotWritten {
 }
 
 /// Writes a delivery reply whole: its stdout, then its stderr, each with
-/// its closing newline in the same buffer, written straight to the
-/// descriptor so that what reached the harness is counted exactly.
+/// its closing newline in the same buffer (`write_counted`).
 fn write_reply(reply: &harness::HookReply) -> Result<(), ReplyNotWritten> {
-    use std::os::fd::AsFd;
-    // Anything the standard library buffered goes first, so the reply's
-    // bytes are the last on the stream.
-    let _ = std::io::stdout().flush();
     let mut handed_any = false;
-    let streams = [
-        (reply.stdout.as_deref(), std::io::stdout().as_fd().try_clone_to_owned()),
-        (reply.stderr.as_deref(), std::io::stderr().as_fd().try_clone_to_owned()),
-    ];
-    for (text, descriptor) in streams {
+    for (stream, text) in [(Stream::Stdout, &reply.stdout), (Stream::Stderr, &reply.stderr)] {
         let Some(text) = text else { continue };
-        // A `File` writes with one `write` call each time: the count it
-        // returns is what the harness was handed.
-        let mut descriptor =
-            std::fs::File::from(descriptor.map_err(|error| ReplyNotWritten { handed_any, error })?);
         let mut bytes = Vec::with_capacity(text.len() + 1);
         bytes.extend_from_slice(text.as_bytes());
         bytes.push(b'\n');
-        let mut written = 0;
-        while written < bytes.len() {
-            match descriptor.write(&bytes[written..]) {
-                Ok(0) => {
-                    let error =
-                        std::io::Error::new(std::io::ErrorKind::WriteZero, "the harness took no more");
-                    return Err(ReplyNotWritten { handed_any, error });
-                }
-                Ok(count) => {
-                    written += count;
-                    handed_any = true;
-                }
-                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(error) => return Err(ReplyNotWritten { handed_any, error }),
+        write_counted(stream, &bytes).map_err(|mut not_written| {
+            not_written.handed_any |= handed_any;
+            not_written
+        })?;
+        handed_any = true;
+    }
+    Ok(())
+}
+
+/// Which standard stream a text goes to.
+#[derive(Clone, Copy)]
+enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Writes `bytes` whole to `stream`, straight to the descriptor, so that
+/// what reached the reader is counted exactly: on an error, whether any
+/// of it went out.
+fn write_counted(stream: Stream, bytes: &[u8]) -> Result<(), ReplyNotWritten> {
+    use std::os::fd::AsFd;
+    // Anything the standard library buffered goes first, so these bytes
+    // are the last on the stream.
+    let _ = std::io::stdout().flush();
+    let descriptor = match stream {
+        Stream::Stdout => std::io::stdout().as_fd().try_clone_to_owned(),
+        Stream::Stderr => std::io::stderr().as_fd().try_clone_to_owned(),
+    };
+    // A `File` writes with one `write` call each time: the count it
+    // returns is what the reader was handed.
+    let mut descriptor =
+        std::fs::File::from(descriptor.map_err(|error| ReplyNotWritten { handed_any: false, error })?);
+    let mut written = 0;
+    while written < bytes.len() {
+        match descriptor.write(&bytes[written..]) {
+            Ok(0) => {
+                let error = std::io::Error::new(std::io::ErrorKind::WriteZero, "the reader took no more");
+                return Err(ReplyNotWritten { handed_any: written > 0, error });
             }
+            Ok(count) => written += count,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(ReplyNotWritten { handed_any: written > 0, error }),
         }
     }
     Ok(())
@@ -606,8 +639,10 @@ fn no_record(args: &StateArgs) -> anyhow::Result<()> {
     .into())
 }
 
-fn print_outcome(args: &StateArgs, event_name: &str, outcome: &Outcome) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+/// What a by-hand run prints about `outcome`, the delivered text included.
+fn outcome_text(args: &StateArgs, event_name: &str, outcome: &Outcome) -> anyhow::Result<String> {
+    use std::fmt::Write as _;
+    let mut out = String::new();
     let outcome_word = match outcome.what {
         None => "ignored",
         Some(StateChange::Changed) => "changed",
@@ -635,7 +670,7 @@ fn print_outcome(args: &StateArgs, event_name: &str, outcome: &Outcome) -> anyho
                     "ignored: roster does not listen to {} of this harness; nothing changed",
                     cli_support::escape_for_terminal(event_name)
                 )?;
-                return Ok(());
+                return Ok(out);
             };
             let state = match event.waiting_for {
                 Some(what) => format!("waiting for {what}"),
@@ -659,5 +694,5 @@ fn print_outcome(args: &StateArgs, event_name: &str, outcome: &Outcome) -> anyho
             }
         }
     }
-    Ok(())
+    Ok(out)
 }

@@ -66,6 +66,29 @@ fn two_sessions_under_one_exporting_wrapper_each_own_their_record_and_messages()
     assert!(context.contains("ROSTER-TEST: for the first session only"), "{}", own.stdout_text());
     assert_eq!(status(&sandbox, &id)["status"], "delivered");
 
+    // A message sent from inside the second session names the second
+    // session, not the wrapper.
+    let command =
+        sandbox.command_in_root("roster-send", &["--json", "--to", "wrapped-1", "from the sibling"]);
+    let sent = second.run(&command, b"", tests::COMMAND_DEADLINE);
+    assert_eq!(sent.code(), Some(0), "{}", sent.stderr_text());
+    let own = session_hook(&sandbox, &mut first, "claude-code", "UserPromptSubmit", &prompt("wrapped-1"));
+    let reply: Value = serde_json::from_slice(&own.stdout).unwrap_or(Value::Null);
+    let context = reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default();
+    assert!(
+        context.contains(&format!("from pid {}, harness claude-code, session wrapped-2", second.pid())),
+        "{context}"
+    );
+    // Withdrawing consent from inside the first session withdraws the
+    // first session's, not the wrapper's nor its sibling's.
+    let command = sandbox.command_in_root("roster-consent", &["disarm"]);
+    let disarmed = first.run(&command, b"", tests::COMMAND_DEADLINE);
+    assert_eq!(disarmed.code(), Some(0), "{}", disarmed.stderr_text());
+    assert!(disarmed.stdout_text().contains(&first.pid().to_string()), "{}", disarmed.stdout_text());
+    let refused = sandbox.run("roster-send", &["--to", "wrapped-1", "after the disarm"]);
+    assert_eq!(refused.status.code(), Some(1), "{refused}");
+    send(&sandbox, "wrapped-2", "the sibling still accepts");
+
     // The end of the second session removes its own record, not the first's.
     let end = serde_json::to_vec(&serde_json::json!({
         "session_id": "wrapped-2", "cwd": cwd, "hook_event_name": "SessionEnd", "reason": "logout",

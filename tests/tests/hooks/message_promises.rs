@@ -283,7 +283,6 @@ fn a_payload_that_is_not_an_object_delivers_nothing_and_is_logged() {
 /// `delivered`, and are never handed over again.
 #[test]
 fn a_reply_cut_short_after_part_of_it_was_read_leaves_its_messages_unconfirmed() {
-    use std::io::Read;
     let sandbox = Sandbox::new();
     let mut owner = accepting_session(&sandbox, "opencode", "cut");
     // Together longer than a pipe holds (64 KiB): the hook is still
@@ -291,17 +290,7 @@ fn a_reply_cut_short_after_part_of_it_was_read_leaves_its_messages_unconfirmed()
     let ids: Vec<String> = (0..5)
         .map(|index| send(&sandbox, "cut", &format!("ROSTER-CUT-{index} {}", "x".repeat(15_000))))
         .collect();
-    let fifo = sandbox.home().join("harness-end");
-    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
-    let reader = {
-        let fifo = fifo.clone();
-        std::thread::spawn(move || {
-            let mut harness_end = std::fs::File::open(&fifo).unwrap();
-            let mut first = [0u8; 100];
-            harness_end.read_exact(&mut first).unwrap();
-            first
-        })
-    };
+    let (fifo, reader) = reader_that_stops_early(&sandbox);
     let payload = captured_payload("opencode-1.18.33/session.idle.json", "cut");
     let command = sandbox.command_in_root("roster-state", &["--hook", "opencode", "--event", "session.idle"]);
     let run = owner.run_writing_to(&command, &payload, Some(&fifo), tests::COMMAND_DEADLINE);
@@ -315,4 +304,48 @@ fn a_reply_cut_short_after_part_of_it_was_read_leaves_its_messages_unconfirmed()
     }
     let again = session_hook(&sandbox, &mut owner, "opencode", "session.idle", &payload);
     assert!(!again.stdout_text().contains("ROSTER-CUT"), "handed over again: {}", again.stdout_text());
+}
+
+/// A FIFO in the sandbox's home whose reader (a thread) reads the first
+/// 100 bytes written to it, then closes its end: a harness that stopped
+/// reading partway. The thread returns what it read.
+fn reader_that_stops_early(sandbox: &Sandbox) -> (std::path::PathBuf, std::thread::JoinHandle<[u8; 100]>) {
+    use std::io::Read;
+    let fifo = sandbox.home().join("harness-end");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut harness_end = std::fs::File::open(&fifo).unwrap();
+            let mut first = [0u8; 100];
+            harness_end.read_exact(&mut first).unwrap();
+            first
+        })
+    };
+    (fifo, reader)
+}
+
+/// The same by hand: `roster-state --harness … --event Stop` prints what
+/// it delivers, and a reader that stops partway leaves the messages
+/// unconfirmed, never pending to be handed over a second time.
+#[test]
+fn a_delivery_by_hand_cut_short_leaves_its_messages_unconfirmed() {
+    let sandbox = Sandbox::new();
+    let mut owner = accepting_session(&sandbox, "claude-code", "by-hand");
+    // Together longer than a pipe holds (64 KiB).
+    let ids: Vec<String> = (0..6)
+        .map(|index| send(&sandbox, "by-hand", &format!("ROSTER-BY-HAND-{index} {}", "\u{e9}".repeat(7_000))))
+        .collect();
+    let (fifo, reader) = reader_that_stops_early(&sandbox);
+    let payload = captured_payload(STOP, "by-hand");
+    let command = sandbox.command_in_root("roster-state", &["--harness", "claude-code", "--event", "Stop"]);
+    let run = owner.run_writing_to(&command, &payload, Some(&fifo), tests::COMMAND_DEADLINE);
+    let first = reader.join().unwrap();
+    assert!(!first.is_empty(), "nothing was read");
+    let settled: Vec<String> =
+        ids.iter().map(|id| status(&sandbox, id)["status"].as_str().unwrap_or_default().to_owned()).collect();
+    // A reader gone away ends a tool quietly, as `| head` does.
+    assert!(matches!(run.code(), Some(0 | 1)), "{}", run.stderr_text());
+    assert!(!settled.iter().any(|status| status == "pending"), "handed over, and waiting again: {settled:?}");
+    assert!(settled.iter().any(|status| status == "unconfirmed"), "{settled:?}");
 }

@@ -158,17 +158,53 @@ fn the_caller_itself_counts_as_verified() {
 
 #[test]
 fn roster_session_pid_beats_harness_exports_and_the_walk() {
+    // Naming the harness process itself, or a process below it.
+    check(
+        Situation {
+            flag: None,
+            env: &[("ROSTER_SESSION_PID", "800"), ("CLAUDE_PID", "800")],
+            tree: CALLER_UNDER_CLAUDE,
+        },
+        "800 ROSTER_SESSION_PID verified claude-code",
+    );
+    check(
+        Situation { flag: None, env: &[("ROSTER_SESSION_PID", "900")], tree: CALLER_UNDER_CLAUDE },
+        "900 ROSTER_SESSION_PID verified -",
+    );
+    // With no harness process among the ancestors, whatever it names.
+    let plain_shells: &[&str] = &["1000 roster-register", "900 bash", "700 zsh", "1 systemd"];
+    check(
+        Situation { flag: None, env: &[("ROSTER_SESSION_PID", "700")], tree: plain_shells },
+        "700 ROSTER_SESSION_PID verified -",
+    );
+    check(
+        Situation { flag: None, env: &[("ROSTER_SESSION_PID", "4242")], tree: plain_shells },
+        "4242 ROSTER_SESSION_PID unverified -",
+    );
+}
+
+/// A wrapper that exported its own pid and started several harness
+/// sessions: the harness process each caller runs inside owns its session,
+/// so two sessions never share one owner (and one record).
+#[test]
+fn a_harness_nearer_than_the_exported_pid_owns_the_session() {
     check(
         Situation {
             flag: None,
             env: &[("ROSTER_SESSION_PID", "700"), ("CLAUDE_PID", "800")],
             tree: CALLER_UNDER_CLAUDE,
         },
-        "700 ROSTER_SESSION_PID verified -",
+        "800 ancestor verified claude-code",
     );
+    // A pid that is no ancestor at all proves nothing inside a harness.
     check(
         Situation { flag: None, env: &[("ROSTER_SESSION_PID", "4242")], tree: CALLER_UNDER_CLAUDE },
-        "4242 ROSTER_SESSION_PID unverified -",
+        "800 ancestor verified claude-code",
+    );
+    // --pid still names whatever it names.
+    check(
+        Situation { flag: Some("700"), env: &[("ROSTER_SESSION_PID", "700")], tree: CALLER_UNDER_CLAUDE },
+        "700 flag verified -",
     );
 }
 
@@ -371,7 +407,11 @@ fn init_is_never_an_owner() {
         |named_by: &str| format!("NotAnOwner {{ named_by: {named_by:?}, pid: Pid(1), what: \"init\" }}");
     check(Situation { flag: Some("1"), env: &[], tree: CALLER_UNDER_CLAUDE }, &refused("--pid"));
     check(
-        Situation { flag: None, env: &[("ROSTER_SESSION_PID", "1")], tree: CALLER_UNDER_CLAUDE },
+        Situation {
+            flag: None,
+            env: &[("ROSTER_SESSION_PID", "1")],
+            tree: &["1000 roster-register", "900 bash", "1 systemd"],
+        },
         &refused("ROSTER_SESSION_PID"),
     );
     check(

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::messages::archive::archived;
 use crate::messages::format::{Message, MessageId, OutcomeKind, TIME_TO_LIVE_RAN_OUT};
 use crate::messages::queue::{Queue, QueueEntry, queue_lock_deadline};
@@ -100,29 +100,50 @@ const RENAMED_MEANWHILE_ATTEMPTS: u32 = 8;
 /// The message `id` found and read: a file renamed between the listing
 /// and the read (a hook claiming or settling it) is looked for again
 /// rather than taken for a message gone with its queue.
+/// A read that failed (an I/O error) is an error: the message may be a
+/// good one that a later look reads, never one taken for gone.
 fn find_and_read(roster: &RosterDir, id: &MessageId) -> Result<Option<(Queue, QueueEntry, Message)>> {
+    let mut failed = None;
     for attempt in 1..=RENAMED_MEANWHILE_ATTEMPTS {
         let Some((queue, entry)) = find(roster, id)? else { return Ok(None) };
-        if let Some(message) = queue.read(&entry) {
-            return Ok(Some((queue, entry, message)));
+        match queue.read_or_failure(&entry) {
+            Ok(Some(message)) => return Ok(Some((queue, entry, message))),
+            Ok(None) => failed = None,
+            Err(why) => failed = Some((queue.path(roster).join(&entry.name), why)),
         }
         if attempt < RENAMED_MEANWHILE_ATTEMPTS {
             std::thread::sleep(Duration::from_millis(u64::from(attempt)));
         }
     }
-    Ok(None)
+    match failed {
+        Some((path, why)) => Err(Error::io("read", path, std::io::Error::other(why))),
+        None => Ok(None),
+    }
 }
 
 /// The queue holding the message `id` and its file's entry (the settled
 /// one when a crash left both names).
+///
+/// A queue that could not be listed (an I/O error) may hold it: not found
+/// elsewhere, that is the answer, as an error, never "no such message".
 fn find(roster: &RosterDir, id: &MessageId) -> Result<Option<(Queue, QueueEntry)>> {
+    let mut unlisted = None;
     for name in list_names(roster, roster.messages())? {
         let Some(name) = name.to_str().filter(|name| !name.starts_with('.')) else { continue };
         let Ok(Some(queue)) = Queue::open_existing(roster, name) else { continue };
-        let Ok(listing) = queue.list(roster) else { continue };
+        let listing = match queue.list(roster) {
+            Ok(listing) => listing,
+            Err(error) => {
+                unlisted = Some(error);
+                continue;
+            }
+        };
         if let Some(entry) = listing.messages.iter().rev().find(|entry| entry.parts.id == *id).cloned() {
             return Ok(Some((queue, entry)));
         }
     }
-    Ok(None)
+    match unlisted {
+        Some(error) => Err(error),
+        None => Ok(None),
+    }
 }
