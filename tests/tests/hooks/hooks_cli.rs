@@ -626,12 +626,8 @@ fn directories_above(sandbox: &Sandbox, file: &Path) -> Vec<PathBuf> {
         .map(|name| sandbox.path(name))
         .find(|scope| file.starts_with(scope))
         .unwrap_or_else(|| panic!("{} is in neither home nor project", file.display()));
-    let mut directories: Vec<PathBuf> = file
-        .ancestors()
-        .skip(1)
-        .take_while(|directory| *directory != scope)
-        .map(Path::to_path_buf)
-        .collect();
+    let mut directories: Vec<PathBuf> =
+        file.ancestors().skip(1).take_while(|directory| *directory != scope).map(Path::to_path_buf).collect();
     directories.reverse();
     directories
 }
@@ -673,7 +669,11 @@ fn uninstall_keeps_the_directories_that_were_there_before_install_for_every_harn
         assert_eq!(code(&removed), 0, "{harness}: {}", stderr(&removed));
         let text = stdout(&removed);
         assert!(!file.exists(), "{harness}: install created the file, uninstall removes it");
-        assert!(users_own.is_dir(), "{harness}: uninstall removed {}, the user's own:\n{text}", users_own.display());
+        assert!(
+            users_own.is_dir(),
+            "{harness}: uninstall removed {}, the user's own:\n{text}",
+            users_own.display()
+        );
         assert_eq!(
             fs::read_dir(&users_own).unwrap().count(),
             0,
