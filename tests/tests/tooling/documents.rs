@@ -302,3 +302,81 @@ fn every_binary_crate_is_in_every_list_of_the_tools() {
         }
     }
 }
+
+/// What a build left in the target directory's `debug/`: every file of
+/// `deps/` and each roster binary, with its modification time. A command
+/// that compiles anything changes it.
+fn debug_build_state(debug: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, std::time::SystemTime> {
+    let deps = debug.join("deps");
+    let files = std::fs::read_dir(&deps)
+        .unwrap_or_else(|error| panic!("{}: {error}", deps.display()))
+        .map(|entry| entry.unwrap().path())
+        .chain(tests::workspace::ROSTER_BINARIES.iter().map(|binary| debug.join(binary)));
+    files
+        .filter_map(|path| {
+            let modified = std::fs::symlink_metadata(&path).and_then(|metadata| metadata.modified()).ok()?;
+            Some((path, modified))
+        })
+        .collect()
+}
+
+/// Regression: after the quick start's `cargo build --workspace`, its
+/// `cargo run -q -p roster-register …` compiled roster-register and
+/// roster-list again and printed nothing for 16 s. The build unified
+/// features over the whole workspace (tempfile, a dependency of the test
+/// harness and xtask, turns on rustix's `fs`, and rustix sits under clap),
+/// while `cargo run -p` builds one package's graph, so every crate above
+/// rustix had another hash. The quick start's build is run here, then each
+/// command after it up to the tests, read from the README itself: they run
+/// without compiling anything.
+#[test]
+fn the_quick_start_runs_what_its_build_built() {
+    let commands = first_shell_block(&readme_section("Quick start"));
+    let build = commands.iter().position(|line| line.starts_with("cargo build")).expect("the quick start builds");
+    let tests_line = commands
+        .iter()
+        .position(|line| line.starts_with("cargo test"))
+        .expect("the quick start runs the tests");
+    let cargo = std::path::PathBuf::from(tests::workspace::cargo_program());
+    // `cargo` in the README is the cargo that runs these tests.
+    let path = match cargo.parent().filter(|directory| !directory.as_os_str().is_empty()) {
+        Some(directory) => format!("{}:{}", directory.display(), std::env::var("PATH").unwrap_or_default()),
+        None => std::env::var("PATH").unwrap_or_default(),
+    };
+    let registry = tempfile::tempdir().unwrap();
+    let run = |line: &str| {
+        let output = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(line)
+            .current_dir(workspace_root())
+            .env("PATH", &path)
+            .env("ROSTER_DIR", registry.path().join("roster"))
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("sh runs");
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "`{line}` failed ({}):\n{stderr}", output.status);
+        (String::from_utf8_lossy(&output.stdout).into_owned(), stderr)
+    };
+    run(&commands[build]);
+    let debug = tests::workspace::target_directory().expect("cargo metadata answers").join("debug");
+    let built = debug_build_state(&debug);
+    let mut printed = String::new();
+    for line in &commands[build + 1..tests_line] {
+        let (stdout, stderr) = run(line);
+        assert!(!stderr.contains("Compiling"), "`{line}` compiled:\n{stderr}");
+        printed.push_str(&stdout);
+    }
+    let after = debug_build_state(&debug);
+    let changed: Vec<&std::path::PathBuf> = after
+        .iter()
+        .filter(|(path, modified)| built.get(*path) != Some(modified))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(
+        changed.is_empty(),
+        "the quick start's commands after `{}` built again: {changed:#?}",
+        commands[build]
+    );
+    assert!(printed.contains("registered pid"), "the quick start registers the shell:\n{printed}");
+}
