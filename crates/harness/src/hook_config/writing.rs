@@ -24,8 +24,14 @@ pub(crate) fn create_parent_directories(file: &Path) -> Result<(), HookConfigErr
     let Some(parent) = file.parent().filter(|parent| !parent.as_os_str().is_empty()) else {
         return Ok(());
     };
-    let missing: Vec<&Path> =
-        parent.ancestors().take_while(|directory| fs::symlink_metadata(directory).is_err()).collect();
+    // Only a directory known to be missing counts as one install creates:
+    // one that cannot be examined may be the user's.
+    let missing: Vec<&Path> = parent
+        .ancestors()
+        .take_while(|directory| {
+            matches!(fs::symlink_metadata(directory), Err(error) if error.kind() == io::ErrorKind::NotFound)
+        })
+        .collect();
     let Some(outermost) = missing.last() else {
         return Ok(());
     };
