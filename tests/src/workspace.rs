@@ -9,7 +9,11 @@ use std::process::Command;
 
 use anyhow::{Context, bail};
 
-/// The binaries roster ships.
+/// The binaries roster ships, as the tests name them; xtask's list
+/// (`xtask/src/codegen/binaries.rs`), from which every page, package and
+/// installation is made, passes its own to [`build_binaries`]. The tooling
+/// test `every_binary_crate_is_in_every_list_of_the_tools` holds both to
+/// the workspace's binary crates.
 pub const ROSTER_BINARIES: [&str; 7] = [
     "roster-register",
     "roster-list",
@@ -71,8 +75,8 @@ pub fn target_directory() -> anyhow::Result<PathBuf> {
     Ok(PathBuf::from(directory))
 }
 
-/// Builds the five roster binaries in `profile` (`cargo build --locked`,
-/// as CI builds them) and returns the directory they are in.
+/// Builds the roster binaries `binaries` in `profile` (`cargo build
+/// --locked`, as CI builds them) and returns the directory they are in.
 ///
 /// A release build is what roster ships (installed, packaged, benchmarked),
 /// and on a glibc target it is linked statically: a session-start hook runs
@@ -80,10 +84,10 @@ pub fn target_directory() -> anyhow::Result<PathBuf> {
 /// libgcc_s mapped and relocated) costs more than `/bin/true` takes in all.
 /// The target is named so that cargo gives the static flag to the binaries
 /// only, not to the proc macros and build scripts it runs on the host.
-pub fn build_binaries(profile: Profile) -> anyhow::Result<PathBuf> {
+pub fn build_binaries(profile: Profile, binaries: &[&str]) -> anyhow::Result<PathBuf> {
     let mut command = cargo();
     command.args(["build", "--locked"]);
-    for tool in ROSTER_BINARIES {
+    for tool in binaries {
         command.args(["--bin", tool]);
     }
     let directory = match profile {
@@ -104,7 +108,7 @@ pub fn build_binaries(profile: Profile) -> anyhow::Result<PathBuf> {
     if !status.success() {
         bail!("cargo build of the roster binaries failed ({status})");
     }
-    for tool in ROSTER_BINARIES {
+    for tool in binaries {
         let path = directory.join(tool);
         if !path.is_file() {
             bail!("{} was not built", path.display());

@@ -128,7 +128,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let largest = *sizes.last().expect("sizes are listed");
     let registrations_per_writer = if quick { 50 } else { 500 };
 
-    let binaries = build_binaries(Profile::Release)?;
+    let binaries = build_binaries(Profile::Release, &crate::codegen::BINARY_NAMES)?;
     let scratch_parent = match &args.scratch {
         Some(directory) => directory.clone(),
         None if filesystem_of(Path::new("/dev/shm")).is_some_and(|name| name == "tmpfs") => "/dev/shm".into(),

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use ::tests::workspace::workspace_root;
 use anyhow::{Context, bail};
 
-pub use binaries::{BINARIES, BINARY_NAMES};
+pub use binaries::{BINARIES, BINARY_NAMES, binary_names_in_prose};
 pub use completions::CompletionScript;
 
 /// A generated file: its path relative to the repository root and its bytes.

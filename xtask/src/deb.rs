@@ -35,7 +35,7 @@ const MAINTAINER: &str = "roster maintainers <maintainers@roster.example.org>";
 /// Builds the release binaries and the package, into `output_directory`
 /// (default `target/debian`); prints where it is.
 pub fn run(output_directory: Option<PathBuf>) -> anyhow::Result<()> {
-    let binaries_directory = build_binaries(Profile::Release)?;
+    let binaries_directory = build_binaries(Profile::Release, &crate::codegen::BINARY_NAMES)?;
     let output_directory = match output_directory {
         Some(directory) => std::path::absolute(&directory)
             .with_context(|| format!("cannot make --out-dir {} absolute", directory.display()))?,
@@ -238,13 +238,30 @@ fn changelog(version: &str, source_date_epoch: u64) -> anyhow::Result<String> {
     let date =
         cmd!(shell, "date --date {at} {format}").quiet().read().context("formatting the changelog's date")?;
     let upstream = version.trim_end_matches(&format!("-{DEBIAN_REVISION}"));
+    let entry = format!(
+        "roster {upstream}: {}, with their man pages and bash, zsh and fish completions.",
+        codegen::binary_names_in_prose()
+    );
     Ok(format!(
-        "{PACKAGE_NAME} ({version}) unstable; urgency=medium\n\n  \
-         * roster {upstream}: roster-register, roster-list, roster-prune,\n    \
-         roster-consent, roster-hooks, roster-state and roster-send, with their\n    \
-         man pages and bash, zsh and fish completions.\n\n \
-         -- {MAINTAINER}  {date}\n"
+        "{PACKAGE_NAME} ({version}) unstable; urgency=medium\n\n{}\n\n -- {MAINTAINER}  {date}\n",
+        changelog_item(&entry)
     ))
+}
+
+/// `text` as one changelog item: `  * ` and then lines of at most 76
+/// characters, continued four spaces in, as dch writes them.
+fn changelog_item(text: &str) -> String {
+    let mut lines: Vec<String> = vec!["  *".to_owned()];
+    for word in text.split_whitespace() {
+        let last = lines.last_mut().expect("one line at least");
+        if last.len() + 1 + word.len() > 76 && last.trim() != "*" {
+            lines.push(format!("    {word}"));
+        } else {
+            last.push(' ');
+            last.push_str(word);
+        }
+    }
+    lines.join("\n")
 }
 
 /// The control file. `depends` is what dpkg-shlibdeps found the binaries need.
@@ -259,9 +276,10 @@ fn control_file(version: &str, architecture: &str, depends: Option<&str>, instal
              harness and agent, in which directory, and whether each one agreed to be messaged. Every \
              answer carries a liveness verdict that a reused pid, a reboot or a stale file cannot fool."
         ),
-        "The package holds roster-register, roster-list, roster-prune, roster-consent, roster-hooks, \
-         roster-state and roster-send, their man pages and completions for bash, zsh and fish."
-            .to_owned(),
+        format!(
+            "The package holds {}, their man pages and completions for bash, zsh and fish.",
+            codegen::binary_names_in_prose()
+        ),
     ]
     .map(|paragraph| extended_description_lines(&paragraph))
     .join(" .\n");
@@ -466,6 +484,29 @@ mod tests {
         let flattened = description.split_whitespace().collect::<Vec<_>>().join(" ");
         for harness in harness::Harness::ALL {
             assert!(flattened.contains(harness.display_name()), "{} missing from\n{description}", harness);
+        }
+        for binary in codegen::BINARY_NAMES {
+            assert!(flattened.contains(binary), "{binary} missing from\n{description}");
+        }
+    }
+
+    /// The changelog's one item names every binary of the one list, in
+    /// lines of dch's shape: `  * ` first, four spaces in after.
+    #[test]
+    fn the_changelog_item_names_every_binary_in_wrapped_lines() {
+        let item = changelog_item(&format!(
+            "roster 0.1.0: {}, with their man pages.",
+            codegen::binary_names_in_prose()
+        ));
+        let mut lines = item.lines();
+        assert!(lines.next().is_some_and(|first| first.starts_with("  * ")), "{item}");
+        for line in lines {
+            assert!(line.starts_with("    ") && !line.starts_with("     "), "{line:?} in\n{item}");
+        }
+        assert!(item.lines().all(|line| line.len() <= 76), "{item}");
+        let flattened = item.split_whitespace().collect::<Vec<_>>().join(" ");
+        for binary in codegen::BINARY_NAMES {
+            assert!(flattened.contains(binary), "{binary} missing from\n{item}");
         }
     }
 }

@@ -25,7 +25,7 @@ pub fn run() -> anyhow::Result<()> {
             bail!("{document} is missing from the repository root; the tarball ships it");
         }
     }
-    let binaries_directory = build_binaries(Profile::Release)?;
+    let binaries_directory = build_binaries(Profile::Release, &crate::codegen::BINARY_NAMES)?;
     let version = release_version()?;
     let target_triple = host_target_triple()?;
     let package_name = format!("roster-{version}-{target_triple}");

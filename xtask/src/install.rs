@@ -24,7 +24,7 @@ pub const MANIFEST: &str = "share/roster/installed-files";
 /// Installs under `prefix` (default `~/.local`) after a release build.
 pub fn run(prefix: Option<PathBuf>) -> anyhow::Result<()> {
     let prefix = chosen_prefix(prefix)?;
-    let binaries_directory = build_binaries(Profile::Release)?;
+    let binaries_directory = build_binaries(Profile::Release, &crate::codegen::BINARY_NAMES)?;
     let installed = install_into(&prefix, &binaries_directory)?;
     println!("installed under {}:", prefix.display());
     for path in &installed {

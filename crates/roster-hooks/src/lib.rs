@@ -611,9 +611,13 @@ fn uninstall(context: &Invocation, arguments: &TargetArgs) -> anyhow::Result<()>
     let outcome = hook_config::uninstall(&target, &context.paths)
         .with_context(|| format!("uninstall {}", target.harness))?;
     let mut notes = Vec::new();
-    if target.harness == HookHarness::Codex && outcome.changed && context.paths.codex_config_toml().exists() {
+    // Said only of trust entries uninstall found for the hooks it removed.
+    if !outcome.kept_trust_entries.is_empty() {
+        let count = outcome.kept_trust_entries.len();
         notes.push(format!(
-            "the trust entries of the removed hooks stay in {}; roster-hooks never edits that file",
+            "{count} trust {} of the removed hooks stay{} in {}; roster-hooks never edits that file",
+            if count == 1 { "entry" } else { "entries" },
+            if count == 1 { "s" } else { "" },
             context.shown(&context.paths.codex_config_toml())
         ));
     }

@@ -217,7 +217,7 @@ fn run(harness: Option<&str>, selection: Selection) -> anyhow::Result<()> {
         find_on_path("node").context("node is not on PATH: the harnesses are npm packages run by node")?;
     let npm = find_on_path("npm")
         .context("npm is not on PATH: the harnesses are installed from the npm registry")?;
-    let binaries = build_binaries(Profile::Debug)?;
+    let binaries = build_binaries(Profile::Debug, &tests::workspace::ROSTER_BINARIES)?;
     let target = target_directory()?;
     let run_started = Instant::now();
 

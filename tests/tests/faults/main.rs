@@ -79,7 +79,7 @@ fn main() -> anyhow::Result<()> {
 fn run(args: FaultArgs) -> anyhow::Result<()> {
     let strace = tests::find_or_install_tool("strace")
         .context("the fault table needs strace (apt-get install strace)")?;
-    let binaries = build_binaries(Profile::Debug)?;
+    let binaries = build_binaries(Profile::Debug, &tests::workspace::ROSTER_BINARIES)?;
     let scratch = tempfile::Builder::new().prefix("roster-faults-").tempdir()?;
     let fixture = Fixture::create(scratch.path(), &binaries)?;
     let scenarios: Vec<Scenario> = Scenario::ALL

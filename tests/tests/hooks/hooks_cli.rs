@@ -611,3 +611,149 @@ fn printed_and_installed_commands_run_in_sh_for_every_harness() {
         }
     }
 }
+
+/// Where `harness`'s hooks go by default, from `status --json`.
+fn hook_file(sandbox: &Sandbox, harness: &str) -> PathBuf {
+    let rows = json_of(&sandbox.run(&["status", harness, "--json"]));
+    PathBuf::from(rows[0]["path"].as_str().unwrap_or_else(|| panic!("{harness}: no path in {rows}")))
+}
+
+/// The directories between the home or project directory and `file`,
+/// outermost first (`~/.config`, `~/.config/opencode`, ...).
+fn directories_above(sandbox: &Sandbox, file: &Path) -> Vec<PathBuf> {
+    let scope = ["home", "project"]
+        .into_iter()
+        .map(|name| sandbox.path(name))
+        .find(|scope| file.starts_with(scope))
+        .unwrap_or_else(|| panic!("{} is in neither home nor project", file.display()));
+    let mut directories: Vec<PathBuf> =
+        file.ancestors().skip(1).take_while(|directory| *directory != scope).map(Path::to_path_buf).collect();
+    directories.reverse();
+    directories
+}
+
+/// The directories an uninstall's text says it removed (`~` read as the
+/// sandbox's home).
+fn directories_said_removed(sandbox: &Sandbox, text: &str) -> Vec<PathBuf> {
+    text.lines()
+        .filter_map(|line| line.trim().strip_prefix("removed the empty directory "))
+        .map(|shown| match shown.strip_prefix("~/") {
+            Some(in_home) => sandbox.path("home").join(in_home),
+            None => PathBuf::from(shown),
+        })
+        .collect()
+}
+
+/// Regression: `roster-hooks uninstall codex` removed `~/.codex`, a
+/// directory the user had made before installing, and said "removed the
+/// empty directory"; for opencode and Amp it removed the user's own empty
+/// `~/.config`. For every harness: a configuration directory that was there
+/// before install (made empty by the user) survives install and uninstall,
+/// the directories install made below it go, and the output names exactly
+/// those.
+#[test]
+fn uninstall_keeps_the_directories_that_were_there_before_install_for_every_harness() {
+    for harness in HookHarness::ALL {
+        let harness = harness.as_str();
+        let sandbox = Sandbox::new();
+        let file = hook_file(&sandbox, harness);
+        let directories = directories_above(&sandbox, &file);
+        let users_own = directories[0].clone();
+        fs::create_dir(&users_own).unwrap();
+
+        let installed = sandbox.run(&["install", harness, "--bin-dir", &sandbox.bin_dir()]);
+        assert_eq!(code(&installed), 0, "{harness}: {}", stderr(&installed));
+        assert!(file.is_file(), "{harness}: install wrote {}", file.display());
+
+        let removed = sandbox.run(&["uninstall", harness]);
+        assert_eq!(code(&removed), 0, "{harness}: {}", stderr(&removed));
+        let text = stdout(&removed);
+        assert!(!file.exists(), "{harness}: install created the file, uninstall removes it");
+        assert!(
+            users_own.is_dir(),
+            "{harness}: uninstall removed {}, the user's own:\n{text}",
+            users_own.display()
+        );
+        assert_eq!(
+            fs::read_dir(&users_own).unwrap().count(),
+            0,
+            "{harness}: install left something behind in {}:\n{text}",
+            users_own.display()
+        );
+        let created: Vec<PathBuf> = directories[1..].iter().rev().cloned().collect();
+        assert_eq!(
+            directories_said_removed(&sandbox, &text),
+            created,
+            "{harness}: the output names the directories install made, and only those:\n{text}"
+        );
+        assert!(!text.contains("trust"), "{harness}: no trust entry was ever there:\n{text}");
+    }
+}
+
+/// The other half: with nothing there before install, every directory
+/// install made for the file goes at uninstall, and the output says so; an
+/// install of hooks already there changes nothing of that.
+#[test]
+fn uninstall_removes_every_directory_install_created_for_every_harness() {
+    for harness in HookHarness::ALL {
+        let harness = harness.as_str();
+        let sandbox = Sandbox::new();
+        let file = hook_file(&sandbox, harness);
+        let directories = directories_above(&sandbox, &file);
+        for _ in 0..2 {
+            let installed = sandbox.run(&["install", harness, "--bin-dir", &sandbox.bin_dir()]);
+            assert_eq!(code(&installed), 0, "{harness}: {}", stderr(&installed));
+        }
+        let removed = sandbox.run(&["uninstall", harness, "--json"]);
+        assert_eq!(code(&removed), 0, "{harness}: {}", stderr(&removed));
+        let report = json_of(&removed);
+        let said: Vec<PathBuf> = report["removed_directories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|directory| PathBuf::from(directory.as_str().unwrap()))
+            .collect();
+        let created: Vec<PathBuf> = directories.iter().rev().cloned().collect();
+        assert_eq!(said, created, "{harness}: {report}");
+        for directory in &directories {
+            assert!(!directory.exists(), "{harness}: {} stays: {report}", directory.display());
+        }
+        assert_eq!(report["notes"], serde_json::json!([]), "{harness}: {report}");
+    }
+}
+
+/// Regression: uninstalling Codex's hooks said their trust entries stay in
+/// `config.toml` when that file held none. It says so only of entries it
+/// found for the hooks it removed.
+#[test]
+fn codex_uninstall_mentions_only_trust_entries_that_exist() {
+    for trusted in [false, true] {
+        let sandbox = Sandbox::new();
+        let file = hook_file(&sandbox, "codex");
+        let installed = sandbox.run(&["install", "codex", "--bin-dir", &sandbox.bin_dir()]);
+        assert_eq!(code(&installed), 0, "{}", stderr(&installed));
+        let mut config = String::from("model = \"o4\"\n");
+        if trusted {
+            let key = harness::hook_config::codex_trust_key(
+                &file,
+                harness::hook_config::HookEvent::SessionStart,
+                0,
+                0,
+            );
+            config.push_str(&format!("[hooks.state.\"{key}\"]\ntrusted_hash = \"sha256:00\"\n"));
+        }
+        fs::write(sandbox.path("home/.codex/config.toml"), &config).unwrap();
+
+        let removed = sandbox.run(&["uninstall", "codex"]);
+        assert_eq!(code(&removed), 0, "{}", stderr(&removed));
+        let text = stdout(&removed);
+        assert_eq!(
+            text.contains("trust entry of the removed hooks stays in"),
+            trusted,
+            "trusted: {trusted}:\n{text}"
+        );
+        assert!(!text.contains("trust entries"), "one entry was there at most:\n{text}");
+        assert_eq!(fs::read_to_string(sandbox.path("home/.codex/config.toml")).unwrap(), config);
+        assert!(sandbox.path("home/.codex").is_dir(), "config.toml keeps its directory");
+    }
+}

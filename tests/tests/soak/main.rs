@@ -143,7 +143,7 @@ fn main() -> anyhow::Result<()> {
 }
 
 fn run(seconds: u64) -> anyhow::Result<()> {
-    let binaries = build_binaries(Profile::Debug)?;
+    let binaries = build_binaries(Profile::Debug, &tests::workspace::ROSTER_BINARIES)?;
     let consent_binary = Some(binaries.join("roster-consent")).filter(|path| path.is_file());
     // Still single-threaded here, as entering a namespace requires.
     namespace::enter_private_mount_namespace()?;

@@ -189,3 +189,199 @@ fn the_contract_names_every_key_a_json_row_adds_to_the_record() {
         assert!(section.contains(&format!("`{key}`")), "contract §6.2 does not name the row key `{key}`");
     }
 }
+
+/// The binaries the workspace's crates build: each `[[bin]]` name of
+/// `crates/*/Cargo.toml`, or the package's own name for a crate with a
+/// `src/main.rs` and no `[[bin]]` section.
+fn binary_crates() -> std::collections::BTreeSet<String> {
+    let mut binaries = std::collections::BTreeSet::new();
+    let crates = workspace_root().join("crates");
+    for entry in std::fs::read_dir(&crates).unwrap_or_else(|error| panic!("{}: {error}", crates.display())) {
+        let directory = entry.unwrap().path();
+        let Ok(manifest) = std::fs::read_to_string(directory.join("Cargo.toml")) else { continue };
+        let mut section = "";
+        let mut package_name = None;
+        let mut named_binaries = 0;
+        for line in manifest.lines().map(str::trim) {
+            if line.starts_with('[') {
+                section = line;
+                continue;
+            }
+            let Some(value) =
+                line.strip_prefix("name").map(str::trim_start).and_then(|rest| rest.strip_prefix('='))
+            else {
+                continue;
+            };
+            let value = value.trim().trim_matches('"').to_owned();
+            match section {
+                "[package]" => package_name = Some(value),
+                "[[bin]]" => {
+                    binaries.insert(value);
+                    named_binaries += 1;
+                }
+                _ => {}
+            }
+        }
+        if named_binaries == 0 && directory.join("src/main.rs").is_file() {
+            binaries.insert(package_name.expect("a package has a name"));
+        }
+    }
+    binaries
+}
+
+/// The text of the man page section `heading` (a `.SH` line) of `page`.
+fn man_section<'a>(page: &'a str, heading: &str) -> &'a str {
+    let start = page
+        .lines()
+        .position(|line| {
+            line.trim_start_matches(".SH ").trim_matches('"') == heading && line.starts_with(".SH")
+        })
+        .unwrap_or_else(|| panic!("no {heading} section"));
+    let lines: Vec<&str> = page.lines().collect();
+    let from = page.find(lines[start]).unwrap() + lines[start].len();
+    let rest = &page[from..];
+    &rest[..rest.find("\n.SH").unwrap_or(rest.len())]
+}
+
+/// Regression: `man roster` said "roster is five small tools" and never
+/// mentioned roster-send or roster-state, and its SEE ALSO (and every
+/// tool page's) left them out, while the package and the installation
+/// listed seven. Every list of the tools is made from xtask's one list of
+/// binaries; this holds that list, as the generated pages show it, and the
+/// tests' own, to the binaries the workspace's crates build, so an eighth
+/// tool cannot be forgotten.
+#[test]
+fn every_binary_crate_is_in_every_list_of_the_tools() {
+    let binaries = binary_crates();
+    assert!(binaries.len() >= 7, "the crates build {binaries:?}");
+    let tests_list: std::collections::BTreeSet<String> =
+        tests::workspace::ROSTER_BINARIES.iter().map(|name| (*name).to_owned()).collect();
+    assert_eq!(tests_list, binaries, "tests::workspace::ROSTER_BINARIES against the crates' binaries");
+
+    let overview = read("man/roster.7");
+    let description = man_section(&overview, "DESCRIPTION");
+    let see_also = man_section(&overview, "SEE ALSO");
+    for binary in &binaries {
+        let roff_name = binary.replace('-', "\\-");
+        assert!(
+            description.contains(&format!(".BR {roff_name} (1)\n")),
+            "man roster's list of tools leaves out {binary}:\n{description}"
+        );
+        assert!(
+            see_also.contains(&format!("\\fB{roff_name}\\fR(1)")),
+            "man roster's SEE ALSO leaves out {binary}:\n{see_also}"
+        );
+        let page = read(&format!("man/{binary}.1"));
+        let page_see_also = man_section(&page, "SEE ALSO");
+        assert!(page_see_also.contains("\\fBroster\\fR(7)"), "{binary}(1) does not point at roster(7)");
+        for other in binaries.iter().filter(|other| *other != binary) {
+            let other_roff = other.replace('-', "\\-");
+            assert!(
+                page_see_also.contains(&format!("\\fB{other_roff}\\fR(1)")),
+                "{binary}(1)'s SEE ALSO leaves out {other}:\n{page_see_also}"
+            );
+        }
+    }
+    assert!(!flattened(description).contains("five small tools"), "{description}");
+
+    // Prose that counts the binaries counts them all.
+    let count = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+        "twelve",
+    ];
+    for document in ["README.md", "docs/architecture.md", "docs/contract.md"] {
+        let text = flattened(&read(document));
+        for (number, word) in count.iter().enumerate() {
+            for phrase in [format!("the {word} binaries"), format!("{word} small tools")] {
+                assert!(
+                    !text.contains(&phrase) || number == binaries.len(),
+                    "{document} says `{phrase}`; the crates build {}",
+                    binaries.len()
+                );
+            }
+        }
+    }
+}
+
+/// What a build left of roster's own crates in the target directory's
+/// `debug/`: their files in `deps/` and each roster binary, with its
+/// modification time. A command that compiles a tool again changes it;
+/// another test's cargo building something else does not.
+fn debug_build_state(
+    debug: &std::path::Path,
+) -> std::collections::BTreeMap<std::path::PathBuf, std::time::SystemTime> {
+    let deps = debug.join("deps");
+    let files = std::fs::read_dir(&deps)
+        .unwrap_or_else(|error| panic!("{}: {error}", deps.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.file_name().is_some_and(|name| name.to_string_lossy().contains("roster")))
+        .chain(tests::workspace::ROSTER_BINARIES.iter().map(|binary| debug.join(binary)));
+    files
+        .filter_map(|path| {
+            let modified = std::fs::symlink_metadata(&path).and_then(|metadata| metadata.modified()).ok()?;
+            Some((path, modified))
+        })
+        .collect()
+}
+
+/// Regression: after the quick start's `cargo build --workspace`, its
+/// `cargo run -q -p roster-register …` compiled roster-register and
+/// roster-list again and printed nothing for 16 s. The build unified
+/// features over the whole workspace (tempfile, a dependency of the test
+/// harness and xtask, turns on rustix's `fs`, and rustix sits under clap),
+/// while `cargo run -p` builds one package's graph, so every crate above
+/// rustix had another hash. The quick start's build is run here, then each
+/// command after it up to the tests, read from the README itself: they run
+/// without compiling anything.
+#[test]
+fn the_quick_start_runs_what_its_build_built() {
+    let commands = first_shell_block(&readme_section("Quick start"));
+    let build =
+        commands.iter().position(|line| line.starts_with("cargo build")).expect("the quick start builds");
+    let tests_line = commands
+        .iter()
+        .position(|line| line.starts_with("cargo test"))
+        .expect("the quick start runs the tests");
+    let cargo = std::path::PathBuf::from(tests::workspace::cargo_program());
+    // `cargo` in the README is the cargo that runs these tests.
+    let path = match cargo.parent().filter(|directory| !directory.as_os_str().is_empty()) {
+        Some(directory) => format!("{}:{}", directory.display(), std::env::var("PATH").unwrap_or_default()),
+        None => std::env::var("PATH").unwrap_or_default(),
+    };
+    let registry = tempfile::tempdir().unwrap();
+    let run = |line: &str| {
+        let output = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(line)
+            .current_dir(workspace_root())
+            .env("PATH", &path)
+            .env("ROSTER_DIR", registry.path().join("roster"))
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("sh runs");
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "`{line}` failed ({}):\n{stderr}", output.status);
+        (String::from_utf8_lossy(&output.stdout).into_owned(), stderr)
+    };
+    run(&commands[build]);
+    let debug = tests::workspace::target_directory().expect("cargo metadata answers").join("debug");
+    let built = debug_build_state(&debug);
+    let mut printed = String::new();
+    for line in &commands[build + 1..tests_line] {
+        let (stdout, stderr) = run(line);
+        assert!(!stderr.contains("Compiling"), "`{line}` compiled:\n{stderr}");
+        printed.push_str(&stdout);
+    }
+    let after = debug_build_state(&debug);
+    let changed: Vec<&std::path::PathBuf> = after
+        .iter()
+        .filter(|(path, modified)| built.get(*path) != Some(modified))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(
+        changed.is_empty(),
+        "the quick start's commands after `{}` built again: {changed:#?}",
+        commands[build]
+    );
+    assert!(printed.contains("registered pid"), "the quick start registers the shell:\n{printed}");
+}

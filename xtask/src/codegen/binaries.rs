@@ -1,6 +1,8 @@
 //! The binaries roster ships, each with the clap definition it runs and the
-//! manual its `--help` renders: what every generated page, completion and
-//! package entry is made from.
+//! manual its `--help` renders: the one list every generated page (each
+//! tool's, and `roster(7)`'s list of tools and SEE ALSO), completion,
+//! package entry and description, and installation is made from, so that a
+//! new tool added here is in all of them.
 
 /// One binary: its name, the clap definition it runs and the manual its
 /// `--help` renders, both defined in its own crate.
@@ -31,3 +33,19 @@ pub const BINARY_NAMES: [&str; 7] = [
     BINARIES[5].name,
     BINARIES[6].name,
 ];
+
+/// The binaries' names as prose: `roster-register, ..., roster-state and
+/// roster-send`.
+pub fn binary_names_in_prose() -> String {
+    match BINARY_NAMES.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, init)) => format!("{} and {last}", init.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// Each binary's man page reference, `roster-register(1)` and so on, in
+/// [`BINARIES`] order: what every SEE ALSO lists.
+pub fn binary_pages() -> Vec<String> {
+    BINARY_NAMES.iter().map(|name| format!("{name}(1)")).collect()
+}

@@ -14,7 +14,7 @@ use clap_mangen::roff::{Inline, Roff, bold, italic, roman};
 
 use cli_support::manual::{Example, Manual};
 
-use super::binaries::Binary;
+use super::binaries::{Binary, binary_pages};
 
 /// The fifth `.TH` argument: the manual every roster page belongs to.
 pub const MANUAL_NAME: &str = "roster manual";
@@ -22,17 +22,6 @@ pub const MANUAL_NAME: &str = "roster manual";
 /// Note paragraphs that make a section of their own, by the word they
 /// start with; every other note goes under NOTES.
 const PARAGRAPHS_WITH_OWN_SECTION: [(&str, &str); 1] = [("Events", "EVENTS")];
-
-/// Every page points at the others and the overview.
-const SEE_ALSO_ALL: [&str; 7] = [
-    "roster(7)",
-    "roster-register(1)",
-    "roster-list(1)",
-    "roster-prune(1)",
-    "roster-consent(1)",
-    "roster-hooks(1)",
-    "roster-send(1)",
-];
 
 /// The complete roff source of `binary`'s page in section 1.
 pub fn render_binary_page(binary: &Binary) -> anyhow::Result<String> {
@@ -73,7 +62,9 @@ pub fn render_binary_page(binary: &Binary) -> anyhow::Result<String> {
             render_paragraphs(&mut roff, &paragraphs);
         }
     }
-    render_examples_and_see_also(&mut roff, &manual, &SEE_ALSO_ALL, binary.name);
+    // Every page points at the overview and every other tool's page.
+    let see_also: Vec<String> = std::iter::once("roster(7)".to_owned()).chain(binary_pages()).collect();
+    render_examples_and_see_also(&mut roff, &manual, &see_also, binary.name);
     page.push_str(&render_without_preamble(&roff));
     Ok(finish_page(&page))
 }
@@ -133,13 +124,13 @@ pub fn render_exit_status_environment_and_files(roff: &mut Roff, manual: &Manual
 }
 
 /// EXAMPLES from a manual, then SEE ALSO: `see_also` without `own_page`.
-pub fn render_examples_and_see_also(roff: &mut Roff, manual: &Manual, see_also: &[&str], own_page: &str) {
+pub fn render_examples_and_see_also(roff: &mut Roff, manual: &Manual, see_also: &[String], own_page: &str) {
     roff.control("SH", ["EXAMPLES"]);
     render_examples(roff, manual.examples);
 
     roff.control("SH", ["SEE ALSO"]);
     let pages: Vec<&str> =
-        see_also.iter().copied().filter(|page| page.split('(').next() != Some(own_page)).collect();
+        see_also.iter().map(String::as_str).filter(|page| page.split('(').next() != Some(own_page)).collect();
     let mut line = Vec::new();
     for (index, page) in pages.iter().enumerate() {
         let (name, section) = page.split_once('(').unwrap_or((page, ""));

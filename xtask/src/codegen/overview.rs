@@ -7,14 +7,11 @@ use clap_mangen::roff::Roff;
 use harness::Harness;
 use harness::hook_config::HookHarness;
 
+use super::binaries::{BINARIES, binary_pages};
 use super::man_pages::{
     apostrophe_preamble, finish_page, render_examples_and_see_also, render_exit_status_environment_and_files,
     render_without_preamble, title_line,
 };
-
-/// The overview points at every tool's page.
-const SEE_ALSO_TOOLS: [&str; 5] =
-    ["roster-register(1)", "roster-list(1)", "roster-prune(1)", "roster-consent(1)", "roster-hooks(1)"];
 
 /// The complete roff source of `roster(7)`.
 pub fn render_overview_page() -> String {
@@ -25,14 +22,15 @@ pub fn render_overview_page() -> String {
     let mut roff = Roff::new();
     let manual = cli_support::manual::overview();
     render_exit_status_environment_and_files(&mut roff, &manual);
-    render_examples_and_see_also(&mut roff, &manual, &SEE_ALSO_TOOLS, "roster");
+    // The overview points at every tool's page.
+    render_examples_and_see_also(&mut roff, &manual, &binary_pages(), "roster");
     page.push_str(&render_without_preamble(&roff));
     finish_page(&page)
 }
 
 /// Everything of `roster(7)` between the title line and EXIT STATUS: the
-/// prose written here, with the lists the code holds (the harnesses, the
-/// roster directory's entries) generated from it.
+/// prose written here, with the lists the code holds (the tools, the
+/// harnesses, the roster directory's entries) generated from it.
 fn overview_body() -> String {
     let harnesses = roff_text(&harness::display_names_in_prose(&Harness::ALL));
     let description = format!(
@@ -45,12 +43,26 @@ fn overview_body() -> String {
     );
     [
         description,
-        DESCRIPTION_TO_LAYOUT.to_owned(),
+        DESCRIPTION_TO_TOOLS.to_owned(),
+        tools_list(),
+        TOOLS_TO_LAYOUT.to_owned(),
         layout_block(),
         LAYOUT_TO_HOOKS.to_owned(),
         hooks_section(),
     ]
     .concat()
+}
+
+/// Every tool ([`BINARIES`]) with its page and the one line its `--help`
+/// starts with.
+fn tools_list() -> String {
+    let mut list = String::new();
+    for binary in &BINARIES {
+        let command = (binary.command)();
+        let about = command.get_about().map(ToString::to_string).unwrap_or_default();
+        list.push_str(&format!(".TP\n.BR {} (1)\n{}.\n", roff_text(binary.name), roff_text(&about)));
+    }
+    list
 }
 
 /// The roster directory's entries (`registry_core::registry_layout`), as
@@ -104,28 +116,16 @@ fn roff_text(text: &str) -> String {
     text.replace('-', "\\-")
 }
 
-/// The rest of DESCRIPTION, and TERMS, up to LAYOUT.
-const DESCRIPTION_TO_LAYOUT: &str = r#"Every answer carries a liveness verdict that a reused pid, a reboot or a stale
+/// The rest of DESCRIPTION up to its list of tools.
+const DESCRIPTION_TO_TOOLS: &str = r#"Every answer carries a liveness verdict that a reused pid, a reboot or a stale
 file cannot fool.
 .PP
-roster is five small tools, each meant to be called from scripts and from a
+roster is a set of small tools, each meant to be called from scripts and from a
 harness's hooks:
-.TP
-.BR roster\-register (1)
-Write or refresh the calling session's record; what a session\-start hook runs.
-.TP
-.BR roster\-list (1)
-List the sessions with a verdict each.
-.TP
-.BR roster\-prune (1)
-Remove what is provably gone; with \fB\-\-current\fR, what a session\-end hook runs.
-.TP
-.BR roster\-consent (1)
-Say whether the calling session accepts being messaged.
-.TP
-.BR roster\-hooks (1)
-Wire the two hook calls into a harness's own configuration.
-.PP
+"#;
+
+/// The rest of DESCRIPTION after its list of tools, and TERMS, up to LAYOUT.
+const TOOLS_TO_LAYOUT: &str = r#".PP
 Every tool takes \fB\-\-dir\fR \fIDIR\fR, \fB\-\-format\fR \fBtext\fR|\fBjson\fR
 (or \fB\-\-json\fR), \fB\-q\fR/\fB\-\-quiet\fR, \fB\-h\fR/\fB\-\-help\fR and
 \fB\-V\fR/\fB\-\-version\fR.

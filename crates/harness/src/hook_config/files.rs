@@ -24,7 +24,7 @@ use super::types::{
     HookConfigError, HookConfigFile, HookEvent, HookHarness, HookPaths, Scope, scope_directory, scope_flag,
 };
 use super::writing::{
-    create_parent_directories, remove_emptied_directories, sync_directory, write_atomically,
+    create_parent_directories, remove_created_directories, sync_directory, write_atomically,
 };
 
 /// Configuration files are small; anything larger is not one, and reading it
@@ -89,7 +89,8 @@ pub fn install(target: &HookConfigFile, commands: &HookCommands) -> Result<Insta
 /// install made means, the backup is put back byte for byte (the user's
 /// formatting included); otherwise roster's entries are cut out, and a file
 /// left with nothing of the user's is removed, with the directories that
-/// held only it up to the home or project directory (`paths`). The backup
+/// install created for it (and recorded) that held only it, never the home
+/// or project directory (`paths`). The backup
 /// `<file>.roster-backup` is removed in every case: the file itself now
 /// holds all of the user's that it held.
 pub fn uninstall(target: &HookConfigFile, paths: &HookPaths) -> Result<UninstallOutcome, HookConfigError> {
@@ -100,6 +101,8 @@ pub fn uninstall(target: &HookConfigFile, paths: &HookPaths) -> Result<Uninstall
     let mut outcome = UninstallOutcome::nothing_done(target, existing.is_some());
     let Some(file) = existing else {
         outcome.removed_backup = remove_backup(&backup_path_for(&target.path))?;
+        outcome.removed_directories =
+            remove_created_directories(&target.path, scope_directory(target, paths), true)?;
         return Ok(outcome);
     };
     outcome.written_path = file.real_path.clone();
@@ -111,6 +114,9 @@ pub fn uninstall(target: &HookConfigFile, paths: &HookPaths) -> Result<Uninstall
     let backup = backup_path_for(&file.real_path);
     if after != before {
         outcome.changed = true;
+        if target.harness == HookHarness::Codex {
+            outcome.kept_trust_entries = codex_trust_entries_of(target, paths, &before);
+        }
         if let Some(original) = restorable_backup(target.harness, &backup, &after) {
             write_atomically(&file.real_path, &original, file.mode)?;
             outcome.restored_backup = true;
@@ -126,13 +132,36 @@ pub fn uninstall(target: &HookConfigFile, paths: &HookPaths) -> Result<Uninstall
         }
     }
     outcome.removed_backup = remove_backup(&backup)?;
-    // Directories are removed only where install would have made them: not
-    // above the file a symbolic link at the target pointed to.
-    if outcome.removed_file && file.real_path == target.path {
-        outcome.removed_directories =
-            remove_emptied_directories(&file.real_path, scope_directory(target, paths));
-    }
+    // Directories are removed only where install made them (it records
+    // them): never one the user had before, nor above the file a symbolic
+    // link at the target pointed to.
+    outcome.removed_directories = remove_created_directories(
+        &target.path,
+        scope_directory(target, paths),
+        outcome.removed_file && file.real_path == target.path,
+    )?;
     Ok(outcome)
+}
+
+/// The keys of the trust entries Codex's `config.toml` holds for roster's
+/// hooks in `document` (the file as it was before uninstall): what stays
+/// behind in a file roster never edits. None when it holds none, or cannot
+/// be read (then there is nothing roster can say it saw).
+fn codex_trust_entries_of(target: &HookConfigFile, paths: &HookPaths, document: &Value) -> Vec<String> {
+    let Ok(trust) = read_codex_trust(&paths.codex_config_toml()) else {
+        return Vec::new();
+    };
+    let hooks_files = equivalent_paths(&target.path);
+    find_installed_hooks(target.harness, document)
+        .all()
+        .flat_map(|hook| {
+            hooks_files
+                .iter()
+                .map(|file| codex_trust_key(file, hook.event, hook.group_index, hook.hook_index))
+                .collect::<Vec<_>>()
+        })
+        .filter(|key| trust.is_trusted(key))
+        .collect()
 }
 
 /// Removes `backup` if it is there; returns its path when it was.

@@ -32,9 +32,14 @@ pub struct UninstallOutcome {
     /// The backup install kept (`<file>.roster-backup`), removed: after
     /// uninstall nothing of roster's stays behind.
     pub removed_backup: Option<PathBuf>,
-    /// Directories left empty by removing the file, removed (the ones
-    /// install creates for a new file), innermost first.
+    /// Directories install created for a new file (and recorded), left
+    /// empty by removing it and removed, innermost first. A directory that
+    /// was there before install is never one.
     pub removed_directories: Vec<PathBuf>,
+    /// Codex: the keys of the trust entries its `config.toml` holds for the
+    /// hooks uninstall removed; they stay, since roster never edits that
+    /// file. Empty when there were none.
+    pub kept_trust_entries: Vec<String>,
     /// True when the file held nothing but roster's hooks and was removed.
     pub removed_file: bool,
     /// True when the backup install made was put back byte for byte, because
@@ -52,6 +57,7 @@ impl UninstallOutcome {
             changed: false,
             removed_backup: None,
             removed_directories: Vec::new(),
+            kept_trust_entries: Vec::new(),
             removed_file: false,
             restored_backup: false,
         }

@@ -34,7 +34,7 @@ use super::commands::HookCommands;
 use super::outcomes::{HookState, HookStatus, InstallOutcome, UninstallOutcome};
 use super::programs::{broken_programs_report, build_directory_notes};
 use super::types::{HookConfigError, HookConfigFile, HookHarness, HookPaths, Scope, scope_directory};
-use super::writing::{create_parent_directories, remove_emptied_directories, write_atomically};
+use super::writing::{create_parent_directories, remove_created_directories, write_atomically};
 
 /// The first line of every plugin file roster writes; how uninstall and
 /// status know the file is roster's.
@@ -236,8 +236,8 @@ pub(crate) fn install_plugin(
     Ok(outcome)
 }
 
-/// Removes roster's plugin file, and the directories install made that
-/// held only it; a file that is not roster's stays.
+/// Removes roster's plugin file, and the directories install made (and
+/// recorded) that held only it; a file that is not roster's stays.
 pub(crate) fn uninstall_plugin(
     target: &HookConfigFile,
     paths: &HookPaths,
@@ -249,9 +249,9 @@ pub(crate) fn uninstall_plugin(
             .map_err(|error| HookConfigError::io("remove", &target.path, error))?;
         outcome.changed = true;
         outcome.removed_file = true;
-        outcome.removed_directories =
-            remove_emptied_directories(&target.path, scope_directory(target, paths));
     }
+    outcome.removed_directories =
+        remove_created_directories(&target.path, scope_directory(target, paths), true)?;
     Ok(outcome)
 }
 

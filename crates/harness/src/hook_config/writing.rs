@@ -1,10 +1,13 @@
 //! Writing a configuration file safely: its directories made, the file
 //! replaced atomically (temporary file in the same directory, fsync, rename,
 //! fsync of the directory) so a crash leaves the old file or the new one and
-//! never a torn one, and the directories it leaves empty removed.
+//! never a torn one, and the directories install made for it recorded, so
+//! that uninstall removes those and no other.
 
+use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -13,15 +16,42 @@ use owner_liveness::retry_interrupted;
 
 use super::types::HookConfigError;
 
-pub(crate) fn create_parent_directories(path: &Path) -> Result<(), HookConfigError> {
-    match path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
-        Some(parent) => fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(parent)
-            .map_err(|error| HookConfigError::io("create the directory", parent, error)),
-        None => Ok(()),
-    }
+/// Creates the missing directories above `file`, outermost first, and
+/// records the outermost one it created beside the file
+/// ([`created_directories_record`]), so that uninstall removes the
+/// directories install made and never one the user had made before.
+pub(crate) fn create_parent_directories(file: &Path) -> Result<(), HookConfigError> {
+    let Some(parent) = file.parent().filter(|parent| !parent.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    // Only a directory known to be missing counts as one install creates:
+    // one that cannot be examined may be the user's.
+    let missing: Vec<&Path> = parent
+        .ancestors()
+        .take_while(|directory| {
+            matches!(fs::symlink_metadata(directory), Err(error) if error.kind() == io::ErrorKind::NotFound)
+        })
+        .collect();
+    let Some(outermost) = missing.last() else {
+        return Ok(());
+    };
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(parent)
+        .map_err(|error| HookConfigError::io("create the directory", parent, error))?;
+    let mut record = outermost.as_os_str().as_bytes().to_vec();
+    record.push(b'\n');
+    write_atomically(&created_directories_record(file), &record, 0o600)
+}
+
+/// Where install records the outermost directory it created for `file`
+/// (`<file>.roster-directories`, in the innermost one): the record that
+/// tells uninstall which directories are roster's to remove.
+pub(crate) fn created_directories_record(file: &Path) -> PathBuf {
+    let mut name = file.file_name().unwrap_or_default().to_os_string();
+    name.push(".roster-directories");
+    file.with_file_name(name)
 }
 
 /// Writes `bytes` to `path` with `mode`: a temporary file in the same
@@ -60,15 +90,34 @@ pub(crate) fn sync_directory(path: &Path) -> Result<(), HookConfigError> {
         .map_err(|error| HookConfigError::io("sync the directory", directory, error))
 }
 
-/// Removes the directories above the removed `file` that are empty now,
-/// innermost first, stopping at the first one that is not and never going
-/// up to `scope_directory` or above it (nor anywhere outside it).
-pub(crate) fn remove_emptied_directories(file: &Path, scope_directory: &Path) -> Vec<PathBuf> {
+/// Removes the record of the directories install created for `file`, and,
+/// when `file_removed`, those directories that are empty now, innermost
+/// first, stopping at the first one that is not. Only directories install
+/// recorded go, and never `scope_directory` or one above it (nor anywhere
+/// outside it): a directory the user had before install stays.
+pub(crate) fn remove_created_directories(
+    file: &Path,
+    scope_directory: &Path,
+    file_removed: bool,
+) -> Result<Vec<PathBuf>, HookConfigError> {
+    let record_path = created_directories_record(file);
+    let record = match fs::read(&record_path) {
+        Ok(record) => record,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(HookConfigError::io("read", &record_path, error)),
+    };
+    retry_interrupted(|| fs::remove_file(&record_path))
+        .map_err(|error| HookConfigError::io("remove", &record_path, error))?;
+    let outermost = PathBuf::from(OsStr::from_bytes(record.strip_suffix(b"\n").unwrap_or(&record)));
     let mut removed = Vec::new();
+    if !file_removed || !file.starts_with(&outermost) {
+        return Ok(removed);
+    }
     let mut directory = file.parent();
     while let Some(current) = directory {
         if current == scope_directory
             || !current.starts_with(scope_directory)
+            || !current.starts_with(&outermost)
             || retry_interrupted(|| fs::remove_dir(current)).is_err()
         {
             break;
@@ -76,5 +125,5 @@ pub(crate) fn remove_emptied_directories(file: &Path, scope_directory: &Path) ->
         removed.push(current.to_path_buf());
         directory = current.parent();
     }
-    removed
+    Ok(removed)
 }
