@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use owner_liveness::{OwnerIdentity, OwnerSource};
+use registry_core::record::ScreenLocation;
 use registry_core::state::{STATE_FORMAT, StateEvent, StateFile};
 use registry_core::{
     AgentName, HarnessName, HarnessVersion, RECORD_FORMAT, Record, RecordName, RecordedOwner, RecordedTime,
@@ -86,6 +87,14 @@ pub fn realistic_record(identity: &OwnerIdentity, ordinal: usize, cwd: &Path) ->
         transcript_path: Some(TranscriptPath::parse(&transcript)?),
         session_id: Some(SessionId::parse(&session_id)?),
         socket: None,
+        // As a session started in a tmux pane records it.
+        location: Some(ScreenLocation {
+            tty: Some(format!("pts/{}", ordinal % 64)),
+            multiplexer: Some("tmux".into()),
+            server: Some("/tmp/tmux-1000/default".into()),
+            pane: Some(format!("%{ordinal}")),
+            terminal: Some("tmux".into()),
+        }),
         cwd: SessionDirectoryPath::parse(&cwd.to_string_lossy())?,
         registrar_pid: std::process::id(),
         registered_at: now.clone(),

@@ -654,6 +654,7 @@ mod tests {
             session_id: None,
             transcript_path: None,
             socket: None,
+            location: None,
             cwd: SessionDirectory::Given(cwd.to_owned()),
             registrar_pid: std::process::id(),
             registrar: Registrar::ByHand,

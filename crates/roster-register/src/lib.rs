@@ -447,6 +447,17 @@ fn gather_registration(
         other => anyhow::Error::new(other),
     })?;
 
+    // Where it shows: the owner's own environment; when that cannot be
+    // read (another user's process), this process's when it runs inside
+    // the session (a hook's environment is its harness's).
+    let owner_pid = identity.pid.get();
+    let location = registry_core::record::location_of_process(owner_pid).or_else(|| {
+        let location = registry_core::record::ScreenLocation::from_environment(
+            &env,
+            registry_core::record::controlling_terminal(owner_pid),
+        );
+        (owner.resolved.verified && !location.is_empty()).then_some(location)
+    });
     let registration = Registration {
         identity,
         session_pid_source: owner.resolved.source.into(),
@@ -457,6 +468,7 @@ fn gather_registration(
         session_id,
         transcript_path,
         socket,
+        location,
         cwd,
         registrar_pid: std::process::id(),
         registrar: match payload {

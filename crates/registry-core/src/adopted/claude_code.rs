@@ -266,6 +266,10 @@ fn adopt(
         session_id: Some(session_id),
         transcript_path: None,
         socket,
+        // Read only for a live session: a dead one shows nowhere.
+        location: (verdict.liveness == Liveness::Alive)
+            .then(|| crate::record::location_of_process(file_pid.get()))
+            .flatten(),
         cwd,
         registrar_pid: 0,
         registered_at: RecordedTime::from(started),

@@ -13,6 +13,7 @@
 //! general reader would yield, and the same checks then run on them.
 
 use crate::record::keys::{RECORD_FORMAT, RecordKeys, SocketKeys};
+use crate::record::location::{LOCATION_KEYS, LocationKeys};
 use crate::record::owner::UncheckedOwner;
 
 /// The keys of `bytes` when they are in the writer's layout; `None` when
@@ -41,6 +42,7 @@ pub(crate) fn read_canonical_record(bytes: &[u8]) -> Option<RecordKeys> {
     let session_id = reader.optional("session_id", Reader::string_value)?;
     let transcript_path = reader.optional("transcript_path", Reader::string_value)?;
     let socket = reader.optional("socket", Reader::socket_value)?;
+    let location = reader.optional("location", Reader::location_value)?;
     let cwd = reader.string("cwd")?;
     let registrar_pid = reader.u32("registrar_pid")?;
     let registered_at = reader.string("registered_at")?;
@@ -71,6 +73,7 @@ pub(crate) fn read_canonical_record(bytes: &[u8]) -> Option<RecordKeys> {
         session_id,
         transcript_path,
         socket,
+        location,
         cwd,
         registrar_pid,
         registered_at,
@@ -216,6 +219,30 @@ impl Reader<'_> {
         let mtime_ns = if negative { 0_i64.checked_sub_unsigned(magnitude)? } else { magnitude as i64 };
         self.literal(b"\n  },\n")?;
         Some(SocketKeys { path, dev, ino, mtime_ns })
+    }
+
+    /// The `location` object's value and its comma: its keys in the
+    /// writer's order, each optional, at least one.
+    fn location_value(&mut self) -> Option<LocationKeys> {
+        const INDENT: &[u8] = b"    ";
+        self.literal(b"{\n")?;
+        let mut keys = LocationKeys::default();
+        let mut any = false;
+        for key in LOCATION_KEYS {
+            let before = self.rest;
+            if self.key_at(INDENT, key).is_none() {
+                self.rest = before;
+                continue;
+            }
+            *keys.slot(key)? = Some(self.quoted()?);
+            any = true;
+            if self.literal(b",\n").is_none() {
+                self.literal(b"\n")?;
+                break;
+            }
+        }
+        self.literal(b"  },\n")?;
+        any.then_some(keys)
     }
 }
 

@@ -2,6 +2,7 @@
 //! what both readers of a record's bytes produce (the canonical one in
 //! `canonical` and serde's in `session_record`), and the format they read.
 
+use crate::record::location::LocationKeys;
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess};
 
@@ -26,6 +27,7 @@ pub(crate) struct RecordKeys {
     pub(crate) session_id: Option<String>,
     pub(crate) transcript_path: Option<String>,
     pub(crate) socket: Option<SocketKeys>,
+    pub(crate) location: Option<LocationKeys>,
     pub(crate) cwd: String,
     pub(crate) registrar_pid: u32,
     pub(crate) registered_at: String,
@@ -77,6 +79,7 @@ impl<'de> de::Visitor<'de> for RecordVisitor {
         let mut session_id: Option<Option<String>> = None;
         let mut transcript_path: Option<Option<String>> = None;
         let mut socket: Option<Option<SocketKeys>> = None;
+        let mut location: Option<Option<LocationKeys>> = None;
         let mut cwd = None;
         let mut registrar_pid = None;
         let mut registered_at = None;
@@ -94,6 +97,7 @@ impl<'de> de::Visitor<'de> for RecordVisitor {
                 "session_id" => read_once(&mut session_id, "session_id", &mut map)?,
                 "transcript_path" => read_once(&mut transcript_path, "transcript_path", &mut map)?,
                 "socket" => read_once(&mut socket, "socket", &mut map)?,
+                "location" => read_once(&mut location, "location", &mut map)?,
                 "cwd" => read_once(&mut cwd, "cwd", &mut map)?,
                 "registrar_pid" => read_once(&mut registrar_pid, "registrar_pid", &mut map)?,
                 "registered_at" => read_once(&mut registered_at, "registered_at", &mut map)?,
@@ -122,6 +126,7 @@ impl<'de> de::Visitor<'de> for RecordVisitor {
             session_id: session_id.flatten(),
             transcript_path: transcript_path.flatten(),
             socket: socket.flatten(),
+            location: location.flatten(),
             cwd: required(cwd, "cwd")?,
             registrar_pid: required(registrar_pid, "registrar_pid")?,
             registered_at: required(registered_at, "registered_at")?,

@@ -11,6 +11,7 @@
 
 pub(crate) mod canonical;
 pub(crate) mod keys;
+pub(crate) mod location;
 pub(crate) mod malformed;
 pub(crate) mod name;
 pub(crate) mod owner;
@@ -20,6 +21,9 @@ pub(crate) mod timestamp;
 pub(crate) mod values;
 pub(crate) mod versioned;
 
+pub use location::{
+    LOCATION_VALUE_LIMIT, MULTIPLEXERS, ScreenLocation, controlling_terminal, location_of_process,
+};
 pub use malformed::{Field, FieldError, FieldLimit, FieldProblem, Malformed};
 pub use owner::{ChainMemberRecord, KeyName, OwnerKeys, UncheckedOwner, read_once, required};
 pub use values::{

@@ -11,6 +11,7 @@ use serde::ser::SerializeMap;
 
 use crate::record::canonical::read_canonical_record;
 use crate::record::keys::{RECORD_FORMAT, RecordKeys};
+use crate::record::location::{LocationKeys, ScreenLocation};
 use crate::record::malformed::{Field, FieldError, FieldLimit, Malformed};
 use crate::record::name::RecordName;
 use crate::record::owner::RecordedOwner;
@@ -47,6 +48,9 @@ pub struct Record {
     pub session_id: Option<SessionId>,
     pub transcript_path: Option<TranscriptPath>,
     pub socket: Option<SocketRecord>,
+    /// Where the session shows on screen, as its owner's environment said
+    /// at registration (`location`): a claim that each use verifies.
+    pub location: Option<ScreenLocation>,
     pub cwd: SessionDirectoryPath,
     pub registrar_pid: u32,
     pub registered_at: RecordedTime,
@@ -175,6 +179,9 @@ impl Serialize for Record {
         if let Some(socket) = &self.socket {
             map.serialize_entry("socket", socket)?;
         }
+        if let Some(location) = self.location.as_ref().filter(|location| !location.is_empty()) {
+            map.serialize_entry("location", location)?;
+        }
         self.owner.write_chain(&mut map)?;
         map.serialize_entry("cwd", &self.cwd)?;
         map.serialize_entry("registrar_pid", &self.registrar_pid)?;
@@ -205,6 +212,8 @@ impl RecordKeys {
             }),
             None => None,
         };
+        let location =
+            self.location.map(LocationKeys::check).transpose()?.filter(|location| !location.is_empty());
         let harness_version = self.harness_version.map(HarnessVersion::parse_owned).transpose()?;
         if let Some(session_id) = &self.session_id {
             crate::record::values::SESSION_ID_LIMIT.check(session_id)?;
@@ -225,6 +234,7 @@ impl RecordKeys {
             agent: self.agent.map(AgentName::parse_owned).transpose()?,
             transcript_path,
             socket,
+            location,
             cwd,
             registrar_pid: self.registrar_pid,
             registered_at,
@@ -293,6 +303,7 @@ pub(crate) mod tests {
             session_id: Some(text(SessionId::parse, "7c660e54-2e19-4577-b46a-16f46484eaf4")),
             transcript_path: None,
             socket: None,
+            location: None,
             cwd: text(SessionDirectoryPath::parse, "/home/dev/src/app"),
             registrar_pid: 4300,
             registered_at: time("2026-11-30T02:03:05.123456789Z"),
@@ -341,7 +352,34 @@ pub(crate) mod tests {
         let mut latest = extreme.clone();
         latest.socket.as_mut().unwrap().mtime_ns = i64::MAX;
         let chained = with_chain(vec![member(4250, 880), member(4260, 890)]);
-        vec![full, bare, with_socket, before_1970, unicode, extreme, latest, chained]
+        // A location in full, one with a single key, and one beside a socket.
+        let mut in_tmux = sample();
+        in_tmux.location = Some(ScreenLocation {
+            tty: Some("pts/3".into()),
+            multiplexer: Some("tmux".into()),
+            server: Some("/tmp/tmux-1000/default".into()),
+            pane: Some("%3".into()),
+            terminal: Some("tmux".into()),
+        });
+        let mut on_a_terminal = sample();
+        on_a_terminal.location =
+            Some(ScreenLocation { tty: Some("pts/7".into()), ..ScreenLocation::default() });
+        let mut socket_and_location = with_socket.clone();
+        socket_and_location.location =
+            Some(ScreenLocation { terminal: Some("WezTerm".into()), ..ScreenLocation::default() });
+        vec![
+            full,
+            bare,
+            with_socket,
+            before_1970,
+            unicode,
+            extreme,
+            latest,
+            chained,
+            in_tmux,
+            on_a_terminal,
+            socket_and_location,
+        ]
     }
 
     fn with_chain(chain: Vec<ChainMemberRecord>) -> Record {

@@ -56,6 +56,9 @@ pub struct Registration {
     pub session_id: Option<SessionId>,
     pub transcript_path: Option<String>,
     pub socket: Option<SocketIdentity>,
+    /// Where the session shows on screen, from its owner's environment
+    /// (empty when it could not be read).
+    pub location: Option<crate::record::location::ScreenLocation>,
     pub cwd: SessionDirectory,
     pub registrar_pid: u32,
     pub registrar: Registrar,
@@ -395,6 +398,7 @@ fn build_record(
         cwd: facts.cwd,
         transcript_path: facts.transcript_path,
         socket: facts.socket,
+        location: facts.location,
         harness_version: facts.harness_version,
         harness: facts.harness,
         session_pid_source: facts.session_pid_source,

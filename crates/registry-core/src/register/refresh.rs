@@ -113,6 +113,7 @@ pub(crate) struct ChosenFacts {
     pub session_id: Option<SessionId>,
     pub transcript_path: Option<TranscriptPath>,
     pub socket: Option<SocketRecord>,
+    pub location: Option<crate::record::location::ScreenLocation>,
     pub cwd: SessionDirectoryPath,
     pub session_pid_source: SessionPidSource,
     pub session_pid_verified: bool,
@@ -156,6 +157,12 @@ pub(crate) fn choose_facts(
         }),
         None => known_record.and_then(|record| record.socket.clone()),
     };
+    // Where it shows, as seen now; when nothing was seen (a registration
+    // from outside whose owner's environment cannot be read), as recorded.
+    let location = match registration.location.as_ref().filter(|location| !location.is_empty()) {
+        Some(location) => Some(location.clone()),
+        None => known_record.and_then(|record| record.location.clone()),
+    };
     let cwd = match (&registration.cwd, known_record) {
         (SessionDirectory::Given(path), _) => SessionDirectoryPath::parse_path(path)?,
         (SessionDirectory::CurrentDirectory(_), Some(record)) => record.cwd.clone(),
@@ -175,6 +182,7 @@ pub(crate) fn choose_facts(
         session_id,
         transcript_path,
         socket,
+        location,
         cwd,
         session_pid_source,
         session_pid_verified,

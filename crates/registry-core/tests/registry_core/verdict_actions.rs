@@ -278,6 +278,7 @@ fn registration(pid: u32) -> Registration {
         session_id: None,
         transcript_path: None,
         socket: None,
+        location: None,
         cwd: SessionDirectory::Given(PathBuf::from("/home/dev/src/app")),
         registrar_pid: 1,
         registrar: Registrar::ByHand,
