@@ -250,10 +250,9 @@ mod tests {
         for row in DELIVERY_EVENTS.iter().filter(|row| row.harness == Harness::GeminiCli) {
             let limit = delivery_limit(row);
             for unit in ["a", "\u{e9}", "\u{1f600}", "\u{1}", "\n"] {
-                let mut text = String::new();
-                while limit.length(&text) + limit.length(unit) <= limit.max {
-                    text.push_str(unit);
-                }
+                let unit_length = limit.length(unit);
+                let text = unit.repeat(limit.max / unit_length);
+                assert!(limit.length(&text) <= limit.max && limit.length(&text) + unit_length > limit.max);
                 let reply = delivery_reply(row, &text);
                 let output = reply.stdout.expect("stdout").len() + 1;
                 assert!(output <= GEMINI_OUTPUT_CHUNK, "{row:?} {unit:?}: {output} bytes");

@@ -137,6 +137,40 @@ impl ScreenLocation {
     }
 }
 
+/// What checking a recorded location against its multiplexer found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LocationStatus {
+    /// It holds now: the pane (window) is there and runs this session.
+    Current,
+    /// It no longer holds: shown with why, never focused.
+    Stale,
+    /// It could not be checked here (the multiplexer's program is not
+    /// installed, or does not answer): shown as recorded, not focused.
+    Unchecked,
+}
+
+impl LocationStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LocationStatus::Current => "current",
+            LocationStatus::Stale => "stale",
+            LocationStatus::Unchecked => "unchecked",
+        }
+    }
+}
+
+/// A recorded location, checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocationCheck {
+    pub status: LocationStatus,
+    /// Why it is current, stale or unchecked, in words.
+    pub reason: String,
+    /// How the table shows it: `tmux work:2.1`, `screen 4242.dev:3`,
+    /// `kitty 5`, `pts/3`.
+    pub shown: String,
+}
+
 /// The most of a process's environment read for its location.
 const ENVIRON_READ_LIMIT: u64 = 256 * 1024;
 
