@@ -85,6 +85,10 @@ pub struct SessionRow {
     /// §6.6), when a listing counted them (`read_messages`); 0 for a row
     /// that is no roster record.
     pub messages_pending: usize,
+    /// Its recorded `location`, checked against its multiplexer when a
+    /// listing did (the `location` crate); `None` when none is recorded or
+    /// it was not checked.
+    pub location_check: Option<crate::record::LocationCheck>,
 }
 
 impl SessionRow {
@@ -110,6 +114,7 @@ impl SessionRow {
             state: None,
             origin,
             messages_pending: 0,
+            location_check: None,
         }
     }
 
@@ -282,6 +287,7 @@ pub(crate) fn read_session_row_knowing(
                 state: None,
                 origin: Origin::Roster,
                 messages_pending: 0,
+                location_check: None,
             }
         }
         Parsed::Malformed(detail) => {
@@ -317,13 +323,14 @@ pub fn non_utf8_name_row(roster: &RosterDir, name: &std::ffi::OsStr) -> SessionR
         state: None,
         origin: Origin::Roster,
         messages_pending: 0,
+        location_check: None,
     }
 }
 
 /// Every key a JSON row carries (docs/contract.md §6.2), in output order: the record's
 /// keys, then the verdict, state, problem, consent, path, origin and the
 /// count of messages waiting.
-pub const ROW_KEYS: [&str; 36] = [
+pub const ROW_KEYS: [&str; 37] = [
     "format",
     "session_pid",
     "session_pid_source",
@@ -342,6 +349,7 @@ pub const ROW_KEYS: [&str; 36] = [
     "session_id",
     "transcript_path",
     "socket",
+    "location",
     "chain",
     "cwd",
     "registrar_pid",
@@ -416,6 +424,13 @@ impl Serialize for RowJson<'_> {
         map.serialize_entry("session_id", &record.and_then(|record| record.session_id.as_ref()))?;
         map.serialize_entry("transcript_path", &record.and_then(|record| record.transcript_path.as_ref()))?;
         map.serialize_entry("socket", &record.and_then(|record| record.socket.as_ref()))?;
+        map.serialize_entry(
+            "location",
+            &record.and_then(|record| record.location.as_ref()).map(|location| LocationJson {
+                location,
+                check: row.location_check.as_ref(),
+            }),
+        )?;
         write_chain_key(owner, &mut map, null)?;
         map.serialize_entry("cwd", &record.map(|record| &record.cwd))?;
         map.serialize_entry("registrar_pid", &roster_record.map(|record| record.registrar_pid))?;
@@ -502,6 +517,7 @@ mod tests {
             state: None,
             origin: Origin::Roster,
             messages_pending: 0,
+            location_check: None,
             record,
             problem,
             verdict: Verdict { liveness: Liveness::Alive, reason: "pid 4242 running".into() },
@@ -540,5 +556,33 @@ mod tests {
         for absent in ["format", "boot_id", "cwd", "agent", "socket"] {
             assert_eq!(object[absent], serde_json::Value::Null, "{absent}");
         }
+    }
+}
+
+/// A row's `location`: the recorded keys, then what checking it found
+/// (`status`: `current`, `stale`, `unchecked` or, when no listing checked
+/// it, `unchecked`; `reason`; `shown`, as the table shows it).
+struct LocationJson<'a> {
+    location: &'a crate::record::ScreenLocation,
+    check: Option<&'a crate::record::LocationCheck>,
+}
+
+impl Serialize for LocationJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let location = self.location;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("tty", &location.tty)?;
+        map.serialize_entry("multiplexer", &location.multiplexer)?;
+        map.serialize_entry("server", &location.server)?;
+        map.serialize_entry("pane", &location.pane)?;
+        map.serialize_entry("terminal", &location.terminal)?;
+        let (status, reason, shown) = match self.check {
+            Some(check) => (check.status.as_str(), Some(check.reason.as_str()), Some(check.shown.as_str())),
+            None => ("unchecked", None, None),
+        };
+        map.serialize_entry("status", status)?;
+        map.serialize_entry("reason", &reason)?;
+        map.serialize_entry("shown", &shown)?;
+        map.end()
     }
 }

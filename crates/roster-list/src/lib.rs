@@ -24,6 +24,8 @@ mod watch;
 mod hosts;
 
 mod listing;
+/// Each listed session's location, checked.
+mod locations;
 
 pub use listing::ListArgs;
 use listing::TOOL;

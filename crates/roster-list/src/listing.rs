@@ -17,6 +17,7 @@ use registry_core::{
     ListFilter, ListingSummary, RosterDir, RunningSystem, SessionRow, Timestamp, list_sessions_presented,
 };
 
+use crate::locations::Locations;
 use crate::table::{self, CONSENT_COLUMN, TableOptions};
 use crate::{json_array, notes};
 
@@ -150,9 +151,11 @@ pub(crate) fn print_listing(
     // One listing of `consent/` tells which rows have a marker at all: most
     // have none, and looking for each one's file cost a `stat` per row.
     let decider = ConsentDecider::new(&cli_support::process_env_os).knowing_markers_of(roster);
+    let locations = Locations::new();
     match args.common.output_format() {
         OutputFormat::Json => {
             let present = |row: SessionRow| {
+                let row = locations.checked(row);
                 let consent = decider.for_row(roster, &row, &facts);
                 json_array::render_array_element(&row.json_view(consent.row_consent()))
             };
@@ -172,6 +175,7 @@ pub(crate) fn print_listing(
             let home = cli_support::process_env_os("HOME").map(PathBuf::from);
             let now = Timestamp::now();
             let present = |row: SessionRow| {
+                let row = locations.checked(row);
                 let consent = decider.for_row(roster, &row, &facts);
                 table::text_row(&row, &consent, home.as_deref(), now)
             };
@@ -203,6 +207,8 @@ pub(crate) fn print_adopted_only(
 ) -> anyhow::Result<(ListingSummary, TableExtras)> {
     let facts = RunningSystem::read();
     let (rows, adopted_unread) = registry_core::adopted::read_adopted(&filter.adopt, &facts);
+    let locations = Locations::new();
+    let rows: Vec<SessionRow> = rows.into_iter().map(|row| locations.checked(row)).collect();
     let listing = registry_core::Listing::of_rows(&rows, filter);
     let mut summary = listing.summary();
     summary.adopted_unread = adopted_unread;

@@ -28,6 +28,7 @@ pub(crate) enum Column {
     State,
     Consent,
     Msgs,
+    Location,
     Age,
     Cwd,
     Session,
@@ -35,7 +36,7 @@ pub(crate) enum Column {
 }
 
 /// Every column, in the order of a row's cells.
-pub(crate) const COLUMNS: [Column; 11] = [
+pub(crate) const COLUMNS: [Column; 12] = [
     Column::Pid,
     Column::Harness,
     Column::Agent,
@@ -43,6 +44,7 @@ pub(crate) const COLUMNS: [Column; 11] = [
     Column::State,
     Column::Consent,
     Column::Msgs,
+    Column::Location,
     Column::Age,
     Column::Cwd,
     Column::Session,
@@ -59,6 +61,7 @@ impl Column {
             Column::State => "STATE",
             Column::Consent => "CONSENT",
             Column::Msgs => "MSGS",
+            Column::Location => "LOCATION",
             Column::Age => "AGE",
             Column::Cwd => "CWD",
             Column::Session => "SESSION",
@@ -98,7 +101,7 @@ impl Column {
             Column::Msgs => Some(4),
             // `9999d`: 27 years.
             Column::Age => Some(5),
-            Column::Cwd | Column::Session | Column::Reason => None,
+            Column::Cwd | Column::Session | Column::Reason | Column::Location => None,
         }
     }
 
@@ -111,6 +114,8 @@ impl Column {
             // Enough for `malformed: 31005.json` or the end of a path's start.
             Column::Cwd => Some(16),
             Column::Reason => Some(12),
+            // `tmux %12 (stale)`, cut further only past it.
+            Column::Location => Some(16),
             _ => None,
         }
     }
@@ -120,15 +125,16 @@ impl Column {
     fn drop_rank(self) -> Option<u8> {
         match self {
             Column::Age => Some(0),
-            Column::Harness => Some(1),
-            Column::Consent => Some(2),
-            Column::Msgs => Some(3),
-            Column::Session => Some(4),
-            Column::State => Some(5),
-            Column::Reason => Some(6),
-            Column::Agent => Some(7),
-            Column::Cwd => Some(8),
-            Column::Liveness => Some(9),
+            Column::Location => Some(1),
+            Column::Harness => Some(2),
+            Column::Consent => Some(3),
+            Column::Msgs => Some(4),
+            Column::Session => Some(5),
+            Column::State => Some(6),
+            Column::Reason => Some(7),
+            Column::Agent => Some(8),
+            Column::Cwd => Some(9),
+            Column::Liveness => Some(10),
             Column::Pid => None,
         }
     }
@@ -190,8 +196,8 @@ impl TableOptions {
     }
 
     /// The columns to lay out for `rows`: those chosen; by default every
-    /// one but MSGS and REASON, which are there only when a row has
-    /// messages waiting or is a problem entry (`with_reason`: always,
+    /// one but MSGS, LOCATION and REASON, which are there only when a row
+    /// has messages waiting, a location or is a problem entry (`with_reason`: always,
     /// as for a watch, whose later events may be).
     fn candidates(&self, rows: &[Vec<String>], with_reason: bool) -> Vec<Column> {
         if let Some(chosen) = &self.chosen {
@@ -202,6 +208,7 @@ impl TableOptions {
             .into_iter()
             .filter(|column| match column {
                 Column::Msgs => any(Column::Msgs, "-"),
+                Column::Location => any(Column::Location, "-"),
                 Column::Reason => with_reason || any(Column::Reason, ""),
                 _ => true,
             })
@@ -450,6 +457,7 @@ pub(crate) fn text_row(
             state,
             consent.label.as_str().to_owned(),
             messages,
+            escape_for_terminal(&crate::locations::location_cell(row)).into_owned(),
             age,
             home_relative(Path::new(&record.cwd), home),
             record
@@ -466,6 +474,7 @@ pub(crate) fn text_row(
             state,
             "-".to_owned(),
             messages,
+            "-".to_owned(),
             age,
             // The entry's name, not its whole path (JSON has that): a
             // problem row never widens the directory column much.
@@ -656,7 +665,7 @@ mod tests {
         assert!(refused.contains("no column \"sesion\""), "{refused}");
         assert!(
             refused
-                .contains("pid, harness, agent, liveness, state, consent, msgs, age, cwd, session, reason")
+                .contains("pid, harness, agent, liveness, state, consent, msgs, location, age, cwd, session, reason")
         );
     }
 }

@@ -162,7 +162,7 @@ fn columns_chooses_the_columns_and_an_unknown_one_is_bad_input_naming_the_valid_
         refused.stderr.contains("\"sesion\"")
             && refused
                 .stderr
-                .contains("pid, harness, agent, liveness, state, consent, msgs, age, cwd, session, reason"),
+                .contains("pid, harness, agent, liveness, state, consent, msgs, location, age, cwd, session, reason"),
         "{}",
         refused.stderr
     );

@@ -237,6 +237,9 @@ fn an_arm_that_waited_for_the_registry_lock_gives_way_to_a_disarm_made_meanwhile
     let scene = Scene::new();
     // Any registration creates the registry and its lock.
     let other = ArmedOwner::spawn(scene.sandbox.root(), scene.sandbox.home(), &scene.project);
+    // The registration's own lock (its reaper may take it again right
+    // after) is let go before the holder takes it.
+    assert!(poll_until(Duration::from_secs(10), || !lock_is_held(&scene.lock_path())));
     let holder = LockHolder::spawn_read_only(&scene.lock_path());
 
     let session = ArmingSession::spawn(&scene);

@@ -179,6 +179,7 @@ pub(crate) fn read_listed_adopted_row(
             verdict,
             origin: Origin::ClaudeCode,
             messages_pending: 0,
+            location_check: None,
         }),
         Err(detail) => Some(problem_row(ProblemKind::Malformed, detail, Some(contents.mtime))),
     }

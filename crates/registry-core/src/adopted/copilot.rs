@@ -259,6 +259,7 @@ pub(crate) fn read_copilot_row(
         verdict,
         origin: Origin::Copilot,
         messages_pending: 0,
+        location_check: None,
     })
 }
 

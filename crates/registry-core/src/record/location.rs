@@ -90,6 +90,19 @@ impl LocationKeys {
 }
 
 impl ScreenLocation {
+    /// How the table shows it as recorded, before (or without) a check:
+    /// `tmux %3`, `screen dev:2`, `kitty 5`, `pts/3`.
+    pub fn recorded_shown(&self) -> String {
+        let pane = self.pane.as_deref().unwrap_or_default();
+        match (self.multiplexer.as_deref(), self.server.as_deref()) {
+            (Some("screen"), Some(server)) => {
+                format!("screen {}:{pane}", server.split_once('.').map_or(server, |(_, name)| name))
+            }
+            (Some(multiplexer), _) => format!("{multiplexer} {pane}"),
+            (None, _) => self.tty.clone().or_else(|| self.terminal.clone()).unwrap_or_else(|| "-".to_owned()),
+        }
+    }
+
     /// Whether nothing is known of it.
     pub fn is_empty(&self) -> bool {
         *self == ScreenLocation::default()
