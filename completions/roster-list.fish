@@ -20,7 +20,7 @@ complete -c roster-list -s s -l state -d 'Show only sessions in these states, a 
 idle\t''
 waiting\t''
 unknown\t''"
-complete -c roster-list -s c -l columns -d 'Show these columns, in this order: a comma list of pid, harness, agent, liveness, state, consent, msgs, age, cwd, session, reason' -r
+complete -c roster-list -s c -l columns -d 'Show these columns, in this order: a comma list of pid, harness, agent, liveness, state, consent, msgs, location, age, cwd, session, reason' -r
 complete -c roster-list -l width -d 'Fit the table in N columns (default: $COLUMNS, else the terminal\'s width; no limit into a pipe)' -r
 complete -c roster-list -l until-gone -d 'Print the events until the session with this owner pid or session id is gone, then exit 0' -r -f -a "(env _CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-list -- roster-list --until-gone '' 2>/dev/null)\t''"
 complete -c roster-list -l host -d 'List the sessions of HOST through ssh (repeatable; `local` is this machine; see HOSTS)' -r

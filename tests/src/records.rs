@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 pub const REGISTRY_TOOLS: [&str; 3] = ["roster-register", "roster-list", "roster-prune"];
 
 /// Every key of a record (docs/contract.md §3); a JSON row carries each, null where absent.
-pub const RECORD_KEYS: [&str; 22] = [
+pub const RECORD_KEYS: [&str; 23] = [
     "format",
     "session_pid",
     "session_pid_source",
@@ -28,6 +28,7 @@ pub const RECORD_KEYS: [&str; 22] = [
     "session_id",
     "transcript_path",
     "socket",
+    "location",
     "cwd",
     "registrar_pid",
     "registered_at",

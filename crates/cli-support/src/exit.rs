@@ -29,6 +29,10 @@ pub enum ExitStatus {
     /// Some hosts did not answer (6): `roster-list --host` printed the rows
     /// of the hosts that did, and said on stderr which did not and why.
     HostsUnanswered,
+    /// Out of reach (7): `roster-focus` found the session, but where it
+    /// shows nothing here can bring it to the front (a terminal of its own,
+    /// a multiplexer no client is attached to).
+    OutOfReach,
 }
 
 impl ExitStatus {
@@ -42,6 +46,7 @@ impl ExitStatus {
             ExitStatus::Expired => 4,
             ExitStatus::StillPending => 5,
             ExitStatus::HostsUnanswered => 6,
+            ExitStatus::OutOfReach => 7,
         }
     }
 
@@ -503,11 +508,12 @@ mod tests {
             ExitStatus::Expired,
             ExitStatus::StillPending,
             ExitStatus::HostsUnanswered,
+            ExitStatus::OutOfReach,
         ]
         .into_iter()
         .map(ExitStatus::code)
         .collect();
-        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7]);
     }
 
     fn usage_error(arguments: &[&str]) -> clap::Error {

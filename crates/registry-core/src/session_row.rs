@@ -426,10 +426,9 @@ impl Serialize for RowJson<'_> {
         map.serialize_entry("socket", &record.and_then(|record| record.socket.as_ref()))?;
         map.serialize_entry(
             "location",
-            &record.and_then(|record| record.location.as_ref()).map(|location| LocationJson {
-                location,
-                check: row.location_check.as_ref(),
-            }),
+            &record
+                .and_then(|record| record.location.as_ref())
+                .map(|location| LocationJson { location, check: row.location_check.as_ref() }),
         )?;
         write_chain_key(owner, &mut map, null)?;
         map.serialize_entry("cwd", &record.map(|record| &record.cwd))?;
@@ -474,6 +473,34 @@ impl SessionRow {
     /// What `to_json` returns, as a value to serialize directly.
     pub fn json_view<'a>(&'a self, consent: RowConsent<'a>) -> RowJson<'a> {
         RowJson { row: self, consent }
+    }
+}
+
+/// A row's `location`: the recorded keys, then what checking it found
+/// (`status`: `current`, `stale`, `unchecked` or, when no listing checked
+/// it, `unchecked`; `reason`; `shown`, as the table shows it).
+struct LocationJson<'a> {
+    location: &'a crate::record::ScreenLocation,
+    check: Option<&'a crate::record::LocationCheck>,
+}
+
+impl Serialize for LocationJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let location = self.location;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("tty", &location.tty)?;
+        map.serialize_entry("multiplexer", &location.multiplexer)?;
+        map.serialize_entry("server", &location.server)?;
+        map.serialize_entry("pane", &location.pane)?;
+        map.serialize_entry("terminal", &location.terminal)?;
+        let (status, reason, shown) = match self.check {
+            Some(check) => (check.status.as_str(), Some(check.reason.as_str()), Some(check.shown.as_str())),
+            None => ("unchecked", None, None),
+        };
+        map.serialize_entry("status", status)?;
+        map.serialize_entry("reason", &reason)?;
+        map.serialize_entry("shown", &shown)?;
+        map.end()
     }
 }
 
@@ -556,33 +583,5 @@ mod tests {
         for absent in ["format", "boot_id", "cwd", "agent", "socket"] {
             assert_eq!(object[absent], serde_json::Value::Null, "{absent}");
         }
-    }
-}
-
-/// A row's `location`: the recorded keys, then what checking it found
-/// (`status`: `current`, `stale`, `unchecked` or, when no listing checked
-/// it, `unchecked`; `reason`; `shown`, as the table shows it).
-struct LocationJson<'a> {
-    location: &'a crate::record::ScreenLocation,
-    check: Option<&'a crate::record::LocationCheck>,
-}
-
-impl Serialize for LocationJson<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let location = self.location;
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("tty", &location.tty)?;
-        map.serialize_entry("multiplexer", &location.multiplexer)?;
-        map.serialize_entry("server", &location.server)?;
-        map.serialize_entry("pane", &location.pane)?;
-        map.serialize_entry("terminal", &location.terminal)?;
-        let (status, reason, shown) = match self.check {
-            Some(check) => (check.status.as_str(), Some(check.reason.as_str()), Some(check.shown.as_str())),
-            None => ("unchecked", None, None),
-        };
-        map.serialize_entry("status", status)?;
-        map.serialize_entry("reason", &reason)?;
-        map.serialize_entry("shown", &shown)?;
-        map.end()
     }
 }

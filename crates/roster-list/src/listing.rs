@@ -78,7 +78,7 @@ pub struct ListArgs {
     #[arg(long)]
     pub no_adopt: bool,
 
-    /// Show these columns, in this order: a comma list of pid, harness, agent, liveness, state, consent, msgs, age, cwd, session, reason
+    /// Show these columns, in this order: a comma list of pid, harness, agent, liveness, state, consent, msgs, location, age, cwd, session, reason
     #[arg(short = 'c', long, value_name = "COLUMN[,COLUMN...]")]
     pub columns: Option<String>,
 

@@ -21,7 +21,9 @@ impl Locations {
 
     /// `row` with its recorded location checked; as it was when it has none.
     pub(crate) fn checked(&self, mut row: SessionRow) -> SessionRow {
-        let Some(location) = row.record.as_ref().and_then(|record| record.location.as_ref()) else { return row };
+        let Some(location) = row.record.as_ref().and_then(|record| record.location.as_ref()) else {
+            return row;
+        };
         row.location_check = Some(match (row.liveness(), row.pid) {
             (Liveness::Alive, Some(pid)) => match self.0.lock() {
                 Ok(mut verifier) => verifier.check(location, pid),

@@ -663,9 +663,8 @@ mod tests {
         assert_eq!(parse_columns("pid,CWD, agent,pid").unwrap(), [Column::Pid, Column::Cwd, Column::Agent]);
         let refused = parse_columns("pid,sesion").unwrap_err().0;
         assert!(refused.contains("no column \"sesion\""), "{refused}");
-        assert!(
-            refused
-                .contains("pid, harness, agent, liveness, state, consent, msgs, location, age, cwd, session, reason")
-        );
+        assert!(refused.contains(
+            "pid, harness, agent, liveness, state, consent, msgs, location, age, cwd, session, reason"
+        ));
     }
 }

@@ -128,8 +128,9 @@ pub fn manual() -> Manual {
                  else is refused (exit 2), never changed. A session's queue holds at most {MAX_PENDING} \
                  pending messages; one more is refused with \"queue full\" (exit 1) and nothing is dropped. \
                  Framed for the model, a message must also fit what its session's harness keeps whole in one \
-                 hook reply (Claude Code and Codex: 10,000 UTF-16 units, the frame included): a longer one is \
-                 refused (exit 2) naming how much to cut, never split or cut.",
+                 hook reply, counted as the harness counts it (Claude Code: 10,000 UTF-16 units; Codex: \
+                 10,000 bytes; Gemini CLI: 65,024 bytes of JSON; the frame included): a longer one is \
+                 refused (exit 2) naming how much to cut and in which unit, never split or cut.",
                 MAX_TEXT_BYTES / 1024
             ),
             "Delivered means handed over whole: the delivery hook records a message delivered only after its \

@@ -160,9 +160,9 @@ fn columns_chooses_the_columns_and_an_unknown_one_is_bad_input_naming_the_valid_
     assert!(refused.stdout.is_empty(), "{}", refused.stdout_text());
     assert!(
         refused.stderr.contains("\"sesion\"")
-            && refused
-                .stderr
-                .contains("pid, harness, agent, liveness, state, consent, msgs, location, age, cwd, session, reason"),
+            && refused.stderr.contains(
+                "pid, harness, agent, liveness, state, consent, msgs, location, age, cwd, session, reason"
+            ),
         "{}",
         refused.stderr
     );

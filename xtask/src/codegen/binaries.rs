@@ -12,8 +12,8 @@ pub struct Binary {
     pub manual: fn() -> cli_support::manual::Manual,
 }
 
-/// The seven binaries, in the order pages and completions are generated.
-pub const BINARIES: [Binary; 7] = [
+/// The binaries, in the order pages and completions are generated.
+pub const BINARIES: [Binary; 8] = [
     Binary { name: "roster-register", command: roster_register::command, manual: roster_register::manual },
     Binary { name: "roster-list", command: roster_list::command, manual: roster_list::manual },
     Binary { name: "roster-prune", command: roster_prune::command, manual: roster_prune::manual },
@@ -21,10 +21,11 @@ pub const BINARIES: [Binary; 7] = [
     Binary { name: "roster-hooks", command: roster_hooks::command, manual: roster_hooks::manual },
     Binary { name: "roster-state", command: roster_state::command, manual: roster_state::manual },
     Binary { name: "roster-send", command: roster_send::command, manual: roster_send::manual },
+    Binary { name: "roster-focus", command: roster_focus::command, manual: roster_focus::manual },
 ];
 
 /// The names of [`BINARIES`], in the same order.
-pub const BINARY_NAMES: [&str; 7] = [
+pub const BINARY_NAMES: [&str; 8] = [
     BINARIES[0].name,
     BINARIES[1].name,
     BINARIES[2].name,
@@ -32,6 +33,7 @@ pub const BINARY_NAMES: [&str; 7] = [
     BINARIES[4].name,
     BINARIES[5].name,
     BINARIES[6].name,
+    BINARIES[7].name,
 ];
 
 /// The binaries' names as prose: `roster-register, ..., roster-state and

@@ -1,0 +1,439 @@
+//! `roster-focus`: takes the terminal to a live session (docs/contract.md
+//! §6.8): finds it (by pid, session id or agent name, or the one waiting
+//! longest for its user), checks where it shows (its recorded location,
+//! against its multiplexer: the `location` crate), and runs the
+//! multiplexer's own focus command, or prints it. A location that no
+//! longer holds is never focused. The clap `Command` lives here so xtask
+//! renders man pages and completions from the definition users run.
+
+#![forbid(unsafe_code)]
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{CommandFactory, Parser};
+use cli_support::manual::{self, Example, ExitStatusDoc, Manual};
+use cli_support::{BadInput, CommonArgs, EndedWith, ExitStatus, OutputFormat, Refused, escape_for_terminal};
+use harness::hook_config::shell_quote;
+use location::{FocusPlan, FocusRefusal, Verifier, focus_plan, run_bounded};
+use owner_liveness::Liveness;
+use registry_core::record::{LocationCheck, LocationStatus};
+use registry_core::{ListFilter, RunningSystem, SessionRow};
+
+const TOOL: &str = "roster-focus";
+
+/// The longest a focus command is given to run.
+const FOCUS_BOUND: Duration = Duration::from_secs(5);
+
+/// Take the terminal to a live agent session
+#[derive(Debug, Parser)]
+#[command(
+    name = TOOL,
+    version,
+    about = "Take the terminal to a live agent session: its tmux pane, screen window or kitty window",
+    long_about = "Take the terminal to a live agent session: its tmux pane, screen window or kitty window\n\n\
+        roster-focus finds the session (by its owner's pid, its session id, its agent name, or with \
+        --next-waiting the one that has waited longest for its user), checks where it shows (the \
+        location its registration recorded: a tmux pane, a GNU screen window, a kitty or WezTerm \
+        window), and runs that multiplexer's own focus command: tmux switch-client to the pane's \
+        session, window and pane for the most recently active client, screen select, kitty @ \
+        focus-window, wezterm cli activate-pane. A location is checked first: the pane must still be \
+        there and run the session (a restarted tmux server reuses pane numbers); one that no longer \
+        holds is never focused. --print prints the command line instead, for key bindings and scripts.",
+    group = clap::ArgGroup::new("which").required(true).args(["target", "next_waiting"]),
+)]
+pub struct FocusArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// The session: its owner's pid, its session id (or a prefix of it that names one), or the agent name of exactly one live session
+    #[arg(value_name = "PID|SESSION_ID|AGENT")]
+    pub target: Option<String>,
+
+    /// The live session that has waited longest for its user (with --state, in those states instead)
+    #[arg(short, long, conflicts_with = "target")]
+    pub next_waiting: bool,
+
+    /// With --next-waiting: choose among sessions in these states, a comma list of working, idle, waiting
+    #[arg(
+        short,
+        long,
+        value_name = "STATE[,STATE...]",
+        value_delimiter = ',',
+        value_parser = ["working", "idle", "waiting"],
+        requires = "next_waiting"
+    )]
+    pub state: Vec<String>,
+
+    /// With --next-waiting: choose among the sessions of this agent name
+    #[arg(short = 'A', long, value_name = "NAME", requires = "next_waiting", add = cli_support::agent_names())]
+    pub agent: Option<String>,
+
+    /// Print the command that goes there instead of running it
+    #[arg(short, long)]
+    pub print: bool,
+
+    /// The tmux client to switch (as `tmux list-clients` names it; default: the most recently active one)
+    #[arg(long, value_name = "CLIENT")]
+    pub client: Option<String>,
+}
+
+/// Examples, notes and exit statuses: `--help` and the man page both
+/// render this.
+pub fn manual() -> Manual {
+    Manual {
+        examples: &[
+            Example {
+                description: "Go to the session that has waited longest for you:",
+                commands: &["roster-focus --next-waiting"],
+                output: &["went to pid 5854 (wren, claude-code): switch the tmux client /dev/pts/2 to pane %3 (work:2.1)"],
+            },
+            Example {
+                description: "Bind it to a key in tmux (prefix N); in kitty.conf, `map ctrl+shift+n launch \
+                              --type=background roster-focus --next-waiting` does the same:",
+                commands: &["tmux bind-key N run-shell 'roster-focus --next-waiting'"],
+                output: &[],
+            },
+            Example {
+                description: "Print the command that would go to the session of pid 5854, for a script:",
+                commands: &["roster-focus --print 5854"],
+                output: &[],
+            },
+        ],
+        notes: vec![
+            "Where a session shows is recorded when it registers (its owner's controlling terminal, and TMUX and \
+             TMUX_PANE, STY and WINDOW, KITTY_LISTEN_ON and KITTY_WINDOW_ID, WEZTERM_UNIX_SOCKET and \
+             WEZTERM_PANE, ZELLIJ_SESSION_NAME and ZELLIJ_PANE_ID, TERM_PROGRAM from its environment), and for \
+             a session Claude Code or Copilot CLI keeps, read from its process's environment. roster-list shows \
+             it in its LOCATION column and location key."
+                .to_owned(),
+            "Checked before use: a tmux pane must exist on that server and run the session's owner or one of \
+             its ancestors; a screen window must exist in a screen session that is one of the owner's \
+             ancestors; a kitty window must exist and run the owner or an ancestor. Anything else is stale, \
+             shown with why, and never focused (exit 3). kitty needs allow_remote_control and listen_on in its \
+             configuration for KITTY_LISTEN_ON to be set."
+                .to_owned(),
+            "What cannot be reached from here says so (exit 7): a tmux server or screen session no client is \
+             attached to (its attach command is printed), a session on a terminal of its own (no multiplexer \
+             can bring a terminal window to the front; under Wayland no program can), a Zellij pane (Zellij \
+             cannot focus a pane by id from outside)."
+                .to_owned(),
+        ],
+        environment: manual::session_variables_and(&[]),
+        environment_note: Some(manual::EMPTY_VARIABLE_NOTE),
+        files: &[manual::SESSIONS_FILE],
+        exit_statuses: &[
+            ExitStatusDoc {
+                status: ExitStatus::Success,
+                meaning: "Went there; with --print, printed how.",
+            },
+            ExitStatusDoc { status: ExitStatus::Failure, meaning: "The focus command failed (what it said on stderr)." },
+            ExitStatusDoc {
+                status: ExitStatus::BadInput,
+                meaning: "Bad input or usage; a name or id prefix that names several live sessions (their pids listed).",
+            },
+            ExitStatusDoc {
+                status: ExitStatus::Refused,
+                meaning: "No such live session, or where it shows no longer holds (stale, the reason said): never \
+                          focused. Also an untrusted roster directory.",
+            },
+            ExitStatusDoc {
+                status: ExitStatus::OutOfReach,
+                meaning: "Out of reach from here: no client attached to its tmux server or screen session (the \
+                          attach command printed), a terminal of its own, a Zellij pane.",
+            },
+        ],
+        ..Manual::default()
+    }
+}
+
+pub fn command() -> clap::Command {
+    cli_support::with_manual(FocusArgs::command(), &manual())
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    cli_support::complete_when_asked(command);
+    let arguments = cli_support::process_arguments();
+    match cli_support::parse_with_manual_on_help::<FocusArgs>(command, &arguments) {
+        Ok(args) => cli_support::run_tool(TOOL, || run(args)),
+        Err(error) => cli_support::run_tool(TOOL, || Err(error.into())),
+    }
+}
+
+fn run(args: FocusArgs) -> anyhow::Result<()> {
+    let rows = live_rows(&args)?;
+    let mut verifier = Verifier::new();
+    let (row, check) = match &args.target {
+        Some(target) => {
+            let row = the_session(rows, target)?;
+            let check = check_of(&mut verifier, &row);
+            (row, check)
+        }
+        None => next_waiting(rows, &args, &mut verifier)?,
+    };
+    let location = row.record.as_ref().and_then(|record| record.location.clone()).unwrap_or_default();
+    let who = describe(&row);
+    let plan = match check.as_ref() {
+        Some(check) => focus_plan(&location, check, args.client.as_deref()),
+        None => Err(FocusRefusal::NotFocusable(
+            "nothing says where it shows: it was registered without a terminal or multiplexer in its \
+             environment"
+                .to_owned(),
+        )),
+    };
+    match plan {
+        Ok(plan) => go(&args, &row, &who, check.as_ref(), &plan),
+        Err(refusal) => refuse(&args, &row, &who, check.as_ref(), refusal),
+    }
+}
+
+/// The live sessions, roster's and those the harnesses keep.
+fn live_rows(args: &FocusArgs) -> anyhow::Result<Vec<SessionRow>> {
+    let facts = RunningSystem::read();
+    let filter = ListFilter {
+        agent: args.agent.clone(),
+        state: (!args.state.is_empty())
+            .then(|| args.state.iter().map(|state| harness::Activity::parse(state)).collect()),
+        adopt: cli_support::harness_session_sources(true),
+        ..ListFilter::default()
+    };
+    let mut rows = match cli_support::open_roster_for_reading(&args.common)? {
+        Some(roster) => registry_core::list_sessions(&roster, &filter, &facts)?.rows,
+        None => registry_core::adopted::read_adopted(&filter.adopt, &facts).0,
+    };
+    rows.retain(|row| row.liveness() == Liveness::Alive && row.record.is_some());
+    Ok(rows)
+}
+
+/// One way a target may name a row.
+type RowTest<'a> = Box<dyn Fn(&SessionRow) -> bool + 'a>;
+
+/// The one live session `target` names: a pid, a session id or a unique
+/// prefix of one (as the table shortens them), or an agent name.
+fn the_session(rows: Vec<SessionRow>, target: &str) -> anyhow::Result<SessionRow> {
+    let shown = escape_for_terminal(target);
+    let session_id = |row: &SessionRow| {
+        row.record.as_ref().and_then(|record| record.session_id.as_deref().map(str::to_owned))
+    };
+    let agent =
+        |row: &SessionRow| row.record.as_ref().and_then(|record| record.agent.as_deref().map(str::to_owned));
+    let prefix = target.strip_suffix('…').unwrap_or(target);
+    let choices: [RowTest<'_>; 4] = [
+        Box::new(|row| row.pid.is_some_and(|pid| pid.to_string() == target)),
+        Box::new(|row| session_id(row).as_deref() == Some(target)),
+        Box::new(|row| prefix.len() >= 4 && session_id(row).is_some_and(|id| id.starts_with(prefix))),
+        Box::new(|row| agent(row).as_deref() == Some(target)),
+    ];
+    for matches in choices {
+        let mut found: Vec<&SessionRow> = rows.iter().filter(|row| matches(row)).collect();
+        match found.len() {
+            0 => continue,
+            1 => return Ok(found.remove(0).clone()),
+            several => {
+                let pids: Vec<String> =
+                    found.iter().filter_map(|row| row.pid).map(|pid| pid.to_string()).collect();
+                return Err(BadInput(format!(
+                    "{shown} names {several} live sessions (pids {}); give the pid of the one to go to",
+                    pids.join(", ")
+                ))
+                .into());
+            }
+        }
+    }
+    Err(Refused(format!(
+        "no live session has the pid, session id or agent name {shown}; roster-list shows the sessions"
+    ))
+    .into())
+}
+
+/// The session that has waited longest in the states asked (waiting for
+/// its user by default) among those that can be gone to; when none can,
+/// the longest-waiting one, to say why.
+fn next_waiting(
+    rows: Vec<SessionRow>,
+    args: &FocusArgs,
+    verifier: &mut Verifier,
+) -> anyhow::Result<(SessionRow, Option<LocationCheck>)> {
+    let wanted: Vec<harness::Activity> = if args.state.is_empty() {
+        vec![harness::Activity::Waiting]
+    } else {
+        args.state.iter().filter_map(|state| harness::Activity::parse(state)).collect()
+    };
+    let mut candidates: Vec<SessionRow> = rows
+        .into_iter()
+        .filter(|row| row.shown_state().is_some_and(|state| wanted.contains(&state.activity)))
+        .collect();
+    candidates
+        .sort_by_key(|row| row.shown_state().map(|state| state.since.unix_nanos()).unwrap_or(i128::MAX));
+    let Some(longest) = candidates.first().cloned() else {
+        let states: Vec<&str> = wanted.iter().map(|activity| activity.as_str()).collect();
+        return Err(Refused(format!(
+            "no live session is {}; roster-list shows the sessions",
+            states.join(" or ")
+        ))
+        .into());
+    };
+    for row in candidates {
+        let check = check_of(verifier, &row);
+        if check.as_ref().is_some_and(|check| check.status != LocationStatus::Stale) && focusable(&row) {
+            return Ok((row, check));
+        }
+    }
+    let check = check_of(verifier, &longest);
+    Ok((longest, check))
+}
+
+/// Whether a row's location is one a focus command can reach at all.
+fn focusable(row: &SessionRow) -> bool {
+    row.record
+        .as_ref()
+        .and_then(|record| record.location.as_ref())
+        .and_then(|location| location.multiplexer.as_deref())
+        .is_some_and(|multiplexer| multiplexer != "zellij")
+}
+
+fn check_of(verifier: &mut Verifier, row: &SessionRow) -> Option<LocationCheck> {
+    let location = row.record.as_ref()?.location.as_ref()?;
+    Some(verifier.check(location, row.pid?))
+}
+
+/// `pid 5854 (wren, claude-code)`.
+fn describe(row: &SessionRow) -> String {
+    let pid = row.pid.map_or_else(|| "?".to_owned(), |pid| pid.to_string());
+    let Some(record) = &row.record else { return format!("pid {pid}") };
+    let names: Vec<String> =
+        [record.agent.as_deref(), Some(record.harness.as_str()).filter(|harness| !harness.is_empty())]
+            .into_iter()
+            .flatten()
+            .map(|name| escape_for_terminal(name).into_owned())
+            .collect();
+    if names.is_empty() { format!("pid {pid}") } else { format!("pid {pid} ({})", names.join(", ")) }
+}
+
+/// A command line as a shell would take it.
+fn shell_line(command: &[String]) -> String {
+    command.iter().map(|word| shell_quote(word).into_owned()).collect::<Vec<_>>().join(" ")
+}
+
+/// Runs the plan (or prints it), and says where it went.
+fn go(
+    args: &FocusArgs,
+    row: &SessionRow,
+    who: &str,
+    check: Option<&LocationCheck>,
+    plan: &FocusPlan,
+) -> anyhow::Result<()> {
+    if !args.print {
+        for command in &plan.commands {
+            let answer = run_bounded(&command[0], &command[1..], FOCUS_BOUND)
+                .map_err(|why| anyhow::anyhow!("going to {who}: {why}"))?;
+            if !answer.success {
+                return Err(anyhow::anyhow!(
+                    "going to {who}: `{}` failed: {}",
+                    escape_for_terminal(&shell_line(command)),
+                    escape_for_terminal(answer.stderr.trim())
+                ));
+            }
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    match args.common.output_format() {
+        OutputFormat::Json => {
+            let value = answer_json(
+                row,
+                check,
+                if args.print { "printed" } else { "focused" },
+                &plan.what,
+                Some(&plan.commands),
+                None,
+            );
+            writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+        }
+        OutputFormat::Text if args.print => {
+            for command in &plan.commands {
+                writeln!(out, "{}", shell_line(command))?;
+            }
+        }
+        OutputFormat::Text => {
+            if !args.common.quiet {
+                writeln!(out, "went to {who}: {}", escape_for_terminal(&plan.what))?;
+            }
+        }
+    }
+    if let Some(check) = check.filter(|check| check.status == LocationStatus::Unchecked) {
+        cli_support::report_warning(
+            TOOL,
+            &format!("where {who} shows could not be checked: {}", check.reason),
+            None,
+        );
+    }
+    Ok(())
+}
+
+/// Says why the session cannot be gone to, with the command that attaches
+/// a client where one would help.
+fn refuse(
+    args: &FocusArgs,
+    row: &SessionRow,
+    who: &str,
+    check: Option<&LocationCheck>,
+    refusal: FocusRefusal,
+) -> anyhow::Result<()> {
+    let (status, why, attach) = match refusal {
+        FocusRefusal::Stale(why) => {
+            (ExitStatus::Refused, format!("where {who} showed no longer holds: {why}"), None)
+        }
+        FocusRefusal::NoClient { why, attach } => (
+            ExitStatus::OutOfReach,
+            format!("{who} cannot be brought to the front from here: {why}; attach with: {attach}"),
+            Some(attach),
+        ),
+        FocusRefusal::NotFocusable(why) => {
+            (ExitStatus::OutOfReach, format!("{who} cannot be brought to the front from here: {why}"), None)
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    match args.common.output_format() {
+        OutputFormat::Json => {
+            let outcome = if status == ExitStatus::Refused { "stale" } else { "out-of-reach" };
+            let value = answer_json(row, check, outcome, &why, None, attach.as_deref());
+            writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+        }
+        OutputFormat::Text => {
+            if let Some(attach) = &attach {
+                writeln!(out, "{attach}")?;
+            }
+        }
+    }
+    Err(EndedWith { status, message: escape_for_terminal(&why).into_owned() }.into())
+}
+
+/// The JSON answer: which session, where it shows and what checking found,
+/// what was done (`focused`, `printed`, `stale`, `out-of-reach`), and the
+/// commands or the attach command.
+fn answer_json(
+    row: &SessionRow,
+    check: Option<&LocationCheck>,
+    outcome: &str,
+    what: &str,
+    commands: Option<&Vec<Vec<String>>>,
+    attach: Option<&str>,
+) -> serde_json::Value {
+    let record = row.record.as_ref();
+    serde_json::json!({
+        "outcome": outcome,
+        "session_pid": row.pid.map(|pid| pid.get()),
+        "session_id": record.and_then(|record| record.session_id.as_deref()),
+        "harness": record.map(|record| record.harness.as_str()),
+        "agent": record.and_then(|record| record.agent.as_deref()),
+        "location": record.and_then(|record| record.location.as_ref()),
+        "status": check.map(|check| check.status.as_str()),
+        "reason": check.map(|check| check.reason.as_str()),
+        "shown": check.map(|check| check.shown.as_str()),
+        "what": what,
+        "commands": commands,
+        "attach": attach,
+    })
+}
