@@ -138,7 +138,7 @@ fn tmux_plan(socket: &str, pane: &str, shown: &str, client: Option<&str>) -> Res
 /// The tmux client most recently active on the server at `socket`; `None`
 /// when none is attached.
 fn most_recent_tmux_client(socket: &str) -> Result<Option<String>, FocusRefusal> {
-    let arguments = words(&["-S", socket, "list-clients", "-F", "#{client_activity}\t#{client_name}"]);
+    let arguments = words(&["-S", socket, "list-clients", "-F", "#{client_activity} #{client_name}"]);
     let answer = run_bounded("tmux", &arguments, ANSWER_BOUND).map_err(FocusRefusal::NotFocusable)?;
     if !answer.success {
         return Err(FocusRefusal::Stale(format!(
@@ -150,7 +150,7 @@ fn most_recent_tmux_client(socket: &str) -> Result<Option<String>, FocusRefusal>
         .stdout
         .lines()
         .filter_map(|line| {
-            let (activity, name) = line.split_once('\t')?;
+            let (activity, name) = line.split_once(' ')?;
             Some((activity.parse::<u64>().unwrap_or(0), name.to_owned()))
         })
         .max_by_key(|(activity, _)| *activity)

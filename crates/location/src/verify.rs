@@ -195,7 +195,9 @@ fn tmux_panes(socket: &str) -> Result<HashMap<String, TmuxPane>, ServerProblem> 
         "list-panes",
         "-a",
         "-F",
-        "#{pane_id}\t#{pane_pid}\t#{session_name}:#{window_index}.#{pane_index}",
+        // Spaces apart (tmux writes a tab as `_`); the place, which may
+        // hold spaces, last.
+        "#{pane_id} #{pane_pid} #{session_name}:#{window_index}.#{pane_index}",
     ]
     .map(str::to_owned);
     let answer = run_bounded("tmux", &arguments, ANSWER_BOUND).map_err(ServerProblem::Unasked)?;
@@ -209,7 +211,7 @@ fn tmux_panes(socket: &str) -> Result<HashMap<String, TmuxPane>, ServerProblem> 
         .stdout
         .lines()
         .filter_map(|line| {
-            let mut fields = line.splitn(3, '\t');
+            let mut fields = line.splitn(3, ' ');
             let pane = fields.next()?.to_owned();
             let pid = fields.next()?.parse().ok()?;
             let place = fields.next()?.to_owned();

@@ -15,6 +15,7 @@ mod empty_environment;
 mod escaping;
 mod fault_regressions;
 mod field_limits;
+mod focus_sessions;
 mod full_disk;
 mod hostile_entries;
 mod hosts;

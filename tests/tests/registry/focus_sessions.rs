@@ -1,0 +1,303 @@
+//! Where sessions show, and going there (docs/contract.md §3 `location`,
+//! §6.2, §6.8), with real tmux servers and a client attached through a
+//! pseudo-terminal: a session registered in a pane records it, the listing
+//! checks it against the server, `roster-focus` switches the attached
+//! client to that pane across sessions and servers, and a location that no
+//! longer holds (the pane number now another process's, the server gone)
+//! is shown stale and never focused.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use tests::{Sandbox, poll_until, require_tool};
+
+/// A tmux server of its own, on a socket in a scratch directory, with no
+/// configuration read. Killed when dropped.
+struct TmuxServer {
+    socket: PathBuf,
+    _directory: tempfile::TempDir,
+}
+
+impl TmuxServer {
+    fn start(first_session: &str) -> TmuxServer {
+        require_tool("tmux");
+        let directory = tempfile::tempdir().expect("a scratch directory");
+        let socket = directory.path().join("tmux.sock");
+        let server = TmuxServer { socket, _directory: directory };
+        server.tmux(&["-f", "/dev/null", "new-session", "-d", "-s", first_session, "-x", "160", "-y", "48"]);
+        server
+    }
+
+    fn socket(&self) -> &str {
+        self.socket.to_str().expect("a UTF-8 socket path")
+    }
+
+    /// Runs `tmux -S SOCKET args…`, which must succeed; its stdout.
+    fn tmux(&self, args: &[&str]) -> String {
+        let output = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .env("TERM", "xterm-256color")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run tmux");
+        assert!(output.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
+
+    /// A new window in `session`: its pane's id and the pid of the shell
+    /// it runs (the process a session started there is or descends from).
+    fn new_window(&self, session: &str) -> (String, u32) {
+        let line = self.tmux(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id} #{pane_pid}",
+            "-t",
+            &format!("{session}:"),
+        ]);
+        let (pane, pid) = line.split_once(' ').expect("pane id and pid");
+        (pane.to_owned(), pid.parse().expect("a pid"))
+    }
+
+    /// The pane a client shows now.
+    fn client_pane(&self, client: &str) -> String {
+        self.tmux(&["display-message", "-p", "-c", client, "#{pane_id}"])
+    }
+
+    fn clients(&self) -> Vec<String> {
+        self.tmux(&["list-clients", "-F", "#{client_name}"]).lines().map(str::to_owned).collect()
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").arg("-S").arg(&self.socket).arg("kill-server").output();
+    }
+}
+
+/// A tmux client attached to `session` of `server` through a
+/// pseudo-terminal (`script`), as a person's terminal is. Detached and
+/// killed when dropped.
+struct AttachedClient {
+    child: Child,
+    name: String,
+}
+
+impl AttachedClient {
+    fn attach(server: &TmuxServer, session: &str) -> AttachedClient {
+        let script = require_tool("script");
+        let before = server.clients();
+        let line = format!("tmux -S {} attach-session -t {session}", server.socket());
+        let child = Command::new(script)
+            .args(["-qfec", &line, "/dev/null"])
+            .env("TERM", "xterm-256color")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start a client in a pseudo-terminal");
+        let mut name = None;
+        assert!(
+            poll_until(Duration::from_secs(10), || {
+                name = server.clients().into_iter().find(|client| !before.contains(client));
+                name.is_some()
+            }),
+            "the client never attached"
+        );
+        AttachedClient { child, name: name.expect("a client") }
+    }
+}
+
+impl Drop for AttachedClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Registers the shell a pane runs as a Claude Code session, from outside
+/// it (its environment read from /proc).
+fn register_pane(sandbox: &Sandbox, pid: u32, session_id: &str) {
+    let cwd = sandbox.base().to_string_lossy().into_owned();
+    let outcome = sandbox.run(
+        "roster-register",
+        &["--pid", &pid.to_string(), "--harness", "claude-code", "--session-id", session_id, "--cwd", &cwd],
+    );
+    outcome.expect_code(0);
+}
+
+fn row_of(sandbox: &Sandbox, session_id: &str) -> Value {
+    let rows = sandbox.run("roster-list", &["--json"]).json();
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["session_id"] == session_id)
+        .unwrap_or_else(|| panic!("no row for {session_id}: {rows:#}"))
+        .clone()
+}
+
+#[test]
+fn a_session_in_a_tmux_pane_is_listed_there_and_focus_takes_the_attached_client_to_it() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start("work");
+    server.tmux(&["new-session", "-d", "-s", "play"]);
+    let (pane, shell) = server.new_window("work");
+    register_pane(&sandbox, shell, "in-work");
+
+    let row = row_of(&sandbox, "in-work");
+    let location = &row["location"];
+    assert_eq!(location["multiplexer"], "tmux", "{row:#}");
+    assert_eq!(location["server"], server.socket(), "{row:#}");
+    assert_eq!(location["pane"], pane.as_str(), "{row:#}");
+    assert_eq!(location["status"], "current", "{row:#}");
+    assert!(location["shown"].as_str().unwrap().starts_with("tmux work:"), "{row:#}");
+    let table = sandbox.run("roster-list", &["--width", "300"]);
+    assert!(
+        table.stdout_text().contains("LOCATION") && table.stdout_text().contains("tmux work:"),
+        "{table}"
+    );
+
+    // No client attached: out of reach, and how to attach is printed.
+    let unattached = sandbox.run("roster-focus", &["in-work"]);
+    unattached.expect_code(7);
+    assert!(unattached.stdout_text().contains("attach-session"), "{unattached}");
+    assert!(unattached.stderr.contains("no client is attached"), "{unattached}");
+
+    // A client on the other session: focus crosses sessions to the pane.
+    let client = AttachedClient::attach(&server, "play");
+    assert_ne!(server.client_pane(&client.name), pane);
+    let printed = sandbox.run("roster-focus", &["--print", "in-work"]);
+    printed.expect_code(0);
+    assert!(
+        printed.stdout_text().contains("switch-client") && printed.stdout_text().contains(&pane),
+        "{printed}"
+    );
+    assert_ne!(server.client_pane(&client.name), pane, "--print went there");
+    let focused = sandbox.run("roster-focus", &["in-work"]);
+    focused.expect_code(0);
+    assert!(focused.stdout_text().starts_with("went to pid"), "{focused}");
+    assert_eq!(server.client_pane(&client.name), pane, "{focused}");
+}
+
+#[test]
+fn focus_reaches_the_right_server_and_next_waiting_picks_the_longest_waiting_session() {
+    let sandbox = Sandbox::new();
+    let first = TmuxServer::start("alpha");
+    let second = TmuxServer::start("beta");
+    let (first_pane, first_shell) = first.new_window("alpha");
+    let (second_pane, second_shell) = second.new_window("beta");
+    register_pane(&sandbox, first_shell, "on-first");
+    register_pane(&sandbox, second_shell, "on-second");
+    let first_client = AttachedClient::attach(&first, "alpha");
+    let second_client = AttachedClient::attach(&second, "beta");
+
+    // The second session has waited longer.
+    for (pid, session_id) in [(second_shell, "on-second"), (first_shell, "on-first")] {
+        let command = sandbox.command_in_root(
+            "roster-state",
+            &["--harness", "claude-code", "--event", "PermissionRequest", "--pid", &pid.to_string()],
+        );
+        let payload = format!(r#"{{"session_id":"{session_id}","hook_event_name":"PermissionRequest"}}"#);
+        let run = tests::run_to_completion(
+            command,
+            tests::StdinFeed::Bytes(payload.into_bytes()),
+            tests::COMMAND_DEADLINE,
+        );
+        assert_eq!(run.code(), Some(0), "{}", run.stderr_text());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let json = sandbox.run("roster-focus", &["--next-waiting", "--json"]);
+    json.expect_code(0);
+    let answer = json.json();
+    assert_eq!(answer["session_id"], "on-second", "{answer:#}");
+    assert_eq!(answer["outcome"], "focused", "{answer:#}");
+    assert_eq!(second.client_pane(&second_client.name), second_pane);
+    assert_ne!(first.client_pane(&first_client.name), first_pane, "the other server's client moved");
+
+    sandbox.run("roster-focus", &["on-first"]).expect_code(0);
+    assert_eq!(first.client_pane(&first_client.name), first_pane);
+}
+
+#[test]
+fn a_pane_number_now_anothers_or_a_server_gone_is_stale_and_never_focused() {
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start("work");
+    let (reused_pane, _) = server.new_window("work");
+    let _client = AttachedClient::attach(&server, "work");
+    // An owner whose environment names that pane, as one started there
+    // before its server restarted would: the pane now runs another shell.
+    let tmux_variable = format!("{},1,0", server.socket());
+    let mut owner = Command::new("sleep")
+        .arg("600")
+        .env("TMUX", &tmux_variable)
+        .env("TMUX_PANE", &reused_pane)
+        .spawn()
+        .expect("spawn an owner");
+    register_pane(&sandbox, owner.id(), "reused");
+    let row = row_of(&sandbox, "reused");
+    assert_eq!(row["location"]["status"], "stale", "{row:#}");
+    assert!(row["location"]["reason"].as_str().unwrap().contains("reused"), "{row:#}");
+    let table = sandbox.run("roster-list", &["--width", "300"]);
+    assert!(table.stdout_text().contains(&format!("tmux {reused_pane} (stale)")), "{table}");
+    let refused = sandbox.run("roster-focus", &["reused"]);
+    refused.expect_code(3);
+    assert!(refused.stderr.contains("no longer holds"), "{refused}");
+
+    // The server gone: stale too, and nothing is run.
+    drop(_client);
+    drop(server);
+    let row = row_of(&sandbox, "reused");
+    assert_eq!(row["location"]["status"], "stale", "{row:#}");
+    sandbox.run("roster-focus", &["reused"]).expect_code(3);
+    let _ = owner.kill();
+    let _ = owner.wait();
+}
+
+#[test]
+fn a_session_on_a_terminal_of_its_own_says_where_it_is_and_that_it_cannot_be_focused() {
+    let sandbox = Sandbox::new();
+    // A shell on a pseudo-terminal of its own (script), no multiplexer.
+    let script = require_tool("script");
+    let mut terminal = Command::new(script)
+        .args(["-qfec", "exec sleep 600", "/dev/null"])
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .env_remove("STY")
+        .env("TERM_PROGRAM", "xterm")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("a terminal");
+    let mut sleeper = None;
+    assert!(poll_until(Duration::from_secs(10), || {
+        sleeper = children_of(terminal.id()).into_iter().next();
+        sleeper.is_some()
+    }));
+    let sleeper = sleeper.unwrap();
+    register_pane(&sandbox, sleeper, "on-a-terminal");
+    let row = row_of(&sandbox, "on-a-terminal");
+    let tty = row["location"]["tty"].as_str().expect("a tty").to_owned();
+    assert!(tty.starts_with("pts/"), "{row:#}");
+    assert_eq!(row["location"]["status"], "current", "{row:#}");
+    assert_eq!(row["location"]["terminal"], "xterm", "{row:#}");
+    let refused = sandbox.run("roster-focus", &["on-a-terminal"]);
+    refused.expect_code(7);
+    assert!(refused.stderr.contains(&tty) && refused.stderr.contains("xterm"), "{refused}");
+    let _ = terminal.kill();
+    let _ = terminal.wait();
+}
+
+/// The pids whose parent is `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let path = Path::new("/proc").join(pid.to_string()).join("task").join(pid.to_string()).join("children");
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|word| word.parse().ok())
+        .collect()
+}
