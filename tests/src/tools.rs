@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 /// The Debian package of each external tool a test may need: what the tests
 /// install with apt-get when they run as root and the tool is missing (the
 /// README names every one at its test command).
-pub const TOOL_PACKAGES: [(&str, &str); 21] = [
+pub const TOOL_PACKAGES: [(&str, &str); 22] = [
     ("apt-get", "apt"),
     ("bwrap", "bubblewrap"),
     ("dpkg-deb", "dpkg"),
@@ -25,6 +25,7 @@ pub const TOOL_PACKAGES: [(&str, &str); 21] = [
     ("setpriv", "util-linux"),
     ("strace", "strace"),
     ("tmux", "tmux"),
+    ("screen", "screen"),
     ("unshare", "util-linux"),
     ("zsh", "zsh"),
     ("flock", "util-linux"),

@@ -301,3 +301,115 @@ fn children_of(pid: u32) -> Vec<u32> {
         .filter_map(|word| word.parse().ok())
         .collect()
 }
+
+/// A GNU screen session of its own, detached, with two windows. Quit when
+/// dropped.
+struct ScreenSession {
+    /// `STY`: `<pid of SCREEN>.<name>`.
+    sty: String,
+}
+
+impl ScreenSession {
+    fn start(name: &str) -> ScreenSession {
+        require_tool("screen");
+        let started = Command::new("screen").args(["-dmS", name]).status().expect("run screen");
+        assert!(started.success());
+        let mut sty = None;
+        assert!(poll_until(Duration::from_secs(10), || {
+            let listing = Command::new("screen").args(["-ls", name]).output().expect("screen -ls");
+            sty = String::from_utf8_lossy(&listing.stdout)
+                .lines()
+                .filter_map(|line| line.split_whitespace().next())
+                .find(|word| word.ends_with(&format!(".{name}")))
+                .map(str::to_owned);
+            sty.is_some()
+        }));
+        let session = ScreenSession { sty: sty.expect("a screen session") };
+        session.screen(&["-X", "screen"]);
+        assert!(poll_until(Duration::from_secs(10), || session.window_shell("1").is_some()));
+        session
+    }
+
+    fn screen(&self, args: &[&str]) -> String {
+        let output = Command::new("screen").arg("-S").arg(&self.sty).args(args).output().expect("run screen");
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
+
+    fn screen_pid(&self) -> u32 {
+        self.sty.split('.').next().unwrap().parse().unwrap()
+    }
+
+    /// The shell window `window` runs: the SCREEN process's child whose
+    /// environment says that window.
+    fn window_shell(&self, window: &str) -> Option<u32> {
+        children_of(self.screen_pid()).into_iter().find(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
+                environ.split(|&byte| byte == 0).any(|entry| entry == format!("WINDOW={window}").as_bytes())
+            })
+        })
+    }
+
+    fn attached(&self) -> bool {
+        let listing = Command::new("screen").args(["-ls", &self.sty]).output().expect("screen -ls");
+        String::from_utf8_lossy(&listing.stdout).contains("(Attached)")
+    }
+}
+
+impl Drop for ScreenSession {
+    fn drop(&mut self) {
+        let _ = Command::new("screen").args(["-S", &self.sty, "-X", "quit"]).output();
+    }
+}
+
+#[test]
+fn a_session_in_a_screen_window_is_listed_there_and_focus_selects_that_window() {
+    let sandbox = Sandbox::new();
+    let name = format!("roster-{}", std::process::id());
+    let screen = ScreenSession::start(&name);
+    let shell = screen.window_shell("0").expect("window 0's shell");
+    register_pane(&sandbox, shell, "in-screen");
+    let row = row_of(&sandbox, "in-screen");
+    assert_eq!(row["location"]["multiplexer"], "screen", "{row:#}");
+    assert_eq!(row["location"]["server"], screen.sty.as_str(), "{row:#}");
+    assert_eq!(row["location"]["status"], "current", "{row:#}");
+    assert_eq!(row["location"]["shown"], format!("screen {name}:0"), "{row:#}");
+
+    let detached = sandbox.run("roster-focus", &["in-screen"]);
+    detached.expect_code(7);
+    assert!(detached.stdout_text().contains(&format!("screen -r {} -p 0", screen.sty)), "{detached}");
+
+    let script = require_tool("script");
+    let mut display = Command::new(script)
+        .args(["-qfec", &format!("screen -r {}", screen.sty), "/dev/null"])
+        .env("TERM", "xterm-256color")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("attach a display");
+    assert!(poll_until(Duration::from_secs(10), || screen.attached()), "the display never attached");
+    screen.screen(&["-X", "select", "1"]);
+    assert!(poll_until(Duration::from_secs(5), || screen.screen(&["-Q", "number"]).starts_with('1')));
+    let focused = sandbox.run("roster-focus", &["in-screen"]);
+    focused.expect_code(0);
+    assert!(
+        poll_until(Duration::from_secs(5), || screen.screen(&["-Q", "number"]).starts_with('0')),
+        "the display shows {}",
+        screen.screen(&["-Q", "number"])
+    );
+
+    // A screen session that is none of the owner's ancestors: stale.
+    let mut outsider = Command::new("sleep")
+        .arg("600")
+        .env("STY", format!("{}.{name}", u32::MAX / 1024))
+        .env("WINDOW", "0")
+        .spawn()
+        .expect("spawn an owner");
+    register_pane(&sandbox, outsider.id(), "not-in-screen");
+    let row = row_of(&sandbox, "not-in-screen");
+    assert_eq!(row["location"]["status"], "stale", "{row:#}");
+    sandbox.run("roster-focus", &["not-in-screen"]).expect_code(3);
+    let _ = outsider.kill();
+    let _ = outsider.wait();
+    let _ = display.kill();
+    let _ = display.wait();
+}
