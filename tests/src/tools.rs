@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 /// The Debian package of each external tool a test may need: what the tests
 /// install with apt-get when they run as root and the tool is missing (the
 /// README names every one at its test command).
-pub const TOOL_PACKAGES: [(&str, &str); 22] = [
+pub const TOOL_PACKAGES: [(&str, &str); 24] = [
     ("apt-get", "apt"),
     ("bwrap", "bubblewrap"),
     ("dpkg-deb", "dpkg"),
@@ -26,6 +26,8 @@ pub const TOOL_PACKAGES: [(&str, &str); 22] = [
     ("strace", "strace"),
     ("tmux", "tmux"),
     ("screen", "screen"),
+    ("kitty", "kitty"),
+    ("Xvfb", "xvfb"),
     ("unshare", "util-linux"),
     ("zsh", "zsh"),
     ("flock", "util-linux"),

@@ -64,16 +64,19 @@ const AMP_OFFLINE: &str = "Amp's threads run on ampcode.com: there is no model e
 /// One step of the proof.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SendStep {
+    Located,
     NextPrompt,
     TurnEnd,
     Refused,
 }
 
 impl SendStep {
-    const ALL: [SendStep; 3] = [SendStep::NextPrompt, SendStep::TurnEnd, SendStep::Refused];
+    const ALL: [SendStep; 4] =
+        [SendStep::Located, SendStep::NextPrompt, SendStep::TurnEnd, SendStep::Refused];
 
     pub fn label(self) -> &'static str {
         match self {
+            SendStep::Located => "located: its tmux pane, current",
             SendStep::NextPrompt => "send: delivered at next prompt",
             SendStep::TurnEnd => "send: delivered at turn end",
             SendStep::Refused => "send: refused when disarmed",
@@ -237,6 +240,24 @@ impl Proof<'_> {
         ));
         let delivered_calls_from = self.session.server.model_calls().len();
 
+        // 0. where it shows: the TUI runs in a tmux pane, and the hook's
+        // registration recorded that pane, checked current by the listing.
+        let location = &row["location"];
+        let located = format!(
+            "{} {} on {}: {} ({})",
+            location["multiplexer"],
+            location["pane"],
+            location["server"],
+            location["status"],
+            location["reason"]
+        );
+        let result = if location["multiplexer"] == "tmux" && location["status"] == "current" {
+            SendResult::Passed(located)
+        } else {
+            SendResult::Failed(format!("the row's location is {located}"))
+        };
+        proof.record(SendStep::Located, result, String::new());
+
         // 1. delivered with the next prompt.
         let (result, timing, first) = self.next_prompt(&session_id)?;
         proof.record(SendStep::NextPrompt, result, timing);
@@ -278,7 +299,7 @@ impl Proof<'_> {
         }
         if !again.is_empty() {
             let why = format!("a delivered message came again: {}", again.join("; "));
-            for (_, result, _) in proof.steps.iter_mut() {
+            for (_, result, _) in proof.steps.iter_mut().filter(|(step, _, _)| *step != SendStep::Located) {
                 if matches!(result, SendResult::Passed(_)) {
                     *result = SendResult::Failed(why.clone());
                 }

@@ -413,3 +413,127 @@ fn a_session_in_a_screen_window_is_listed_there_and_focus_selects_that_window() 
     let _ = display.kill();
     let _ = display.wait();
 }
+
+/// A kitty with remote control on a socket of its own, on an X server of
+/// its own (Xvfb, software rendering), its first window running `sleep`.
+/// Both killed when dropped.
+struct KittyTerminal {
+    xvfb: Child,
+    kitty: Child,
+    address: String,
+    _directory: tempfile::TempDir,
+}
+
+impl KittyTerminal {
+    fn start() -> KittyTerminal {
+        let xvfb_program = require_tool("Xvfb");
+        let kitty_program = require_tool("kitty");
+        let display = (90..190)
+            .find(|number| !Path::new(&format!("/tmp/.X11-unix/X{number}")).exists())
+            .expect("a free X display");
+        let xvfb = Command::new(xvfb_program)
+            .args([&format!(":{display}"), "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start Xvfb");
+        assert!(
+            poll_until(Duration::from_secs(10), || Path::new(&format!("/tmp/.X11-unix/X{display}")).exists())
+        );
+        let directory = tempfile::tempdir().expect("a scratch directory");
+        let address = format!("unix:{}", directory.path().join("kitty.sock").display());
+        let kitty = Command::new(kitty_program)
+            .args(["-o", "allow_remote_control=yes", "--listen-on", &address, "sleep", "600"])
+            .env("DISPLAY", format!(":{display}"))
+            .env("LIBGL_ALWAYS_SOFTWARE", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start kitty");
+        let terminal = KittyTerminal { xvfb, kitty, address, _directory: directory };
+        assert!(
+            poll_until(Duration::from_secs(30), || terminal
+                .windows()
+                .is_some_and(|windows| !windows.is_empty())),
+            "kitty never answered on {}",
+            terminal.address
+        );
+        terminal
+    }
+
+    fn kitty(&self, args: &[&str]) -> Option<String> {
+        let output = Command::new("kitty").args(["@", "--to", &self.address]).args(args).output().ok()?;
+        output.status.success().then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
+    /// Each window's id, the pid it started, and whether it has the focus.
+    fn windows(&self) -> Option<Vec<(u64, u32, bool)>> {
+        let tree: Value = serde_json::from_str(&self.kitty(&["ls"])?).ok()?;
+        let mut windows = Vec::new();
+        for os_window in tree.as_array()? {
+            for tab in os_window["tabs"].as_array()? {
+                for window in tab["windows"].as_array()? {
+                    windows.push((
+                        window["id"].as_u64()?,
+                        u32::try_from(window["pid"].as_u64()?).ok()?,
+                        window["is_focused"].as_bool().unwrap_or(false),
+                    ));
+                }
+            }
+        }
+        Some(windows)
+    }
+
+    fn focused(&self) -> Option<u64> {
+        self.windows()?.into_iter().find(|(_, _, focused)| *focused).map(|(id, _, _)| id)
+    }
+}
+
+impl Drop for KittyTerminal {
+    fn drop(&mut self) {
+        for child in [&mut self.kitty, &mut self.xvfb] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+#[test]
+fn a_session_in_a_kitty_window_is_listed_there_and_focus_focuses_that_window() {
+    let sandbox = Sandbox::new();
+    let kitty = KittyTerminal::start();
+    let (first, first_pid, _) = kitty.windows().unwrap()[0];
+    kitty.kitty(&["launch", "--type=window", "sleep", "600"]).expect("a second window");
+    assert!(poll_until(Duration::from_secs(10), || kitty
+        .windows()
+        .is_some_and(|windows| windows.len() == 2)));
+    let (second, _, _) = *kitty.windows().unwrap().iter().find(|(id, _, _)| *id != first).unwrap();
+    register_pane(&sandbox, first_pid, "in-kitty");
+    let row = row_of(&sandbox, "in-kitty");
+    assert_eq!(row["location"]["multiplexer"], "kitty", "{row:#}");
+    assert_eq!(row["location"]["server"], kitty.address.as_str(), "{row:#}");
+    assert_eq!(row["location"]["pane"], first.to_string(), "{row:#}");
+    assert_eq!(row["location"]["status"], "current", "{row:#}");
+
+    kitty.kitty(&["focus-window", "--match", &format!("id:{second}")]).expect("focus the second window");
+    assert!(poll_until(Duration::from_secs(5), || kitty.focused() == Some(second)));
+    sandbox.run("roster-focus", &["in-kitty"]).expect_code(0);
+    assert!(
+        poll_until(Duration::from_secs(5), || kitty.focused() == Some(first)),
+        "focused: {:?}",
+        kitty.focused()
+    );
+
+    // An owner that names the second window, which runs another process.
+    let mut outsider = Command::new("sleep")
+        .arg("600")
+        .env("KITTY_LISTEN_ON", &kitty.address)
+        .env("KITTY_WINDOW_ID", second.to_string())
+        .spawn()
+        .expect("spawn an owner");
+    register_pane(&sandbox, outsider.id(), "not-in-kitty");
+    assert_eq!(row_of(&sandbox, "not-in-kitty")["location"]["status"], "stale");
+    sandbox.run("roster-focus", &["not-in-kitty"]).expect_code(3);
+    let _ = outsider.kill();
+    let _ = outsider.wait();
+}
