@@ -110,10 +110,18 @@ fn alive_row_has_every_key_and_the_recorded_identity() {
     assert_eq!(mode, 0o600, "record mode");
     let file = sandbox.record(pid);
     for key in RECORD_KEYS {
-        let optional = ["pidfs_ino", "harness_version", "agent", "session_id", "transcript_path", "socket"]
-            .contains(&key);
+        let optional =
+            ["pidfs_ino", "harness_version", "agent", "session_id", "transcript_path", "socket", "location"]
+                .contains(&key);
         match file.get(key) {
             Some(Value::Null) => panic!("the file holds {key}: null; absent optional keys are omitted"),
+            // The row's location adds what checking it found to the keys
+            // the file holds.
+            Some(Value::Object(recorded)) if key == "location" => {
+                for (name, value) in recorded {
+                    assert_eq!(value, &listed[key][name], "file and row disagree on location.{name}");
+                }
+            }
             Some(value) => assert_eq!(value, &listed[key], "file and row disagree on {key}"),
             None => assert!(optional, "the file lacks the required key {key}"),
         }
