@@ -20,6 +20,7 @@ mod hook_mode;
 pub mod manual;
 mod owner;
 mod roster;
+pub mod ssh;
 mod text;
 mod time_text;
 

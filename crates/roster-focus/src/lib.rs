@@ -77,6 +77,10 @@ pub struct FocusArgs {
     /// The tmux client to switch (as `tmux list-clients` names it; default: the most recently active one)
     #[arg(long, value_name = "CLIENT")]
     pub client: Option<String>,
+
+    /// Go to the session on another machine, through your ssh: [USER@]HOST[:PORT] (a Host of your ssh config too)
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
 }
 
 /// Examples, notes and exit statuses: `--help` and the man page both
@@ -163,6 +167,9 @@ pub fn main() -> ExitCode {
 }
 
 fn run(args: FocusArgs) -> anyhow::Result<()> {
+    if let Some(host) = &args.host {
+        return on_host(&args, host);
+    }
     let rows = live_rows(&args)?;
     let mut verifier = Verifier::new();
     let (row, check) = match &args.target {
@@ -436,4 +443,131 @@ fn answer_json(
         "commands": commands,
         "attach": attach,
     })
+}
+
+/// How long ssh is given to connect to another machine.
+const SSH_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `roster-focus` run on `host` through the user's ssh (docs/contract.md
+/// §6.8): it finds and checks the session there and switches that
+/// machine's attached client; when none is attached there, the command
+/// that attaches one over ssh is printed.
+fn on_host(args: &FocusArgs, host: &str) -> anyhow::Result<()> {
+    use cli_support::ssh::{Place, parse_host, remote_command_line, ssh_call, ssh_words};
+    let parsed = parse_host(host)
+        .map_err(|why| BadInput(format!("--host {}: {why}", escape_for_terminal(&format!("{host:?}")))))?;
+    let Place::Remote { destination, port } = parsed.place else {
+        return Err(
+            BadInput("--host local: leave --host out to go to a session of this machine".to_owned()).into()
+        );
+    };
+    let mut remote = vec!["--format".to_owned(), "json".to_owned()];
+    if args.print {
+        remote.push("--print".to_owned());
+    }
+    if let Some(client) = &args.client {
+        remote.extend(["--client".to_owned(), client.clone()]);
+    }
+    if let Some(agent) = &args.agent {
+        remote.extend(["--agent".to_owned(), agent.clone()]);
+    }
+    if !args.state.is_empty() {
+        remote.extend(["--state".to_owned(), args.state.join(",")]);
+    }
+    match &args.target {
+        Some(target) => remote.extend(["--".to_owned(), target.clone()]),
+        None => remote.push("--next-waiting".to_owned()),
+    }
+    let ssh =
+        ssh_words(cli_support::process_env_os(cli_support::ssh::SSH_COMMAND_VARIABLE)).map_err(BadInput)?;
+    let line = remote_command_line(TOOL, &remote);
+    let output = ssh_call(&ssh, &destination, port, SSH_CONNECT_TIMEOUT, &line)
+        .output()
+        .map_err(|error| anyhow::anyhow!("running {}: {error}", ssh[0]))?;
+    let said = String::from_utf8_lossy(&output.stderr);
+    let last_words = said.lines().map(str::trim).filter(|line| !line.is_empty()).last().unwrap_or_default();
+    let answer: serde_json::Value = match serde_json::from_slice(&output.stdout) {
+        Ok(answer) => answer,
+        Err(_) => {
+            let on_host = || escape_for_terminal(&format!("on {host}: {last_words}")).into_owned();
+            return Err(match output.status.code() {
+                Some(255) => anyhow::anyhow!(
+                    "{}",
+                    escape_for_terminal(&format!("ssh could not reach {host}: {last_words}"))
+                ),
+                Some(127) => anyhow::anyhow!(
+                    "{}",
+                    escape_for_terminal(&format!(
+                        "{host} has no {TOOL} on the PATH of a non-interactive ssh session"
+                    ))
+                ),
+                Some(3) => EndedWith { status: ExitStatus::Refused, message: on_host() }.into(),
+                Some(2) => BadInput(on_host()).into(),
+                _ => anyhow::anyhow!("{}", on_host()),
+            });
+        }
+    };
+    let outcome = answer["outcome"].as_str().unwrap_or_default().to_owned();
+    // The attach command there, run through ssh with a terminal.
+    let attach = answer["attach"].as_str().map(|attach| {
+        let mut words = ssh.clone();
+        words.push("-t".to_owned());
+        if let Some(port) = port {
+            words.extend(["-p".to_owned(), port.to_string()]);
+        }
+        words.push(destination.clone());
+        format!(
+            "{} {}",
+            words.iter().map(|word| shell_quote(word).into_owned()).collect::<Vec<_>>().join(" "),
+            shell_quote(attach)
+        )
+    });
+    let mut out = std::io::stdout().lock();
+    match args.common.output_format() {
+        OutputFormat::Json => {
+            let mut answer = answer.clone();
+            answer["host"] = serde_json::Value::from(host);
+            if let Some(attach) = &attach {
+                answer["attach"] = serde_json::Value::from(attach.as_str());
+            }
+            writeln!(out, "{}", serde_json::to_string_pretty(&answer)?)?;
+        }
+        OutputFormat::Text => match outcome.as_str() {
+            "printed" => {
+                for command in answer["commands"].as_array().into_iter().flatten() {
+                    let words: Vec<String> = command
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|word| word.as_str().map(str::to_owned))
+                        .collect();
+                    writeln!(out, "{}", shell_line(&words))?;
+                }
+            }
+            "focused" if !args.common.quiet => {
+                writeln!(
+                    out,
+                    "went to pid {} on {}: {}",
+                    answer["session_pid"],
+                    escape_for_terminal(host),
+                    escape_for_terminal(answer["what"].as_str().unwrap_or_default())
+                )?;
+            }
+            _ => {
+                if let Some(attach) = &attach {
+                    writeln!(out, "{attach}")?;
+                }
+            }
+        },
+    }
+    let why = || {
+        escape_for_terminal(&format!("on {host}: {}", answer["what"].as_str().unwrap_or(last_words)))
+            .into_owned()
+    };
+    match (outcome.as_str(), output.status.code()) {
+        ("focused" | "printed", _) => Ok(()),
+        ("stale", _) => Err(EndedWith { status: ExitStatus::Refused, message: why() }.into()),
+        ("out-of-reach", _) => Err(EndedWith { status: ExitStatus::OutOfReach, message: why() }.into()),
+        _ => Err(anyhow::anyhow!("on {host}: {}", escape_for_terminal(last_words))),
+    }
 }

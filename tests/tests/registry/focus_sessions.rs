@@ -537,3 +537,64 @@ fn a_session_in_a_kitty_window_is_listed_there_and_focus_focuses_that_window() {
     let _ = outsider.kill();
     let _ = outsider.wait();
 }
+
+/// `roster-focus --host`: the session is found, checked and focused on the
+/// other machine (an sshd on 127.0.0.1 with a registry of its own), whose
+/// attached client is switched; with none attached there, the command that
+/// attaches one through ssh is printed.
+#[test]
+fn focus_on_another_host_switches_that_hosts_client_or_prints_how_to_attach_there() {
+    use tests::sshd::{SshClient, SshHost};
+    let client = SshClient::new();
+    let binaries =
+        tests::binary("roster-focus").parent().expect("a directory").to_string_lossy().into_owned();
+    let host = SshHost::start(&client, &format!("{binaries}:/usr/bin:/bin"));
+    let server = TmuxServer::start("far");
+    let (pane, shell) = server.new_window("far");
+    let cwd = host.base().to_string_lossy().into_owned();
+    let registered = Command::new(tests::binary("roster-register"))
+        .arg("--dir")
+        .arg(host.registry())
+        .args([
+            "--pid",
+            &shell.to_string(),
+            "--harness",
+            "claude-code",
+            "--session-id",
+            "far-away",
+            "--cwd",
+            &cwd,
+        ])
+        .output()
+        .expect("register on the host");
+    assert!(registered.status.success(), "{}", String::from_utf8_lossy(&registered.stderr));
+    let sandbox = Sandbox::new();
+    let focus = |args: &[&str]| {
+        let mut command = sandbox.command("roster-focus");
+        command.args(["--host", &host.address()]).args(args).env("ROSTER_SSH_COMMAND", client.ssh_command());
+        tests::run_with_deadline(&mut command, Duration::from_secs(60))
+    };
+
+    // No client attached there: how to attach, through ssh, with a terminal.
+    let unattached = focus(&["far-away"]);
+    unattached.expect_code(7);
+    let attach = unattached.stdout_text();
+    assert!(
+        attach.contains("-t") && attach.contains("attach-session") && attach.contains(&pane),
+        "{unattached}"
+    );
+
+    let attached = AttachedClient::attach(&server, "far");
+    server.tmux(&["select-window", "-t", "far:0"]);
+    assert_ne!(server.client_pane(&attached.name), pane);
+    let focused = focus(&["--json", "far-away"]);
+    focused.expect_code(0);
+    let answer = focused.json();
+    assert_eq!(
+        (answer["outcome"].as_str(), answer["host"].as_str()),
+        (Some("focused"), Some(host.address().as_str()))
+    );
+    assert_eq!(server.client_pane(&attached.name), pane);
+    // A session the host does not have.
+    focus(&["nowhere"]).expect_code(3);
+}
