@@ -547,6 +547,14 @@ impl Drive<'_> {
                 row["liveness"], row["liveness_reason"]
             ));
         }
+        // No hook told roster where it runs: its process's environment did
+        // (the TUI runs in a tmux pane).
+        if row["location"]["multiplexer"] != "tmux" || row["location"]["pane"].is_null() {
+            outcome.fail(format!(
+                "the row's location is {}, not the tmux pane its process's environment names{evidence}",
+                row["location"]
+            ));
+        }
         let project = self.world.project.display().to_string();
         if row["cwd"].as_str() != Some(project.as_str()) {
             outcome.fail(format!("the row's cwd is {}, not the project {project:?}{evidence}", row["cwd"]));

@@ -26,8 +26,10 @@ pub struct Terminal {
 
 impl Terminal {
     /// Starts `program` with `arguments` in `directory`, its environment exactly
-    /// `environment` (through `env -i`, so neither this process's environment nor tmux's
-    /// own reaches it), the tmux server's socket at `socket`.
+    /// `environment` and the two variables tmux gives every pane, `TMUX` and `TMUX_PANE`,
+    /// as a harness a person starts in a tmux pane has them (through `env -i`, so nothing
+    /// else of this process's environment or tmux's own reaches it), the tmux server's
+    /// socket at `socket`.
     pub fn start(
         tmux: &Path,
         socket: &Path,
@@ -41,7 +43,13 @@ impl Terminal {
         command
             .args(["new-session", "-d", "-x", &COLUMNS.to_string(), "-y", &LINES.to_string(), "-c"])
             .arg(directory)
-            .args(["--", "env", "-i"])
+            .args([
+                "--",
+                "sh",
+                "-c",
+                r#"exec env -i TMUX="$TMUX" TMUX_PANE="$TMUX_PANE" "$@""#,
+                "sh",
+            ])
             .args(environment.iter().map(|(key, value)| format!("{key}={value}")))
             .arg(program)
             .args(arguments)
