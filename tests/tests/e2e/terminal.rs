@@ -43,13 +43,7 @@ impl Terminal {
         command
             .args(["new-session", "-d", "-x", &COLUMNS.to_string(), "-y", &LINES.to_string(), "-c"])
             .arg(directory)
-            .args([
-                "--",
-                "sh",
-                "-c",
-                r#"exec env -i TMUX="$TMUX" TMUX_PANE="$TMUX_PANE" "$@""#,
-                "sh",
-            ])
+            .args(["--", "sh", "-c", r#"exec env -i TMUX="$TMUX" TMUX_PANE="$TMUX_PANE" "$@""#, "sh"])
             .args(environment.iter().map(|(key, value)| format!("{key}={value}")))
             .arg(program)
             .args(arguments)

@@ -18,7 +18,6 @@ use owner_liveness::retry_interrupted;
 use crate::error::{Error, Result};
 use crate::messages::format::{Message, MessageId, OutcomeKind, SESSION_ENDED};
 use crate::messages::queue::{Queue, QueueListing};
-use crate::messages::status::FoundMessage;
 use crate::record::timestamp::Timestamp;
 use crate::store::directory::{RosterDir, SubDir, mkdir_0700, open_verified_directory};
 use crate::store::files::{entry_mtime, list_names, read_entry, remove_entry};
@@ -123,12 +122,12 @@ fn trim(roster: &RosterDir, outcomes: &Outcomes, now: Timestamp) -> Result<()> {
 
 /// The kept outcome of message `id`, when its queue is gone: a settled
 /// message roster wrote, whose id is the one its name says.
-pub(crate) fn archived(roster: &RosterDir, id: &MessageId) -> Result<Option<FoundMessage>> {
+pub(crate) fn archived(roster: &RosterDir, id: &MessageId) -> Result<Option<(Message, PathBuf)>> {
     let Some(outcomes) = Outcomes::open(roster, false)? else { return Ok(None) };
     let Ok(contents) = read_entry(outcomes.subdir(), &outcome_file_name(id)) else { return Ok(None) };
     let Some(message) = Message::parse(&contents.bytes) else { return Ok(None) };
     if message.message_id() != *id || message.is_pending() {
         return Ok(None);
     }
-    Ok(Some(FoundMessage { message, queue_path: roster.path().join(&outcomes.relative) }))
+    Ok(Some((message, roster.path().join(&outcomes.relative))))
 }

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::messages::archive::archived;
+use crate::messages::archive;
 use crate::messages::format::{Message, MessageId, OutcomeKind, TIME_TO_LIVE_RAN_OUT};
 use crate::messages::queue::{Queue, QueueEntry, queue_lock_deadline};
 use crate::record::timestamp::Timestamp;
@@ -25,6 +25,11 @@ pub struct FoundMessage {
     /// The queue directory it is in, which changes when it is settled
     /// (what a waiter watches).
     pub queue_path: std::path::PathBuf,
+}
+
+/// The kept outcome of the message `id`, once its queue is gone.
+fn archived(roster: &RosterDir, id: &MessageId) -> Result<Option<FoundMessage>> {
+    Ok(archive::archived(roster, id)?.map(|(message, queue_path)| FoundMessage { message, queue_path }))
 }
 
 /// The message `id`, `None` when no queue holds it and no outcome of it
