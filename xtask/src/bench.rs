@@ -30,9 +30,13 @@ use report::{BenchReport, Contention, Figure, RatioCheck, thousands};
 /// Options of `cargo xtask bench`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
-    /// Timed runs per figure (after one warm-up run that is not counted)
-    #[arg(long, value_name = "N", default_value_t = 11, value_parser = clap::value_parser!(u16).range(1..))]
+    /// Run the whole bench N times; a row is met only when its median meets the target in every run
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     pub runs: u16,
+
+    /// Timed rounds per figure in each run (after one warm-up round that is not counted)
+    #[arg(long, value_name = "N", default_value_t = 11, value_parser = clap::value_parser!(u16).range(1..))]
+    pub rounds: u16,
 
     /// Smoke run: registries of 0, 100 and 1,000 records and fewer contended writes; targets are shown, not judged
     #[arg(long)]
@@ -46,8 +50,13 @@ pub struct BenchArgs {
 /// The limits: docs/contract.md §9's, tightened to the floor.
 const REGISTER_GROWTH_LIMIT: f64 = 1.1;
 const LIST_VERSUS_CAT_LIMIT: f64 = 1.5;
+/// The sessions Claude Code keeps list in the same order of time as
+/// roster's own records: a file each, read and judged.
+const ADOPTED_LIST_VERSUS_CAT_LIMIT: f64 = 1.3;
 const PRUNE_VERSUS_RM_LIMIT: f64 = 2.0;
-const HOOK_VERSUS_TRUE_LIMIT: f64 = 2.5;
+/// The session-start hook runs before the harness shows its prompt: at
+/// the floor, like the state hook.
+const HOOK_VERSUS_TRUE_LIMIT: f64 = 1.5;
 /// The state hook runs on every tool call: within this many `/bin/true`s,
 /// and no slower in a large registry than in a registry of one session.
 const STATE_HOOK_VERSUS_TRUE_LIMIT: f64 = 1.5;
@@ -56,6 +65,13 @@ const STATE_HOOK_GROWTH_LIMIT: f64 = 1.1;
 /// queued: within this many of the same hook at an event that delivers
 /// nothing, medians of the same rounds.
 const DELIVERY_HOOK_VERSUS_STATE_HOOK_LIMIT: f64 = 1.1;
+/// The state hook at a delivery event handing over one waiting message:
+/// within this many of the same hook, same session and registry, with
+/// nothing waiting, in the same rounds. The floor is the hook itself, not
+/// `/bin/true`, so that the row measures the handover alone (reading the
+/// message, writing it to the harness, settling it durably) and not the
+/// hook again, which its own rows hold.
+const HANDOVER_VERSUS_NOTHING_WAITING_LIMIT: f64 = 1.3;
 /// Queuing a message for a live session: within this many registrations
 /// of a fresh session into the same registry, in the same rounds. Both
 /// write one file durably; a send also decides the session's consent.
@@ -64,8 +80,8 @@ const SEND_VERSUS_REGISTER_LIMIT: f64 = 2.0;
 /// many of the same writers' each into a registry of its own (what the
 /// lock adds to the tail), and no registration longer than
 /// `WORST_CONTENDED_MS`.
-const CONTENDED_VERSUS_SEPARATE_P99_LIMIT: f64 = 1.2;
-const WORST_CONTENDED_MS: f64 = 50.0;
+const CONTENDED_VERSUS_SEPARATE_P99_LIMIT: f64 = 1.15;
+const WORST_CONTENDED_MS: f64 = 40.0;
 /// A JSON listing of `LARGE_REGISTRY` records fits in this much memory, and
 /// its time per record grows by at most `LINEAR_LIMIT` from a registry a
 /// quarter of its size.
@@ -75,7 +91,7 @@ const LINEAR_LIMIT: f64 = 1.25;
 
 /// Registrations and state updates are timed this many times more often
 /// than the rest.
-const REGISTER_RUNS_FACTOR: usize = 4;
+const REGISTER_ROUNDS_FACTOR: usize = 4;
 
 /// The names of the figures more than one function uses.
 const LIST_JSON: &str = "roster-list --format json, with states";
@@ -89,6 +105,9 @@ const TRUE_BESIDE_REGISTER: &str = "/bin/true (register rounds)";
 const STATE_HOOK: &str = "roster-state --hook claude-code (PostToolUse)";
 const TRUE_BESIDE_STATE_HOOK: &str = "/bin/true (state hook rounds)";
 const DELIVERY_HOOK: &str = "roster-state --hook claude-code (UserPromptSubmit, nothing queued)";
+const DELIVERY_WITH_MESSAGE: &str = "roster-state --hook claude-code (UserPromptSubmit, one message waiting)";
+const DELIVERY_NOTHING_WAITING: &str =
+    "roster-state --hook claude-code (UserPromptSubmit, nothing waiting, send rounds)";
 const SEND: &str = "roster-send --to PID";
 const REGISTER_BESIDE_SEND: &str = "roster-register --pid (send rounds)";
 const PRUNE_ALL_DEAD: &str = "roster-prune (all dead)";
@@ -108,14 +127,15 @@ const AUTO_ARM_CONFIG: &str = "[consent]\nauto_arm = true\n";
 /// Concurrent writers of the contention figure.
 const CONTENDING_WRITERS: usize = 8;
 
-/// Everything the measurements share.
+/// Everything the measurements of one run share.
 struct Bench {
     binaries: PathBuf,
     scratch: PathBuf,
     /// The directory every record and registration names as its cwd.
     work_directory: PathBuf,
     sizes: Vec<usize>,
-    runs: usize,
+    /// Timed rounds per figure, after one warm-up round.
+    rounds: usize,
     cat: PathBuf,
     rm: PathBuf,
     true_program: PathBuf,
@@ -124,10 +144,6 @@ struct Bench {
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let quick = args.quick;
     let sizes: Vec<usize> = if quick { vec![0, 100, 1_000] } else { vec![0, 1_000, 10_000] };
-    let runs = usize::from(args.runs);
-    let largest = *sizes.last().expect("sizes are listed");
-    let registrations_per_writer = if quick { 50 } else { 500 };
-
     let binaries = build_binaries(Profile::Release, &crate::codegen::BINARY_NAMES)?;
     let scratch_parent = match &args.scratch {
         Some(directory) => directory.clone(),
@@ -138,10 +154,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         .prefix("roster-bench-")
         .tempdir_in(&scratch_parent)
         .context("create a scratch directory")?;
-    let scratch = scratch_holder.path().to_owned();
     let filesystem = format!(
         "{} ({})",
-        filesystem_of(&scratch).unwrap_or_else(|| "an unknown filesystem".into()),
+        filesystem_of(scratch_holder.path()).unwrap_or_else(|| "an unknown filesystem".into()),
         scratch_parent.display()
     );
     progress(&format!("registries on {filesystem}"));
@@ -155,83 +170,143 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         .prefix("roster-bench-work-")
         .tempdir_in(results_directory()?)
         .context("create the sessions' work directory")?;
-    let work_directory = work_holder.path().to_owned();
-    let bench = Bench {
-        binaries,
-        work_directory,
-        sizes: sizes.clone(),
-        runs,
-        cat: find_on_path("cat")?,
-        rm: find_on_path("rm")?,
-        true_program: find_on_path("true")?,
-        scratch,
-    };
-
-    progress(&format!("forking {} owner processes", thousands(largest)));
-    let owners = OwnerPool::fork(largest)?;
-    let identities = owners.identities()?;
-    // Owners registered during the timed runs, one per run and mode.
-    let registrants = OwnerPool::fork(2 * (runs * REGISTER_RUNS_FACTOR + 1))?;
-
-    let mut figures = Vec::new();
-    let live = bench.seed_live_registries(&identities)?;
-    figures.extend(bench.measure_list_and_cat(&live)?);
-    figures.extend(bench.measure_adopted_listing(&identities)?);
-    figures.extend(bench.measure_state_hook(&live, &identities[0])?);
-    figures.extend(bench.measure_send(&live, &identities[largest - 1], largest - 1)?);
-    figures.extend(bench.measure_register(&live, &registrants)?);
-    drop(registrants);
-
-    progress(&format!("timing roster-list --watch over {} live sessions", thousands(largest)));
-    let watch = watch::measure_watch(
-        &watch::WatchedTools {
-            list: bench.tool("roster-list"),
-            register: bench.tool("roster-register"),
-            state: bench.tool("roster-state"),
-        },
-        &live.get(largest).root,
-        &bench.work_directory,
-        &bench.scratch,
-        largest,
-        if quick { 20 } else { 100 },
-    )?;
-
-    let contention = bench.measure_contention(&owners, registrations_per_writer)?;
-
-    progress("killing the owners: their records become dead ones for prune");
-    owners.kill_all();
-    wait_until_the_cores_are_idle();
-    figures.extend(bench.measure_prune_and_rm(&identities)?);
-    let large = if quick { None } else { Some(bench.measure_large_listing(&identities)?) };
-
-    let mut ratios = ratio_checks(&figures, largest);
-    ratios.extend(contention_checks(&contention));
-    ratios.extend(large.into_iter().flatten());
-    progress("timing roster-list --host over 4 sshd hosts against 1");
-    ratios.extend(fleet::measure_fleet(&bench.tool("roster-list"), runs));
-    let report = BenchReport {
-        filesystem,
-        ratios,
-        sizes,
-        runs,
-        register_runs: runs * REGISTER_RUNS_FACTOR,
-        quick,
-        figures,
-        contention,
-    };
-    println!("{}", report.render_table());
-    println!("{}", watch.render());
-    print_reproduction(&report);
-    let saved = save_json(&report)?;
+    let runs = usize::from(args.runs);
+    let mut outcomes = Vec::with_capacity(runs);
+    for run in 1..=runs {
+        if runs > 1 {
+            progress(&format!("run {run} of {runs}"));
+        }
+        // Each run starts from nothing: its own owners, registries and
+        // scratch directory, as a bench started anew would.
+        let scratch = scratch_holder.path().join(format!("run-{run}"));
+        std::fs::create_dir_all(&scratch).with_context(|| format!("create {}", scratch.display()))?;
+        let bench = Bench {
+            binaries: binaries.clone(),
+            work_directory: work_holder.path().to_owned(),
+            sizes: sizes.clone(),
+            rounds: usize::from(args.rounds),
+            cat: find_on_path("cat")?,
+            rm: find_on_path("rm")?,
+            true_program: find_on_path("true")?,
+            scratch: scratch.clone(),
+        };
+        let outcome = bench.run_once(&filesystem, quick)?;
+        println!("{}", outcome.report.render_table());
+        println!("{}", render_floors(&outcome.report));
+        println!("{}", outcome.watch.render());
+        print_reproduction(&outcome.report);
+        outcomes.push(outcome);
+        std::fs::remove_dir_all(&scratch).with_context(|| format!("remove {}", scratch.display()))?;
+    }
+    if runs > 1 {
+        println!("{}", render_runs(&outcomes));
+    }
+    let saved = save_json(&outcomes)?;
     println!("saved {}", saved.display());
 
-    if !quick && !watch.targets_met() {
+    if !quick && !outcomes.iter().all(|outcome| outcome.watch.targets_met()) {
         bail!("a target of roster-list --watch was missed (see the watch lines above)");
     }
-    if !quick && !report.all_targets_met() {
-        bail!("a speed target was missed (see the table above)");
+    if !quick && !outcomes.iter().all(|outcome| outcome.report.all_targets_met()) {
+        bail!("a speed target was missed (see the tables above)");
     }
     Ok(())
+}
+
+/// What one run of the whole bench found.
+struct RunOutcome {
+    report: BenchReport,
+    watch: watch::WatchFigures,
+}
+
+/// The measurements whose rows can be repeated on their own: each times a
+/// few commands against their floors in the same rounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Measurement {
+    ListAndCat,
+    Adopted,
+    StateHook,
+    SendAndDelivery,
+    Register,
+    Prune,
+}
+
+/// This machine's floors in one run, medians: what two machines' figures
+/// are compared by.
+fn floors(report: &BenchReport) -> Vec<(String, f64)> {
+    let largest = *report.sizes.last().expect("sizes are listed");
+    let size = thousands(largest);
+    [
+        ("/bin/true (state hook rounds)".to_owned(), TRUE_BESIDE_STATE_HOOK, None),
+        ("/bin/true (register rounds)".to_owned(), TRUE_BESIDE_REGISTER, None),
+        (format!("cat of {size} records and states"), CAT_RECORDS_AND_STATES, Some(largest)),
+        (format!("cat of {size} files Claude Code keeps"), CAT_ADOPTED, Some(largest)),
+        (format!("rm of {size} records"), RM_RECORDS, Some(largest)),
+    ]
+    .into_iter()
+    .filter_map(|(what, name, records)| {
+        Some((what, milliseconds(report.figure(name, records)?.samples.median())))
+    })
+    .collect()
+}
+
+fn render_floors(report: &BenchReport) -> String {
+    let floors: Vec<String> =
+        floors(report).into_iter().map(|(what, median)| format!("{what} {median:.2} ms")).collect();
+    format!("this machine's floors (medians): {}", floors.join("; "))
+}
+
+/// Every row of every run, side by side: a row is met when it was met
+/// in each run.
+fn render_runs(outcomes: &[RunOutcome]) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "{} runs: each row's ratio of medians per run; a row is met when it met its target in every run",
+        outcomes.len()
+    );
+    let first = &outcomes[0].report;
+    let width = first.ratios.iter().map(|ratio| ratio.description.chars().count()).max().unwrap_or(0).max(6);
+    let _ = write!(text, "{:width$}", "figure");
+    for run in 1..=outcomes.len() {
+        let _ = write!(text, "  {:>8}", format!("run {run}"));
+    }
+    let _ = writeln!(text, "  {:>7}  verdict", "target");
+    for (index, ratio) in first.ratios.iter().enumerate() {
+        let _ = write!(text, "{:width$}", ratio.description);
+        let mut met = true;
+        for outcome in outcomes {
+            match outcome.report.ratios.get(index) {
+                Some(this_run) => {
+                    met &= this_run.met();
+                    let _ = write!(text, "  {:>7.2}×", this_run.ratio());
+                }
+                None => {
+                    met = false;
+                    let _ = write!(text, "  {:>8}", "-");
+                }
+            }
+        }
+        let target = ratio.limit.map_or("-".to_owned(), |limit| format!("≤{limit}×"));
+        let verdict = match ratio.limit {
+            None => "reported",
+            Some(_) if first.quick => "not judged (quick)",
+            Some(_) if met => "met",
+            Some(_) => "MISSED",
+        };
+        let _ = writeln!(text, "  {target:>7}  {verdict}");
+    }
+    for (run, outcome) in outcomes.iter().enumerate() {
+        let _ = writeln!(text, "run {}: {}", run + 1, render_floors(&outcome.report));
+    }
+    let watch_met = outcomes.iter().all(|outcome| outcome.watch.targets_met());
+    let _ = writeln!(
+        text,
+        "roster-list --watch: {}",
+        if watch_met { "met in every run" } else { "MISSED in a run (see its watch lines)" }
+    );
+    text
 }
 
 fn progress(message: &str) {
@@ -305,6 +380,137 @@ impl Bench {
         self.binaries.join(name)
     }
 
+    /// One run of the whole bench: owners forked, registries seeded, every
+    /// row measured; a row that missed its target is measured once more
+    /// before it is called missed.
+    fn run_once(&self, filesystem: &str, quick: bool) -> anyhow::Result<RunOutcome> {
+        let largest = *self.sizes.last().expect("sizes are listed");
+        let registrations_per_writer = if quick { 50 } else { 500 };
+        progress(&format!("forking {} owner processes", thousands(largest)));
+        let owners = OwnerPool::fork(largest)?;
+        let identities = owners.identities()?;
+
+        let live = self.seed_live_registries(&identities)?;
+        let measure = |measurement: Measurement| -> anyhow::Result<Vec<Figure>> {
+            match measurement {
+                Measurement::ListAndCat => self.measure_list_and_cat(&live),
+                Measurement::Adopted => self.measure_adopted_listing(&identities),
+                Measurement::StateHook => self.measure_state_hook(&live, &identities[0]),
+                Measurement::SendAndDelivery => self.measure_send(&live),
+                Measurement::Register => self.measure_register(&live),
+                Measurement::Prune => self.measure_prune_and_rm(&identities),
+            }
+        };
+        let live_measurements = [
+            Measurement::ListAndCat,
+            Measurement::Adopted,
+            Measurement::StateHook,
+            Measurement::SendAndDelivery,
+            Measurement::Register,
+        ];
+        let mut figures = Vec::new();
+        for measurement in live_measurements {
+            figures.extend(measure(measurement)?);
+        }
+        let mut checks = ratio_checks(&figures, largest);
+        if !quick {
+            repeat_missed(&mut checks, &figures, largest, |measurement| {
+                live_measurements.contains(&measurement).then(|| measure(measurement)).transpose()
+            })?;
+        }
+
+        progress(&format!("timing roster-list --watch over {} live sessions", thousands(largest)));
+        let watch_once = || {
+            watch::measure_watch(
+                &watch::WatchedTools {
+                    list: self.tool("roster-list"),
+                    register: self.tool("roster-register"),
+                    state: self.tool("roster-state"),
+                },
+                &live.get(largest).root,
+                &self.work_directory,
+                &self.scratch,
+                largest,
+                if quick { 20 } else { 100 },
+            )
+        };
+        let mut watch = watch_once()?;
+        if !quick && !watch.targets_met() {
+            progress("repeating the watch: a target of it missed");
+            watch = watch_once()?;
+        }
+
+        let mut contention = self.measure_contention(&owners, registrations_per_writer, 0)?;
+        let mut contention_ratios = contention_checks(&contention);
+        if !quick && !contention_ratios.iter().all(RatioCheck::met) {
+            progress("repeating the contended writers: a target of theirs missed");
+            contention = self.measure_contention(&owners, registrations_per_writer, 1)?;
+            contention_ratios = contention_checks(&contention)
+                .into_iter()
+                .zip(&contention_ratios)
+                .map(|(again, first)| if first.met() { again } else { again.repeated_after(first) })
+                .collect();
+        }
+
+        progress("killing the owners: their records become dead ones for prune");
+        owners.kill_all();
+        wait_until_the_cores_are_idle();
+        figures.extend(measure(Measurement::Prune)?);
+        // The rows judged above keep their verdicts; the prune rows are
+        // judged now that their figures are in.
+        for ((_, check), (measurement, prune_check)) in checks.iter_mut().zip(ratio_checks(&figures, largest))
+        {
+            if measurement == Measurement::Prune {
+                *check = prune_check;
+            }
+        }
+        if !quick {
+            repeat_missed(&mut checks, &figures, largest, |measurement| {
+                (measurement == Measurement::Prune).then(|| measure(measurement)).transpose()
+            })?;
+        }
+        let large = if quick { Vec::new() } else { self.measure_large_listing(&identities)? };
+        let large = if !quick && !large.iter().all(RatioCheck::met) {
+            progress("repeating the large listing: a target of it missed");
+            let again = self.measure_large_listing(&identities)?;
+            again
+                .into_iter()
+                .zip(&large)
+                .map(|(again, first)| if first.met() { again } else { again.repeated_after(first) })
+                .collect()
+        } else {
+            large
+        };
+
+        let mut ratios: Vec<RatioCheck> = checks.into_iter().map(|(_, check)| check).collect();
+        ratios.extend(contention_ratios);
+        ratios.extend(large);
+        progress("timing roster-list --host over 4 sshd hosts against 1");
+        let list = self.tool("roster-list");
+        let mut fleet_checks = fleet::measure_fleet(&list, self.rounds);
+        if !quick && !fleet_checks.iter().all(RatioCheck::met) {
+            progress("repeating roster-list --host: a target of it missed");
+            let again = fleet::measure_fleet(&list, self.rounds);
+            fleet_checks = again
+                .into_iter()
+                .zip(&fleet_checks)
+                .map(|(again, first)| if first.met() { again } else { again.repeated_after(first) })
+                .collect();
+        }
+        ratios.extend(fleet_checks);
+        let report = BenchReport {
+            filesystem: filesystem.to_owned(),
+            ratios,
+            sizes: self.sizes.clone(),
+            rounds: self.rounds,
+            register_rounds: self.register_rounds(),
+            quick,
+            figures,
+            contention,
+        };
+        Ok(RunOutcome { report, watch })
+    }
+
     /// Every record with a state, as the state hook leaves them once the
     /// sessions have run a tool or stopped.
     fn seed_live_registries(&self, identities: &[OwnerIdentity]) -> anyhow::Result<LiveRegistries> {
@@ -355,7 +561,7 @@ impl Bench {
             }
             let list = self.list_invocation(&registry).arg("--all");
             let mut samples = Samples::default();
-            for round in 0..=self.runs.min(5) {
+            for round in 0..=self.rounds.min(5) {
                 let (elapsed, memory) = list.time_and_peak_memory()?;
                 if round > 0 {
                     samples.push(elapsed);
@@ -368,27 +574,24 @@ impl Bench {
             std::fs::remove_dir_all(&registry.root)?;
         }
         Ok(vec![
-            RatioCheck {
-                description: format!(
-                    "list --all --format json, {} records: peak memory",
-                    thousands(LARGE_REGISTRY)
-                ),
-                ours: peak as f64 / (1024.0 * 1024.0),
-                floor: LARGE_LISTING_MEMORY_MIB,
-                unit: "MiB",
-                limit: Some(1.0),
-            },
-            RatioCheck {
-                description: format!(
+            RatioCheck::new(
+                format!("list --all --format json, {} records: peak memory", thousands(LARGE_REGISTRY)),
+                peak as f64 / (1024.0 * 1024.0),
+                LARGE_LISTING_MEMORY_MIB,
+                "MiB",
+                Some(1.0),
+            ),
+            RatioCheck::new(
+                format!(
                     "list time per record, {} vs {} records",
                     thousands(LARGE_REGISTRY),
                     thousands(quarter)
                 ),
-                ours: per_record[1],
-                floor: per_record[0],
-                unit: "µs",
-                limit: Some(LINEAR_LIMIT),
-            },
+                per_record[1],
+                per_record[0],
+                "µs",
+                Some(LINEAR_LIMIT),
+            ),
         ])
     }
 
@@ -442,7 +645,7 @@ impl Bench {
             .env("HOME", &home);
         let cat = Invocation::new(&self.cat).args(&names).in_directory(&sessions).shown_as(CAT_ADOPTED);
         let (mut list_samples, mut cat_samples) = (Samples::default(), Samples::default());
-        for round in 0..=self.runs {
+        for round in 0..=self.rounds {
             let list_time = list.time_once()?;
             let cat_time = cat.time_once()?;
             if round > 0 {
@@ -471,7 +674,7 @@ impl Bench {
         let mut list_samples = vec![Samples::default(); self.sizes.len()];
         let mut cat_samples = vec![Samples::default(); self.sizes.len()];
         let mut list_text_samples = vec![Samples::default(); self.sizes.len()];
-        for round in 0..=self.runs {
+        for round in 0..=self.rounds {
             for index in rotated(self.sizes.len(), round) {
                 let size = self.sizes[index];
                 let registry = live.get(size);
@@ -596,7 +799,7 @@ impl Bench {
     /// Hook mode exits 0 even when it fails, so every run is checked to
     /// have replaced the state file with a later event's. Like
     /// registrations, it takes a few milliseconds and gets
-    /// `REGISTER_RUNS_FACTOR` times the runs.
+    /// `REGISTER_ROUNDS_FACTOR` times the runs.
     fn measure_state_hook(
         &self,
         live: &LiveRegistries,
@@ -700,17 +903,19 @@ impl Bench {
     /// the registries keep their size. The sends run with a configuration
     /// directory of their own: a veto in the user's configuration would
     /// close every session. Like registrations, a send gets
-    /// `REGISTER_RUNS_FACTOR` times the runs. The largest registry's record
-    /// of `target` is given the opted-in directory for the measurement and
-    /// its own back afterwards, its queue removed.
-    fn measure_send(
-        &self,
-        live: &LiveRegistries,
-        target: &OwnerIdentity,
-        ordinal: usize,
-    ) -> anyhow::Result<Vec<Figure>> {
+    /// `REGISTER_ROUNDS_FACTOR` times the rounds.
+    ///
+    /// The session is this process's own: a message goes only to a hook
+    /// its session's owner is an ancestor of (docs/contract.md §6.6), and
+    /// the bench starts every hook it times. Its record joins the largest
+    /// registry for the measurement (a registry of 10,000 others) and
+    /// leaves it afterwards, with its state and queue.
+    fn measure_send(&self, live: &LiveRegistries) -> anyhow::Result<Vec<Figure>> {
         progress("timing roster-send to a session that accepts messages, and roster-register --pid");
         let largest = *self.sizes.last().expect("sizes are listed");
+        let own_pid = owner_liveness::Pid::new(std::process::id()).context("this process's pid")?;
+        let target = &owner_liveness::capture_identity(own_pid).context("capture this process's identity")?;
+        let ordinal = largest;
         let opted_in = self.work_directory.join("accepts-messages");
         std::fs::create_dir_all(&opted_in)?;
         let config = opted_in.join(".roster.toml");
@@ -745,9 +950,8 @@ impl Bench {
         let deliveries: Vec<Invocation> = registries
             .iter()
             .map(|(_, registry)| {
-                // As the session's own hook: its owner named, as the
-                // ancestor walk finds it in a harness (messages go only to
-                // a hook of their own session).
+                // As the session's own hook: its owner (this process) is
+                // the hook's parent, and named, as a harness exports it.
                 self.state_hook_invocation(registry, "UserPromptSubmit", &delivery_payload)
                     .env("XDG_CONFIG_HOME", &no_user_configuration)
                     .env("ROSTER_SESSION_PID", target.pid.to_string())
@@ -760,6 +964,8 @@ impl Bench {
         let mut send_samples = vec![Samples::default(); registries.len()];
         let mut register_samples = vec![Samples::default(); registries.len()];
         let mut register_reproduce = vec![String::new(); registries.len()];
+        let mut handover_samples = vec![Samples::default(); registries.len()];
+        let mut nothing_waiting_samples = vec![Samples::default(); registries.len()];
         // One fresh owner per round: `rounds + 1` of them.
         for (round, registrant) in registrant_identities.iter().enumerate() {
             // Even: a registration, odd: a send, into registry `index / 2`.
@@ -789,12 +995,27 @@ impl Bench {
                     }
                 }
             }
+            // The delivery hook hands the message over, then runs again
+            // with nothing waiting: the same process in the same round,
+            // its floor.
             for (which, (_, registry)) in registries.iter().enumerate() {
-                deliveries[which].time_once()?;
-                let left: Vec<String> = queue_entries(&queues[which])?
-                    .into_iter()
-                    .filter(|name| is_pending_message(name))
-                    .collect();
+                let pending = |queue: &Path| -> anyhow::Result<Vec<String>> {
+                    Ok(queue_entries(queue)?.into_iter().filter(|name| is_pending_message(name)).collect())
+                };
+                let handing_over = deliveries[which].time_once()?;
+                // A hook leaves a message waiting when claiming it would
+                // not fit its time budget (a busy machine): the next
+                // event takes it. That round has no handover to time.
+                let mut handed_over = true;
+                let mut left = pending(&queues[which])?;
+                for _ in 0..3 {
+                    if left.is_empty() {
+                        break;
+                    }
+                    handed_over = false;
+                    deliveries[which].time_once()?;
+                    left = pending(&queues[which])?;
+                }
                 if !left.is_empty() {
                     bail!(
                         "`{}` left {left:?} pending in {}; see {}/hook-errors.log",
@@ -802,6 +1023,22 @@ impl Bench {
                         queues[which].display(),
                         registry.root.display()
                     );
+                }
+                let state_file = registry.states.join(record_name.file_name());
+                let before = last_event_order(&state_file);
+                let nothing_waiting = deliveries[which].time_once()?;
+                let after = last_event_order(&state_file);
+                if after.is_none() || after <= before {
+                    bail!(
+                        "`{}` did not update {}; see {}/hook-errors.log",
+                        deliveries[which].shell_line(),
+                        state_file.display(),
+                        registry.root.display()
+                    );
+                }
+                if round > 0 && handed_over {
+                    handover_samples[which].push(handing_over);
+                    nothing_waiting_samples[which].push(nothing_waiting);
                 }
                 unregister(registry, registrant, &session_id_for(1_000_000 + round, registrant))?;
             }
@@ -822,9 +1059,22 @@ impl Bench {
                 samples: register_samples[which].clone(),
                 reproduce: register_reproduce[which].clone(),
             });
+            figures.push(Figure {
+                name: DELIVERY_WITH_MESSAGE,
+                records: Some(*size),
+                samples: handover_samples[which].clone(),
+                reproduce: deliveries[which].shell_line(),
+            });
+            figures.push(Figure {
+                name: DELIVERY_NOTHING_WAITING,
+                records: Some(*size),
+                samples: nothing_waiting_samples[which].clone(),
+                reproduce: deliveries[which].shell_line(),
+            });
         }
         let largest_registry = live.get(largest);
-        largest_registry.write(&realistic_record(target, ordinal, &self.work_directory)?)?;
+        unregister(largest_registry, target, &session_id_for(ordinal, target))?;
+        std::fs::remove_file(largest_registry.states.join(record_name.file_name()))?;
         std::fs::remove_dir_all(&queues[1])?;
         std::fs::remove_dir_all(&one_session.root)?;
         Ok(figures)
@@ -879,16 +1129,16 @@ impl Bench {
 
     /// Each round registers a fresh owner (a session start, not a refresh)
     /// in every registry, first by flags, then as a hook. A registration
-    /// takes a few milliseconds, so it gets `REGISTER_RUNS_FACTOR` times the
-    /// runs: its ratio bound is the tightest, and a few milliseconds of
-    /// another process's disk flush weigh more on it.
-    fn measure_register(
-        &self,
-        live: &LiveRegistries,
-        registrants: &OwnerPool,
-    ) -> anyhow::Result<Vec<Figure>> {
+    /// takes a few milliseconds, so it gets `REGISTER_ROUNDS_FACTOR` times the
+    /// rounds: its ratio bound is the tightest, and a few milliseconds of
+    /// another process's disk flush weigh more on it. The registered
+    /// records are removed afterwards, so that the registries keep their
+    /// sizes (the measurement may be repeated).
+    fn measure_register(&self, live: &LiveRegistries) -> anyhow::Result<Vec<Figure>> {
         progress("timing roster-register, by flags and as a claude-code hook, and /bin/true");
         let rounds = self.register_rounds();
+        // Owners registered during the timed rounds, one per round and mode.
+        let registrants = OwnerPool::fork(2 * (rounds + 1))?;
         let identities = registrants.identities()?;
         let (flag_owners, hook_owners) = identities.split_at(rounds + 1);
         let mut flag_samples = vec![Samples::default(); self.sizes.len()];
@@ -934,6 +1184,14 @@ impl Bench {
                 true_samples.push(true_time);
             }
         }
+        for &size in &self.sizes {
+            let registry = live.get(size);
+            for (round, (by_flags, as_hook)) in flag_owners.iter().zip(hook_owners).enumerate() {
+                unregister(registry, by_flags, &session_id_for(1_000_000 + round, by_flags))?;
+                unregister(registry, as_hook, &session_id_for(2_000_000 + round, as_hook))?;
+            }
+        }
+        drop(registrants);
         let mut figures = Vec::new();
         for (index, &size) in self.sizes.iter().enumerate() {
             figures.push(Figure {
@@ -959,7 +1217,7 @@ impl Bench {
     }
 
     fn register_rounds(&self) -> usize {
-        self.runs * REGISTER_RUNS_FACTOR
+        self.rounds * REGISTER_ROUNDS_FACTOR
     }
 
     /// Writers registering distinct live owners into one registry at once,
@@ -973,7 +1231,12 @@ impl Bench {
     /// and what the shared registry adds is the lock's. The two runs take
     /// turns, half the registrations at a time, so a machine that changes
     /// pace during the measurement shifts both.
-    fn measure_contention(&self, owners: &OwnerPool, per_writer: usize) -> anyhow::Result<Contention> {
+    fn measure_contention(
+        &self,
+        owners: &OwnerPool,
+        per_writer: usize,
+        attempt: usize,
+    ) -> anyhow::Result<Contention> {
         progress(&format!(
             "timing {CONTENDING_WRITERS} concurrent writers × {per_writer} registrations, into one registry \
              and into a registry each"
@@ -982,9 +1245,13 @@ impl Bench {
         if owners.count() < total {
             bail!("{total} contended registrations need as many owners, only {} forked", owners.count());
         }
-        let shared = SeededRegistry::create(&self.scratch.join("contention"))?;
+        // Fresh registries for every attempt: a repeat registers the same
+        // owners, which would otherwise be refreshes.
+        let shared = SeededRegistry::create(&self.scratch.join(format!("contention-{attempt}")))?;
         let separate: Vec<SeededRegistry> = (0..CONTENDING_WRITERS)
-            .map(|writer| SeededRegistry::create(&self.scratch.join(format!("contention-writer-{writer}"))))
+            .map(|writer| {
+                SeededRegistry::create(&self.scratch.join(format!("contention-{attempt}-writer-{writer}")))
+            })
             .collect::<anyhow::Result<_>>()?;
         let owner_pids: Vec<String> = (0..total).map(|index| owners.get(index).to_string()).collect();
         let registration = |registry: &SeededRegistry, writer: usize, index: usize| {
@@ -1040,7 +1307,7 @@ impl Bench {
         let mut rm_samples = vec![Samples::default(); sizes.len()];
         let mut prune_reproduce = vec![String::new(); sizes.len()];
         let mut rm_reproduce = vec![String::new(); sizes.len()];
-        for round in 0..=self.runs {
+        for round in 0..=self.rounds {
             for (index, &size) in sizes.iter().enumerate() {
                 let registry = SeededRegistry::create(&self.scratch.join(format!("dead-{size}")))?;
 
@@ -1189,103 +1456,162 @@ fn reseed(registry: &SeededRegistry, identities: &[OwnerIdentity], cwd: &Path) -
     Ok(())
 }
 
-fn median_of(figures: &[Figure], name: &str, records: Option<usize>) -> Duration {
+fn samples_of(figures: &[Figure], name: &str, records: Option<usize>) -> Samples {
     figures
         .iter()
         .find(|figure| figure.name == name && figure.records == records)
-        .map(|figure| figure.samples.median())
+        .map(|figure| figure.samples.clone())
         .unwrap_or_default()
 }
 
-fn ratio_checks(figures: &[Figure], largest: usize) -> Vec<RatioCheck> {
+/// Every row judged from the figures, each with the measurement that
+/// timed it (and its floor, in the same rounds).
+fn ratio_checks(figures: &[Figure], largest: usize) -> Vec<(Measurement, RatioCheck)> {
     let size = thousands(largest);
-    let at = |name: &str, records: usize| median_of(figures, name, Some(records));
-    let check = |description: String, ours: Duration, floor: Duration, limit: f64| {
-        RatioCheck::of_durations(description, ours, floor, Some(limit))
+    let one = thousands(ONE_SESSION);
+    let at = |name: &str, records: usize| samples_of(figures, name, Some(records));
+    let alone = |name: &str| samples_of(figures, name, None);
+    let check = |measurement: Measurement, description: String, ours: Samples, floor: Samples, limit: f64| {
+        (measurement, RatioCheck::of_rounds(description, &ours, &floor, Some(limit)))
     };
+    use Measurement::*;
     vec![
         check(
+            ListAndCat,
             format!("list --format json, {size} records with states, vs cat of records and states"),
             at(LIST_JSON, largest),
             at(CAT_RECORDS_AND_STATES, largest),
             LIST_VERSUS_CAT_LIMIT,
         ),
         check(
+            ListAndCat,
             format!("list (text), {size} records with states, vs cat of records and states"),
             at(LIST_TEXT, largest),
             at(CAT_RECORDS_AND_STATES, largest),
             LIST_VERSUS_CAT_LIMIT,
         ),
         check(
+            Adopted,
             format!("list --format json of {size} sessions Claude Code keeps vs cat of their files"),
             at(LIST_ADOPTED, largest),
             at(CAT_ADOPTED, largest),
-            LIST_VERSUS_CAT_LIMIT,
+            ADOPTED_LIST_VERSUS_CAT_LIMIT,
         ),
         check(
+            Prune,
             format!("prune of {size} dead records vs rm"),
             at(PRUNE_ALL_DEAD, largest),
             at(RM_RECORDS, largest),
             PRUNE_VERSUS_RM_LIMIT,
         ),
         check(
+            Register,
             "register --hook (empty registry) vs /bin/true".to_owned(),
             at(REGISTER_AS_HOOK, 0),
-            median_of(figures, TRUE_BESIDE_REGISTER, None),
+            alone(TRUE_BESIDE_REGISTER),
             HOOK_VERSUS_TRUE_LIMIT,
         ),
         check(
+            Register,
             format!("register --pid into {size} vs into empty"),
             at(REGISTER_BY_FLAGS, largest),
             at(REGISTER_BY_FLAGS, 0),
             REGISTER_GROWTH_LIMIT,
         ),
         check(
+            Register,
             format!("register --hook into {size} vs into empty"),
             at(REGISTER_AS_HOOK, largest),
             at(REGISTER_AS_HOOK, 0),
             REGISTER_GROWTH_LIMIT,
         ),
         check(
-            format!("state hook (PostToolUse), {} session, vs /bin/true", thousands(ONE_SESSION)),
+            StateHook,
+            format!("state hook (PostToolUse), {one} session, vs /bin/true"),
             at(STATE_HOOK, ONE_SESSION),
-            median_of(figures, TRUE_BESIDE_STATE_HOOK, None),
+            alone(TRUE_BESIDE_STATE_HOOK),
             STATE_HOOK_VERSUS_TRUE_LIMIT,
         ),
         check(
+            StateHook,
             format!("state hook (PostToolUse), {size} sessions, vs /bin/true"),
             at(STATE_HOOK, largest),
-            median_of(figures, TRUE_BESIDE_STATE_HOOK, None),
+            alone(TRUE_BESIDE_STATE_HOOK),
             STATE_HOOK_VERSUS_TRUE_LIMIT,
         ),
         check(
-            format!("state hook into {size} vs into {}", thousands(ONE_SESSION)),
+            StateHook,
+            format!("state hook into {size} vs into {one}"),
             at(STATE_HOOK, largest),
             at(STATE_HOOK, ONE_SESSION),
             STATE_HOOK_GROWTH_LIMIT,
         ),
         check(
-            format!(
-                "state hook at a delivery event, nothing queued, vs PostToolUse, {} session",
-                thousands(ONE_SESSION)
-            ),
+            StateHook,
+            format!("state hook at a delivery event, nothing queued, vs PostToolUse, {one} session"),
             at(DELIVERY_HOOK, ONE_SESSION),
             at(STATE_HOOK, ONE_SESSION),
             DELIVERY_HOOK_VERSUS_STATE_HOOK_LIMIT,
         ),
         check(
-            format!("send, {} session, vs register --pid into it", thousands(ONE_SESSION)),
+            SendAndDelivery,
+            format!("state hook handing over one message vs nothing waiting, {one} session"),
+            at(DELIVERY_WITH_MESSAGE, ONE_SESSION),
+            at(DELIVERY_NOTHING_WAITING, ONE_SESSION),
+            HANDOVER_VERSUS_NOTHING_WAITING_LIMIT,
+        ),
+        check(
+            SendAndDelivery,
+            format!("state hook handing over one message vs nothing waiting, {size} sessions"),
+            at(DELIVERY_WITH_MESSAGE, largest),
+            at(DELIVERY_NOTHING_WAITING, largest),
+            HANDOVER_VERSUS_NOTHING_WAITING_LIMIT,
+        ),
+        check(
+            SendAndDelivery,
+            format!("send, {one} session, vs register --pid into it"),
             at(SEND, ONE_SESSION),
             at(REGISTER_BESIDE_SEND, ONE_SESSION),
             SEND_VERSUS_REGISTER_LIMIT,
         ),
         check(
+            SendAndDelivery,
             format!("send, {size} sessions, vs register --pid into them"),
             at(SEND, largest),
             at(REGISTER_BESIDE_SEND, largest),
             SEND_VERSUS_REGISTER_LIMIT,
         ),
     ]
+}
+
+/// Measures again, once, each measurement a missed row of `checks` comes
+/// from, when `measure_again` can now (`None` when it cannot), and judges
+/// its missed rows by the repeat. The table keeps the first figures.
+fn repeat_missed(
+    checks: &mut [(Measurement, RatioCheck)],
+    figures: &[Figure],
+    largest: usize,
+    measure_again: impl Fn(Measurement) -> anyhow::Result<Option<Vec<Figure>>>,
+) -> anyhow::Result<()> {
+    let missed: BTreeSet<Measurement> =
+        checks.iter().filter(|(_, check)| !check.met()).map(|(measurement, _)| *measurement).collect();
+    for measurement in missed {
+        let Some(again) = measure_again(measurement)? else { continue };
+        progress(&format!("measured {measurement:?} again: a row of it had missed its target"));
+        let mut repeated = figures.to_vec();
+        for figure in again {
+            match repeated.iter_mut().find(|old| old.name == figure.name && old.records == figure.records) {
+                Some(old) => *old = figure,
+                None => repeated.push(figure),
+            }
+        }
+        for ((from, check), (_, again)) in checks.iter_mut().zip(ratio_checks(&repeated, largest)) {
+            if *from == measurement && !check.met() {
+                *check = again.repeated_after(check);
+            }
+        }
+    }
+    Ok(())
 }
 
 fn contention_checks(contention: &Contention) -> Vec<RatioCheck> {
@@ -1306,13 +1632,21 @@ fn contention_checks(contention: &Contention) -> Vec<RatioCheck> {
             contention.uncontended.percentile(0.99),
             Some(CONTENDED_VERSUS_SEPARATE_P99_LIMIT),
         ),
-        RatioCheck {
-            description: format!("{writers}: worst registration"),
-            ours: milliseconds(contention.latencies.max()),
-            floor: WORST_CONTENDED_MS,
-            unit: "ms",
-            limit: Some(1.0),
-        },
+        RatioCheck::new(
+            format!("{writers}: worst registration"),
+            milliseconds(contention.latencies.max()),
+            WORST_CONTENDED_MS,
+            "ms",
+            Some(1.0),
+        ),
+        // The worst wait with no lock to share: what of the worst is the
+        // scheduler's (reported beside the bound above).
+        RatioCheck::of_durations(
+            format!("{writers}: worst, one registry vs a registry each"),
+            contention.latencies.max(),
+            contention.uncontended.max(),
+            None,
+        ),
     ]
 }
 
@@ -1362,11 +1696,27 @@ fn results_directory() -> anyhow::Result<PathBuf> {
     Ok(directory)
 }
 
-fn save_json(report: &BenchReport) -> anyhow::Result<PathBuf> {
+/// Every run's report, and whether each target was met in all of them.
+fn save_json(outcomes: &[RunOutcome]) -> anyhow::Result<PathBuf> {
     let directory = results_directory()?;
     let seconds =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs();
-    let bytes = serde_json::to_vec_pretty(&report.to_json())?;
+    let runs: Vec<serde_json::Value> = outcomes
+        .iter()
+        .map(|outcome| {
+            let mut report = outcome.report.to_json();
+            report["watch_targets_met"] = outcome.watch.targets_met().into();
+            report["floors_ms"] = floors(&outcome.report)
+                .into_iter()
+                .map(|(what, median)| (what, median.into()))
+                .collect::<serde_json::Map<_, _>>()
+                .into();
+            report
+        })
+        .collect();
+    let all_met =
+        outcomes.iter().all(|outcome| outcome.report.all_targets_met() && outcome.watch.targets_met());
+    let bytes = serde_json::to_vec_pretty(&serde_json::json!({ "runs": runs, "all_targets_met": all_met }))?;
     let path = directory.join(format!("bench-{seconds}.json"));
     std::fs::write(&path, &bytes).with_context(|| format!("write {}", path.display()))?;
     std::fs::write(directory.join("latest.json"), &bytes)?;

@@ -45,8 +45,9 @@ pub use hook_mode::{
     stderr_is_the_reply,
 };
 pub use owner::{
-    CallingOwner, process_env, process_env_os, resolve_calling_owner, resolve_calling_session_owner,
-    runs_inside_session, session_accepts_messages,
+    CallingOwner, own_ancestry, process_env, process_env_os, resolve_calling_owner,
+    resolve_calling_session_owner, runs_inside_session, runs_inside_session_walked, session_accepts_messages,
+    session_accepts_messages_walked,
 };
 pub use roster::{
     harness_session_sources, open_roster_for_reading, open_roster_for_writing, roster_directory_choice,

@@ -4,8 +4,8 @@
 //! `prune --current` all resolve the owner this one way.
 
 use owner_liveness::{
-    AncestorStep, CaptureError, OwnerIdentity, OwnerQuery, OwnerSource, Pid, ResolveError, ResolvedOwner,
-    SystemFacts, capture_owner_chain, is_kernel_thread, kernel_pid_max, resolve_owner,
+    AncestorStep, AncestryWalk, CaptureError, OwnerIdentity, OwnerQuery, OwnerSource, Pid, ResolveError,
+    ResolvedOwner, SystemFacts, capture_owner_chain, is_kernel_thread, kernel_pid_max, resolve_owner,
     walk_ancestry_reporting,
 };
 
@@ -50,8 +50,23 @@ pub fn process_env_os(name: &str) -> Option<std::ffi::OsString> {
 
 /// Resolves the owner of the calling session (`--pid` value, if given).
 pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, ResolveError> {
+    resolve_calling_owner_walked(pid_flag, own_ancestry())
+}
+
+/// This process's ancestry, itself first: what `resolve_calling_owner` and
+/// `runs_inside_session` walk, for a caller that asks both.
+pub fn own_ancestry() -> AncestryWalk {
     let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
-    let walk = walk_ancestry_reporting(me);
+    walk_ancestry_reporting(me)
+}
+
+/// `resolve_calling_owner` over `walk`, this process's ancestry as
+/// `own_ancestry` read it.
+fn resolve_calling_owner_walked(
+    pid_flag: Option<&str>,
+    walk: AncestryWalk,
+) -> Result<CallingOwner, ResolveError> {
+    let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
     let ancestry = walk.steps;
     let parent_raw = nix::unistd::getppid().as_raw();
     // A process whose parent is outside its pid namespace sees ppid 0; it
@@ -111,13 +126,17 @@ pub fn resolve_calling_session_owner(
 /// it names; a name given by a flag or the environment proves nothing.
 /// `Err` says why it could not be told (an ancestor's `/proc` unreadable).
 pub fn runs_inside_session(owner: Pid) -> Result<bool, String> {
-    let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
-    let walk = walk_ancestry_reporting(me);
+    runs_inside_session_walked(owner, &own_ancestry())
+}
+
+/// `runs_inside_session` over `walk`, this process's ancestry as
+/// `own_ancestry` read it.
+pub fn runs_inside_session_walked(owner: Pid, walk: &AncestryWalk) -> Result<bool, String> {
     if walk.steps.iter().any(|step| step.pid == owner) {
         return Ok(true);
     }
-    match walk.unreadable {
-        Some(why) => Err(why),
+    match &walk.unreadable {
+        Some(why) => Err(why.clone()),
         None => Ok(false),
     }
 }
@@ -132,11 +151,24 @@ pub fn session_accepts_messages(
     pid: Pid,
     facts: &impl SystemFacts,
 ) -> Result<(), consent::NotAccepted> {
+    session_accepts_messages_walked(common, pid, facts, own_ancestry())
+}
+
+/// `session_accepts_messages` over `walk`, this process's ancestry as
+/// `own_ancestry` read it: the delivery hook has walked it already to
+/// learn whether it runs inside the session, and a second walk read every
+/// ancestor's `/proc` again.
+pub fn session_accepts_messages_walked(
+    common: &crate::CommonArgs,
+    pid: Pid,
+    facts: &impl SystemFacts,
+    walk: AncestryWalk,
+) -> Result<(), consent::NotAccepted> {
     let undecided = |error: String| {
         consent::NotAccepted::Undecided(format!("its consent could not be decided now: {error}"))
     };
-    let owner =
-        resolve_calling_owner(Some(&pid.to_string())).map_err(|error| undecided(error.to_string()))?;
+    let owner = resolve_calling_owner_walked(Some(&pid.to_string()), walk)
+        .map_err(|error| undecided(error.to_string()))?;
     let roster_path =
         crate::roster_directory_choice(common).map_err(|error| undecided(error.to_string()))?.path;
     let request = consent::AssessmentRequest {

@@ -373,9 +373,14 @@ fn list_sessions_presented_within<P: Send>(
     });
     drop(entries);
     // The harness's sessions no roster record stands for, as rows of their own.
-    let unmatched = adopted.unmatched();
-    let adopted_outcomes = map_in_parallel(&unmatched, |row| {
-        let row = row.clone();
+    // Each row is moved out of its slot by the one thread that takes it,
+    // not cloned: a row of a harness's file holds a dozen strings.
+    let unmatched: Vec<std::sync::Mutex<Option<SessionRow>>> =
+        adopted.unmatched().into_iter().map(|row| std::sync::Mutex::new(Some(row))).collect();
+    let adopted_outcomes = map_in_parallel(&unmatched, |slot| {
+        let taken =
+            slot.lock().map(|mut slot| slot.take()).unwrap_or_else(|poisoned| poisoned.into_inner().take());
+        let row = taken.expect("map_in_parallel hands each row to one thread, once");
         if !filter.admits(&row) {
             return Outcome::FilteredOut;
         }

@@ -421,7 +421,10 @@ fn take_messages(
     // owner (alive, the process it names) must be an ancestor of this
     // hook. A pid given by --pid or ROSTER_SESSION_PID, or a payload
     // naming another session's id, proves nothing.
-    match cli_support::runs_inside_session(record.owner.pid) {
+    // Walked once: the consent decision below resolves the owner from the
+    // same ancestry.
+    let ancestry = cli_support::own_ancestry();
+    match cli_support::runs_inside_session_walked(record.owner.pid, &ancestry) {
         Ok(true) => {}
         Ok(false) => return Ok(None),
         Err(why) => {
@@ -449,7 +452,12 @@ fn take_messages(
         claim_deadline: work_deadline.unwrap_or(now + BY_HAND_CLAIM_WAIT),
         limit: harness::delivery_limit(point),
     };
-    let consent = || match cli_support::session_accepts_messages(&args.common, record.owner.pid, &facts) {
+    let consent = || match cli_support::session_accepts_messages_walked(
+        &args.common,
+        record.owner.pid,
+        &facts,
+        ancestry.clone(),
+    ) {
         Ok(()) => ConsentNow::Accepts,
         Err(cli_support::NotAccepted::Refuses(reason)) => ConsentNow::Refuses(reason),
         Err(cli_support::NotAccepted::Undecided(why)) => {

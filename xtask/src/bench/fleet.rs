@@ -34,16 +34,16 @@ const VERSUS_SEQUENTIAL: &str = "roster-list --host ×4 vs 4 × ssh HOST roster-
 pub fn measure_fleet(list: &Path, runs: usize) -> Vec<RatioCheck> {
     match time_fleet(list, runs) {
         Ok(times) => vec![
-            RatioCheck::of_durations(
+            RatioCheck::of_rounds(
                 VERSUS_PARALLEL.to_owned(),
-                times.fleet.median(),
-                times.parallel.median(),
+                &times.fleet,
+                &times.parallel,
                 Some(FOUR_HOSTS_VERSUS_PARALLEL_SSH_LIMIT),
             ),
-            RatioCheck::of_durations(
+            RatioCheck::of_rounds(
                 VERSUS_SEQUENTIAL.to_owned(),
-                times.fleet.median(),
-                times.sequential.median(),
+                &times.fleet,
+                &times.sequential,
                 Some(FOUR_HOSTS_VERSUS_SEQUENTIAL_SSH_LIMIT),
             ),
         ],
@@ -54,12 +54,14 @@ pub fn measure_fleet(list: &Path, runs: usize) -> Vec<RatioCheck> {
                 (VERSUS_SEQUENTIAL, FOUR_HOSTS_VERSUS_SEQUENTIAL_SSH_LIMIT),
             ]
             .into_iter()
-            .map(|(description, limit)| RatioCheck {
-                description: format!("{description}: NOT MEASURED, {why:#}"),
-                ours: f64::INFINITY,
-                floor: 1.0,
-                unit: "ms",
-                limit: Some(limit),
+            .map(|(description, limit)| {
+                RatioCheck::new(
+                    format!("{description}: NOT MEASURED, {why:#}"),
+                    f64::INFINITY,
+                    1.0,
+                    "ms",
+                    Some(limit),
+                )
             })
             .collect()
         }

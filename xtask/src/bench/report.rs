@@ -31,6 +31,12 @@ pub struct RatioCheck {
     /// The unit of `ours` and `floor` (`ms`, `MiB`, `µs/record`).
     pub unit: &'static str,
     pub limit: Option<f64>,
+    /// The middle half of the ratios round by round (25th to 75th
+    /// percentile), where ours and its floor were timed in the same rounds.
+    pub spread: Option<(f64, f64)>,
+    /// The ratio the first time, when the row missed its target and was
+    /// measured again: a missed row is repeated once before it is called.
+    pub first_attempt: Option<f64>,
 }
 
 /// The concurrent-writers figure.
@@ -53,8 +59,9 @@ pub struct Contention {
 #[derive(Clone, Debug)]
 pub struct BenchReport {
     pub sizes: Vec<usize>,
-    pub runs: usize,
-    pub register_runs: usize,
+    /// Timed rounds per figure, and for register, the state hook and send.
+    pub rounds: usize,
+    pub register_rounds: usize,
     pub quick: bool,
     pub figures: Vec<Figure>,
     pub ratios: Vec<RatioCheck>,
@@ -71,6 +78,17 @@ impl RatioCheck {
         self.ours / self.floor
     }
 
+    /// A figure against its floor or bound, in `unit`.
+    pub fn new(
+        description: String,
+        ours: f64,
+        floor: f64,
+        unit: &'static str,
+        limit: Option<f64>,
+    ) -> RatioCheck {
+        RatioCheck { description, ours, floor, unit, limit, spread: None, first_attempt: None }
+    }
+
     /// Two durations in milliseconds.
     pub fn of_durations(
         description: String,
@@ -78,7 +96,32 @@ impl RatioCheck {
         floor: Duration,
         limit: Option<f64>,
     ) -> RatioCheck {
-        RatioCheck { description, ours: milliseconds(ours), floor: milliseconds(floor), unit: "ms", limit }
+        RatioCheck::new(description, milliseconds(ours), milliseconds(floor), "ms", limit)
+    }
+
+    /// The medians of two figures timed in the same rounds, with the spread
+    /// of their ratio round by round (the n-th sample of each is the n-th
+    /// round's).
+    pub fn of_rounds(description: String, ours: &Samples, floor: &Samples, limit: Option<f64>) -> RatioCheck {
+        let mut check = RatioCheck::of_durations(description, ours.median(), floor.median(), limit);
+        if ours.durations.len() == floor.durations.len() && !ours.durations.is_empty() {
+            let mut ratios: Vec<f64> = ours
+                .durations
+                .iter()
+                .zip(&floor.durations)
+                .map(|(ours, floor)| ours.as_secs_f64() / floor.as_secs_f64().max(f64::EPSILON))
+                .collect();
+            ratios.sort_by(f64::total_cmp);
+            let at = |fraction: f64| ratios[((ratios.len() - 1) as f64 * fraction).round() as usize];
+            check.spread = Some((at(0.25), at(0.75)));
+        }
+        check
+    }
+
+    /// This check, measured again after `first` missed its target.
+    pub fn repeated_after(mut self, first: &RatioCheck) -> RatioCheck {
+        self.first_attempt = Some(first.ratio());
+        self
     }
 
     pub fn met(&self) -> bool {
@@ -118,9 +161,9 @@ impl BenchReport {
         let mut text = String::new();
         let _ = writeln!(
             text,
-            "roster bench on {}: median [min–max] of {} runs ({} for register, the state hook, send and \
+            "roster bench on {}: median [min–max] of {} rounds ({} for register, the state hook, send and \
              /bin/true) after one warm-up, milliseconds of wall time per process",
-            self.filesystem, self.runs, self.register_runs
+            self.filesystem, self.rounds, self.register_rounds
         );
         let mut names: Vec<&'static str> = Vec::new();
         for figure in &self.figures {
@@ -155,8 +198,8 @@ impl BenchReport {
             self.ratios.iter().map(|ratio| ratio.description.chars().count()).max().unwrap_or(0).max(6);
         let _ = writeln!(
             text,
-            "{:width$}  {:>14}  {:>14}  {:>7}  {:>7}  verdict",
-            "figure", "ours", "floor", "ratio", "target"
+            "{:width$}  {:>14}  {:>14}  {:>7}  {:>13}  {:>7}  verdict",
+            "figure", "ours", "floor", "ratio", "spread", "target"
         );
         for ratio in &self.ratios {
             let target = ratio.limit.map_or("-".to_owned(), |limit| format!("≤{limit}×"));
@@ -166,13 +209,19 @@ impl BenchReport {
                 Some(_) if ratio.met() => "met",
                 Some(_) => "MISSED",
             };
+            let repeated = ratio
+                .first_attempt
+                .map(|first| format!(" (repeated: the first time {first:.2}×)"))
+                .unwrap_or_default();
+            let spread = ratio.spread.map_or("-".to_owned(), |(low, high)| format!("{low:.2}–{high:.2}×"));
             let _ = writeln!(
                 text,
-                "{:width$}  {:>14}  {:>14}  {:>6.2}×  {:>7}  {verdict}",
+                "{:width$}  {:>14}  {:>14}  {:>6.2}×  {:>13}  {:>7}  {verdict}{repeated}",
                 ratio.description,
                 format!("{:.2} {}", ratio.ours, ratio.unit),
                 format!("{:.2} {}", ratio.floor, ratio.unit),
                 ratio.ratio(),
+                spread,
                 target,
             );
         }
@@ -228,6 +277,8 @@ impl BenchReport {
                     "unit": ratio.unit,
                     "ratio": ratio.ratio(),
                     "target": ratio.limit,
+                    "spread": ratio.spread.map(|(low, high)| [low, high]),
+                    "first_attempt": ratio.first_attempt,
                     "met": ratio.met(),
                 })
             })
@@ -236,8 +287,8 @@ impl BenchReport {
         json!({
             "filesystem": self.filesystem,
             "sizes": self.sizes,
-            "runs": self.runs,
-            "register_runs": self.register_runs,
+            "rounds": self.rounds,
+            "register_rounds": self.register_rounds,
             "quick": self.quick,
             "figures": figures,
             "ratios": ratios,
