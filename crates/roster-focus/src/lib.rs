@@ -485,7 +485,7 @@ fn on_host(args: &FocusArgs, host: &str) -> anyhow::Result<()> {
         .output()
         .map_err(|error| anyhow::anyhow!("running {}: {error}", ssh[0]))?;
     let said = String::from_utf8_lossy(&output.stderr);
-    let last_words = said.lines().map(str::trim).filter(|line| !line.is_empty()).last().unwrap_or_default();
+    let last_words = said.lines().rev().map(str::trim).find(|line| !line.is_empty()).unwrap_or_default();
     let answer: serde_json::Value = match serde_json::from_slice(&output.stdout) {
         Ok(answer) => answer,
         Err(_) => {
