@@ -273,9 +273,13 @@ fn a_session_on_a_terminal_of_its_own_says_where_it_is_and_that_it_cannot_be_foc
         .stdout(Stdio::null())
         .spawn()
         .expect("a terminal");
+    // The child once it is `sleep` on its terminal (script's child sets
+    // up the terminal, then becomes the shell, then sleep).
     let mut sleeper = None;
     assert!(poll_until(Duration::from_secs(10), || {
-        sleeper = children_of(terminal.id()).into_iter().next();
+        sleeper = children_of(terminal.id()).into_iter().find(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|comm| comm.trim() == "sleep")
+        });
         sleeper.is_some()
     }));
     let sleeper = sleeper.unwrap();
