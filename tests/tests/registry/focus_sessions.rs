@@ -248,6 +248,24 @@ fn a_pane_number_now_anothers_or_a_server_gone_is_stale_and_never_focused() {
     refused.expect_code(3);
     assert!(refused.stderr.contains("no longer holds"), "{refused}");
 
+    // A pane closed: an owner that named it (it left tmux, or was started
+    // with its variables) is stale.
+    let (closed_pane, _) = server.new_window("work");
+    let mut left = Command::new("sleep")
+        .arg("600")
+        .env("TMUX", &tmux_variable)
+        .env("TMUX_PANE", &closed_pane)
+        .spawn()
+        .expect("spawn an owner");
+    register_pane(&sandbox, left.id(), "left-tmux");
+    server.tmux(&["kill-pane", "-t", &closed_pane]);
+    let row = row_of(&sandbox, "left-tmux");
+    assert_eq!(row["location"]["status"], "stale", "{row:#}");
+    assert!(row["location"]["reason"].as_str().unwrap().contains("no longer on the tmux server"), "{row:#}");
+    sandbox.run("roster-focus", &["left-tmux"]).expect_code(3);
+    let _ = left.kill();
+    let _ = left.wait();
+
     // The server gone: stale too, and nothing is run.
     drop(_client);
     drop(server);
