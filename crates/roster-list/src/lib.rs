@@ -13,6 +13,8 @@ use cli_support::manual::{self, Example, ExitStatusDoc, FileEntry, Manual};
 use cli_support::{ExitStatus, open_roster_for_reading, run_tool};
 use consent::ConsentLabel;
 
+mod ended;
+
 mod json_array;
 
 mod table;
@@ -299,6 +301,9 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
     // Checked first, so that a mistyped --columns is bad input with --host
     // too, whose table is not laid out by it.
     let table_options = args.table_options()?;
+    if args.ended {
+        return ended::run_ended(&args);
+    }
     if hosts::asks_hosts(&args) {
         return hosts::run(&args);
     }

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use owner_liveness::{Liveness, OwnerIdentity, SocketIdentity, SystemFacts};
 
 use crate::adopted::{AdoptedSource, harness_record_of_owner};
+use crate::ended::{HowEnded, keep_ended};
 use crate::error::{Error, Result};
 use crate::record::keys::RECORD_FORMAT;
 use crate::record::name::RecordName;
@@ -470,6 +471,7 @@ fn reap_a_few(roster: &RosterDir, own_record: &str, facts: &impl SystemFacts) ->
     }
     let Ok(Some(lock)) = roster.lock_if_free() else { return Vec::new() };
     let mut reaped = Vec::new();
+    let mut removed = Vec::new();
     for (row, stamp) in dead {
         // Dead is final for an unchanged file: no new process can take
         // over a dead identity. A file replaced meanwhile is judged anew.
@@ -485,8 +487,15 @@ fn reap_a_few(roster: &RosterDir, own_record: &str, facts: &impl SystemFacts) ->
                 let _ = remove_index_entry_if_pointing_at(roster, &key, holder);
             }
             reaped.push(record.pid().get());
+            removed.push(row);
         }
     }
+    // Best effort, as the reaping itself: the next prune lists nothing
+    // more for an entry not kept.
+    let this_boot = facts.boot_id().ok();
+    let ended: Vec<_> =
+        removed.iter().map(|row| (row, HowEnded::of_removed(row, this_boot.as_deref()))).collect();
+    let _ = keep_ended(roster, &lock, &ended, Timestamp::from_system_time(facts.now()));
     move_cursor();
     drop(lock);
     reaped
