@@ -276,3 +276,90 @@ pub fn list_ended(roster: &RosterDir) -> Result<EndedListing> {
     listing.sessions.sort_by_key(|session| std::cmp::Reverse(session.ended().unix_nanos()));
     Ok(listing)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::SystemTime;
+
+    use super::*;
+
+    fn entry(ended_at: &str) -> EndedSession {
+        EndedSession {
+            format: ENDED_FORMAT,
+            ended_at: ended_at.to_owned(),
+            how: HowEnded::Crashed,
+            harness: "claude-code".to_owned(),
+            session_id: Some("abc".to_owned()),
+            agent: None,
+            cwd: "/srv/app".to_owned(),
+            transcript_path: None,
+            owner_pid: 4711,
+            boot_id: "6f639ca8-0eda-4ff2-ab93-8c443cc64887".to_owned(),
+            registered_at: "2026-01-01T00:00:00Z".to_owned(),
+        }
+    }
+
+    /// Writes entry `name`, last written `age` ago.
+    fn write_aged(roster: &RosterDir, directory: &EndedDir, name: &str, age: Duration) {
+        let bytes = serde_json::to_vec(&entry("2026-01-01T00:00:00Z")).unwrap();
+        write_atomically_as(roster, directory.subdir(), name, &bytes, Durability::Unsynced).unwrap();
+        let path = roster.path().join(ENDED).join(name);
+        let file = File::options().write(true).open(path).unwrap();
+        file.set_modified(SystemTime::now() - age).unwrap();
+    }
+
+    /// The trim keeps the newest `ENDED_KEPT_MOST` within `ENDED_KEPT_FOR`:
+    /// entries past the age go whatever their number, then the oldest past
+    /// the count.
+    #[test]
+    fn the_trim_keeps_the_newest_thousand_within_thirty_days() {
+        let temp = tempfile::tempdir().unwrap();
+        let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+        let directory = EndedDir::open(&roster, true).unwrap().expect("created");
+        let over = 7;
+        for index in 0..ENDED_KEPT_MOST + over {
+            // Entry 0 is the newest; the higher the index, the older.
+            write_aged(&roster, &directory, &format!("{index}.json"), Duration::from_secs(60 * index as u64));
+        }
+        write_aged(&roster, &directory, "expired.json", ENDED_KEPT_FOR + Duration::from_secs(3600));
+        trim(&roster, &directory, Timestamp::now()).unwrap();
+        let names: Vec<String> = list_names(&roster, directory.subdir())
+            .unwrap()
+            .into_iter()
+            .map(|name| name.into_string().unwrap())
+            .collect();
+        assert_eq!(names.len(), ENDED_KEPT_MOST);
+        assert!(!names.contains(&"expired.json".to_owned()));
+        for index in ENDED_KEPT_MOST..ENDED_KEPT_MOST + over {
+            assert!(!names.contains(&format!("{index}.json")), "{index}.json, among the oldest, was kept");
+        }
+        assert!(
+            names.contains(&"0.json".to_owned()) && names.contains(&format!("{}.json", ENDED_KEPT_MOST - 1))
+        );
+
+        // Only ever bounded: a listing of what was kept reads every entry.
+        let listing = list_ended(&roster).unwrap();
+        assert_eq!((listing.sessions.len(), listing.skipped), (ENDED_KEPT_MOST, 0));
+    }
+
+    /// An entry whose fields no record may hold is not believed.
+    #[test]
+    fn an_entry_with_a_field_no_record_may_hold_is_skipped() {
+        let temp = tempfile::tempdir().unwrap();
+        let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+        let directory = EndedDir::open(&roster, true).unwrap().expect("created");
+        let good = entry("2026-01-02T00:00:00Z");
+        let relative = EndedSession { cwd: "srv/app".to_owned(), ..good.clone() };
+        let newer = EndedSession { format: ENDED_FORMAT + 1, ..good.clone() };
+        let bad_time = EndedSession { ended_at: "yesterday".to_owned(), ..good.clone() };
+        for (name, session) in
+            [("a.json", &good), ("b.json", &relative), ("c.json", &newer), ("d.json", &bad_time)]
+        {
+            let bytes = serde_json::to_vec(session).unwrap();
+            write_atomically_as(&roster, directory.subdir(), name, &bytes, Durability::Unsynced).unwrap();
+        }
+        let listing = list_ended(&roster).unwrap();
+        assert_eq!(listing.sessions, vec![good]);
+        assert_eq!(listing.skipped, 3);
+    }
+}
