@@ -29,6 +29,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-focus' -ScriptBlock {
             [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'With --next-waiting: choose among the sessions of this agent name')
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'With --next-waiting: choose among the sessions of this agent name')
             [CompletionResult]::new('--client', '--client', [CompletionResultType]::ParameterName, 'The tmux client to switch (as `tmux list-clients` names it; default: the most recently active one)')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Go to the session on another machine, through your ssh: [USER@]HOST[:PORT] (a Host of your ssh config too)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')

@@ -23,7 +23,7 @@ _roster__focus() {
 
     case "${cmd}" in
         roster__focus)
-            opts="-q -n -s -A -p -h -V --dir --format --json --quiet --color --next-waiting --state --agent --print --client --help --version"
+            opts="-q -n -s -A -p -h -V --dir --format --json --quiet --color --next-waiting --state --agent --print --client --host --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -58,6 +58,10 @@ _roster__focus() {
                     return 0
                     ;;
                 --client)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --host)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -26,6 +26,7 @@ set edit:completion:arg-completer[roster-focus] = {|@words|
             cand -A 'With --next-waiting: choose among the sessions of this agent name'
             cand --agent 'With --next-waiting: choose among the sessions of this agent name'
             cand --client 'The tmux client to switch (as `tmux list-clients` names it; default: the most recently active one)'
+            cand --host 'Go to the session on another machine, through your ssh: [USER@]HOST[:PORT] (a Host of your ssh config too)'
             cand --json 'Print JSON, same as --format json'
             cand -q 'Print nothing on success; errors still go to stderr'
             cand --quiet 'Print nothing on success; errors still go to stderr'

@@ -9,6 +9,7 @@ idle\t''
 waiting\t''"
 complete -c roster-focus -s A -l agent -d 'With --next-waiting: choose among the sessions of this agent name' -r -f -a "(env _CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-focus -- roster-focus --agent '' 2>/dev/null)\t''"
 complete -c roster-focus -l client -d 'The tmux client to switch (as `tmux list-clients` names it; default: the most recently active one)' -r
+complete -c roster-focus -l host -d 'Go to the session on another machine, through your ssh: [USER@]HOST[:PORT] (a Host of your ssh config too)' -r
 complete -c roster-focus -l json -d 'Print JSON, same as --format json'
 complete -c roster-focus -s q -l quiet -d 'Print nothing on success; errors still go to stderr'
 complete -c roster-focus -s n -l next-waiting -d 'The live session that has waited longest for its user (with --state, in those states instead)'

@@ -89,6 +89,11 @@ pub fn manual() -> Manual {
                 output: &[],
             },
             Example {
+                description: "What ended in the last day, and how (exited, crashed, reboot, removed):",
+                commands: &["roster-list --ended --since 1d"],
+                output: &[],
+            },
+            Example {
                 description: "Wait until session 5854 has ended, like tail --pid:",
                 commands: &["roster-list --until-gone 5854 && echo finished"],
                 output: &[],
@@ -245,6 +250,12 @@ pub fn manual() -> Manual {
                           only (never locked, never changed).",
             },
             manual::USER_CONFIG_FILE,
+            FileEntry {
+                path: "$ROSTER_DIR/ended/",
+                meaning: "One entry per session that left the registry, how and when it ended, read by \
+                          --ended: the last 1000 within 30 days. An entry that cannot be believed is \
+                          skipped and counted in a note.",
+            },
             FileEntry {
                 path: "$ROSTER_DIR/.notes-shown.json",
                 meaning: "The notes already said on stderr, so that each is said once per cause.",
