@@ -187,3 +187,21 @@ fn a_dead_record_reaped_by_a_registration_is_kept_as_crashed() {
     assert_eq!(rows.len(), 1, "the registration reaped nothing: {rows:#?}");
     assert_eq!((text(&rows[0], "session_id"), text(&rows[0], "how")), ("reaped-1", "crashed"));
 }
+
+#[test]
+fn a_crashed_session_resumed_in_a_new_process_is_kept_as_crashed() {
+    let sandbox = Sandbox::new();
+    let crashed = Owner::spawn();
+    sandbox.register(crashed.pid(), &["--session-id", "resumed-1", "--agent", "wren"]);
+    let crashed_pid = crashed.kill();
+    // The same session id in a new process: the dead holder's record goes.
+    let resumed = Owner::spawn();
+    sandbox.register(resumed.pid(), &["--session-id", "resumed-1"]);
+    let rows = ended(&sandbox, &[]);
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert_eq!((text(&rows[0], "session_id"), text(&rows[0], "how")), ("resumed-1", "crashed"));
+    assert_eq!(rows[0]["owner_pid"], Value::from(crashed_pid));
+    let live = sandbox.list(&[]);
+    assert_eq!(live.len(), 1, "{live:#?}");
+    assert_eq!(live[0]["session_pid"], Value::from(resumed.pid()));
+}
