@@ -23,7 +23,7 @@ _roster__list() {
 
     case "${cmd}" in
         roster__list)
-            opts="-q -a -A -H -i -C -s -c -W -w -h -V --dir --format --json --quiet --color --all --agent --harness --session-id --cwd --state --no-adopt --columns --wide --width --no-legend --watch --until-gone --host --hosts-file --connect-timeout --help --version"
+            opts="-q -a -A -H -i -C -s -c -W -w -h -V --dir --format --json --quiet --color --all --agent --harness --session-id --cwd --state --no-adopt --columns --wide --width --no-legend --ended --since --watch --until-gone --host --hosts-file --connect-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -90,6 +90,10 @@ _roster__list() {
                     return 0
                     ;;
                 --width)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --since)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -22,6 +22,7 @@ waiting\t''
 unknown\t''"
 complete -c roster-list -s c -l columns -d 'Show these columns, in this order: a comma list of pid, harness, agent, liveness, state, consent, msgs, location, age, cwd, session, reason' -r
 complete -c roster-list -l width -d 'Fit the table in N columns (default: $COLUMNS, else the terminal\'s width; no limit into a pipe)' -r
+complete -c roster-list -l since -d 'With --ended, only the sessions that ended within DURATION (90m, 36h, 7d, 2w)' -r
 complete -c roster-list -l until-gone -d 'Print the events until the session with this owner pid or session id is gone, then exit 0' -r -f -a "(env _CLAP_COMPLETE_INDEX=2 ROSTER_COMPLETE=bash roster-list -- roster-list --until-gone '' 2>/dev/null)\t''"
 complete -c roster-list -l host -d 'List the sessions of HOST through ssh (repeatable; `local` is this machine; see HOSTS)' -r
 complete -c roster-list -l hosts-file -d 'List the sessions of each host FILE names, one a line (# starts a comment), as --host does' -r -F
@@ -32,6 +33,7 @@ complete -c roster-list -s a -l all -d 'Show dead sessions too'
 complete -c roster-list -l no-adopt -d 'List roster\'s own records only, not the sessions Claude Code (~/.claude/sessions) and Copilot CLI (~/.copilot/session-state) keep'
 complete -c roster-list -s W -l wide -d 'Show every cell whole: full session ids, no cut to the terminal\'s width'
 complete -c roster-list -l no-legend -d 'Do not explain the table\'s marks and CONSENT labels on stderr (each is said once otherwise)'
+complete -c roster-list -l ended -d 'List the sessions that ended instead, newest first: when, how (exited, crashed, reboot, removed), harness, agent, directory, session id'
 complete -c roster-list -s w -l watch -d 'After the rows, print one event per change until interrupted (see EVENTS)'
 complete -c roster-list -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roster-list -s V -l version -d 'Print version'

@@ -4,6 +4,7 @@
 //! calls the binaries wrap. It stands on owner-liveness for every verdict.
 
 pub mod adopted;
+mod ended;
 mod error;
 mod list;
 pub mod messages;
@@ -18,6 +19,10 @@ pub mod state;
 mod store;
 mod watch;
 
+pub use ended::{
+    ENDED, ENDED_FORMAT, ENDED_KEPT_FOR, ENDED_KEPT_MOST, EndedListing, EndedSession, HowEnded, keep_ended,
+    list_ended,
+};
 pub use error::{Error, Result, is_unusable_path};
 pub use list::{ListFilter, Listing, ListingSummary, list_sessions, list_sessions_presented};
 pub use parallel::map_in_parallel;

@@ -13,6 +13,8 @@ use cli_support::manual::{self, Example, ExitStatusDoc, FileEntry, Manual};
 use cli_support::{ExitStatus, open_roster_for_reading, run_tool};
 use consent::ConsentLabel;
 
+mod ended;
+
 mod json_array;
 
 mod table;
@@ -84,6 +86,11 @@ pub fn manual() -> Manual {
             Example {
                 description: "The waiting and idle sessions, in a narrow pane, with chosen columns:",
                 commands: &["roster-list -s waiting,idle -c pid,agent,state,cwd"],
+                output: &[],
+            },
+            Example {
+                description: "What ended in the last day, and how (exited, crashed, reboot, removed):",
+                commands: &["roster-list --ended --since 1d"],
                 output: &[],
             },
             Example {
@@ -244,6 +251,12 @@ pub fn manual() -> Manual {
             },
             manual::USER_CONFIG_FILE,
             FileEntry {
+                path: "$ROSTER_DIR/ended/",
+                meaning: "One entry per session that left the registry, how and when it ended, read by \
+                          --ended: the last 1000 within 30 days. An entry that cannot be believed is \
+                          skipped and counted in a note.",
+            },
+            FileEntry {
                 path: "$ROSTER_DIR/.notes-shown.json",
                 meaning: "The notes already said on stderr, so that each is said once per cause.",
             },
@@ -299,6 +312,9 @@ pub fn run(args: ListArgs) -> anyhow::Result<()> {
     // Checked first, so that a mistyped --columns is bad input with --host
     // too, whose table is not laid out by it.
     let table_options = args.table_options()?;
+    if args.ended {
+        return ended::run_ended(&args);
+    }
     if hosts::asks_hosts(&args) {
         return hosts::run(&args);
     }

@@ -94,6 +94,14 @@ pub struct ListArgs {
     #[arg(long)]
     pub no_legend: bool,
 
+    /// List the sessions that ended instead, newest first: when, how (exited, crashed, reboot, removed), harness, agent, directory, session id
+    #[arg(long, conflicts_with_all = ["watch", "until_gone", "host", "hosts_file", "all", "state", "columns"])]
+    pub ended: bool,
+
+    /// With --ended, only the sessions that ended within DURATION (90m, 36h, 7d, 2w)
+    #[arg(long, value_name = "DURATION", requires = "ended")]
+    pub since: Option<String>,
+
     /// After the rows, print one event per change until interrupted (see EVENTS)
     #[arg(short = 'w', long)]
     pub watch: bool,

@@ -40,6 +40,8 @@ pub enum NoteKind {
     Untrusted,
     HookFailures,
     AdoptedUnread,
+    /// Entries of `ended/` skipped as not to be believed (`--ended` only).
+    EndedSkipped,
     /// What one CONSENT label the table shows means (text only).
     ConsentLegend(ConsentLabel),
     /// What the `?` after a pid means (text only).
@@ -57,6 +59,7 @@ impl NoteKind {
             NoteKind::Untrusted => "untrusted",
             NoteKind::HookFailures => "hook-failures",
             NoteKind::AdoptedUnread => "adopted-unread",
+            NoteKind::EndedSkipped => "ended-skipped",
             NoteKind::ConsentLegend(_) => "consent-legend",
             NoteKind::UnverifiedMark => "unverified-mark",
             NoteKind::ColumnsFitted => "columns-fitted",

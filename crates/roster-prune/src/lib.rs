@@ -18,11 +18,12 @@ use cli_support::{
     BadInput, CommonArgs, ExitStatus, OutputFormat, Refused, escape_for_terminal, open_roster_for_reading,
     parse_duration, push_home_relative, resolve_calling_owner, roster_directory_choice,
 };
-use owner_liveness::OwnerIdentity;
+use owner_liveness::{OwnerIdentity, SystemFacts};
 use registry_core::adopted::adopted_row_name;
 use registry_core::{
-    CurrentOutcome, CurrentSession, PruneOptions, PruneReport, RegistryLock, RosterDir, RowConsent,
-    RunningSystem, SessionRow, listed_entry_count, map_in_parallel, prune_sessions, remove_current,
+    CurrentOutcome, CurrentSession, HowEnded, PruneOptions, PruneReport, RegistryLock, RosterDir, RowConsent,
+    RunningSystem, SessionRow, Timestamp, keep_ended, listed_entry_count, map_in_parallel, prune_sessions,
+    remove_current,
 };
 
 const TOOL: &str = "roster-prune";
@@ -176,6 +177,8 @@ pub fn main() -> ExitCode {
 struct Outcome {
     report: PruneReport,
     consent_removed: usize,
+    /// Why the ended sessions could not be kept (`keep_ended_sessions`).
+    ended_not_kept: Option<registry_core::Error>,
 }
 
 /// Prunes as `args` say.
@@ -186,6 +189,16 @@ pub fn run(args: PruneArgs) -> anyhow::Result<()> {
     };
     roster_directory_choice(&args.common)?;
     let outcome = if args.current { prune_current(&args)? } else { prune_all(&args, older_than)? };
+    // Best effort: the records went all the same, so this is said, not
+    // failed on.
+    if let Some(error) = &outcome.ended_not_kept {
+        let message = format!("the ended sessions could not be kept: {error}");
+        if args.hook.is_some() {
+            cli_support::report_hook_problem(TOOL, &args.common, &message);
+        } else {
+            cli_support::report_warning(TOOL, &message, None);
+        }
+    }
     if args.hook.is_none() && !args.common.quiet {
         print_outcome(&args, &outcome)?;
     }
@@ -197,15 +210,39 @@ pub fn run(args: PruneArgs) -> anyhow::Result<()> {
 
 fn prune_all(args: &PruneArgs, older_than: Option<Duration>) -> anyhow::Result<Outcome> {
     let Some(roster) = open_roster_for_reading(&args.common)? else {
-        return Ok(Outcome { report: PruneReport::default(), consent_removed: 0 });
+        return Ok(Outcome { report: PruneReport::default(), consent_removed: 0, ended_not_kept: None });
     };
     let options = PruneOptions { older_than, dry_run: args.dry_run };
     let facts = RunningSystem::read();
     // One hold of the lock covers removing the records, the temporaries
     // and the consent markers.
     let (report, lock) = prune_sessions(&roster, &options, &facts)?;
+    let ended_not_kept =
+        if args.dry_run { None } else { keep_ended_sessions(&roster, &lock, &report.removed, false, &facts) };
     let markers = consent::prune_markers(&roster, &lock, older_than, args.dry_run, &facts)?;
-    Ok(Outcome { report, consent_removed: markers.removed })
+    Ok(Outcome { report, consent_removed: markers.removed, ended_not_kept })
+}
+
+/// Keeps an entry in `ended/` for each record just removed (docs/contract.md
+/// §2): `exited` for a session end, else how the row says it ended. The
+/// error, if any, for the caller to say once the lock is let go.
+fn keep_ended_sessions(
+    roster: &RosterDir,
+    lock: &RegistryLock,
+    removed: &[Box<SessionRow>],
+    session_end: bool,
+    facts: &RunningSystem,
+) -> Option<registry_core::Error> {
+    let this_boot = facts.boot_id().ok();
+    let ended: Vec<(&SessionRow, HowEnded)> = removed
+        .iter()
+        .map(|row| {
+            let how =
+                if session_end { HowEnded::Exited } else { HowEnded::of_removed(row, this_boot.as_deref()) };
+            (&**row, how)
+        })
+        .collect();
+    keep_ended(roster, lock, &ended, Timestamp::from_system_time(facts.now())).err()
 }
 
 fn prune_current(args: &PruneArgs) -> anyhow::Result<Outcome> {
@@ -227,7 +264,7 @@ fn prune_current(args: &PruneArgs) -> anyhow::Result<Outcome> {
     if let Some(Ok(payload)) = &payload
         && payload.ends_only_the_conversation()
     {
-        return Ok(Outcome { report, consent_removed: 0 });
+        return Ok(Outcome { report, consent_removed: 0, ended_not_kept: None });
     }
     let payload_session_id = match &payload {
         // An empty session id names no session, as an empty value means
@@ -259,7 +296,7 @@ fn remove_calling_session(
 ) -> anyhow::Result<Outcome> {
     let owner = resolve_calling_owner(args.pid.as_deref())?;
     let Some(roster) = open_roster_for_reading(&args.common)? else {
-        return Ok(Outcome { report, consent_removed: 0 });
+        return Ok(Outcome { report, consent_removed: 0, ended_not_kept: None });
     };
     let facts = RunningSystem::read();
     // Not running any more: only a dead record can then be its own.
@@ -278,8 +315,13 @@ fn remove_calling_session(
     // the marker of a chain's record found below its owner goes with it.
     let mut consent_removed = 0;
     let mut kept = None;
+    let mut ended_not_kept = None;
     match outcome {
         CurrentOutcome::Removed(row) => {
+            if !args.dry_run {
+                ended_not_kept =
+                    keep_ended_sessions(&roster, &lock, std::slice::from_ref(&row), true, &facts);
+            }
             consent_removed += consent::remove_marker(&roster, &lock, &current, args.dry_run, &facts)?;
             if let Some(record) = row.record.as_ref().filter(|record| record.pid() != current.pid) {
                 let identity = record.identity();
@@ -317,7 +359,7 @@ fn remove_calling_session(
             row.path.display()
         ))));
     }
-    Ok(Outcome { report, consent_removed })
+    Ok(Outcome { report, consent_removed, ended_not_kept })
 }
 
 /// What a session-end hook keeps back from its work deadline for closing

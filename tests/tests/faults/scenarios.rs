@@ -653,7 +653,7 @@ impl Fixture {
                 Err(_) => problems.push(format!("the live record {} was lost", path.display())),
             }
         }
-        for subdirectory in ["sessions", "consent", "states"] {
+        for subdirectory in ["sessions", "consent", "states", "ended"] {
             let Ok(entries) = std::fs::read_dir(roster.join(subdirectory)) else { continue };
             for entry in entries.flatten() {
                 let name = entry.file_name().to_string_lossy().into_owned();
@@ -682,6 +682,7 @@ impl Fixture {
             roster.join("consent"),
             roster.join("session-ids"),
             roster.join("states"),
+            roster.join("ended"),
             roster.join("messages"),
             roster.join("messages").join(
                 tests::record_file_name_here(self.self_pid).strip_suffix(".json").expect("a record name"),

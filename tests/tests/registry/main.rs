@@ -12,6 +12,7 @@ mod consent_sessions;
 mod copilot_sessions;
 mod crash;
 mod empty_environment;
+mod ended_sessions;
 mod escaping;
 mod fault_regressions;
 mod field_limits;

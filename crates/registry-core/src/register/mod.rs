@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use owner_liveness::{Liveness, OwnerIdentity, SocketIdentity, SystemFacts};
 
 use crate::adopted::{AdoptedSource, harness_record_of_owner};
+use crate::ended::{HowEnded, keep_ended};
 use crate::error::{Error, Result};
 use crate::record::keys::RECORD_FORMAT;
 use crate::record::name::RecordName;
@@ -22,11 +23,12 @@ use crate::record::values::{AgentName, RecordedTime, SessionId, SessionPidSource
 use crate::register::precedence::AgentChoice;
 use crate::register::refresh::{KnownSession, RecordedFact, SessionDirectory, changed_facts, choose_facts};
 use crate::removal_checks::{dead_for_good, index_entry_of, recheck};
-use crate::session_row::{read_listed_session_row, read_session_row};
+use crate::session_row::{SessionRow, read_listed_session_row, read_session_row};
 use crate::store::directory::RosterDir;
 use crate::store::files::{MAX_ENTRY_BYTES, read_names_from, remove_entry, write_atomically};
 use crate::store::hints::{read_hint, write_hint};
 use crate::store::layout::REAP_CURSOR_NAME;
+use crate::store::lock::RegistryLock;
 use crate::store::session_index::{
     indexed_holder, point_index_at, remove_index_entry_if_pointing_at, remove_index_if_pointing_at,
 };
@@ -132,6 +134,8 @@ pub fn register(
     let sessions = roster.sessions();
     let now = Timestamp::from_system_time(facts.now());
     let mut reaped = Vec::new();
+    // The dead records removed under this lock, kept as ended sessions.
+    let mut removed = Vec::new();
 
     // The record at this name is of this world; one of another process is
     // replaced only once it is provably dead. An older roster's
@@ -162,6 +166,7 @@ pub fn register(
                 remove_index_entry_if_pointing_at(roster, &key, holder)?;
             }
             reaped.push(pid.get());
+            removed.push(row);
         }
     }
     let refreshed =
@@ -231,6 +236,7 @@ pub fn register(
         }
         if remove_entry(roster, sessions, &row.file_name)? {
             reaped.push(holder.pid.get());
+            removed.push(row);
         }
     }
 
@@ -254,6 +260,7 @@ pub fn register(
             remove_index_if_pointing_at(roster, &old_id, legacy)?;
         }
     }
+    keep_reaped(roster, &lock, &removed, facts);
     drop(lock);
     reaped.extend(reap_a_few(roster, &file_name, facts));
     let previous = refreshed_record.cloned();
@@ -470,6 +477,7 @@ fn reap_a_few(roster: &RosterDir, own_record: &str, facts: &impl SystemFacts) ->
     }
     let Ok(Some(lock)) = roster.lock_if_free() else { return Vec::new() };
     let mut reaped = Vec::new();
+    let mut removed = Vec::new();
     for (row, stamp) in dead {
         // Dead is final for an unchanged file: no new process can take
         // over a dead identity. A file replaced meanwhile is judged anew.
@@ -485,9 +493,24 @@ fn reap_a_few(roster: &RosterDir, own_record: &str, facts: &impl SystemFacts) ->
                 let _ = remove_index_entry_if_pointing_at(roster, &key, holder);
             }
             reaped.push(record.pid().get());
+            removed.push(row);
         }
     }
+    keep_reaped(roster, &lock, &removed, facts);
     move_cursor();
     drop(lock);
     reaped
+}
+
+/// Keeps an ended-session entry for each dead record a registration
+/// removed (docs/contract.md §6.2.1). Best effort, as the reaping itself: a
+/// registration never fails for it, and says nothing.
+fn keep_reaped(roster: &RosterDir, lock: &RegistryLock, removed: &[SessionRow], facts: &impl SystemFacts) {
+    if removed.is_empty() {
+        return;
+    }
+    let this_boot = facts.boot_id().ok();
+    let ended: Vec<_> =
+        removed.iter().map(|row| (row, HowEnded::of_removed(row, this_boot.as_deref()))).collect();
+    let _ = keep_ended(roster, lock, &ended, Timestamp::from_system_time(facts.now()));
 }

@@ -3,6 +3,7 @@
 //! generated from it, and a test holds the contract's layout to it, so an
 //! entry added to the registry cannot be left out of either.
 
+use crate::ended::ENDED;
 use crate::store::directory::{CONSENT, MESSAGES, SESSION_IDS, SESSIONS, STATES};
 use crate::store::files::TEMP_PREFIX;
 use crate::store::hook_log::{HOOK_LOG_LINES, HOOK_LOG_NAME};
@@ -45,6 +46,10 @@ pub fn registry_layout() -> Vec<LayoutEntry> {
         entry(
             format!("{MESSAGES}/{}/<id>.json", crate::messages::OUTCOMES_NAME),
             "what became of the messages of sessions gone, kept 7 days",
+        ),
+        entry(
+            format!("{ENDED}/<pid>@<world>-<nanos>.json"),
+            "one entry per ended session, how and when it ended (0600), the last 1000 within 30 days",
         ),
         entry(LOCK_NAME.to_owned(), "the lock every change takes, never removed"),
         entry(

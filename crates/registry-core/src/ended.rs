@@ -1,0 +1,365 @@
+//! Ended sessions (docs/contract.md §2, §6.2): when a record leaves the
+//! registry (its session end, a prune or reap of a dead one, a removal by
+//! age), an entry is kept in `ended/` saying what the session was, how it
+//! ended and when, so that after a crash or a reboot people can still see
+//! what ran. One small file per ended session, written atomically; bounded
+//! by count (`KEPT_MOST`) and age (`KEPT_FOR`), trimmed at each write.
+//! Keeping is best effort: callers never fail a removal because of it.
+
+use std::fs::File;
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use nix::errno::Errno;
+use owner_liveness::Liveness;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::record::session_record::Record;
+use crate::record::timestamp::Timestamp;
+use crate::record::values::{
+    AgentName, HarnessName, RecordedTime, SessionDirectoryPath, SessionId, TranscriptPath,
+};
+use crate::session_row::SessionRow;
+use crate::store::directory::{RosterDir, SubDir, mkdir_0700, open_verified_directory};
+use crate::store::files::{
+    Durability, ReadProblem, TEMP_PREFIX, entry_mtime, list_names, read_entry, remove_entry,
+    write_atomically_as,
+};
+use crate::store::lock::RegistryLock;
+
+/// Name of the ended sessions subdirectory.
+pub const ENDED: &str = "ended";
+/// The format of an entry of `ended/`.
+pub const ENDED_FORMAT: u64 = 1;
+/// How long an ended session is kept after it ended.
+pub const ENDED_KEPT_FOR: Duration = Duration::from_secs(30 * 24 * 3600);
+/// The most ended sessions kept; the oldest go first.
+pub const ENDED_KEPT_MOST: usize = 1000;
+
+/// How a session ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HowEnded {
+    /// Its session end ran (`roster-prune --current`).
+    Exited,
+    /// Its owner was found dead, in this boot, without a session end.
+    Crashed,
+    /// It was recorded in an earlier boot of this machine.
+    Reboot,
+    /// Removed by age (`--older-than`) or by hand.
+    Removed,
+}
+
+impl HowEnded {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HowEnded::Exited => "exited",
+            HowEnded::Crashed => "crashed",
+            HowEnded::Reboot => "reboot",
+            HowEnded::Removed => "removed",
+        }
+    }
+
+    /// How a record that prune or the reaper removed ended: a dead owner
+    /// crashed in this boot, or went with an earlier boot; anything else
+    /// was removed by age.
+    pub fn of_removed(row: &SessionRow, this_boot: Option<&str>) -> HowEnded {
+        match (row.liveness(), &row.record) {
+            (Liveness::Dead, Some(record))
+                if this_boot.is_some_and(|boot| record.owner.boot_id.as_str() != boot) =>
+            {
+                HowEnded::Reboot
+            }
+            (Liveness::Dead, _) => HowEnded::Crashed,
+            _ => HowEnded::Removed,
+        }
+    }
+}
+
+/// One entry of `ended/`, as written and as `roster-list --ended` prints
+/// it in JSON.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EndedSession {
+    pub format: u64,
+    /// When it ended, RFC 3339.
+    pub ended_at: String,
+    pub how: HowEnded,
+    pub harness: String,
+    pub session_id: Option<String>,
+    pub agent: Option<String>,
+    pub cwd: String,
+    pub transcript_path: Option<String>,
+    pub owner_pid: u32,
+    pub boot_id: String,
+    /// When it was registered, RFC 3339.
+    pub registered_at: String,
+}
+
+impl EndedSession {
+    fn of(record: &Record, how: HowEnded, now: Timestamp) -> EndedSession {
+        EndedSession {
+            format: ENDED_FORMAT,
+            ended_at: RecordedTime::from(now).as_str().to_owned(),
+            how,
+            harness: record.harness.as_str().to_owned(),
+            session_id: record.session_id.as_ref().map(|id| id.as_str().to_owned()),
+            agent: record.agent.as_ref().map(|agent| agent.as_str().to_owned()),
+            cwd: record.cwd.as_str().to_owned(),
+            transcript_path: record.transcript_path.as_ref().map(|path| path.as_str().to_owned()),
+            owner_pid: record.pid().get(),
+            boot_id: record.owner.boot_id.as_str().to_owned(),
+            registered_at: record.registered_at.as_str().to_owned(),
+        }
+    }
+
+    /// When it ended.
+    pub fn ended(&self) -> Timestamp {
+        Timestamp::parse(&self.ended_at).unwrap_or(Timestamp::from_unix_nanos(0))
+    }
+
+    /// Whether every field holds what a record may: an entry that does not
+    /// is never believed.
+    fn is_valid(&self) -> bool {
+        self.format == ENDED_FORMAT
+            && Timestamp::parse(&self.ended_at).is_some()
+            && Timestamp::parse(&self.registered_at).is_some()
+            && HarnessName::parse(&self.harness).is_ok()
+            && self.session_id.as_deref().is_none_or(|id| SessionId::parse(id).is_ok())
+            && self.agent.as_deref().is_none_or(|agent| AgentName::parse(agent).is_ok())
+            && SessionDirectoryPath::parse(&self.cwd).is_ok()
+            && self.transcript_path.as_deref().is_none_or(|path| TranscriptPath::parse(path).is_ok())
+            && !self.boot_id.is_empty()
+            && self.boot_id.len() <= 64
+    }
+}
+
+/// `ended/`, opened and checked as roster's own directories are; created
+/// when `create` and missing.
+struct EndedDir {
+    directory: File,
+    relative: PathBuf,
+}
+
+impl EndedDir {
+    fn open(roster: &RosterDir, create: bool) -> Result<Option<EndedDir>> {
+        let root = roster.root();
+        let shown = roster.entry_path(root, ENDED);
+        if create {
+            match mkdir_0700(Some(root.fd()), ENDED.as_ref()) {
+                Ok(()) | Err(Errno::EEXIST) => {}
+                Err(errno) => return Err(Error::io("create", shown, errno.into())),
+            }
+        }
+        match open_verified_directory(Some(root.fd()), ENDED.as_ref(), &shown) {
+            Ok(fd) => Ok(Some(EndedDir { directory: File::from(fd), relative: root.path().join(ENDED) })),
+            Err(Error::Io { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    fn subdir(&self) -> SubDir<'_> {
+        SubDir { fd: self.directory.as_fd(), path: &self.relative }
+    }
+}
+
+/// The name of a record's entry in `ended/`: the record's name and when it
+/// was registered, so that one session ended twice is one entry.
+fn entry_name(row: &SessionRow, record: &Record) -> String {
+    let stem = row.file_name.strip_suffix(".json").unwrap_or(&row.file_name);
+    format!("{stem}-{}.json", record.registered_at().unix_nanos())
+}
+
+/// Keeps an entry for each of `ended` (rows whose records were just
+/// removed under `_lock`, and how each ended), then trims `ended/` to its
+/// bounds. Rows without a record (problem entries) tell nothing to keep.
+/// Of more than `ENDED_KEPT_MOST` at once only the most recently
+/// registered are written, since the trim would remove the rest.
+///
+/// The writes are not fsynced: a rename is as atomic for every process,
+/// and an entry lost to a power cut is a hint lost, not a record; a prune
+/// of thousands of records does not wait on the disk for each.
+pub fn keep_ended(
+    roster: &RosterDir,
+    _lock: &RegistryLock,
+    ended: &[(&SessionRow, HowEnded)],
+    now: Timestamp,
+) -> Result<()> {
+    let mut kept: Vec<(&SessionRow, &Record, HowEnded)> =
+        ended.iter().filter_map(|(row, how)| Some((*row, row.record.as_ref()?, *how))).collect();
+    if kept.is_empty() {
+        return Ok(());
+    }
+    if kept.len() > ENDED_KEPT_MOST {
+        kept.sort_by_key(|(_, record, _)| std::cmp::Reverse(record.registered_at().unix_nanos()));
+        kept.truncate(ENDED_KEPT_MOST);
+    }
+    let Some(directory) = EndedDir::open(roster, true)? else { return Ok(()) };
+    for (row, record, how) in kept {
+        let bytes = serde_json::to_vec(&EndedSession::of(record, how, now)).map_err(|error| {
+            Error::io("encode the ended session of", row.path.clone(), std::io::Error::other(error))
+        })?;
+        write_atomically_as(
+            roster,
+            directory.subdir(),
+            &entry_name(row, record),
+            &bytes,
+            Durability::Unsynced,
+        )?;
+    }
+    trim(roster, &directory, now)
+}
+
+/// Removes the entries older than `ENDED_KEPT_FOR`, then the oldest past
+/// `ENDED_KEPT_MOST`, and temporaries an hour old.
+fn trim(roster: &RosterDir, directory: &EndedDir, now: Timestamp) -> Result<()> {
+    let subdir = directory.subdir();
+    let oldest_kept = now.unix_nanos() - ENDED_KEPT_FOR.as_nanos() as i128;
+    let oldest_temporary = now.unix_nanos() - crate::prune::TEMP_MAX_AGE.as_nanos() as i128;
+    let mut kept = Vec::new();
+    for name in list_names(roster, subdir)? {
+        let Some(mtime) = entry_mtime(subdir, &name) else { continue };
+        let Some(text) = name.to_str() else { continue };
+        if text.starts_with(TEMP_PREFIX) {
+            if mtime.unix_nanos() < oldest_temporary {
+                remove_entry(roster, subdir, text)?;
+            }
+        } else if mtime.unix_nanos() < oldest_kept {
+            remove_entry(roster, subdir, text)?;
+        } else {
+            kept.push((mtime.unix_nanos(), text.to_owned()));
+        }
+    }
+    if kept.len() > ENDED_KEPT_MOST {
+        kept.sort();
+        for (_, name) in kept.iter().take(kept.len() - ENDED_KEPT_MOST) {
+            remove_entry(roster, subdir, name)?;
+        }
+    }
+    Ok(())
+}
+
+/// The ended sessions kept, newest first, and how many entries were
+/// skipped as not to be believed (a symlink, another user's file, bad
+/// JSON, a field no record may hold).
+#[derive(Clone, Debug, Default)]
+pub struct EndedListing {
+    pub sessions: Vec<EndedSession>,
+    pub skipped: usize,
+}
+
+/// Reads `ended/` with the store's trust checks (no reader creates it).
+pub fn list_ended(roster: &RosterDir) -> Result<EndedListing> {
+    let mut listing = EndedListing::default();
+    let Some(directory) = EndedDir::open(roster, false)? else { return Ok(listing) };
+    for name in list_names(roster, directory.subdir())? {
+        let Some(name) = name.to_str().filter(|name| !name.starts_with('.')).map(str::to_owned) else {
+            if !name.as_encoded_bytes().starts_with(b".") {
+                listing.skipped += 1;
+            }
+            continue;
+        };
+        let session = match read_entry(directory.subdir(), &name) {
+            // Trimmed by a writer since the listing: nothing to say.
+            Err(ReadProblem::Missing) => continue,
+            read => read
+                .ok()
+                .and_then(|contents| serde_json::from_slice::<EndedSession>(&contents.bytes).ok())
+                .filter(EndedSession::is_valid),
+        };
+        match session {
+            Some(session) => listing.sessions.push(session),
+            None => listing.skipped += 1,
+        }
+    }
+    listing.sessions.sort_by_key(|session| std::cmp::Reverse(session.ended().unix_nanos()));
+    Ok(listing)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::SystemTime;
+
+    use super::*;
+
+    fn entry(ended_at: &str) -> EndedSession {
+        EndedSession {
+            format: ENDED_FORMAT,
+            ended_at: ended_at.to_owned(),
+            how: HowEnded::Crashed,
+            harness: "claude-code".to_owned(),
+            session_id: Some("abc".to_owned()),
+            agent: None,
+            cwd: "/srv/app".to_owned(),
+            transcript_path: None,
+            owner_pid: 4711,
+            boot_id: "6f639ca8-0eda-4ff2-ab93-8c443cc64887".to_owned(),
+            registered_at: "2026-01-01T00:00:00Z".to_owned(),
+        }
+    }
+
+    /// Writes entry `name`, last written `age` ago.
+    fn write_aged(roster: &RosterDir, directory: &EndedDir, name: &str, age: Duration) {
+        let bytes = serde_json::to_vec(&entry("2026-01-01T00:00:00Z")).unwrap();
+        write_atomically_as(roster, directory.subdir(), name, &bytes, Durability::Unsynced).unwrap();
+        let path = roster.path().join(ENDED).join(name);
+        let file = File::options().write(true).open(path).unwrap();
+        file.set_modified(SystemTime::now() - age).unwrap();
+    }
+
+    /// The trim keeps the newest `ENDED_KEPT_MOST` within `ENDED_KEPT_FOR`:
+    /// entries past the age go whatever their number, then the oldest past
+    /// the count.
+    #[test]
+    fn the_trim_keeps_the_newest_thousand_within_thirty_days() {
+        let temp = tempfile::tempdir().unwrap();
+        let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+        let directory = EndedDir::open(&roster, true).unwrap().expect("created");
+        let over = 7;
+        for index in 0..ENDED_KEPT_MOST + over {
+            // Entry 0 is the newest; the higher the index, the older.
+            write_aged(&roster, &directory, &format!("{index}.json"), Duration::from_secs(60 * index as u64));
+        }
+        write_aged(&roster, &directory, "expired.json", ENDED_KEPT_FOR + Duration::from_secs(3600));
+        trim(&roster, &directory, Timestamp::now()).unwrap();
+        let names: Vec<String> = list_names(&roster, directory.subdir())
+            .unwrap()
+            .into_iter()
+            .map(|name| name.into_string().unwrap())
+            .collect();
+        assert_eq!(names.len(), ENDED_KEPT_MOST);
+        assert!(!names.contains(&"expired.json".to_owned()));
+        for index in ENDED_KEPT_MOST..ENDED_KEPT_MOST + over {
+            assert!(!names.contains(&format!("{index}.json")), "{index}.json, among the oldest, was kept");
+        }
+        assert!(
+            names.contains(&"0.json".to_owned()) && names.contains(&format!("{}.json", ENDED_KEPT_MOST - 1))
+        );
+
+        // Only ever bounded: a listing of what was kept reads every entry.
+        let listing = list_ended(&roster).unwrap();
+        assert_eq!((listing.sessions.len(), listing.skipped), (ENDED_KEPT_MOST, 0));
+    }
+
+    /// An entry whose fields no record may hold is not believed.
+    #[test]
+    fn an_entry_with_a_field_no_record_may_hold_is_skipped() {
+        let temp = tempfile::tempdir().unwrap();
+        let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+        let directory = EndedDir::open(&roster, true).unwrap().expect("created");
+        let good = entry("2026-01-02T00:00:00Z");
+        let relative = EndedSession { cwd: "srv/app".to_owned(), ..good.clone() };
+        let newer = EndedSession { format: ENDED_FORMAT + 1, ..good.clone() };
+        let bad_time = EndedSession { ended_at: "yesterday".to_owned(), ..good.clone() };
+        for (name, session) in
+            [("a.json", &good), ("b.json", &relative), ("c.json", &newer), ("d.json", &bad_time)]
+        {
+            let bytes = serde_json::to_vec(session).unwrap();
+            write_atomically_as(&roster, directory.subdir(), name, &bytes, Durability::Unsynced).unwrap();
+        }
+        let listing = list_ended(&roster).unwrap();
+        assert_eq!(listing.sessions, vec![good]);
+        assert_eq!(listing.skipped, 3);
+    }
+}
