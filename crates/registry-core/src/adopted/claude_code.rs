@@ -269,7 +269,7 @@ fn adopt(
         socket,
         // Read only for a live session: a dead one shows nowhere.
         location: (verdict.liveness == Liveness::Alive)
-            .then(|| crate::record::location_of_process(file_pid.get()))
+            .then(|| crate::record::location_of_adopted(file_pid.get()))
             .flatten(),
         cwd,
         registrar_pid: 0,

@@ -189,10 +189,22 @@ const ENVIRON_READ_LIMIT: u64 = 256 * 1024;
 
 /// Where the process `pid` shows on screen, from its environment
 /// (`/proc/PID/environ`: what it was started with, readable for a process
-/// of the same user) and its controlling terminal. What an adopted session
-/// (no registration to say it) and a registration from outside its
-/// session go by. `None` when neither tells anything.
+/// of the same user) and its controlling terminal: what a registration
+/// from outside its session goes by. `None` when neither tells anything.
 pub fn location_of_process(pid: u32) -> Option<ScreenLocation> {
+    location_from(pid, controlling_terminal(pid))
+}
+
+/// Where the harness process `pid` of a session no hook registered (one
+/// Claude Code or Copilot CLI keeps) shows, from its environment alone:
+/// listing thousands of them reads one file more each, not two; a
+/// terminal of its own, which nothing can focus, is not looked up.
+pub fn location_of_adopted(pid: u32) -> Option<ScreenLocation> {
+    location_from(pid, None)
+}
+
+/// The location `pid`'s environment names, with `tty` as its terminal.
+fn location_from(pid: u32, tty: Option<String>) -> Option<ScreenLocation> {
     use std::io::Read;
     let mut environ = Vec::new();
     if let Ok(file) = std::fs::File::open(format!("/proc/{pid}/environ")) {
@@ -213,7 +225,7 @@ pub fn location_of_process(pid: u32) -> Option<ScreenLocation> {
             .filter(|value| !value.is_empty())
             .map(str::to_owned)
     };
-    let location = ScreenLocation::from_environment(&env, controlling_terminal(pid));
+    let location = ScreenLocation::from_environment(&env, tty);
     (!location.is_empty()).then_some(location)
 }
 
