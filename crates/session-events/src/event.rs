@@ -6,9 +6,8 @@
 //! `Event::newer_keys`) and writes it out again as it came.
 
 use consent::SessionConsent;
-use registry_core::messages::{Message, Outcome, OutcomeKind, Sender};
+use registry_core::messages::{MessageView, OutcomeKind};
 use registry_core::{SessionRow, Timestamp};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// The version of the event objects; it changes only when a key changes
@@ -150,33 +149,6 @@ impl EventRow {
     }
 }
 
-/// A message as an event shows it: what it is, never its text.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MessageSummary {
-    pub id: String,
-    pub seq: u64,
-    pub from: Sender,
-    pub queued_at: String,
-    pub expires_at: String,
-    pub outcome: Option<Outcome>,
-    /// The length of its text.
-    pub bytes: usize,
-}
-
-impl MessageSummary {
-    pub fn of(message: &Message) -> MessageSummary {
-        MessageSummary {
-            id: message.id.clone(),
-            seq: message.seq,
-            from: message.from.clone(),
-            queued_at: message.queued_at.clone(),
-            expires_at: message.expires_at.clone(),
-            outcome: message.outcome.clone(),
-            bytes: message.text.len(),
-        }
-    }
-}
-
 /// One event: `{"schema", "event", "at", "row", ["reason"], ["message"],
 /// ["host"]}`.
 #[derive(Clone, Debug)]
@@ -191,7 +163,7 @@ pub struct Event {
     /// Why, in words for people: `resync`, `host-lost`.
     pub reason: Option<String>,
     /// The message a `message-*` event is about.
-    pub message: Option<MessageSummary>,
+    pub message: Option<MessageView>,
     /// The host it came from, under `--host`.
     pub host: Option<String>,
     /// Keys a newer roster added (or a `message` this one cannot read),
@@ -275,7 +247,7 @@ impl Event {
             None => None,
         };
         let message = match event.shift_remove("message") {
-            Some(message) => match serde_json::from_value::<MessageSummary>(message.clone()) {
+            Some(message) => match serde_json::from_value::<MessageView>(message.clone()) {
                 Ok(summary) => Some(summary),
                 Err(_) => {
                     event.insert("message".to_owned(), message);
@@ -295,6 +267,7 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use registry_core::messages::Sender;
 
     #[test]
     fn every_known_kind_is_read_back_as_itself_and_an_unknown_one_as_newer() {
@@ -342,14 +315,19 @@ mod tests {
 
     #[test]
     fn a_message_event_reads_back_as_it_was_written() {
-        let message = MessageSummary {
+        let message = MessageView {
             id: "01J".to_owned(),
             seq: 3,
-            from: Sender { pid: 40, agent: Some("wren".to_owned()), harness: None, session_id: None },
+            to: None,
+            from: Some(Sender { pid: 40, agent: Some("wren".to_owned()), harness: None, session_id: None }),
             queued_at: "2026-12-05T01:02:03.000000001Z".to_owned(),
             expires_at: "2026-12-05T02:02:03.000000001Z".to_owned(),
-            outcome: None,
-            bytes: 12,
+            status: None,
+            outcome: Some(None),
+            at: None,
+            event: None,
+            reason: None,
+            bytes: Some(12),
         };
         let at = Timestamp::parse("2026-12-05T01:02:03.456Z").expect("a time");
         let event = Event {
@@ -360,6 +338,10 @@ mod tests {
         let read = Event::from_line(line.trim_end()).expect("an event");
         assert_eq!(read.message, Some(message));
         assert_eq!(read.to_line(), line);
+        let newer = line.replace("\"bytes\":12", "\"bytes\":12,\"mood\":\"calm\"");
+        let carried = Event::from_line(newer.trim_end()).expect("an event");
+        assert!(carried.message.is_none(), "a message with a key this roster does not know is carried");
+        assert_eq!(carried.to_line(), newer);
     }
 
     #[test]

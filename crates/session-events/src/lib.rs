@@ -16,7 +16,8 @@ mod made_up;
 mod sink;
 mod watch;
 
-pub use event::{EVENT_SCHEMA, Event, EventKind, EventRow, HOST_KEY, MessageSummary};
+pub use event::{EVENT_SCHEMA, Event, EventKind, EventRow, HOST_KEY};
 pub use registry_core::StopWhen;
+pub use registry_core::messages::MessageView;
 pub use sink::{Notice, Sink};
 pub use watch::{SessionWatch, WatchConfig};

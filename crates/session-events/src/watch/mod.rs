@@ -32,7 +32,9 @@ use registry_core::{
 
 use self::consent_inputs::{ConsentConcerns, ConsentInputs};
 use self::queues::KnownQueues;
-use crate::event::{Event, EventKind, MessageSummary};
+use registry_core::messages::MessageView;
+
+use crate::event::{Event, EventKind};
 use crate::judge::reported_under;
 use crate::sink::{Notice, Sink};
 
@@ -380,7 +382,7 @@ impl<S: Sink> SessionWatch<S> {
         let (row, consent) = (known.row.clone(), known.consent.clone());
         for item in &news.news {
             let event = Event {
-                message: Some(MessageSummary::of(item.message())),
+                message: Some(MessageView::in_event(item.message())),
                 ..Event::about_session(item.kind(), Timestamp::now(), &row, &consent)
             };
             self.emit(event, Some(&row))?;
