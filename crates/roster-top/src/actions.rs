@@ -88,7 +88,9 @@ fn refused(why: &str) -> Outcome {
 }
 
 /// Runs a tool to its end (bounded), its stdin `input` or nothing; its
-/// first line said, or what it said on stderr and its exit status.
+/// first line said, or its exit status and what it said on stderr
+/// (`roster-send exit 1: pid 5854 does not accept messages: …`), the
+/// status first so a narrow pane still shows it.
 fn run(mut command: Command, input: Option<&[u8]>, tool: &str) -> Outcome {
     command
         .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
@@ -130,7 +132,8 @@ fn run(mut command: Command, input: Option<&[u8]>, tool: &str) -> Outcome {
         Some(status) => {
             let code = status.code().map_or_else(|| "a signal".to_owned(), |code| code.to_string());
             let said = if stderr.is_empty() { stdout } else { stderr };
-            Outcome { ok: false, text: format!("{said} (exit {code})") }
+            let said = said.strip_prefix(&format!("{tool}: ")).unwrap_or(&said);
+            Outcome { ok: false, text: format!("{tool} exit {code}: {said}") }
         }
         None => {
             Outcome { ok: false, text: format!("{tool} did not finish within {}s", TOOL_BOUND.as_secs()) }
@@ -138,7 +141,7 @@ fn run(mut command: Command, input: Option<&[u8]>, tool: &str) -> Outcome {
     }
 }
 
-/// The first non-empty line, without the tool's `name: ` prefix kept out.
+/// The first non-empty line, escaped for the terminal.
 fn first_line(bytes: &[u8]) -> OsString {
     let text = String::from_utf8_lossy(bytes);
     let line = text.lines().find(|line| !line.trim().is_empty()).unwrap_or("");

@@ -15,13 +15,13 @@ use tests::{Sandbox, poll_until, require_tool};
 
 /// A tmux server of its own, on a socket in a scratch directory, with no
 /// configuration read. Killed when dropped.
-struct TmuxServer {
+pub(crate) struct TmuxServer {
     socket: PathBuf,
     _directory: tempfile::TempDir,
 }
 
 impl TmuxServer {
-    fn start(first_session: &str) -> TmuxServer {
+    pub(crate) fn start(first_session: &str) -> TmuxServer {
         require_tool("tmux");
         let directory = tempfile::tempdir().expect("a scratch directory");
         let socket = directory.path().join("tmux.sock");
@@ -30,12 +30,12 @@ impl TmuxServer {
         server
     }
 
-    fn socket(&self) -> &str {
+    pub(crate) fn socket(&self) -> &str {
         self.socket.to_str().expect("a UTF-8 socket path")
     }
 
     /// Runs `tmux -S SOCKET args…`, which must succeed; its stdout.
-    fn tmux(&self, args: &[&str]) -> String {
+    pub(crate) fn tmux(&self, args: &[&str]) -> String {
         let output = Command::new("tmux")
             .arg("-S")
             .arg(&self.socket)
@@ -50,7 +50,7 @@ impl TmuxServer {
 
     /// A new window in `session`: its pane's id and the pid of the shell
     /// it runs (the process a session started there is or descends from).
-    fn new_window(&self, session: &str) -> (String, u32) {
+    pub(crate) fn new_window(&self, session: &str) -> (String, u32) {
         let line = self.tmux(&[
             "new-window",
             "-d",
@@ -65,7 +65,7 @@ impl TmuxServer {
     }
 
     /// The pane a client shows now.
-    fn client_pane(&self, client: &str) -> String {
+    pub(crate) fn client_pane(&self, client: &str) -> String {
         self.tmux(&["display-message", "-p", "-c", client, "#{pane_id}"])
     }
 
@@ -83,13 +83,13 @@ impl Drop for TmuxServer {
 /// A tmux client attached to `session` of `server` through a
 /// pseudo-terminal (`script`), as a person's terminal is. Detached and
 /// killed when dropped.
-struct AttachedClient {
+pub(crate) struct AttachedClient {
     child: Child,
-    name: String,
+    pub(crate) name: String,
 }
 
 impl AttachedClient {
-    fn attach(server: &TmuxServer, session: &str) -> AttachedClient {
+    pub(crate) fn attach(server: &TmuxServer, session: &str) -> AttachedClient {
         let script = require_tool("script");
         let before = server.clients();
         let line = format!("tmux -S {} attach-session -t {session}", server.socket());

@@ -39,6 +39,7 @@ mod registry_parent;
 mod send_input;
 mod send_messages;
 mod short_flags;
+mod top_view;
 mod trust_edge_cases;
 mod user_namespaces;
 mod watch;

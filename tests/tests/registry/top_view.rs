@@ -1,0 +1,540 @@
+//! `roster-top` (docs/contract.md §6.9) run in a real tmux pane of a fixed
+//! size, driven with `send-keys` and read with `capture-pane`: the rows
+//! and their order, a state change redrawn, Enter taking an attached
+//! client to the session's pane, `s` sending through roster-send's rules,
+//! `a`/`d` through roster-consent's, the pane resized, the terminal given
+//! back on `q`, SIGTERM and SIGHUP; an idle view's system calls; and
+//! `--summary`.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use tests::{ArmedOwner, Sandbox, poll_until, require_tool, wait_with_deadline};
+
+use super::focus_sessions::{AttachedClient, TmuxServer};
+
+/// How long a redraw is waited for: the view redraws as soon as the
+/// watch reports, so this bound is only for a loaded machine.
+const REDRAW: Duration = Duration::from_secs(5);
+
+/// A stand-in session: a process that sleeps, registered as a Claude
+/// Code session with an agent name. Killed when dropped.
+struct StandIn {
+    child: Child,
+}
+
+impl StandIn {
+    fn start(sandbox: &Sandbox, agent: &str, cwd: &Path) -> StandIn {
+        let child = Command::new("sleep").arg("100000").stdin(Stdio::null()).spawn().expect("spawn sleep");
+        let stand_in = StandIn { child };
+        register(sandbox, stand_in.pid(), agent, cwd);
+        stand_in
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for StandIn {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn register(sandbox: &Sandbox, pid: u32, agent: &str, cwd: &Path) {
+    sandbox
+        .run(
+            "roster-register",
+            &[
+                "--pid",
+                &pid.to_string(),
+                "--harness",
+                "claude-code",
+                "--agent",
+                agent,
+                "--session-id",
+                &format!("id-{agent}"),
+                "--cwd",
+                cwd.to_str().unwrap(),
+            ],
+        )
+        .expect_code(0);
+}
+
+/// Runs the state hook for `pid` as Claude Code would on `event`.
+fn set_state(sandbox: &Sandbox, pid: u32, agent: &str, event: &str) {
+    let command = sandbox.command_in_root(
+        "roster-state",
+        &["--harness", "claude-code", "--event", event, "--pid", &pid.to_string()],
+    );
+    let payload = format!(r#"{{"session_id":"id-{agent}","hook_event_name":"{event}"}}"#);
+    let run = tests::run_to_completion(
+        command,
+        tests::StdinFeed::Bytes(payload.into_bytes()),
+        tests::COMMAND_DEADLINE,
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr_text());
+}
+
+/// A tmux server whose one pane runs a shell in the sandbox's clean
+/// environment, where roster-top is started (so the shell is there to
+/// look at after it quits).
+struct TopPane {
+    server: TmuxServer,
+}
+
+impl TopPane {
+    fn start(sandbox: &Sandbox, width: u16, height: u16, extra: &[&str]) -> TopPane {
+        let server = TmuxServer::start("spare");
+        let home = sandbox.home().to_str().unwrap().to_owned();
+        let path = std::env::var("PATH").unwrap_or_default();
+        server.tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            "top",
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+            "-e",
+            &format!("HOME={home}"),
+            "-e",
+            &format!("PATH={path}"),
+            "-e",
+            "PS1=$ ",
+            "env",
+            "-u",
+            "TMUX",
+            "-u",
+            "TMUX_PANE",
+            "sh",
+        ]);
+        server.tmux(&["set-option", "-t", "top", "window-size", "manual"]);
+        let pane = TopPane { server };
+        pane.run_top(sandbox, extra);
+        pane
+    }
+
+    /// Types the roster-top command line into the pane's shell.
+    fn run_top(&self, sandbox: &Sandbox, extra: &[&str]) {
+        let mut words = vec![
+            tests::binary("roster-top").to_string_lossy().into_owned(),
+            "--dir".to_owned(),
+            sandbox.root().to_string_lossy().into_owned(),
+        ];
+        words.extend(extra.iter().map(|word| (*word).to_owned()));
+        self.server.tmux(&["send-keys", "-t", "top", "-l", &words.join(" ")]);
+        self.server.tmux(&["send-keys", "-t", "top", "Enter"]);
+        assert!(
+            poll_until(REDRAW, || self.screen().starts_with("roster-top")),
+            "roster-top never drew:\n{}",
+            self.screen()
+        );
+    }
+
+    fn screen(&self) -> String {
+        self.server.tmux(&["capture-pane", "-p", "-t", "top"])
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "top"];
+        args.extend_from_slice(keys);
+        self.server.tmux(&args);
+    }
+
+    /// Types text literally.
+    fn type_text(&self, text: &str) {
+        self.server.tmux(&["send-keys", "-t", "top", "-l", text]);
+    }
+
+    fn wait_for(&self, what: &str, shows: impl Fn(&str) -> bool) -> String {
+        let mut screen = String::new();
+        assert!(
+            poll_until(REDRAW, || {
+                screen = self.screen();
+                shows(&screen)
+            }),
+            "the view never showed {what}:\n{screen}"
+        );
+        screen
+    }
+
+    /// `#{alternate_on} #{cursor_flag}` of the pane.
+    fn terminal_modes(&self) -> String {
+        self.server.tmux(&["display-message", "-p", "-t", "top", "#{alternate_on} #{cursor_flag}"])
+    }
+
+    fn resize(&self, width: u16, height: u16) {
+        self.server.tmux(&[
+            "resize-window",
+            "-t",
+            "top",
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+        ]);
+    }
+
+    /// The pid of roster-top: the pane shell's child.
+    fn top_pid(&self) -> u32 {
+        let shell: u32 =
+            self.server.tmux(&["display-message", "-p", "-t", "top", "#{pane_pid}"]).parse().unwrap();
+        let mut found = None;
+        assert!(
+            poll_until(REDRAW, || {
+                found = children_of(shell).into_iter().find(|child| {
+                    std::fs::read_to_string(format!("/proc/{child}/comm"))
+                        .is_ok_and(|comm| comm.trim() == "roster-top")
+                });
+                found.is_some()
+            }),
+            "no roster-top under the pane's shell {shell}"
+        );
+        found.unwrap()
+    }
+
+    /// After roster-top ended: the pane is back on its main screen with
+    /// the cursor shown, and the shell's prompt is there.
+    fn expect_terminal_restored(&self, how: &str) {
+        assert!(
+            poll_until(REDRAW, || self.terminal_modes() == "0 1"),
+            "after {how}: alternate_on cursor_flag = {} (want 0 1):\n{}",
+            self.terminal_modes(),
+            self.screen()
+        );
+    }
+}
+
+fn children_of(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|child| child.parse().ok())
+        .collect()
+}
+
+/// The line of the screen naming `agent`.
+fn line_of<'a>(screen: &'a str, agent: &str) -> &'a str {
+    screen.lines().find(|line| line.split_whitespace().any(|word| word == agent)).unwrap_or("")
+}
+
+fn row_position(screen: &str, agent: &str) -> usize {
+    screen
+        .lines()
+        .position(|line| line.split_whitespace().any(|word| word == agent))
+        .unwrap_or_else(|| panic!("no row for {agent}:\n{screen}"))
+}
+
+#[test]
+fn the_rows_come_waiting_first_and_a_state_change_or_an_end_is_redrawn() {
+    require_tool("tmux");
+    let sandbox = Sandbox::new();
+    let cwd = sandbox.base();
+    let idle = StandIn::start(&sandbox, "alpha", &cwd);
+    let longest = StandIn::start(&sandbox, "bravo", &cwd);
+    let later = StandIn::start(&sandbox, "charlie", &cwd);
+    set_state(&sandbox, idle.pid(), "alpha", "Stop");
+    set_state(&sandbox, longest.pid(), "bravo", "PermissionRequest");
+    std::thread::sleep(Duration::from_millis(20));
+    set_state(&sandbox, later.pid(), "charlie", "PermissionRequest");
+
+    let pane = TopPane::start(&sandbox, 120, 30, &[]);
+    let screen = pane.wait_for("three rows", |screen| screen.contains("charlie") && screen.contains("alpha"));
+    assert!(screen.contains("3 sessions"), "{screen}");
+    assert!(
+        row_position(&screen, "bravo") < row_position(&screen, "charlie")
+            && row_position(&screen, "charlie") < row_position(&screen, "alpha"),
+        "waiting first, the longest waiting on top:\n{screen}"
+    );
+    assert!(line_of(&screen, "bravo").contains("waiting: permission"), "{screen}");
+    assert!(line_of(&screen, "alpha").contains("idle"), "{screen}");
+    for header in ["PID", "HARNESS", "AGENT", "STATE", "PROJECT", "LOCATION", "CONSENT"] {
+        assert!(screen.lines().nth(1).unwrap().contains(header), "{header}:\n{screen}");
+    }
+
+    // A state change: the longest waiting one starts working, and goes
+    // below the one still waiting.
+    set_state(&sandbox, longest.pid(), "bravo", "UserPromptSubmit");
+    let screen = pane.wait_for("bravo working", |screen| line_of(screen, "bravo").contains("working"));
+    assert!(row_position(&screen, "charlie") < row_position(&screen, "bravo"), "{screen}");
+
+    // An end: marked dead, never shown alive, then gone.
+    drop(later);
+    let screen = pane.wait_for("charlie dead", |screen| line_of(screen, "charlie").contains("dead"));
+    assert!(!line_of(&screen, "charlie").contains("waiting"), "{screen}");
+    assert!(
+        poll_until(Duration::from_secs(20), || !pane.screen().contains("charlie")),
+        "the dead row never left:\n{}",
+        pane.screen()
+    );
+    pane.keys(&["q"]);
+    pane.expect_terminal_restored("q");
+}
+
+#[test]
+fn enter_takes_the_attached_client_to_the_sessions_pane() {
+    let sandbox = Sandbox::new();
+    let sessions = TmuxServer::start("work");
+    sessions.tmux(&["new-session", "-d", "-s", "play"]);
+    let (pane_id, shell) = sessions.new_window("work");
+    register(&sandbox, shell, "paned", &sandbox.base());
+    let client = AttachedClient::attach(&sessions, "play");
+    assert_ne!(sessions.client_pane(&client.name), pane_id);
+
+    let top = TopPane::start(&sandbox, 120, 30, &[]);
+    let screen = top.wait_for("the paned session", |screen| screen.contains("paned"));
+    assert!(line_of(&screen, "paned").contains("tmux work:"), "its checked location:\n{screen}");
+    top.keys(&["Enter"]);
+    assert!(
+        poll_until(REDRAW, || sessions.client_pane(&client.name) == pane_id),
+        "the client never went to {pane_id}:\n{}",
+        top.screen()
+    );
+    top.wait_for("the status line saying where it went", |screen| screen.contains("went to pid"));
+    // `g` does the same after the client moved away.
+    sessions.tmux(&["switch-client", "-c", &client.name, "-t", "play"]);
+    assert_ne!(sessions.client_pane(&client.name), pane_id);
+    top.keys(&["g"]);
+    assert!(poll_until(REDRAW, || sessions.client_pane(&client.name) == pane_id), "g did not go there");
+    top.keys(&["q"]);
+    top.expect_terminal_restored("q");
+}
+
+#[test]
+fn s_sends_to_an_armed_session_and_shows_the_refusal_of_a_disarmed_one_and_d_disarms() {
+    let sandbox = Sandbox::new();
+    let project = sandbox.home().join("src/app");
+    std::fs::create_dir_all(&project).unwrap();
+    let armed = ArmedOwner::spawn(sandbox.root(), sandbox.home(), &project);
+    register(&sandbox, armed.pid(), "armed-one", &project);
+    let closed = StandIn::start(&sandbox, "closed-one", &project);
+    sandbox.run("roster-consent", &["disarm", "--pid", &closed.pid().to_string()]).expect_code(0);
+    // The closed one waits, so it is the first row; the armed one second.
+    set_state(&sandbox, closed.pid(), "closed-one", "PermissionRequest");
+
+    let pane = TopPane::start(&sandbox, 140, 30, &[]);
+    let screen = pane.wait_for("both sessions", |screen| {
+        line_of(screen, "armed-one").contains("armed") && line_of(screen, "closed-one").contains("disarmed")
+    });
+    assert!(line_of(&screen, "closed-one").starts_with('>'), "the waiting one is selected:\n{screen}");
+
+    // To the disarmed one: refused, said in the status line, nothing queued.
+    pane.keys(&["s"]);
+    pane.wait_for("the prompt", |screen| screen.contains("send to pid"));
+    pane.type_text("please look at the build");
+    pane.keys(&["Enter"]);
+    let screen = pane.wait_for("the refusal", |screen| screen.contains("does not accept messages"));
+    let status = screen.lines().last().unwrap_or("");
+    assert!(
+        status.starts_with("roster-send exit 1: pid") && status.contains("does not accept messages"),
+        "roster-send's status and reason:\n{screen}"
+    );
+    let rows = sandbox.list(&[]);
+    let pending = |pid: u32| {
+        rows.iter().find(|row| row["session_pid"] == pid).map(|row| row["messages_pending"].clone()).unwrap()
+    };
+    assert_eq!(pending(closed.pid()), 0);
+
+    // To the armed one: queued, said, and counted in its row.
+    pane.keys(&["j"]);
+    pane.wait_for("the armed one selected", |screen| line_of(screen, "armed-one").starts_with('>'));
+    pane.keys(&["s"]);
+    pane.type_text("rebase onto main");
+    pane.keys(&["Enter"]);
+    pane.wait_for("the message queued", |screen| screen.lines().last().unwrap_or("").contains("queued"));
+    let rows = sandbox.list(&[]);
+    let pending =
+        rows.iter().find(|row| row["session_pid"] == armed.pid()).unwrap()["messages_pending"].clone();
+    assert_eq!(pending, 1, "{rows:#?}");
+    pane.wait_for("its message counted", |screen| {
+        line_of(screen, "armed-one").split_whitespace().any(|word| word == "1")
+    });
+
+    // `a` from outside the session is refused by roster-consent's rule;
+    // `d` disarms it.
+    pane.keys(&["a"]);
+    pane.wait_for("arm refused", |screen| {
+        screen.lines().last().unwrap_or("").starts_with("roster-consent exit 3")
+    });
+    pane.keys(&["d"]);
+    pane.wait_for("disarmed", |screen| line_of(screen, "armed-one").contains("off (disarmed)"));
+    pane.keys(&["q"]);
+    pane.expect_terminal_restored("q");
+}
+
+#[test]
+fn the_view_fits_80_by_24_and_200_by_50_and_filters() {
+    let sandbox = Sandbox::new();
+    let cwd = sandbox.base();
+    let owners: Vec<StandIn> =
+        ["api", "web", "docs"].iter().map(|agent| StandIn::start(&sandbox, agent, &cwd)).collect();
+    set_state(&sandbox, owners[0].pid(), "api", "PermissionRequest");
+    let pane = TopPane::start(&sandbox, 120, 30, &[]);
+    pane.wait_for("three rows", |screen| screen.contains("docs") && screen.contains("api"));
+
+    pane.resize(80, 24);
+    let screen = pane.wait_for("80 columns", |screen| {
+        let header = screen.lines().nth(1).unwrap_or("");
+        header.contains("AGENT") && !header.contains("PID")
+    });
+    let header = screen.lines().nth(1).unwrap();
+    for kept in ["AGENT", "STATE", "PROJECT"] {
+        assert!(header.contains(kept), "{kept} kept at 80x24:\n{screen}");
+    }
+    assert!(screen.lines().all(|line| line.chars().count() <= 80), "{screen}");
+    assert_eq!(screen.lines().count(), 24, "{screen}");
+    assert!(line_of(&screen, "api").contains("waiting: permission"), "{screen}");
+    assert!(screen.lines().last().unwrap().contains("q quit"), "{screen}");
+
+    pane.resize(200, 50);
+    let screen = pane.wait_for("200 columns", |screen| screen.lines().nth(1).unwrap_or("").contains("PID"));
+    for shown in ["PID", "HARNESS", "CONSENT", "MSGS", "LOCATION"] {
+        assert!(screen.lines().nth(1).unwrap().contains(shown), "{shown} at 200x50:\n{screen}");
+    }
+    assert!(screen.contains("docs") && screen.contains("web"), "{screen}");
+
+    // `/` filters; Esc clears the filter.
+    pane.keys(&["/"]);
+    pane.type_text("web");
+    let screen = pane.wait_for("only web", |screen| !screen.contains("docs"));
+    assert!(screen.contains("web") && !line_of(&screen, "api").contains("api"), "{screen}");
+    pane.keys(&["Escape"]);
+    pane.wait_for("every row again", |screen| screen.contains("docs") && screen.contains("api"));
+    // `?` shows the keys; any key closes.
+    pane.keys(&["?"]);
+    pane.wait_for("the help", |screen| screen.contains("roster-focus") && screen.contains("roster-send"));
+    pane.keys(&["x"]);
+    pane.wait_for("the help closed", |screen| !screen.contains("(roster-send)"));
+    pane.keys(&["Escape"]);
+    pane.expect_terminal_restored("Esc");
+}
+
+#[test]
+fn sigterm_and_sighup_give_the_terminal_back() {
+    let sandbox = Sandbox::new();
+    let _owner = StandIn::start(&sandbox, "lone", &sandbox.base());
+    let pane = TopPane::start(&sandbox, 100, 30, &[]);
+    for signal in [nix::sys::signal::Signal::SIGTERM, nix::sys::signal::Signal::SIGHUP] {
+        pane.wait_for("the row", |screen| screen.contains("lone"));
+        assert_eq!(pane.terminal_modes(), "1 0", "roster-top holds the alternate screen, cursor hidden");
+        let pid = pane.top_pid();
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
+        assert!(
+            poll_until(REDRAW, || !Path::new(&format!("/proc/{pid}")).exists()
+                || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|stat| stat.contains(") Z"))),
+            "roster-top outlived {signal}"
+        );
+        pane.expect_terminal_restored(&format!("{signal}"));
+        // Started again for the next signal.
+        pane.run_top(&sandbox, &[]);
+    }
+    pane.keys(&["q"]);
+    pane.expect_terminal_restored("q");
+}
+
+/// While nothing changes and no age in seconds is shown, the view sleeps
+/// in the kernel: strace attached for five seconds sees only the wait it
+/// interrupts.
+#[test]
+fn an_idle_view_makes_no_system_calls() {
+    let strace = require_tool("strace");
+    let sandbox = Sandbox::new();
+    // Followed for consent up to HOME only (see the watch's idle test).
+    tests::write_file_0600(&sandbox.home().join(".roster.toml"), b"");
+    let home = sandbox.home().to_owned();
+    let owners: Vec<StandIn> =
+        (0..3).map(|index| StandIn::start(&sandbox, &format!("quiet{index}"), &home)).collect();
+    let pane = TopPane::start(&sandbox, 120, 30, &[]);
+    pane.wait_for("three rows", |screen| {
+        owners.iter().enumerate().all(|(index, _)| screen.contains(&format!("quiet{index}")))
+    });
+    let pid = pane.top_pid();
+    assert!(
+        poll_until(Duration::from_secs(10), || every_thread_waits_in_epoll(pid)),
+        "roster-top never went back to its wait"
+    );
+    let trace = sandbox.base().join("idle.trace");
+    let mut tracer = Command::new(strace)
+        .args(["-f", "-qq", "-o"])
+        .arg(&trace)
+        .args(["-p", &pid.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("attach strace");
+    std::thread::sleep(Duration::from_secs(5));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(tracer.id() as i32), nix::sys::signal::Signal::SIGINT)
+        .expect("detach strace");
+    wait_with_deadline(&mut tracer, Duration::from_secs(10)).expect("strace did not detach");
+    let lines = std::fs::read_to_string(&trace).expect("read the trace");
+    let wakeups: Vec<&str> = lines
+        .lines()
+        .filter(|line| {
+            !line.contains("epoll_wait(") && !line.contains("restart_syscall(") && !line.contains("resumed>")
+        })
+        .collect();
+    assert!(wakeups.is_empty(), "an idle view made system calls:\n{lines}");
+    assert!(lines.contains("epoll_wait("), "strace saw no wait in progress, so it saw nothing:\n{lines}");
+    // One interrupted wait per thread: the view's and the watch's.
+    assert!(lines.lines().count() <= 4, "more than the interrupted waits:\n{lines}");
+    pane.keys(&["q"]);
+    pane.expect_terminal_restored("q");
+}
+
+fn every_thread_waits_in_epoll(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return false };
+    let mut threads = 0;
+    for task in tasks {
+        let Ok(task) = task else { return false };
+        let wchan = std::fs::read_to_string(task.path().join("wchan")).unwrap_or_default();
+        if !wchan.contains("epoll_wait") {
+            return false;
+        }
+        threads += 1;
+    }
+    threads > 0
+}
+
+#[test]
+fn summary_prints_one_line_and_its_json() {
+    let sandbox = Sandbox::new();
+    let cwd = sandbox.base();
+    let empty = sandbox.run("roster-top", &["--summary"]);
+    empty.expect_code(0);
+    assert_eq!(empty.stdout_text(), "no sessions\n");
+
+    let owners: Vec<StandIn> = ["one", "two", "api", "web", "rest"]
+        .iter()
+        .map(|agent| StandIn::start(&sandbox, agent, &cwd))
+        .collect();
+    set_state(&sandbox, owners[0].pid(), "one", "UserPromptSubmit");
+    set_state(&sandbox, owners[1].pid(), "two", "UserPromptSubmit");
+    set_state(&sandbox, owners[2].pid(), "api", "PermissionRequest");
+    std::thread::sleep(Duration::from_millis(20));
+    set_state(&sandbox, owners[3].pid(), "web", "PermissionRequest");
+    set_state(&sandbox, owners[4].pid(), "rest", "Stop");
+    let line = sandbox.run("roster-top", &["--summary"]);
+    line.expect_code(0);
+    assert_eq!(line.stdout_text(), "2 working · 2 waiting: permission (api, web) · 1 idle\n");
+    let json = sandbox.run("roster-top", &["--summary", "--format", "json"]);
+    json.expect_code(0);
+    let value = json.json();
+    assert_eq!(value["working"], 2, "{value:#}");
+    assert_eq!(value["idle"], 1, "{value:#}");
+    assert_eq!(value["waiting"][0]["agent"], "api", "{value:#}");
+    assert_eq!(value["waiting"][0]["waiting_for"], "permission", "{value:#}");
+    assert_eq!(value["waiting"][1]["session_pid"], owners[3].pid(), "{value:#}");
+    assert_eq!(value["text"], "2 working · 2 waiting: permission (api, web) · 1 idle", "{value:#}");
+
+    // The view itself needs a terminal, and says so.
+    let refused = sandbox.run("roster-top", &[]);
+    refused.expect_code(2);
+    assert!(refused.stderr.contains("--summary"), "{refused}");
+}
