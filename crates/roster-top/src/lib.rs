@@ -106,7 +106,7 @@ pub fn manual() -> Manual {
                 .to_owned(),
             "Columns, left out in this order when the pane is too narrow: PID, MSGS, HARNESS, CONSENT, \
              HOST, LOCATION, PROJECT; AGENT and STATE always stay. 80 columns by 24 lines shows AGENT, \
-             STATE, PROJECT and LOCATION at least."
+             STATE and PROJECT at least."
                 .to_owned(),
             "Colour follows --color, NO_COLOR and TERM=dumb as every roster tool's does; without \
              colour the selected row is still shown reversed and marked `>`. No mouse is needed."
