@@ -88,31 +88,28 @@ struct TopPane {
 
 impl TopPane {
     fn start(sandbox: &Sandbox, width: u16, height: u16, extra: &[&str]) -> TopPane {
+        TopPane::start_with_env(sandbox, width, height, extra, &[])
+    }
+
+    fn start_with_env(
+        sandbox: &Sandbox,
+        width: u16,
+        height: u16,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> TopPane {
         let server = TmuxServer::start("spare");
-        let home = sandbox.home().to_str().unwrap().to_owned();
-        let path = std::env::var("PATH").unwrap_or_default();
-        server.tmux(&[
-            "new-session",
-            "-d",
-            "-s",
-            "top",
-            "-x",
-            &width.to_string(),
-            "-y",
-            &height.to_string(),
-            "-e",
-            &format!("HOME={home}"),
-            "-e",
-            &format!("PATH={path}"),
-            "-e",
-            "PS1=$ ",
-            "env",
-            "-u",
-            "TMUX",
-            "-u",
-            "TMUX_PANE",
-            "sh",
-        ]);
+        let (width, height) = (width.to_string(), height.to_string());
+        let home = format!("HOME={}", sandbox.home().to_str().unwrap());
+        let path = format!("PATH={}", std::env::var("PATH").unwrap_or_default());
+        let env: Vec<String> =
+            env.iter().flat_map(|(key, value)| ["-e".to_owned(), format!("{key}={value}")]).collect();
+        let mut args: Vec<&str> =
+            vec!["new-session", "-d", "-s", "top", "-x", &width, "-y", &height, "-e", &home, "-e", &path];
+        args.extend(["-e", "PS1=$ "]);
+        args.extend(env.iter().map(String::as_str));
+        args.extend(["env", "-u", "TMUX", "-u", "TMUX_PANE", "sh"]);
+        server.tmux(&args);
         server.tmux(&["set-option", "-t", "top", "window-size", "manual"]);
         let pane = TopPane { server };
         pane.run_top(sandbox, extra);
@@ -152,9 +149,13 @@ impl TopPane {
     }
 
     fn wait_for(&self, what: &str, shows: impl Fn(&str) -> bool) -> String {
+        self.wait_for_within(what, REDRAW, shows)
+    }
+
+    fn wait_for_within(&self, what: &str, bound: Duration, shows: impl Fn(&str) -> bool) -> String {
         let mut screen = String::new();
         assert!(
-            poll_until(REDRAW, || {
+            poll_until(bound, || {
                 screen = self.screen();
                 shows(&screen)
             }),
@@ -537,4 +538,70 @@ fn summary_prints_one_line_and_its_json() {
     let refused = sandbox.run("roster-top", &[]);
     refused.expect_code(2);
     assert!(refused.stderr.contains("--summary"), "{refused}");
+}
+
+/// With `--host`, every host's sessions are shown beside this machine's,
+/// each with its host; a host that stops answering is shown lost, its
+/// sessions kept as they were (never dead, never removed), and shown live
+/// again once it answers.
+#[test]
+fn hosts_are_shown_and_a_lost_host_is_lost_not_dying() {
+    use tests::sshd::{SshClient, SshHost};
+    let client = SshClient::new();
+    let binaries = tests::binary("roster-list").parent().unwrap().to_string_lossy().into_owned();
+    let steady = SshHost::start(&client, &format!("{binaries}:/usr/bin:/bin"));
+    let mut flaky = SshHost::start(&client, &format!("{binaries}:/usr/bin:/bin"));
+    let sandbox = Sandbox::new();
+    let here = StandIn::start(&sandbox, "here", &sandbox.base());
+    let ann = tests::Owner::spawn();
+    let bob = tests::Owner::spawn();
+    for (host, owner, agent) in [(&steady, &ann, "ann"), (&flaky, &bob, "bob")] {
+        tests::run_with_deadline(
+            Command::new(tests::binary("roster-register")).arg("--dir").arg(host.registry()).args([
+                "--pid",
+                &owner.pid().to_string(),
+                "--agent",
+                agent,
+                "-q",
+            ]),
+            Duration::from_secs(30),
+        )
+        .expect_code(0);
+    }
+    let (one, two) = (steady.address(), flaky.address());
+    let ssh = client.ssh_command();
+    let pane = TopPane::start_with_env(
+        &sandbox,
+        160,
+        30,
+        &["--host", &one, "--host", &two],
+        &[("ROSTER_SSH_COMMAND", &ssh)],
+    );
+    let screen = pane.wait_for_within("every host's rows", Duration::from_secs(30), |screen| {
+        screen.contains("ann") && screen.contains("bob") && screen.contains("here")
+    });
+    assert!(screen.lines().nth(1).unwrap().contains("HOST"), "{screen}");
+    assert!(line_of(&screen, "ann").contains(&one), "{screen}");
+    assert!(line_of(&screen, "bob").contains(&two), "{screen}");
+    assert!(line_of(&screen, "here").contains("local"), "{screen}");
+
+    flaky.kill();
+    let screen = pane.wait_for_within("bob's host lost", Duration::from_secs(30), |screen| {
+        line_of(screen, "bob").contains("host lost")
+    });
+    assert!(screen.lines().next().unwrap().contains(&format!("host lost: {two}")), "{screen}");
+    // Past the time a dead row is kept: a lost host's row stays, not dead.
+    std::thread::sleep(Duration::from_secs(12));
+    let screen = pane.screen();
+    assert!(line_of(&screen, "bob").contains("host lost"), "{screen}");
+    assert!(!line_of(&screen, "bob").contains("dead"), "{screen}");
+    assert!(!line_of(&screen, "ann").contains("host lost"), "{screen}");
+
+    flaky.restart();
+    pane.wait_for_within("bob's host back", Duration::from_secs(40), |screen| {
+        screen.contains("bob") && !line_of(screen, "bob").contains("host lost")
+    });
+    drop(here);
+    pane.keys(&["q"]);
+    pane.expect_terminal_restored("q");
 }
