@@ -40,6 +40,7 @@ pub use resolve::{
     resolve_owner,
 };
 pub use verdict::{
-    INITIAL_USER_NS_INODE, Liveness, PIDFS_INODES_ARE_NEVER_REUSED, Verdict, judge, judge_now,
+    INITIAL_USER_NS_INODE, Liveness, PIDFS_INODES_ARE_NEVER_REUSED, SeenVerdict, Verdict, judge, judge_now,
+    judge_seeing_terminal,
 };
 pub use world::{MACHINE_LIMIT, USER_HZ, read_boottime_offset_ticks, read_machine};
