@@ -58,7 +58,10 @@ impl Owner {
         match &terminal {
             Some(pty) => {
                 let side = |purpose| Stdio::from(pty.slave.try_clone().expect(purpose));
-                command.stdin(side("the terminal as stdin")).stdout(side("as stdout")).stderr(side("as stderr"));
+                command
+                    .stdin(side("the terminal as stdin"))
+                    .stdout(side("as stdout"))
+                    .stderr(side("as stderr"));
             }
             None => {
                 command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());

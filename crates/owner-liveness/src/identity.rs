@@ -170,8 +170,8 @@ pub(crate) fn read_proc_start_ticks(pid: Pid) -> Result<u64, ProcReadError> {
     read_proc_stat(pid).map(|stat| stat.start_ticks)
 }
 
-/// `/proc/<pid>/stat`, parsed.
-fn read_proc_stat(pid: Pid) -> Result<crate::proc_stat::ProcStat, ProcReadError> {
+/// `/proc/<pid>/stat`, parsed, read in one read.
+pub fn read_proc_stat(pid: Pid) -> Result<crate::proc_stat::ProcStat, ProcReadError> {
     let mut buffer = [0u8; STAT_BUFFER_BYTES];
     let stat_bytes =
         read_small_file(&format!("/proc/{pid}/stat"), &mut buffer).map_err(classify_proc_error)?;

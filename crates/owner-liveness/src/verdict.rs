@@ -322,7 +322,10 @@ enum ProcessFinding {
     Dead(String),
     /// Not proven dead; the start tick and the controlling terminal when
     /// `/proc` could be read.
-    RunningSince { ticks: Option<u64>, terminal: Option<u64> },
+    RunningSince {
+        ticks: Option<u64>,
+        terminal: Option<u64>,
+    },
 }
 
 /// Rules 4 and 5 on an open handle. `/proc` is read before the exit check on
@@ -368,12 +371,10 @@ fn judge_process<P: ProcessFacts>(
     } else if pidfs_agrees {
         process.proc_start_ticks().map(|start_ticks| (None, on_initial_clock(start_ticks)))
     } else {
-        process
-            .proc_identity()
-            .map(|ProcIdentity { uid, start_ticks, terminal }| {
-                seen_terminal = Some(terminal);
-                (Some(uid), on_initial_clock(start_ticks))
-            })
+        process.proc_identity().map(|ProcIdentity { uid, start_ticks, terminal }| {
+            seen_terminal = Some(terminal);
+            (Some(uid), on_initial_clock(start_ticks))
+        })
     };
     // Through a time namespace's offset a start tick may be rounded (an
     // offset that is not whole ticks) or not be taken back at all (a

@@ -294,7 +294,11 @@ fn a_session_in_a_terminal_is_located_from_its_environment_and_one_without_a_ter
 
     // A terminal alone (no multiplexer) is the one the verdict read: current.
     let plain = Owner::spawn_in_a_session(&[("TERM_PROGRAM", "xterm")], true);
-    write_session(&sandbox, &format!("{}.json", plain.pid()), &session_file(plain.pid(), "12d99b59-tty", &cwd));
+    write_session(
+        &sandbox,
+        &format!("{}.json", plain.pid()),
+        &session_file(plain.pid(), "12d99b59-tty", &cwd),
+    );
     let row = row_for(&rows_of(&sandbox, &[]), plain.pid());
     assert_eq!(row["location"]["terminal"], "xterm", "{row}");
     assert_eq!(row["location"]["status"], "current", "{row}");

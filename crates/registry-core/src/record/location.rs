@@ -209,6 +209,12 @@ pub fn location_of_process(pid: u32) -> Option<ScreenLocation> {
     location_from(pid, controlling_terminal(pid))
 }
 
+/// `location_of_process` for a process whose controlling terminal the
+/// caller has read already (`tty`).
+pub fn location_of_process_on(pid: u32, tty: Option<String>) -> Option<ScreenLocation> {
+    location_from(pid, tty)
+}
+
 /// Where the harness process `pid` of a session no hook registered (one
 /// Claude Code or Copilot CLI keeps) shows, from its environment and
 /// `terminal`, the controlling terminal its verdict saw (`tty_nr`; `None`
@@ -294,12 +300,8 @@ fn with_environ<T>(pid: u32, use_environ: impl FnOnce(&[u8]) -> T) -> T {
 /// from field 7 of `/proc/PID/stat`; `None` without one, or when it cannot
 /// be read.
 pub fn controlling_terminal(pid: u32) -> Option<String> {
-    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
-    let close = stat.iter().rposition(|&byte| byte == b')')?;
-    let fields = std::str::from_utf8(&stat[close + 1..]).ok()?;
-    // After the comm: state (3), ppid (4), pgrp (5), session (6), tty_nr (7).
-    let tty_nr: u64 = fields.split_whitespace().nth(4)?.parse().ok()?;
-    terminal_name(tty_nr)
+    let stat = owner_liveness::read_proc_stat(owner_liveness::Pid::new(pid)?).ok()?;
+    terminal_name(stat.tty_nr)
 }
 
 /// The name of the terminal device number `tty_nr` (the kernel's encoding:
