@@ -11,6 +11,7 @@ mod documents;
 mod exit_codes;
 mod generated_files;
 mod help_and_man;
+mod help_style;
 mod install;
 mod measurements;
 mod session_completion;
