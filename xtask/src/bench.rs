@@ -97,6 +97,10 @@ const REGISTER_ROUNDS_FACTOR: usize = 4;
 const LIST_JSON: &str = "roster-list --format json, with states";
 const LIST_TEXT: &str = "roster-list, with states";
 const CAT_RECORDS_AND_STATES: &str = "cat sessions/*.json states/*.json";
+const TOP_SUMMARY: &str = "roster-top --summary, with states";
+const TOP_REDRAW: &str = "roster-top: one frame of 1,000 sessions, 200x50, in xtask's own build";
+/// Sessions on roster-top's board when a frame is timed.
+const TOP_REDRAW_SESSIONS: usize = 1000;
 const LIST_ADOPTED: &str = "roster-list --format json, Claude Code's sessions";
 const CAT_ADOPTED: &str = "cat ~/.claude/sessions/*.json";
 const REGISTER_BY_FLAGS: &str = "roster-register --pid";
@@ -440,6 +444,18 @@ impl Bench {
             watch = watch_once()?;
         }
 
+        progress("timing roster-top's frame of 1,000 sessions");
+        let mut redraw = Samples::default();
+        for duration in roster_top::redraw_times(TOP_REDRAW_SESSIONS, 200, 50, self.rounds.max(1) * 10) {
+            redraw.push(duration);
+        }
+        figures.push(Figure {
+            name: TOP_REDRAW,
+            records: Some(TOP_REDRAW_SESSIONS),
+            samples: redraw,
+            reproduce: "cargo xtask bench (in process: roster_top::redraw_times)".to_owned(),
+        });
+
         let mut contention = self.measure_contention(&owners, registrations_per_writer, 0)?;
         let mut contention_ratios = contention_checks(&contention);
         if !quick && !contention_ratios.iter().all(RatioCheck::met) {
@@ -669,8 +685,18 @@ impl Bench {
         ])
     }
 
+    /// `roster-top --summary`: a status bar asks it every few seconds,
+    /// over the same registry the listing reads.
+    fn summary_invocation(&self, registry: &SeededRegistry) -> Invocation {
+        Invocation::new(self.tool("roster-top"))
+            .arg("--dir")
+            .arg(&registry.root)
+            .args(["--summary", "--quiet"])
+    }
+
     fn measure_list_and_cat(&self, live: &LiveRegistries) -> anyhow::Result<Vec<Figure>> {
-        progress("timing roster-list (JSON and text) and cat, records with states");
+        progress("timing roster-list (JSON and text), roster-top --summary and cat, records with states");
+        let mut summary_samples = vec![Samples::default(); self.sizes.len()];
         let mut list_samples = vec![Samples::default(); self.sizes.len()];
         let mut cat_samples = vec![Samples::default(); self.sizes.len()];
         let mut list_text_samples = vec![Samples::default(); self.sizes.len()];
@@ -680,9 +706,11 @@ impl Bench {
                 let registry = live.get(size);
                 let list = self.list_invocation(registry).time_once()?;
                 let list_text = self.list_text_invocation(registry).time_once()?;
+                let summary = self.summary_invocation(registry).time_once()?;
                 // `cat` without arguments would read stdin: no figure at 0.
                 let cat = if size > 0 { Some(self.cat_invocation(registry)?.time_once()?) } else { None };
                 if round > 0 {
+                    summary_samples[index].push(summary);
                     list_text_samples[index].push(list_text);
                     list_samples[index].push(list);
                     if let Some(cat) = cat {
@@ -705,6 +733,12 @@ impl Bench {
                 records: Some(size),
                 samples: list_text_samples[index].clone(),
                 reproduce: self.list_text_invocation(registry).shell_line(),
+            });
+            figures.push(Figure {
+                name: TOP_SUMMARY,
+                records: Some(size),
+                samples: summary_samples[index].clone(),
+                reproduce: self.summary_invocation(registry).shell_line(),
             });
             if size > 0 {
                 figures.push(Figure {
@@ -1487,6 +1521,13 @@ fn ratio_checks(figures: &[Figure], largest: usize) -> Vec<(Measurement, RatioCh
             ListAndCat,
             format!("list (text), {size} records with states, vs cat of records and states"),
             at(LIST_TEXT, largest),
+            at(CAT_RECORDS_AND_STATES, largest),
+            LIST_VERSUS_CAT_LIMIT,
+        ),
+        check(
+            ListAndCat,
+            format!("roster-top --summary, {size} records with states, vs cat of records and states"),
+            at(TOP_SUMMARY, largest),
             at(CAT_RECORDS_AND_STATES, largest),
             LIST_VERSUS_CAT_LIMIT,
         ),

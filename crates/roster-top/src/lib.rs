@@ -11,6 +11,7 @@
 mod actions;
 mod board;
 mod feed;
+mod frame_cost;
 mod keys;
 mod project;
 mod summary;
@@ -30,6 +31,8 @@ use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTime
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use registry_core::Timestamp;
+
+pub use crate::frame_cost::redraw_times;
 
 use crate::feed::{Fed, Wake};
 use crate::view::{After, View};
