@@ -12,7 +12,9 @@
 //! memory allocator and thread machinery everywhere (`OUT_OF_SCOPE`).
 //!
 //! strace also counts what a running process does while it should be idle
-//! (`calls_over`): `cargo xtask bench` holds `roster-list --watch` to none.
+//! (`calls_over`): `cargo xtask bench` holds `roster-list --watch` to none;
+//! and lists it (`idle_trace`), for the tests that hold the watch and
+//! roster-top's view to none.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -175,4 +177,49 @@ pub fn calls_over(pid: u32, span: Duration) -> anyhow::Result<u64> {
         .transpose()
         .context("read strace's total")?;
     Ok(calls.unwrap_or(0))
+}
+
+/// Whether every thread of process `pid` sleeps in `epoll_wait`, as the
+/// kernel names where each sleeps (`/proc/<pid>/task/<tid>/wchan`).
+pub fn every_thread_waits_in_epoll(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return false };
+    let mut threads = 0;
+    for task in tasks {
+        let Ok(task) = task else { return false };
+        let wchan = std::fs::read_to_string(task.path().join("wchan")).unwrap_or_default();
+        if !wchan.contains("epoll_wait") {
+            return false;
+        }
+        threads += 1;
+    }
+    threads > 0
+}
+
+/// What `strace -f` (the program `strace`) sees process `pid` do over
+/// `span`, its log written to `log`: the whole log, and the lines that are
+/// not the wait in progress that attaching interrupts (strace shows it
+/// resumed or restarted), which are wakeups.
+pub fn idle_trace(strace: &Path, pid: u32, span: Duration, log: &Path) -> (String, Vec<String>) {
+    let mut tracer = Command::new(strace)
+        .args(["-f", "-qq", "-o"])
+        .arg(log)
+        .args(["-p", &pid.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("attach strace");
+    std::thread::sleep(span);
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(tracer.id() as i32), nix::sys::signal::Signal::SIGINT)
+        .expect("detach strace");
+    crate::wait_with_deadline(&mut tracer, Duration::from_secs(10)).expect("strace did not detach");
+    let lines = std::fs::read_to_string(log).expect("read the trace");
+    let wakeups = lines
+        .lines()
+        .filter(|line| {
+            !line.contains("epoll_wait(") && !line.contains("restart_syscall(") && !line.contains("resumed>")
+        })
+        .map(str::to_owned)
+        .collect();
+    (lines, wakeups)
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use tests::{ArmedOwner, Sandbox, poll_until, require_tool, wait_with_deadline};
+use tests::{ArmedOwner, Sandbox, poll_until, require_tool};
 
 use super::focus_sessions::{AttachedClient, TmuxServer};
 
@@ -457,50 +457,17 @@ fn an_idle_view_makes_no_system_calls() {
     });
     let pid = pane.top_pid();
     assert!(
-        poll_until(Duration::from_secs(10), || every_thread_waits_in_epoll(pid)),
+        poll_until(Duration::from_secs(10), || tests::strace::every_thread_waits_in_epoll(pid)),
         "roster-top never went back to its wait"
     );
     let trace = sandbox.base().join("idle.trace");
-    let mut tracer = Command::new(strace)
-        .args(["-f", "-qq", "-o"])
-        .arg(&trace)
-        .args(["-p", &pid.to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("attach strace");
-    std::thread::sleep(Duration::from_secs(5));
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(tracer.id() as i32), nix::sys::signal::Signal::SIGINT)
-        .expect("detach strace");
-    wait_with_deadline(&mut tracer, Duration::from_secs(10)).expect("strace did not detach");
-    let lines = std::fs::read_to_string(&trace).expect("read the trace");
-    let wakeups: Vec<&str> = lines
-        .lines()
-        .filter(|line| {
-            !line.contains("epoll_wait(") && !line.contains("restart_syscall(") && !line.contains("resumed>")
-        })
-        .collect();
+    let (lines, wakeups) = tests::strace::idle_trace(&strace, pid, Duration::from_secs(5), &trace);
     assert!(wakeups.is_empty(), "an idle view made system calls:\n{lines}");
     assert!(lines.contains("epoll_wait("), "strace saw no wait in progress, so it saw nothing:\n{lines}");
     // One interrupted wait per thread: the view's and the watch's.
     assert!(lines.lines().count() <= 4, "more than the interrupted waits:\n{lines}");
     pane.keys(&["q"]);
     pane.expect_terminal_restored("q");
-}
-
-fn every_thread_waits_in_epoll(pid: u32) -> bool {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return false };
-    let mut threads = 0;
-    for task in tasks {
-        let Ok(task) = task else { return false };
-        let wchan = std::fs::read_to_string(task.path().join("wchan")).unwrap_or_default();
-        if !wchan.contains("epoll_wait") {
-            return false;
-        }
-        threads += 1;
-    }
-    threads > 0
 }
 
 #[test]

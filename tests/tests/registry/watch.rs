@@ -326,51 +326,17 @@ fn an_idle_watcher_makes_no_system_calls() {
     }
     // Idle means every thread of the watcher is back in its wait.
     assert!(
-        poll_until(Duration::from_secs(10), || every_thread_waits_in_epoll(watcher.child.id())),
+        poll_until(Duration::from_secs(10), || tests::strace::every_thread_waits_in_epoll(
+            watcher.child.id()
+        )),
         "the watcher never went back to its wait after listing"
     );
     let trace = sandbox.base().join("idle.trace");
-    let mut tracer = Command::new(strace)
-        .args(["-f", "-qq", "-o"])
-        .arg(&trace)
-        .args(["-p", &watcher.child.id().to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("attach strace");
-    std::thread::sleep(Duration::from_secs(5));
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(tracer.id() as i32), nix::sys::signal::Signal::SIGINT)
-        .expect("detach strace");
-    wait_with_deadline(&mut tracer, Duration::from_secs(10)).expect("strace did not detach");
-    let lines = std::fs::read_to_string(&trace).expect("read the trace");
-    // Attaching interrupts the wait in progress; strace shows it resumed
-    // (or restarted). Anything else is a wakeup.
-    let wakeups: Vec<&str> = lines
-        .lines()
-        .filter(|line| {
-            !line.contains("epoll_wait(") && !line.contains("restart_syscall(") && !line.contains("resumed>")
-        })
-        .collect();
+    let (lines, wakeups) =
+        tests::strace::idle_trace(&strace, watcher.child.id(), Duration::from_secs(5), &trace);
     assert!(wakeups.is_empty(), "an idle watcher made system calls:\n{lines}");
     assert!(lines.contains("epoll_wait("), "strace saw no wait in progress, so it saw nothing:\n{lines}");
     assert!(lines.lines().count() <= 2, "more than the one interrupted wait:\n{lines}");
-}
-
-/// Whether every thread of process `pid` sleeps in `epoll_wait`, as the
-/// kernel names where each sleeps (`/proc/<pid>/task/<tid>/wchan`).
-fn every_thread_waits_in_epoll(pid: u32) -> bool {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return false };
-    let mut threads = 0;
-    for task in tasks {
-        let Ok(task) = task else { return false };
-        let wchan = std::fs::read_to_string(task.path().join("wchan")).unwrap_or_default();
-        if !wchan.contains("epoll_wait") {
-            return false;
-        }
-        threads += 1;
-    }
-    threads > 0
 }
 
 /// Past the open-file limit, owners get no pidfd: the watcher says so once
