@@ -202,7 +202,11 @@ fn run(args: TopArgs) -> anyhow::Result<()> {
         drop(wake);
     }
     let passed = actions::Passed { dir: args.common.dir.clone() };
-    let view = View::new(args.common.colour_on_stdout(), !args.host.is_empty(), passed);
+    let colour = args.common.colour_on_stdout();
+    // crossterm drops colours by itself when NO_COLOR is set; the choice
+    // is made above (`--color always` beats NO_COLOR), once for all tools.
+    ratatui::crossterm::style::force_color_output(colour);
+    let view = View::new(colour, !args.host.is_empty(), passed);
     terminal::take()?;
     let _taken = terminal::Taken;
     let outcome = event_loop(view, &signal_fd, wake_read.as_fd(), &receiver);

@@ -84,6 +84,9 @@ fn set_state(sandbox: &Sandbox, pid: u32, agent: &str, event: &str) {
 /// look at after it quits).
 struct TopPane {
     server: TmuxServer,
+    /// Assignments typed before the command (tmux sets TERM itself, over
+    /// what a session's environment says).
+    prefix: String,
 }
 
 impl TopPane {
@@ -102,8 +105,16 @@ impl TopPane {
         let (width, height) = (width.to_string(), height.to_string());
         let home = format!("HOME={}", sandbox.home().to_str().unwrap());
         let path = format!("PATH={}", std::env::var("PATH").unwrap_or_default());
-        let env: Vec<String> =
-            env.iter().flat_map(|(key, value)| ["-e".to_owned(), format!("{key}={value}")]).collect();
+        let prefix: String = env
+            .iter()
+            .filter(|(key, _)| *key == "TERM")
+            .map(|(key, value)| format!("{key}={value} "))
+            .collect();
+        let env: Vec<String> = env
+            .iter()
+            .filter(|(key, _)| *key != "TERM")
+            .flat_map(|(key, value)| ["-e".to_owned(), format!("{key}={value}")])
+            .collect();
         let mut args: Vec<&str> =
             vec!["new-session", "-d", "-s", "top", "-x", &width, "-y", &height, "-e", &home, "-e", &path];
         args.extend(["-e", "PS1=$ "]);
@@ -111,7 +122,7 @@ impl TopPane {
         args.extend(["env", "-u", "TMUX", "-u", "TMUX_PANE", "sh"]);
         server.tmux(&args);
         server.tmux(&["set-option", "-t", "top", "window-size", "manual"]);
-        let pane = TopPane { server };
+        let pane = TopPane { server, prefix };
         pane.run_top(sandbox, extra);
         pane
     }
@@ -124,7 +135,7 @@ impl TopPane {
             sandbox.root().to_string_lossy().into_owned(),
         ];
         words.extend(extra.iter().map(|word| (*word).to_owned()));
-        self.server.tmux(&["send-keys", "-t", "top", "-l", &words.join(" ")]);
+        self.server.tmux(&["send-keys", "-t", "top", "-l", &format!("{}{}", self.prefix, words.join(" "))]);
         self.server.tmux(&["send-keys", "-t", "top", "Enter"]);
         assert!(
             poll_until(REDRAW, || self.screen().starts_with("roster-top")),
@@ -235,7 +246,11 @@ fn row_position(screen: &str, agent: &str) -> usize {
 fn the_rows_come_waiting_first_and_a_state_change_or_an_end_is_redrawn() {
     require_tool("tmux");
     let sandbox = Sandbox::new();
-    let cwd = sandbox.base();
+    // A repository on a branch: the project column names both, read from
+    // .git/HEAD.
+    let cwd = sandbox.base().join("shop");
+    std::fs::create_dir_all(cwd.join(".git")).unwrap();
+    std::fs::write(cwd.join(".git/HEAD"), "ref: refs/heads/feature-x\n").unwrap();
     let idle = StandIn::start(&sandbox, "alpha", &cwd);
     let longest = StandIn::start(&sandbox, "bravo", &cwd);
     let later = StandIn::start(&sandbox, "charlie", &cwd);
@@ -254,6 +269,7 @@ fn the_rows_come_waiting_first_and_a_state_change_or_an_end_is_redrawn() {
     );
     assert!(line_of(&screen, "bravo").contains("waiting: permission"), "{screen}");
     assert!(line_of(&screen, "alpha").contains("idle"), "{screen}");
+    assert!(line_of(&screen, "alpha").contains("shop (feature-x)"), "{screen}");
     for header in ["PID", "HARNESS", "AGENT", "STATE", "PROJECT", "LOCATION", "CONSENT"] {
         assert!(screen.lines().nth(1).unwrap().contains(header), "{header}:\n{screen}");
     }
@@ -571,4 +587,39 @@ fn hosts_are_shown_and_a_lost_host_is_lost_not_dying() {
     drop(here);
     pane.keys(&["q"]);
     pane.expect_terminal_restored("q");
+}
+
+/// Colour follows `--color`, `NO_COLOR` and `TERM=dumb`; without it the
+/// selected row is still marked and reversed.
+#[test]
+fn colour_follows_no_color_term_and_the_flag() {
+    let sandbox = Sandbox::new();
+    let waiting = StandIn::start(&sandbox, "waits", &sandbox.base());
+    set_state(&sandbox, waiting.pid(), "waits", "PermissionRequest");
+    let coloured_state = |pane: &TopPane| {
+        let screen = pane.server.tmux(&["capture-pane", "-p", "-e", "-t", "top"]);
+        let line = screen.lines().find(|line| line.contains("waits")).unwrap_or("").to_owned();
+        // A foreground colour: SGR 30-37, 90-97 or 38;… (tmux may join several).
+        let coloured = line.split("\u{1b}[").skip(1).any(|sequence| {
+            let codes = sequence.split('m').next().unwrap_or("");
+            codes.starts_with("38;")
+                || codes.split(';').any(|code| matches!(code.parse::<u8>(), Ok(30..=37 | 90..=97)))
+        });
+        (coloured, line)
+    };
+    for (env, extra, want) in [
+        (vec![], vec![], true),
+        (vec![("NO_COLOR", "1")], vec![], false),
+        (vec![("NO_COLOR", "1")], vec!["--color", "always"], true),
+        (vec![], vec!["--color", "never"], false),
+        (vec![("TERM", "dumb")], vec![], false),
+    ] {
+        let pane = TopPane::start_with_env(&sandbox, 120, 30, &extra, &env);
+        let screen = pane.wait_for("the waiting row", |screen| screen.contains("waits"));
+        assert!(line_of(&screen, "waits").starts_with('>'), "{screen}");
+        let (coloured, line) = coloured_state(&pane);
+        assert_eq!(coloured, want, "{env:?} {extra:?}: {line:?}");
+        pane.keys(&["q"]);
+        pane.expect_terminal_restored("q");
+    }
 }
