@@ -273,6 +273,12 @@ fn the_rows_come_waiting_first_and_a_state_change_or_an_end_is_redrawn() {
     for header in ["PID", "HARNESS", "AGENT", "STATE", "PROJECT", "LOCATION", "CONSENT"] {
         assert!(screen.lines().nth(1).unwrap().contains(header), "{header}:\n{screen}");
     }
+    // `n` goes round the waiting sessions, the longest waiting first.
+    assert!(line_of(&screen, "bravo").starts_with('>'), "{screen}");
+    pane.keys(&["n"]);
+    pane.wait_for("charlie selected", |screen| line_of(screen, "charlie").starts_with('>'));
+    pane.keys(&["n"]);
+    pane.wait_for("bravo selected again", |screen| line_of(screen, "bravo").starts_with('>'));
 
     // A state change: the longest waiting one starts working, and goes
     // below the one still waiting.
