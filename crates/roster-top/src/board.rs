@@ -329,3 +329,104 @@ pub fn local_consent_label(event: &Event) -> Option<&'static str> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(kind: &str, host: Option<&str>, agent: &str, state: &str, since_seconds_ago: i128) -> Event {
+        let since =
+            Timestamp::from_unix_nanos(Timestamp::now().unix_nanos() - since_seconds_ago * 1_000_000_000)
+                .to_rfc3339_millis();
+        let host = host.map(|host| format!(r#","host":"{host}""#)).unwrap_or_default();
+        let line = format!(
+            r#"{{"schema":1,"event":"{kind}","at":"{since}","row":{{"path":"/r/{agent}.json","session_pid":7,"harness":"codex","agent":"{agent}","state":"{state}","waiting_for":null,"state_since":"{since}","liveness":"alive","problem":null}}{host}}}"#
+        );
+        Event::from_line(&line).expect("an event")
+    }
+
+    fn agents(board: &Board) -> Vec<String> {
+        board.ordered("").into_iter().map(|(_, shown)| shown.agent.clone().unwrap_or_default()).collect()
+    }
+
+    #[test]
+    fn waiting_first_longest_on_top_then_working_idle() {
+        let mut board = Board::default();
+        board.apply(&event("listed", None, "idle-one", "idle", 500), None);
+        board.apply(&event("listed", None, "recent", "waiting", 5), None);
+        board.apply(&event("listed", None, "working", "working", 50), None);
+        board.apply(&event("listed", None, "longest", "waiting", 90), None);
+        assert_eq!(agents(&board), ["longest", "recent", "working", "idle-one"]);
+    }
+
+    #[test]
+    fn an_ended_session_is_never_shown_alive_again() {
+        let mut board = Board::default();
+        board.apply(&event("listed", None, "gone", "working", 5), None);
+        board.apply(&event("died", None, "gone", "working", 5), None);
+        // A late event of its record does not revive it.
+        board.apply(&event("state-changed", None, "gone", "waiting", 1), None);
+        let (_, shown) = board.ordered("")[0];
+        assert_eq!(shown.standing(), Standing::Dead);
+        assert_eq!(shown.state_text(Timestamp::now()), "dead");
+        assert!(!board.drop_the_long_dead(Instant::now()));
+        assert!(board.drop_the_long_dead(Instant::now() + DEAD_SHOWN_FOR));
+        assert!(board.ordered("").is_empty());
+    }
+
+    #[test]
+    fn a_lost_host_marks_its_sessions_lost_never_dead_until_it_speaks() {
+        let mut board = Board::default();
+        board.apply(&event("listed", Some("far"), "remote", "working", 5), None);
+        board.apply(&event("listed", Some("near"), "other", "idle", 5), None);
+        let lost = Event::from_line(
+            r#"{"schema":1,"event":"host-lost","at":"2026-12-05T00:00:00.000Z","row":null,"reason":"ssh ended","host":"far"}"#,
+        )
+        .unwrap();
+        board.apply(&lost, None);
+        let standing = |board: &Board, agent: &str| {
+            board
+                .ordered("")
+                .into_iter()
+                .find(|(_, shown)| shown.agent.as_deref() == Some(agent))
+                .unwrap()
+                .1
+                .standing()
+        };
+        assert_eq!(standing(&board, "remote"), Standing::HostLost);
+        assert_eq!(standing(&board, "other"), Standing::Idle);
+        assert!(!board.drop_the_long_dead(Instant::now() + DEAD_SHOWN_FOR * 10), "a lost row never leaves");
+        board.apply(&event("listed", Some("far"), "remote", "working", 5), None);
+        assert_eq!(standing(&board, "remote"), Standing::Working);
+    }
+
+    #[test]
+    fn the_next_redraw_is_when_the_age_shown_changes_its_text() {
+        let mut board = Board::default();
+        board.apply(&event("listed", None, "minutes", "working", 150), None);
+        let now = Timestamp::now();
+        let wait = board.next_change("", now, Instant::now()).expect("an age is shown");
+        // 2m30s shows `2m` until 3m: about 30 s from now, never a second.
+        assert!(wait > Duration::from_secs(25) && wait <= Duration::from_secs(30), "{wait:?}");
+        board.apply(&event("listed", None, "seconds", "idle", 3), None);
+        let wait = board.next_change("", now, Instant::now()).unwrap();
+        assert!(wait <= Duration::from_secs(1), "{wait:?}");
+        let mut unknown = Board::default();
+        unknown.apply(&event("listed", None, "quiet", "unknown", 3), None);
+        assert_eq!(unknown.next_change("", now, Instant::now()), None, "no age shown: no timeout");
+    }
+
+    #[test]
+    fn the_filter_matches_every_word_in_agent_harness_state_or_directory() {
+        let mut board = Board::default();
+        board.apply(&event("listed", None, "api", "waiting", 5), None);
+        board.apply(&event("listed", None, "web", "idle", 5), None);
+        assert_eq!(agents_filtered(&board, "web"), ["web"]);
+        assert_eq!(agents_filtered(&board, "codex waiting"), ["api"]);
+        assert!(agents_filtered(&board, "nothing-like-it").is_empty());
+    }
+
+    fn agents_filtered(board: &Board, filter: &str) -> Vec<String> {
+        board.ordered(filter).into_iter().map(|(_, shown)| shown.agent.clone().unwrap_or_default()).collect()
+    }
+}
