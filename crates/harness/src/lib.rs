@@ -10,6 +10,7 @@ mod detect;
 mod exports;
 pub mod hook_config;
 mod payload;
+mod resume;
 mod state_payload;
 mod suggest;
 
@@ -18,5 +19,6 @@ pub use delivery::*;
 pub use detect::*;
 pub use exports::*;
 pub use payload::*;
+pub use resume::*;
 pub use state_payload::*;
 pub use suggest::{edit_distance, nearest_by_edit_distance, ranked_by_edit_distance};

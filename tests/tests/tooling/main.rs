@@ -13,5 +13,6 @@ mod generated_files;
 mod help_and_man;
 mod install;
 mod measurements;
+mod resume_commands;
 mod session_completion;
 mod strace_logs;
