@@ -114,6 +114,25 @@ impl EndedSession {
         }
     }
 
+    /// The harness's command that resumes it, in its directory
+    /// (`harness::RESUME_COMMANDS`), or why none does.
+    pub fn resume(&self) -> harness::Resume {
+        match harness::Harness::parse(&self.harness) {
+            Some(harness) => harness::resume(harness, self.session_id.as_deref()),
+            None => harness::Resume::Unavailable(format!("roster knows no harness {:?}", self.harness)),
+        }
+    }
+
+    /// The entry as `roster-list --ended --format json` shows it: its
+    /// fields and `resume`.
+    pub fn shown(&self) -> ShownEndedSession<'_> {
+        let (argv, form, none) = match self.resume() {
+            harness::Resume::Command { argv, form } => (Some(argv), Some(form.as_str()), None),
+            harness::Resume::Unavailable(why) => (None, None, Some(why)),
+        };
+        ShownEndedSession { session: self, resume: ShownResume { argv, cwd: &self.cwd, form, none } }
+    }
+
     /// When it ended.
     pub fn ended(&self) -> Timestamp {
         Timestamp::parse(&self.ended_at).unwrap_or(Timestamp::from_unix_nanos(0))
@@ -133,6 +152,26 @@ impl EndedSession {
             && !self.boot_id.is_empty()
             && self.boot_id.len() <= 64
     }
+}
+
+/// An ended session as listed in JSON: the entry's keys, then `resume`.
+#[derive(Debug, Serialize)]
+pub struct ShownEndedSession<'a> {
+    #[serde(flatten)]
+    pub session: &'a EndedSession,
+    pub resume: ShownResume<'a>,
+}
+
+/// `resume` of a listed ended session: the argv to run in `cwd` and its
+/// form (`by-id`, or `latest`: the latest session of the directory, for a
+/// session without id), or `argv` null and `none` saying why nothing
+/// resumes it.
+#[derive(Debug, Serialize)]
+pub struct ShownResume<'a> {
+    pub argv: Option<Vec<String>>,
+    pub cwd: &'a str,
+    pub form: Option<&'static str>,
+    pub none: Option<String>,
 }
 
 /// `ended/`, opened and checked as roster's own directories are; created
