@@ -13,6 +13,7 @@ mod prune;
 pub mod record;
 pub mod register;
 mod removal_checks;
+mod resuming;
 mod running_system;
 mod session_row;
 pub mod state;
@@ -42,6 +43,7 @@ pub use record::values::{
     TranscriptPath,
 };
 pub use register::{Registered, Registrar, Registration, register};
+pub use resuming::{RESUMING, RESUMING_FORMAT, ResumeClaim, claim_name, running_claim, write_claim};
 pub use running_system::RunningSystem;
 pub use session_row::{
     NOT_A_RECORD_NAME, Origin, ProblemKind, ROW_KEYS, RowConsent, SessionRow, find_session_row,

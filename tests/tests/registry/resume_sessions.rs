@@ -1,0 +1,251 @@
+//! `roster-resume` (docs/contract.md §6.9) against ended sessions: `--print`
+//! gives each session's command line in its directory; a real tmux server
+//! gets a new window per session, named by agent or harness, in the
+//! session's directory, running the harness's resume command (a stand-in
+//! `claude` on PATH that registers the session id it was given); a second
+//! `roster-resume` of the same session is refused while the first runs,
+//! also when both start at once; and each refusal has its own exit status:
+//! already running (8), directory gone (9), harness not installed (10),
+//! nothing resumes it (3), outside tmux without `--here` or `--print` (2).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use tests::{Owner, Sandbox, poll_until, require_tool};
+
+const ID: &str = "7c660e54-2e19-4577-b46a-16f46484eaf4";
+
+/// A tmux server of its own on a scratch socket; killed when dropped.
+struct TmuxServer {
+    socket: PathBuf,
+    _directory: tempfile::TempDir,
+}
+
+impl TmuxServer {
+    fn start() -> TmuxServer {
+        require_tool("tmux");
+        let directory = tempfile::tempdir().expect("a scratch directory");
+        let server = TmuxServer { socket: directory.path().join("tmux.sock"), _directory: directory };
+        server.tmux(&["-f", "/dev/null", "new-session", "-d", "-s", "work", "-x", "160", "-y", "48"]);
+        server
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let output = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .env("TERM", "xterm-256color")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run tmux");
+        assert!(output.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
+
+    /// `TMUX` as a client inside the server's first session sees it.
+    fn tmux_variable(&self) -> String {
+        let pid = self.tmux(&["display-message", "-p", "-t", "work:", "#{pid}"]);
+        format!("{},{pid},0", self.socket.display())
+    }
+
+    /// Every window: name, directory of its pane, pid of its pane.
+    fn windows(&self) -> Vec<(String, String, u32)> {
+        self.tmux(&["list-windows", "-a", "-F", "#{window_name} #{pane_current_path} #{pane_pid}"])
+            .lines()
+            .filter_map(|line| {
+                let mut words = line.split(' ');
+                Some((words.next()?.to_owned(), words.next()?.to_owned(), words.next()?.parse().ok()?))
+            })
+            .collect()
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").arg("-S").arg(&self.socket).arg("kill-server").output();
+    }
+}
+
+/// A directory with a stand-in `claude` that registers the session id it
+/// is resumed with (`claude --resume ID`) after `delay`, for its own
+/// process, in the roster at `root`, then waits.
+fn stand_in_claude(sandbox: &Sandbox, delay: &str) -> PathBuf {
+    let bin = sandbox.base().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let register = tests::binary("roster-register");
+    let script = format!(
+        "#!/bin/sh\n# A stand-in for Claude Code: `claude --resume ID` registers ID for this process.\n\
+         [ \"$1\" = --resume ] || exit 64\nsleep {delay}\n\
+         '{}' --dir '{}' --pid $$ --harness claude-code --session-id \"$2\" --cwd \"$PWD\" -q || exit 65\n\
+         exec sleep 600\n",
+        register.display(),
+        sandbox.root().display()
+    );
+    let path = bin.join("claude");
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+fn path_with(bin: &Path) -> String {
+    format!("{}:/usr/bin:/bin", bin.display())
+}
+
+/// A crashed Claude Code session `id` in `cwd` (agent `agent`), kept in
+/// `ended/` by a prune.
+fn crashed_session(sandbox: &Sandbox, id: &str, cwd: &Path, agent: Option<&str>) {
+    let owner = Owner::spawn();
+    let cwd = cwd.to_str().unwrap();
+    let mut args = vec!["--harness", "claude-code", "--session-id", id, "--cwd", cwd];
+    if let Some(agent) = agent {
+        args.extend(["--agent", agent]);
+    }
+    sandbox.register(owner.pid(), &args);
+    owner.kill();
+    sandbox.run("roster-prune", &["--quiet"]).expect_code(0);
+}
+
+fn project(sandbox: &Sandbox, name: &str) -> PathBuf {
+    let directory = sandbox.base().join(name);
+    std::fs::create_dir_all(&directory).unwrap();
+    directory.canonicalize().unwrap()
+}
+
+#[test]
+fn print_gives_the_command_line_of_a_crashed_session_in_its_directory() {
+    let sandbox = Sandbox::new();
+    let bin = stand_in_claude(&sandbox, "0");
+    let app = project(&sandbox, "my app");
+    crashed_session(&sandbox, ID, &app, Some("wren"));
+    let path = path_with(&bin);
+
+    let printed = sandbox.run_with_env("roster-resume", &["--print", ID], &[("PATH", &path)]);
+    printed.expect_code(0);
+    assert_eq!(printed.stdout_text().trim(), format!("cd '{}' && claude --resume {ID}", app.display()));
+
+    let json = sandbox.run_with_env("roster-resume", &["--print", "--last", "--json"], &[("PATH", &path)]);
+    json.expect_code(0);
+    let rows: Value = serde_json::from_str(&json.stdout_text()).unwrap();
+    let row = &rows[0];
+    assert_eq!(row["outcome"], "printed");
+    assert_eq!(row["argv"], serde_json::json!(["claude", "--resume", ID]));
+    assert_eq!(row["cwd"], Value::from(app.to_str().unwrap()));
+    assert_eq!(row["how"], "crashed");
+    assert_eq!(row["agent"], "wren");
+    assert_eq!(row["form"], "by-id");
+}
+
+#[test]
+fn each_refusal_says_why_with_its_own_exit_status() {
+    let sandbox = Sandbox::new();
+    let bin = stand_in_claude(&sandbox, "0");
+    let path = path_with(&bin);
+    let env = [("PATH", path.as_str())];
+    let app = project(&sandbox, "app");
+    let gone = project(&sandbox, "gone");
+
+    // No such ended session: 3.
+    let none = sandbox.run_with_env("roster-resume", &["--print", ID], &env);
+    none.expect_code(3);
+    assert!(none.stderr.clone().contains("no ended session has the session id"), "{}", none.stderr.clone());
+
+    // A live session holds the id again: 8, naming it.
+    crashed_session(&sandbox, ID, &app, None);
+    let holder = Owner::spawn();
+    sandbox.register(holder.pid(), &["--harness", "claude-code", "--session-id", ID, "--agent", "heron"]);
+    let running = sandbox.run_with_env("roster-resume", &["--print", ID], &env);
+    running.expect_code(8);
+    let said = running.stderr.clone();
+    assert!(said.contains("already runs") && said.contains(&format!("pid {}", holder.pid())), "{said}");
+    assert!(said.contains("heron") && said.contains(&format!("roster-focus {}", holder.pid())), "{said}");
+    drop(holder);
+
+    // Its directory is gone: 9.
+    crashed_session(&sandbox, "gone-1", &gone, None);
+    std::fs::remove_dir(&gone).unwrap();
+    let directory_gone = sandbox.run_with_env("roster-resume", &["--print", "gone-1"], &env);
+    directory_gone.expect_code(9);
+    assert!(directory_gone.stderr.clone().contains("is gone"), "{}", directory_gone.stderr.clone());
+    assert!(
+        directory_gone.stderr.clone().contains(gone.to_str().unwrap()),
+        "{}",
+        directory_gone.stderr.clone()
+    );
+
+    // Its harness is not on PATH: 10.
+    crashed_session(&sandbox, "elsewhere-1", &app, None);
+    let missing =
+        sandbox.run_with_env("roster-resume", &["--print", "elsewhere-1"], &[("PATH", "/usr/bin:/bin")]);
+    missing.expect_code(10);
+    assert!(missing.stderr.clone().contains("no `claude` on PATH"), "{}", missing.stderr.clone());
+
+    // Aider cannot resume: 3.
+    let owner = Owner::spawn();
+    sandbox.register(
+        owner.pid(),
+        &["--harness", "aider", "--session-id", "aider-1", "--cwd", app.to_str().unwrap()],
+    );
+    owner.kill();
+    sandbox.run("roster-prune", &["--quiet"]).expect_code(0);
+    let aider = sandbox.run_with_env("roster-resume", &["--print", "aider-1"], &env);
+    aider.expect_code(3);
+    assert!(aider.stderr.clone().contains("Aider has no command"), "{}", aider.stderr.clone());
+
+    // Outside tmux, without --here or --print: 2, saying what to use.
+    let outside = sandbox.run_with_env("roster-resume", &["elsewhere-1"], &env);
+    outside.expect_code(2);
+    let said = outside.stderr.clone();
+    assert!(said.contains("--here") && said.contains("--print") && said.contains("tmux"), "{said}");
+}
+
+#[test]
+fn in_tmux_each_session_opens_in_a_window_of_its_own_and_never_twice() {
+    let sandbox = Sandbox::new();
+    // Registers 2 s after it starts: meanwhile only the claim says it runs.
+    let bin = stand_in_claude(&sandbox, "2");
+    let path = path_with(&bin);
+    let app = project(&sandbox, "app");
+    crashed_session(&sandbox, ID, &app, Some("wren"));
+    let server = TmuxServer::start();
+    let tmux = server.tmux_variable();
+    let env = [("PATH", path.as_str()), ("TMUX", tmux.as_str())];
+
+    // Two at once: exactly one starts it.
+    let racers: Vec<std::process::Child> = (0..2)
+        .map(|_| {
+            let mut command = sandbox.command_in_root("roster-resume", &[ID]);
+            command.envs(env).stdout(Stdio::piped()).stderr(Stdio::piped());
+            command.spawn().unwrap()
+        })
+        .collect();
+    let mut codes: Vec<i32> =
+        racers.into_iter().map(|child| child.wait_with_output().unwrap().status.code().unwrap()).collect();
+    codes.sort();
+    assert_eq!(codes, vec![0, 8], "two roster-resume of one session at once");
+
+    let windows = server.windows();
+    let resumed: Vec<&(String, String, u32)> = windows.iter().filter(|(name, _, _)| name == "wren").collect();
+    assert_eq!(resumed.len(), 1, "{windows:?}");
+    let (_, directory, pane_pid) = resumed[0];
+    assert_eq!(Path::new(directory), app, "{windows:?}");
+
+    // The harness registers the same session id again, from that window.
+    let mut live = Vec::new();
+    let registered = poll_until(Duration::from_secs(30), || {
+        live = sandbox.list(&["--session-id", ID]);
+        !live.is_empty()
+    });
+    assert!(registered, "the resumed session never registered its id");
+    assert_eq!(live[0]["session_pid"], Value::from(*pane_pid));
+    assert_eq!(Path::new(live[0]["cwd"].as_str().unwrap()), app);
+
+    // While it runs, another roster-resume is refused, naming it.
+    let again = sandbox.run_with_env("roster-resume", &[ID], &env);
+    again.expect_code(8);
+    assert!(again.stderr.clone().contains(&format!("pid {pane_pid}")), "{}", again.stderr.clone());
+    assert_eq!(server.windows().iter().filter(|(name, _, _)| name == "wren").count(), 1);
+}
