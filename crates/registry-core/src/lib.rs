@@ -21,8 +21,9 @@ mod store;
 mod watch;
 
 pub use ended::{
-    ENDED, ENDED_FORMAT, ENDED_KEPT_FOR, ENDED_KEPT_MOST, EndedListing, EndedSession, HowEnded,
-    ShownEndedSession, ShownResume, keep_ended, list_ended,
+    ENDED, ENDED_FORMAT, ENDED_KEPT_DAYS_RANGE, ENDED_KEPT_FOR, ENDED_KEPT_MOST, ENDED_KEPT_MOST_RANGE,
+    EndedBounds, EndedListing, EndedSession, HowEnded, ShownEndedSession, ShownResume, keep_ended,
+    list_ended,
 };
 pub use error::{Error, Result, is_unusable_path};
 pub use list::{ListFilter, Listing, ListingSummary, list_sessions, list_sessions_presented};

@@ -281,3 +281,34 @@ fn each_ended_session_is_listed_with_the_command_that_resumes_it() {
         assert!(table.contains(shown), "{shown} missing from\n{table}");
     }
 }
+
+/// `[ended] kept_most` in the user's config.toml bounds `ended/` instead
+/// of the default; a bad value there is refused like any bad key, and the
+/// defaults hold (nothing kept is lost for it).
+#[test]
+fn the_user_config_bounds_how_many_ended_sessions_are_kept() {
+    let sandbox = Sandbox::new();
+    let config = sandbox.home().join(".config/roster");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "[ended]\nkept_most = 3\nkept_days = 7\n").unwrap();
+    for round in 0..5 {
+        let owner = Owner::spawn();
+        sandbox.register(owner.pid(), &["--session-id", &format!("bounded-{round}")]);
+        owner.kill();
+        sandbox.run("roster-prune", &["--quiet"]).expect_code(0);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let rows = ended(&sandbox, &[]);
+    let ids: Vec<&str> = rows.iter().map(|row| text(row, "session_id")).collect();
+    assert_eq!(ids, ["bounded-4", "bounded-3", "bounded-2"], "{rows:#?}");
+    assert_eq!(std::fs::read_dir(sandbox.root().join("ended")).unwrap().count(), 3);
+
+    // A value out of range: the file is refused as any bad key is,
+    // and the default bound holds: nothing more is trimmed.
+    std::fs::write(config.join("config.toml"), "[ended]\nkept_most = 0\n").unwrap();
+    let owner = Owner::spawn();
+    sandbox.register(owner.pid(), &["--session-id", "bounded-5"]);
+    owner.kill();
+    sandbox.run("roster-prune", &["--quiet"]).expect_code(0);
+    assert_eq!(ended(&sandbox, &[]).len(), 4);
+}

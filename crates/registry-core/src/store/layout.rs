@@ -50,7 +50,7 @@ pub fn registry_layout() -> Vec<LayoutEntry> {
         ),
         entry(
             format!("{ENDED}/<pid>@<world>-<nanos>.json"),
-            "one entry per ended session, how and when it ended (0600), the last 1000 within 30 days",
+            "one entry per ended session, how and when it ended (0600), the last 1000 within 30 days unless config.toml says otherwise",
         ),
         entry(
             format!("{RESUMING}/<hash>.json"),
