@@ -7,6 +7,10 @@
 //! also when both start at once; and each refusal has its own exit status:
 //! already running (8), directory gone (9), harness not installed (10),
 //! nothing resumes it (3), outside tmux without `--here` or `--print` (2).
+//! After a reboot made as the worlds tests make one (another boot id
+//! bind-mounted in a mount namespace), the earlier boot's sessions are
+//! listed `reboot`, and `roster-resume --boot` resumes them all, printed
+//! and in tmux, but not one that exited.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -14,7 +18,10 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
-use tests::{Owner, Sandbox, poll_until, require_tool};
+use tests::{
+    COMMAND_DEADLINE, Outcome, Owner, Sandbox, binary, clean_environment, poll_until, require_tool,
+    run_with_deadline,
+};
 
 const ID: &str = "7c660e54-2e19-4577-b46a-16f46484eaf4";
 
@@ -248,4 +255,110 @@ fn in_tmux_each_session_opens_in_a_window_of_its_own_and_never_twice() {
     again.expect_code(8);
     assert!(again.stderr.clone().contains(&format!("pid {pane_pid}")), "{}", again.stderr.clone());
     assert_eq!(server.windows().iter().filter(|(name, _, _)| name == "wren").count(), 1);
+}
+
+/// Runs `tool --dir <root> args…` as this machine after a reboot: another
+/// boot id bind-mounted over the kernel's in a mount namespace of its own,
+/// with `env` added to the clean environment.
+fn after_reboot(sandbox: &Sandbox, tool: &str, args: &[&str], env: &[(&str, &str)]) -> Outcome {
+    let boot_id_file = sandbox.base().join("boot_id-after-reboot");
+    std::fs::write(&boot_id_file, "0b0e5eed-0000-4000-8000-00000000000b\n").unwrap();
+    let script = "mount --bind \"$BOOT_ID\" /proc/sys/kernel/random/boot_id || exit 90\nexec \"$@\"\n";
+    let mut command = Command::new(require_tool("unshare"));
+    clean_environment(&mut command, sandbox.home());
+    command
+        .args(["-m", "--propagation", "private", "sh", "-c", script, "sh"])
+        .arg(binary(tool))
+        .arg("--dir")
+        .arg(sandbox.root())
+        .args(args)
+        .env("BOOT_ID", &boot_id_file)
+        .envs(env.iter().copied())
+        .current_dir(sandbox.home());
+    let outcome = run_with_deadline(&mut command, COMMAND_DEADLINE);
+    assert_ne!(outcome.code(), 90, "cannot bind-mount a boot id in a mount namespace: {outcome}");
+    outcome
+}
+
+#[test]
+fn after_a_reboot_boot_resumes_every_session_it_ended_and_not_those_that_exited() {
+    let sandbox = Sandbox::new();
+    let bin = stand_in_claude(&sandbox, "0");
+    let path = path_with(&bin);
+    let (alpha, beta, gamma) =
+        (project(&sandbox, "alpha"), project(&sandbox, "beta"), project(&sandbox, "gamma"));
+    let mut owners = Vec::new();
+    for (id, cwd, agent) in
+        [("boot-a", &alpha, Some("alpha")), ("boot-b", &beta, None), ("boot-c", &gamma, None)]
+    {
+        let owner = Owner::spawn();
+        let mut args = vec!["--harness", "claude-code", "--session-id", id, "--cwd", cwd.to_str().unwrap()];
+        if let Some(agent) = agent {
+            args.extend(["--agent", agent]);
+        }
+        sandbox.register(owner.pid(), &args);
+        owners.push(owner);
+    }
+    // boot-c exits through its session end before the reboot.
+    let exited = owners.pop().unwrap();
+    sandbox.run("roster-prune", &["--current", "--pid", &exited.pid().to_string()]).expect_code(0);
+    // The reboot: every process of the earlier boot is gone.
+    for owner in owners {
+        owner.kill();
+    }
+    after_reboot(&sandbox, "roster-prune", &["--quiet"], &[]).expect_code(0);
+
+    let listed = after_reboot(&sandbox, "roster-list", &["--ended", "--json"], &[]);
+    listed.expect_code(0);
+    let rows = listed.rows();
+    let mut how: Vec<(String, String)> = rows
+        .iter()
+        .map(|row| (row["session_id"].as_str().unwrap().to_owned(), row["how"].as_str().unwrap().to_owned()))
+        .collect();
+    how.sort();
+    let expected: Vec<(String, String)> = [("boot-a", "reboot"), ("boot-b", "reboot"), ("boot-c", "exited")]
+        .map(|(id, how)| (id.into(), how.into()))
+        .into();
+    assert_eq!(how, expected, "{rows:#?}");
+
+    // Printed: the two the reboot ended, each in its directory.
+    let printed = after_reboot(&sandbox, "roster-resume", &["--boot", "--print"], &[("PATH", &path)]);
+    printed.expect_code(0);
+    let mut lines: Vec<String> = printed.stdout_text().lines().map(str::to_owned).collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        [
+            format!("cd {} && claude --resume boot-a", alpha.display()),
+            format!("cd {} && claude --resume boot-b", beta.display())
+        ],
+        "{}",
+        printed.stderr
+    );
+
+    // In tmux: a window each, in its directory, named by agent or harness.
+    let server = TmuxServer::start();
+    let tmux = server.tmux_variable();
+    let started =
+        after_reboot(&sandbox, "roster-resume", &["--boot", "--json"], &[("PATH", &path), ("TMUX", &tmux)]);
+    started.expect_code(0);
+    let started: Value = serde_json::from_slice(&started.stdout).unwrap();
+    assert_eq!(started.as_array().unwrap().len(), 2, "{started:#}");
+    assert!(started.as_array().unwrap().iter().all(|row| row["outcome"] == "started"), "{started:#}");
+    let windows = server.windows();
+    for (name, directory) in [("alpha", &alpha), ("claude-code", &beta)] {
+        assert!(
+            windows.iter().any(|(window, cwd, _)| window == name && Path::new(cwd) == directory.as_path()),
+            "no window {name} in {}: {windows:?}",
+            directory.display()
+        );
+    }
+    // Each registers its session id again; then --boot finds both running.
+    let registered = poll_until(Duration::from_secs(30), || {
+        ["boot-a", "boot-b"].iter().all(|id| !sandbox.list(&["--session-id", id]).is_empty())
+    });
+    assert!(registered, "the resumed sessions did not register again: {:#?}", sandbox.list(&["--all"]));
+    let again = sandbox.run_with_env("roster-resume", &["--boot", "--print"], &[("PATH", &path)]);
+    again.expect_code(8);
+    assert!(again.stderr.contains("2 of 2 sessions not resumed"), "{}", again.stderr);
 }
