@@ -59,6 +59,43 @@ pub fn judge<F: SystemFacts>(
     socket: Option<&SocketIdentity>,
     facts: &F,
 ) -> Verdict {
+    judge_seeing_terminal(identity, socket, facts).verdict
+}
+
+/// A verdict, and the controlling terminal of the process it rests on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeenVerdict {
+    pub verdict: Verdict,
+    /// For an alive verdict whose process's `/proc/<pid>/stat` was read to
+    /// prove it: that process's controlling terminal (`tty_nr`, 0 without
+    /// one). `None` otherwise (not alive, or proven by its pidfs inode
+    /// without reading `/proc`).
+    pub terminal: Option<u64>,
+}
+
+/// `judge`, also telling the controlling terminal the proof read on the
+/// way: what a listing of sessions no hook registered goes by to decide
+/// whether a session can show on any screen, without reading `/proc`
+/// again.
+pub fn judge_seeing_terminal<F: SystemFacts>(
+    identity: &OwnerIdentity,
+    socket: Option<&SocketIdentity>,
+    facts: &F,
+) -> SeenVerdict {
+    let mut terminal = None;
+    let verdict = judge_members(identity, socket, facts, &mut terminal);
+    let terminal = terminal.filter(|_| verdict.liveness == Liveness::Alive);
+    SeenVerdict { verdict, terminal }
+}
+
+/// The verdict of docs/contract.md §5; `terminal` is set to the terminal
+/// the member an alive verdict rests on was seen with.
+fn judge_members<F: SystemFacts>(
+    identity: &OwnerIdentity,
+    socket: Option<&SocketIdentity>,
+    facts: &F,
+    terminal: &mut Option<u64>,
+) -> Verdict {
     // What could not be examined, apart from the processes: the socket.
     let mut unknowns: Vec<String> = Vec::new();
 
@@ -140,7 +177,7 @@ pub fn judge<F: SystemFacts>(
         findings.iter().zip(identity.members()).enumerate().find_map(|(index, (finding, member))| {
             let name = member_name(identity, index, member.pid);
             match finding {
-                MemberFinding::Alive(_) => Some(format!("{name} still runs")),
+                MemberFinding::Alive(..) => Some(format!("{name} still runs")),
                 MemberFinding::Unproven(_) => Some(format!("{name} still exists and may be the session's")),
                 MemberFinding::Dead(_) | MemberFinding::Unexamined(_) => None,
             }
@@ -173,12 +210,15 @@ pub fn judge<F: SystemFacts>(
 
     // 7. Alive while any member is provably the same process and running;
     // the reason names the member it rests on, after the ones that ended.
-    let alive = findings.iter().position(|finding| matches!(finding, MemberFinding::Alive(_)));
+    let alive = findings.iter().position(|finding| matches!(finding, MemberFinding::Alive(..)));
     match alive {
         Some(index) if unknowns.is_empty() => {
             let mut findings = findings;
             let resting_on = match findings.swap_remove(index) {
-                MemberFinding::Alive(reason) => reason,
+                MemberFinding::Alive(reason, seen_terminal) => {
+                    *terminal = seen_terminal;
+                    reason
+                }
                 _ => unreachable!("position found an alive member"),
             };
             // An owner alone, or alive itself: its reason is the verdict's.
@@ -201,8 +241,9 @@ pub fn judge<F: SystemFacts>(
 /// What one member of the chain turned out to be.
 enum MemberFinding {
     Dead(String),
-    /// Provably the recorded process, running; the reason says since when.
-    Alive(String),
+    /// Provably the recorded process, running; the reason says since when,
+    /// and the controlling terminal it was seen with, when `/proc` was read.
+    Alive(String, Option<u64>),
     /// A process is at the pid (its handle opened and it has not exited),
     /// neither proven the recorded one nor another; why not.
     Unproven(Vec<String>),
@@ -220,7 +261,7 @@ impl MemberFinding {
 
     fn reasons(&self) -> Vec<String> {
         match self {
-            MemberFinding::Dead(reason) | MemberFinding::Alive(reason) => vec![reason.clone()],
+            MemberFinding::Dead(reason) | MemberFinding::Alive(reason, _) => vec![reason.clone()],
             MemberFinding::Unproven(reasons) | MemberFinding::Unexamined(reasons) => reasons.clone(),
         }
     }
@@ -229,7 +270,7 @@ impl MemberFinding {
 fn join_reasons(findings: Vec<MemberFinding>) -> String {
     match <[MemberFinding; 1]>::try_from(findings) {
         // One member (an owner alone) with one reason: that reason.
-        Ok([MemberFinding::Dead(reason) | MemberFinding::Alive(reason)]) => reason,
+        Ok([MemberFinding::Dead(reason) | MemberFinding::Alive(reason, _)]) => reason,
         Ok([finding]) => finding.reasons().join("; "),
         Err(findings) => findings.iter().flat_map(MemberFinding::reasons).collect::<Vec<_>>().join("; "),
     }
@@ -260,11 +301,11 @@ fn judge_member<F: SystemFacts>(
     match facts.open_process(member.pid) {
         Ok(process) => match judge_process(identity, member, name, frame, &process, &mut unknowns) {
             ProcessFinding::Dead(reason) => MemberFinding::Dead(reason),
-            ProcessFinding::RunningSince(_) if !unknowns.is_empty() => MemberFinding::Unproven(unknowns),
-            ProcessFinding::RunningSince(ticks) => {
+            ProcessFinding::RunningSince { .. } if !unknowns.is_empty() => MemberFinding::Unproven(unknowns),
+            ProcessFinding::RunningSince { ticks, terminal } => {
                 let since = ticks.map(|ticks| format!(" since tick {ticks}")).unwrap_or_default();
                 let still = if survivor { "still " } else { "" };
-                MemberFinding::Alive(format!("{name} {still}running{since}"))
+                MemberFinding::Alive(format!("{name} {still}running{since}"), terminal)
             }
         },
         Err(OpenProcessError::Gone) => MemberFinding::Dead(format!("{name} is gone")),
@@ -279,8 +320,12 @@ fn judge_member<F: SystemFacts>(
 
 enum ProcessFinding {
     Dead(String),
-    /// Not proven dead; the start tick when `/proc` could be read.
-    RunningSince(Option<u64>),
+    /// Not proven dead; the start tick and the controlling terminal when
+    /// `/proc` could be read.
+    RunningSince {
+        ticks: Option<u64>,
+        terminal: Option<u64>,
+    },
 }
 
 /// Rules 4 and 5 on an open handle. `/proc` is read before the exit check on
@@ -312,6 +357,7 @@ fn judge_process<P: ProcessFacts>(
         _ => false,
     };
     let mut running_since = None;
+    let mut seen_terminal = None;
     // The pidfs inode names one process for the whole boot: where it
     // agrees, the process is the one that registered, whatever uid it shows
     // now (it may have changed its uid, or be seen through a user namespace
@@ -325,9 +371,10 @@ fn judge_process<P: ProcessFacts>(
     } else if pidfs_agrees {
         process.proc_start_ticks().map(|start_ticks| (None, on_initial_clock(start_ticks)))
     } else {
-        process
-            .proc_identity()
-            .map(|ProcIdentity { uid, start_ticks }| (Some(uid), on_initial_clock(start_ticks)))
+        process.proc_identity().map(|ProcIdentity { uid, start_ticks, terminal }| {
+            seen_terminal = Some(terminal);
+            (Some(uid), on_initial_clock(start_ticks))
+        })
     };
     // Through a time namespace's offset a start tick may be rounded (an
     // offset that is not whole ticks) or not be taken back at all (a
@@ -400,7 +447,7 @@ fn judge_process<P: ProcessFacts>(
         Ok(false) => {}
         Err(error) => unknowns.push(format!("{name} cannot be polled: {error}")),
     }
-    ProcessFinding::RunningSince(running_since)
+    ProcessFinding::RunningSince { ticks: running_since, terminal: seen_terminal }
 }
 
 /// Whether a pidfs inode number is unique for the whole boot. The kernel

@@ -451,11 +451,9 @@ fn gather_registration(
     // read (another user's process), this process's when it runs inside
     // the session (a hook's environment is its harness's).
     let owner_pid = identity.pid.get();
-    let location = registry_core::record::location_of_process(owner_pid).or_else(|| {
-        let location = registry_core::record::ScreenLocation::from_environment(
-            &env,
-            registry_core::record::controlling_terminal(owner_pid),
-        );
+    let tty = registry_core::record::controlling_terminal(owner_pid);
+    let location = registry_core::record::location_of_process_on(owner_pid, tty.clone()).or_else(|| {
+        let location = registry_core::record::ScreenLocation::from_environment(&env, tty);
         (owner.resolved.verified && !location.is_empty()).then_some(location)
     });
     let registration = Registration {

@@ -8,9 +8,10 @@
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
-use owner_liveness::{Liveness, OwnerIdentity, Pid, SystemFacts, Verdict, judge};
+use owner_liveness::{Liveness, OwnerIdentity, Pid, SystemFacts, Verdict, judge_seeing_terminal};
 use serde::Deserialize;
 
+use crate::record::LocationCheck;
 use crate::record::session_record::{Record, SocketRecord};
 use crate::record::timestamp::Timestamp;
 use crate::record::values::{
@@ -174,12 +175,13 @@ pub(crate) fn read_listed_adopted_row(
             pid: Some(file_pid),
             registered_at: record.registered_at(),
             state: state_of(&file),
+            // A terminal seen by the verdict a moment ago is not read again.
+            location_check: record.location.as_ref().and_then(LocationCheck::of_terminal_seen_now),
             record: Some(record),
             problem: None,
             verdict,
             origin: Origin::ClaudeCode,
             messages_pending: 0,
-            location_check: None,
         }),
         Err(detail) => Some(problem_row(ProblemKind::Malformed, detail, Some(contents.mtime))),
     }
@@ -231,6 +233,8 @@ fn adopt(
     // A pid names a process only on its machine: another machine's file (a
     // shared home) is never judged from here.
     let on_this_machine = this_machine(&identity, facts);
+    // The controlling terminal the verdict saw, for the location.
+    let mut terminal = None;
     let verdict = match started_before_this_boot(started, facts) {
         _ if !on_this_machine => Verdict {
             liveness: Liveness::Unknown,
@@ -246,7 +250,11 @@ fn adopt(
                  file, roster never does"
             ),
         },
-        _ => judge(&identity, None, facts),
+        _ => {
+            let seen = judge_seeing_terminal(&identity, None, facts);
+            terminal = seen.terminal;
+            seen.verdict
+        }
     };
     let verdict = match verdict.liveness {
         Liveness::Dead if !verdict.reason.contains("Claude Code removes") => Verdict {
@@ -269,7 +277,7 @@ fn adopt(
         socket,
         // Read only for a live session: a dead one shows nowhere.
         location: (verdict.liveness == Liveness::Alive)
-            .then(|| crate::record::location_of_adopted(file_pid.get()))
+            .then(|| crate::record::location_of_adopted(file_pid.get(), terminal))
             .flatten(),
         cwd,
         registrar_pid: 0,

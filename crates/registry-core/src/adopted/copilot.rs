@@ -539,7 +539,7 @@ fn adopted_record(
         session_id: Some(session_id),
         transcript_path: None,
         socket: None,
-        location: crate::record::location_of_adopted(identity.pid.get()),
+        location: crate::record::location_of_adopted(identity.pid.get(), None),
         cwd,
         registrar_pid: 0,
         registered_at: RecordedTime::from(written),
