@@ -362,3 +362,46 @@ fn after_a_reboot_boot_resumes_every_session_it_ended_and_not_those_that_exited(
     again.expect_code(8);
     assert!(again.stderr.contains("2 of 2 sessions not resumed"), "{}", again.stderr);
 }
+
+/// `--here` becomes the harness in this terminal: the same process (its
+/// pid) runs the resume command in the session's directory, claimed, so a
+/// second `roster-resume` is refused at once, before the harness has
+/// registered; `--here` for several sessions is a usage error.
+#[test]
+fn here_becomes_the_harness_in_its_directory_and_claims_it() {
+    let sandbox = Sandbox::new();
+    // Registers 3 s after it starts: until then only the claim says it runs.
+    let bin = stand_in_claude(&sandbox, "3");
+    let path = path_with(&bin);
+    let app = project(&sandbox, "app");
+    crashed_session(&sandbox, ID, &app, Some("wren"));
+    crashed_session(&sandbox, "other-1", &app, None);
+
+    let mut here = sandbox.command_in_root("roster-resume", &["--here", ID]);
+    here.env("PATH", &path).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut child = here.spawn().unwrap();
+    let pid = child.id();
+    let became = poll_until(Duration::from_secs(10), || {
+        std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == app)
+            && std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|line| line.starts_with(b"/bin/sh"))
+    });
+    assert!(became, "roster-resume --here did not become the harness in {}", app.display());
+
+    let refused = sandbox.run_with_env("roster-resume", &["--print", ID], &[("PATH", &path)]);
+    refused.expect_code(8);
+    assert!(refused.stderr.contains(&format!("as pid {pid}")), "{}", refused.stderr);
+
+    let mut live = Vec::new();
+    let registered = poll_until(Duration::from_secs(30), || {
+        live = sandbox.list(&["--session-id", ID]);
+        !live.is_empty()
+    });
+    assert!(registered, "the session never registered again");
+    assert_eq!(live[0]["session_pid"], Value::from(pid));
+    let _ = child.kill();
+    let _ = child.wait();
+
+    let several = sandbox.run_with_env("roster-resume", &["--here", "--boot"], &[("PATH", &path)]);
+    several.expect_code(2);
+    assert!(several.stderr.contains("--here runs exactly one session"), "{}", several.stderr);
+}

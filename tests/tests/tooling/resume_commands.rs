@@ -86,6 +86,27 @@ fn every_checked_resume_command_is_named_in_the_captured_help_of_its_release() {
     assert!(checked >= 12, "only {checked} forms were checked against captured help");
 }
 
+/// Every folder of captured help is a release a row of the table was
+/// checked against: none is left over from a release no longer pinned.
+#[test]
+fn every_captured_release_is_one_the_table_was_checked_against() {
+    let folder = tests::hooks::captures_directory().join("resume-help");
+    let mut on_disk: Vec<String> = fs::read_dir(&folder)
+        .expect("the captured help")
+        .map(|entry| entry.expect("a directory entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    on_disk.sort();
+    let mut checked: Vec<String> = RESUME_COMMANDS
+        .iter()
+        .filter_map(|row| match row.checked {
+            Checked::AgainstRelease(version) => Some(format!("{}-{version}", row.harness.as_str())),
+            Checked::Unchecked(_) => None,
+        })
+        .collect();
+    checked.sort();
+    assert_eq!(on_disk, checked);
+}
+
 /// The words were captured from a release roster's table does not use: a
 /// flag the table lacks is not in the help (the check above can fail).
 #[test]
