@@ -1,5 +1,5 @@
 //! `roster-top`: a full-screen view of every live session (docs/contract.md
-//! §6.9), redrawn when the watch reports a change, a key is pressed or the
+//! §6.10), redrawn when the watch reports a change, a key is pressed or the
 //! pane is resized, and otherwise asleep in one epoll; keys that act
 //! through the tools that already do (roster-focus, roster-send,
 //! roster-consent); `--summary`, one line for a status bar. The clap

@@ -1,4 +1,4 @@
-//! `roster-top` (docs/contract.md §6.9) run in a real tmux pane of a fixed
+//! `roster-top` (docs/contract.md §6.10) run in a real tmux pane of a fixed
 //! size, driven with `send-keys` and read with `capture-pane`: the rows
 //! and their order, a state change redrawn, Enter taking an attached
 //! client to the session's pane, `s` sending through roster-send's rules,

@@ -14,5 +14,6 @@ mod help_and_man;
 mod help_style;
 mod install;
 mod measurements;
+mod resume_commands;
 mod session_completion;
 mod strace_logs;
