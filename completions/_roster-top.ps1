@@ -24,7 +24,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-top' -ScriptBlock {
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print for people (text) or for scripts (json, the stable contract)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never')
-            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Show the sessions of another machine too, through your ssh: [USER@]HOST[:PORT] (repeatable)')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Show the sessions of another machine too, through your ssh: [USER@]HOST[:PORT] (repeatable; this machine''s are always shown)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON, same as --format json')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on success; errors still go to stderr')

@@ -21,7 +21,7 @@ set edit:completion:arg-completer[roster-top] = {|@words|
             cand --dir 'Use DIR as the roster directory (beats ROSTER_DIR and the default $XDG_STATE_HOME/roster, else ~/.local/state/roster)'
             cand --format 'Print for people (text) or for scripts (json, the stable contract)'
             cand --color 'Colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always or never'
-            cand --host 'Show the sessions of another machine too, through your ssh: [USER@]HOST[:PORT] (repeatable)'
+            cand --host 'Show the sessions of another machine too, through your ssh: [USER@]HOST[:PORT] (repeatable; this machine''s are always shown)'
             cand --json 'Print JSON, same as --format json'
             cand -q 'Print nothing on success; errors still go to stderr'
             cand --quiet 'Print nothing on success; errors still go to stderr'

@@ -73,7 +73,7 @@ pub struct TopArgs {
     #[arg(long)]
     pub summary: bool,
 
-    /// Show the sessions of another machine too, through your ssh: [USER@]HOST[:PORT] (repeatable)
+    /// Show the sessions of another machine too, through your ssh: [USER@]HOST[:PORT] (repeatable; this machine's are always shown)
     #[arg(long, value_name = "HOST", conflicts_with = "summary")]
     pub host: Vec<String>,
 }
@@ -191,13 +191,16 @@ fn run(args: TopArgs) -> anyhow::Result<()> {
     let (sender, receiver) = mpsc::channel();
     let wake = Wake::new(sender, wake_write);
     feed::start_local(path, wake.clone());
-    if !args.host.is_empty() {
+    // This machine is always shown (its own watch): `local`, which
+    // roster-list --host takes for it, would show it twice.
+    let hosts: Vec<String> = args.host.iter().filter(|host| *host != "local").cloned().collect();
+    if !hosts.is_empty() {
         let mut extra = Vec::new();
         if let Some(dir) = &args.common.dir {
             extra.push("--dir".to_owned());
             extra.push(dir.to_string_lossy().into_owned());
         }
-        feed::start_hosts(actions::tool_path("roster-list"), args.host.clone(), extra, wake);
+        feed::start_hosts(actions::tool_path("roster-list"), hosts, extra, wake);
     } else {
         drop(wake);
     }
