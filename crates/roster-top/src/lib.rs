@@ -174,6 +174,9 @@ fn run(args: TopArgs) -> anyhow::Result<()> {
         )
         .into());
     }
+    // A registry that may not be trusted is refused here, with its fix,
+    // before the screen is taken (the watch would only say it later).
+    cli_support::open_roster_for_reading(&args.common)?;
     let path = cli_support::roster_directory_choice(&args.common)?.path;
     raise_open_file_limit();
     // Blocked before any thread starts, so every thread inherits the

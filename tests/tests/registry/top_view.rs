@@ -101,6 +101,13 @@ impl TopPane {
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> TopPane {
+        let pane = TopPane::shell(sandbox, width, height, env);
+        pane.run_top(sandbox, extra);
+        pane
+    }
+
+    /// The pane, its shell waiting for a command.
+    fn shell(sandbox: &Sandbox, width: u16, height: u16, env: &[(&str, &str)]) -> TopPane {
         let server = TmuxServer::start("spare");
         let (width, height) = (width.to_string(), height.to_string());
         let home = format!("HOME={}", sandbox.home().to_str().unwrap());
@@ -122,9 +129,18 @@ impl TopPane {
         args.extend(["env", "-u", "TMUX", "-u", "TMUX_PANE", "sh"]);
         server.tmux(&args);
         server.tmux(&["set-option", "-t", "top", "window-size", "manual"]);
-        let pane = TopPane { server, prefix };
-        pane.run_top(sandbox, extra);
-        pane
+        TopPane { server, prefix }
+    }
+
+    /// A pane with its shell and nothing run in it yet.
+    fn start_shell(sandbox: &Sandbox) -> TopPane {
+        TopPane::shell(sandbox, 160, 30, &[])
+    }
+
+    /// Types a line into the pane's shell.
+    fn type_line(&self, line: &str) {
+        self.server.tmux(&["send-keys", "-t", "top", "-l", line]);
+        self.server.tmux(&["send-keys", "-t", "top", "Enter"]);
     }
 
     /// Types the roster-top command line into the pane's shell.
@@ -522,6 +538,28 @@ fn summary_prints_one_line_and_its_json() {
     assert_eq!(value["waiting"][0]["waiting_for"], "permission", "{value:#}");
     assert_eq!(value["waiting"][1]["session_pid"], owners[3].pid(), "{value:#}");
     assert_eq!(value["text"], "2 working · 2 waiting: permission (api, web) · 1 idle", "{value:#}");
+
+    // A registry others could swap is refused, by the view too, before
+    // the screen is taken.
+    let shared = sandbox.base().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::create_dir(shared.join("roster")).unwrap();
+    std::fs::set_permissions(&shared, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let untrusted = shared.join("roster");
+    let mut command = sandbox.command("roster-top");
+    command.arg("--dir").arg(&untrusted).arg("--summary");
+    let refused = tests::run_with_deadline(&mut command, tests::COMMAND_DEADLINE);
+    refused.expect_code(3);
+    assert!(refused.stderr.contains("chmod go-w"), "{refused}");
+    let pane = TopPane::start_shell(&sandbox);
+    pane.type_line(&format!(
+        "{} --dir {}; echo exit=$?",
+        tests::binary("roster-top").display(),
+        untrusted.display()
+    ));
+    let screen = pane.wait_for("the refusal", |screen| screen.contains("exit=3"));
+    assert!(screen.contains("chmod go-w"), "{screen}");
+    assert_eq!(pane.terminal_modes(), "0 1", "{screen}");
 
     // The view itself needs a terminal, and says so.
     let refused = sandbox.run("roster-top", &[]);
