@@ -11,7 +11,10 @@
 //!    file appears) and the call carrying its result is held;
 //! 5. idle again: that call is answered with text.
 //!
-//! Each step must show the state the harness's own event means (`state_source` names it).
+//! Each step must show the state the harness's own event means (`state_source` names it),
+//! and `roster-top`, running in a tmux terminal of its own on the same registry from the
+//! start, must show it too (`working`, `idle`, `waiting: permission`), redrawn from the
+//! watch's events as it happens.
 //! What a harness's binary cannot show is reported as unknown, with the reason, never as
 //! passed.
 
@@ -457,6 +460,7 @@ fn run(
 impl Drive<'_> {
     fn steps(&mut self, recipe: &TuiRecipe, proof: &mut StateProof) -> anyhow::Result<()> {
         let started = Instant::now();
+        let top = self.start_top()?;
         self.terminal
             .wait_for_text(recipe.ready, TUI_START_DEADLINE)
             .with_context(|| format!("{} did not take a prompt", self.harness.name))?;
@@ -476,12 +480,14 @@ impl Drive<'_> {
         ensure!(self.server.calls_waiting() > 0, "the model call was no longer held when working showed");
         proof.note(format!("the row's owner: {} (the TUI's pid: {})", row["session_pid"], self.owner));
         proof.steps.push((Step::Working, self.judge(&row, recipe.working)));
+        self.top_shows(&top, "working")?;
 
         // 2. idle, once the answer ended the turn; the TUI stays open.
         self.server.let_one_through();
         self.terminal.wait_for_text(REPLY_TEXT, STEP_DEADLINE)?;
         let row = self.wait_for_row("state idle", STEP_DEADLINE, |row| row["state"] == "idle")?;
         proof.steps.push((Step::Idle, self.judge(&row, recipe.idle)));
+        self.top_shows(&top, "idle")?;
 
         // 3. waiting for permission, while the dialog for the shell command shows.
         let presses = self.submit(&format!("Run this shell command: {}", recipe.shell_command))?;
@@ -499,6 +505,7 @@ impl Drive<'_> {
             result = StepResult::Failed(format!("waiting_for is {}, not \"permission\"", row["waiting_for"]));
         }
         proof.steps.push((Step::WaitingForPermission, result));
+        self.top_shows(&top, "waiting: permission")?;
 
         // 4. approved: the command runs and the call with its result is held.
         let presses = self.approve(recipe)?;
@@ -513,12 +520,45 @@ impl Drive<'_> {
         let row = self.wait_for_row("state working", STEP_DEADLINE, |row| row["state"] == "working")?;
         ensure!(self.server.calls_waiting() > 0, "the model call was no longer held when working showed");
         proof.steps.push((Step::WorkingAfterApproval, self.judge(&row, recipe.working_after_approval)));
+        self.top_shows(&top, "working")?;
 
         // 5. idle again once that call is answered.
         self.server.let_one_through();
         let row = self.wait_for_row("state idle", STEP_DEADLINE, |row| row["state"] == "idle")?;
         proof.steps.push((Step::IdleAfterApproval, self.judge(&row, recipe.idle)));
+        self.top_shows(&top, "idle")?;
+        proof.note("roster-top showed each state as it happened".to_owned());
         Ok(())
+    }
+
+    /// `roster-top` on the session's registry, in a tmux terminal of its own.
+    fn start_top(&self) -> anyhow::Result<Terminal> {
+        let tmux = tests::find_or_install_tool("tmux").context("roster-top is driven in tmux")?;
+        let mut environment = self.world.base_environment(self.node);
+        environment.retain(|(key, _)| key != "TERM");
+        environment.push(("TERM".to_owned(), "xterm-256color".to_owned()));
+        let arguments = vec!["--dir".to_owned(), self.world.roster.display().to_string()];
+        let top = Terminal::start(
+            &tmux,
+            &self.world.root.join("top.socket"),
+            &self.world.project,
+            &environment,
+            &self.binaries.join("roster-top"),
+            &arguments,
+        )?;
+        top.wait_for_text("roster-top", STEP_DEADLINE).context("roster-top did not draw")?;
+        Ok(top)
+    }
+
+    /// Waits until roster-top's row of the session shows `state` (its first row: the
+    /// session is the only one in its registry).
+    fn top_shows(&self, top: &Terminal, state: &str) -> anyhow::Result<()> {
+        let harness = self.harness.name;
+        top.wait_for_screen(
+            &format!("roster-top's {harness} row in state {state}"),
+            STEP_DEADLINE,
+            |screen| screen.lines().nth(2).is_some_and(|row| row.contains(harness) && row.contains(state)),
+        )
     }
 
     /// Answers the open dialog "yes, once". A TUI may drop keys that come right as its
