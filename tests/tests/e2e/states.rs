@@ -505,7 +505,12 @@ impl Drive<'_> {
             result = StepResult::Failed(format!("waiting_for is {}, not \"permission\"", row["waiting_for"]));
         }
         proof.steps.push((Step::WaitingForPermission, result));
-        self.top_shows(&top, "waiting: permission")?;
+        // What the row waits for, as roster-top words it (the step's own verdict is above).
+        let waiting = match row["waiting_for"].as_str() {
+            Some(what) => format!("waiting: {what}"),
+            None => "waiting".to_owned(),
+        };
+        self.top_shows(&top, &waiting)?;
 
         // 4. approved: the command runs and the call with its result is held.
         let presses = self.approve(recipe)?;
