@@ -312,3 +312,46 @@ fn the_user_config_bounds_how_many_ended_sessions_are_kept() {
     sandbox.run("roster-prune", &["--quiet"]).expect_code(0);
     assert_eq!(ended(&sandbox, &[]).len(), 4);
 }
+
+#[test]
+fn many_pruners_at_once_keep_each_ended_session_exactly_once_and_whole() {
+    const SESSIONS: usize = 60;
+    const PRUNERS: usize = 6;
+    let sandbox = Sandbox::new();
+    for index in 0..SESSIONS {
+        let owner = Owner::spawn();
+        sandbox.register(owner.pid(), &["--session-id", &format!("many-{index:02}")]);
+        owner.kill();
+    }
+    // Every pruner races every other for the same dead records, and
+    // registrations of live owners reap beside them.
+    let live: Vec<Owner> = (0..PRUNERS).map(|_| Owner::spawn()).collect();
+    std::thread::scope(|scope| {
+        for (index, owner) in live.iter().enumerate() {
+            let sandbox = &sandbox;
+            scope.spawn(move || {
+                sandbox.run("roster-prune", &["--quiet"]).expect_code(0);
+            });
+            scope.spawn(move || {
+                sandbox.register(owner.pid(), &["--session-id", &format!("live-{index}")]);
+            });
+        }
+    });
+
+    let rows = ended(&sandbox, &[]);
+    let mut seen: Vec<&str> = rows.iter().map(|row| text(row, "session_id")).collect();
+    seen.sort_unstable();
+    let expected: Vec<String> = (0..SESSIONS).map(|index| format!("many-{index:02}")).collect();
+    assert_eq!(seen, expected.iter().map(String::as_str).collect::<Vec<_>>(), "{rows:#?}");
+    assert!(rows.iter().all(|row| text(row, "how") == "crashed"), "{rows:#?}");
+    // Whole: every entry on disk read back, none skipped, no temporary left.
+    let listing = sandbox.run("roster-list", &["--ended", "--format", "json"]);
+    listing.expect_code(0);
+    assert!(listing.stderr.trim().is_empty(), "no note, none skipped: {}", listing.stderr);
+    let names: Vec<String> = std::fs::read_dir(sandbox.root().join("ended"))
+        .expect("ended/ exists")
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), SESSIONS, "{names:?}");
+    assert!(names.iter().all(|name| !name.starts_with('.')), "{names:?}");
+}
