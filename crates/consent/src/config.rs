@@ -97,7 +97,8 @@ fn unknown_key_message(key: &str, line: Option<usize>) -> String {
 }
 
 /// Every key either configuration file may hold, for suggestions.
-const KNOWN_KEYS: [&str; 6] = ["agent_name", "consent", "auto_arm", "adopt", "claude_code", "copilot"];
+const KNOWN_KEYS: [&str; 7] =
+    ["agent_name", "consent", "auto_arm", "adopt", "claude_code", "copilot", "notify"];
 
 /// The known key nearest to an unknown one (its last dotted part), when it
 /// is close enough to be a typo: at most two edits, and fewer edits than
@@ -122,6 +123,8 @@ pub struct UserConfig {
     pub auto_arm: Option<bool>,
     pub adopt_claude_code: Option<bool>,
     pub adopt_copilot: Option<bool>,
+    /// `[notify]`: what `roster-notify` tells of and where.
+    pub notify: Option<crate::notify_config::NotifyConfig>,
 }
 
 /// The auto-arm decision and the sentences that explain it.
@@ -160,13 +163,15 @@ fn parse_repo_table(bytes: &[u8]) -> Result<RepoConfig, ConfigProblem> {
     Ok(RepoConfig { agent_name, auto_arm })
 }
 
-/// Parses a user file strictly: only `[consent] auto_arm` and `[adopt]
-/// claude_code` are known.
+/// Parses a user file strictly: only `[consent] auto_arm`, `[adopt]
+/// claude_code` and `copilot`, and `[notify]` are known.
 pub fn parse_user_config(bytes: &[u8]) -> Result<UserConfig, ConfigProblem> {
     let parsed = parse_table(bytes).and_then(|table| {
-        reject_unknown_keys(&table, &["consent", "adopt"])?;
+        reject_unknown_keys(&table, &["consent", "adopt", "notify"])?;
         let (adopt_claude_code, adopt_copilot) = adopt_switches(&table)?;
-        Ok(UserConfig { auto_arm: consent_auto_arm(&table)?, adopt_claude_code, adopt_copilot })
+        let notify =
+            crate::notify_config::notify_config(table.get("notify")).map_err(ConfigProblem::Unparseable)?;
+        Ok(UserConfig { auto_arm: consent_auto_arm(&table)?, adopt_claude_code, adopt_copilot, notify })
     });
     parsed.map_err(|problem| locate_unknown_key(problem, bytes))
 }

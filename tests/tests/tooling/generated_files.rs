@@ -20,7 +20,7 @@ struct Binary {
     manual: fn() -> cli_support::manual::Manual,
 }
 
-const BINARIES: [Binary; 8] = [
+const BINARIES: [Binary; 9] = [
     Binary { name: "roster-register", command: roster_register::command, manual: roster_register::manual },
     Binary { name: "roster-list", command: roster_list::command, manual: roster_list::manual },
     Binary { name: "roster-prune", command: roster_prune::command, manual: roster_prune::manual },
@@ -29,6 +29,7 @@ const BINARIES: [Binary; 8] = [
     Binary { name: "roster-state", command: roster_state::command, manual: roster_state::manual },
     Binary { name: "roster-send", command: roster_send::command, manual: roster_send::manual },
     Binary { name: "roster-focus", command: roster_focus::command, manual: roster_focus::manual },
+    Binary { name: "roster-notify", command: roster_notify::command, manual: roster_notify::manual },
 ];
 
 /// The committed files of a generated directory (`man` or `completions`),

@@ -1,0 +1,344 @@
+//! The running notifier: follows the watch's event stream (the NDJSON of
+//! `roster-list --watch --format json`, the interface for collectors,
+//! docs/contract.md §6.7, run as a child; with `--host` it merges the
+//! hosts' streams), turns each event into an observation of the trigger
+//! machine, and hands the notices it decides to the backends' workers.
+//! SIGINT and SIGTERM stop it cleanly: the child is ended, the workers get
+//! a moment to finish what is queued, and it exits 0.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::time::Duration;
+
+use cli_support::{BadInput, OutputFormat};
+use location::{InFront, Verifier, in_front};
+use registry_core::Timestamp;
+use registry_core::record::{LocationStatus, ScreenLocation};
+
+use crate::notice::{Notice, SessionView, make_notice};
+use crate::settings::{self, Settings};
+use crate::triggers::{Activity, Change, Decision, Millis, Observation, SessionKey, Triggers, WaitingFor};
+use crate::workers::{Job, Log, Worker, WorkerSettings};
+use crate::{NotifyArgs, TOOL};
+
+/// What the main loop is woken by.
+enum Input {
+    /// One line of the event stream.
+    Event(serde_json::Value),
+    /// The stream ended: the watch exited.
+    StreamEnded(String),
+    /// SIGINT or SIGTERM.
+    Stop,
+}
+
+/// The wait before the watch is started again after it ended.
+const RESTART_WAIT: Duration = Duration::from_secs(1);
+
+pub fn run(args: NotifyArgs) -> anyhow::Result<()> {
+    let (_, file) = consent::user_notify_config(&cli_support::process_env_os).map_err(BadInput)?;
+    let settings = settings::resolve(&args, &file)?;
+    let log: Log = Arc::new(|line: &str| {
+        let _ = writeln!(std::io::stderr().lock(), "{TOOL}: {}", cli_support::escape_for_terminal(line));
+    });
+    let backends = settings::make_backends(&settings, &log)?;
+    // Blocked before any thread starts, so that every thread inherits the
+    // mask and only the signal thread takes them.
+    let stopping = nix::sys::signal::SigSet::from_iter([
+        nix::sys::signal::Signal::SIGINT,
+        nix::sys::signal::Signal::SIGTERM,
+    ]);
+    stopping.thread_block()?;
+    let worker_settings = WorkerSettings { timeout: settings.timeout, ..WorkerSettings::default() };
+    let workers: Vec<Worker> =
+        backends.into_iter().map(|backend| Worker::start(backend, worker_settings, log.clone())).collect();
+    let (inputs, received) = channel();
+    {
+        let inputs = inputs.clone();
+        std::thread::Builder::new().name("notify-signals".to_owned()).spawn(move || {
+            if stopping.wait().is_ok() {
+                let _ = inputs.send(Input::Stop);
+            }
+        })?;
+    }
+    let mut notifier = Notifier {
+        machine: Triggers::new(settings.triggers.clone()),
+        sessions: HashMap::new(),
+        out: HashMap::new(),
+        workers,
+        redact: settings.redact,
+        format: args.common.output_format(),
+        quiet: args.common.quiet,
+    };
+    let mut watch = start_watch(&args, &settings, &inputs)?;
+    let outcome = notifier.follow(&received, &mut watch, &args, &settings, &inputs, &log);
+    if let Some(child) = watch.as_mut() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    for worker in notifier.workers {
+        worker.finish(Duration::from_secs(1));
+    }
+    outcome
+}
+
+/// Starts `roster-list --watch --format json` with the hosts and
+/// directory asked; a thread reads its lines into `inputs`.
+fn start_watch(
+    args: &NotifyArgs,
+    settings: &Settings,
+    inputs: &Sender<Input>,
+) -> anyhow::Result<Option<Child>> {
+    let program = settings::sibling_program("roster-list");
+    let mut command = Command::new(&program);
+    command.args(["--watch", "--format", "json", "--quiet"]);
+    if let Some(directory) = &args.common.dir {
+        command.arg("--dir").arg(directory);
+    }
+    for host in &settings.hosts {
+        command.arg("--host").arg(host);
+    }
+    if let Some(file) = &settings.hosts_file {
+        command.arg("--hosts-file").arg(file);
+    }
+    let mut child =
+        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().map_err(
+            |error| anyhow::anyhow!("the watch ({}) could not be started: {error}", program.display()),
+        )?;
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let inputs = inputs.clone();
+    std::thread::Builder::new().name("notify-watch".to_owned()).spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            match serde_json::from_str(&line) {
+                Ok(event) => {
+                    if inputs.send(Input::Event(event)).is_err() {
+                        return;
+                    }
+                }
+                Err(error) => {
+                    let _ =
+                        writeln!(std::io::stderr(), "{TOOL}: the watch said a line that is no JSON: {error}");
+                }
+            }
+        }
+        let _ = inputs.send(Input::StreamEnded("its output ended".to_owned()));
+    })?;
+    Ok(Some(child))
+}
+
+struct Notifier {
+    machine: Triggers,
+    /// Each session as the watch last showed it.
+    sessions: HashMap<SessionKey, SessionView>,
+    /// The notice out for each session, as last handed to the backends
+    /// (full, and as redacted).
+    out: HashMap<SessionKey, (Notice, Notice)>,
+    workers: Vec<Worker>,
+    redact: bool,
+    format: OutputFormat,
+    quiet: bool,
+}
+
+impl Notifier {
+    fn follow(
+        &mut self,
+        received: &Receiver<Input>,
+        watch: &mut Option<Child>,
+        args: &NotifyArgs,
+        settings: &Settings,
+        inputs: &Sender<Input>,
+        log: &Log,
+    ) -> anyhow::Result<()> {
+        loop {
+            let wait = match self.machine.next_deadline() {
+                Some(deadline) => Duration::from_millis(u64::try_from(deadline - now_millis()).unwrap_or(0)),
+                None => Duration::from_secs(3600),
+            };
+            match received.recv_timeout(wait) {
+                Ok(Input::Event(event)) => {
+                    if let Some(observation) = self.observation_of(&event) {
+                        let decisions = self.machine.observe(observation);
+                        self.carry_out(decisions);
+                    }
+                }
+                Ok(Input::StreamEnded(why)) => {
+                    if let Some(mut child) = watch.take() {
+                        let status = child.wait().map(|status| status.to_string()).unwrap_or_default();
+                        log(&format!("the watch ended ({why}, {status}); starting it again in 1 s"));
+                    }
+                    if received.recv_timeout(RESTART_WAIT).is_ok_and(|input| matches!(input, Input::Stop)) {
+                        return Ok(());
+                    }
+                    *watch = start_watch(args, settings, inputs)?;
+                }
+                Ok(Input::Stop) => return Ok(()),
+                Err(RecvTimeoutError::Timeout) => {
+                    let decisions = self.machine.tick(now_millis());
+                    self.carry_out(decisions);
+                }
+                Err(RecvTimeoutError::Disconnected) => return Ok(()),
+            }
+        }
+    }
+
+    /// The observation an event makes, after noting the session's row.
+    fn observation_of(&mut self, event: &serde_json::Value) -> Option<Observation> {
+        let kind = event["event"].as_str()?;
+        let row = &event["row"];
+        if !row.is_object() {
+            return None;
+        }
+        let host = event["host"].as_str().map(str::to_owned);
+        let record = row["path"]
+            .as_str()
+            .map(str::to_owned)
+            .or_else(|| row["pid"].as_u64().map(|pid| pid.to_string()))?;
+        let key = SessionKey { host: host.clone(), record };
+        let at = event["at"].as_str().and_then(millis_of).unwrap_or_else(now_millis);
+        let view = session_view(row, host, &key);
+        self.sessions.insert(key.clone(), view);
+        let change = match kind {
+            "listed" | "registered" | "refreshed" | "state-changed" | "consent-changed" => {
+                if row["liveness"].as_str() != Some("alive") {
+                    return None;
+                }
+                let now = match (row["state"].as_str(), row["waiting_for"].as_str()) {
+                    (Some("working"), _) => Activity::Working,
+                    (Some("idle"), _) => Activity::Idle,
+                    (Some("waiting"), Some("permission")) => Activity::Waiting(WaitingFor::Permission),
+                    (Some("waiting"), Some("input")) => Activity::Waiting(WaitingFor::Input),
+                    (Some("waiting"), _) => Activity::Waiting(WaitingFor::Unsaid),
+                    _ => Activity::Unknown,
+                };
+                let since = row["state_since"].as_str().and_then(millis_of).unwrap_or(at);
+                Change::State { now, since }
+            }
+            "died" => Change::Died { without_session_end: true },
+            "removed" => Change::Removed,
+            _ => return None,
+        };
+        Some(Observation { key, change, at })
+    }
+
+    fn carry_out(&mut self, decisions: Vec<Decision>) {
+        for decision in decisions {
+            match decision {
+                Decision::Show { key, trigger, since } => {
+                    let view = self.sessions.get(&key).cloned().unwrap_or_default();
+                    let now = now_millis();
+                    let notice = make_notice(&view, &key, trigger, since, now, false);
+                    let redacted = if self.redact {
+                        make_notice(&view, &key, trigger, since, now, true)
+                    } else {
+                        notice.clone()
+                    };
+                    if let Some(why) = looked_at(&view) {
+                        self.say("in-front", Some(&why), &notice);
+                        continue;
+                    }
+                    let replaces = self.out.contains_key(&key);
+                    for worker in &self.workers {
+                        let handed = if worker.leaves_the_machine() { &redacted } else { &notice };
+                        worker.hand_over(if replaces {
+                            Job::Replace(handed.clone())
+                        } else {
+                            Job::Show(handed.clone())
+                        });
+                    }
+                    self.say(if replaces { "replace" } else { "show" }, None, &notice);
+                    self.out.insert(key, (notice, redacted));
+                }
+                Decision::Withdraw { key } => {
+                    let Some((notice, redacted)) = self.out.remove(&key) else { continue };
+                    for worker in &self.workers {
+                        let handed = if worker.leaves_the_machine() { &redacted } else { &notice };
+                        worker.hand_over(Job::Withdraw(handed.clone()));
+                    }
+                    self.say("withdraw", None, &notice);
+                }
+            }
+        }
+    }
+
+    /// One line on stdout per notice handed over or kept back.
+    fn say(&self, action: &str, reason: Option<&str>, notice: &Notice) {
+        if self.quiet {
+            return;
+        }
+        let now = Timestamp::now();
+        let line = match self.format {
+            OutputFormat::Json => serde_json::json!({
+                "at": now.to_rfc3339_millis(),
+                "action": action,
+                "reason": reason,
+                "notice": notice,
+            })
+            .to_string(),
+            OutputFormat::Text => cli_support::escape_for_terminal(&format!(
+                "{} {action} {} {}: {}{}",
+                cli_support::local_clock(now),
+                notice.trigger.as_str(),
+                notice.title,
+                notice.body,
+                reason.map(|why| format!(" ({why})")).unwrap_or_default()
+            ))
+            .into_owned(),
+        };
+        let _ = writeln!(std::io::stdout().lock(), "{line}");
+    }
+}
+
+/// Why the session's pane is in front of its user now, if it is: only
+/// for this machine's sessions whose location still holds.
+fn looked_at(view: &SessionView) -> Option<String> {
+    if view.host.as_deref().is_some_and(|host| host != "local") {
+        return None;
+    }
+    let location: &ScreenLocation = view.location.as_ref()?;
+    let owner = owner_liveness::Pid::new(view.pid?)?;
+    let check = Verifier::new().check(location, owner);
+    if check.status != LocationStatus::Current {
+        return None;
+    }
+    match in_front(location) {
+        InFront::Yes(why) => Some(why),
+        InFront::No(_) => None,
+    }
+}
+
+/// The keys of a row a notice reads.
+fn session_view(row: &serde_json::Value, host: Option<String>, key: &SessionKey) -> SessionView {
+    let text = |name: &str| row[name].as_str().filter(|value| !value.is_empty()).map(str::to_owned);
+    let location = row["location"].as_object().map(|location| {
+        let part = |name: &str| location.get(name).and_then(|value| value.as_str()).map(str::to_owned);
+        ScreenLocation {
+            tty: part("tty"),
+            multiplexer: part("multiplexer"),
+            server: part("server"),
+            pane: part("pane"),
+            terminal: part("terminal"),
+        }
+    });
+    SessionView {
+        key: Some(key.clone()),
+        host,
+        pid: row["pid"].as_u64().and_then(|pid| u32::try_from(pid).ok()),
+        session_id: text("session_id"),
+        harness: text("harness"),
+        agent: text("agent"),
+        cwd: text("cwd"),
+        waiting_for: text("waiting_for"),
+        location,
+    }
+}
+
+fn millis_of(text: &str) -> Option<Millis> {
+    Timestamp::parse(text).and_then(|time| i64::try_from(time.unix_nanos() / 1_000_000).ok())
+}
+
+fn now_millis() -> Millis {
+    i64::try_from(Timestamp::now().unix_nanos() / 1_000_000).unwrap_or(i64::MAX)
+}
