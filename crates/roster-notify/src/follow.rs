@@ -69,6 +69,7 @@ pub fn run(args: NotifyArgs) -> anyhow::Result<()> {
         out: HashMap::new(),
         workers,
         redact: settings.redact,
+        roster_dir: args.common.dir.clone(),
         format: args.common.output_format(),
         quiet: args.common.quiet,
     };
@@ -93,7 +94,8 @@ fn start_watch(
 ) -> anyhow::Result<Option<Child>> {
     let program = settings::sibling_program("roster-list");
     let mut command = Command::new(&program);
-    command.args(["--watch", "--format", "json", "--quiet"]);
+    // Not --quiet: that silences the events too.
+    command.args(["--watch", "--format", "json"]);
     if let Some(directory) = &args.common.dir {
         command.arg("--dir").arg(directory);
     }
@@ -138,6 +140,9 @@ struct Notifier {
     out: HashMap<SessionKey, (Notice, Notice)>,
     workers: Vec<Worker>,
     redact: bool,
+    /// `--dir`, which the focus command of a session of this machine
+    /// needs too.
+    roster_dir: Option<std::path::PathBuf>,
     format: OutputFormat,
     quiet: bool,
 }
@@ -195,7 +200,7 @@ impl Notifier {
         let record = row["path"]
             .as_str()
             .map(str::to_owned)
-            .or_else(|| row["pid"].as_u64().map(|pid| pid.to_string()))?;
+            .or_else(|| row["session_pid"].as_u64().map(|pid| pid.to_string()))?;
         let key = SessionKey { host: host.clone(), record };
         let at = event["at"].as_str().and_then(millis_of).unwrap_or_else(now_millis);
         let view = session_view(row, host, &key);
@@ -229,12 +234,20 @@ impl Notifier {
                 Decision::Show { key, trigger, since } => {
                     let view = self.sessions.get(&key).cloned().unwrap_or_default();
                     let now = now_millis();
-                    let notice = make_notice(&view, &key, trigger, since, now, false);
-                    let redacted = if self.redact {
+                    let mut notice = make_notice(&view, &key, trigger, since, now, false);
+                    let mut redacted = if self.redact {
                         make_notice(&view, &key, trigger, since, now, true)
                     } else {
                         notice.clone()
                     };
+                    if let Some(directory) = self.roster_dir.as_ref().filter(|_| view.host.is_none()) {
+                        for made in [&mut notice, &mut redacted] {
+                            if !made.focus_command.is_empty() {
+                                let words = ["--dir".to_owned(), directory.to_string_lossy().into_owned()];
+                                made.focus_command.splice(1..1, words);
+                            }
+                        }
+                    }
                     if let Some(why) = looked_at(&view) {
                         self.say("in-front", Some(&why), &notice);
                         continue;
@@ -325,7 +338,7 @@ fn session_view(row: &serde_json::Value, host: Option<String>, key: &SessionKey)
     SessionView {
         key: Some(key.clone()),
         host,
-        pid: row["pid"].as_u64().and_then(|pid| u32::try_from(pid).ok()),
+        pid: row["session_pid"].as_u64().and_then(|pid| u32::try_from(pid).ok()),
         session_id: text("session_id"),
         harness: text("harness"),
         agent: text("agent"),

@@ -6,16 +6,19 @@
 //! `dunstctl action`); its urgency follows the trigger (a crash is
 //! critical, a finished turn low); a waiting notice stays until it is
 //! withdrawn, which closes it (`CloseNotification`); a new notice for the
-//! same session replaces it in place (the same id). Each call opens its
+//! same session replaces it in place (the same id). Each notice opens its
 //! own connection, so a session bus that went away and came back is
-//! simply used again.
+//! simply used again; that connection is also where the server sends the
+//! notice's `ActionInvoked` (a signal addressed to the sender of the
+//! notice), so a thread per notice out waits on it.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
 
-use notify_rust::{ActionResponse, Hint, Notification, NotificationHandle, Timeout};
+use notify_rust::{Hint, Notification, NotificationHandle, NotificationResponse, Timeout};
 
 use super::{Backend, BackendError};
 use crate::notice::{Notice, Urgency};
@@ -33,7 +36,7 @@ pub type ActionLog = Arc<dyn Fn(&str) + Send + Sync>;
 
 pub struct DesktopBackend {
     /// The notices out, by session key.
-    handles: Mutex<HashMap<String, NotificationHandle>>,
+    handles: Mutex<HashMap<String, Arc<NotificationHandle>>>,
     /// The `roster-focus` binary an action runs.
     focus_program: PathBuf,
     log: ActionLog,
@@ -67,9 +70,9 @@ impl DesktopBackend {
         notification
     }
 
-    /// Waits on a thread of its own for the notice's action or its close;
-    /// the action runs `roster-focus`.
-    fn follow_actions(&self, id: u32, notice: &Notice) {
+    /// Waits on a thread of its own, on the notice's own connection, for
+    /// its action or its close; the action runs `roster-focus`.
+    fn follow_actions(&self, handle: Arc<NotificationHandle>, notice: &Notice) {
         if notice.focus_command.is_empty() {
             return;
         }
@@ -78,18 +81,41 @@ impl DesktopBackend {
         let log = self.log.clone();
         let key = notice.key.clone();
         let spawned = std::thread::Builder::new().name("notify-desktop-action".to_owned()).spawn(move || {
-            let _ = notify_rust::handle_action(id, |response: &ActionResponse<'_>| {
-                if let ActionResponse::Custom(action) = response {
-                    log(&format!(
-                        "desktop: action {action:?} on the notice for {key}: running {}",
-                        command.join(" ")
-                    ));
-                    run_focus(&command, &log);
-                }
-            });
+            block_on(handle.wait_for_action_async(|response: &NotificationResponse| {
+                let action = match response {
+                    NotificationResponse::Default => "default",
+                    NotificationResponse::Action(action) => action.as_str(),
+                    _ => return,
+                };
+                log(&format!(
+                    "desktop: action {action:?} on the notice for {key}: running {}",
+                    command.join(" ")
+                ));
+                run_focus(&command, &log);
+            }));
         });
         if let Err(error) = spawned {
             (self.log)(&format!("desktop: no thread to follow the notice's action: {error}"));
+        }
+    }
+}
+
+/// Runs a future to its end on this thread: notify-rust's waits are
+/// futures driven by zbus's own threads, which wake this one.
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut context = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        match future.as_mut().poll(&mut context) {
+            Poll::Ready(output) => return output,
+            Poll::Pending => std::thread::park(),
         }
     }
 }
@@ -121,12 +147,12 @@ impl Backend for DesktopBackend {
         let handle = Self::notification(notice)
             .show()
             .map_err(|error| BackendError::new(format!("no notification server answered: {error}")))?;
-        let id = handle.id();
-        let earlier = self.handles.lock().map_err(|_| poisoned())?.insert(notice.key.clone(), handle);
+        let handle = Arc::new(handle);
+        let earlier = self.handles.lock().map_err(|_| poisoned())?.insert(notice.key.clone(), handle.clone());
         if let Some(earlier) = earlier {
-            earlier.close();
+            block_on(earlier.close_async());
         }
-        self.follow_actions(id, notice);
+        self.follow_actions(handle, notice);
         Ok(())
     }
 
@@ -135,17 +161,22 @@ impl Backend for DesktopBackend {
         let Some(out) = out else { return self.show(notice) };
         let mut notification = Self::notification(notice);
         notification.id(out.id());
-        let handle = notification
-            .show()
-            .map_err(|error| BackendError::new(format!("no notification server answered: {error}")))?;
-        self.handles.lock().map_err(|_| poisoned())?.insert(notice.key.clone(), handle);
+        let handle = Arc::new(
+            notification
+                .show()
+                .map_err(|error| BackendError::new(format!("no notification server answered: {error}")))?,
+        );
+        self.handles.lock().map_err(|_| poisoned())?.insert(notice.key.clone(), handle.clone());
+        // The replaced notice's waiting thread ends with its close signal
+        // from here on: the new connection is the one the server answers.
+        self.follow_actions(handle, notice);
         Ok(())
     }
 
     fn withdraw(&self, notice: &Notice) -> Result<(), BackendError> {
         let out = self.handles.lock().map_err(|_| poisoned())?.remove(&notice.key);
         if let Some(handle) = out {
-            handle.close();
+            block_on(handle.close_async());
         }
         Ok(())
     }
