@@ -1,7 +1,8 @@
 //! Checks of the workspace's own shape that no compiler makes: every
-//! source file says why it exists in a `//!` line, and the field limits the
-//! README and the contract print are the ones the code enforces. They run
-//! with `cargo test --workspace`, so `.ci/run` holds the tree to them.
+//! source file says why it exists in a `//!` line and is named in the code
+//! map (docs/architecture.md), and the field limits the README and the
+//! contract print are the ones the code enforces. They run with `cargo
+//! test --workspace`, so `.ci/run` holds the tree to them.
 
 #[cfg(test)]
 mod tests {
@@ -86,5 +87,102 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The text of each `### name` section of the code map, by name: up to
+    /// the next heading.
+    fn map_sections(map: &str) -> std::collections::HashMap<String, String> {
+        let mut sections = std::collections::HashMap::new();
+        let mut current: Option<(String, String)> = None;
+        for line in map.lines() {
+            if line.starts_with('#') {
+                sections.extend(current.take());
+                if let Some(name) = line.strip_prefix("### ") {
+                    current = Some((name.trim().to_owned(), String::new()));
+                }
+                continue;
+            }
+            if let Some((_, text)) = &mut current {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+        sections.extend(current);
+        sections
+    }
+
+    /// Whether `text` holds `name` as a name of its own: not the tail or
+    /// the head of a longer one (`files.rs` is not named by
+    /// `config_files.rs`).
+    fn mentions(text: &str, name: &str) -> bool {
+        let part_of_a_name = |c: char| c.is_alphanumeric() || c == '_' || c == '-';
+        text.match_indices(name).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + name.len()..].chars().next();
+            !before.is_some_and(part_of_a_name) && (name.ends_with('/') || !after.is_some_and(part_of_a_name))
+        })
+    }
+
+    /// Whether the section of a crate names its source file `path` (from
+    /// `src/`): by that path or by its file name; a folder's `mod.rs` by
+    /// the folder (`store/`), the crate's `lib.rs` and `main.rs` by the
+    /// crate's own section.
+    fn names(section: &str, path: &Path) -> bool {
+        let file = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
+        let folder = path.parent().filter(|folder| !folder.as_os_str().is_empty());
+        match (file, folder) {
+            ("lib.rs" | "main.rs", None) => true,
+            ("mod.rs", Some(folder)) => mentions(section, &format!("{}/", folder.display())),
+            _ => mentions(section, &path.display().to_string()) || mentions(section, file),
+        }
+    }
+
+    /// Regression: 13 source files, all of `registry-core/src/adopted/`
+    /// among them, had been named nowhere in the map.
+    #[test]
+    fn every_source_file_is_named_in_the_code_map() {
+        let root = workspace_root();
+        let map =
+            std::fs::read_to_string(root.join("docs/architecture.md")).expect("read docs/architecture.md");
+        let sections = map_sections(&map);
+        let mut crates: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
+            .expect("read crates/")
+            .flatten()
+            .map(|entry| entry.path())
+            .collect();
+        crates.push(root.join("xtask"));
+        crates.sort();
+        let mut unnamed = Vec::new();
+        for crate_directory in &crates {
+            let name = crate_directory.file_name().and_then(|name| name.to_str()).unwrap_or_default();
+            let source = crate_directory.join("src");
+            let mut files = Vec::new();
+            rust_files(&source, &mut files);
+            let section = sections.get(name).map(String::as_str).unwrap_or_default();
+            for file in files {
+                let path = file.strip_prefix(&source).unwrap_or(&file);
+                if !names(section, path) {
+                    unnamed.push(file.strip_prefix(&root).unwrap_or(&file).display().to_string());
+                }
+            }
+        }
+        assert!(
+            unnamed.is_empty(),
+            "source files docs/architecture.md does not name in their crate's `### <crate>` section (by \
+             path from src/, by file name, or a mod.rs by its folder):\n  {}",
+            unnamed.join("\n  ")
+        );
+    }
+
+    #[test]
+    fn a_name_is_found_whole_and_a_folder_names_its_mod_rs() {
+        assert!(mentions("`files.rs` (the atomic write)", "files.rs"));
+        assert!(!mentions("`config_files.rs`", "files.rs"));
+        assert!(!mentions("files.rsx", "files.rs"));
+        assert!(names("store/     the directory", Path::new("store/mod.rs")));
+        assert!(!names("restore/", Path::new("store/mod.rs")));
+        assert!(names("", Path::new("lib.rs")));
+        assert!(!names("", Path::new("hosts/lib.rs")));
+        assert!(names("`hosts/watch.rs`", Path::new("hosts/watch.rs")));
     }
 }

@@ -3,9 +3,8 @@
 //! only open what exists. And where the harnesses keep their own registries
 //! of live sessions, which listings read and registrations consult.
 
-use registry_core::adopted::{
-    AdoptedHarness, AdoptedSource, claude_code_sessions_directory, copilot_session_state_directory,
-};
+use harness::session_files::{claude_code, copilot};
+use registry_core::adopted::{AdoptedHarness, AdoptedSource};
 use registry_core::{DirectoryChoice, RosterDir, choose_directory};
 
 use crate::args::CommonArgs;
@@ -38,8 +37,8 @@ pub fn harness_session_sources(read: bool) -> Vec<AdoptedSource> {
     }
     let env = &process_env_os;
     let choices = consent::user_adopt_choices(env);
-    let claude_code = choices.claude_code.then(|| claude_code_sessions_directory(env)).flatten();
-    let copilot = choices.copilot.then(|| copilot_session_state_directory(env)).flatten();
+    let claude_code = choices.claude_code.then(|| claude_code::sessions_directory(env)).flatten();
+    let copilot = choices.copilot.then(|| copilot::session_state_directory(env)).flatten();
     claude_code
         .map(|path| AdoptedSource { harness: AdoptedHarness::ClaudeCode, path })
         .into_iter()

@@ -1,6 +1,7 @@
 //! harness knows each agent harness roster serves: how to recognise its
 //! processes (docs/contract.md §8.1), what it exports in the environment, what its hook
-//! payloads say (docs/contract.md §8.2), and how to edit its hook configuration (§8.3).
+//! payloads say (docs/contract.md §8.2), where it keeps its own record of its live
+//! sessions and what those files say (§6.5), and how to edit its hook configuration (§8.3).
 
 #![forbid(unsafe_code)]
 
@@ -10,6 +11,7 @@ mod detect;
 mod exports;
 pub mod hook_config;
 mod payload;
+pub mod session_files;
 mod state_payload;
 mod suggest;
 

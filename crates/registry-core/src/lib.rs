@@ -44,7 +44,7 @@ pub use record::values::{
 pub use register::{Registered, Registrar, Registration, register};
 pub use running_system::RunningSystem;
 pub use session_row::{
-    NOT_A_RECORD_NAME, Origin, ProblemKind, ROW_KEYS, RowConsent, SessionRow, find_session_row,
+    NOT_A_RECORD_NAME, Origin, Problem, ProblemKind, ROW_KEYS, RowConsent, SessionRow, find_session_row,
     read_session_row,
 };
 pub use store::directory::{

@@ -10,7 +10,7 @@ use serde::ser::SerializeMap;
 use owner_liveness::{Liveness, Pid, SystemFacts, Verdict, judge};
 
 use crate::record::name::{RecordName, World};
-use crate::record::owner::{AbsentKeys, write_chain_key, write_identity_keys};
+use crate::record::owner::{AbsentKeys, OwnerKeys, concat_keys, write_chain_key, write_identity_keys};
 use crate::record::session_record::{Parsed, Record, parse_record};
 use crate::record::timestamp::Timestamp;
 use crate::state::SessionState;
@@ -330,45 +330,16 @@ pub fn non_utf8_name_row(roster: &RosterDir, name: &std::ffi::OsStr) -> SessionR
 /// Every key a JSON row carries (docs/contract.md §6.2), in output order: the record's
 /// keys, then the verdict, state, problem, consent, path, origin and the
 /// count of messages waiting.
-pub const ROW_KEYS: [&str; 37] = [
-    "format",
-    "session_pid",
-    "session_pid_source",
-    "session_pid_verified",
-    "owner_uid",
-    "start_ticks",
-    "pidfs_ino",
-    "boot_id",
-    "pid_ns",
-    "time_ns",
-    "user_ns",
-    "machine",
-    "harness",
-    "harness_version",
-    "agent",
-    "session_id",
-    "transcript_path",
-    "socket",
-    "location",
-    "chain",
-    "cwd",
-    "registrar_pid",
-    "registered_at",
-    "refreshed_at",
-    "liveness",
-    "liveness_reason",
-    "state",
-    "waiting_for",
-    "state_since",
-    "state_source",
-    "problem",
-    "consent",
-    "should_arm",
-    "consent_reason",
-    "path",
-    "origin",
-    "messages_pending",
-];
+pub const ROW_KEYS: [&str; 37] = concat_keys(&[
+    &["format", OwnerKeys::SESSION_PID, "session_pid_source", "session_pid_verified"],
+    &OwnerKeys::IDENTITY,
+    &["harness", "harness_version", "agent", "session_id", "transcript_path", "socket", "location"],
+    &[OwnerKeys::CHAIN],
+    &["cwd", "registrar_pid", "registered_at", "refreshed_at"],
+    &["liveness", "liveness_reason"],
+    &["state", "waiting_for", "state_since", "state_source"],
+    &["problem", "consent", "should_arm", "consent_reason", "path", "origin", "messages_pending"],
+]);
 
 /// A row's consent keys, as the consent crate decided them: the counted
 /// marker state (`consent`), the effective decision (`should_arm`) and its
@@ -414,7 +385,7 @@ impl Serialize for RowJson<'_> {
         // A harness's file has no roster format and no registrar.
         let roster_record = record.filter(|_| row.origin == Origin::Roster);
         map.serialize_entry("format", &roster_record.map(|record| record.format))?;
-        map.serialize_entry("session_pid", &row.pid.map(Pid::get))?;
+        map.serialize_entry(OwnerKeys::SESSION_PID, &row.pid.map(Pid::get))?;
         map.serialize_entry("session_pid_source", &record.map(|record| &record.session_pid_source))?;
         map.serialize_entry("session_pid_verified", &record.map(|record| record.session_pid_verified))?;
         write_identity_keys(owner, &mut map, null)?;

@@ -461,6 +461,36 @@ fn on_host(args: &FocusArgs, host: &str) -> anyhow::Result<()> {
             BadInput("--host local: leave --host out to go to a session of this machine".to_owned()).into()
         );
     };
+    let remote = remote_arguments(args);
+    let ssh =
+        ssh_words(cli_support::process_env_os(cli_support::ssh::SSH_COMMAND_VARIABLE)).map_err(BadInput)?;
+    let line = remote_command_line(TOOL, &remote);
+    let output = ssh_call(&ssh, &destination, port, SSH_CONNECT_TIMEOUT, &line)
+        .output()
+        .map_err(|error| anyhow::anyhow!("running {}: {error}", ssh[0]))?;
+    let said = String::from_utf8_lossy(&output.stderr);
+    let last_words = said.lines().rev().map(str::trim).find(|line| !line.is_empty()).unwrap_or_default();
+    let answer: serde_json::Value = match serde_json::from_slice(&output.stdout) {
+        Ok(answer) => answer,
+        Err(_) => return Err(unreadable_answer(host, last_words, output.status.code())),
+    };
+    let outcome = answer["outcome"].as_str().unwrap_or_default().to_owned();
+    let attach = answer["attach"].as_str().map(|attach| attach_line(&ssh, &destination, port, attach));
+    print_answer(args, host, &answer, &outcome, attach.as_deref())?;
+    let why = || {
+        escape_for_terminal(&format!("on {host}: {}", answer["what"].as_str().unwrap_or(last_words)))
+            .into_owned()
+    };
+    match (outcome.as_str(), output.status.code()) {
+        ("focused" | "printed", _) => Ok(()),
+        ("stale", _) => Err(EndedWith { status: ExitStatus::Refused, message: why() }.into()),
+        ("out-of-reach", _) => Err(EndedWith { status: ExitStatus::OutOfReach, message: why() }.into()),
+        _ => Err(anyhow::anyhow!("on {host}: {}", escape_for_terminal(last_words))),
+    }
+}
+
+/// What `roster-focus` is asked there: this call's flags, its answer as JSON.
+fn remote_arguments(args: &FocusArgs) -> Vec<String> {
     let mut remote = vec!["--format".to_owned(), "json".to_owned()];
     if args.print {
         remote.push("--print".to_owned());
@@ -478,61 +508,65 @@ fn on_host(args: &FocusArgs, host: &str) -> anyhow::Result<()> {
         Some(target) => remote.extend(["--".to_owned(), target.clone()]),
         None => remote.push("--next-waiting".to_owned()),
     }
-    let ssh =
-        ssh_words(cli_support::process_env_os(cli_support::ssh::SSH_COMMAND_VARIABLE)).map_err(BadInput)?;
-    let line = remote_command_line(TOOL, &remote);
-    let output = ssh_call(&ssh, &destination, port, SSH_CONNECT_TIMEOUT, &line)
-        .output()
-        .map_err(|error| anyhow::anyhow!("running {}: {error}", ssh[0]))?;
-    let said = String::from_utf8_lossy(&output.stderr);
-    let last_words = said.lines().rev().map(str::trim).find(|line| !line.is_empty()).unwrap_or_default();
-    let answer: serde_json::Value = match serde_json::from_slice(&output.stdout) {
-        Ok(answer) => answer,
-        Err(_) => {
-            let on_host = || escape_for_terminal(&format!("on {host}: {last_words}")).into_owned();
-            return Err(match output.status.code() {
-                Some(255) => anyhow::anyhow!(
-                    "{}",
-                    escape_for_terminal(&format!("ssh could not reach {host}: {last_words}"))
-                ),
-                Some(127) => anyhow::anyhow!(
-                    "{}",
-                    escape_for_terminal(&format!(
-                        "{host} has no {TOOL} on the PATH of a non-interactive ssh session"
-                    ))
-                ),
-                Some(3) => EndedWith { status: ExitStatus::Refused, message: on_host() }.into(),
-                Some(2) => BadInput(on_host()).into(),
-                _ => anyhow::anyhow!("{}", on_host()),
-            });
+    remote
+}
+
+/// Why a host's answer could not be read: ssh could not reach it, it has
+/// no roster-focus, or what roster-focus said there (by its exit status).
+fn unreadable_answer(host: &str, last_words: &str, status: Option<i32>) -> anyhow::Error {
+    let on_host = || escape_for_terminal(&format!("on {host}: {last_words}")).into_owned();
+    match status {
+        Some(255) => {
+            anyhow::anyhow!("{}", escape_for_terminal(&format!("ssh could not reach {host}: {last_words}")))
         }
-    };
-    let outcome = answer["outcome"].as_str().unwrap_or_default().to_owned();
-    // The attach command there, run through ssh with a terminal.
-    let attach = answer["attach"].as_str().map(|attach| {
-        let mut words = ssh.clone();
-        words.push("-t".to_owned());
-        if let Some(port) = port {
-            words.extend(["-p".to_owned(), port.to_string()]);
-        }
-        words.push(destination.clone());
-        format!(
-            "{} {}",
-            words.iter().map(|word| shell_quote(word).into_owned()).collect::<Vec<_>>().join(" "),
-            shell_quote(attach)
-        )
-    });
+        Some(127) => anyhow::anyhow!(
+            "{}",
+            escape_for_terminal(&format!(
+                "{host} has no {TOOL} on the PATH of a non-interactive ssh session"
+            ))
+        ),
+        Some(3) => EndedWith { status: ExitStatus::Refused, message: on_host() }.into(),
+        Some(2) => BadInput(on_host()).into(),
+        _ => anyhow::anyhow!("{}", on_host()),
+    }
+}
+
+/// The attach command there, run through ssh with a terminal.
+fn attach_line(ssh: &[String], destination: &str, port: Option<u16>, attach: &str) -> String {
+    let mut words = ssh.to_vec();
+    words.push("-t".to_owned());
+    if let Some(port) = port {
+        words.extend(["-p".to_owned(), port.to_string()]);
+    }
+    words.push(destination.to_owned());
+    format!(
+        "{} {}",
+        words.iter().map(|word| shell_quote(word).into_owned()).collect::<Vec<_>>().join(" "),
+        shell_quote(attach)
+    )
+}
+
+/// The host's answer as this call prints it: the JSON with `host` (and
+/// the attach command through ssh), or the commands printed there, the
+/// focus made, or how to attach.
+fn print_answer(
+    args: &FocusArgs,
+    host: &str,
+    answer: &serde_json::Value,
+    outcome: &str,
+    attach: Option<&str>,
+) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     match args.common.output_format() {
         OutputFormat::Json => {
             let mut answer = answer.clone();
             answer["host"] = serde_json::Value::from(host);
-            if let Some(attach) = &attach {
-                answer["attach"] = serde_json::Value::from(attach.as_str());
+            if let Some(attach) = attach {
+                answer["attach"] = serde_json::Value::from(attach);
             }
             writeln!(out, "{}", serde_json::to_string_pretty(&answer)?)?;
         }
-        OutputFormat::Text => match outcome.as_str() {
+        OutputFormat::Text => match outcome {
             "printed" => {
                 for command in answer["commands"].as_array().into_iter().flatten() {
                     let words: Vec<String> = command
@@ -554,20 +588,11 @@ fn on_host(args: &FocusArgs, host: &str) -> anyhow::Result<()> {
                 )?;
             }
             _ => {
-                if let Some(attach) = &attach {
+                if let Some(attach) = attach {
                     writeln!(out, "{attach}")?;
                 }
             }
         },
     }
-    let why = || {
-        escape_for_terminal(&format!("on {host}: {}", answer["what"].as_str().unwrap_or(last_words)))
-            .into_owned()
-    };
-    match (outcome.as_str(), output.status.code()) {
-        ("focused" | "printed", _) => Ok(()),
-        ("stale", _) => Err(EndedWith { status: ExitStatus::Refused, message: why() }.into()),
-        ("out-of-reach", _) => Err(EndedWith { status: ExitStatus::OutOfReach, message: why() }.into()),
-        _ => Err(anyhow::anyhow!("on {host}: {}", escape_for_terminal(last_words))),
-    }
+    Ok(())
 }

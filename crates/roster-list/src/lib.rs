@@ -33,8 +33,6 @@ pub use listing::ListArgs;
 use listing::TOOL;
 use listing::{build_filter, print_adopted_only, print_listing, report_notes};
 
-pub use watch::{EVENT_SCHEMA, EventKind};
-
 /// Examples, notes (the EVENTS section of the man page among them),
 /// environment, files and exit statuses: `--help` and the man page both
 /// render this.

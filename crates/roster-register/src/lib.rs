@@ -12,9 +12,9 @@ use anyhow::Context;
 use clap::{CommandFactory, Parser};
 use cli_support::manual::{self, EnvVar, Example, ExitStatusDoc, Manual};
 use cli_support::{
-    BadInput, CommonArgs, ExitStatus, NotUtf8Path, OutputFormat, Refused, escape_for_terminal, home_relative,
-    open_roster_for_writing, process_env, process_env_os, report_warning, resolve_calling_owner,
-    roster_directory_choice, terminal_message,
+    BadInput, CallingOwner, CommonArgs, ExitStatus, NotUtf8Path, OutputFormat, Refused, escape_for_terminal,
+    home_relative, open_roster_for_writing, process_env, process_env_os, report_warning,
+    resolve_calling_owner, roster_directory_choice, terminal_message,
 };
 use consent::RepoConfigWarning;
 use harness::{
@@ -324,10 +324,78 @@ fn gather_registration(
     let owner = resolve_calling_owner(args.pid.as_deref())?;
     let env = process_env;
 
+    let harness = choose_harness(args, target, payload, &owner, &env)?;
+
+    let cwd = choose_session_directory(args, payload, unusable)?;
+    let repository_directory = match &cwd {
+        SessionDirectory::Given(dir) | SessionDirectory::CurrentDirectory(dir) => dir.clone(),
+    };
+
+    let (agent, repo_config_warning) =
+        choose_agent(args.agent.as_deref(), process_env("ROSTER_AGENT"), unusable, || {
+            consent::repo_agent_name(&repository_directory).map(|found| found.map(|(name, _)| name))
+        })?;
+    let session_id = choose_session_id(
+        args.session_id.as_deref(),
+        payload.and_then(|payload| payload.session_id.clone()),
+        process_env("ROSTER_SESSION_ID"),
+        session_id_from_env(harness, &process_env),
+        unusable,
+    )?;
+
+    let socket = choose_socket(args, unusable)?;
+
+    let harness_version = choose_harness_version(
+        payload.and_then(|payload| payload.harness_version.clone()),
+        || harness_version_from_env(harness, &env),
+        unusable,
+    )?;
+    let transcript_path =
+        choose_transcript_path(payload.and_then(|payload| payload.transcript_path.clone()), unusable)?;
+
+    let identity = owner.capture_identity(facts).map_err(|error| match error {
+        owner_liveness::CaptureError::NotRunning(pid) => anyhow::Error::new(Refused(format!(
+            "owner pid {pid} is not running; a record must never be born dead, so name a live process"
+        ))),
+        other => anyhow::Error::new(other),
+    })?;
+
+    let location = screen_location(&owner, identity.pid.get(), &env);
+    let registration = Registration {
+        identity,
+        session_pid_source: owner.resolved.source.into(),
+        session_pid_verified: owner.resolved.verified,
+        harness: harness.map(|harness| harness.as_str().to_owned()),
+        harness_version,
+        agent,
+        session_id,
+        transcript_path,
+        socket,
+        location,
+        cwd,
+        registrar_pid: std::process::id(),
+        registrar: match payload {
+            Some(_) => Registrar::Hook { speaks_for_the_session: true },
+            None => Registrar::ByHand,
+        },
+        harness_sessions: cli_support::harness_session_sources(true),
+    };
+    Ok((registration, repo_config_warning))
+}
+
+/// The harness: `--harness`, else the hook's detection, else the owner's
+/// ancestry.
+fn choose_harness(
+    args: &RegisterArgs,
+    target: Option<HookTarget>,
+    payload: Option<&HookPayload>,
+    owner: &CallingOwner,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<Option<Harness>> {
     if let Some(name) = &args.harness {
         HARNESS_LIMIT.check(name).map_err(|why| BadInput(format!("--harness: {why}")))?;
     }
-    let harness = match (&args.harness, target, payload) {
+    Ok(match (&args.harness, target, payload) {
         (Some(name), _, _) => Some(Harness::parse(name).ok_or_else(|| {
             BadInput(harness::unknown_harness_message(
                 &format!("--harness {name:?}"),
@@ -336,11 +404,19 @@ fn gather_registration(
                 &harness::harness_names(),
             ))
         })?),
-        (None, Some(target), Some(payload)) => detect_hook_harness(target, payload, &owner.ancestry, &env)
+        (None, Some(target), Some(payload)) => detect_hook_harness(target, payload, &owner.ancestry, env)
             .or_else(|| owner.resolved.harness.and_then(Harness::parse)),
         (None, _, _) => owner.resolved.harness.and_then(Harness::parse),
-    };
+    })
+}
 
+/// The session's directory: `--cwd`, else the payload's, else the
+/// directory the command runs in (a hook's is its session's).
+fn choose_session_directory(
+    args: &RegisterArgs,
+    payload: Option<&HookPayload>,
+    unusable: &mut UnusableValues,
+) -> anyhow::Result<SessionDirectory> {
     // An over-long cwd in hook mode falls back to the current directory,
     // where harnesses run their hooks: the same as a payload without one.
     let cwd_given = match (&args.cwd, payload.and_then(|payload| payload.cwd.as_ref())) {
@@ -372,7 +448,7 @@ fn gather_registration(
     // A hook runs in its session's directory, so the directory it runs in
     // is given as the payload's would be; by hand it is only where the
     // command runs: a refresh keeps the recorded directory.
-    let cwd = match given {
+    Ok(match given {
         Some(cwd) => SessionDirectory::Given(cwd),
         None => {
             let here = std::env::current_dir().context("reading the current directory")?;
@@ -383,23 +459,15 @@ fn gather_registration(
                 SessionDirectory::CurrentDirectory(here)
             }
         }
-    };
-    let repository_directory = match &cwd {
-        SessionDirectory::Given(dir) | SessionDirectory::CurrentDirectory(dir) => dir.clone(),
-    };
+    })
+}
 
-    let (agent, repo_config_warning) =
-        choose_agent(args.agent.as_deref(), process_env("ROSTER_AGENT"), unusable, || {
-            consent::repo_agent_name(&repository_directory).map(|found| found.map(|(name, _)| name))
-        })?;
-    let session_id = choose_session_id(
-        args.session_id.as_deref(),
-        payload.and_then(|payload| payload.session_id.clone()),
-        process_env("ROSTER_SESSION_ID"),
-        session_id_from_env(harness, &process_env),
-        unusable,
-    )?;
-
+/// The messaging socket: `--socket` (which must exist), else Claude Code's
+/// variable (dropped when it names none).
+fn choose_socket(
+    args: &RegisterArgs,
+    unusable: &mut UnusableValues,
+) -> anyhow::Result<Option<SocketIdentity>> {
     let socket_not_utf8 = |origin: &'static str| {
         move |path: &Path| NotUtf8Path {
             what: origin.to_owned(),
@@ -424,60 +492,30 @@ fn gather_registration(
             None => None,
         },
     };
-    let socket = match socket_given {
+    Ok(match socket_given {
         Some((path, true)) => Some(SocketIdentity::capture(&path).map_err(|error| {
             BadInput(format!("--socket {}: {error}; give the path of an existing socket", path.display()))
         })?),
         Some((path, false)) => SocketIdentity::capture(&path).ok(),
         None => None,
-    };
+    })
+}
 
-    let harness_version = choose_harness_version(
-        payload.and_then(|payload| payload.harness_version.clone()),
-        || harness_version_from_env(harness, &env),
-        unusable,
-    )?;
-    let transcript_path =
-        choose_transcript_path(payload.and_then(|payload| payload.transcript_path.clone()), unusable)?;
-
-    let identity = owner.capture_identity(facts).map_err(|error| match error {
-        owner_liveness::CaptureError::NotRunning(pid) => anyhow::Error::new(Refused(format!(
-            "owner pid {pid} is not running; a record must never be born dead, so name a live process"
-        ))),
-        other => anyhow::Error::new(other),
-    })?;
-
-    // Where it shows: the owner's own environment; when that cannot be
-    // read (another user's process), this process's when it runs inside
-    // the session (a hook's environment is its harness's).
-    let owner_pid = identity.pid.get();
-    let location = registry_core::record::location_of_process(owner_pid).or_else(|| {
+/// Where the session shows: the owner's own environment; when that cannot
+/// be read (another user's process), this process's when it runs inside
+/// the session (a hook's environment is its harness's).
+fn screen_location(
+    owner: &CallingOwner,
+    owner_pid: u32,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Option<registry_core::record::ScreenLocation> {
+    registry_core::record::location_of_process(owner_pid).or_else(|| {
         let location = registry_core::record::ScreenLocation::from_environment(
-            &env,
+            env,
             registry_core::record::controlling_terminal(owner_pid),
         );
         (owner.resolved.verified && !location.is_empty()).then_some(location)
-    });
-    let registration = Registration {
-        identity,
-        session_pid_source: owner.resolved.source.into(),
-        session_pid_verified: owner.resolved.verified,
-        harness: harness.map(|harness| harness.as_str().to_owned()),
-        harness_version,
-        agent,
-        session_id,
-        transcript_path,
-        socket,
-        location,
-        cwd,
-        registrar_pid: std::process::id(),
-        registrar: match payload {
-            Some(_) => Registrar::Hook { speaks_for_the_session: true },
-            None => Registrar::ByHand,
-        },
-        harness_sessions: cli_support::harness_session_sources(true),
-    };
-    Ok((registration, repo_config_warning))
+    })
 }
 
 /// Why a session directory that is not UTF-8 cannot be registered.

@@ -22,8 +22,8 @@ use cli_support::{
 use owner_liveness::{Liveness, Pid, ResolveError, kernel_pid_max};
 use registry_core::messages::{
     AddressedBy, DEFAULT_TIME_TO_LIVE, MAX_PENDING, MAX_TEXT_BYTES, Message, MessageId, MessageText,
-    OutcomeKind, Recipient, SESSION_ENDED, Sender, framed_length, message_status, queue_directory,
-    queue_message, withdraw_pending,
+    MessageView, OutcomeKind, Recipient, SESSION_ENDED, Sender, framed_length, message_status,
+    queue_directory, queue_message, withdraw_pending,
 };
 use registry_core::state::StateTarget;
 use registry_core::{
@@ -641,15 +641,7 @@ fn print_queued(
     let mut out = std::io::stdout().lock();
     match args.common.output_format() {
         OutputFormat::Json => {
-            let value = serde_json::json!({
-                "id": message.id,
-                "seq": message.seq,
-                "to": message.to,
-                "queued_at": message.queued_at,
-                "expires_at": message.expires_at,
-                "status": "queued",
-            });
-            writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+            writeln!(out, "{}", serde_json::to_string_pretty(&MessageView::queued(message))?)?;
         }
         OutputFormat::Text => {
             let who: Vec<&str> = [
@@ -720,19 +712,7 @@ fn print_message_state(args: &SendArgs, message: &Message) -> anyhow::Result<()>
     let mut out = std::io::stdout().lock();
     match args.common.output_format() {
         OutputFormat::Json => {
-            let value = serde_json::json!({
-                "id": message.id,
-                "seq": message.seq,
-                "to": message.to,
-                "from": message.from,
-                "queued_at": message.queued_at,
-                "expires_at": message.expires_at,
-                "status": message.state_word(),
-                "at": outcome.map(|outcome| &outcome.at),
-                "event": outcome.and_then(|outcome| outcome.event.as_ref()),
-                "reason": outcome.and_then(|outcome| outcome.reason.as_ref()),
-            });
-            writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+            writeln!(out, "{}", serde_json::to_string_pretty(&MessageView::status(message))?)?;
         }
         OutputFormat::Text => {
             // Local, to the second, and how far from now; JSON keeps RFC 3339.

@@ -397,26 +397,8 @@ fn take_messages(
         }
     }
     let facts = RunningSystem::read();
-    let Some(row) = registry_core::read_session_row(roster, &target.file_name, &facts) else {
-        return Ok(None);
-    };
+    let Some(row) = live_row_of(roster, target, &facts)? else { return Ok(None) };
     let Some(record) = row.record.as_ref() else { return Ok(None) };
-    // A session that is not alive takes nothing: its messages expire with
-    // it. One that could not be judged keeps them waiting, and says so.
-    match row.liveness() {
-        owner_liveness::Liveness::Alive => {}
-        owner_liveness::Liveness::Dead => return Ok(None),
-        owner_liveness::Liveness::Unknown => {
-            let why = format!(": {}", row.verdict.reason);
-            return Err(anyhow::anyhow!(
-                "messages for pid {} left waiting: whether its session is alive could not be told{why}",
-                target.session_pid
-            ));
-        }
-    }
-    if record.owner.pid.get() != target.session_pid || record.owner.start_ticks.0 != target.start_ticks {
-        return Ok(None);
-    }
     // The messages go only to a hook of that very session: the record's
     // owner (alive, the process it names) must be an ancestor of this
     // hook. A pid given by --pid or ROSTER_SESSION_PID, or a payload
@@ -469,7 +451,48 @@ fn take_messages(
             ConsentNow::Undecided
         }
     };
-    match take_for_delivery(roster, &delivery, consent) {
+    settle_claim(args, point, take_for_delivery(roster, &delivery, consent))
+}
+
+/// The row of the session of `target` when it may be given its messages:
+/// alive, and still the owner the hook's target names. One that could not
+/// be judged keeps them waiting, and says so.
+fn live_row_of(
+    roster: &registry_core::RosterDir,
+    target: &StateTarget,
+    facts: &RunningSystem,
+) -> anyhow::Result<Option<registry_core::SessionRow>> {
+    let Some(row) = registry_core::read_session_row(roster, &target.file_name, facts) else {
+        return Ok(None);
+    };
+    let Some(record) = row.record.as_ref() else { return Ok(None) };
+    // A session that is not alive takes nothing: its messages expire with
+    // it. One that could not be judged keeps them waiting, and says so.
+    match row.liveness() {
+        owner_liveness::Liveness::Alive => {}
+        owner_liveness::Liveness::Dead => return Ok(None),
+        owner_liveness::Liveness::Unknown => {
+            let why = format!(": {}", row.verdict.reason);
+            return Err(anyhow::anyhow!(
+                "messages for pid {} left waiting: whether its session is alive could not be told{why}",
+                target.session_pid
+            ));
+        }
+    }
+    if record.owner.pid.get() != target.session_pid || record.owner.start_ticks.0 != target.start_ticks {
+        return Ok(None);
+    }
+    Ok(Some(row))
+}
+
+/// What a claim for delivery came to: the messages to hand over, or none
+/// (a problem said where there is one).
+fn settle_claim(
+    args: &StateArgs,
+    point: &'static harness::DeliveryEvent,
+    taken: Result<Taken, registry_core::Error>,
+) -> anyhow::Result<Option<(&'static harness::DeliveryEvent, HandOver)>> {
+    match taken {
         Ok(Taken::HandOver(handover)) => {
             // A hook says it after its reply (`hand_over`): before, on a
             // stderr that is the reply, the model would read it.

@@ -1,15 +1,15 @@
-//! Claude Code's own registry of live sessions, `~/.claude/sessions/<pid>.json`
-//! (`$CLAUDE_CONFIG_DIR/sessions`), read as claims and judged by roster's
-//! verdict (docs/contract.md §6.5): the pid and `procStart` (its start ticks)
-//! name the owner, `pidDomain` (`linux:<machine-id>:pid:[<pid ns inode>]`)
-//! its machine and pid namespace, `startedAt` its boot, the file's owner
-//! its uid. Read only: nothing here writes, locks, renames or removes.
+//! Claude Code's own registry of live sessions, `~/.claude/sessions/<pid>.json`,
+//! read as claims and judged by roster's verdict (docs/contract.md §6.5):
+//! what the file says is the harness crate's
+//! (`harness::session_files::claude_code`); here it is read as roster reads
+//! its own files, the file's owner is its uid, and the claim is judged.
+//! Read only: nothing here writes, locks, renames or removes.
 
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
+use harness::session_files::claude_code::{SESSION_FILE_STATE_SOURCE, SessionFile};
 use owner_liveness::{Liveness, OwnerIdentity, Pid, SystemFacts, Verdict, judge};
-use serde::Deserialize;
 
 use crate::record::session_record::{Record, SocketRecord};
 use crate::record::timestamp::Timestamp;
@@ -29,84 +29,15 @@ pub const CLAUDE_CODE_FILE_SOURCE: &str = "claude-code-file";
 /// name with a roster record (`claude-code/4711.json`, not `4711.json`).
 pub const CLAUDE_CODE_ROW_PREFIX: &str = "claude-code/";
 
-/// The keys of a session file roster reads; every other key is ignored.
-#[derive(Deserialize)]
-struct SessionFile {
-    pid: u32,
-    #[serde(rename = "sessionId")]
-    session_id: String,
-    cwd: String,
-    /// Milliseconds since the epoch.
-    #[serde(rename = "startedAt")]
-    started_at: u64,
-    /// Field 22 of `/proc/<pid>/stat`, as a decimal string.
-    #[serde(rename = "procStart")]
-    proc_start: String,
-    #[serde(default)]
-    version: Option<String>,
-    #[serde(rename = "pidDomain", default)]
-    pid_domain: Option<String>,
-    #[serde(rename = "messagingSocketPath", default)]
-    messaging_socket_path: Option<String>,
-    #[serde(default)]
-    status: Option<String>,
-    #[serde(rename = "waitingFor", default)]
-    waiting_for: Option<String>,
-    #[serde(rename = "updatedAt", default)]
-    updated_at: Option<u64>,
-    #[serde(rename = "statusUpdatedAt", default)]
-    status_updated_at: Option<u64>,
-}
-
-/// `linux:<machine-id>:pid:[<inode>]`, split.
-fn parse_pid_domain(text: &str) -> Option<(String, u64)> {
-    let rest = text.strip_prefix("linux:")?;
-    let (machine, namespace) = rest.split_once(":pid:[")?;
-    let inode = namespace.strip_suffix(']')?.parse().ok()?;
-    let valid_machine = machine.len() == 32 && machine.bytes().all(|byte| byte.is_ascii_hexdigit());
-    valid_machine.then(|| (format!("machine-id:{}", machine.to_ascii_lowercase()), inode))
-}
-
-/// The session's state as the file says it: `busy` working, `idle` idle,
-/// `waiting` waiting for `waitingFor` (else `input`); any other status is
-/// no state.
+/// The session's state as its file says it.
 fn state_of(file: &SessionFile) -> Option<SessionState> {
-    let activity = match file.status.as_deref()? {
-        "busy" => harness::Activity::Working,
-        "idle" => harness::Activity::Idle,
-        "waiting" => harness::Activity::Waiting,
-        _ => return None,
-    };
-    let waiting_for =
-        (activity == harness::Activity::Waiting).then(|| waiting_for_word(file.waiting_for.as_deref()));
-    let since = file.status_updated_at.or(file.updated_at).unwrap_or(file.started_at);
+    let said = file.said_state()?;
     Some(SessionState {
-        activity,
-        waiting_for,
-        since: Timestamp::from_unix_nanos(i128::from(since) * 1_000_000),
-        source: "claude-code:sessions-file".to_owned(),
+        activity: said.activity,
+        waiting_for: said.waiting_for,
+        since: Timestamp::from_unix_nanos(i128::from(said.since_ms) * 1_000_000),
+        source: SESSION_FILE_STATE_SOURCE.to_owned(),
     })
-}
-
-/// What a waiting session waits for, in roster's words: Claude Code says
-/// `permission prompt` for a permission dialog (2.1.332); any other value
-/// becomes one lowercase word (`plan approval` → `plan-approval`), and
-/// none `input`.
-fn waiting_for_word(said: Option<&str>) -> String {
-    let Some(said) = said.map(str::trim).filter(|said| !said.is_empty()) else {
-        return harness::WAITING_FOR_INPUT.to_owned();
-    };
-    let lower = said.to_ascii_lowercase();
-    if lower.contains("permission") {
-        return harness::WAITING_FOR_PERMISSION.to_owned();
-    }
-    let word: String = lower
-        .chars()
-        .map(|character| if character.is_ascii_alphanumeric() || character == '_' { character } else { '-' })
-        .take(64)
-        .collect();
-    let word = word.trim_matches('-').to_owned();
-    if word.is_empty() { harness::WAITING_FOR_INPUT.to_owned() } else { word }
 }
 
 /// Why a file is not a session: the detail of its problem row.
@@ -161,11 +92,9 @@ pub(crate) fn read_listed_adopted_row(
         let detail = "name is not <pid>.json".to_owned();
         return Some(problem_row(ProblemKind::Malformed, detail, Some(contents.mtime)));
     };
-    let file: SessionFile = match serde_json::from_slice(&contents.bytes) {
+    let file = match SessionFile::parse(&contents.bytes) {
         Ok(file) => file,
-        Err(error) => {
-            return Some(problem_row(ProblemKind::Malformed, error.to_string(), Some(contents.mtime)));
-        }
+        Err(detail) => return Some(problem_row(ProblemKind::Malformed, detail, Some(contents.mtime))),
     };
     match adopt(&file, file_pid, crate::store::ownership::effective_uid(), facts) {
         Ok((record, verdict)) => Some(SessionRow {
@@ -195,17 +124,8 @@ fn adopt(
     if file.pid != file_pid.get() {
         return Err(format!("pid {} is not the file name's {file_pid}", file.pid));
     }
-    let start_ticks: u64 = file
-        .proc_start
-        .parse()
-        .map_err(|_| format!("procStart {:?} is not a start tick count", file.proc_start))?;
-    let (machine, pid_ns) = match file.pid_domain.as_deref().map(parse_pid_domain) {
-        Some(Some(domain)) => domain,
-        Some(None) => {
-            return Err(format!("pidDomain {:?} is not linux:<machine-id>:pid:[<inode>]", file.pid_domain));
-        }
-        None => return Err("no pidDomain: the machine and pid namespace of the pid are not known".to_owned()),
-    };
+    let start_ticks = file.start_ticks()?;
+    let (machine, pid_ns) = file.pid_domain()?;
     let session_id = SessionId::parse(&file.session_id).map_err(|error| error.to_string())?;
     let cwd = SessionDirectoryPath::parse(&file.cwd).map_err(|error| error.to_string())?;
     let harness_version = file.version.as_deref().and_then(|version| HarnessVersion::parse(version).ok());
@@ -301,20 +221,4 @@ fn socket_now(path: &str) -> Option<SocketRecord> {
         ino: metadata.ino(),
         mtime_ns: metadata.mtime() * 1_000_000_000 + metadata.mtime_nsec(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn what_a_session_waits_for_is_said_in_roster_words() {
-        assert_eq!(waiting_for_word(Some("permission prompt")), "permission");
-        assert_eq!(waiting_for_word(Some("Permission")), "permission");
-        assert_eq!(waiting_for_word(Some("plan approval")), "plan-approval");
-        assert_eq!(waiting_for_word(Some("  ")), "input");
-        assert_eq!(waiting_for_word(None), "input");
-        assert_eq!(waiting_for_word(Some("\u{1b}[2J")), "2j");
-        assert!(waiting_for_word(Some(&"x".repeat(500))).len() <= 64);
-    }
 }

@@ -1,6 +1,7 @@
 //! Copilot CLI's marks of its live sessions, `~/.copilot/session-state/<session
-//! id>/inuse.<pid>.lock` (`$COPILOT_HOME/session-state`), read as claims and
-//! judged by roster (docs/contract.md §6.5). The file holds only a pid, with no
+//! id>/inuse.<pid>.lock`, read as claims and judged by roster (docs/contract.md
+//! §6.5); what its files say is the harness crate's
+//! (`harness::session_files::copilot`). The file holds only a pid, with no
 //! start time and no namespace; what proves the session is the `flock` its
 //! process holds on `inuse.<pid>.hold` beside it while it lives, read from
 //! `/proc/locks` (never taken: roster never locks a harness's file). A lock
@@ -10,8 +11,12 @@
 
 use std::collections::HashMap;
 use std::os::fd::{AsFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use harness::session_files::copilot::{
+    EVENTS_FILE, SIDE_FILE_LIMIT, WORKSPACE_FILE, Workspace, hold_file_name, lock_file_pid,
+    version_of_first_event,
+};
 use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag, openat};
 use nix::sys::stat::{Mode, SFlag, fstat, fstatat};
@@ -51,9 +56,6 @@ pub const COPILOT_STARTING_GRACE: std::time::Duration = std::time::Duration::fro
 /// started and still be the file's writer: start times are rebuilt from
 /// the boot clock and the wall clock, which may have been stepped since.
 const CLOCK_MARGIN: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// The most of `workspace.yaml` and `events.jsonl`'s first line read.
-const SIDE_FILE_LIMIT: usize = 64 * 1024;
 
 /// Filesystems whose locks may be held from another machine, where this
 /// one's `/proc/locks` cannot see them: NFS, SMB/CIFS, 9p, FUSE (sshfs,
@@ -145,15 +147,6 @@ pub(crate) fn lock_file_names(directory: SubDir<'_>) -> Result<Vec<String>, Errn
     Ok(crate::parallel::map_in_parallel(&sessions, locks_of).into_iter().flatten().collect())
 }
 
-/// The pid an `inuse.<pid>.lock` name carries.
-fn lock_file_pid(name: &str) -> Option<Pid> {
-    let digits = name.strip_prefix("inuse.")?.strip_suffix(".lock")?;
-    if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
-        return None;
-    }
-    Pid::new(digits.parse().ok()?)
-}
-
 /// A session's directory, opened without following a symlink; `Ok(None)`
 /// when it is gone.
 fn open_session_directory(directory: SubDir<'_>, session: &str) -> Result<Option<OwnedFd>, String> {
@@ -175,7 +168,7 @@ pub(crate) fn read_copilot_row(
     facts: &impl SystemFacts,
 ) -> Option<SessionRow> {
     let (session, lock_name) = name.split_once('/')?;
-    let file_pid = lock_file_pid(lock_name)?;
+    let file_pid = lock_file_pid(lock_name).and_then(Pid::new)?;
     if session.starts_with('.') || session.contains('/') {
         return None;
     }
@@ -279,7 +272,7 @@ fn trusted_directory(fd: &OwnedFd) -> Result<(), String> {
 
 /// The inode of `inuse.<pid>.hold`, when it is a regular file of yours.
 fn hold_inode(directory: SubDir<'_>, pid: Pid) -> Option<u64> {
-    let name = format!("inuse.{pid}.hold");
+    let name = hold_file_name(pid.get());
     let stat =
         retry_interrupted(|| fstatat(directory.fd, Path::new(&name), AtFlags::AT_SYMLINK_NOFOLLOW)).ok()?;
     (is_regular(&stat) && stat.st_uid == effective_uid()).then_some(stat.st_ino)
@@ -447,15 +440,8 @@ fn on_network_filesystem(path: &Path) -> bool {
     })
 }
 
-/// What `workspace.yaml` says of the session.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Workspace {
-    id: Option<String>,
-    cwd: Option<String>,
-}
-
 fn read_workspace(directory: SubDir<'_>) -> Result<Workspace, String> {
-    let contents = match read_stamped_entry_of_kind(directory, "workspace.yaml", EntryKind::Unknown) {
+    let contents = match read_stamped_entry_of_kind(directory, WORKSPACE_FILE, EntryKind::Unknown) {
         Ok((read, _)) => read,
         Err(ReadProblem::Missing) => {
             return Err("no workspace.yaml beside the lock file: its cwd is not known".into());
@@ -465,38 +451,7 @@ fn read_workspace(directory: SubDir<'_>) -> Result<Workspace, String> {
     };
     let text = std::str::from_utf8(&contents.bytes[..contents.bytes.len().min(SIDE_FILE_LIMIT)])
         .map_err(|_| "workspace.yaml is not UTF-8".to_owned())?;
-    Ok(parse_workspace(text))
-}
-
-/// The top-level `id:` and `cwd:` of a `workspace.yaml`, plain or quoted
-/// scalars; anything else is not read.
-fn parse_workspace(text: &str) -> Workspace {
-    let mut workspace = Workspace::default();
-    for line in text.lines() {
-        let Some((key, value)) = line.split_once(':') else { continue };
-        let value = yaml_scalar(value.trim());
-        match key {
-            "id" => workspace.id = value,
-            "cwd" => workspace.cwd = value,
-            _ => {}
-        }
-    }
-    workspace
-}
-
-/// A one-line YAML scalar: `"double"` (JSON escapes), `'single'` (`''` a
-/// quote), or plain (up to a ` #` comment). `None` for anything else.
-fn yaml_scalar(value: &str) -> Option<String> {
-    if value.starts_with('"') {
-        return serde_json::from_str(value).ok();
-    }
-    if let Some(inner) = value.strip_prefix('\'') {
-        let inner = inner.strip_suffix('\'')?;
-        return Some(inner.replace("''", "'"));
-    }
-    let plain = value.split(" #").next().unwrap_or_default().trim_end();
-    let special = plain.is_empty() || plain.starts_with(['|', '>', '&', '*', '!', '{', '[', '%', '@', '`']);
-    (!special).then(|| plain.to_owned())
+    Ok(Workspace::parse(text))
 }
 
 /// The Copilot CLI version of the session's `events.jsonl` first line
@@ -504,17 +459,14 @@ fn yaml_scalar(value: &str) -> Option<String> {
 fn copilot_version(directory: SubDir<'_>) -> Option<HarnessVersion> {
     use std::io::Read;
     let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
-    let fd = retry_interrupted(|| openat(directory.fd, "events.jsonl", flags, Mode::empty())).ok()?;
+    let fd = retry_interrupted(|| openat(directory.fd, EVENTS_FILE, flags, Mode::empty())).ok()?;
     let stat = fstat(fd.as_fd()).ok()?;
     if !is_regular(&stat) || stat.st_uid != effective_uid() {
         return None;
     }
     let mut first = Vec::new();
     std::fs::File::from(fd).take(SIDE_FILE_LIMIT as u64).read_to_end(&mut first).ok()?;
-    let line = first.split(|&byte| byte == b'\n').next()?;
-    let event: serde_json::Value = serde_json::from_slice(line).ok()?;
-    let version = event.get("data")?.get("copilotVersion")?.as_str()?;
-    HarnessVersion::parse(version).ok()
+    HarnessVersion::parse(&version_of_first_event(&first)?).ok()
 }
 
 /// The record an adopted Copilot CLI session stands for.
@@ -547,16 +499,6 @@ fn adopted_record(
     })
 }
 
-/// Where Copilot CLI keeps its sessions: `$COPILOT_HOME/session-state`,
-/// else `~/.copilot/session-state`. `None` without either variable.
-pub fn copilot_session_state_directory(env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
-    let absolute = |value: std::ffi::OsString| Some(PathBuf::from(value)).filter(|path| path.is_absolute());
-    match env("COPILOT_HOME").and_then(absolute) {
-        Some(home) => Some(home.join("session-state")),
-        None => env("HOME").and_then(absolute).map(|home| home.join(".copilot").join("session-state")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -572,28 +514,5 @@ mod tests {
         assert_eq!(locks.holders(1234), &[29666]);
         assert_eq!(locks.holders(99), &[500], "a POSIX lock is not an flock; a waiter holds nothing");
         assert!(locks.holders(7).is_empty());
-    }
-
-    #[test]
-    fn lock_file_names_carry_a_pid() {
-        assert_eq!(lock_file_pid("inuse.29666.lock").map(Pid::get), Some(29666));
-        for name in
-            ["inuse..lock", "inuse.12.hold", "inuse.-1.lock", "inuse.1x.lock", "inuse.0.lock", "x.12.lock"]
-        {
-            assert_eq!(lock_file_pid(name), None, "{name}");
-        }
-    }
-
-    #[test]
-    fn workspace_yaml_scalars() {
-        let text = "id: df27416f\ncwd: /tmp/proj # here\nname: x: y\n";
-        assert_eq!(
-            parse_workspace(text),
-            Workspace { id: Some("df27416f".into()), cwd: Some("/tmp/proj".into()) }
-        );
-        assert_eq!(parse_workspace("cwd: \"/a \\\"b\\\" c\"").cwd.as_deref(), Some("/a \"b\" c"));
-        assert_eq!(parse_workspace("cwd: '/it''s'").cwd.as_deref(), Some("/it's"));
-        assert_eq!(parse_workspace("cwd: |\n  /x").cwd, None, "a block scalar is not read");
-        assert_eq!(parse_workspace("  cwd: /nested").cwd, None, "only top-level keys");
     }
 }

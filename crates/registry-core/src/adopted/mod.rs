@@ -2,7 +2,10 @@
 //! of live sessions and judged by roster's verdict (docs/contract.md §6.5).
 //! Claude Code keeps one (a file per session, `claude_code.rs`), Copilot CLI
 //! a lock file per session (`copilot.rs`); the other releases checked are
-//! named in docs/harnesses.md. Read only, always: a
+//! named in docs/harnesses.md. What those files say, and where they are,
+//! is the harness crate's (`harness::session_files`); reading them as
+//! roster reads its own, judging the claims and merging them with roster's
+//! records is here. Read only, always: a
 //! harness's files are its own, and roster never writes, locks, renames or
 //! removes one.
 
@@ -11,15 +14,11 @@ mod copilot;
 mod this_boot;
 
 pub use claude_code::{CLAUDE_CODE_FILE_SOURCE, CLAUDE_CODE_ROW_PREFIX};
-pub use copilot::{
-    COPILOT_FILE_SOURCE, COPILOT_ROW_PREFIX, COPILOT_STARTING_GRACE, copilot_session_state_directory,
-    process_is_exiting,
-};
+pub use copilot::{COPILOT_FILE_SOURCE, COPILOT_ROW_PREFIX, COPILOT_STARTING_GRACE, process_is_exiting};
 
 use claude_code::{read_adopted_row, read_listed_adopted_row};
 use copilot::{HeldLocks, lock_file_names, read_copilot_row};
 
-use std::ffi::OsString;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
@@ -137,16 +136,6 @@ pub fn is_same_session(row: &SessionRow, adopted: &SessionRow) -> bool {
     same_owner(ours, theirs) || same_live_session(row, adopted)
 }
 
-/// Where Claude Code keeps its live sessions: `$CLAUDE_CONFIG_DIR/sessions`,
-/// else `~/.claude/sessions`. `None` without either variable.
-pub fn claude_code_sessions_directory(env: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    let absolute = |value: OsString| Some(PathBuf::from(value)).filter(|path| path.is_absolute());
-    match env("CLAUDE_CONFIG_DIR").and_then(absolute) {
-        Some(config) => Some(config.join("sessions")),
-        None => env("HOME").and_then(absolute).map(|home| home.join(".claude").join("sessions")),
-    }
-}
-
 /// A harness's sessions directory, opened and checked as roster checks its
 /// own: a real directory (not a symlink), owned by you, writable by
 /// nobody else.
@@ -227,7 +216,7 @@ impl AdoptedDirectory {
                 let files: Vec<(String, EntryKind)> = entries
                     .into_iter()
                     .filter_map(|entry| Some((entry.name.into_string().ok()?, entry.kind)))
-                    .filter(|(name, _)| is_claude_code_file_name(name))
+                    .filter(|(name, _)| harness::session_files::claude_code::is_session_file_name(name))
                     .collect();
                 let read = |(name, kind): &(String, EntryKind)| {
                     read_listed_adopted_row(self.subdir(), name, *kind, facts)
@@ -265,7 +254,7 @@ impl AdoptedDirectory {
                     entries
                         .into_iter()
                         .filter_map(|entry| entry.name.into_string().ok())
-                        .filter(|name| is_claude_code_file_name(name))
+                        .filter(|name| harness::session_files::claude_code::is_session_file_name(name))
                         .collect()
                 })
                 .unwrap_or_default(),
@@ -307,10 +296,6 @@ impl AdoptedDirectory {
         }
         directories
     }
-}
-
-fn is_claude_code_file_name(name: &str) -> bool {
-    !name.starts_with('.') && name.ends_with(".json")
 }
 
 /// Every session of every source, and why a source could not be read

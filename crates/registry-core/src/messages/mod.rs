@@ -18,7 +18,8 @@
 //! `status.rs` are the three things done to a queue, `removal.rs`
 //! removes queues with their sessions for prune (keeping what became of
 //! their messages, `archive.rs`), and `view.rs` is a queue
-//! as a watcher reads it.
+//! as a watcher reads it. `shown.rs` is a message as roster's outputs
+//! show it (`MessageView`).
 
 mod archive;
 mod delivery;
@@ -27,6 +28,7 @@ mod frame;
 mod queue;
 pub(crate) mod removal;
 mod send;
+mod shown;
 mod status;
 mod view;
 
@@ -41,5 +43,6 @@ pub use frame::{escape_sender_field, framed, framed_length, joined_length, text_
 pub(crate) use queue::queue_name;
 pub use queue::{queue_directory, queue_names};
 pub use send::{queue_message, withdraw_pending};
+pub use shown::MessageView;
 pub use status::{FoundMessage, expire_message, message_status};
 pub use view::QueueView;

@@ -14,7 +14,7 @@
 
 use crate::record::keys::{RECORD_FORMAT, RecordKeys, SocketKeys};
 use crate::record::location::{LOCATION_KEYS, LocationKeys};
-use crate::record::owner::UncheckedOwner;
+use crate::record::owner::{OwnerKeys, UncheckedOwner};
 
 /// The keys of `bytes` when they are in the writer's layout; `None` when
 /// the general reader must decide.
@@ -25,17 +25,17 @@ pub(crate) fn read_canonical_record(bytes: &[u8]) -> Option<RecordKeys> {
     if !(1..=RECORD_FORMAT).contains(&format) {
         return None;
     }
-    let session_pid = reader.u32("session_pid")?;
+    let session_pid = reader.u32(OwnerKeys::SESSION_PID)?;
     let session_pid_source = reader.string("session_pid_source")?;
     let session_pid_verified = reader.boolean("session_pid_verified")?;
-    let owner_uid = reader.u32("owner_uid")?;
-    let start_ticks = reader.unsigned("start_ticks", u64::MAX)?;
-    let pidfs_ino = reader.optional("pidfs_ino", |reader| reader.unsigned_value(u64::MAX))?;
-    let boot_id = reader.string("boot_id")?;
-    let pid_ns = reader.unsigned("pid_ns", u64::MAX)?;
-    let time_ns = reader.unsigned("time_ns", u64::MAX)?;
-    let user_ns = reader.optional("user_ns", |reader| reader.unsigned_value(u64::MAX))?;
-    let machine = reader.optional("machine", Reader::string_value)?;
+    let owner_uid = reader.u32(OwnerKeys::OWNER_UID)?;
+    let start_ticks = reader.unsigned(OwnerKeys::START_TICKS, u64::MAX)?;
+    let pidfs_ino = reader.optional(OwnerKeys::PIDFS_INO, |reader| reader.unsigned_value(u64::MAX))?;
+    let boot_id = reader.string(OwnerKeys::BOOT_ID)?;
+    let pid_ns = reader.unsigned(OwnerKeys::PID_NS, u64::MAX)?;
+    let time_ns = reader.unsigned(OwnerKeys::TIME_NS, u64::MAX)?;
+    let user_ns = reader.optional(OwnerKeys::USER_NS, |reader| reader.unsigned_value(u64::MAX))?;
+    let machine = reader.optional(OwnerKeys::MACHINE, Reader::string_value)?;
     let harness = reader.string("harness")?;
     let harness_version = reader.optional("harness_version", Reader::string_value)?;
     let agent = reader.optional("agent", Reader::string_value)?;

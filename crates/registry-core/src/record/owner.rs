@@ -196,7 +196,7 @@ impl RecordedOwner {
 
     /// Writes `session_pid`; the file decides where it goes.
     pub fn write_pid<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
-        map.serialize_entry("session_pid", &self.pid.get())
+        map.serialize_entry(OwnerKeys::SESSION_PID, &self.pid.get())
     }
 
     /// Writes the identity's keys after `session_pid`, in file order:
@@ -240,14 +240,14 @@ pub fn write_identity_keys<M: SerializeMap>(
     map: &mut M,
     absent: AbsentKeys,
 ) -> Result<(), M::Error> {
-    write_entry(map, "owner_uid", owner.map(|owner| owner.uid), absent)?;
-    write_entry(map, "start_ticks", owner.map(|owner| owner.start_ticks), absent)?;
-    write_entry(map, "pidfs_ino", owner.and_then(|owner| owner.pidfs_ino), absent)?;
-    write_entry(map, "boot_id", owner.map(|owner| &owner.boot_id), absent)?;
-    write_entry(map, "pid_ns", owner.map(|owner| owner.pid_ns), absent)?;
-    write_entry(map, "time_ns", owner.map(|owner| owner.time_ns), absent)?;
-    write_entry(map, "user_ns", owner.and_then(|owner| owner.user_ns), absent)?;
-    write_entry(map, "machine", owner.and_then(|owner| owner.machine.as_ref()), absent)
+    write_entry(map, OwnerKeys::OWNER_UID, owner.map(|owner| owner.uid), absent)?;
+    write_entry(map, OwnerKeys::START_TICKS, owner.map(|owner| owner.start_ticks), absent)?;
+    write_entry(map, OwnerKeys::PIDFS_INO, owner.and_then(|owner| owner.pidfs_ino), absent)?;
+    write_entry(map, OwnerKeys::BOOT_ID, owner.map(|owner| &owner.boot_id), absent)?;
+    write_entry(map, OwnerKeys::PID_NS, owner.map(|owner| owner.pid_ns), absent)?;
+    write_entry(map, OwnerKeys::TIME_NS, owner.map(|owner| owner.time_ns), absent)?;
+    write_entry(map, OwnerKeys::USER_NS, owner.and_then(|owner| owner.user_ns), absent)?;
+    write_entry(map, OwnerKeys::MACHINE, owner.and_then(|owner| owner.machine.as_ref()), absent)
 }
 
 /// The `chain` key of `owner`: absent (or `null`) for an owner alone.
@@ -257,7 +257,27 @@ pub fn write_chain_key<M: SerializeMap>(
     absent: AbsentKeys,
 ) -> Result<(), M::Error> {
     let chain = owner.map(|owner| owner.chain.as_slice()).filter(|chain| !chain.is_empty());
-    write_entry(map, "chain", chain, absent)
+    write_entry(map, OwnerKeys::CHAIN, chain, absent)
+}
+
+/// The key lists `parts` joined into one, at compile time: a list that
+/// holds the owner's keys among others (a listing's row) names them
+/// through `OwnerKeys` rather than spelling them again.
+pub(crate) const fn concat_keys<const N: usize>(parts: &[&[&'static str]]) -> [&'static str; N] {
+    let mut keys = [""; N];
+    let mut filled = 0;
+    let mut part = 0;
+    while part < parts.len() {
+        let mut index = 0;
+        while index < parts[part].len() {
+            keys[filled] = parts[part][index];
+            filled += 1;
+            index += 1;
+        }
+        part += 1;
+    }
+    assert!(filled == N, "the parts do not fill the list");
+    keys
 }
 
 /// The owner's keys of a file being read, as serde hands them over: the
@@ -342,35 +362,51 @@ pub fn required<T, E: de::Error>(slot: Option<T>, key: &'static str) -> Result<T
 }
 
 impl OwnerKeys {
+    /// The owner's keys, each spelled here once: the record, the consent
+    /// marker and the listing's row write and read them by these names.
+    pub const SESSION_PID: &'static str = "session_pid";
+    pub const OWNER_UID: &'static str = "owner_uid";
+    pub const START_TICKS: &'static str = "start_ticks";
+    pub const PIDFS_INO: &'static str = "pidfs_ino";
+    pub const BOOT_ID: &'static str = "boot_id";
+    pub const PID_NS: &'static str = "pid_ns";
+    pub const TIME_NS: &'static str = "time_ns";
+    pub const USER_NS: &'static str = "user_ns";
+    pub const MACHINE: &'static str = "machine";
+    pub const CHAIN: &'static str = "chain";
+
+    /// The identity's keys after `session_pid`, in file order
+    /// (`RecordedOwner::write_identity`).
+    pub const IDENTITY: [&'static str; 8] = [
+        Self::OWNER_UID,
+        Self::START_TICKS,
+        Self::PIDFS_INO,
+        Self::BOOT_ID,
+        Self::PID_NS,
+        Self::TIME_NS,
+        Self::USER_NS,
+        Self::MACHINE,
+    ];
+
     /// The keys, in file order (the marker names them when it refuses an
     /// unknown one).
-    pub const KEYS: [&'static str; 10] = [
-        "session_pid",
-        "owner_uid",
-        "start_ticks",
-        "pidfs_ino",
-        "boot_id",
-        "pid_ns",
-        "time_ns",
-        "user_ns",
-        "machine",
-        "chain",
-    ];
+    pub const KEYS: [&'static str; 10] =
+        concat_keys(&[&[Self::SESSION_PID], &Self::IDENTITY, &[Self::CHAIN]]);
 
     /// Reads the value of `key` when it is one of the owner's: `Ok(true)`
     /// when taken, `Ok(false)` when the key is not the owner's.
     pub fn read<'de, A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
         match key {
-            "session_pid" => read_once(&mut self.session_pid, "session_pid", map)?,
-            "owner_uid" => read_once(&mut self.owner_uid, "owner_uid", map)?,
-            "start_ticks" => read_once(&mut self.start_ticks, "start_ticks", map)?,
-            "pidfs_ino" => read_once(&mut self.pidfs_ino, "pidfs_ino", map)?,
-            "boot_id" => read_once(&mut self.boot_id, "boot_id", map)?,
-            "pid_ns" => read_once(&mut self.pid_ns, "pid_ns", map)?,
-            "time_ns" => read_once(&mut self.time_ns, "time_ns", map)?,
-            "user_ns" => read_once(&mut self.user_ns, "user_ns", map)?,
-            "machine" => read_once(&mut self.machine, "machine", map)?,
-            "chain" => read_once(&mut self.chain, "chain", map)?,
+            Self::SESSION_PID => read_once(&mut self.session_pid, Self::SESSION_PID, map)?,
+            Self::OWNER_UID => read_once(&mut self.owner_uid, Self::OWNER_UID, map)?,
+            Self::START_TICKS => read_once(&mut self.start_ticks, Self::START_TICKS, map)?,
+            Self::PIDFS_INO => read_once(&mut self.pidfs_ino, Self::PIDFS_INO, map)?,
+            Self::BOOT_ID => read_once(&mut self.boot_id, Self::BOOT_ID, map)?,
+            Self::PID_NS => read_once(&mut self.pid_ns, Self::PID_NS, map)?,
+            Self::TIME_NS => read_once(&mut self.time_ns, Self::TIME_NS, map)?,
+            Self::USER_NS => read_once(&mut self.user_ns, Self::USER_NS, map)?,
+            Self::MACHINE => read_once(&mut self.machine, Self::MACHINE, map)?,
+            Self::CHAIN => read_once(&mut self.chain, Self::CHAIN, map)?,
             _ => return Ok(false),
         }
         Ok(true)
@@ -379,19 +415,19 @@ impl OwnerKeys {
     /// Refuses a file without `session_pid`. Files declare it before their
     /// other keys, so a missing one is named first.
     pub fn require_pid<E: de::Error>(&self) -> Result<(), E> {
-        required(self.session_pid, "session_pid").map(|_| ())
+        required(self.session_pid, Self::SESSION_PID).map(|_| ())
     }
 
     /// The keys read, refusing a missing one by name (in file order).
     pub fn finish<E: de::Error>(self) -> Result<UncheckedOwner, E> {
         Ok(UncheckedOwner {
-            session_pid: required(self.session_pid, "session_pid")?,
-            owner_uid: required(self.owner_uid, "owner_uid")?,
-            start_ticks: required(self.start_ticks, "start_ticks")?,
+            session_pid: required(self.session_pid, Self::SESSION_PID)?,
+            owner_uid: required(self.owner_uid, Self::OWNER_UID)?,
+            start_ticks: required(self.start_ticks, Self::START_TICKS)?,
             pidfs_ino: self.pidfs_ino.flatten(),
-            boot_id: required(self.boot_id, "boot_id")?,
-            pid_ns: required(self.pid_ns, "pid_ns")?,
-            time_ns: required(self.time_ns, "time_ns")?,
+            boot_id: required(self.boot_id, Self::BOOT_ID)?,
+            pid_ns: required(self.pid_ns, Self::PID_NS)?,
+            time_ns: required(self.time_ns, Self::TIME_NS)?,
             user_ns: self.user_ns.flatten(),
             machine: self.machine.flatten(),
             chain: self.chain.unwrap_or_default(),

@@ -60,7 +60,9 @@ pub fn list_hosts(args: &ListArgs, hosts: &[Host], query: &Query) -> anyhow::Res
                     }
                 }
                 notes.extend(answered.notes);
-                rows.extend(answered.rows.into_iter().map(|row| row_with_host(row, &host.given)));
+                rows.extend(
+                    answered.rows.into_iter().map(|row| Value::Object(row_with_host(row, &host.given))),
+                );
             }
             Err(failed) => {
                 unanswered.push(host.given.clone());

@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use cli_support::{escape_for_terminal, format_age};
 use registry_core::{ROW_KEYS, Timestamp};
 use serde_json::{Map, Value};
+use session_events::HOST_KEY;
 
 /// How a host's rows differ from this roster's contract: the current keys
 /// none of its rows has, and the keys this roster does not know.
@@ -70,13 +71,10 @@ impl ContractDifference {
     }
 }
 
-/// The key each row gets, naming its host as it was given.
-pub const HOST_KEY: &str = "host";
-
 /// The row as this roster prints it: `host` first, then every key of
 /// `ROW_KEYS` in order (`null` where the host's roster had none), then the
 /// keys it does not know, as they came.
-pub fn row_with_host(row: Map<String, Value>, host: &str) -> Value {
+pub fn row_with_host(row: Map<String, Value>, host: &str) -> Map<String, Value> {
     let mut row = row;
     let mut shown = Map::with_capacity(ROW_KEYS.len() + 1);
     shown.insert(HOST_KEY.to_owned(), Value::from(host));
@@ -85,7 +83,7 @@ pub fn row_with_host(row: Map<String, Value>, host: &str) -> Value {
     }
     row.remove(HOST_KEY);
     shown.extend(row);
-    Value::Object(shown)
+    shown
 }
 
 /// The rows of a `roster-list --format json` answer: a JSON array of
@@ -180,7 +178,7 @@ mod tests {
         assert!(difference.unknown.is_empty());
         let note = difference.older_note("box").expect("an older host is named");
         assert!(note.starts_with("box: an older roster") && note.contains("state"), "{note}");
-        let shown = row_with_host(row, "box");
+        let shown = Value::Object(row_with_host(row, "box"));
         let keys: Vec<&str> = shown.as_object().expect("object").keys().map(String::as_str).collect();
         assert_eq!(keys[0], "host");
         assert_eq!(keys[1..], ROW_KEYS);
@@ -204,7 +202,7 @@ mod tests {
         assert!(difference.newer_note("box").is_some_and(|note| note.contains("galaxy")));
         let shown = row_with_host(row, "box");
         assert_eq!(shown["galaxy"], 42);
-        assert_eq!(shown.as_object().expect("object").keys().next_back().map(String::as_str), Some("galaxy"));
+        assert_eq!(shown.keys().next_back().map(String::as_str), Some("galaxy"));
     }
 
     #[test]

@@ -17,19 +17,15 @@ use std::time::Duration;
 
 use cli_support::{Colour, OutputFormat, escape_for_terminal, local_clock, paint, push_table_line};
 use registry_core::Timestamp;
-use serde_json::Value;
+use session_events::{EVENT_SCHEMA, Event, EventKind, EventRow};
 
 use super::answer::{HostNote, host_notes_json_line};
 use super::query::Query;
-use super::rows::{ContractDifference, HOST_KEY, row_with_host, text_cells};
+use super::rows::{ContractDifference, row_with_host, text_cells};
 use super::ssh::{REMOTE_PROGRAM, failure_of, last_words, ssh_call};
 use super::target::{Host, Place};
 use crate::listing::ListArgs;
 use crate::table::{HEADERS, LIMITS};
-use crate::watch::{EVENT_SCHEMA, EventKind};
-
-/// The event kind of a host whose stream ended or could not start.
-pub const HOST_LOST: &str = "host-lost";
 
 /// The first wait before a lost host is asked again, and the longest.
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
@@ -51,7 +47,7 @@ const CWD_WIDTH: usize = 24;
 
 /// What a host's thread hands the printer.
 enum Report {
-    Event(Value),
+    Event(Box<Event>),
     Note(HostNote),
 }
 
@@ -170,7 +166,7 @@ impl Follower {
                 Ok(child) => child,
                 Err(error) => {
                     if !lost {
-                        self.event(HOST_LOST, &format!("could not start its watch: {error}"));
+                        self.event(EventKind::HostLost, &format!("could not start its watch: {error}"));
                         lost = true;
                     }
                     std::thread::sleep(backoff);
@@ -221,7 +217,7 @@ impl Follower {
             }
             let stderr = stderr.join().unwrap_or_default();
             if !lost {
-                self.event(HOST_LOST, &why_lost(status, &stderr, connected));
+                self.event(EventKind::HostLost, &why_lost(status, &stderr, connected));
                 lost = true;
             }
             std::thread::sleep(backoff);
@@ -233,24 +229,22 @@ impl Follower {
     /// its row (which gets every current key, `null` where the host's
     /// roster has none); a row of another contract is said once.
     fn pass_on(&self, line: &str, difference: &mut ContractDifference, newer_schema_said: &mut bool) {
-        let Ok(Value::Object(mut event)) = serde_json::from_str::<Value>(line) else {
+        let Some(mut event) = Event::from_line(line) else {
             self.note("host-unreadable", &format!("printed a line that is not an event: {line:?}"));
             return;
         };
-        if event.get("schema").and_then(Value::as_u64).is_some_and(|schema| schema > u64::from(EVENT_SCHEMA))
-            && !*newer_schema_said
-        {
+        if event.schema > u64::from(EVENT_SCHEMA) && !*newer_schema_said {
             *newer_schema_said = true;
             self.note(
                 "host-newer-contract",
                 &format!(
                     "a newer roster: its events are of schema {}, this one reads schema {EVENT_SCHEMA}; upgrade \
                      roster here",
-                    event["schema"]
+                    event.schema
                 ),
             );
         }
-        if let Some(Value::Object(row)) = event.remove("row") {
+        if let Some(EventRow::Remote(row)) = event.row.take() {
             if difference.add_row(&row) {
                 for (kind, message) in [
                     ("host-older-contract", difference.older_note(&self.host.given)),
@@ -265,21 +259,23 @@ impl Follower {
                     }
                 }
             }
-            event.insert("row".to_owned(), row_with_host(row, &self.host.given));
-        } else {
-            event.insert("row".to_owned(), Value::Null);
+            event.row = Some(EventRow::Remote(row_with_host(row, &self.host.given)));
         }
-        event.insert(HOST_KEY.to_owned(), Value::from(self.host.given.as_str()));
-        self.shared.send(Report::Event(Value::Object(event)));
+        event.host = Some(self.host.given.clone());
+        self.shared.send(Report::Event(Box::new(event)));
     }
 
     fn resync(&self) {
-        self.event(EventKind::Resync.as_str(), "the host is back: its current rows follow as listed");
+        self.event(EventKind::Resync, "the host is back: its current rows follow as listed");
     }
 
     /// An event about the host itself: `host-lost` or `resync`.
-    fn event(&self, kind: &str, reason: &str) {
-        self.shared.send(Report::Event(host_event(kind, &self.host.given, reason)));
+    fn event(&self, kind: EventKind, reason: &str) {
+        let event = Event {
+            host: Some(self.host.given.clone()),
+            ..Event::about_the_stream(kind, Timestamp::now(), Some(reason))
+        };
+        self.shared.send(Report::Event(Box::new(event)));
     }
 
     fn note(&self, kind: &str, what: &str) {
@@ -289,18 +285,6 @@ impl Follower {
             message: format!("{}: {}", escape_for_terminal(&self.host.given), escape_for_terminal(what)),
         }));
     }
-}
-
-/// An event about a host rather than a session: `row` null, `reason` why.
-pub fn host_event(kind: &str, host: &str, reason: &str) -> Value {
-    serde_json::json!({
-        "schema": EVENT_SCHEMA,
-        "event": kind,
-        "at": Timestamp::now().to_rfc3339_millis(),
-        "row": Value::Null,
-        "reason": reason,
-        HOST_KEY: host,
-    })
 }
 
 /// Why a host's stream ended, in a `host-lost` event's words.
@@ -415,18 +399,16 @@ impl Printer {
         }
     }
 
-    fn event_line(&self, event: &Value) -> String {
+    fn event_line(&self, event: &Event) -> String {
         if self.json {
-            return format!("{event}\n");
+            return event.to_line();
         }
-        let kind = event.get("event").and_then(Value::as_str).unwrap_or("?");
-        let at =
-            event.get("at").and_then(Value::as_str).and_then(Timestamp::parse).unwrap_or_else(Timestamp::now);
-        let host = event.get(HOST_KEY).and_then(Value::as_str).unwrap_or("?");
-        let colour = match kind {
-            "died" | HOST_LOST => Colour::Red,
-            "removed" | "unmatched" => Colour::Dim,
-            "listed" | "registered" | "refreshed" => Colour::Green,
+        let (kind, at) = (event.kind.as_str(), event.at);
+        let host = event.host.as_deref().unwrap_or("?");
+        let colour = match event.kind {
+            EventKind::Died | EventKind::HostLost => Colour::Red,
+            EventKind::Removed | EventKind::Unmatched => Colour::Dim,
+            EventKind::Listed | EventKind::Registered | EventKind::Refreshed => Colour::Green,
             _ => Colour::Yellow,
         };
         let enabled = self.colour;
@@ -434,16 +416,14 @@ impl Printer {
             &|column, cell| if column == 2 { paint(cell, colour, enabled).into() } else { cell.into() };
         let head = [local_clock(at), escape_for_terminal(host).into_owned(), kind.to_owned()];
         let mut line = String::new();
-        match event.get("row") {
-            Some(row @ Value::Object(_)) => {
-                let cells = text_cells(row, at);
+        match &event.row {
+            Some(row) => {
+                let cells = text_cells(&row.to_json(), at);
                 let mut all = head.iter().chain(&cells[1..]).map(String::as_str);
                 push_table_line(&mut line, &self.widths, &mut all, paint_event);
             }
-            _ => {
-                let reason =
-                    escape_for_terminal(event.get("reason").and_then(Value::as_str).unwrap_or_default())
-                        .into_owned();
+            None => {
+                let reason = escape_for_terminal(event.reason.as_deref().unwrap_or_default()).into_owned();
                 let mut all = head.iter().chain(std::iter::once(&reason)).map(String::as_str);
                 push_table_line(&mut line, &self.widths[..4], &mut all, paint_event);
             }

@@ -9,6 +9,8 @@ use std::collections::{BTreeMap, HashMap};
 use registry_core::RosterDir;
 use registry_core::messages::{Message, MessageId, QueueView, queue_names};
 
+use crate::event::EventKind;
+
 /// The queues seen, by record file name: whether each message in it was
 /// settled when last seen.
 #[derive(Debug, Default)]
@@ -111,18 +113,14 @@ impl MessageNews {
             MessageNews::Queued(message) | MessageNews::Settled(message) => message,
         }
     }
-}
 
-/// A message as an event shows it: `{id, seq, from, queued_at,
-/// expires_at, outcome, bytes}`, the text's length and never the text.
-pub(crate) fn message_json(message: &Message) -> serde_json::Value {
-    serde_json::json!({
-        "id": message.id,
-        "seq": message.seq,
-        "from": message.from,
-        "queued_at": message.queued_at,
-        "expires_at": message.expires_at,
-        "outcome": message.outcome,
-        "bytes": message.text.len(),
-    })
+    /// The event of this news: queued, or settled as its outcome says.
+    pub(crate) fn kind(&self) -> EventKind {
+        match self {
+            MessageNews::Queued(_) => EventKind::MessageQueued,
+            MessageNews::Settled(message) => {
+                EventKind::of_message(message.outcome.as_ref().map(|outcome| outcome.kind))
+            }
+        }
+    }
 }
