@@ -1,14 +1,12 @@
-//! The running notifier: follows the watch's event stream (the NDJSON of
-//! `roster-list --watch --format json`, the interface for collectors,
-//! docs/contract.md §6.7, run as a child; with `--host` it merges the
-//! hosts' streams), turns each event into an observation of the trigger
-//! machine, and hands the notices it decides to the backends' workers.
-//! SIGINT and SIGTERM stop it cleanly: the child is ended, the workers get
-//! a moment to finish what is queued, and it exits 0.
+//! The running notifier: follows the watch's events (`stream.rs`: this
+//! machine's in-process, or the hosts' merged), turns each event into an
+//! observation of the trigger machine, and hands the notices it decides to
+//! the backends' workers. SIGINT and SIGTERM stop it cleanly: the watch is
+//! ended, the workers get a moment to finish what is queued, and it exits
+//! 0.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
+use std::io::Write;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
@@ -20,19 +18,10 @@ use registry_core::record::{LocationStatus, ScreenLocation};
 
 use crate::notice::{Notice, SessionView, make_notice};
 use crate::settings::{self, Settings};
+use crate::stream::{EventStream, Input};
 use crate::triggers::{Activity, Change, Decision, Millis, Observation, SessionKey, Triggers, WaitingFor};
 use crate::workers::{Job, Log, Worker, WorkerSettings};
 use crate::{NotifyArgs, TOOL};
-
-/// What the main loop is woken by.
-enum Input {
-    /// One line of the event stream.
-    Event(serde_json::Value),
-    /// The stream ended: the watch exited.
-    StreamEnded(String),
-    /// SIGINT or SIGTERM.
-    Stop,
-}
 
 /// The wait before the watch is started again after it ended.
 const RESTART_WAIT: Duration = Duration::from_secs(1);
@@ -73,62 +62,15 @@ pub fn run(args: NotifyArgs) -> anyhow::Result<()> {
         format: args.common.output_format(),
         quiet: args.common.quiet,
     };
-    let mut watch = start_watch(&args, &settings, &inputs)?;
-    let outcome = notifier.follow(&received, &mut watch, &args, &settings, &inputs, &log);
-    if let Some(child) = watch.as_mut() {
-        let _ = child.kill();
-        let _ = child.wait();
+    let mut stream = Some(EventStream::start(&args, &settings, &inputs, &log)?);
+    let outcome = notifier.follow(&received, &mut stream, &args, &settings, &inputs, &log);
+    if let Some(stream) = stream {
+        stream.stop();
     }
     for worker in notifier.workers {
         worker.finish(Duration::from_secs(1));
     }
     outcome
-}
-
-/// Starts `roster-list --watch --format json` with the hosts and
-/// directory asked; a thread reads its lines into `inputs`.
-fn start_watch(
-    args: &NotifyArgs,
-    settings: &Settings,
-    inputs: &Sender<Input>,
-) -> anyhow::Result<Option<Child>> {
-    let program = settings::sibling_program("roster-list");
-    let mut command = Command::new(&program);
-    // Not --quiet: that silences the events too.
-    command.args(["--watch", "--format", "json"]);
-    if let Some(directory) = &args.common.dir {
-        command.arg("--dir").arg(directory);
-    }
-    for host in &settings.hosts {
-        command.arg("--host").arg(host);
-    }
-    if let Some(file) = &settings.hosts_file {
-        command.arg("--hosts-file").arg(file);
-    }
-    let mut child =
-        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().map_err(
-            |error| anyhow::anyhow!("the watch ({}) could not be started: {error}", program.display()),
-        )?;
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let inputs = inputs.clone();
-    std::thread::Builder::new().name("notify-watch".to_owned()).spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            match serde_json::from_str(&line) {
-                Ok(event) => {
-                    if inputs.send(Input::Event(event)).is_err() {
-                        return;
-                    }
-                }
-                Err(error) => {
-                    let _ =
-                        writeln!(std::io::stderr(), "{TOOL}: the watch said a line that is no JSON: {error}");
-                }
-            }
-        }
-        let _ = inputs.send(Input::StreamEnded("its output ended".to_owned()));
-    })?;
-    Ok(Some(child))
 }
 
 struct Notifier {
@@ -151,7 +93,7 @@ impl Notifier {
     fn follow(
         &mut self,
         received: &Receiver<Input>,
-        watch: &mut Option<Child>,
+        stream: &mut Option<EventStream>,
         args: &NotifyArgs,
         settings: &Settings,
         inputs: &Sender<Input>,
@@ -170,14 +112,14 @@ impl Notifier {
                     }
                 }
                 Ok(Input::StreamEnded(why)) => {
-                    if let Some(mut child) = watch.take() {
-                        let status = child.wait().map(|status| status.to_string()).unwrap_or_default();
-                        log(&format!("the watch ended ({why}, {status}); starting it again in 1 s"));
+                    if let Some(ended) = stream.take() {
+                        ended.stop();
                     }
+                    log(&format!("the watch ended ({why}); starting it again in 1 s"));
                     if received.recv_timeout(RESTART_WAIT).is_ok_and(|input| matches!(input, Input::Stop)) {
                         return Ok(());
                     }
-                    *watch = start_watch(args, settings, inputs)?;
+                    *stream = Some(EventStream::start(args, settings, inputs, log)?);
                 }
                 Ok(Input::Stop) => return Ok(()),
                 Err(RecvTimeoutError::Timeout) => {

@@ -13,6 +13,7 @@ pub mod backends;
 mod follow;
 pub mod notice;
 mod settings;
+mod stream;
 pub mod triggers;
 pub mod workers;
 
