@@ -9,6 +9,7 @@
 
 mod desktop;
 mod posted;
+mod terminal;
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
