@@ -183,10 +183,8 @@ impl Triggers {
                             decisions.push(Decision::Show { key, trigger: Trigger::Waiting, since });
                         }
                     }
-                    (Some(Activity::Waiting(_)), _) => {
-                        if remembered.out == Some(Trigger::Waiting) {
-                            remembered.withdraw_at = Some(observation.at + settings.flap_window_ms);
-                        }
+                    (Some(Activity::Waiting(_)), _) if remembered.out == Some(Trigger::Waiting) => {
+                        remembered.withdraw_at = Some(observation.at + settings.flap_window_ms);
                     }
                     (Some(Activity::Working), Activity::Idle) => {
                         let ran = since - before_since;
