@@ -6,7 +6,6 @@
 //! it is killed when dropped.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -36,20 +35,31 @@ impl NotificationDesktop {
         let monitor_program = require_tool("dbus-monitor");
         require_tool("busctl");
         let directory = tempfile::tempdir().expect("a scratch directory");
-        let number = (150..400)
-            .find(|number| !Path::new(&format!("/tmp/.X11-unix/X{number}")).exists())
-            .expect("a free X display");
-        let display = format!(":{number}");
+        // Xvfb chooses a free display itself and says which on a pipe
+        // (-displayfd): two tests choosing at once never pick the same one.
+        let (read_end, write_end) = nix::unistd::pipe().expect("a pipe");
+        nix::fcntl::fcntl(&read_end, nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC))
+            .expect("close-on-exec");
         let xvfb = Command::new(xvfb_program)
-            .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .args([
+                "-displayfd",
+                &std::os::fd::AsRawFd::as_raw_fd(&write_end).to_string(),
+                "-screen",
+                "0",
+                "1280x800x24",
+                "-nolisten",
+                "tcp",
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("start Xvfb");
-        assert!(
-            poll_until(Duration::from_secs(10), || Path::new(&format!("/tmp/.X11-unix/X{number}")).exists()),
-            "Xvfb never opened {display}"
-        );
+        drop(write_end);
+        let mut number = String::new();
+        BufReader::new(std::fs::File::from(read_end)).read_line(&mut number).expect("Xvfb says its display");
+        let number = number.trim().to_owned();
+        assert!(!number.is_empty(), "Xvfb chose no display");
+        let display = format!(":{number}");
         let socket = directory.path().join("bus");
         let bus_address = format!("unix:path={}", socket.display());
         let bus = Command::new(bus_program)

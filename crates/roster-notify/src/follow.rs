@@ -111,6 +111,7 @@ impl Notifier {
                         self.carry_out(decisions);
                     }
                 }
+                Ok(Input::Watching(sessions)) => self.say_watching(sessions),
                 Ok(Input::StreamEnded(why)) => {
                     if let Some(ended) = stream.take() {
                         ended.stop();
@@ -216,6 +217,26 @@ impl Notifier {
                 }
             }
         }
+    }
+
+    /// The line that says this machine's watch is up.
+    fn say_watching(&self, sessions: usize) {
+        if self.quiet {
+            return;
+        }
+        let now = Timestamp::now();
+        let line = match self.format {
+            OutputFormat::Json => serde_json::json!({
+                "at": now.to_rfc3339_millis(),
+                "action": "watching",
+                "sessions": sessions,
+            })
+            .to_string(),
+            OutputFormat::Text => {
+                format!("{} watching the {sessions} sessions of this machine", cli_support::local_clock(now))
+            }
+        };
+        let _ = writeln!(std::io::stdout().lock(), "{line}");
     }
 
     /// One line on stdout per notice handed over or kept back.

@@ -113,7 +113,7 @@ pub fn manual() -> Manual {
             Example {
                 description: "Desktop notices for the sessions of this machine, until Ctrl-C:",
                 commands: &["roster-notify"],
-                output: &["12:04:31.220 show waiting wren (claude-code) waits for your permission: roster on main · waiting 0s · pid 5854"],
+                output: &[],
             },
             Example {
                 description: "Run it as a systemd user service (the package ships the unit):",
@@ -121,9 +121,11 @@ pub fn manual() -> Manual {
                 output: &[],
             },
             Example {
-                description: "To your phone through ntfy, the token in an environment variable, paths and names left out:",
+                description: "To your phone through ntfy, the token in an environment variable (add --redact to leave \
+                              paths and names out):",
                 commands: &[
-                    "NTFY_TOKEN=tk_... roster-notify --backend ntfy --ntfy-url https://ntfy.sh/my-agents --ntfy-token-env NTFY_TOKEN --redact",
+                    "export NTFY_TOKEN=tk_...",
+                    "roster-notify -b ntfy --ntfy-url https://ntfy.sh/agents --ntfy-token-env NTFY_TOKEN",
                 ],
                 output: &[],
             },
@@ -173,7 +175,9 @@ pub fn manual() -> Manual {
                 .to_owned(),
             "Output: one line per notice handed to the backends (show, replace, withdraw) or kept back (in-front) \
              on stdout: local time, what, the trigger, title and body; with --format json one JSON object a line, \
-             {\"at\",\"action\",\"reason\",\"notice\"}. Failures of backends go to stderr."
+             {\"at\",\"action\",\"reason\",\"notice\"}. Once this machine's watch is up (the sessions present \
+             handed over), a line says so: {\"at\",\"action\":\"watching\",\"sessions\"}. Failures of backends \
+             go to stderr."
                 .to_owned(),
         ],
         environment: manual::session_variables_and(&[

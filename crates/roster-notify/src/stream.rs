@@ -23,6 +23,9 @@ use crate::workers::Log;
 pub(crate) enum Input {
     /// One event, as its JSON.
     Event(serde_json::Value),
+    /// This machine's watch is up: every session present was handed
+    /// over (how many), changes follow.
+    Watching(usize),
     /// The stream ended, and why.
     StreamEnded(String),
     /// SIGINT or SIGTERM.
@@ -85,10 +88,14 @@ fn start_local(args: &NotifyArgs, inputs: &Sender<Input>, log: &Log) -> anyhow::
         let sink_log = log.clone();
         let sink = NoticeSink { inputs: sink_inputs, log: sink_log };
         let outcome = SessionWatch::start(config, sink).and_then(|(mut watch, listed)| {
+            let count = listed.len();
             for event in listed {
                 if inputs.send(Input::Event(event.to_json())).is_err() {
                     return Ok(());
                 }
+            }
+            if inputs.send(Input::Watching(count)).is_err() {
+                return Ok(());
             }
             watch.run()
         });

@@ -95,3 +95,54 @@ fn a_waiting_session_gives_one_desktop_notice_whose_action_goes_there_and_which_
     assert_eq!(desktop.displayed(), 0);
     notifier.stop();
 }
+
+#[test]
+fn a_hung_notification_server_delays_no_other_backend_and_one_that_comes_back_is_used_again() {
+    let mut desktop = NotificationDesktop::start();
+    let sandbox = Sandbox::new();
+    let webhook = tests::http_recorder::HttpRecorder::start(tests::http_recorder::Answer::Ok);
+    let url = format!("{}/hook", webhook.url);
+    let first = tests::Owner::spawn();
+    register(&sandbox, first.pid(), "s-first", "first");
+    let second = tests::Owner::spawn();
+    register(&sandbox, second.pid(), "s-second", "second");
+    let notifier = Notifier::start(
+        &sandbox,
+        &["--backend", "desktop,webhook", "--webhook-url", &url, "--timeout", "1"],
+        &[("DBUS_SESSION_BUS_ADDRESS", &desktop.bus_address)],
+    );
+    std::thread::sleep(Duration::from_millis(500));
+
+    // dunst stopped: it holds its name on the bus and answers nothing.
+    desktop.stop_server(true);
+    let changed = Instant::now();
+    claude_event(&sandbox, "s-first", "PermissionRequest");
+    let posted = webhook.wait_for(1, Duration::from_secs(5));
+    assert!(
+        posted[0].at - changed < Duration::from_millis(1500),
+        "posted after {:?}",
+        posted[0].at - changed
+    );
+    assert!(
+        poll_until(Duration::from_secs(5), || notifier.stderr().contains("desktop: show of the notice for")
+            && notifier.stderr().contains("no answer within 1000 ms")),
+        "{}",
+        notifier.stderr()
+    );
+
+    // dunst gone and started again: the next notice shows.
+    desktop.stop_server(false);
+    desktop.start_server();
+    claude_event(&sandbox, "s-second", "PermissionRequest");
+    assert!(
+        poll_until(Duration::from_secs(10), || desktop
+            .notify_calls()
+            .iter()
+            .any(|summary| summary == "second (claude-code) waits for your permission")
+            && desktop.displayed() >= 1),
+        "{:?} {}",
+        desktop.notify_calls(),
+        notifier.stderr()
+    );
+    notifier.stop();
+}

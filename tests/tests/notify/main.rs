@@ -8,6 +8,7 @@
 //! per backend.
 
 mod desktop;
+mod hosts;
 mod posted;
 mod terminal;
 

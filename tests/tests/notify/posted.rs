@@ -90,8 +90,6 @@ fn a_hung_server_delays_no_other_backend_past_the_timeout_and_is_retried_and_log
     register(&sandbox, first.pid(), "s-one", "one");
     let second = Owner::spawn();
     register(&sandbox, second.pid(), "s-two", "two");
-    // Let the watch see both before they change.
-    std::thread::sleep(Duration::from_millis(500));
 
     let changed = Instant::now();
     claude_event(&sandbox, "s-one", "PermissionRequest");
@@ -146,8 +144,9 @@ fn a_crash_and_a_long_turn_are_told_and_triggers_can_be_turned_off() {
     register(&sandbox, worker.pid(), "s-turn", "turner");
     let crasher = Owner::spawn();
     register(&sandbox, crasher.pid(), "s-crash", "crasher");
-    std::thread::sleep(Duration::from_millis(500));
+    notifier.wait_for("watching", 1, Duration::from_secs(20));
     claude_event(&sandbox, "s-turn", "UserPromptSubmit");
+    // A turn of more than the second asked for.
     std::thread::sleep(Duration::from_millis(1200));
     claude_event(&sandbox, "s-turn", "Stop");
     // A short turn after it is not told.
