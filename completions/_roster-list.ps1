@@ -51,7 +51,7 @@ Register-ArgumentCompleter -Native -CommandName 'roster-list' -ScriptBlock {
             [CompletionResult]::new('-W', '-W ', [CompletionResultType]::ParameterName, 'Show every cell whole: full session ids, no cut to the terminal''s width')
             [CompletionResult]::new('--wide', '--wide', [CompletionResultType]::ParameterName, 'Show every cell whole: full session ids, no cut to the terminal''s width')
             [CompletionResult]::new('--no-legend', '--no-legend', [CompletionResultType]::ParameterName, 'Do not explain the table''s marks and CONSENT labels on stderr (each is said once otherwise)')
-            [CompletionResult]::new('--ended', '--ended', [CompletionResultType]::ParameterName, 'List the sessions that ended instead, newest first: when, how (exited, crashed, reboot, removed), harness, agent, directory, session id')
+            [CompletionResult]::new('--ended', '--ended', [CompletionResultType]::ParameterName, 'List the sessions that ended instead, newest first: when, how (exited, crashed, reboot, removed), harness, agent, directory, session id, and the command that resumes it (or none and why)')
             [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'After the rows, print one event per change until interrupted (see EVENTS)')
             [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'After the rows, print one event per change until interrupted (see EVENTS)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

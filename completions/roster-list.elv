@@ -48,7 +48,7 @@ set edit:completion:arg-completer[roster-list] = {|@words|
             cand -W 'Show every cell whole: full session ids, no cut to the terminal''s width'
             cand --wide 'Show every cell whole: full session ids, no cut to the terminal''s width'
             cand --no-legend 'Do not explain the table''s marks and CONSENT labels on stderr (each is said once otherwise)'
-            cand --ended 'List the sessions that ended instead, newest first: when, how (exited, crashed, reboot, removed), harness, agent, directory, session id'
+            cand --ended 'List the sessions that ended instead, newest first: when, how (exited, crashed, reboot, removed), harness, agent, directory, session id, and the command that resumes it (or none and why)'
             cand -w 'After the rows, print one event per change until interrupted (see EVENTS)'
             cand --watch 'After the rows, print one event per change until interrupted (see EVENTS)'
             cand -h 'Print help (see more with ''--help'')'

@@ -46,6 +46,47 @@ impl Owner {
         Owner { child }
     }
 
+    /// An owner with only `variables` in its environment, in a session of
+    /// its own: with a pseudo-terminal as its controlling terminal when
+    /// `in_a_terminal` (as every pane of a multiplexer or terminal gives
+    /// its programs), else without any.
+    pub fn spawn_in_a_session(variables: &[(&str, &str)], in_a_terminal: bool) -> Owner {
+        use std::os::unix::process::CommandExt;
+        let terminal = in_a_terminal.then(|| nix::pty::openpty(None, None).expect("open a pseudo-terminal"));
+        let mut command = Command::new("/bin/sleep");
+        command.arg("100000").env_clear().envs(variables.iter().copied());
+        match &terminal {
+            Some(pty) => {
+                let side = |purpose| Stdio::from(pty.slave.try_clone().expect(purpose));
+                command
+                    .stdin(side("the terminal as stdin"))
+                    .stdout(side("as stdout"))
+                    .stderr(side("as stderr"));
+            }
+            None => {
+                command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+            }
+        }
+        // SAFETY: only async-signal-safe system calls (setsid, ioctl)
+        // between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                nix::unistd::setsid()?;
+                if in_a_terminal && nix::libc::ioctl(0, nix::libc::TIOCSCTTY, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = command.spawn().expect("spawn /bin/sleep in a session of its own");
+        // The master side stays open for as long as the test holds the
+        // owner: closed, the terminal would hang up its session.
+        if let Some(pty) = terminal {
+            std::mem::forget(pty.master);
+        }
+        Owner { child }
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }

@@ -34,7 +34,7 @@ impl PausedOwner {
     pub fn fork() -> anyhow::Result<PausedOwner> {
         let parent = getpid();
         // SAFETY: the child only makes async-signal-safe system calls
-        // (prctl, getppid, close_range, pause, _exit) and never returns into
+        // (prctl, getppid, setsid, close_range, pause, _exit) and never returns into
         // Rust code, so forking from a process that may have other threads
         // is sound.
         match unsafe { fork() }.context("fork an owner process")? {
@@ -90,6 +90,10 @@ unsafe fn paused_child(parent: NixPid) -> ! {
         // SAFETY: `_exit` takes an integer and never returns.
         unsafe { libc::_exit(0) };
     }
+    // A session of its own, without a controlling terminal, wherever the
+    // tests or the bench run: what reads an owner's terminal (a session's
+    // location) sees the same everywhere.
+    let _ = nix::unistd::setsid();
     // Inherited descriptors would keep pipes of concurrently spawned tools
     // open for as long as this owner lives, and hang their readers (nix has
     // no close_range).

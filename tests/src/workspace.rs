@@ -14,7 +14,7 @@ use anyhow::{Context, bail};
 /// installation is made, passes its own to [`build_binaries`]. The tooling
 /// test `every_binary_crate_is_in_every_list_of_the_tools` holds both to
 /// the workspace's binary crates.
-pub const ROSTER_BINARIES: [&str; 9] = [
+pub const ROSTER_BINARIES: [&str; 10] = [
     "roster-register",
     "roster-list",
     "roster-prune",
@@ -23,6 +23,7 @@ pub const ROSTER_BINARIES: [&str; 9] = [
     "roster-state",
     "roster-send",
     "roster-focus",
+    "roster-resume",
     "roster-notify",
 ];
 

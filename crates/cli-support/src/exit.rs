@@ -1,7 +1,8 @@
 //! Exit statuses and the one-line error report (docs/contract.md §6): `0` done, `1`
 //! failed, `2` bad input or usage, `3` refused by rule, `4`/`5` for `roster-send --wait`
 //! (docs/contract.md §6.6), and `6` for hosts that did not answer
-//! `roster-list --host` (docs/contract.md §6.7). [`ExitStatus`] is the
+//! `roster-list --host` (docs/contract.md §6.7), `7` for `roster-focus`
+//! out of reach (§6.8), `8`/`9`/`10` for `roster-resume` (§6.9). [`ExitStatus`] is the
 //! one enum every binary exits with; each library error kind maps to it
 //! through a `From<&Error>` impl below, and the binary prints `{:#}` once.
 
@@ -33,6 +34,15 @@ pub enum ExitStatus {
     /// shows nothing here can bring it to the front (a terminal of its own,
     /// a multiplexer no client is attached to).
     OutOfReach,
+    /// Already running (8): `roster-resume` was asked for a session whose
+    /// id a live session holds now, or that another `roster-resume`
+    /// started and whose process still runs.
+    AlreadyRunning,
+    /// Its directory is gone (9): `roster-resume` cannot start a session
+    /// in a directory that no longer exists.
+    DirectoryGone,
+    /// Not installed (10): the harness's program is not on `PATH`.
+    NotInstalled,
 }
 
 impl ExitStatus {
@@ -47,6 +57,9 @@ impl ExitStatus {
             ExitStatus::StillPending => 5,
             ExitStatus::HostsUnanswered => 6,
             ExitStatus::OutOfReach => 7,
+            ExitStatus::AlreadyRunning => 8,
+            ExitStatus::DirectoryGone => 9,
+            ExitStatus::NotInstalled => 10,
         }
     }
 
@@ -509,11 +522,14 @@ mod tests {
             ExitStatus::StillPending,
             ExitStatus::HostsUnanswered,
             ExitStatus::OutOfReach,
+            ExitStatus::AlreadyRunning,
+            ExitStatus::DirectoryGone,
+            ExitStatus::NotInstalled,
         ]
         .into_iter()
         .map(ExitStatus::code)
         .collect();
-        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     }
 
     fn usage_error(arguments: &[&str]) -> clap::Error {

@@ -15,16 +15,21 @@ pub fn roster_directory_choice(common: &CommonArgs) -> registry_core::Result<Dir
     choose_directory(common.dir.as_deref(), &process_env_os)
 }
 
-/// Opens (creating it if needed) the roster directory, for a writer.
+/// Opens (creating it if needed) the roster directory, for a writer, with
+/// the bounds of `ended/` the user's `config.toml` sets.
 pub fn open_roster_for_writing(common: &CommonArgs) -> registry_core::Result<RosterDir> {
-    RosterDir::open_or_create(&roster_directory_choice(common)?.path)
-        .map(|roster| with_lock_manners(roster, common))
+    RosterDir::open_or_create(&roster_directory_choice(common)?.path).map(|roster| {
+        with_lock_manners(roster, common).with_ended_bounds(consent::user_ended_bounds(&process_env_os))
+    })
 }
 
-/// Opens the roster directory for a reader; `None` when it does not exist.
+/// Opens the roster directory for a reader (who may remove, as prune
+/// does: with the bounds of `ended/` the user's `config.toml` sets); `None`
+/// when it does not exist.
 pub fn open_roster_for_reading(common: &CommonArgs) -> registry_core::Result<Option<RosterDir>> {
-    Ok(RosterDir::open_existing(&roster_directory_choice(common)?.path)?
-        .map(|roster| with_lock_manners(roster, common)))
+    Ok(RosterDir::open_existing(&roster_directory_choice(common)?.path)?.map(|roster| {
+        with_lock_manners(roster, common).with_ended_bounds(consent::user_ended_bounds(&process_env_os))
+    }))
 }
 
 /// The harnesses' own session directories (docs/contract.md §6.5): Claude

@@ -97,8 +97,18 @@ fn unknown_key_message(key: &str, line: Option<usize>) -> String {
 }
 
 /// Every key either configuration file may hold, for suggestions.
-const KNOWN_KEYS: [&str; 7] =
-    ["agent_name", "consent", "auto_arm", "adopt", "claude_code", "copilot", "notify"];
+const KNOWN_KEYS: [&str; 10] = [
+    "agent_name",
+    "consent",
+    "auto_arm",
+    "adopt",
+    "claude_code",
+    "copilot",
+    "ended",
+    "kept_most",
+    "kept_days",
+    "notify",
+];
 
 /// The known key nearest to an unknown one (its last dotted part), when it
 /// is close enough to be a typo: at most two edits, and fewer edits than
@@ -123,6 +133,10 @@ pub struct UserConfig {
     pub auto_arm: Option<bool>,
     pub adopt_claude_code: Option<bool>,
     pub adopt_copilot: Option<bool>,
+    /// `[ended] kept_most`: how many ended sessions are kept.
+    pub ended_kept_most: Option<usize>,
+    /// `[ended] kept_days`: for how many days an ended session is kept.
+    pub ended_kept_days: Option<u64>,
     /// `[notify]`: what `roster-notify` tells of and where.
     pub notify: Option<crate::notify_config::NotifyConfig>,
 }
@@ -164,14 +178,22 @@ fn parse_repo_table(bytes: &[u8]) -> Result<RepoConfig, ConfigProblem> {
 }
 
 /// Parses a user file strictly: only `[consent] auto_arm`, `[adopt]
-/// claude_code` and `copilot`, and `[notify]` are known.
+/// claude_code` and `copilot`, `[ended]` and `[notify]` are known.
 pub fn parse_user_config(bytes: &[u8]) -> Result<UserConfig, ConfigProblem> {
     let parsed = parse_table(bytes).and_then(|table| {
-        reject_unknown_keys(&table, &["consent", "adopt", "notify"])?;
+        reject_unknown_keys(&table, &["consent", "adopt", "ended", "notify"])?;
         let (adopt_claude_code, adopt_copilot) = adopt_switches(&table)?;
+        let (ended_kept_most, ended_kept_days) = ended_bounds(&table)?;
         let notify =
             crate::notify_config::notify_config(table.get("notify")).map_err(ConfigProblem::Unparseable)?;
-        Ok(UserConfig { auto_arm: consent_auto_arm(&table)?, adopt_claude_code, adopt_copilot, notify })
+        Ok(UserConfig {
+            auto_arm: consent_auto_arm(&table)?,
+            adopt_claude_code,
+            adopt_copilot,
+            ended_kept_most,
+            ended_kept_days,
+            notify,
+        })
     });
     parsed.map_err(|problem| locate_unknown_key(problem, bytes))
 }
@@ -325,6 +347,44 @@ fn reject_unknown_keys(table: &toml::Table, known: &[&str]) -> Result<(), Config
     Ok(())
 }
 
+/// `[ended] kept_most` and `kept_days`, after checking the `ended` table's
+/// keys: the bounds of the ended sessions kept (docs/contract.md §6.2.1),
+/// each a whole number within its range.
+fn ended_bounds(table: &toml::Table) -> Result<(Option<usize>, Option<u64>), ConfigProblem> {
+    let ended = match table.get("ended") {
+        None => return Ok((None, None)),
+        Some(toml::Value::Table(ended)) => ended,
+        Some(other) => {
+            return Err(ConfigProblem::Unparseable(format!(
+                "`ended` is {}, not a table; write [ended] on a line of its own",
+                type_name(other)
+            )));
+        }
+    };
+    if let Some(key) = ended.keys().find(|key| !["kept_most", "kept_days"].contains(&key.as_str())) {
+        return Err(ConfigProblem::UnknownKey { key: format!("ended.{key}"), line: None });
+    }
+    let number = |key: &str, low: u64, high: u64| match ended.get(key) {
+        None => Ok(None),
+        Some(toml::Value::Integer(value)) if (low as i64..=high as i64).contains(value) => {
+            Ok(Some(*value as u64))
+        }
+        Some(toml::Value::Integer(value)) => Err(ConfigProblem::Unparseable(format!(
+            "`ended.{key}` is {value}; write a whole number from {low} to {high}"
+        ))),
+        Some(other) => Err(ConfigProblem::Unparseable(format!(
+            "`ended.{key}` is {}, not a whole number; write {key} = {low} or more, at most {high}",
+            type_name(other)
+        ))),
+    };
+    let most = registry_core::ENDED_KEPT_MOST_RANGE;
+    let days = registry_core::ENDED_KEPT_DAYS_RANGE;
+    Ok((
+        number("kept_most", *most.start() as u64, *most.end() as u64)?.map(|value| value as usize),
+        number("kept_days", *days.start(), *days.end())?,
+    ))
+}
+
 /// `[adopt] claude_code` and `copilot`, after checking the `adopt`
 /// table's keys: whether `roster-list` lists each harness's own sessions
 /// (docs/contract.md §6.5).
@@ -462,6 +522,14 @@ mod tests {
             user("[adopt]\nclaude_code = false"),
             Ok(UserConfig { adopt_claude_code: Some(false), ..UserConfig::default() })
         );
+        assert_eq!(
+            user("[ended]\nkept_most = 50\nkept_days = 7"),
+            Ok(UserConfig { ended_kept_most: Some(50), ended_kept_days: Some(7), ..UserConfig::default() })
+        );
+        assert!(user("[ended]\nkept_most = 0").is_err(), "no ended session kept is not a bound");
+        assert!(user("[ended]\nkept_days = 3651").is_err(), "ten years at most");
+        assert!(user("[ended]\nkept_most = \"50\"").is_err(), "a number, not text");
+        assert!(user("[ended]\nkeep = 5").is_err(), "an unknown key under [ended] is refused");
         assert_eq!(
             user("[adopt]\ncopilot = false"),
             Ok(UserConfig { adopt_copilot: Some(false), ..UserConfig::default() })

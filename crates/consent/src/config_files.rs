@@ -170,6 +170,23 @@ pub fn user_notify_config(
     }
 }
 
+/// The bounds of `ended/` the user file sets (`[ended] kept_most`,
+/// `kept_days`), each else its default. A file that cannot be read or
+/// parsed changes nothing here: the defaults hold (keeping is history, and
+/// a bad file must never lose it all).
+pub fn user_ended_bounds(env: &dyn Fn(&str) -> Option<OsString>) -> registry_core::EndedBounds {
+    let defaults = registry_core::EndedBounds::default();
+    let Some(path) = user_config_path(env) else { return defaults };
+    let FileRead::Bytes(bytes) = read_config_file(&path, Trust::Anyone) else { return defaults };
+    let Ok(config) = parse_user_config(&bytes) else { return defaults };
+    registry_core::EndedBounds {
+        kept_most: config.ended_kept_most.unwrap_or(defaults.kept_most),
+        kept_for: config
+            .ended_kept_days
+            .map_or(defaults.kept_for, |days| std::time::Duration::from_secs(days * 24 * 3600)),
+    }
+}
+
 /// Reads both files for the session in `directory` (canonical) and
 /// resolves them.
 pub fn load_auto_arm_inputs(directory: &Path, env: &dyn Fn(&str) -> Option<OsString>) -> AutoArmInputs {

@@ -36,7 +36,7 @@ pub use config_files::{
     AdoptChoices, AutoArmInputs, ConfigInput, MAX_CONFIG_BYTES, REPO_CONFIG_NAME, RepoConfigWarning,
     USER_CONFIG_RELATIVE, canonical_session_directory, find_repo_config, load_auto_arm_inputs,
     load_repo_input, load_user_input, repo_agent_name, repo_file_distrust, user_adopt_choices,
-    user_config_path, user_notify_config,
+    user_config_path, user_ended_bounds, user_notify_config,
 };
 pub use decision::{ConsentDecider, ConsentLabel, OwnerCondition, SessionConsent, decide};
 pub use error::{Error, Result};

@@ -93,6 +93,9 @@ pub struct Namespaces {
 pub struct ProcIdentity {
     pub uid: u32,
     pub start_ticks: u64,
+    /// Its controlling terminal's device number (field 7 of `stat`,
+    /// `tty_nr`); 0 without one.
+    pub terminal: u64,
 }
 
 /// Why `/proc/<pid>` could not be read.
@@ -157,18 +160,22 @@ pub(crate) fn read_proc_identity(pid: Pid) -> Result<ProcIdentity, ProcReadError
     let uid = retry_interrupted(|| nix::sys::stat::stat(directory.as_str()))
         .map_err(|errno| classify_proc_error(errno.into()))?
         .st_uid;
-    let start_ticks = read_proc_start_ticks(pid)?;
-    Ok(ProcIdentity { uid, start_ticks })
+    let stat = read_proc_stat(pid)?;
+    Ok(ProcIdentity { uid, start_ticks: stat.start_ticks, terminal: stat.tty_nr })
 }
 
 /// Reads only the start ticks of a process, from `/proc/<pid>/stat`: what a
 /// verdict needs once an agreeing pidfs inode has made the uid moot.
 pub(crate) fn read_proc_start_ticks(pid: Pid) -> Result<u64, ProcReadError> {
+    read_proc_stat(pid).map(|stat| stat.start_ticks)
+}
+
+/// `/proc/<pid>/stat`, parsed, read in one read.
+pub fn read_proc_stat(pid: Pid) -> Result<crate::proc_stat::ProcStat, ProcReadError> {
     let mut buffer = [0u8; STAT_BUFFER_BYTES];
     let stat_bytes =
         read_small_file(&format!("/proc/{pid}/stat"), &mut buffer).map_err(classify_proc_error)?;
-    let stat = parse_proc_stat(stat_bytes).map_err(|error| ProcReadError::Other(error.to_string()))?;
-    Ok(stat.start_ticks)
+    parse_proc_stat(stat_bytes).map_err(|error| ProcReadError::Other(error.to_string()))
 }
 
 /// What a failed read of `/proc/<pid>` means for a verdict.

@@ -29,7 +29,7 @@ pub use chain::capture_owner_chain;
 pub use facts::{LinuxFacts, LinuxProcess, OpenProcessError, ProcessFacts, SystemFacts};
 pub use identity::{
     BOOT_ID_PATH, CaptureError, ChainMember, MAX_CHAIN_MEMBERS, Namespaces, OwnerIdentity, ProcIdentity,
-    ProcReadError, SocketIdentity, own_namespaces, read_boot_id,
+    ProcReadError, SocketIdentity, own_namespaces, read_boot_id, read_proc_stat,
 };
 pub use interrupted::{MaybeInterrupted, retry_interrupted};
 pub use pid::{Pid, PidParseError, kernel_pid_max};
@@ -40,6 +40,7 @@ pub use resolve::{
     resolve_owner,
 };
 pub use verdict::{
-    INITIAL_USER_NS_INODE, Liveness, PIDFS_INODES_ARE_NEVER_REUSED, Verdict, judge, judge_now,
+    INITIAL_USER_NS_INODE, Liveness, PIDFS_INODES_ARE_NEVER_REUSED, SeenVerdict, Verdict, judge, judge_now,
+    judge_seeing_terminal,
 };
 pub use world::{MACHINE_LIMIT, USER_HZ, read_boottime_offset_ticks, read_machine};

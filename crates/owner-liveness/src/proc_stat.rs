@@ -11,6 +11,9 @@ pub struct ProcStat {
     pub state: char,
     /// Field 4; 0 for the kernel's first processes.
     pub ppid: u32,
+    /// Field 7: the device number of the controlling terminal (minor in
+    /// bits 0–7 and 20–31, major in bits 8–19); 0 without one.
+    pub tty_nr: u64,
     /// Field 9: the kernel's `PF_*` flags of the process.
     pub flags: u64,
     /// Field 22: clock ticks since boot when the process started.
@@ -45,8 +48,14 @@ pub fn parse_proc_stat(line: &[u8]) -> Result<ProcStat, ProcStatParseError> {
         .ok_or(ProcStatParseError("no ppid"))?
         .parse()
         .map_err(|_| ProcStatParseError("ppid is not a number"))?;
+    // Fields 5 and 6 (process group, session) are skipped.
+    let tty_nr: u64 = fields
+        .nth(2)
+        .ok_or(ProcStatParseError("no tty_nr (field 7)"))?
+        .parse()
+        .map_err(|_| ProcStatParseError("tty_nr is not a number"))?;
     let flags: u64 = fields
-        .nth(4)
+        .nth(1)
         .ok_or(ProcStatParseError("no flags (field 9)"))?
         .parse()
         .map_err(|_| ProcStatParseError("flags are not a number"))?;
@@ -55,7 +64,7 @@ pub fn parse_proc_stat(line: &[u8]) -> Result<ProcStat, ProcStatParseError> {
         .ok_or(ProcStatParseError("no start time (field 22)"))?
         .parse()
         .map_err(|_| ProcStatParseError("start time is not a number"))?;
-    Ok(ProcStat { comm, state, ppid, flags, start_ticks })
+    Ok(ProcStat { comm, state, ppid, tty_nr, flags, start_ticks })
 }
 
 /// The kernel's flag for its own threads (`PF_KTHREAD`).
@@ -84,7 +93,7 @@ mod tests {
 
     fn line(comm: &str, start: u64) -> String {
         format!(
-            "4242 ({comm}) S 17 4242 4242 0 -1 4194304 100 0 0 0 1 2 0 0 20 0 1 0 {start} 1000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n"
+            "4242 ({comm}) S 17 4242 4242 34817 -1 4194304 100 0 0 0 1 2 0 0 20 0 1 0 {start} 1000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n"
         )
     }
 
@@ -93,7 +102,14 @@ mod tests {
         let stat = parse_proc_stat(line("claude", 870).as_bytes()).unwrap();
         assert_eq!(
             stat,
-            ProcStat { comm: "claude".into(), state: 'S', ppid: 17, flags: 4194304, start_ticks: 870 }
+            ProcStat {
+                comm: "claude".into(),
+                state: 'S',
+                ppid: 17,
+                tty_nr: 34817,
+                flags: 4194304,
+                start_ticks: 870
+            }
         );
         assert!(!stat.is_kernel_thread());
     }

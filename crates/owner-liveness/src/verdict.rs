@@ -6,7 +6,7 @@ use std::fmt;
 use std::io;
 
 use crate::facts::{LinuxFacts, OpenProcessError, ProcessFacts, SystemFacts};
-use crate::identity::{ChainMember, OwnerIdentity, ProcIdentity, SocketIdentity};
+use crate::identity::{ChainMember, OwnerIdentity, ProcIdentity, ProcReadError, SocketIdentity};
 use crate::pid::Pid;
 use crate::world::ticks_in_initial_time;
 
@@ -59,58 +59,50 @@ pub fn judge<F: SystemFacts>(
     socket: Option<&SocketIdentity>,
     facts: &F,
 ) -> Verdict {
+    judge_seeing_terminal(identity, socket, facts).verdict
+}
+
+/// A verdict, and the controlling terminal of the process it rests on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeenVerdict {
+    pub verdict: Verdict,
+    /// For an alive verdict whose process's `/proc/<pid>/stat` was read to
+    /// prove it: that process's controlling terminal (`tty_nr`, 0 without
+    /// one). `None` otherwise (not alive, or proven by its pidfs inode
+    /// without reading `/proc`).
+    pub terminal: Option<u64>,
+}
+
+/// `judge`, also telling the controlling terminal the proof read on the
+/// way: what a listing of sessions no hook registered goes by to decide
+/// whether a session can show on any screen, without reading `/proc`
+/// again.
+pub fn judge_seeing_terminal<F: SystemFacts>(
+    identity: &OwnerIdentity,
+    socket: Option<&SocketIdentity>,
+    facts: &F,
+) -> SeenVerdict {
+    let mut terminal = None;
+    let verdict = judge_members(identity, socket, facts, &mut terminal);
+    let terminal = terminal.filter(|_| verdict.liveness == Liveness::Alive);
+    SeenVerdict { verdict, terminal }
+}
+
+/// The verdict of docs/contract.md §5; `terminal` is set to the terminal
+/// the member an alive verdict rests on was seen with.
+fn judge_members<F: SystemFacts>(
+    identity: &OwnerIdentity,
+    socket: Option<&SocketIdentity>,
+    facts: &F,
+    terminal: &mut Option<u64>,
+) -> Verdict {
     // What could not be examined, apart from the processes: the socket.
     let mut unknowns: Vec<String> = Vec::new();
 
-    // 1. Boot and machine. One kernel has one boot id, so the same boot id
-    // proves the same kernel (a container shares its host's) whatever the
-    // machine ids say, and the namespaces below decide. Another boot id is
-    // a reboot only on the same machine: a home shared by two machines
-    // holds the other one's sessions, which this one cannot examine.
-    // Without this boot's id a record cannot be placed at all: every
-    // machine's initial pid namespace has the same inode, so a pid of
-    // another machine would pass the namespace rule and be judged here.
-    match facts.boot_id() {
-        Ok(boot_id) if boot_id != identity.boot_id => return another_boot(identity, facts),
-        Ok(_) => {}
-        Err(error) => {
-            return Verdict::new(
-                Liveness::Unknown,
-                format!(
-                    "boot id unreadable: {error}; a pid cannot be placed on this machine's kernel without it"
-                ),
-            );
-        }
-    }
-
-    // 2. Namespaces: pids mean other things in another pid namespace, so
-    // nothing below could be trusted. A time namespace only shifts the
-    // start ticks its readers see, which an identity that names its
-    // machine records on the initial clock (older ones did not, and for
-    // them another time namespace is unknown, as it was). A user namespace
-    // changes only what uids look like; rule 4 deals with it.
-    let own = match facts.own_namespaces() {
-        Ok(own) if own.pid_ns != identity.pid_ns => {
-            return Verdict::new(Liveness::Unknown, "recorded in another pid namespace");
-        }
-        Ok(own) if identity.machine.is_none() && own.time_ns != identity.time_ns => {
-            return Verdict::new(Liveness::Unknown, "recorded in another time namespace");
-        }
-        Ok(own) => own,
-        Err(error) => {
-            return Verdict::new(Liveness::Unknown, format!("own namespaces unreadable: {error}"));
-        }
+    let frame = match reader_frame(identity, facts) {
+        Ok(frame) => frame,
+        Err(verdict) => return verdict,
     };
-    // What this reader adds to every start tick it reads, taken off again
-    // before comparing with an identity on the initial clock.
-    let tick_offset = match (identity.machine.is_some(), facts.boottime_offset_ticks()) {
-        (false, _) => 0,
-        (true, Ok(offset)) => offset,
-        (true, Err(error)) => {
-            return Verdict::new(Liveness::Unknown, format!("time namespace offsets unreadable: {error}"));
-        }
-    };
-    let frame = ReaderFrame { user_ns: own.user_ns, tick_offset };
 
     // 3 to 5. Each process of the chain. A handle that cannot be opened
     // for a reason other than the pid's absence leaves that process
@@ -140,45 +132,125 @@ pub fn judge<F: SystemFacts>(
         findings.iter().zip(identity.members()).enumerate().find_map(|(index, (finding, member))| {
             let name = member_name(identity, index, member.pid);
             match finding {
-                MemberFinding::Alive(_) => Some(format!("{name} still runs")),
+                MemberFinding::Alive(..) => Some(format!("{name} still runs")),
                 MemberFinding::Unproven(_) => Some(format!("{name} still exists and may be the session's")),
                 MemberFinding::Dead(_) | MemberFinding::Unexamined(_) => None,
             }
         })
     };
-    if let Some(socket) = socket {
-        let path = socket.path.display();
-        let ended = match facts.stat_socket(&socket.path) {
-            Err(error) if error.kind() == io::ErrorKind::NotFound => Some(format!("socket {path} is gone")),
-            Err(error) => {
-                unknowns.push(format!("socket {path} unreadable: {error}"));
-                None
-            }
-            Ok(now) => {
-                let replaced = if socket.ino != 0 || socket.dev != 0 {
-                    (now.dev, now.ino) != (socket.dev, socket.ino)
-                } else {
-                    now.mtime_ns != socket.mtime_ns
-                };
-                replaced.then(|| format!("socket {path} was replaced"))
-            }
+    if let Some(ended) = socket.and_then(|socket| socket_ended(socket, facts, &mut unknowns)) {
+        return match running() {
+            None => Verdict::new(Liveness::Dead, ended),
+            Some(running) => Verdict::new(Liveness::Unknown, format!("{ended} while {running}")),
         };
-        if let Some(ended) = ended {
-            return match running() {
-                None => Verdict::new(Liveness::Dead, ended),
-                Some(running) => Verdict::new(Liveness::Unknown, format!("{ended} while {running}")),
-            };
+    }
+
+    alive_or_unknown(findings, unknowns, terminal)
+}
+
+/// Rules 1 and 2 of docs/contract.md §5: whether the identity can be
+/// judged from here at all (the same boot, the same pid namespace, a time
+/// namespace placed), and the frame this reader judges it in; else the
+/// verdict that says why not.
+fn reader_frame<F: SystemFacts>(identity: &OwnerIdentity, facts: &F) -> Result<ReaderFrame, Verdict> {
+    // 1. Boot and machine. One kernel has one boot id, so the same boot id
+    // proves the same kernel (a container shares its host's) whatever the
+    // machine ids say, and the namespaces below decide. Another boot id is
+    // a reboot only on the same machine: a home shared by two machines
+    // holds the other one's sessions, which this one cannot examine.
+    // Without this boot's id a record cannot be placed at all: every
+    // machine's initial pid namespace has the same inode, so a pid of
+    // another machine would pass the namespace rule and be judged here.
+    match facts.boot_id() {
+        Ok(boot_id) if boot_id != identity.boot_id => return Err(another_boot(identity, facts)),
+        Ok(_) => {}
+        Err(error) => {
+            return Err(Verdict::new(
+                Liveness::Unknown,
+                format!(
+                    "boot id unreadable: {error}; a pid cannot be placed on this machine's kernel without it"
+                ),
+            ));
         }
     }
 
+    // 2. Namespaces: pids mean other things in another pid namespace, so
+    // nothing below could be trusted. A time namespace only shifts the
+    // start ticks its readers see, which an identity that names its
+    // machine records on the initial clock (older ones did not, and for
+    // them another time namespace is unknown, as it was). A user namespace
+    // changes only what uids look like; rule 4 deals with it.
+    let own = match facts.own_namespaces() {
+        Ok(own) if own.pid_ns != identity.pid_ns => {
+            return Err(Verdict::new(Liveness::Unknown, "recorded in another pid namespace"));
+        }
+        Ok(own) if identity.machine.is_none() && own.time_ns != identity.time_ns => {
+            return Err(Verdict::new(Liveness::Unknown, "recorded in another time namespace"));
+        }
+        Ok(own) => own,
+        Err(error) => {
+            return Err(Verdict::new(Liveness::Unknown, format!("own namespaces unreadable: {error}")));
+        }
+    };
+    // What this reader adds to every start tick it reads, taken off again
+    // before comparing with an identity on the initial clock.
+    let tick_offset = match (identity.machine.is_some(), facts.boottime_offset_ticks()) {
+        (false, _) => 0,
+        (true, Ok(offset)) => offset,
+        (true, Err(error)) => {
+            return Err(Verdict::new(
+                Liveness::Unknown,
+                format!("time namespace offsets unreadable: {error}"),
+            ));
+        }
+    };
+    Ok(ReaderFrame { user_ns: own.user_ns, tick_offset })
+}
+
+/// Rule 6: whether the harness's recorded socket says the session ended
+/// (gone, or replaced); one that cannot be read adds to `unknowns`.
+fn socket_ended<F: SystemFacts>(
+    socket: &SocketIdentity,
+    facts: &F,
+    unknowns: &mut Vec<String>,
+) -> Option<String> {
+    let path = socket.path.display();
+    match facts.stat_socket(&socket.path) {
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Some(format!("socket {path} is gone")),
+        Err(error) => {
+            unknowns.push(format!("socket {path} unreadable: {error}"));
+            None
+        }
+        Ok(now) => {
+            let replaced = if socket.ino != 0 || socket.dev != 0 {
+                (now.dev, now.ino) != (socket.dev, socket.ino)
+            } else {
+                now.mtime_ns != socket.mtime_ns
+            };
+            replaced.then(|| format!("socket {path} was replaced"))
+        }
+    }
+}
+
+/// Rule 7: alive while any member is provably the same process and
+/// running, and nothing else was left unexamined; else unknown, with
+/// every reason.
+fn alive_or_unknown(
+    findings: Vec<MemberFinding>,
+    unknowns: Vec<String>,
+    terminal: &mut Option<u64>,
+) -> Verdict {
     // 7. Alive while any member is provably the same process and running;
     // the reason names the member it rests on, after the ones that ended.
-    let alive = findings.iter().position(|finding| matches!(finding, MemberFinding::Alive(_)));
+    let alive = findings.iter().position(|finding| matches!(finding, MemberFinding::Alive(..)));
     match alive {
         Some(index) if unknowns.is_empty() => {
             let mut findings = findings;
             let resting_on = match findings.swap_remove(index) {
-                MemberFinding::Alive(reason) => reason,
+                MemberFinding::Alive(reason, seen_terminal) => {
+                    *terminal = seen_terminal;
+                    reason
+                }
                 _ => unreachable!("position found an alive member"),
             };
             // An owner alone, or alive itself: its reason is the verdict's.
@@ -201,8 +273,9 @@ pub fn judge<F: SystemFacts>(
 /// What one member of the chain turned out to be.
 enum MemberFinding {
     Dead(String),
-    /// Provably the recorded process, running; the reason says since when.
-    Alive(String),
+    /// Provably the recorded process, running; the reason says since when,
+    /// and the controlling terminal it was seen with, when `/proc` was read.
+    Alive(String, Option<u64>),
     /// A process is at the pid (its handle opened and it has not exited),
     /// neither proven the recorded one nor another; why not.
     Unproven(Vec<String>),
@@ -220,7 +293,7 @@ impl MemberFinding {
 
     fn reasons(&self) -> Vec<String> {
         match self {
-            MemberFinding::Dead(reason) | MemberFinding::Alive(reason) => vec![reason.clone()],
+            MemberFinding::Dead(reason) | MemberFinding::Alive(reason, _) => vec![reason.clone()],
             MemberFinding::Unproven(reasons) | MemberFinding::Unexamined(reasons) => reasons.clone(),
         }
     }
@@ -229,7 +302,7 @@ impl MemberFinding {
 fn join_reasons(findings: Vec<MemberFinding>) -> String {
     match <[MemberFinding; 1]>::try_from(findings) {
         // One member (an owner alone) with one reason: that reason.
-        Ok([MemberFinding::Dead(reason) | MemberFinding::Alive(reason)]) => reason,
+        Ok([MemberFinding::Dead(reason) | MemberFinding::Alive(reason, _)]) => reason,
         Ok([finding]) => finding.reasons().join("; "),
         Err(findings) => findings.iter().flat_map(MemberFinding::reasons).collect::<Vec<_>>().join("; "),
     }
@@ -260,11 +333,11 @@ fn judge_member<F: SystemFacts>(
     match facts.open_process(member.pid) {
         Ok(process) => match judge_process(identity, member, name, frame, &process, &mut unknowns) {
             ProcessFinding::Dead(reason) => MemberFinding::Dead(reason),
-            ProcessFinding::RunningSince(_) if !unknowns.is_empty() => MemberFinding::Unproven(unknowns),
-            ProcessFinding::RunningSince(ticks) => {
+            ProcessFinding::RunningSince { .. } if !unknowns.is_empty() => MemberFinding::Unproven(unknowns),
+            ProcessFinding::RunningSince { ticks, terminal } => {
                 let since = ticks.map(|ticks| format!(" since tick {ticks}")).unwrap_or_default();
                 let still = if survivor { "still " } else { "" };
-                MemberFinding::Alive(format!("{name} {still}running{since}"))
+                MemberFinding::Alive(format!("{name} {still}running{since}"), terminal)
             }
         },
         Err(OpenProcessError::Gone) => MemberFinding::Dead(format!("{name} is gone")),
@@ -279,8 +352,12 @@ fn judge_member<F: SystemFacts>(
 
 enum ProcessFinding {
     Dead(String),
-    /// Not proven dead; the start tick when `/proc` could be read.
-    RunningSince(Option<u64>),
+    /// Not proven dead; the start tick and the controlling terminal when
+    /// `/proc` could be read.
+    RunningSince {
+        ticks: Option<u64>,
+        terminal: Option<u64>,
+    },
 }
 
 /// Rules 4 and 5 on an open handle. `/proc` is read before the exit check on
@@ -312,47 +389,8 @@ fn judge_process<P: ProcessFacts>(
         _ => false,
     };
     let mut running_since = None;
-    // The pidfs inode names one process for the whole boot: where it
-    // agrees, the process is the one that registered, whatever uid it shows
-    // now (it may have changed its uid, or be seen through a user namespace
-    // that translates it), so the uid proves nothing and is not read. Where
-    // the inode is a 64-bit counter the kernel never hands out twice, the
-    // start tick is the recorded one too, and `/proc` is not read at all
-    // (three system calls, and the kernel's costliest part of a listing).
-    let on_initial_clock = |seen: u64| ticks_in_initial_time(seen, frame.tick_offset);
-    let read = if pidfs_agrees && PIDFS_INODES_ARE_NEVER_REUSED {
-        Ok((None, Some(member.start_ticks)))
-    } else if pidfs_agrees {
-        process.proc_start_ticks().map(|start_ticks| (None, on_initial_clock(start_ticks)))
-    } else {
-        process
-            .proc_identity()
-            .map(|ProcIdentity { uid, start_ticks }| (Some(uid), on_initial_clock(start_ticks)))
-    };
-    // Through a time namespace's offset a start tick may be rounded (an
-    // offset that is not whole ticks) or not be taken back at all (a
-    // negative offset past the process's age): a tick seen that way proves
-    // nothing, and only the pidfs inode (above) may say another process.
-    let offset = frame.tick_offset;
-    let read = match read {
-        Ok((_, None)) => {
-            unknowns.push(format!(
-                "{name}'s start tick cannot be taken back to the initial clock through this time \
-                 namespace's offset of {offset} ticks"
-            ));
-            None
-        }
-        Ok((_, Some(start_ticks))) if start_ticks != member.start_ticks && offset != 0 => {
-            unknowns.push(format!(
-                "{name} shows start tick {start_ticks}, not {}, through this time namespace's offset of \
-                 {offset} ticks, which proves nothing without a pidfs inode",
-                member.start_ticks
-            ));
-            None
-        }
-        Ok((uid, Some(start_ticks))) => Some(Ok((uid, start_ticks))),
-        Err(why) => Some(Err(why)),
-    };
+    let mut seen_terminal = None;
+    let read = start_tick_read(member, name, pidfs_agrees, frame, process, unknowns, &mut seen_terminal);
     match read {
         None => {}
         Some(read) => match read {
@@ -400,7 +438,65 @@ fn judge_process<P: ProcessFacts>(
         Ok(false) => {}
         Err(error) => unknowns.push(format!("{name} cannot be polled: {error}")),
     }
-    ProcessFinding::RunningSince(running_since)
+    ProcessFinding::RunningSince { ticks: running_since, terminal: seen_terminal }
+}
+
+/// Rule 4's reading of the process: its uid (when it must be read) and its
+/// start tick on the initial clock, from `/proc` unless the pidfs inode
+/// already proves the process; `None` when a time namespace's offset leaves
+/// the tick proving nothing (said in `unknowns`), and the terminal it was
+/// seen with in `seen_terminal` when `/proc` was read.
+fn start_tick_read<P: ProcessFacts>(
+    member: &ChainMember,
+    name: &str,
+    pidfs_agrees: bool,
+    frame: &ReaderFrame,
+    process: &P,
+    unknowns: &mut Vec<String>,
+    seen_terminal: &mut Option<u64>,
+) -> Option<Result<(Option<u32>, u64), ProcReadError>> {
+    // The pidfs inode names one process for the whole boot: where it
+    // agrees, the process is the one that registered, whatever uid it shows
+    // now (it may have changed its uid, or be seen through a user namespace
+    // that translates it), so the uid proves nothing and is not read. Where
+    // the inode is a 64-bit counter the kernel never hands out twice, the
+    // start tick is the recorded one too, and `/proc` is not read at all
+    // (three system calls, and the kernel's costliest part of a listing).
+    let on_initial_clock = |seen: u64| ticks_in_initial_time(seen, frame.tick_offset);
+    let read = if pidfs_agrees && PIDFS_INODES_ARE_NEVER_REUSED {
+        Ok((None, Some(member.start_ticks)))
+    } else if pidfs_agrees {
+        process.proc_start_ticks().map(|start_ticks| (None, on_initial_clock(start_ticks)))
+    } else {
+        process.proc_identity().map(|ProcIdentity { uid, start_ticks, terminal }| {
+            *seen_terminal = Some(terminal);
+            (Some(uid), on_initial_clock(start_ticks))
+        })
+    };
+    // Through a time namespace's offset a start tick may be rounded (an
+    // offset that is not whole ticks) or not be taken back at all (a
+    // negative offset past the process's age): a tick seen that way proves
+    // nothing, and only the pidfs inode (above) may say another process.
+    let offset = frame.tick_offset;
+    match read {
+        Ok((_, None)) => {
+            unknowns.push(format!(
+                "{name}'s start tick cannot be taken back to the initial clock through this time \
+                 namespace's offset of {offset} ticks"
+            ));
+            None
+        }
+        Ok((_, Some(start_ticks))) if start_ticks != member.start_ticks && offset != 0 => {
+            unknowns.push(format!(
+                "{name} shows start tick {start_ticks}, not {}, through this time namespace's offset of \
+                 {offset} ticks, which proves nothing without a pidfs inode",
+                member.start_ticks
+            ));
+            None
+        }
+        Ok((uid, Some(start_ticks))) => Some(Ok((uid, start_ticks))),
+        Err(why) => Some(Err(why)),
+    }
 }
 
 /// Whether a pidfs inode number is unique for the whole boot. The kernel

@@ -37,6 +37,25 @@ pub const ENDED_FORMAT: u64 = 1;
 pub const ENDED_KEPT_FOR: Duration = Duration::from_secs(30 * 24 * 3600);
 /// The most ended sessions kept; the oldest go first.
 pub const ENDED_KEPT_MOST: usize = 1000;
+/// The range `[ended] kept_most` may take in the user's configuration.
+pub const ENDED_KEPT_MOST_RANGE: std::ops::RangeInclusive<usize> = 1..=100_000;
+/// The range `[ended] kept_days` may take in the user's configuration.
+pub const ENDED_KEPT_DAYS_RANGE: std::ops::RangeInclusive<u64> = 1..=3650;
+
+/// How many ended sessions `ended/` keeps, and for how long: by default
+/// `ENDED_KEPT_MOST` for `ENDED_KEPT_FOR`; the user's `config.toml` may say
+/// otherwise (`[ended] kept_most`, `kept_days`, docs/contract.md §7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EndedBounds {
+    pub kept_most: usize,
+    pub kept_for: Duration,
+}
+
+impl Default for EndedBounds {
+    fn default() -> EndedBounds {
+        EndedBounds { kept_most: ENDED_KEPT_MOST, kept_for: ENDED_KEPT_FOR }
+    }
+}
 
 /// How a session ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,6 +133,25 @@ impl EndedSession {
         }
     }
 
+    /// The harness's command that resumes it, in its directory
+    /// (`harness::RESUME_COMMANDS`), or why none does.
+    pub fn resume(&self) -> harness::Resume {
+        match harness::Harness::parse(&self.harness) {
+            Some(harness) => harness::resume(harness, self.session_id.as_deref()),
+            None => harness::Resume::Unavailable(format!("roster knows no harness {:?}", self.harness)),
+        }
+    }
+
+    /// The entry as `roster-list --ended --format json` shows it: its
+    /// fields and `resume`.
+    pub fn shown(&self) -> ShownEndedSession<'_> {
+        let (argv, form, none) = match self.resume() {
+            harness::Resume::Command { argv, form } => (Some(argv), Some(form.as_str()), None),
+            harness::Resume::Unavailable(why) => (None, None, Some(why)),
+        };
+        ShownEndedSession { session: self, resume: ShownResume { argv, cwd: &self.cwd, form, none } }
+    }
+
     /// When it ended.
     pub fn ended(&self) -> Timestamp {
         Timestamp::parse(&self.ended_at).unwrap_or(Timestamp::from_unix_nanos(0))
@@ -133,6 +171,26 @@ impl EndedSession {
             && !self.boot_id.is_empty()
             && self.boot_id.len() <= 64
     }
+}
+
+/// An ended session as listed in JSON: the entry's keys, then `resume`.
+#[derive(Debug, Serialize)]
+pub struct ShownEndedSession<'a> {
+    #[serde(flatten)]
+    pub session: &'a EndedSession,
+    pub resume: ShownResume<'a>,
+}
+
+/// `resume` of a listed ended session: the argv to run in `cwd` and its
+/// form (`by-id`, or `latest`: the latest session of the directory, for a
+/// session without id), or `argv` null and `none` saying why nothing
+/// resumes it.
+#[derive(Debug, Serialize)]
+pub struct ShownResume<'a> {
+    pub argv: Option<Vec<String>>,
+    pub cwd: &'a str,
+    pub form: Option<&'static str>,
+    pub none: Option<String>,
 }
 
 /// `ended/`, opened and checked as roster's own directories are; created
@@ -172,10 +230,11 @@ fn entry_name(row: &SessionRow, record: &Record) -> String {
 }
 
 /// Keeps an entry for each of `ended` (rows whose records were just
-/// removed under `_lock`, and how each ended), then trims `ended/` to its
-/// bounds. Rows without a record (problem entries) tell nothing to keep.
-/// Of more than `ENDED_KEPT_MOST` at once only the most recently
-/// registered are written, since the trim would remove the rest.
+/// removed under `_lock`, and how each ended), then trims `ended/` to the
+/// roster handle's bounds (`RosterDir::with_ended_bounds`). Rows without a
+/// record (problem entries) tell nothing to keep. Of more than the bound
+/// at once only the most recently registered are written, since the trim
+/// would remove the rest.
 ///
 /// The writes are not fsynced: a rename is as atomic for every process,
 /// and an entry lost to a power cut is a hint lost, not a record; a prune
@@ -191,9 +250,10 @@ pub fn keep_ended(
     if kept.is_empty() {
         return Ok(());
     }
-    if kept.len() > ENDED_KEPT_MOST {
+    let bounds = roster.ended_bounds;
+    if kept.len() > bounds.kept_most {
         kept.sort_by_key(|(_, record, _)| std::cmp::Reverse(record.registered_at().unix_nanos()));
-        kept.truncate(ENDED_KEPT_MOST);
+        kept.truncate(bounds.kept_most);
     }
     let Some(directory) = EndedDir::open(roster, true)? else { return Ok(()) };
     for (row, record, how) in kept {
@@ -208,14 +268,14 @@ pub fn keep_ended(
             Durability::Unsynced,
         )?;
     }
-    trim(roster, &directory, now)
+    trim(roster, &directory, now, bounds)
 }
 
-/// Removes the entries older than `ENDED_KEPT_FOR`, then the oldest past
-/// `ENDED_KEPT_MOST`, and temporaries an hour old.
-fn trim(roster: &RosterDir, directory: &EndedDir, now: Timestamp) -> Result<()> {
+/// Removes the entries older than `bounds.kept_for`, then the oldest past
+/// `bounds.kept_most`, and temporaries an hour old.
+fn trim(roster: &RosterDir, directory: &EndedDir, now: Timestamp, bounds: EndedBounds) -> Result<()> {
     let subdir = directory.subdir();
-    let oldest_kept = now.unix_nanos() - ENDED_KEPT_FOR.as_nanos() as i128;
+    let oldest_kept = now.unix_nanos() - bounds.kept_for.as_nanos() as i128;
     let oldest_temporary = now.unix_nanos() - crate::prune::TEMP_MAX_AGE.as_nanos() as i128;
     let mut kept = Vec::new();
     for name in list_names(roster, subdir)? {
@@ -231,9 +291,9 @@ fn trim(roster: &RosterDir, directory: &EndedDir, now: Timestamp) -> Result<()> 
             kept.push((mtime.unix_nanos(), text.to_owned()));
         }
     }
-    if kept.len() > ENDED_KEPT_MOST {
+    if kept.len() > bounds.kept_most {
         kept.sort();
-        for (_, name) in kept.iter().take(kept.len() - ENDED_KEPT_MOST) {
+        for (_, name) in kept.iter().take(kept.len() - bounds.kept_most) {
             remove_entry(roster, subdir, name)?;
         }
     }
@@ -322,7 +382,7 @@ mod tests {
             write_aged(&roster, &directory, &format!("{index}.json"), Duration::from_secs(60 * index as u64));
         }
         write_aged(&roster, &directory, "expired.json", ENDED_KEPT_FOR + Duration::from_secs(3600));
-        trim(&roster, &directory, Timestamp::now()).unwrap();
+        trim(&roster, &directory, Timestamp::now(), EndedBounds::default()).unwrap();
         let names: Vec<String> = list_names(&roster, directory.subdir())
             .unwrap()
             .into_iter()
@@ -340,6 +400,33 @@ mod tests {
         // Only ever bounded: a listing of what was kept reads every entry.
         let listing = list_ended(&roster).unwrap();
         assert_eq!((listing.sessions.len(), listing.skipped), (ENDED_KEPT_MOST, 0));
+    }
+
+    /// Bounds the user configured hold as the defaults do: the newest
+    /// `kept_most` within `kept_for`.
+    #[test]
+    fn configured_bounds_keep_fewer_for_less_time() {
+        let temp = tempfile::tempdir().unwrap();
+        let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+        let directory = EndedDir::open(&roster, true).unwrap().expect("created");
+        for index in 0..8 {
+            write_aged(
+                &roster,
+                &directory,
+                &format!("{index}.json"),
+                Duration::from_secs(3600 * index as u64),
+            );
+        }
+        write_aged(&roster, &directory, "two-days.json", Duration::from_secs(2 * 86400));
+        let bounds = EndedBounds { kept_most: 5, kept_for: Duration::from_secs(86400) };
+        trim(&roster, &directory, Timestamp::now(), bounds).unwrap();
+        let mut names: Vec<String> = list_names(&roster, directory.subdir())
+            .unwrap()
+            .into_iter()
+            .map(|name| name.into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["0.json", "1.json", "2.json", "3.json", "4.json"]);
     }
 
     /// An entry whose fields no record may hold is not believed.

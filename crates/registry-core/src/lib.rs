@@ -13,6 +13,7 @@ mod prune;
 pub mod record;
 pub mod register;
 mod removal_checks;
+mod resuming;
 mod running_system;
 mod session_row;
 pub mod state;
@@ -20,7 +21,8 @@ mod store;
 mod watch;
 
 pub use ended::{
-    ENDED, ENDED_FORMAT, ENDED_KEPT_FOR, ENDED_KEPT_MOST, EndedListing, EndedSession, HowEnded, keep_ended,
+    ENDED, ENDED_FORMAT, ENDED_KEPT_DAYS_RANGE, ENDED_KEPT_FOR, ENDED_KEPT_MOST, ENDED_KEPT_MOST_RANGE,
+    EndedBounds, EndedListing, EndedSession, HowEnded, ShownEndedSession, ShownResume, keep_ended,
     list_ended,
 };
 pub use error::{Error, Result, is_unusable_path};
@@ -42,6 +44,7 @@ pub use record::values::{
     TranscriptPath,
 };
 pub use register::{Registered, Registrar, Registration, register};
+pub use resuming::{RESUMING, RESUMING_FORMAT, ResumeClaim, claim_name, running_claim, write_claim};
 pub use running_system::RunningSystem;
 pub use session_row::{
     NOT_A_RECORD_NAME, Origin, Problem, ProblemKind, ROW_KEYS, RowConsent, SessionRow, find_session_row,

@@ -373,11 +373,24 @@ fn list_sessions_presented_within<P: Send>(
     });
     drop(entries);
     // The harness's sessions no roster record stands for, as rows of their own.
-    // Each row is moved out of its slot by the one thread that takes it,
-    // not cloned: a row of a harness's file holds a dozen strings.
+    let adopted_outcomes = present_unmatched(adopted.unmatched(), filter, present);
+    let outcomes: Vec<Option<Outcome<P>>> =
+        outcomes.into_iter().chain(adopted_outcomes.into_iter().map(Some)).collect();
+    Ok(into_listing(outcomes, adopted_unread))
+}
+
+/// The harness's sessions no roster record stands for, each filtered and
+/// presented as a row of its own on the core that takes it. Each row is
+/// moved out of its slot by the one thread that takes it, not cloned: a
+/// row of a harness's file holds a dozen strings.
+fn present_unmatched<P: Send>(
+    unmatched: Vec<SessionRow>,
+    filter: &ListFilter,
+    present: &(impl Fn(SessionRow) -> P + Sync),
+) -> Vec<Outcome<P>> {
     let unmatched: Vec<std::sync::Mutex<Option<SessionRow>>> =
-        adopted.unmatched().into_iter().map(|row| std::sync::Mutex::new(Some(row))).collect();
-    let adopted_outcomes = map_in_parallel(&unmatched, |slot| {
+        unmatched.into_iter().map(|row| std::sync::Mutex::new(Some(row))).collect();
+    map_in_parallel(&unmatched, |slot| {
         let taken =
             slot.lock().map(|mut slot| slot.take()).unwrap_or_else(|poisoned| poisoned.into_inner().take());
         let row = taken.expect("map_in_parallel hands each row to one thread, once");
@@ -395,10 +408,11 @@ fn list_sessions_presented_within<P: Send>(
         let kept =
             KeptRow::Presented(Box::new(PresentedRow { order: RowOrder::of(&row), presented: present(row) }));
         Outcome::Shown(kept, tally, problem)
-    });
-    drop(unmatched);
-    let outcomes: Vec<Option<Outcome<P>>> =
-        outcomes.into_iter().chain(adopted_outcomes.into_iter().map(Some)).collect();
+    })
+}
+
+/// The outcomes counted into a listing, its rows newest first.
+fn into_listing<P>(outcomes: Vec<Option<Outcome<P>>>, adopted_unread: Vec<String>) -> PresentedListing<P> {
     let mut listing = PresentedListing { kept: Vec::with_capacity(outcomes.len()), ..Default::default() };
     listing.summary.adopted_unread = adopted_unread;
     for outcome in outcomes.into_iter().flatten() {
@@ -419,7 +433,7 @@ fn list_sessions_presented_within<P: Send>(
             .then_with(|| a.pid.cmp(&b.pid))
             .then_with(|| a.file_name.cmp(&b.file_name))
     });
-    Ok(listing)
+    listing
 }
 
 /// A harness's sessions, by owner pid, each marked once a roster record of

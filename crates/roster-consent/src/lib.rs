@@ -11,13 +11,13 @@ mod commands;
 mod manual;
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use cli_support::{CommonArgs, ExitStatus, run_tool};
 use consent::MarkerState;
 
+pub use commands::SessionArgs;
 pub use commands::should_arm::should_arm;
 use commands::should_arm::should_arm_exit_status;
 pub use manual::manual;
@@ -133,18 +133,6 @@ pub enum ConsentCommand {
             directory it registered with (or --cwd)."
     )]
     ShouldArm(SessionArgs),
-}
-
-/// Which session, and where it works.
-#[derive(Clone, Debug, Args)]
-pub struct SessionArgs {
-    /// Name the session's owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command
-    #[arg(short, long, value_name = "PID|parent", add = cli_support::session_pids_or_parent())]
-    pub pid: Option<String>,
-
-    /// Take DIR as the session's directory, where .roster.toml is looked for (default: the cwd of the session's record)
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
 }
 
 /// The clap definition, for xtask's man pages and completions.

@@ -22,10 +22,8 @@ use harness::hook_config::HookPaths;
 use commands::install::InstallArgs;
 use commands::print::PrintArgs;
 use commands::status::StatusArgs;
-use commands::{Invocation, TargetArgs};
+use commands::{Invocation, TOOL, TargetArgs};
 pub use manual::manual;
-
-pub(crate) const TOOL: &str = "roster-hooks";
 
 /// Wire roster's session hooks into an agent harness's own configuration
 #[derive(Debug, Parser)]

@@ -1,6 +1,7 @@
 //! `roster-list --ended`: the sessions that left the registry (their
 //! session end, a prune or reap of a dead one, a removal by age), newest
-//! first, as `ended/` keeps them (docs/contract.md §6.2). Entries that
+//! first, as `ended/` keeps them, with the command that resumes each
+//! (docs/contract.md §6.2.1). Entries that
 //! cannot be believed are skipped and counted in a note on stderr.
 
 use std::io::Write;
@@ -16,7 +17,9 @@ use crate::listing::{ListArgs, build_filter};
 use crate::notes::{Note, NoteKind, notes_json_line};
 
 /// The table's columns.
-const HEADERS: [&str; 6] = ["ENDED", "HOW", "HARNESS", "AGENT", "CWD", "SESSION"];
+/// RESUME, last, is the command that resumes the session in its directory
+/// (shell-quoted), or `none: ` and why.
+const HEADERS: [&str; 7] = ["ENDED", "HOW", "HARNESS", "AGENT", "CWD", "SESSION", "RESUME"];
 
 /// Lists the ended sessions as `args` say.
 pub(crate) fn run_ended(args: &ListArgs) -> anyhow::Result<()> {
@@ -35,6 +38,7 @@ pub(crate) fn run_ended(args: &ListArgs) -> anyhow::Result<()> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match args.common.output_format() {
         OutputFormat::Json => {
+            let shown: Vec<_> = shown.iter().map(|session| session.shown()).collect();
             serde_json::to_writer_pretty(&mut out, &shown)?;
             writeln!(out)?;
         }
@@ -73,7 +77,21 @@ fn text_row(session: &EndedSession, home: Option<&Path>, now: Timestamp) -> Vec<
         escape_for_terminal(&dash(session.agent.as_deref())).into_owned(),
         escape_for_terminal(&home_relative(Path::new(&session.cwd), home)).into_owned(),
         dash(session.session_id.as_deref()),
+        escape_for_terminal(&resume_text(session)).into_owned(),
     ]
+}
+
+/// The RESUME cell: the command line to run in the session's directory, or
+/// `none: ` and why.
+fn resume_text(session: &EndedSession) -> String {
+    match session.resume() {
+        harness::Resume::Command { argv, .. } => argv
+            .iter()
+            .map(|word| harness::hook_config::shell_quote(word).into_owned())
+            .collect::<Vec<_>>()
+            .join(" "),
+        harness::Resume::Unavailable(why) => format!("none: {why}"),
+    }
 }
 
 /// Says on stderr that nothing ended (in text) and how many entries were

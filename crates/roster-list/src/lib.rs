@@ -251,7 +251,7 @@ pub fn manual() -> Manual {
             FileEntry {
                 path: "$ROSTER_DIR/ended/",
                 meaning: "One entry per session that left the registry, how and when it ended, read by \
-                          --ended: the last 1000 within 30 days. An entry that cannot be believed is \
+                          --ended: the last 1000 within 30 days, unless [ended] kept_most and kept_days in config.toml say otherwise. An entry that cannot be believed is \
                           skipped and counted in a note.",
             },
             FileEntry {

@@ -94,7 +94,7 @@ pub struct ListArgs {
     #[arg(long)]
     pub no_legend: bool,
 
-    /// List the sessions that ended instead, newest first: when, how (exited, crashed, reboot, removed), harness, agent, directory, session id
+    /// List the sessions that ended instead, newest first: when, how (exited, crashed, reboot, removed), harness, agent, directory, session id, and the command that resumes it (or none and why)
     #[arg(long, conflicts_with_all = ["watch", "until_gone", "host", "hosts_file", "all", "state", "columns"])]
     pub ended: bool,
 

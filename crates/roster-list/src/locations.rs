@@ -19,11 +19,15 @@ impl Locations {
         Locations::default()
     }
 
-    /// `row` with its recorded location checked; as it was when it has none.
+    /// `row` with its recorded location checked; as it was when it has
+    /// none, or was checked as it was read.
     pub(crate) fn checked(&self, mut row: SessionRow) -> SessionRow {
         let Some(location) = row.record.as_ref().and_then(|record| record.location.as_ref()) else {
             return row;
         };
+        if row.location_check.is_some() {
+            return row;
+        }
         row.location_check = Some(match (row.liveness(), row.pid) {
             (Liveness::Alive, Some(pid)) => match self.0.lock() {
                 Ok(mut verifier) => verifier.check(location, pid),

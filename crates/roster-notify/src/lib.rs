@@ -1,5 +1,5 @@
 //! `roster-notify`: tells its user once when a session starts needing
-//! them (docs/contract.md §6.9): it follows the watch's events, feeds each
+//! them (docs/contract.md §6.10): it follows the watch's events, feeds each
 //! session's state changes to the trigger machine (`triggers.rs`), skips
 //! the session whose pane is in front of its user (`location::in_front`),
 //! makes the notice (`notice.rs`) and hands it to every backend chosen,

@@ -3,7 +3,7 @@
 //! so every rule is a table-driven unit test. It says *show* or *withdraw*
 //! per session; what a notice says and who shows it is decided elsewhere.
 //!
-//! The rules (docs/contract.md §6.9):
+//! The rules (docs/contract.md §6.10):
 //! - a session that starts waiting gets one notice; waiting for something
 //!   else (permission, then input) replaces it;
 //! - a notice for waiting is withdrawn when the session stops waiting, but

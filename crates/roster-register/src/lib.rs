@@ -509,11 +509,9 @@ fn screen_location(
     owner_pid: u32,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Option<registry_core::record::ScreenLocation> {
-    registry_core::record::location_of_process(owner_pid).or_else(|| {
-        let location = registry_core::record::ScreenLocation::from_environment(
-            env,
-            registry_core::record::controlling_terminal(owner_pid),
-        );
+    let tty = registry_core::record::controlling_terminal(owner_pid);
+    registry_core::record::location_of_process_on(owner_pid, tty.clone()).or_else(|| {
+        let location = registry_core::record::ScreenLocation::from_environment(env, tty);
         (owner.resolved.verified && !location.is_empty()).then_some(location)
     })
 }

@@ -1,6 +1,8 @@
-//! `cargo test -p tests --features e2e --test e2e -- [HARNESS] [states] [adopted] [send]` (all
-//! six when no harness is named; `states` runs the state proof, `adopted` the adopted-session
-//! proof, `send` the send proof, any of them alone or together): drives the real harnesses,
+//! `cargo test -p tests --features e2e --test e2e -- [HARNESS] [states] [adopted] [send]
+//! [resume]` (all six when no harness is named; `states` runs the state proof, `adopted` the
+//! adopted-session proof, `send` the send proof, `resume` the resume proof (a session killed
+//! with SIGKILL, listed crashed, started again by `roster-resume` in tmux on the same id), any
+//! of them alone or together): drives the real harnesses,
 //! installed from npm, through their session hooks as `roster-hooks install` wires them, and
 //! checks what docs/contract.md §8 claims: during the session the roster holds one record
 //! whose owner is the harness process (the outermost one: Codex's and Copilot's node loaders,
@@ -31,6 +33,7 @@ mod harness_processes;
 mod hook_shim;
 mod opencode_sessions;
 mod real_harnesses;
+mod resume;
 mod roster_watch;
 mod send;
 mod sessions_directory_log;
@@ -163,6 +166,9 @@ const ADOPTED_WORD: &str = "adopted";
 /// The word that selects the send proof.
 const SEND_WORD: &str = "send";
 
+/// The word that selects the resume proof.
+const RESUME_WORD: &str = "resume";
+
 /// What a run runs: everything when no proof is named, else the proofs named.
 #[derive(Clone, Copy, Debug)]
 struct Selection {
@@ -171,18 +177,21 @@ struct Selection {
     states: bool,
     adopted: bool,
     send: bool,
+    resume: bool,
 }
 
 impl Selection {
     fn from_words(words: &[String]) -> Selection {
         let named = |word: &str| words.iter().any(|argument| argument == word);
         let (states, adopted, send) = (named(STATES_WORD), named(ADOPTED_WORD), named(SEND_WORD));
-        let everything = !states && !adopted && !send;
+        let resume = named(RESUME_WORD);
+        let everything = !states && !adopted && !send && !resume;
         Selection {
             session_cases: everything,
             states: everything || states,
             adopted: everything || adopted,
             send: everything || send,
+            resume: everything || resume,
         }
     }
 }
@@ -192,7 +201,7 @@ fn main() -> anyhow::Result<()> {
     let selection = Selection::from_words(&arguments);
     let harness = arguments
         .iter()
-        .find(|argument| ![STATES_WORD, ADOPTED_WORD, SEND_WORD].contains(&argument.as_str()));
+        .find(|argument| ![STATES_WORD, ADOPTED_WORD, SEND_WORD, RESUME_WORD].contains(&argument.as_str()));
     run(harness.map(String::as_str), selection)
 }
 
@@ -205,7 +214,12 @@ fn run(harness: Option<&str>, selection: Selection) -> anyhow::Result<()> {
             format!("unknown harness {name:?}; use one of {}", names.join(", "))
         })?],
         // The adopted-session proof alone has nothing to run with the other harnesses.
-        None if selection.adopted && !selection.states && !selection.send && !selection.session_cases => {
+        None if selection.adopted
+            && !selection.states
+            && !selection.send
+            && !selection.resume
+            && !selection.session_cases =>
+        {
             REAL_HARNESSES
                 .into_iter()
                 .filter(|harness| adopted::ADOPTING_HARNESSES.contains(&harness.name))
@@ -295,6 +309,17 @@ fn run(harness: Option<&str>, selection: Selection) -> anyhow::Result<()> {
                 table.push(harness.name, step.label(), result, latency.chars().take(62).collect());
             }
             send_proofs.push(proof);
+        }
+        if selection.resume {
+            println!("--- {}: resume", harness.name);
+            let proof = resume::prove(&installed, &binaries, &node);
+            proof.lines.iter().for_each(|line| println!("    {line}"));
+            let result = match (&proof.failure, &proof.not_run) {
+                (Some(why), _) => CaseResult::Failed(why.clone()),
+                (None, Some(why)) => CaseResult::NotRun(why.clone()),
+                (None, None) => CaseResult::Passed,
+            };
+            table.push(harness.name, "resume after SIGKILL", result, String::new());
         }
     }
     println!("\n=== results ({:.0} s)", run_started.elapsed().as_secs_f64());

@@ -1,4 +1,4 @@
-//! `roster-notify` driven as its user runs it (docs/contract.md §6.9):
+//! `roster-notify` driven as its user runs it (docs/contract.md §6.10):
 //! real sessions registered and put in states with `roster-register` and
 //! `roster-state` as the hooks do, the notifier following them through
 //! the real watch, and its notices read back where they land: a real

@@ -264,3 +264,43 @@ fn a_harness_directory_is_not_read_where_no_uid_maps_to_the_caller() {
     let after = std::fs::metadata(&path).unwrap();
     assert_eq!((before.ctime(), before.ctime_nsec()), (after.ctime(), after.ctime_nsec()), "never touched");
 }
+
+#[test]
+fn a_session_in_a_terminal_is_located_from_its_environment_and_one_without_a_terminal_shows_nowhere() {
+    let sandbox = Sandbox::new();
+    let cwd = sandbox.project().to_string_lossy().into_owned();
+    let pane = [("TMUX", "/nonexistent/tmux-socket,1,0"), ("TMUX_PANE", "%7")];
+    let in_pane = Owner::spawn_in_a_session(&pane, true);
+    let detached = Owner::spawn_in_a_session(&pane, false);
+    for (owner, id) in [(&in_pane, "12d99b59-in-pane"), (&detached, "12d99b59-detached")] {
+        write_session(&sandbox, &format!("{}.json", owner.pid()), &session_file(owner.pid(), id, &cwd));
+    }
+    let rows = rows_of(&sandbox, &[]);
+
+    let located = row_for(&rows, in_pane.pid());
+    assert_eq!(located["liveness"], "alive", "{located}");
+    let location = &located["location"];
+    assert_eq!(location["multiplexer"], "tmux", "{located}");
+    assert_eq!(location["pane"], "%7", "{located}");
+    assert!(location["tty"].as_str().is_some_and(|tty| tty.starts_with("pts/")), "{located}");
+    // The pane is on no tmux server: the claim does not hold, and says so.
+    assert_ne!(location["status"], "current", "{located}");
+
+    // The same environment without a controlling terminal: on no screen,
+    // whatever its variables say.
+    let nowhere = row_for(&rows, detached.pid());
+    assert_eq!(nowhere["liveness"], "alive", "{nowhere}");
+    assert!(nowhere["location"].is_null(), "{nowhere}");
+
+    // A terminal alone (no multiplexer) is the one the verdict read: current.
+    let plain = Owner::spawn_in_a_session(&[("TERM_PROGRAM", "xterm")], true);
+    write_session(
+        &sandbox,
+        &format!("{}.json", plain.pid()),
+        &session_file(plain.pid(), "12d99b59-tty", &cwd),
+    );
+    let row = row_for(&rows_of(&sandbox, &[]), plain.pid());
+    assert_eq!(row["location"]["terminal"], "xterm", "{row}");
+    assert_eq!(row["location"]["status"], "current", "{row}");
+    assert_eq!(row["location"]["shown"], row["location"]["tty"], "{row}");
+}

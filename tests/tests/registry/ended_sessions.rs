@@ -205,3 +205,110 @@ fn a_crashed_session_resumed_in_a_new_process_is_kept_as_crashed() {
     assert_eq!(live.len(), 1, "{live:#?}");
     assert_eq!(live[0]["session_pid"], Value::from(resumed.pid()));
 }
+
+/// Each ended session is listed with the command that resumes it in its
+/// directory: by id where its harness has a by-id form, the latest of the
+/// directory for a session without id, none (and why) for a harness that
+/// cannot resume, or an id that would read as a flag.
+#[test]
+fn each_ended_session_is_listed_with_the_command_that_resumes_it() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.project()).unwrap();
+    let cwd = sandbox.project().canonicalize().unwrap();
+    let cwd_text = cwd.to_str().unwrap().to_owned();
+    let cases: [(&[&str], Value, &str); 5] = [
+        (
+            &["--harness", "claude-code", "--session-id", "7c660e54-2e19-4577-b46a-16f46484eaf4"],
+            serde_json::json!(["claude", "--resume", "7c660e54-2e19-4577-b46a-16f46484eaf4"]),
+            "by-id",
+        ),
+        (
+            &["--harness", "copilot", "--session-id", "cop-1"],
+            serde_json::json!(["copilot", "--resume=cop-1"]),
+            "by-id",
+        ),
+        (&["--harness", "codex"], serde_json::json!(["codex", "resume", "--last"]), "latest"),
+        (&["--harness", "aider", "--session-id", "aider-1"], Value::Null, ""),
+        (&["--harness", "opencode", "--session-id=--yolo"], Value::Null, ""),
+    ];
+    let mut owners = Vec::new();
+    for (flags, _, _) in &cases {
+        let owner = Owner::spawn();
+        let mut args: Vec<&str> = flags.to_vec();
+        args.extend(["--cwd", &cwd_text]);
+        sandbox.register(owner.pid(), &args);
+        owners.push(owner);
+    }
+    for owner in owners {
+        owner.kill();
+    }
+    sandbox.run("roster-prune", &["--quiet"]).expect_code(0);
+
+    let rows = ended(&sandbox, &[]);
+    assert_eq!(rows.len(), cases.len(), "{rows:#?}");
+    for (flags, argv, form) in &cases {
+        let harness = flags[1];
+        let row = rows
+            .iter()
+            .find(|row| row["harness"] == harness)
+            .unwrap_or_else(|| panic!("{harness}: {rows:#?}"));
+        let resume = &row["resume"];
+        assert_eq!(resume["argv"], *argv, "{harness}: {resume:#}");
+        assert_eq!(resume["cwd"], Value::from(cwd_text.as_str()), "{harness}: {resume:#}");
+        if argv.is_null() {
+            assert!(resume["form"].is_null(), "{resume:#}");
+            assert!(!text(resume, "none").is_empty(), "{resume:#}");
+        } else {
+            assert_eq!(text(resume, "form"), *form, "{resume:#}");
+            assert!(resume["none"].is_null(), "{resume:#}");
+        }
+    }
+    let aider = rows.iter().find(|row| row["harness"] == "aider").unwrap();
+    assert!(text(&aider["resume"], "none").contains("Aider has no command"), "{aider:#}");
+
+    // The table's last column is the command line, or none and why.
+    let table = sandbox.run("roster-list", &["--ended"]);
+    table.expect_code(0);
+    let table = table.stdout_text();
+    assert!(table.lines().next().unwrap().trim_end().ends_with("RESUME"), "{table}");
+    for shown in [
+        "claude --resume 7c660e54-2e19-4577-b46a-16f46484eaf4",
+        "copilot --resume=cop-1",
+        "codex resume --last",
+        "none: Aider has no command that resumes a session",
+        "none: its session id \"--yolo\" starts with '-'",
+    ] {
+        assert!(table.contains(shown), "{shown} missing from\n{table}");
+    }
+}
+
+/// `[ended] kept_most` in the user's config.toml bounds `ended/` instead
+/// of the default; a bad value there is refused like any bad key, and the
+/// defaults hold (nothing kept is lost for it).
+#[test]
+fn the_user_config_bounds_how_many_ended_sessions_are_kept() {
+    let sandbox = Sandbox::new();
+    let config = sandbox.home().join(".config/roster");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "[ended]\nkept_most = 3\nkept_days = 7\n").unwrap();
+    for round in 0..5 {
+        let owner = Owner::spawn();
+        sandbox.register(owner.pid(), &["--session-id", &format!("bounded-{round}")]);
+        owner.kill();
+        sandbox.run("roster-prune", &["--quiet"]).expect_code(0);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let rows = ended(&sandbox, &[]);
+    let ids: Vec<&str> = rows.iter().map(|row| text(row, "session_id")).collect();
+    assert_eq!(ids, ["bounded-4", "bounded-3", "bounded-2"], "{rows:#?}");
+    assert_eq!(std::fs::read_dir(sandbox.root().join("ended")).unwrap().count(), 3);
+
+    // A value out of range: the file is refused as any bad key is,
+    // and the default bound holds: nothing more is trimmed.
+    std::fs::write(config.join("config.toml"), "[ended]\nkept_most = 0\n").unwrap();
+    let owner = Owner::spawn();
+    sandbox.register(owner.pid(), &["--session-id", "bounded-5"]);
+    owner.kill();
+    sandbox.run("roster-prune", &["--quiet"]).expect_code(0);
+    assert_eq!(ended(&sandbox, &[]).len(), 4);
+}

@@ -242,7 +242,10 @@ impl ScreenSession {
         }));
         let session = ScreenSession { sty: sty.expect("a screen session") };
         session.screen(&["-X", "screen"]);
-        assert!(poll_until(Duration::from_secs(10), || session.window_shell("1").is_some()));
+        // Both windows' shells, found the way the tests find them.
+        assert!(poll_until(Duration::from_secs(10), || {
+            session.window_shell("0").is_some() && session.window_shell("1").is_some()
+        }));
         session
     }
 

@@ -36,6 +36,7 @@ mod reaper;
 mod register_refresh;
 mod register_semantics;
 mod registry_parent;
+mod resume_sessions;
 mod send_input;
 mod send_messages;
 mod short_flags;

@@ -76,6 +76,66 @@ pub fn row_problems(rows: &[Value]) -> Vec<String> {
     problems
 }
 
+/// What is wrong with a listing of ended sessions: an entry skipped as not
+/// to be believed (said on stderr), more than the bound, an entry whose
+/// `how` is none of the four.
+pub fn ended_problems(entries: &[Value], stderr: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if stderr.contains("ended-skipped") {
+        problems.push(format!("entries skipped as not to be believed: {}", stderr.trim()));
+    }
+    if entries.len() > registry_core::ENDED_KEPT_MOST {
+        problems.push(format!(
+            "{} entries, past the bound of {}",
+            entries.len(),
+            registry_core::ENDED_KEPT_MOST
+        ));
+    }
+    for entry in entries {
+        let how = entry["how"].as_str().unwrap_or("?");
+        if !["exited", "crashed", "reboot", "removed"].contains(&how) {
+            problems.push(format!("an entry ended {how:?}: {entry}"));
+        }
+    }
+    problems
+}
+
+/// After the final prune every file of `ended/` is a whole entry roster
+/// believes: as many listed as there are files, none skipped, within the
+/// bound.
+fn ended_whole_and_bounded(soak: &Soak) -> anyhow::Result<InvariantResult> {
+    let directory = soak.roster.join(registry_core::ENDED);
+    let files = match std::fs::read_dir(&directory) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
+            .count(),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => 0,
+        Err(error) => return Err(error).with_context(|| format!("read {}", directory.display())),
+    };
+    let mut command = soak.tool("roster-list");
+    command.arg("--dir").arg(&soak.roster).args(["--ended", "--format", "json"]);
+    let run = run_tool(command, None, None)?;
+    let entries: Vec<Value> =
+        serde_json::from_slice(&run.stdout).context("roster-list --ended printed no JSON")?;
+    let mut problems = ended_problems(&entries, &run.stderr);
+    if !run.succeeded() {
+        problems.push(format!("roster-list --ended failed: {}", run.describe()));
+    }
+    if entries.len() != files {
+        problems.push(format!("{files} files in ended/ but {} entries listed", entries.len()));
+    }
+    Ok(InvariantResult::from_problems(
+        "ended sessions kept whole and bounded",
+        format!(
+            "{} entries whole after the final prune; {} listed during the run",
+            entries.len(),
+            soak.ended_rows_seen.load(std::sync::atomic::Ordering::Relaxed)
+        ),
+        problems,
+    ))
+}
+
 /// Every invariant, checked after the final prune.
 pub fn check_all(
     soak: &Soak,
@@ -95,6 +155,7 @@ pub fn check_all(
         ),
         no_live_record_lost(soak, &final_rows),
         no_torn_file(soak)?,
+        ended_whole_and_bounded(soak)?,
         no_state_without_its_record(soak)?,
         no_consent_for_dead_owners(soak, &final_rows)?,
         no_old_temporary(soak, stale, run_started)?,

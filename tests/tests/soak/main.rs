@@ -73,6 +73,8 @@ struct Soak {
     next_owner_serial: AtomicUsize,
     disk_full_periods: AtomicUsize,
     list_rows_seen: AtomicUsize,
+    /// Ended-session entries `roster-list --ended` listed during the run.
+    ended_rows_seen: AtomicUsize,
     /// The ids of the messages a send said it queued.
     sent: Mutex<Vec<String>>,
     /// How many times each message id reached a harness whole (its
@@ -188,6 +190,7 @@ fn soak_on(
         next_owner_serial: AtomicUsize::new(0),
         disk_full_periods: AtomicUsize::new(0),
         list_rows_seen: AtomicUsize::new(0),
+        ended_rows_seen: AtomicUsize::new(0),
         sent: Mutex::new(Vec::new()),
         received: Mutex::new(BTreeMap::new()),
         load_directory: scratch.join("load"),
@@ -295,7 +298,7 @@ impl Soak {
     /// A tool command with nothing inherited from the caller's environment
     /// but PATH, so no roster or harness variable of the shell that started
     /// the soak can change what the tools do.
-    fn tool(&self, name: &str) -> Command {
+    pub(crate) fn tool(&self, name: &str) -> Command {
         let mut command = Command::new(self.binaries.join(name));
         command
             .env_clear()
@@ -422,6 +425,12 @@ impl Soak {
     /// owner.
     fn lister(&self, mut random: Random) -> anyhow::Result<()> {
         while self.running() {
+            // Every third listing is of the ended sessions, which pruners and
+            // reaping registrations write meanwhile: none may be torn or skipped.
+            if random.below(3) == 0 {
+                self.list_ended(&mut random)?;
+                continue;
+            }
             let mut command = self.tool("roster-list");
             command.arg("--dir").arg(&self.roster).args(["--all", "--format", "json"]);
             let run = run_tool(command, None, Self::kill_instant(&mut random))?;
@@ -440,6 +449,31 @@ impl Soak {
             }
             self.count("list", &class);
         }
+        Ok(())
+    }
+
+    /// `roster-list --ended --format json`, some runs killed: JSON entries
+    /// each with a known `how`, and no entry skipped as not to be believed
+    /// (a torn or half-written one would be).
+    fn list_ended(&self, random: &mut Random) -> anyhow::Result<()> {
+        let mut command = self.tool("roster-list");
+        command.arg("--dir").arg(&self.roster).args(["--ended", "--format", "json"]);
+        let run = run_tool(command, None, Self::kill_instant(random))?;
+        let class = classify(&run, false);
+        if matches!(class, Class::Ok) {
+            match serde_json::from_slice::<Vec<serde_json::Value>>(&run.stdout) {
+                Ok(entries) => {
+                    self.ended_rows_seen.fetch_add(entries.len(), Ordering::Relaxed);
+                    for problem in invariants::ended_problems(&entries, &run.stderr) {
+                        self.violation(format!("roster-list --ended showed {problem}"));
+                    }
+                }
+                Err(error) => {
+                    self.violation(format!("roster-list --ended printed something that is not JSON: {error}"))
+                }
+            }
+        }
+        self.count("list --ended", &class);
         Ok(())
     }
 

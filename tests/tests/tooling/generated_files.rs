@@ -14,13 +14,13 @@ use tests::workspace::{workspace_root, xtask};
 
 /// One binary: its name, the clap command it runs and the manual its
 /// `--help` and man page render, from its own crate.
-struct Binary {
-    name: &'static str,
-    command: fn() -> clap::Command,
+pub(crate) struct Binary {
+    pub(crate) name: &'static str,
+    pub(crate) command: fn() -> clap::Command,
     manual: fn() -> cli_support::manual::Manual,
 }
 
-const BINARIES: [Binary; 9] = [
+pub(crate) const BINARIES: [Binary; 10] = [
     Binary { name: "roster-register", command: roster_register::command, manual: roster_register::manual },
     Binary { name: "roster-list", command: roster_list::command, manual: roster_list::manual },
     Binary { name: "roster-prune", command: roster_prune::command, manual: roster_prune::manual },
@@ -29,6 +29,7 @@ const BINARIES: [Binary; 9] = [
     Binary { name: "roster-state", command: roster_state::command, manual: roster_state::manual },
     Binary { name: "roster-send", command: roster_send::command, manual: roster_send::manual },
     Binary { name: "roster-focus", command: roster_focus::command, manual: roster_focus::manual },
+    Binary { name: "roster-resume", command: roster_resume::command, manual: roster_resume::manual },
     Binary { name: "roster-notify", command: roster_notify::command, manual: roster_notify::manual },
 ];
 

@@ -14,8 +14,8 @@ use serde_json::{Map, Value};
 use super::codex_trust::{codex_trust_key, read_codex_trust};
 use super::commands::{HookCommands, RosterHookCall};
 use super::document::{
-    FoundHook, find_installed_hooks, hook_snippet, install_into_text, parse_hook_document, print_document,
-    remove_from_text, without_roster_hooks_or_empty_structures,
+    FoundHook, InstalledHooks, find_installed_hooks, hook_snippet, install_into_text, parse_hook_document,
+    print_document, remove_from_text, without_roster_hooks_or_empty_structures,
 };
 use super::outcomes::{HookState, HookStatus, InstallOutcome, UninstallOutcome};
 use super::plugins::{install_plugin, plugin_status, uninstall_plugin};
@@ -208,8 +208,36 @@ pub fn status(target: &HookConfigFile, paths: &HookPaths) -> HookStatus {
             format!("no {} {hooks}; {install_hint} to add {them}", words_list(&missing)),
         );
     }
+    let mut problems = misplaced_hooks(target, &found, &install_hint);
+    let commands: Vec<&str> = found.all().map(|hook| hook.command.as_str()).collect();
+    if let Some(broken) = broken_programs_report(target, &commands) {
+        return broken;
+    }
+    problems.extend(build_directory_notes(target, &commands));
+    if target.harness == HookHarness::Codex
+        && let Some((state, detail)) = codex_untrusted_hooks(target, paths, &found)
+    {
+        return report(state, detail);
+    }
+    if problems.is_empty() {
+        let trusted = if target.harness == HookHarness::Codex { " and trusted" } else { "" };
+        let start = target.harness.event_name(HookEvent::SessionStart);
+        let end = target.harness.event_name(HookEvent::SessionEnd);
+        let states = target.harness.state_events().len();
+        report(
+            HookState::Installed,
+            format!("{start} and {end} hooks present{trusted}, and {states} state hooks"),
+        )
+    } else {
+        report(HookState::Installed, problems.join("; "))
+    }
+}
+
+/// What is wrong with hooks that are all there: an event wired more than
+/// once, or to the wrong roster command.
+fn misplaced_hooks(target: &HookConfigFile, found: &InstalledHooks, install_hint: &str) -> Vec<String> {
     let mut problems = Vec::new();
-    for event in events.iter().copied() {
+    for event in target.harness.events() {
         let hooks = found.for_event(event);
         let name = target.harness.event_name(event);
         let expected = match event {
@@ -224,61 +252,53 @@ pub fn status(target: &HookConfigFile, paths: &HookPaths) -> HookStatus {
             problems.push(format!("a {name} hook runs the wrong roster command; {install_hint}"));
         }
     }
-    let commands: Vec<&str> = found.all().map(|hook| hook.command.as_str()).collect();
-    if let Some(broken) = broken_programs_report(target, &commands) {
-        return broken;
-    }
-    problems.extend(build_directory_notes(target, &commands));
-    if target.harness == HookHarness::Codex {
-        let config_toml = paths.codex_config_toml();
-        match read_codex_trust(&config_toml) {
-            Err(reason) => {
-                return report(HookState::Untrusted, format!("cannot read Codex's trust entries: {reason}"));
-            }
-            Ok(trust) => {
-                let hooks_files = equivalent_paths(&target.path);
-                let untrusted: Vec<&FoundHook> = found
-                    .all()
-                    .filter(|hook| {
-                        !hooks_files.iter().any(|file| {
-                            trust.is_trusted(&codex_trust_key(
-                                file,
-                                hook.event,
-                                hook.group_index,
-                                hook.hook_index,
-                            ))
-                        })
+    problems
+}
+
+/// Codex runs a hook only when its config.toml trusts it: the state and
+/// why, when one of roster's is not trusted or the trust cannot be read.
+fn codex_untrusted_hooks(
+    target: &HookConfigFile,
+    paths: &HookPaths,
+    found: &InstalledHooks,
+) -> Option<(HookState, String)> {
+    let config_toml = paths.codex_config_toml();
+    match read_codex_trust(&config_toml) {
+        Err(reason) => {
+            return Some((HookState::Untrusted, format!("cannot read Codex's trust entries: {reason}")));
+        }
+        Ok(trust) => {
+            let hooks_files = equivalent_paths(&target.path);
+            let untrusted: Vec<&FoundHook> = found
+                .all()
+                .filter(|hook| {
+                    !hooks_files.iter().any(|file| {
+                        trust.is_trusted(&codex_trust_key(
+                            file,
+                            hook.event,
+                            hook.group_index,
+                            hook.hook_index,
+                        ))
                     })
-                    .collect();
-                if !untrusted.is_empty() {
-                    let names: Vec<&str> =
-                        untrusted.iter().map(|hook| target.harness.event_name(hook.event)).collect();
-                    return report(
-                        HookState::Untrusted,
-                        format!(
-                            "Codex's config.toml has no trust entry for the {} hook{}, so Codex skips {}; \
-                             {CODEX_TRUST_HINT}",
-                            words_list(&names),
-                            if names.len() > 1 { "s" } else { "" },
-                            if names.len() > 1 { "them" } else { "it" },
-                        ),
-                    );
-                }
+                })
+                .collect();
+            if !untrusted.is_empty() {
+                let names: Vec<&str> =
+                    untrusted.iter().map(|hook| target.harness.event_name(hook.event)).collect();
+                return Some((
+                    HookState::Untrusted,
+                    format!(
+                        "Codex's config.toml has no trust entry for the {} hook{}, so Codex skips {}; \
+                         {CODEX_TRUST_HINT}",
+                        words_list(&names),
+                        if names.len() > 1 { "s" } else { "" },
+                        if names.len() > 1 { "them" } else { "it" },
+                    ),
+                ));
             }
         }
     }
-    if problems.is_empty() {
-        let trusted = if target.harness == HookHarness::Codex { " and trusted" } else { "" };
-        let start = target.harness.event_name(HookEvent::SessionStart);
-        let end = target.harness.event_name(HookEvent::SessionEnd);
-        let states = target.harness.state_events().len();
-        report(
-            HookState::Installed,
-            format!("{start} and {end} hooks present{trusted}, and {states} state hooks"),
-        )
-    } else {
-        report(HookState::Installed, problems.join("; "))
-    }
+    None
 }
 
 /// `a`, `a and b`, `a, b and c`.

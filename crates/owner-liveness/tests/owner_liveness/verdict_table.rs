@@ -46,7 +46,7 @@ fn agreeing_case() -> Case {
     };
     let owner = MadeUpProcess {
         pidfs_inode: Some(77),
-        proc: Ok(ProcIdentity { uid: 1000, start_ticks: 870 }),
+        proc: Ok(ProcIdentity { uid: 1000, start_ticks: 870, terminal: 0 }),
         exited: Ok(false),
         user_namespace: Some(INITIAL),
     };
@@ -172,7 +172,7 @@ fn rule_2_another_pid_namespace_is_unknown_and_a_time_namespace_is_taken_back() 
             case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 99, user_ns: INITIAL });
             case.world.boottime_offset_ticks = 100_000;
             process(case).pidfs_inode = None;
-            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 100_870 });
+            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 100_870, terminal: 0 });
         },
         "alive: pid 4242 running since tick 870",
     );
@@ -181,7 +181,7 @@ fn rule_2_another_pid_namespace_is_unknown_and_a_time_namespace_is_taken_back() 
             case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 99, user_ns: INITIAL });
             case.world.boottime_offset_ticks = 100_000;
             process(case).pidfs_inode = None;
-            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 870 });
+            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 870, terminal: 0 });
         },
         "unknown: pid 4242's start tick cannot be taken back to the initial clock through this time \
          namespace's offset of 100000 ticks",
@@ -193,7 +193,7 @@ fn rule_2_another_pid_namespace_is_unknown_and_a_time_namespace_is_taken_back() 
             case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 99, user_ns: INITIAL });
             case.world.boottime_offset_ticks = 100_000;
             process(case).pidfs_inode = None;
-            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 100_871 });
+            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 100_871, terminal: 0 });
         },
         "unknown: pid 4242 shows start tick 871, not 870, through this time namespace's offset of 100000 \
          ticks, which proves nothing without a pidfs inode",
@@ -256,7 +256,7 @@ fn rule_4_another_pidfs_inode_is_dead_even_with_the_same_start_tick() {
     check(
         |case| {
             process(case).pidfs_inode = Some(78);
-            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 991 });
+            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 991, terminal: 0 });
         },
         "dead: pid 4242 now names another process (pidfs inode 78, not 77)",
     );
@@ -269,7 +269,7 @@ fn rule_4_without_a_pidfs_inode_on_either_side_the_start_tick_decides() {
     check(
         |case| {
             case.recorded.pidfs_ino = None;
-            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 991 });
+            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 991, terminal: 0 });
         },
         "dead: pid 4242 now names a process started at tick 991, not 870",
     );
@@ -285,7 +285,7 @@ fn rule_4_an_agreeing_pidfs_inode_proves_the_process_without_proc() {
     let sixty_four_bit = cfg!(target_pointer_width = "64");
     for (proc, on_32_bit) in [
         (
-            Ok(ProcIdentity { uid: 1000, start_ticks: 991 }),
+            Ok(ProcIdentity { uid: 1000, start_ticks: 991, terminal: 0 }),
             "dead: pid 4242 now names a process started at tick 991, not 870",
         ),
         (Err(ProcReadError::NotFound), "unknown: /proc/4242 unreadable: not found"),
@@ -310,7 +310,7 @@ fn rule_4_another_start_tick_or_uid_is_dead() {
     check(
         |case| {
             process(case).pidfs_inode = None;
-            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 991 });
+            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 991, terminal: 0 });
         },
         "dead: pid 4242 now names a process started at tick 991, not 870",
     );
@@ -319,14 +319,14 @@ fn rule_4_another_start_tick_or_uid_is_dead() {
     check(
         |case| {
             process(case).pidfs_inode = None;
-            process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 870 });
+            process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 870, terminal: 0 });
         },
         "dead: pid 4242 now belongs to uid 0, not 1000",
     );
     check(
         |case| {
             case.recorded.pidfs_ino = None;
-            process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 991 });
+            process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 991, terminal: 0 });
         },
         "dead: pid 4242 now names a process started at tick 991, not 870",
     );
@@ -338,7 +338,7 @@ fn rule_4_another_start_tick_or_uid_is_dead() {
 #[test]
 fn rule_4_a_uid_change_of_the_very_process_the_pidfs_inode_names_is_alive() {
     check(
-        |case| process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 870 }),
+        |case| process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 870, terminal: 0 }),
         "alive: pid 4242 running since tick 870",
     );
 }
@@ -543,7 +543,7 @@ fn rule_7_every_unknown_is_named_in_the_reason() {
 fn rule_4_a_uid_read_from_another_user_namespace_is_not_compared() {
     let translated = |case: &mut Case| {
         case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 12, user_ns: 99 });
-        process(case).proc = Ok(ProcIdentity { uid: 65534, start_ticks: 870 });
+        process(case).proc = Ok(ProcIdentity { uid: 65534, start_ticks: 870, terminal: 0 });
     };
     check(translated, "alive: pid 4242 running since tick 870");
     // Without a pidfs inode to agree, the start tick alone is no proof.
@@ -560,7 +560,7 @@ fn rule_4_a_uid_read_from_another_user_namespace_is_not_compared() {
         |case| {
             translated(case);
             process(case).pidfs_inode = None;
-            process(case).proc = Ok(ProcIdentity { uid: 65534, start_ticks: 871 });
+            process(case).proc = Ok(ProcIdentity { uid: 65534, start_ticks: 871, terminal: 0 });
         },
         "dead: pid 4242 now names a process started at tick 871, not 870",
     );
@@ -583,7 +583,7 @@ fn rule_4_a_uid_read_from_another_user_namespace_is_not_compared() {
     check(
         |case| {
             process(case).pidfs_inode = None;
-            process(case).proc = Ok(ProcIdentity { uid: 65534, start_ticks: 870 });
+            process(case).proc = Ok(ProcIdentity { uid: 65534, start_ticks: 870, terminal: 0 });
         },
         "dead: pid 4242 now belongs to uid 65534, not 1000",
     );
@@ -599,7 +599,7 @@ fn rule_4_older_records_compare_the_uid_only_in_the_owners_user_namespace() {
         |case| {
             older(case);
             process(case).pidfs_inode = None;
-            process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 870 });
+            process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 870, terminal: 0 });
         },
         "dead: pid 4242 now belongs to uid 0, not 1000",
     );
@@ -608,7 +608,7 @@ fn rule_4_older_records_compare_the_uid_only_in_the_owners_user_namespace() {
     check(
         |case| {
             older(case);
-            process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 870 });
+            process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 870, terminal: 0 });
             case.recorded.uid = 65534;
         },
         "alive: pid 4242 running since tick 870",
@@ -617,7 +617,7 @@ fn rule_4_older_records_compare_the_uid_only_in_the_owners_user_namespace() {
         |case| {
             older(case);
             process(case).user_namespace = None;
-            process(case).proc = Ok(ProcIdentity { uid: 65534, start_ticks: 870 });
+            process(case).proc = Ok(ProcIdentity { uid: 65534, start_ticks: 870, terminal: 0 });
         },
         "alive: pid 4242 running since tick 870",
     );
@@ -643,7 +643,7 @@ fn rule_4_a_uid_that_differs_outside_the_initial_user_namespace_is_unknown() {
             case.recorded.user_ns = Some(99);
             case.world.namespaces = Ok(Namespaces { pid_ns: 11, time_ns: 12, user_ns: 99 });
             process(case).pidfs_inode = None;
-            process(case).proc = Ok(ProcIdentity { uid: 1001, start_ticks: 870 });
+            process(case).proc = Ok(ProcIdentity { uid: 1001, start_ticks: 870, terminal: 0 });
         },
         "unknown: pid 4242 now shows uid 1001, not 1000, but in user namespace 99, whose inode may have \
          been reused, that proves nothing",
@@ -676,7 +676,7 @@ fn member(pid: u32, ticks: u64) -> ChainMember {
 fn running(member: &ChainMember) -> MadeUpProcess {
     MadeUpProcess {
         pidfs_inode: member.pidfs_ino,
-        proc: Ok(ProcIdentity { uid: member.uid, start_ticks: member.start_ticks }),
+        proc: Ok(ProcIdentity { uid: member.uid, start_ticks: member.start_ticks, terminal: 0 }),
         exited: Ok(false),
         user_namespace: Some(INITIAL),
     }
@@ -761,7 +761,7 @@ fn chain_is_dead_only_when_every_member_is_provably_gone() {
         true,
         |case| {
             process(case).pidfs_inode = None;
-            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 5 });
+            process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 5, terminal: 0 });
             set(case, 4250, Ok(MadeUpProcess { exited: Ok(true), ..running(&member(4250, 990)) }));
             set(case, 4260, Err(OpenProcessError::NotAProcess));
         },
@@ -780,7 +780,7 @@ fn chain_is_dead_only_when_every_member_is_provably_gone() {
                 4250,
                 Ok(MadeUpProcess {
                     pidfs_inode: None,
-                    proc: Ok(ProcIdentity { uid: 0, start_ticks: 990 }),
+                    proc: Ok(ProcIdentity { uid: 0, start_ticks: 990, terminal: 0 }),
                     ..running(&member(4250, 990))
                 }),
             );
@@ -889,7 +889,7 @@ fn chain_uids_are_compared_only_within_the_recorded_user_namespace() {
                 case,
                 4250,
                 Ok(MadeUpProcess {
-                    proc: Ok(ProcIdentity { uid: 65534, start_ticks: 990 }),
+                    proc: Ok(ProcIdentity { uid: 65534, start_ticks: 990, terminal: 0 }),
                     ..running(&member(4250, 990))
                 }),
             );
@@ -906,7 +906,7 @@ fn chain_uids_are_compared_only_within_the_recorded_user_namespace() {
                 4250,
                 Ok(MadeUpProcess {
                     pidfs_inode: None,
-                    proc: Ok(ProcIdentity { uid: 65534, start_ticks: 990 }),
+                    proc: Ok(ProcIdentity { uid: 65534, start_ticks: 990, terminal: 0 }),
                     ..running(&member(4250, 990))
                 }),
             );

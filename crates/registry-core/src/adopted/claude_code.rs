@@ -9,8 +9,9 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 use harness::session_files::claude_code::{SESSION_FILE_STATE_SOURCE, SessionFile};
-use owner_liveness::{Liveness, OwnerIdentity, Pid, SystemFacts, Verdict, judge};
+use owner_liveness::{Liveness, OwnerIdentity, Pid, SystemFacts, Verdict, judge_seeing_terminal};
 
+use crate::record::LocationCheck;
 use crate::record::session_record::{Record, SocketRecord};
 use crate::record::timestamp::Timestamp;
 use crate::record::values::{
@@ -103,12 +104,13 @@ pub(crate) fn read_listed_adopted_row(
             pid: Some(file_pid),
             registered_at: record.registered_at(),
             state: state_of(&file),
+            // A terminal seen by the verdict a moment ago is not read again.
+            location_check: record.location.as_ref().and_then(LocationCheck::of_terminal_seen_now),
             record: Some(record),
             problem: None,
             verdict,
             origin: Origin::ClaudeCode,
             messages_pending: 0,
-            location_check: None,
         }),
         Err(detail) => Some(problem_row(ProblemKind::Malformed, detail, Some(contents.mtime))),
     }
@@ -151,6 +153,8 @@ fn adopt(
     // A pid names a process only on its machine: another machine's file (a
     // shared home) is never judged from here.
     let on_this_machine = this_machine(&identity, facts);
+    // The controlling terminal the verdict saw, for the location.
+    let mut terminal = None;
     let verdict = match started_before_this_boot(started, facts) {
         _ if !on_this_machine => Verdict {
             liveness: Liveness::Unknown,
@@ -166,7 +170,11 @@ fn adopt(
                  file, roster never does"
             ),
         },
-        _ => judge(&identity, None, facts),
+        _ => {
+            let seen = judge_seeing_terminal(&identity, None, facts);
+            terminal = seen.terminal;
+            seen.verdict
+        }
     };
     let verdict = match verdict.liveness {
         Liveness::Dead if !verdict.reason.contains("Claude Code removes") => Verdict {
@@ -189,7 +197,7 @@ fn adopt(
         socket,
         // Read only for a live session: a dead one shows nowhere.
         location: (verdict.liveness == Liveness::Alive)
-            .then(|| crate::record::location_of_adopted(file_pid.get()))
+            .then(|| crate::record::location_of_adopted(file_pid.get(), terminal))
             .flatten(),
         cwd,
         registrar_pid: 0,

@@ -301,24 +301,8 @@ fn judge_claim(
     facts: &impl SystemFacts,
 ) -> (OwnerIdentity, Verdict) {
     let pid = claim.pid;
-    let namespaces = facts.own_namespaces().ok();
-    let mut identity = OwnerIdentity {
-        pid,
-        uid: effective_uid(),
-        start_ticks: 0,
-        pidfs_ino: None,
-        boot_id: facts.boot_id().map(|id| id.into_owned()).unwrap_or_default(),
-        machine: facts.machine().ok().map(|machine| machine.into_owned()),
-        pid_ns: namespaces.map_or(0, |namespaces| namespaces.pid_ns),
-        time_ns: namespaces.map_or(0, |namespaces| namespaces.time_ns),
-        user_ns: namespaces.map(|namespaces| namespaces.user_ns),
-        chain: Vec::new(),
-    };
+    let mut identity = claimed_identity(pid, facts);
     let unknown = |reason: String| Verdict { liveness: Liveness::Unknown, reason };
-    let dead = |reason: String| Verdict {
-        liveness: Liveness::Dead,
-        reason: format!("{reason}; Copilot CLI removes its files, roster never does"),
-    };
     let Some(locks) = locks else {
         return (
             identity,
@@ -352,15 +336,47 @@ fn judge_claim(
             )),
         );
     }
+    (identity, unheld_verdict(claim, started, facts))
+}
+
+/// The owner a Copilot CLI lock file names: its pid in this reader's
+/// world, with no start tick until its lock proves it.
+fn claimed_identity(pid: Pid, facts: &impl SystemFacts) -> OwnerIdentity {
+    let namespaces = facts.own_namespaces().ok();
+    OwnerIdentity {
+        pid,
+        uid: effective_uid(),
+        start_ticks: 0,
+        pidfs_ino: None,
+        boot_id: facts.boot_id().map(|id| id.into_owned()).unwrap_or_default(),
+        machine: facts.machine().ok().map(|machine| machine.into_owned()),
+        pid_ns: namespaces.map_or(0, |namespaces| namespaces.pid_ns),
+        time_ns: namespaces.map_or(0, |namespaces| namespaces.time_ns),
+        user_ns: namespaces.map(|namespaces| namespaces.user_ns),
+        chain: Vec::new(),
+    }
+}
+
+/// The verdict of a claim whose hold file no process this reader sees
+/// holds: unknown wherever a holder could hide or the session may be
+/// starting or ending, dead only where none could.
+fn unheld_verdict(claim: &Claim<'_>, started: Option<(u64, Timestamp)>, facts: &impl SystemFacts) -> Verdict {
+    let pid = claim.pid;
+    let namespaces = facts.own_namespaces().ok();
+    let unknown = |reason: String| Verdict { liveness: Liveness::Unknown, reason };
+    let dead = |reason: String| Verdict {
+        liveness: Liveness::Dead,
+        reason: format!("{reason}; Copilot CLI removes its files, roster never does"),
+    };
     if claim.hold.is_none() {
-        return (identity, unknown(format!("no inuse.{pid}.hold beside the lock file: starting, or ending")));
+        return unknown(format!("no inuse.{pid}.hold beside the lock file: starting, or ending"));
     }
     // Not held. A session takes its lock within moments of writing the
     // file: a young claim is starting (maybe in a pid namespace this
     // reader cannot see into), never dead.
     let age_nanos = Timestamp::from_system_time(facts.now()).unix_nanos() - claim.written.unix_nanos();
     if age_nanos < COPILOT_STARTING_GRACE.as_nanos() as i128 {
-        return (identity, unknown(format!("inuse.{pid}.hold is not locked yet: a session starting")));
+        return unknown(format!("inuse.{pid}.hold is not locked yet: a session starting"));
     }
     // The pid lives, and could have written the file (it started before,
     // with a wide margin for a clock stepped since): starting, ending, or
@@ -369,37 +385,28 @@ fn judge_claim(
         at.unix_nanos() <= claim.written.unix_nanos() + CLOCK_MARGIN.as_nanos() as i128
     });
     if could_be_writer {
-        return (
-            identity,
-            unknown(format!(
-                "pid {pid} lives but does not hold inuse.{pid}.hold: starting, ending, or another pid namespace's pid"
-            )),
-        );
+        return unknown(format!(
+            "pid {pid} lives but does not hold inuse.{pid}.hold: starting, ending, or another pid namespace's pid"
+        ));
     }
     let initial_namespace = namespaces.is_some_and(|namespaces| namespaces.pid_ns == INITIAL_PID_NAMESPACE);
     if !initial_namespace {
-        return (
-            identity,
-            unknown(format!(
-                "nobody this pid namespace sees holds inuse.{pid}.hold; a holder in another pid namespace could not be seen"
-            )),
-        );
+        return unknown(format!(
+            "nobody this pid namespace sees holds inuse.{pid}.hold; a holder in another pid namespace could not be seen"
+        ));
     }
     if on_network_filesystem(claim.session_path) {
-        return (
-            identity,
-            unknown(format!(
-                "{} is on a network filesystem, whose locks another machine may hold unseen",
-                claim.session_path.display()
-            )),
-        );
+        return unknown(format!(
+            "{} is on a network filesystem, whose locks another machine may hold unseen",
+            claim.session_path.display()
+        ));
     }
     let after = if started.is_some() {
         format!("pid {pid} started after its lock file was written")
     } else {
         format!("no process has pid {pid}")
     };
-    (identity, dead(format!("nobody holds inuse.{pid}.hold and {after}")))
+    dead(format!("nobody holds inuse.{pid}.hold and {after}"))
 }
 
 /// The start ticks of the process at `pid` and when it started, when one
@@ -491,7 +498,7 @@ fn adopted_record(
         session_id: Some(session_id),
         transcript_path: None,
         socket: None,
-        location: crate::record::location_of_adopted(identity.pid.get()),
+        location: crate::record::location_of_adopted(identity.pid.get(), None),
         cwd,
         registrar_pid: 0,
         registered_at: RecordedTime::from(written),

@@ -184,8 +184,22 @@ pub struct LocationCheck {
     pub shown: String,
 }
 
+impl LocationCheck {
+    /// The check of a location that names a terminal and no multiplexer,
+    /// when that terminal was read from the owner's `/proc` by the verdict
+    /// that just proved it alive: it holds, and is not read again.
+    pub fn of_terminal_seen_now(location: &ScreenLocation) -> Option<LocationCheck> {
+        let tty = location.tty.as_deref().filter(|_| location.multiplexer.is_none())?;
+        Some(LocationCheck {
+            status: LocationStatus::Current,
+            reason: format!("the owner's terminal is {tty}"),
+            shown: tty.to_owned(),
+        })
+    }
+}
+
 /// The most of a process's environment read for its location.
-const ENVIRON_READ_LIMIT: u64 = 256 * 1024;
+const ENVIRON_READ_LIMIT: usize = 256 * 1024;
 
 /// Where the process `pid` shows on screen, from its environment
 /// (`/proc/PID/environ`: what it was started with, readable for a process
@@ -195,50 +209,99 @@ pub fn location_of_process(pid: u32) -> Option<ScreenLocation> {
     location_from(pid, controlling_terminal(pid))
 }
 
+/// `location_of_process` for a process whose controlling terminal the
+/// caller has read already (`tty`).
+pub fn location_of_process_on(pid: u32, tty: Option<String>) -> Option<ScreenLocation> {
+    location_from(pid, tty)
+}
+
 /// Where the harness process `pid` of a session no hook registered (one
-/// Claude Code or Copilot CLI keeps) shows, from its environment alone:
-/// listing thousands of them reads one file more each, not two; a
-/// terminal of its own, which nothing can focus, is not looked up.
-pub fn location_of_adopted(pid: u32) -> Option<ScreenLocation> {
-    location_from(pid, None)
+/// Claude Code or Copilot CLI keeps) shows, from its environment and
+/// `terminal`, the controlling terminal its verdict saw (`tty_nr`; `None`
+/// when the verdict did not read it). A process without a controlling
+/// terminal shows on no screen (every multiplexer and terminal gives the
+/// programs in its panes one), and its environment is not read: listing
+/// thousands of sessions an orchestrator runs without terminals reads no
+/// file more for each.
+pub fn location_of_adopted(pid: u32, terminal: Option<u64>) -> Option<ScreenLocation> {
+    match terminal {
+        Some(0) => None,
+        Some(tty_nr) => location_from(pid, terminal_name(tty_nr)),
+        None => location_from(pid, None),
+    }
 }
 
 /// The location `pid`'s environment names, with `tty` as its terminal.
 fn location_from(pid: u32, tty: Option<String>) -> Option<ScreenLocation> {
-    use std::io::Read;
-    let mut environ = Vec::new();
-    if let Ok(file) = std::fs::File::open(format!("/proc/{pid}/environ")) {
-        let _ = file.take(ENVIRON_READ_LIMIT).read_to_end(&mut environ);
-    }
-    let variables: Vec<(&[u8], &[u8])> = environ
-        .split(|&byte| byte == 0)
-        .filter_map(|entry| {
-            let equals = entry.iter().position(|&byte| byte == b'=')?;
-            Some((&entry[..equals], &entry[equals + 1..]))
-        })
-        .collect();
-    let env = |name: &str| {
-        variables
-            .iter()
-            .find(|(key, _)| *key == name.as_bytes())
-            .and_then(|(_, value)| std::str::from_utf8(value).ok())
-            .filter(|value| !value.is_empty())
-            .map(str::to_owned)
-    };
-    let location = ScreenLocation::from_environment(&env, tty);
+    let location = with_environ(pid, |environ| {
+        let variables: Vec<(&[u8], &[u8])> = environ
+            .split(|&byte| byte == 0)
+            .filter_map(|entry| {
+                let equals = entry.iter().position(|&byte| byte == b'=')?;
+                Some((&entry[..equals], &entry[equals + 1..]))
+            })
+            .collect();
+        let env = |name: &str| {
+            variables
+                .iter()
+                .find(|(key, _)| *key == name.as_bytes())
+                .and_then(|(_, value)| std::str::from_utf8(value).ok())
+                .filter(|value| !value.is_empty())
+                .map(str::to_owned)
+        };
+        ScreenLocation::from_environment(&env, tty)
+    });
     (!location.is_empty()).then_some(location)
+}
+
+std::thread_local! {
+    /// The buffer each thread reads environments into, kept between reads:
+    /// a listing of thousands of sessions neither allocates nor faults in
+    /// fresh pages for each.
+    static ENVIRON_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `use_environ` of the bytes of `/proc/PID/environ` (none when it cannot
+/// be read), at most `ENVIRON_READ_LIMIT`, read in as few reads as the
+/// kernel allows: each read copies from the other process's memory, so
+/// each environment is read in one read (most are a few KiB), not in the
+/// doubling reads of `read_to_end`. The kernel fills a read up to the end
+/// of the environment, so a short read is its end.
+fn with_environ<T>(pid: u32, use_environ: impl FnOnce(&[u8]) -> T) -> T {
+    use std::io::Read;
+    const FIRST_READ: usize = 16 * 1024;
+    ENVIRON_BUFFER.with_borrow_mut(|buffer| {
+        let mut filled = 0;
+        if let Ok(mut file) = std::fs::File::open(format!("/proc/{pid}/environ")) {
+            if buffer.len() < FIRST_READ {
+                buffer.resize(FIRST_READ, 0);
+            }
+            loop {
+                match file.read(&mut buffer[filled..]) {
+                    Ok(0) => break,
+                    Ok(read) => {
+                        filled += read;
+                        if filled < buffer.len() || buffer.len() >= ENVIRON_READ_LIMIT {
+                            break;
+                        }
+                        let grown = (buffer.len() * 2).min(ENVIRON_READ_LIMIT);
+                        buffer.resize(grown, 0);
+                    }
+                    Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+        }
+        use_environ(&buffer[..filled])
+    })
 }
 
 /// The controlling terminal of `pid` as `ps` names it (`pts/3`, `tty2`),
 /// from field 7 of `/proc/PID/stat`; `None` without one, or when it cannot
 /// be read.
 pub fn controlling_terminal(pid: u32) -> Option<String> {
-    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
-    let close = stat.iter().rposition(|&byte| byte == b')')?;
-    let fields = std::str::from_utf8(&stat[close + 1..]).ok()?;
-    // After the comm: state (3), ppid (4), pgrp (5), session (6), tty_nr (7).
-    let tty_nr: u64 = fields.split_whitespace().nth(4)?.parse().ok()?;
-    terminal_name(tty_nr)
+    let stat = owner_liveness::read_proc_stat(owner_liveness::Pid::new(pid)?).ok()?;
+    terminal_name(stat.tty_nr)
 }
 
 /// The name of the terminal device number `tty_nr` (the kernel's encoding:

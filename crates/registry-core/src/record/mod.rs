@@ -23,7 +23,7 @@ pub(crate) mod versioned;
 
 pub use location::{
     LOCATION_VALUE_LIMIT, LocationCheck, LocationStatus, MULTIPLEXERS, ScreenLocation, controlling_terminal,
-    location_of_adopted, location_of_process,
+    location_of_adopted, location_of_process, location_of_process_on,
 };
 pub use malformed::{Field, FieldError, FieldLimit, FieldProblem, Malformed};
 pub use owner::{ChainMemberRecord, KeyName, OwnerKeys, UncheckedOwner, read_once, required};

@@ -173,6 +173,88 @@ pub fn register(
         previous.as_ref().is_some_and(|previous| same_owner(&previous.record, &registration.identity));
     let replaced_previous_owner = previous.is_some() && !refreshed;
     let refreshed_record = previous.as_ref().filter(|_| refreshed).map(|previous| &previous.record);
+    let record = record_to_write(registration, refreshed_record, now, facts)?;
+    if let Some(recorded) = refreshed_record {
+        refuse_another_session(roster, &file_name, recorded, &record, registration)?;
+    }
+    let bytes = record.to_bytes();
+    if bytes.len() as u64 > MAX_ENTRY_BYTES {
+        return Err(Error::BadInput(format!(
+            "the record is {} bytes, over the {MAX_ENTRY_BYTES}-byte limit of a roster file",
+            bytes.len()
+        )));
+    }
+
+    let previous_name = previous.as_ref().map(|previous| previous.name);
+    if let Some((holder, row)) =
+        take_session_id_from_a_dead_holder(roster, &record, name, previous_name, facts)?
+    {
+        reaped.push(holder.pid.get());
+        removed.push(row);
+    }
+
+    write_in_place(roster, &record, &bytes, name, previous.as_ref(), legacy_to_remove)?;
+    keep_reaped(roster, &lock, &removed, facts);
+    drop(lock);
+    reaped.extend(reap_a_few(roster, &file_name, facts));
+    let previous = refreshed_record.cloned();
+    Ok(Registered {
+        path: roster.entry_path(sessions, &file_name),
+        changed: previous.as_ref().map(|previous| changed_facts(previous, &record)).unwrap_or_default(),
+        previous,
+        record,
+        refreshed,
+        replaced_previous_owner,
+        reaped,
+    })
+}
+
+/// Writes the record at its name, the session-id index pointing at it
+/// first; the index entry of an id the previous record held and this one
+/// does not goes, and so does this owner's record under an older roster's
+/// name, which the one written takes the place of.
+fn write_in_place(
+    roster: &RosterDir,
+    record: &Record,
+    bytes: &[u8],
+    name: RecordName,
+    previous: Option<&Previous>,
+    legacy_to_remove: Option<RecordName>,
+) -> Result<()> {
+    let sessions = roster.sessions();
+    if let Some(session_id) = &record.session_id {
+        point_index_at(roster, session_id, name)?;
+    }
+    write_atomically(roster, sessions, &name.file_name(), bytes)?;
+    if let Some(previous) = previous
+        && let Some(old_id) = &previous.record.session_id
+        && Some(old_id) != record.session_id.as_ref()
+    {
+        remove_index_if_pointing_at(roster, old_id, previous.name)?;
+    }
+    // This owner's record under an older roster's name: the one just
+    // written takes its place.
+    if let Some(legacy) = legacy_to_remove {
+        remove_entry(roster, sessions, &legacy.file_name())?;
+        if let Some(old_id) = read_legacy_session_id(previous, legacy)
+            && Some(&old_id) != record.session_id.as_ref()
+        {
+            remove_index_if_pointing_at(roster, &old_id, legacy)?;
+        }
+    }
+    Ok(())
+}
+
+/// The record this registration writes: what it gives, with what is known
+/// of its session besides (its record when it refreshes one, else what a
+/// harness's own registry says of the same owner, for a registration by
+/// hand), checked against every limit a reader holds it to.
+fn record_to_write(
+    registration: &Registration,
+    refreshed_record: Option<&Record>,
+    now: Timestamp,
+    facts: &impl SystemFacts,
+) -> Result<Record> {
     // What is known of the session besides what a registration by hand
     // gives: its record, or for a first registration what a harness's own
     // registry says of the same owner. A hook tells the session afresh.
@@ -203,24 +285,26 @@ pub fn register(
     };
     // The caller checked each value against its limit; this is the promise
     // itself: a record register writes is one list trusts.
-    let record = build_record(registration, known, agent, registered_at, now)
+    build_record(registration, known, agent, registered_at, now)
         .and_then(|record| record.check_limits().map(|()| record))
-        .map_err(|why| Error::BadInput(format!("the record's {why}")))?;
-    if let Some(recorded) = refreshed_record {
-        refuse_another_session(roster, &file_name, recorded, &record, registration)?;
-    }
-    let bytes = record.to_bytes();
-    if bytes.len() as u64 > MAX_ENTRY_BYTES {
-        return Err(Error::BadInput(format!(
-            "the record is {} bytes, over the {MAX_ENTRY_BYTES}-byte limit of a roster file",
-            bytes.len()
-        )));
-    }
+        .map_err(|why| Error::BadInput(format!("the record's {why}")))
+}
 
+/// One live owner per session id: the record the index names for the new
+/// record's session id, when it is another's and still holds that id,
+/// refuses the registration while it is not dead, and is removed when it
+/// is (its name and row returned).
+fn take_session_id_from_a_dead_holder(
+    roster: &RosterDir,
+    record: &Record,
+    name: RecordName,
+    previous_name: Option<RecordName>,
+    facts: &impl SystemFacts,
+) -> Result<Option<(RecordName, SessionRow)>> {
     if let Some(session_id) = &record.session_id
         && let Some(holder) = indexed_holder(roster, session_id)
         && holder != name
-        && Some(holder) != previous.as_ref().map(|previous| previous.name)
+        && Some(holder) != previous_name
         && let Some(row) = read_session_row(roster, &holder.file_name(), facts)
         && let Some(record) = &row.record
         && record.session_id.as_ref() == Some(session_id)
@@ -234,45 +318,11 @@ pub fn register(
                 reason: row.verdict.reason.clone(),
             });
         }
-        if remove_entry(roster, sessions, &row.file_name)? {
-            reaped.push(holder.pid.get());
-            removed.push(row);
+        if remove_entry(roster, roster.sessions(), &row.file_name)? {
+            return Ok(Some((holder, row)));
         }
     }
-
-    if let Some(session_id) = &record.session_id {
-        point_index_at(roster, session_id, name)?;
-    }
-    write_atomically(roster, sessions, &file_name, &bytes)?;
-    if let Some(previous) = &previous
-        && let Some(old_id) = &previous.record.session_id
-        && Some(old_id) != record.session_id.as_ref()
-    {
-        remove_index_if_pointing_at(roster, old_id, previous.name)?;
-    }
-    // This owner's record under an older roster's name: the one just
-    // written takes its place.
-    if let Some(legacy) = legacy_to_remove {
-        remove_entry(roster, sessions, &legacy.file_name())?;
-        if let Some(old_id) = read_legacy_session_id(previous.as_ref(), legacy)
-            && Some(&old_id) != record.session_id.as_ref()
-        {
-            remove_index_if_pointing_at(roster, &old_id, legacy)?;
-        }
-    }
-    keep_reaped(roster, &lock, &removed, facts);
-    drop(lock);
-    reaped.extend(reap_a_few(roster, &file_name, facts));
-    let previous = refreshed_record.cloned();
-    Ok(Registered {
-        path: roster.entry_path(sessions, &file_name),
-        changed: previous.as_ref().map(|previous| changed_facts(previous, &record)).unwrap_or_default(),
-        previous,
-        record,
-        refreshed,
-        replaced_previous_owner,
-        reaped,
-    })
+    Ok(None)
 }
 
 /// The record in `sessions/` under `file_name`, when there is a

@@ -91,6 +91,9 @@ pub struct RosterDir {
     /// Called once when a lock wait has lasted a while, with the holder's
     /// pid when the kernel tells it: how a person learns what they wait for.
     pub(crate) on_long_lock_wait: Option<fn(&Path, Option<u32>)>,
+    /// How many ended sessions, and for how long, `ended/` keeps: the
+    /// user's configuration, else the defaults (docs/contract.md §7).
+    pub(crate) ended_bounds: crate::ended::EndedBounds,
 }
 
 /// A verified subdirectory handle with its path, for messages.
@@ -172,6 +175,7 @@ impl RosterDir {
             root,
             lock_deadline: None,
             on_long_lock_wait: None,
+            ended_bounds: crate::ended::EndedBounds::default(),
         })
     }
 
@@ -179,6 +183,12 @@ impl RosterDir {
     /// whole run must fit the harness's budget), however long `LOCK_WAIT`.
     pub fn with_lock_deadline(mut self, deadline: std::time::Instant) -> RosterDir {
         self.lock_deadline = Some(deadline);
+        self
+    }
+
+    /// Keeps `ended/` to `bounds` at each write of an ended session.
+    pub fn with_ended_bounds(mut self, bounds: crate::ended::EndedBounds) -> RosterDir {
+        self.ended_bounds = bounds;
         self
     }
 

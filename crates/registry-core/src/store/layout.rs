@@ -4,6 +4,7 @@
 //! entry added to the registry cannot be left out of either.
 
 use crate::ended::ENDED;
+use crate::resuming::RESUMING;
 use crate::store::directory::{CONSENT, MESSAGES, SESSION_IDS, SESSIONS, STATES};
 use crate::store::files::TEMP_PREFIX;
 use crate::store::hook_log::{HOOK_LOG_LINES, HOOK_LOG_NAME};
@@ -49,7 +50,11 @@ pub fn registry_layout() -> Vec<LayoutEntry> {
         ),
         entry(
             format!("{ENDED}/<pid>@<world>-<nanos>.json"),
-            "one entry per ended session, how and when it ended (0600), the last 1000 within 30 days",
+            "one entry per ended session, how and when it ended (0600), the last 1000 within 30 days unless config.toml says otherwise",
+        ),
+        entry(
+            format!("{RESUMING}/<hash>.json"),
+            "one claim per session roster-resume started: the process running it (0600)",
         ),
         entry(LOCK_NAME.to_owned(), "the lock every change takes, never removed"),
         entry(

@@ -23,8 +23,13 @@ pub fn caller_uid_is_unmapped() -> bool {
     static UNMAPPED: OnceLock<bool> = OnceLock::new();
     *UNMAPPED.get_or_init(|| {
         let euid = effective_uid();
-        match std::fs::read_to_string("/proc/self/uid_map") {
-            Ok(map) => !uid_is_mapped(&map, euid),
+        // Read into room for a typical map at once (two reads, not the
+        // three of a read that starts small): every registration asks.
+        let mut map = String::with_capacity(4096);
+        let read = std::fs::File::open("/proc/self/uid_map")
+            .and_then(|mut file| std::io::Read::read_to_string(&mut file, &mut map));
+        match read {
+            Ok(_) => !uid_is_mapped(&map, euid),
             // No user namespaces (or no /proc): uids are what they say.
             Err(_) => false,
         }

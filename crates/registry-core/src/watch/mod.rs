@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
-use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
+use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, InotifyEvent, WatchDescriptor};
 use owner_liveness::{Pid, PidFd};
 
 use self::followed_paths::{FollowedEvent, FollowedPaths, Interest, symlinks_on_path};
@@ -355,108 +355,8 @@ impl RegistryWatch {
                 Err(Errno::EINTR) => continue,
                 Err(errno) => return Err(Error::io("read inotify events for", &self.path, errno.into())),
             };
-            for event in events {
-                if event.mask.contains(AddWatchFlags::IN_Q_OVERFLOW) {
-                    changes.push(Change::Resync("the kernel's event queue overflowed".into()));
-                    continue;
-                }
-                let self_event = AddWatchFlags::IN_DELETE_SELF
-                    | AddWatchFlags::IN_MOVE_SELF
-                    | AddWatchFlags::IN_IGNORED
-                    | AddWatchFlags::IN_UNMOUNT;
-                let wd = Some(event.wd);
-                // Events of watches this one removed itself (their
-                // IN_IGNORED above all) say nothing about the registry now.
-                let current = [
-                    self.watches.root,
-                    self.watches.sessions,
-                    self.watches.consent,
-                    self.watches.states,
-                    self.watches.messages,
-                    self.watches.waiting_in,
-                ];
-                if !current.contains(&wd) && !self.watches.queues.contains_key(&event.wd) {
-                    continue;
-                }
-                if wd == self.watches.waiting_in {
-                    reestablish = true;
-                    continue;
-                }
-                // `states/` is optional and holds hints: its going or coming
-                // moves only its own watch, never the registry's.
-                if wd == self.watches.states && event.mask.intersects(self_event) {
-                    self.watches.states = None;
-                    continue;
-                }
-                // So are `messages/` and each queue in it, which hold their
-                // own files: a queue going is said as a change of it.
-                if wd == self.watches.messages && event.mask.intersects(self_event) {
-                    self.watches.messages = None;
-                    continue;
-                }
-                if let Some(queue) = self.watches.queues.get(&event.wd) {
-                    let record = format!("{queue}.json");
-                    if event.mask.intersects(self_event) {
-                        self.watches.queues.remove(&event.wd);
-                        // Moved away, it is watched no more.
-                        let _ = self.inotify.rm_watch(event.wd);
-                        changes.push(Change::MessageQueue(record));
-                    } else if event
-                        .name
-                        .as_ref()
-                        .is_some_and(|name| !name.as_encoded_bytes().starts_with(b"."))
-                    {
-                        changes.push(Change::MessageQueue(record));
-                    }
-                    continue;
-                }
-                if event.mask.intersects(self_event) {
-                    reestablish = true;
-                    continue;
-                }
-                let Some(name) = event.name.as_ref().and_then(|name| name.to_str()) else {
-                    // A name that is not UTF-8: a problem entry for the listing.
-                    if wd == self.watches.sessions {
-                        changes.push(Change::Resync("an entry with a name that is not UTF-8 changed".into()));
-                    }
-                    continue;
-                };
-                if wd == self.watches.sessions {
-                    if !name.starts_with('.') {
-                        changes.push(Change::SessionEntry(name.to_owned()));
-                    }
-                } else if wd == self.watches.consent {
-                    if !name.starts_with('.') {
-                        changes.push(Change::ConsentEntry(name.to_owned()));
-                    }
-                } else if wd == self.watches.states {
-                    if !name.starts_with('.') {
-                        changes.push(Change::StateEntry(name.to_owned()));
-                    }
-                } else if wd == self.watches.messages {
-                    if !name.starts_with('.') {
-                        self.queue_entry_changed(name, event.mask, changes);
-                    }
-                } else if wd == self.watches.root && name == STATES {
-                    self.watch_states();
-                } else if wd == self.watches.root && name == MESSAGES {
-                    self.watch_messages(changes);
-                } else if wd == self.watches.root && [SESSIONS, CONSENT].contains(&name) {
-                    // A subdirectory removed, renamed or put in place. Its
-                    // creation may also be the one the watch was made
-                    // just after (the root watched first, the directory
-                    // made, then watched itself): the directory watched
-                    // already is the one there, and nothing was missed.
-                    let arrived =
-                        event.mask.intersects(AddWatchFlags::IN_CREATE | AddWatchFlags::IN_MOVED_TO);
-                    let watched = if name == SESSIONS { self.watches.sessions } else { self.watches.consent };
-                    let already_watched = arrived
-                        && watched.is_some()
-                        && self.inotify.add_watch(&self.path.join(name), entry_flags()).ok() == watched;
-                    if !already_watched {
-                        reestablish = true;
-                    }
-                }
+            for event in &events {
+                reestablish |= self.interpret(event, changes);
             }
         }
         if reestablish {
@@ -467,6 +367,117 @@ impl RegistryWatch {
             self.reestablish(&RegistryPathChange::LeadsElsewhere, changes)?;
         }
         Ok(())
+    }
+
+    /// Adds what one inotify event says to `changes`; `true` when the
+    /// registry's own watches must be made again (a directory replaced or
+    /// removed).
+    fn interpret(&mut self, event: &InotifyEvent, changes: &mut Vec<Change>) -> bool {
+        if event.mask.contains(AddWatchFlags::IN_Q_OVERFLOW) {
+            changes.push(Change::Resync("the kernel's event queue overflowed".into()));
+            return false;
+        }
+        let self_event = AddWatchFlags::IN_DELETE_SELF
+            | AddWatchFlags::IN_MOVE_SELF
+            | AddWatchFlags::IN_IGNORED
+            | AddWatchFlags::IN_UNMOUNT;
+        let wd = Some(event.wd);
+        // Events of watches this one removed itself (their
+        // IN_IGNORED above all) say nothing about the registry now.
+        let current = [
+            self.watches.root,
+            self.watches.sessions,
+            self.watches.consent,
+            self.watches.states,
+            self.watches.messages,
+            self.watches.waiting_in,
+        ];
+        if !current.contains(&wd) && !self.watches.queues.contains_key(&event.wd) {
+            return false;
+        }
+        if wd == self.watches.waiting_in {
+            return true;
+        }
+        // `states/` is optional and holds hints: its going or coming
+        // moves only its own watch, never the registry's.
+        if wd == self.watches.states && event.mask.intersects(self_event) {
+            self.watches.states = None;
+            return false;
+        }
+        // So are `messages/` and each queue in it, which hold their
+        // own files: a queue going is said as a change of it.
+        if wd == self.watches.messages && event.mask.intersects(self_event) {
+            self.watches.messages = None;
+            return false;
+        }
+        if let Some(queue) = self.watches.queues.get(&event.wd) {
+            let record = format!("{queue}.json");
+            if event.mask.intersects(self_event) {
+                self.watches.queues.remove(&event.wd);
+                // Moved away, it is watched no more.
+                let _ = self.inotify.rm_watch(event.wd);
+                changes.push(Change::MessageQueue(record));
+            } else if event.name.as_ref().is_some_and(|name| !name.as_encoded_bytes().starts_with(b".")) {
+                changes.push(Change::MessageQueue(record));
+            }
+            return false;
+        }
+        if event.mask.intersects(self_event) {
+            return true;
+        }
+        let Some(name) = event.name.as_ref().and_then(|name| name.to_str()) else {
+            // A name that is not UTF-8: a problem entry for the listing.
+            if wd == self.watches.sessions {
+                changes.push(Change::Resync("an entry with a name that is not UTF-8 changed".into()));
+            }
+            return false;
+        };
+        self.entry_changed(wd, name, event.mask, changes)
+    }
+
+    /// An entry `name` of the watched directory `wd` changed (`mask`);
+    /// `true` when the registry's own watches must be made again.
+    fn entry_changed(
+        &mut self,
+        wd: Option<WatchDescriptor>,
+        name: &str,
+        mask: AddWatchFlags,
+        changes: &mut Vec<Change>,
+    ) -> bool {
+        if wd == self.watches.sessions {
+            if !name.starts_with('.') {
+                changes.push(Change::SessionEntry(name.to_owned()));
+            }
+        } else if wd == self.watches.consent {
+            if !name.starts_with('.') {
+                changes.push(Change::ConsentEntry(name.to_owned()));
+            }
+        } else if wd == self.watches.states {
+            if !name.starts_with('.') {
+                changes.push(Change::StateEntry(name.to_owned()));
+            }
+        } else if wd == self.watches.messages {
+            if !name.starts_with('.') {
+                self.queue_entry_changed(name, mask, changes);
+            }
+        } else if wd == self.watches.root && name == STATES {
+            self.watch_states();
+        } else if wd == self.watches.root && name == MESSAGES {
+            self.watch_messages(changes);
+        } else if wd == self.watches.root && [SESSIONS, CONSENT].contains(&name) {
+            // A subdirectory removed, renamed or put in place. Its
+            // creation may also be the one the watch was made
+            // just after (the root watched first, the directory
+            // made, then watched itself): the directory watched
+            // already is the one there, and nothing was missed.
+            let arrived = mask.intersects(AddWatchFlags::IN_CREATE | AddWatchFlags::IN_MOVED_TO);
+            let watched = if name == SESSIONS { self.watches.sessions } else { self.watches.consent };
+            let already_watched = arrived
+                && watched.is_some()
+                && self.inotify.add_watch(&self.path.join(name), entry_flags()).ok() == watched;
+            return !already_watched;
+        }
+        false
     }
 
     fn read_followed(&mut self, changes: &mut Vec<Change>) -> Result<()> {

@@ -40,7 +40,7 @@ enum AtPid {
 
 /// What opening `pid` gives where `at_pid` runs there.
 fn opened(pid: u32, at_pid: AtPid) -> Result<MadeUpProcess, OpenProcessError> {
-    let started_at = |start_ticks| ProcIdentity { uid: UID, start_ticks };
+    let started_at = |start_ticks| ProcIdentity { uid: UID, start_ticks, terminal: 0 };
     match at_pid {
         AtPid::TheOwner => Ok(MadeUpProcess {
             pidfs_inode: Some(inode_of(pid)),

@@ -14,8 +14,7 @@ use consent::{
 use owner_liveness::OwnerIdentity;
 use registry_core::{RosterDir, RunningSystem};
 
-use super::{home_directory, path_json, require_utf8_directory, source_description};
-use crate::SessionArgs;
+use super::{SessionArgs, home_directory, path_json, require_utf8_directory, source_description};
 
 /// The directory a marker records (information only: it decides nothing):
 /// the session's directory as `status` finds it, else, for a session that

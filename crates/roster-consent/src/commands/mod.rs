@@ -9,11 +9,11 @@ pub(crate) mod status;
 
 use std::path::{Path, PathBuf};
 
+use clap::Args;
+
 use cli_support::{CallingOwner, CommonArgs, NotUtf8Path};
 use consent::{AssessmentRequest, SessionStatus};
 use registry_core::RunningSystem;
-
-use crate::SessionArgs;
 
 /// The calling owner and the consent library's assessment of its session.
 pub(crate) fn assess(
@@ -83,4 +83,16 @@ pub(crate) fn source_description(owner: &CallingOwner) -> String {
         owner_liveness::OwnerSource::Ancestor => "the ancestor walk".into(),
         other => other.as_str().into(),
     }
+}
+
+/// Which session, and where it works.
+#[derive(Clone, Debug, Args)]
+pub struct SessionArgs {
+    /// Name the session's owner process: a pid (never 1 or a kernel thread), or `parent` for the process that ran this command
+    #[arg(short, long, value_name = "PID|parent", add = cli_support::session_pids_or_parent())]
+    pub pid: Option<String>,
+
+    /// Take DIR as the session's directory, where .roster.toml is looked for (default: the cwd of the session's record)
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
 }

@@ -4,8 +4,7 @@
 use cli_support::{CommonArgs, ExitStatus};
 use registry_core::RunningSystem;
 
-use super::assess;
-use crate::SessionArgs;
+use super::{SessionArgs, assess};
 
 /// `should-arm` as the binary runs it: 0 or 1, nothing printed, whatever
 /// happens. Even a panic is caught and silenced, since its message would

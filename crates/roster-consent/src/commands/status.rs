@@ -13,8 +13,7 @@ use consent::{
 };
 use registry_core::RunningSystem;
 
-use super::{assess, home_directory, path_json, source_description};
-use crate::SessionArgs;
+use super::{SessionArgs, assess, home_directory, path_json, source_description};
 
 /// `status`: the session's consent and why. A session that ended is
 /// described (what it last was) and refused like any command about an

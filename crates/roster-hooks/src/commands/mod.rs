@@ -20,10 +20,12 @@ use cli_support::{CommonArgs, OutputFormat, escape_for_terminal, home_relative};
 use harness::hook_config::{HookCommands, HookConfigFile, HookHarness, HookPaths, Scope};
 use serde_json::{Value, json};
 
-use crate::TOOL;
 use crate::binaries::{
     BinaryLocation, binaries_missing_from_path_warning, build_directory_warning, locate_binaries,
 };
+
+/// The name the tool says its warnings and errors under.
+pub(crate) const TOOL: &str = "roster-hooks";
 
 #[derive(Debug, Args)]
 pub(crate) struct TargetArgs {

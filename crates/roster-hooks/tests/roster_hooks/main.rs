@@ -1,7 +1,5 @@
-//! The built `roster-hooks` binary and its documents: help and version as
-//! the house style says, and one list of harness names everywhere. Having an
-//! integration test here also makes `cargo test --workspace` build this
-//! binary, which the black-box crate in `tests/` drives.
+//! The built `roster-hooks` binary and its documents: one list of harness
+//! names everywhere. Its help is checked with every tool's
+//! (`tests/tests/tooling/help_style.rs`).
 
-mod help;
 mod names_agree;

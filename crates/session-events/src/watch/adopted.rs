@@ -22,9 +22,8 @@ use crate::sink::Sink;
 /// How long an adopted session not proven yet is looked at again (a
 /// Copilot CLI session between writing its lock file and locking its hold
 /// file: a lock being taken sends no inotify event, and a claim is judged
-/// dead only once its grace is over), and how often.
+/// dead only once its grace is over); how often is `SETTLING_LOOK`.
 const SETTLING: Duration = Duration::from_secs(COPILOT_STARTING_GRACE.as_secs() + 1);
-pub(super) const SETTLING_LOOK: Duration = Duration::from_millis(50);
 
 impl<S: Sink> SessionWatch<S> {
     /// What is followed to see the harnesses' sessions: their directories

@@ -38,6 +38,10 @@ use crate::event::{Event, EventKind};
 use crate::judge::reported_under;
 use crate::sink::{Notice, Sink};
 
+/// How often the adopted sessions still settling (`adopted.rs`) are looked
+/// at again.
+const SETTLING_LOOK: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// What a watch is asked to watch, and with what.
 pub struct WatchConfig {
     /// The registry directory (it need not exist yet).
@@ -156,7 +160,7 @@ impl<S: Sink> SessionWatch<S> {
     /// is told to stop.
     pub fn next_changes(&mut self) -> anyhow::Result<bool> {
         let settling = self.settling_rows();
-        let changes = self.source.wait_at_most((!settling.is_empty()).then_some(adopted::SETTLING_LOOK))?;
+        let changes = self.source.wait_at_most((!settling.is_empty()).then_some(SETTLING_LOOK))?;
         for name in settling {
             let now = self.read_known_row(&name);
             self.compare_and_report(&name, now)?;
