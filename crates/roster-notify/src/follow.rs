@@ -221,47 +221,39 @@ impl Notifier {
 
     /// The line that says this machine's watch is up.
     fn say_watching(&self, sessions: usize) {
-        if self.quiet {
-            return;
-        }
-        let now = Timestamp::now();
-        let line = match self.format {
-            OutputFormat::Json => serde_json::json!({
-                "at": now.to_rfc3339_millis(),
-                "action": "watching",
-                "sessions": sessions,
-            })
-            .to_string(),
-            OutputFormat::Text => {
-                format!("{} watching the {sessions} sessions of this machine", cli_support::local_clock(now))
-            }
-        };
-        let _ = writeln!(std::io::stdout().lock(), "{line}");
+        self.print_line(
+            |at| serde_json::json!({"at": at, "action": "watching", "sessions": sessions}),
+            |clock| format!("{clock} watching the {sessions} sessions of this machine"),
+        );
     }
 
     /// One line on stdout per notice handed over or kept back.
     fn say(&self, action: &str, reason: Option<&str>, notice: &Notice) {
+        self.print_line(
+            |at| serde_json::json!({"at": at, "action": action, "reason": reason, "notice": notice}),
+            |clock| {
+                let why = reason.map(|why| format!(" ({why})")).unwrap_or_default();
+                format!("{clock} {action} {} {}: {}{why}", notice.trigger.as_str(), notice.title, notice.body)
+            },
+        );
+    }
+
+    /// A line on stdout, as JSON (given the time in RFC 3339) or as text
+    /// (given the local clock), unless `-q`.
+    fn print_line(
+        &self,
+        json: impl FnOnce(String) -> serde_json::Value,
+        text: impl FnOnce(String) -> String,
+    ) {
         if self.quiet {
             return;
         }
         let now = Timestamp::now();
         let line = match self.format {
-            OutputFormat::Json => serde_json::json!({
-                "at": now.to_rfc3339_millis(),
-                "action": action,
-                "reason": reason,
-                "notice": notice,
-            })
-            .to_string(),
-            OutputFormat::Text => cli_support::escape_for_terminal(&format!(
-                "{} {action} {} {}: {}{}",
-                cli_support::local_clock(now),
-                notice.trigger.as_str(),
-                notice.title,
-                notice.body,
-                reason.map(|why| format!(" ({why})")).unwrap_or_default()
-            ))
-            .into_owned(),
+            OutputFormat::Json => json(now.to_rfc3339_millis()).to_string(),
+            OutputFormat::Text => {
+                cli_support::escape_for_terminal(&text(cli_support::local_clock(now))).into_owned()
+            }
         };
         let _ = writeln!(std::io::stdout().lock(), "{line}");
     }

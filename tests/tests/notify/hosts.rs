@@ -9,9 +9,9 @@ use std::time::Duration;
 use serde_json::Value;
 use tests::http_recorder::{Answer, HttpRecorder};
 use tests::sshd::{SshClient, SshHost};
-use tests::{COMMAND_DEADLINE, Owner, Sandbox, StdinFeed, binary, run_to_completion};
+use tests::{Owner, Sandbox, binary};
 
-use crate::Notifier;
+use crate::{Notifier, claude_event_in};
 
 #[test]
 fn a_session_of_another_host_that_starts_waiting_is_told_with_its_host() {
@@ -34,9 +34,9 @@ fn a_session_of_another_host_that_starts_waiting_is_told_with_its_host() {
     // is told of (sessions already waiting are told of once).
     let marker = Owner::spawn();
     register_there(&registry, marker.pid(), "s-marker", "marker");
-    state_there(&registry, "s-marker", "PermissionRequest");
+    claude_event_in(&registry, "s-marker", "PermissionRequest");
     webhook.wait_for(1, Duration::from_secs(30));
-    state_there(&registry, "s-far", "PermissionRequest");
+    claude_event_in(&registry, "s-far", "PermissionRequest");
     let posted = webhook.wait_for(2, Duration::from_secs(20));
     let message: Value = serde_json::from_slice(&posted[1].body).unwrap();
     let notice = &message["notice"];
@@ -68,14 +68,4 @@ fn register_there(registry: &Path, pid: u32, session_id: &str, agent: &str) {
         .status()
         .expect("roster-register");
     assert!(registered.success());
-}
-
-/// Claude Code's `event` for the session, through the host's `roster-state`.
-fn state_there(registry: &Path, session_id: &str, event: &str) {
-    let mut state = Command::new(binary("roster-state"));
-    state.arg("--dir").arg(registry).args(["--hook", "claude-code", "--event", event]);
-    let payload =
-        serde_json::json!({"session_id": session_id, "hook_event_name": event}).to_string().into_bytes();
-    let run = run_to_completion(state, StdinFeed::Bytes(payload), COMMAND_DEADLINE);
-    assert_eq!(run.code(), Some(0), "{}", run.stderr_text());
 }

@@ -18,7 +18,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tests::{COMMAND_DEADLINE, Sandbox, StdinFeed, poll_until, run_to_completion};
+use std::path::Path;
+
+use tests::{COMMAND_DEADLINE, Sandbox, StdinFeed, binary, poll_until, run_to_completion};
 
 /// A running `roster-notify --format json`, its stdout lines parsed as
 /// they come, stopped with SIGTERM when dropped.
@@ -123,7 +125,13 @@ impl Drop for Notifier {
 /// Puts the session `session_id` in the state Claude Code's `event` means,
 /// through `roster-state`, as its hook does.
 pub fn claude_event(sandbox: &Sandbox, session_id: &str, event: &str) {
-    let command = sandbox.command_in_root("roster-state", &["--hook", "claude-code", "--event", event]);
+    claude_event_in(sandbox.root(), session_id, event);
+}
+
+/// The same in the registry at `registry` (another host's).
+pub fn claude_event_in(registry: &Path, session_id: &str, event: &str) {
+    let mut command = Command::new(binary("roster-state"));
+    command.arg("--dir").arg(registry).args(["--hook", "claude-code", "--event", event]);
     let payload = serde_json::json!({"session_id": session_id, "hook_event_name": event});
     let run =
         run_to_completion(command, StdinFeed::Bytes(payload.to_string().into_bytes()), COMMAND_DEADLINE);
