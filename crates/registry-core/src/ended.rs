@@ -9,7 +9,6 @@
 use std::fs::File;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use nix::errno::Errno;
 use owner_liveness::Liveness;
@@ -33,29 +32,9 @@ use crate::store::lock::RegistryLock;
 pub const ENDED: &str = "ended";
 /// The format of an entry of `ended/`.
 pub const ENDED_FORMAT: u64 = 1;
-/// How long an ended session is kept after it ended.
-pub const ENDED_KEPT_FOR: Duration = Duration::from_secs(30 * 24 * 3600);
-/// The most ended sessions kept; the oldest go first.
-pub const ENDED_KEPT_MOST: usize = 1000;
-/// The range `[ended] kept_most` may take in the user's configuration.
-pub const ENDED_KEPT_MOST_RANGE: std::ops::RangeInclusive<usize> = 1..=100_000;
-/// The range `[ended] kept_days` may take in the user's configuration.
-pub const ENDED_KEPT_DAYS_RANGE: std::ops::RangeInclusive<u64> = 1..=3650;
-
-/// How many ended sessions `ended/` keeps, and for how long: by default
-/// `ENDED_KEPT_MOST` for `ENDED_KEPT_FOR`; the user's `config.toml` may say
-/// otherwise (`[ended] kept_most`, `kept_days`, docs/contract.md §7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EndedBounds {
-    pub kept_most: usize,
-    pub kept_for: Duration,
-}
-
-impl Default for EndedBounds {
-    fn default() -> EndedBounds {
-        EndedBounds { kept_most: ENDED_KEPT_MOST, kept_for: ENDED_KEPT_FOR }
-    }
-}
+pub use crate::ended_bounds::{
+    ENDED_KEPT_DAYS_RANGE, ENDED_KEPT_FOR, ENDED_KEPT_MOST, ENDED_KEPT_MOST_RANGE, EndedBounds,
+};
 
 /// How a session ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -276,7 +255,7 @@ pub fn keep_ended(
 fn trim(roster: &RosterDir, directory: &EndedDir, now: Timestamp, bounds: EndedBounds) -> Result<()> {
     let subdir = directory.subdir();
     let oldest_kept = now.unix_nanos() - bounds.kept_for.as_nanos() as i128;
-    let oldest_temporary = now.unix_nanos() - crate::prune::TEMP_MAX_AGE.as_nanos() as i128;
+    let oldest_temporary = now.unix_nanos() - crate::store::files::TEMP_MAX_AGE.as_nanos() as i128;
     let mut kept = Vec::new();
     for name in list_names(roster, subdir)? {
         let Some(mtime) = entry_mtime(subdir, &name) else { continue };
@@ -339,7 +318,7 @@ pub fn list_ended(roster: &RosterDir) -> Result<EndedListing> {
 
 #[cfg(test)]
 mod tests {
-    use std::time::SystemTime;
+    use std::time::{Duration, SystemTime};
 
     use super::*;
 

@@ -5,6 +5,7 @@
 
 pub mod adopted;
 mod ended;
+mod ended_bounds;
 mod error;
 mod list;
 pub mod messages;

@@ -29,8 +29,7 @@ use crate::store::files::{TEMP_PREFIX, entry_mtime, list_entries, list_names, re
 use crate::store::lock::RegistryLock;
 use crate::store::session_index::{remove_index_entry_if_pointing_at, remove_orphaned_entries};
 
-/// Temporaries older than this are leftovers of a crashed writer.
-pub const TEMP_MAX_AGE: Duration = Duration::from_secs(3600);
+pub use crate::store::files::TEMP_MAX_AGE;
 
 /// What prune may remove.
 #[derive(Clone, Copy, Debug, Default)]

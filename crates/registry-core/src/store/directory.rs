@@ -93,7 +93,7 @@ pub struct RosterDir {
     pub(crate) on_long_lock_wait: Option<fn(&Path, Option<u32>)>,
     /// How many ended sessions, and for how long, `ended/` keeps: the
     /// user's configuration, else the defaults (docs/contract.md §7).
-    pub(crate) ended_bounds: crate::ended::EndedBounds,
+    pub(crate) ended_bounds: crate::ended_bounds::EndedBounds,
 }
 
 /// A verified subdirectory handle with its path, for messages.
@@ -175,7 +175,7 @@ impl RosterDir {
             root,
             lock_deadline: None,
             on_long_lock_wait: None,
-            ended_bounds: crate::ended::EndedBounds::default(),
+            ended_bounds: crate::ended_bounds::EndedBounds::default(),
         })
     }
 
@@ -187,7 +187,7 @@ impl RosterDir {
     }
 
     /// Keeps `ended/` to `bounds` at each write of an ended session.
-    pub fn with_ended_bounds(mut self, bounds: crate::ended::EndedBounds) -> RosterDir {
+    pub fn with_ended_bounds(mut self, bounds: crate::ended_bounds::EndedBounds) -> RosterDir {
         self.ended_bounds = bounds;
         self
     }

@@ -27,6 +27,8 @@ use owner_liveness::retry_interrupted;
 pub const MAX_ENTRY_BYTES: u64 = 64 * 1024;
 /// Prefix of atomic-write temporaries; dotfiles are never listed.
 pub const TEMP_PREFIX: &str = ".tmp-";
+/// Temporaries older than this are leftovers of a crashed writer.
+pub const TEMP_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// An entry's bytes and the facts of the handle they were read through.
 #[derive(Clone, Debug)]
