@@ -15,13 +15,16 @@
 
 pub mod help;
 pub mod hooks;
+pub mod http_recorder;
 pub mod measure;
+pub mod notification_desktop;
 pub mod owners;
 pub mod process_exit;
 pub mod seed;
 pub mod shell_completion;
 pub mod sshd;
 pub mod strace;
+pub mod tmux;
 pub mod workspace;
 
 pub use harness::hook_config::shell_quote;

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 /// The Debian package of each external tool a test may need: what the tests
 /// install with apt-get when they run as root and the tool is missing (the
 /// README names every one at its test command).
-pub const TOOL_PACKAGES: [(&str, &str); 24] = [
+pub const TOOL_PACKAGES: [(&str, &str); 30] = [
     ("apt-get", "apt"),
     ("bwrap", "bubblewrap"),
     ("dpkg-deb", "dpkg"),
@@ -34,6 +34,12 @@ pub const TOOL_PACKAGES: [(&str, &str); 24] = [
     ("sshd", "openssh-server"),
     ("ssh", "openssh-client"),
     ("ssh-keygen", "openssh-client"),
+    ("dunst", "dunst"),
+    ("dunstctl", "dunst"),
+    ("dbus-daemon", "dbus-daemon"),
+    ("dbus-monitor", "dbus-bin"),
+    ("busctl", "systemd"),
+    ("openssl", "openssl"),
 ];
 
 /// The full path of an external tool a test needs. A tool that is missing

@@ -14,7 +14,7 @@ use anyhow::{Context, bail};
 /// installation is made, passes its own to [`build_binaries`]. The tooling
 /// test `every_binary_crate_is_in_every_list_of_the_tools` holds both to
 /// the workspace's binary crates.
-pub const ROSTER_BINARIES: [&str; 10] = [
+pub const ROSTER_BINARIES: [&str; 11] = [
     "roster-register",
     "roster-list",
     "roster-prune",
@@ -25,6 +25,7 @@ pub const ROSTER_BINARIES: [&str; 10] = [
     "roster-focus",
     "roster-resume",
     "roster-top",
+    "roster-notify",
 ];
 
 /// Which cargo profile to build.

@@ -129,7 +129,8 @@ fn host_architecture() -> anyhow::Result<String> {
 
 /// Every file of the package below its root, the same files
 /// [`install::installation_files`] puts under a prefix, where Debian wants
-/// them, plus the copyright file and the changelog.
+/// them, plus the copyright file, the changelog and roster-notify's
+/// systemd user unit.
 fn package_files(
     binaries_directory: &Path,
     version: &str,
@@ -171,6 +172,12 @@ fn package_files(
     files.push(InstalledFile {
         destination: documentation.join("changelog.Debian.gz"),
         contents: FileContents::Generated(gzip(changelog(version, source_date_epoch)?.as_bytes())?),
+    });
+    files.push(InstalledFile {
+        destination: Path::new("usr/lib/systemd/user").join(crate::systemd_unit::UNIT_NAME),
+        contents: FileContents::Generated(
+            crate::systemd_unit::user_unit("/usr/bin/roster-notify").into_bytes(),
+        ),
     });
     Ok(files)
 }

@@ -40,7 +40,8 @@ pub fn run() -> anyhow::Result<()> {
         .with_context(|| format!("cannot create {}", staging_directory.display()))?;
     install::write_installation_files(
         &staging_directory,
-        &install::installation_files(&binaries_directory)?,
+        // Unpacked anywhere: systemd finds a bare name in /usr/local/bin and /usr/bin.
+        &install::installation_files(&binaries_directory, "roster-notify")?,
     )?;
     for document in DOCUMENTS {
         let destination = staging_directory.join(document);

@@ -187,8 +187,14 @@ pub enum FileContents {
 
 /// Every file an installation consists of, with destinations relative to
 /// the prefix: the binaries from `binaries_directory`, the man pages and
-/// the completions, generated afresh so they match the binaries.
-pub fn installation_files(binaries_directory: &Path) -> anyhow::Result<Vec<InstalledFile>> {
+/// the completions, generated afresh so they match the binaries, and the
+/// systemd user unit of roster-notify (in `share/systemd/user`, where the
+/// user's systemd looks under `~/.local` and `/usr/local`), starting
+/// `notify_executable`.
+pub fn installation_files(
+    binaries_directory: &Path,
+    notify_executable: &str,
+) -> anyhow::Result<Vec<InstalledFile>> {
     let mut files = Vec::new();
     for binary in BINARY_NAMES {
         let built = binaries_directory.join(binary);
@@ -216,6 +222,10 @@ pub fn installation_files(binaries_directory: &Path) -> anyhow::Result<Vec<Insta
             contents: FileContents::Generated(script.script),
         });
     }
+    files.push(InstalledFile {
+        destination: Path::new("share/systemd/user").join(crate::systemd_unit::UNIT_NAME),
+        contents: FileContents::Generated(crate::systemd_unit::user_unit(notify_executable).into_bytes()),
+    });
     Ok(files)
 }
 
@@ -242,7 +252,9 @@ pub fn install_into(prefix: &Path, binaries_directory: &Path) -> anyhow::Result<
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Manifest::default(),
         Err(error) => return Err(error).with_context(|| format!("cannot read {}", manifest_path.display())),
     };
-    let files = installation_files(binaries_directory)?;
+    let notify_executable = std::path::absolute(prefix.join("bin/roster-notify"))
+        .with_context(|| format!("cannot make {} absolute", prefix.display()))?;
+    let files = installation_files(binaries_directory, &notify_executable.to_string_lossy())?;
     let mut written = write_installation_files(prefix, &files)?;
     manifest.files.extend(files.into_iter().map(|file| file.destination));
     let manifest_directory = manifest_path.parent().context("the manifest has a parent directory")?;

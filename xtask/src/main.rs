@@ -11,6 +11,7 @@ mod deb;
 mod dist;
 mod fuzz;
 mod install;
+mod systemd_unit;
 mod tidy;
 
 use std::path::PathBuf;

@@ -97,7 +97,7 @@ fn unknown_key_message(key: &str, line: Option<usize>) -> String {
 }
 
 /// Every key either configuration file may hold, for suggestions.
-const KNOWN_KEYS: [&str; 9] = [
+const KNOWN_KEYS: [&str; 10] = [
     "agent_name",
     "consent",
     "auto_arm",
@@ -107,6 +107,7 @@ const KNOWN_KEYS: [&str; 9] = [
     "ended",
     "kept_most",
     "kept_days",
+    "notify",
 ];
 
 /// The known key nearest to an unknown one (its last dotted part), when it
@@ -136,6 +137,8 @@ pub struct UserConfig {
     pub ended_kept_most: Option<usize>,
     /// `[ended] kept_days`: for how many days an ended session is kept.
     pub ended_kept_days: Option<u64>,
+    /// `[notify]`: what `roster-notify` tells of and where.
+    pub notify: Option<crate::notify_config::NotifyConfig>,
 }
 
 /// The auto-arm decision and the sentences that explain it.
@@ -175,19 +178,21 @@ fn parse_repo_table(bytes: &[u8]) -> Result<RepoConfig, ConfigProblem> {
 }
 
 /// Parses a user file strictly: only `[consent] auto_arm`, `[adopt]
-/// claude_code` and `copilot`, and `[ended] kept_most` and `kept_days` are
-/// known.
+/// claude_code` and `copilot`, `[ended]` and `[notify]` are known.
 pub fn parse_user_config(bytes: &[u8]) -> Result<UserConfig, ConfigProblem> {
     let parsed = parse_table(bytes).and_then(|table| {
-        reject_unknown_keys(&table, &["consent", "adopt", "ended"])?;
+        reject_unknown_keys(&table, &["consent", "adopt", "ended", "notify"])?;
         let (adopt_claude_code, adopt_copilot) = adopt_switches(&table)?;
         let (ended_kept_most, ended_kept_days) = ended_bounds(&table)?;
+        let notify =
+            crate::notify_config::notify_config(table.get("notify")).map_err(ConfigProblem::Unparseable)?;
         Ok(UserConfig {
             auto_arm: consent_auto_arm(&table)?,
             adopt_claude_code,
             adopt_copilot,
             ended_kept_most,
             ended_kept_days,
+            notify,
         })
     });
     parsed.map_err(|problem| locate_unknown_key(problem, bytes))

@@ -151,6 +151,25 @@ pub fn user_adopt_choices(env: &dyn Fn(&str) -> Option<OsString>) -> AdoptChoice
     }
 }
 
+/// The user file's `[notify]` table (docs/contract.md §7), with the file's
+/// path: the defaults when there is no file or no table; an error naming
+/// the file and what is wrong when it cannot be read or parsed (a
+/// notifier must not run on settings other than those written).
+pub fn user_notify_config(
+    env: &dyn Fn(&str) -> Option<OsString>,
+) -> Result<(Option<PathBuf>, crate::NotifyConfig), String> {
+    let Some(path) = user_config_path(env) else { return Ok((None, crate::NotifyConfig::default())) };
+    let shown = path.display().to_string();
+    match read_config_file(&path, Trust::Anyone) {
+        FileRead::Absent => Ok((Some(path), crate::NotifyConfig::default())),
+        FileRead::Bytes(bytes) => match parse_user_config(&bytes) {
+            Ok(config) => Ok((Some(path), config.notify.unwrap_or_default())),
+            Err(problem) => Err(format!("{shown}: {problem}; fix the file")),
+        },
+        FileRead::Unreadable(why) | FileRead::Untrusted(why) => Err(format!("{shown}: {why}")),
+    }
+}
+
 /// The bounds of `ended/` the user file sets (`[ended] kept_most`,
 /// `kept_days`), each else its default. A file that cannot be read or
 /// parsed changes nothing here: the defaults hold (keeping is history, and

@@ -20,6 +20,7 @@ mod error;
 mod gate;
 mod marker;
 mod marker_entry;
+mod notify_config;
 mod prune;
 mod session_directory;
 
@@ -35,7 +36,7 @@ pub use config_files::{
     AdoptChoices, AutoArmInputs, ConfigInput, MAX_CONFIG_BYTES, REPO_CONFIG_NAME, RepoConfigWarning,
     USER_CONFIG_RELATIVE, canonical_session_directory, find_repo_config, load_auto_arm_inputs,
     load_repo_input, load_user_input, repo_agent_name, repo_file_distrust, user_adopt_choices,
-    user_config_path, user_ended_bounds,
+    user_config_path, user_ended_bounds, user_notify_config,
 };
 pub use decision::{ConsentDecider, ConsentLabel, OwnerCondition, SessionConsent, decide};
 pub use error::{Error, Result};
@@ -47,6 +48,9 @@ pub use marker::{MARKER_FORMAT, Marker, MarkerState, ParsedMarker, parse_marker}
 pub use marker_entry::{
     ConsentState, MarkerEntry, MarkerFinding, MarkerProblem, marker_name_in_reader_world, read_marker,
     read_marker_entry, record_file_name_of_marker,
+};
+pub use notify_config::{
+    NotifyConfig, NotifyExecConfig, NotifyNtfyConfig, NotifyTerminalConfig, NotifyWebhookConfig,
 };
 pub use prune::{MarkerPruneReport, prune_markers, remove_marker};
 pub use session_directory::{SessionDirectory, SessionDirectorySource, session_directory};

@@ -4,12 +4,15 @@
 //! number can make false. `Verifier` checks each location against the
 //! multiplexer itself (the pane is there and runs the session's owner or
 //! one of its ancestors) before it is shown as current or used; `focus`
-//! gives the commands that take an attached client there.
+//! gives the commands that take an attached client there; `front` tells
+//! whether the pane is the one in front of its user now.
 
 mod focus;
+mod front;
 mod run;
 mod verify;
 
 pub use focus::{FocusPlan, FocusRefusal, focus_plan};
+pub use front::{InFront, in_front};
 pub use run::{CommandAnswer, run_bounded};
 pub use verify::Verifier;

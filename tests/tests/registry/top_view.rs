@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use tests::{ArmedOwner, Sandbox, poll_until, require_tool};
 
-use super::focus_sessions::{AttachedClient, TmuxServer};
+use tests::tmux::{AttachedClient, TmuxServer};
 
 /// How long a redraw is waited for: the view redraws as soon as the
 /// watch reports, so this bound is only for a loaded machine.

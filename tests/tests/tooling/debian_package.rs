@@ -78,6 +78,7 @@ fn package_holds_every_file_where_debian_wants_it() {
     expected.insert("usr/share/man/man7/roster.7.gz".to_owned());
     expected.insert("usr/share/doc/roster/copyright".to_owned());
     expected.insert("usr/share/doc/roster/changelog.Debian.gz".to_owned());
+    expected.insert("usr/lib/systemd/user/roster-notify.service".to_owned());
     // The release binaries are linked statically (the hook's start-up), which
     // lintian is told is on purpose.
     expected.insert("usr/share/lintian/overrides/roster".to_owned());

@@ -20,7 +20,7 @@ pub(crate) struct Binary {
     manual: fn() -> cli_support::manual::Manual,
 }
 
-pub(crate) const BINARIES: [Binary; 10] = [
+pub(crate) const BINARIES: [Binary; 11] = [
     Binary { name: "roster-register", command: roster_register::command, manual: roster_register::manual },
     Binary { name: "roster-list", command: roster_list::command, manual: roster_list::manual },
     Binary { name: "roster-prune", command: roster_prune::command, manual: roster_prune::manual },
@@ -31,6 +31,7 @@ pub(crate) const BINARIES: [Binary; 10] = [
     Binary { name: "roster-focus", command: roster_focus::command, manual: roster_focus::manual },
     Binary { name: "roster-resume", command: roster_resume::command, manual: roster_resume::manual },
     Binary { name: "roster-top", command: roster_top::command, manual: roster_top::manual },
+    Binary { name: "roster-notify", command: roster_notify::command, manual: roster_notify::manual },
 ];
 
 /// The committed files of a generated directory (`man` or `completions`),

@@ -69,6 +69,7 @@ fn install_puts_every_file_where_its_tool_looks_and_the_binaries_run() {
         ("share/fish/vendor_completions.d/roster-list.fish", 0o644),
         ("share/roster/completions/roster-list.elv", 0o644),
         ("share/roster/completions/_roster-list.ps1", 0o644),
+        ("share/systemd/user/roster-notify.service", 0o644),
     ];
     for (relative_path, mode) in expected_files {
         let path = prefix.join(relative_path);
@@ -76,15 +77,19 @@ fn install_puts_every_file_where_its_tool_looks_and_the_binaries_run() {
         let metadata = std::fs::metadata(&path).unwrap_or_else(|error| panic!("{relative_path}: {error}"));
         assert_eq!(metadata.permissions().mode() & 0o777, mode, "mode of {relative_path}");
     }
-    // A binary, a page and 5 completion scripts per binary, roster(7), and
-    // the manifest uninstall reads.
+    // A binary, a page and 5 completion scripts per binary, roster(7),
+    // roster-notify's systemd user unit, and the manifest uninstall reads.
     let binaries = ROSTER_BINARIES.len();
     assert_eq!(
         reported.len(),
-        binaries + (binaries + 1) + 5 * binaries + 1,
+        binaries + (binaries + 1) + 5 * binaries + 1 + 1,
         "installed files: {reported:#?}"
     );
     assert!(reported.contains(&prefix.join("share/roster/installed-files")), "{reported:#?}");
+
+    let unit = std::fs::read_to_string(prefix.join("share/systemd/user/roster-notify.service")).unwrap();
+    let started = format!("\nExecStart={}\n", prefix.join("bin/roster-notify").display());
+    assert!(unit.contains(&started), "the unit does not start the installed binary ({started:?}):\n{unit}");
 
     for binary in ROSTER_BINARIES {
         let output = Command::new(prefix.join("bin").join(binary))

@@ -13,7 +13,7 @@ pub struct Binary {
 }
 
 /// The binaries, in the order pages and completions are generated.
-pub const BINARIES: [Binary; 10] = [
+pub const BINARIES: [Binary; 11] = [
     Binary { name: "roster-register", command: roster_register::command, manual: roster_register::manual },
     Binary { name: "roster-list", command: roster_list::command, manual: roster_list::manual },
     Binary { name: "roster-prune", command: roster_prune::command, manual: roster_prune::manual },
@@ -24,10 +24,11 @@ pub const BINARIES: [Binary; 10] = [
     Binary { name: "roster-focus", command: roster_focus::command, manual: roster_focus::manual },
     Binary { name: "roster-resume", command: roster_resume::command, manual: roster_resume::manual },
     Binary { name: "roster-top", command: roster_top::command, manual: roster_top::manual },
+    Binary { name: "roster-notify", command: roster_notify::command, manual: roster_notify::manual },
 ];
 
 /// The names of [`BINARIES`], in the same order.
-pub const BINARY_NAMES: [&str; 10] = [
+pub const BINARY_NAMES: [&str; 11] = [
     BINARIES[0].name,
     BINARIES[1].name,
     BINARIES[2].name,
@@ -38,6 +39,7 @@ pub const BINARY_NAMES: [&str; 10] = [
     BINARIES[7].name,
     BINARIES[8].name,
     BINARIES[9].name,
+    BINARIES[10].name,
 ];
 
 /// The binaries' names as prose: `roster-register, ..., roster-state and
