@@ -65,6 +65,24 @@ impl TmuxServer {
         self.tmux(&["display-message", "-p", "-c", client, "#{pane_id}"])
     }
 
+    /// `TMUX` as a client inside `session` sees it: what a program
+    /// started there inherits.
+    pub fn tmux_variable(&self, session: &str) -> String {
+        let pid = self.tmux(&["display-message", "-p", "-t", &format!("{session}:"), "#{pid}"]);
+        format!("{},{pid},0", self.socket.display())
+    }
+
+    /// Every window: its name, its pane's directory and its pane's pid.
+    pub fn windows(&self) -> Vec<(String, String, u32)> {
+        self.tmux(&["list-windows", "-a", "-F", "#{window_name} #{pane_current_path} #{pane_pid}"])
+            .lines()
+            .filter_map(|line| {
+                let mut words = line.split(' ');
+                Some((words.next()?.to_owned(), words.next()?.to_owned(), words.next()?.parse().ok()?))
+            })
+            .collect()
+    }
+
     pub fn clients(&self) -> Vec<String> {
         self.tmux(&["list-clients", "-F", "#{client_name}"]).lines().map(str::to_owned).collect()
     }

@@ -18,64 +18,13 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
+use tests::tmux::TmuxServer;
 use tests::{
     COMMAND_DEADLINE, Outcome, Owner, Sandbox, binary, clean_environment, poll_until, require_tool,
     run_with_deadline,
 };
 
 const ID: &str = "7c660e54-2e19-4577-b46a-16f46484eaf4";
-
-/// A tmux server of its own on a scratch socket; killed when dropped.
-struct TmuxServer {
-    socket: PathBuf,
-    _directory: tempfile::TempDir,
-}
-
-impl TmuxServer {
-    fn start() -> TmuxServer {
-        require_tool("tmux");
-        let directory = tempfile::tempdir().expect("a scratch directory");
-        let server = TmuxServer { socket: directory.path().join("tmux.sock"), _directory: directory };
-        server.tmux(&["-f", "/dev/null", "new-session", "-d", "-s", "work", "-x", "160", "-y", "48"]);
-        server
-    }
-
-    fn tmux(&self, args: &[&str]) -> String {
-        let output = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(args)
-            .env("TERM", "xterm-256color")
-            .stdin(Stdio::null())
-            .output()
-            .expect("run tmux");
-        assert!(output.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-        String::from_utf8_lossy(&output.stdout).trim().to_owned()
-    }
-
-    /// `TMUX` as a client inside the server's first session sees it.
-    fn tmux_variable(&self) -> String {
-        let pid = self.tmux(&["display-message", "-p", "-t", "work:", "#{pid}"]);
-        format!("{},{pid},0", self.socket.display())
-    }
-
-    /// Every window: name, directory of its pane, pid of its pane.
-    fn windows(&self) -> Vec<(String, String, u32)> {
-        self.tmux(&["list-windows", "-a", "-F", "#{window_name} #{pane_current_path} #{pane_pid}"])
-            .lines()
-            .filter_map(|line| {
-                let mut words = line.split(' ');
-                Some((words.next()?.to_owned(), words.next()?.to_owned(), words.next()?.parse().ok()?))
-            })
-            .collect()
-    }
-}
-
-impl Drop for TmuxServer {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux").arg("-S").arg(&self.socket).arg("kill-server").output();
-    }
-}
 
 /// A directory with a stand-in `claude` that registers the session id it
 /// is resumed with (`claude --resume ID`) after `delay`, for its own
@@ -217,8 +166,8 @@ fn in_tmux_each_session_opens_in_a_window_of_its_own_and_never_twice() {
     let path = path_with(&bin);
     let app = project(&sandbox, "app");
     crashed_session(&sandbox, ID, &app, Some("wren"));
-    let server = TmuxServer::start();
-    let tmux = server.tmux_variable();
+    let server = TmuxServer::start("work");
+    let tmux = server.tmux_variable("work");
     let env = [("PATH", path.as_str()), ("TMUX", tmux.as_str())];
 
     // Two at once: exactly one starts it.
@@ -337,8 +286,8 @@ fn after_a_reboot_boot_resumes_every_session_it_ended_and_not_those_that_exited(
     );
 
     // In tmux: a window each, in its directory, named by agent or harness.
-    let server = TmuxServer::start();
-    let tmux = server.tmux_variable();
+    let server = TmuxServer::start("work");
+    let tmux = server.tmux_variable("work");
     let started =
         after_reboot(&sandbox, "roster-resume", &["--boot", "--json"], &[("PATH", &path), ("TMUX", &tmux)]);
     started.expect_code(0);
