@@ -9,6 +9,7 @@
 
 mod desktop;
 mod hosts;
+mod idle;
 mod posted;
 mod terminal;
 
@@ -63,6 +64,10 @@ impl Notifier {
             }
         });
         Notifier { child, lines, stderr }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Every line so far.
