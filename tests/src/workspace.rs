@@ -94,19 +94,7 @@ pub fn build_binaries(profile: Profile, binaries: &[&str]) -> anyhow::Result<Pat
     for tool in binaries {
         command.args(["--bin", tool]);
     }
-    let directory = match profile {
-        Profile::Release => {
-            let host = host_triple()?;
-            command.args(["--release", "--target", &host]);
-            if host.ends_with("-linux-gnu") {
-                command
-                    .arg("--config")
-                    .arg(format!(r#"target.{host}.rustflags=["-C", "target-feature=+crt-static"]"#));
-            }
-            target_directory()?.join(host).join("release")
-        }
-        Profile::Debug => target_directory()?.join("debug"),
-    };
+    let directory = build_for(&mut command, profile)?;
     eprintln!("building: {}", crate::describe(&command));
     let status = command.status().context("run cargo build")?;
     if !status.success() {
@@ -119,6 +107,43 @@ pub fn build_binaries(profile: Profile, binaries: &[&str]) -> anyhow::Result<Pat
         }
     }
     Ok(directory)
+}
+
+/// Builds the example `example` of `package` as `build_binaries` builds
+/// the tools for `profile`; its path.
+pub fn build_example(profile: Profile, package: &str, example: &str) -> anyhow::Result<PathBuf> {
+    let mut command = cargo();
+    command.args(["build", "--locked", "--package", package, "--example", example]);
+    let directory = build_for(&mut command, profile)?;
+    eprintln!("building: {}", crate::describe(&command));
+    let status = command.status().context("run cargo build")?;
+    if !status.success() {
+        bail!("cargo build of the example {example} failed ({status})");
+    }
+    let path = directory.join("examples").join(example);
+    if !path.is_file() {
+        bail!("{} was not built", path.display());
+    }
+    Ok(path)
+}
+
+/// Makes `command` (a `cargo build`) build for `profile`, as the package
+/// ships for release (statically linked on glibc); the directory its
+/// outputs go to.
+fn build_for(command: &mut Command, profile: Profile) -> anyhow::Result<PathBuf> {
+    Ok(match profile {
+        Profile::Release => {
+            let host = host_triple()?;
+            command.args(["--release", "--target", &host]);
+            if host.ends_with("-linux-gnu") {
+                command
+                    .arg("--config")
+                    .arg(format!(r#"target.{host}.rustflags=["-C", "target-feature=+crt-static"]"#));
+            }
+            target_directory()?.join(host).join("release")
+        }
+        Profile::Debug => target_directory()?.join("debug"),
+    })
 }
 
 /// The target triple of this machine, as the rustc that cargo runs names it.
