@@ -15,7 +15,7 @@ mod frame_cost;
 mod keys;
 mod project;
 mod summary;
-mod terminal;
+pub mod terminal;
 mod view;
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};

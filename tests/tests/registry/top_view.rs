@@ -667,3 +667,30 @@ fn colour_follows_no_color_term_and_the_flag() {
         pane.expect_terminal_restored("q");
     }
 }
+
+/// A panic gives the terminal back: a program that takes it exactly as
+/// roster-top does (`roster_top::terminal::take`, its panic hook included)
+/// and then panics leaves the pane on its main screen with the cursor
+/// shown, the panic's message printed there.
+#[test]
+fn a_panic_gives_the_terminal_back() {
+    let program =
+        tests::workspace::build_example(tests::workspace::Profile::Debug, "roster-top", "panic_in_view")
+            .expect("build the panic_in_view example");
+    let sandbox = Sandbox::new();
+    let pane = TopPane::start_shell(&sandbox);
+    pane.type_line(&program.to_string_lossy());
+    assert!(
+        poll_until(REDRAW, || pane.terminal_modes() == "1 0" && pane.screen().contains("taken")),
+        "the terminal was never taken: {}\n{}",
+        pane.terminal_modes(),
+        pane.screen()
+    );
+    pane.keys(&["Enter"]);
+    pane.expect_terminal_restored("a panic");
+    let screen = pane.screen();
+    assert!(
+        screen.contains("a panic in the view"),
+        "the panic's message is not on the main screen:\n{screen}"
+    );
+}
