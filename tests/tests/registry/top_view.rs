@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use tests::{ArmedOwner, Sandbox, poll_until, require_tool};
+use tests::{Sandbox, SessionShell, poll_until, require_tool};
 
 use tests::tmux::{AttachedClient, TmuxServer};
 
@@ -349,7 +349,13 @@ fn s_sends_to_an_armed_session_and_shows_the_refusal_of_a_disarmed_one_and_d_dis
     let sandbox = Sandbox::new();
     let project = sandbox.home().join("src/app");
     std::fs::create_dir_all(&project).unwrap();
-    let armed = ArmedOwner::spawn(sandbox.root(), sandbox.home(), &project);
+    // A session that armed itself from inside (its shell runs the arm),
+    // whose hooks run as its children, as a harness runs them.
+    let mut armed = SessionShell::spawn();
+    let cwd = project.to_string_lossy().into_owned();
+    let arm = sandbox.command_in_root("roster-consent", &["arm", "--pid", "parent", "--cwd", &cwd]);
+    let armed_itself = armed.run(&arm, b"", tests::COMMAND_DEADLINE);
+    assert_eq!(armed_itself.code(), Some(0), "{}", armed_itself.stderr_text());
     register(&sandbox, armed.pid(), "armed-one", &project);
     let closed = StandIn::start(&sandbox, "closed-one", &project);
     sandbox.run("roster-consent", &["disarm", "--pid", &closed.pid().to_string()]).expect_code(0);
@@ -392,6 +398,27 @@ fn s_sends_to_an_armed_session_and_shows_the_refusal_of_a_disarmed_one_and_d_dis
     assert_eq!(pending, 1, "{rows:#?}");
     pane.wait_for("its message counted", |screen| {
         line_of(screen, "armed-one").split_whitespace().any(|word| word == "1")
+    });
+    // Delivered: the session's next prompt hook hands the text to its
+    // model, and the row's count goes back to none.
+    let session_id =
+        sandbox.list(&[]).iter().find(|row| row["session_pid"] == armed.pid()).unwrap()["session_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+    let payload = serde_json::json!({
+        "session_id": session_id, "hook_event_name": "UserPromptSubmit", "prompt": "go on",
+        "cwd": cwd, "transcript_path": format!("{cwd}/transcript.jsonl"), "permission_mode": "default",
+    });
+    let hook =
+        sandbox.command_in_root("roster-state", &["--hook", "claude-code", "--event", "UserPromptSubmit"]);
+    let delivered = armed.run(&hook, &serde_json::to_vec(&payload).unwrap(), tests::COMMAND_DEADLINE);
+    assert_eq!(delivered.code(), Some(0), "{}", delivered.stderr_text());
+    let reply: serde_json::Value = serde_json::from_slice(&delivered.stdout).expect("the hook's JSON reply");
+    let context = reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default();
+    assert!(context.contains("rebase onto main"), "the message was not handed over: {reply}");
+    pane.wait_for("its count back to none", |screen| {
+        !line_of(screen, "armed-one").split_whitespace().any(|word| word == "1")
     });
 
     // `a` from outside the session is refused by roster-consent's rule;
