@@ -58,8 +58,8 @@ const TOOL: &str = "roster-top";
         redraws when a session changes, when a key is pressed and when the pane is resized, and once \
         when an age it shows changes its text (each second while an age in seconds is shown, each \
         minute for minutes); otherwise it sleeps and makes no system call.\n\n\
-        Keys: Enter or g goes to the selected session (roster-focus); n selects the next session \
-        waiting for you; j/k or the arrows select; s asks for a one-line message and sends it \
+        Keys: Enter or g goes to the selected session (roster-focus); n goes to the next session \
+        waiting for you (Tab only selects it); j/k or the arrows select; s asks for a one-line message and sends it \
         (roster-send, its consent rules and refusals shown in the status line); a arms and d \
         disarms the session's consent (roster-consent); / filters by agent, harness, state or \
         directory; ? shows the keys; q or Esc quits. The tools are the ones beside roster-top's \
@@ -84,7 +84,7 @@ pub fn manual() -> Manual {
     Manual {
         examples: &[
             Example {
-                description: "Watch every session; Enter goes to the selected one, n picks the next waiting:",
+                description: "Watch every session; Enter goes to the selected one, n to the next waiting:",
                 commands: &["roster-top"],
                 output: &[],
             },

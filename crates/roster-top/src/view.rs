@@ -193,9 +193,10 @@ impl View {
         self.selected = Some(keys[to].clone());
     }
 
-    /// `n`: the next waiting session after the selected one (the longest
-    /// waiting first, round again after the last).
-    fn next_waiting(&mut self) {
+    /// Tab (and `n`, which then goes there): selects the next waiting
+    /// session after the selected one (the longest waiting first, round
+    /// again after the last); whether there was one.
+    fn next_waiting(&mut self) -> bool {
         let rows = self.board.ordered(&self.filter);
         let waiting: Vec<String> = rows
             .iter()
@@ -205,13 +206,14 @@ impl View {
         drop(rows);
         let Some(first) = waiting.first().cloned() else {
             self.say(false, "no session is waiting".to_owned());
-            return;
+            return false;
         };
         let next = match self.selected_key().and_then(|key| waiting.iter().position(|k| *k == key)) {
             Some(at) => waiting.get(at + 1).cloned().unwrap_or(first),
             None => first,
         };
         self.selected = Some(next);
+        true
     }
 
     /// Takes one key.
@@ -282,7 +284,14 @@ impl View {
             Key::PageUp => self.move_selection(-10),
             Key::Home => self.move_selection(isize::MIN / 2),
             Key::End => self.move_selection(isize::MAX / 2),
-            Key::Char('n') | Key::Tab => self.next_waiting(),
+            Key::Tab => {
+                self.next_waiting();
+            }
+            Key::Char('n') => {
+                if self.next_waiting() {
+                    self.act(actions::go_to);
+                }
+            }
             Key::Char('?') | Key::Char('h') => self.mode = Mode::Help,
             Key::Char('/') => self.mode = Mode::Filter,
             Key::Enter | Key::Char('g') => self.act(actions::go_to),
@@ -496,7 +505,8 @@ impl View {
 /// The `?` help.
 const HELP: &[&str] = &[
     "enter, g   go to the session (roster-focus)",
-    "n, tab     select the next waiting session",
+    "n          go to the next waiting session (roster-focus)",
+    "tab        select the next waiting session",
     "j k ↑ ↓    select another session",
     "s          send the session a message (roster-send)",
     "a          arm: accept messages (roster-consent arm)",

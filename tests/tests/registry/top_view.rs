@@ -289,11 +289,11 @@ fn the_rows_come_waiting_first_and_a_state_change_or_an_end_is_redrawn() {
     for header in ["PID", "HARNESS", "AGENT", "STATE", "PROJECT", "LOCATION", "CONSENT"] {
         assert!(screen.lines().nth(1).unwrap().contains(header), "{header}:\n{screen}");
     }
-    // `n` goes round the waiting sessions, the longest waiting first.
+    // Tab goes round the waiting sessions, the longest waiting first.
     assert!(line_of(&screen, "bravo").starts_with('>'), "{screen}");
-    pane.keys(&["n"]);
+    pane.keys(&["Tab"]);
     pane.wait_for("charlie selected", |screen| line_of(screen, "charlie").starts_with('>'));
-    pane.keys(&["n"]);
+    pane.keys(&["Tab"]);
     pane.wait_for("bravo selected again", |screen| line_of(screen, "bravo").starts_with('>'));
 
     // A state change: the longest waiting one starts working, and goes
@@ -340,6 +340,18 @@ fn enter_takes_the_attached_client_to_the_sessions_pane() {
     assert_ne!(sessions.client_pane(&client.name), pane_id);
     top.keys(&["g"]);
     assert!(poll_until(REDRAW, || sessions.client_pane(&client.name) == pane_id), "g did not go there");
+    // `n` goes to the next waiting session: once this one waits, from
+    // anywhere in the list.
+    sessions.tmux(&["switch-client", "-c", &client.name, "-t", "play"]);
+    let waiting = StandIn::start(&sandbox, "elsewhere", &sandbox.base());
+    set_state(&sandbox, shell, "paned", "PermissionRequest");
+    top.wait_for("the paned session waiting", |screen| line_of(screen, "paned").contains("waiting"));
+    top.keys(&["End"]);
+    top.wait_for("the other one selected", |screen| line_of(screen, "elsewhere").starts_with('>'));
+    top.keys(&["n"]);
+    assert!(poll_until(REDRAW, || sessions.client_pane(&client.name) == pane_id), "n did not go there");
+    assert!(line_of(&top.screen(), "paned").starts_with('>'), "n selects it too:\n{}", top.screen());
+    drop(waiting);
     top.keys(&["q"]);
     top.expect_terminal_restored("q");
 }
