@@ -287,11 +287,7 @@ impl View {
             Key::Tab => {
                 self.next_waiting();
             }
-            Key::Char('n') => {
-                if self.next_waiting() {
-                    self.act(actions::go_to);
-                }
-            }
+            Key::Char('n') if self.next_waiting() => self.act(actions::go_to),
             Key::Char('?') | Key::Char('h') => self.mode = Mode::Help,
             Key::Char('/') => self.mode = Mode::Filter,
             Key::Enter | Key::Char('g') => self.act(actions::go_to),
