@@ -216,6 +216,13 @@ impl View {
         true
     }
 
+    /// `n`: selects the next waiting session and goes there.
+    fn go_to_next_waiting(&mut self) {
+        if self.next_waiting() {
+            self.act(actions::go_to);
+        }
+    }
+
     /// Takes one key.
     pub fn key(&mut self, key: Key) -> After {
         match self.mode.clone() {
@@ -287,7 +294,7 @@ impl View {
             Key::Tab => {
                 self.next_waiting();
             }
-            Key::Char('n') if self.next_waiting() => self.act(actions::go_to),
+            Key::Char('n') => self.go_to_next_waiting(),
             Key::Char('?') | Key::Char('h') => self.mode = Mode::Help,
             Key::Char('/') => self.mode = Mode::Filter,
             Key::Enter | Key::Char('g') => self.act(actions::go_to),
