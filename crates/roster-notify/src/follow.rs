@@ -16,12 +16,12 @@ use location::{InFront, Verifier, in_front};
 use registry_core::Timestamp;
 use registry_core::record::{LocationStatus, ScreenLocation};
 
+use crate::args::{NotifyArgs, TOOL};
 use crate::notice::{Notice, SessionView, make_notice};
 use crate::settings::{self, Settings};
 use crate::stream::{EventStream, Input};
 use crate::triggers::{Activity, Change, Decision, Millis, Observation, SessionKey, Triggers, WaitingFor};
 use crate::workers::{Job, Log, Worker, WorkerSettings};
-use crate::{NotifyArgs, TOOL};
 
 /// The wait before the watch is started again after it ended.
 const RESTART_WAIT: Duration = Duration::from_secs(1);

@@ -10,7 +10,7 @@ use std::time::Duration;
 use cli_support::BadInput;
 use consent::NotifyConfig;
 
-use crate::NotifyArgs;
+use crate::args::NotifyArgs;
 use crate::backends::Backend;
 use crate::backends::desktop::DesktopBackend;
 use crate::backends::exec::ExecBackend;
@@ -18,9 +18,6 @@ use crate::backends::http::{NtfyBackend, NtfySettings, WebhookBackend};
 use crate::backends::terminal::{TerminalBackend, TerminalSequence};
 use crate::triggers::TriggerSettings;
 use crate::workers::Log;
-
-/// The backends by name, as `--backend` and `[notify] backends` take them.
-pub const BACKEND_NAMES: [&str; 5] = ["desktop", "terminal", "ntfy", "webhook", "exec"];
 
 /// Everything resolved.
 #[derive(Clone, Debug)]
@@ -64,10 +61,12 @@ pub fn resolve(args: &NotifyArgs, file: &NotifyConfig) -> anyhow::Result<Setting
     } else {
         vec!["desktop".to_owned()]
     };
-    if let Some(unknown) = backends.iter().find(|name| !BACKEND_NAMES.contains(&name.as_str())) {
+    if let Some(unknown) =
+        backends.iter().find(|name| !crate::backends::BACKEND_NAMES.contains(&name.as_str()))
+    {
         return Err(BadInput(format!(
             "[notify] backends names {unknown:?}, which is no backend; the backends are {}",
-            BACKEND_NAMES.join(", ")
+            crate::backends::BACKEND_NAMES.join(", ")
         ))
         .into());
     }

@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 use registry_core::{ListFilter, StopWhen};
 use session_events::{Event, EventKind, SessionWatch, WatchConfig};
 
-use crate::NotifyArgs;
+use crate::args::NotifyArgs;
 use crate::settings::{self, Settings};
 use crate::workers::Log;
 

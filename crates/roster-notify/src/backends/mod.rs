@@ -11,6 +11,9 @@ pub mod terminal;
 
 use crate::notice::Notice;
 
+/// The backends by name, as `--backend` and `[notify] backends` take them.
+pub const BACKEND_NAMES: [&str; 5] = ["desktop", "terminal", "ntfy", "webhook", "exec"];
+
 /// Why a backend could not do what it was asked; the worker logs it and
 /// tries again with a backoff.
 #[derive(Debug, thiserror::Error)]
