@@ -5,6 +5,7 @@
 //! roster) do not import each other.
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The hook event a tool serves, which sets its time budget. Harnesses
@@ -48,15 +49,69 @@ pub(crate) const BUDGET_RESERVE: Duration = Duration::from_millis(120);
 /// The running hook's timing, set once when hook mode starts.
 pub(crate) struct HookClock {
     pub(crate) event: HookEvent,
+    /// When hook mode started in this process.
     pub(crate) started: Instant,
 }
 
 pub(crate) static HOOK_CLOCK: OnceLock<HookClock> = OnceLock::new();
 
+impl HookClock {
+    /// When the harness started this run, as near as can be told: hook
+    /// mode's start less the time the process had already existed then
+    /// (`record_late_start`), which a machine short of CPU makes tens of
+    /// milliseconds. The harness's clock runs from its fork.
+    pub(crate) fn run_started(&self) -> Instant {
+        let late = Duration::from_micros(LATE_START_MICROS.load(Ordering::Relaxed));
+        self.started.checked_sub(late).unwrap_or(self.started)
+    }
+
+    /// When the run must be over: the budget from `run_started`.
+    pub(crate) fn budget_ends(&self) -> Instant {
+        self.run_started() + self.event.budget()
+    }
+}
+
+/// How long the process had existed when hook mode started, in
+/// microseconds; 0 until `record_late_start` has measured it.
+static LATE_START_MICROS: AtomicU64 = AtomicU64::new(0);
+
+/// The most of a budget a late start may take from the run: past it a hook
+/// that would finish in a few milliseconds could be stopped before it
+/// began, which serves no one.
+fn late_start_limit(event: HookEvent) -> Duration {
+    event.budget() / 4
+}
+
+/// Measures how long this process had existed when hook mode started (the
+/// kernel's start time of the process, from its fork, against the boot
+/// clock; both are shifted alike inside a time namespace) and makes every
+/// deadline count from then. Called by the watchdog, off the hook's own
+/// path; a deadline taken before it counts from hook mode's start. The
+/// kernel counts starts in ticks of 10 ms, so the measure errs by up to a
+/// tick toward an earlier start: deadlines come early, never late.
+pub(crate) fn record_late_start(clock: &HookClock) {
+    let Some(age) = process_age() else { return };
+    let late = age.saturating_sub(clock.started.elapsed()).min(late_start_limit(clock.event));
+    LATE_START_MICROS.store(u64::try_from(late.as_micros()).unwrap_or(u64::MAX), Ordering::Relaxed);
+}
+
+/// How long this process has existed: the boot clock now less the start
+/// time `/proc/self/stat` gives. `None` where either cannot be read.
+fn process_age() -> Option<Duration> {
+    let line = std::fs::read("/proc/self/stat").ok()?;
+    let start_ticks = owner_liveness::parse_proc_stat(&line).ok()?.start_ticks;
+    let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME).ok()?;
+    let now = Duration::new(u64::try_from(now.tv_sec()).ok()?, u32::try_from(now.tv_nsec()).ok()?);
+    let ticks_per_second = u64::try_from(owner_liveness::USER_HZ).ok()?;
+    let started = Duration::from_secs(start_ticks / ticks_per_second)
+        + Duration::from_nanos((start_ticks % ticks_per_second) * (1_000_000_000 / ticks_per_second));
+    now.checked_sub(started)
+}
+
 /// When this hook run's work must be done (lock waits included): the
 /// budget less the reserve. `None` outside hook mode.
 pub fn hook_work_deadline() -> Option<Instant> {
-    HOOK_CLOCK.get().map(|clock| clock.started + clock.event.budget().saturating_sub(BUDGET_RESERVE))
+    HOOK_CLOCK.get().map(|clock| clock.budget_ends() - BUDGET_RESERVE)
 }
 
 /// How long a hook may wait for its payload now: the event's share, never
@@ -64,7 +119,7 @@ pub fn hook_work_deadline() -> Option<Instant> {
 pub fn payload_wait(fallback: Duration) -> Duration {
     match HOOK_CLOCK.get() {
         Some(clock) => {
-            let share_ends = clock.started + clock.event.payload_share();
+            let share_ends = clock.run_started() + clock.event.payload_share();
             let ends = hook_work_deadline().map_or(share_ends, |work| work.min(share_ends));
             ends.saturating_duration_since(Instant::now()).min(fallback)
         }

@@ -9,7 +9,9 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::args::CommonArgs;
-use crate::hook_clock::{BUDGET_RESERVE, HOOK_CLOCK, HookClock, HookEvent, hook_work_deadline};
+use crate::hook_clock::{
+    BUDGET_RESERVE, HOOK_CLOCK, HookClock, HookEvent, hook_work_deadline, record_late_start,
+};
 use crate::roster::open_roster_for_writing;
 
 /// Runs a hook-mode body. Whatever happens, exits 0 and writes nothing to
@@ -23,11 +25,7 @@ pub fn run_hook(
     body: impl FnOnce() -> anyhow::Result<()>,
 ) -> ExitCode {
     let clock = HOOK_CLOCK.get_or_init(|| HookClock { event, started: Instant::now() });
-    let watchdog = Watchdog::start(
-        tool,
-        common.clone(),
-        clock.started + event.budget().saturating_sub(BUDGET_RESERVE / 2),
-    );
+    let watchdog = Watchdog::start(tool, common.clone(), clock);
     if let Err(error) = body() {
         report_escaped_hook_problem(tool, common, &crate::exit::terminal_message(&error));
     }
@@ -103,15 +101,23 @@ struct Watchdog {
 }
 
 impl Watchdog {
-    /// Starts watching until `at`. Without a thread (resources exhausted)
-    /// nothing watches, and the lock and payload deadlines still bound the run.
-    fn start(tool: &'static str, common: CommonArgs, at: Instant) -> Watchdog {
+    /// Starts watching until half the reserve before the budget ends,
+    /// counted from when the harness started the run (which the watchdog
+    /// measures first, off the run's own path). Without a thread
+    /// (resources exhausted) nothing watches, and the lock and payload
+    /// deadlines still bound the run.
+    fn start(tool: &'static str, common: CommonArgs, clock: &'static HookClock) -> Watchdog {
         let finished = Arc::new((Mutex::new(false), Condvar::new()));
         let watched = Arc::clone(&finished);
         let thread = std::thread::Builder::new()
             .name("hook-watchdog".into())
             .stack_size(WATCHDOG_STACK_BYTES)
             .spawn(move || {
+                if run_finished(&watched) {
+                    return;
+                }
+                record_late_start(clock);
+                let at = clock.budget_ends() - BUDGET_RESERVE / 2;
                 if !wait_until_finished_or(at, &watched) {
                     let budget = HOOK_CLOCK.get().map_or(0, |clock| clock.event.budget().as_millis());
                     report_hook_problem(
@@ -144,6 +150,11 @@ impl Watchdog {
             let _ = thread.join();
         }
     }
+}
+
+/// Whether the run said it finished.
+fn run_finished(finished: &(Mutex<bool>, Condvar)) -> bool {
+    finished.0.lock().map_or(true, |done| *done)
 }
 
 /// Waits until `at` or until the run says it finished; `true` when it did.

@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use owner_liveness::{OwnerIdentity, SystemFacts};
-use registry_core::{RecordName, RosterDir, Timestamp, remove_entry, write_atomically};
+use registry_core::{
+    Durability, RecordName, RosterDir, Timestamp, remove_entry, write_atomically, write_atomically_as,
+};
 
 use crate::config::Decision;
 use crate::error::{Error, Result};
@@ -148,6 +150,12 @@ pub fn write_marker(
 /// `<pid>.json` of the owner is left in place (the marker under the
 /// record's name is read first) and dead markers are left to the next
 /// writer or prune.
+///
+/// The write does not wait for the disk: a disarm matters only while its
+/// owner runs, and a power loss that could lose the marker ends the owner
+/// with it (a marker of a dead owner is as good as none). Waiting cost a
+/// session-end hook a tenth of its budget and more on a disk busy with
+/// other writes.
 pub fn write_disarmed_marker_without_lock(
     roster: &RosterDir,
     identity: &OwnerIdentity,
@@ -156,7 +164,7 @@ pub fn write_disarmed_marker_without_lock(
 ) -> Result<WrittenMarker> {
     let name = RecordName::of_identity(identity).file_name();
     let marker = Marker::new(identity, MarkerState::Disarmed, cwd, Timestamp::from_system_time(facts.now()));
-    write_atomically(roster, roster.consent(), &name, &marker.to_bytes())?;
+    write_atomically_as(roster, roster.consent(), &name, &marker.to_bytes(), Durability::Unsynced)?;
     let path = roster.entry_path(roster.consent(), &name);
     Ok(WrittenMarker { path, marker, reaped: MarkerPruneReport::default() })
 }

@@ -55,8 +55,8 @@ pub use store::directory::{
     CONSENT, DirectoryChoice, MESSAGES, RosterDir, SESSION_IDS, SESSIONS, STATES, choose_directory,
 };
 pub use store::files::{
-    EntryContents, ReadProblem, TEMP_PREFIX, list_names, read_entry, remove_entry, remove_entry_if_still,
-    write_atomically,
+    Durability, EntryContents, ReadProblem, TEMP_PREFIX, list_names, read_entry, remove_entry,
+    remove_entry_if_still, write_atomically, write_atomically_as,
 };
 pub use store::hook_log::{HOOK_LOG_LINES, HOOK_LOG_NAME, append_hook_error_within, recent_hook_errors};
 pub use store::layout::{NOTES_SHOWN_NAME, registry_layout};

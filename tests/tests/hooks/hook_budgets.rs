@@ -63,6 +63,36 @@ fn hooks_fit_their_budget_while_another_process_holds_the_lock_forever() {
     assert!(sandbox.find_record(owner.pid()).is_none(), "nothing was registered under a held lock");
 }
 
+/// The harness's clock runs from its fork, not from the hook's first
+/// step: a session end whose process spent 120 ms before it reached the
+/// hook (here a shell that sleeps, then execs the hook in the same
+/// process, as a machine short of CPU delays it) still ends within the
+/// budget counted from the fork, with the lock held forever.
+#[test]
+fn a_session_end_started_late_still_fits_the_budget_counted_from_its_fork() {
+    let sandbox = Sandbox::with_default_roster();
+    let owner = sandbox.spawn_idle_owner();
+    let pid = owner.pid().to_string();
+    sandbox.create_roster_directory();
+    let _holder = LockHolder::spawn(&sandbox.root().join(".lock"));
+    let hook = sandbox.roster_command("roster-prune");
+    let mut late = std::process::Command::new("/bin/sh");
+    late.env_clear()
+        .envs(hook.get_envs().filter_map(|(name, value)| Some((name, value?))))
+        .current_dir(hook.get_current_dir().expect("the sandbox sets a directory"))
+        .args(["-c", "sleep 0.12; exec \"$0\" \"$@\""])
+        .arg(hook.get_program())
+        .args(["--current", "--hook", "claude-code", "--pid", &pid]);
+    let finished = run_to_completion(late, StdinFeed::HeldOpen, MACHINE_DEADLINE);
+    let context = format!("{:?}, stderr {}", finished.elapsed, finished.stderr_text());
+    assert_eq!(finished.code(), Some(0), "{context}");
+    assert!(finished.elapsed >= Duration::from_millis(120), "the shell slept first: {context}");
+    assert!(finished.elapsed < SESSION_END_BUDGET, "over the budget: {context}");
+    let lines = sandbox.hook_error_lines();
+    assert_eq!(lines.len(), 1, "{context}: the log holds {lines:?}");
+    assert!(lines[0].contains("consent was withdrawn without the registry lock"), "{context}: {lines:?}");
+}
+
 /// A session end does not need its payload to find its owner: with stdin
 /// held open, the record is still removed within the budget.
 #[test]

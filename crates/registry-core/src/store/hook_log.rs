@@ -4,7 +4,7 @@
 
 use crate::record::timestamp::Timestamp;
 use crate::store::directory::RosterDir;
-use crate::store::files::{MAX_ENTRY_BYTES, read_entry, write_atomically};
+use crate::store::files::{Durability, MAX_ENTRY_BYTES, read_entry, write_atomically_as};
 use std::time::Duration;
 
 /// The log's name in the roster directory.
@@ -22,6 +22,9 @@ const HOOK_LOG_LINE_BYTES: usize = (MAX_ENTRY_BYTES as usize / HOOK_LOG_LINES) -
 /// stays busy (the very failure a hook may be reporting), the line is
 /// appended without it, in one `O_APPEND` write, as long as the log is
 /// still well under the read limit; the next locked append trims it.
+/// The log does not wait for the disk: a line a power loss takes costs
+/// little, and a hook reporting a failure on a disk busy with other
+/// writes would spend its budget on the fsyncs.
 pub fn append_hook_error_within(
     roster: &RosterDir,
     tool: &str,
@@ -44,7 +47,7 @@ pub fn append_hook_error_within(
     let keep_from = lines.len().saturating_sub(HOOK_LOG_LINES);
     let mut text = lines[keep_from..].join("\n");
     text.push('\n');
-    write_atomically(roster, roster.root(), HOOK_LOG_NAME, text.as_bytes())
+    write_atomically_as(roster, roster.root(), HOOK_LOG_NAME, text.as_bytes(), Durability::Unsynced)
 }
 
 /// One line appended to the log while another process holds the lock.
