@@ -38,7 +38,7 @@ pub use record::owner::RecordedOwner;
 pub use record::session_record::{
     Parsed, Record, parse_record, parse_record_by_serde, pid_of_file_name, same_owner,
 };
-pub use record::timestamp::Timestamp;
+pub use record::timestamp::{Timestamp, civil_from_days};
 pub use record::values::{
     AgentName, HarnessName, HarnessVersion, RecordedTime, SessionDirectoryPath, SessionId, StartTicks,
     TranscriptPath,
