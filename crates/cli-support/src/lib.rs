@@ -8,6 +8,7 @@
 //! the libraries below it know nothing of terminals or flags.
 
 mod args;
+mod binary_main;
 mod completion;
 mod exit;
 #[cfg(test)]
@@ -26,6 +27,7 @@ mod text;
 mod time_text;
 
 pub use args::{ColourChoice, CommonArgs, OutputFormat, colour_enabled};
+pub use binary_main::run_binary;
 pub use completion::{
     COMPLETE_VARIABLE, agent_names, complete_when_asked, session_ids, session_pids, session_pids_and_ids,
     session_pids_or_parent, session_targets,
