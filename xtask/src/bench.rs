@@ -10,6 +10,7 @@
 //! machine changing pace shifts both sides alike.
 
 pub mod fleet;
+pub mod notify;
 pub mod report;
 pub mod watch;
 
@@ -425,13 +426,19 @@ impl Bench {
             })?;
         }
 
-        progress(&format!("timing roster-list --watch over {} live sessions", thousands(largest)));
+        progress(&format!(
+            "timing roster-list --watch and roster-notify over {} live sessions",
+            thousands(largest)
+        ));
         let watch_once = || {
             watch::measure_watch(
                 &watch::WatchedTools {
                     list: self.tool("roster-list"),
                     register: self.tool("roster-register"),
                     state: self.tool("roster-state"),
+                    notify: self.tool("roster-notify"),
+                    prune: self.tool("roster-prune"),
+                    exec: self.true_program.clone(),
                 },
                 &live.get(largest).root,
                 &self.work_directory,
