@@ -31,6 +31,7 @@ mod chains;
 mod fake_model_server;
 mod harness_processes;
 mod hook_shim;
+mod notify;
 mod opencode_sessions;
 mod real_harnesses;
 mod resume;
