@@ -11,6 +11,7 @@
 
 pub mod fleet;
 pub mod notify;
+mod processes;
 pub mod report;
 pub mod watch;
 
