@@ -22,6 +22,7 @@ pub mod manual;
 mod owner;
 mod process_env;
 mod roster;
+mod sibling_tool;
 pub mod ssh;
 mod text;
 mod time_text;
@@ -55,6 +56,7 @@ pub use process_env::{process_env, process_env_os};
 pub use roster::{
     harness_session_sources, open_roster_for_reading, open_roster_for_writing, roster_directory_choice,
 };
+pub use sibling_tool::sibling_tool;
 pub use text::{
     Colour, DURATION_SUGGESTIONS, PaintCell, column_widths, command_for_terminal, escape_for_terminal,
     escape_path_for_terminal, escape_source_text_for_terminal, escaped_prefix, fit_to_width, format_age,

@@ -198,7 +198,7 @@ fn run(args: TopArgs) -> anyhow::Result<()> {
             extra.push("--dir".to_owned());
             extra.push(dir.to_string_lossy().into_owned());
         }
-        feed::start_hosts(actions::tool_path("roster-list"), hosts, extra, wake);
+        feed::start_hosts(cli_support::sibling_tool("roster-list"), hosts, extra, wake);
     } else {
         drop(wake);
     }
