@@ -169,23 +169,35 @@ impl NotificationDesktop {
     /// The summaries of every `Notify` call seen on the bus, in order (the
     /// fourth argument: app name, replaces id, icon, summary, body…).
     pub fn notify_calls(&self) -> Vec<String> {
+        self.timed_notify_calls().into_iter().map(|(_, summary)| summary).collect()
+    }
+
+    /// Every `Notify` call seen on the bus, in order: when the bus passed
+    /// it on (its `time=`, the wall clock), and its summary.
+    pub fn timed_notify_calls(&self) -> Vec<(std::time::SystemTime, String)> {
         let lines = self.monitored.lock().unwrap().clone();
-        let mut summaries = Vec::new();
-        let mut index = 0;
-        while index < lines.len() {
-            if lines[index].contains("member=Notify") && lines[index].starts_with("method call") {
-                let strings: Vec<&str> = lines[index + 1..]
-                    .iter()
-                    .take_while(|line| line.starts_with(' '))
-                    .filter_map(|line| line.trim().strip_prefix("string \""))
-                    .collect();
-                if let Some(summary) = strings.get(2) {
-                    summaries.push(summary.trim_end_matches('"').to_owned());
-                }
+        let mut calls = Vec::new();
+        for (index, line) in lines.iter().enumerate() {
+            if !(line.contains("member=Notify") && line.starts_with("method call")) {
+                continue;
             }
-            index += 1;
+            let strings: Vec<&str> = lines[index + 1..]
+                .iter()
+                .take_while(|line| line.starts_with(' '))
+                .filter_map(|line| line.trim().strip_prefix("string \""))
+                .collect();
+            let time = line
+                .split(' ')
+                .find_map(|word| word.strip_prefix("time="))
+                .and_then(|seconds| seconds.parse::<f64>().ok())
+                .map_or(std::time::UNIX_EPOCH, |seconds| {
+                    std::time::UNIX_EPOCH + Duration::from_secs_f64(seconds)
+                });
+            if let Some(summary) = strings.get(2) {
+                calls.push((time, summary.trim_end_matches('"').to_owned()));
+            }
         }
-        summaries
+        calls
     }
 
     /// How many `CloseNotification` calls were seen on the bus.

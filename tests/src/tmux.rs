@@ -3,7 +3,7 @@
 //! person's terminal is (the focus tests, the notifier's "in front of
 //! you").
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -32,16 +32,7 @@ impl TmuxServer {
 
     /// Runs `tmux -S SOCKET args…`, which must succeed; its stdout.
     pub fn tmux(&self, args: &[&str]) -> String {
-        let output = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(args)
-            .env("TERM", "xterm-256color")
-            .stdin(Stdio::null())
-            .output()
-            .expect("run tmux");
-        assert!(output.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+        tmux_at(&self.socket, args).unwrap_or_else(|why| panic!("{why}"))
     }
 
     /// A new window in `session`: its pane's id and the pid of the shell
@@ -62,7 +53,7 @@ impl TmuxServer {
 
     /// The pane a client shows now.
     pub fn client_pane(&self, client: &str) -> String {
-        self.tmux(&["display-message", "-p", "-c", client, "#{pane_id}"])
+        client_pane_at(&self.socket, client)
     }
 
     /// `TMUX` as a client inside `session` sees it: what a program
@@ -84,8 +75,38 @@ impl TmuxServer {
     }
 
     pub fn clients(&self) -> Vec<String> {
-        self.tmux(&["list-clients", "-F", "#{client_name}"]).lines().map(str::to_owned).collect()
+        clients_at(&self.socket)
     }
+}
+
+/// Runs `tmux -S SOCKET args…` against a server started anywhere; its
+/// stdout, or the failure with tmux's words.
+fn tmux_at(socket: &Path, args: &[&str]) -> Result<String, String> {
+    let output = Command::new("tmux")
+        .arg("-S")
+        .arg(socket)
+        .args(args)
+        .env("TERM", "xterm-256color")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|error| format!("tmux could not run: {error}"))?;
+    if !output.status.success() {
+        return Err(format!("tmux {args:?}: {}", String::from_utf8_lossy(&output.stderr).trim()));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+/// The clients attached to the tmux server on `socket`.
+pub fn clients_at(socket: &Path) -> Vec<String> {
+    let listed =
+        tmux_at(socket, &["list-clients", "-F", "#{client_name}"]).unwrap_or_else(|why| panic!("{why}"));
+    listed.lines().map(str::to_owned).collect()
+}
+
+/// The pane `client` of the tmux server on `socket` shows now.
+pub fn client_pane_at(socket: &Path, client: &str) -> String {
+    tmux_at(socket, &["display-message", "-p", "-c", client, "#{pane_id}"])
+        .unwrap_or_else(|why| panic!("{why}"))
 }
 
 impl Drop for TmuxServer {
@@ -104,9 +125,14 @@ pub struct AttachedClient {
 
 impl AttachedClient {
     pub fn attach(server: &TmuxServer, session: &str) -> AttachedClient {
+        AttachedClient::attach_at(&server.socket, session)
+    }
+
+    /// The same for the tmux server on `socket`, started anywhere.
+    pub fn attach_at(socket: &Path, session: &str) -> AttachedClient {
         let script = require_tool("script");
-        let before = server.clients();
-        let line = format!("tmux -S {} attach-session -t {session}", server.socket());
+        let before = clients_at(socket);
+        let line = format!("tmux -S {} attach-session -t {session}", socket.display());
         let child = Command::new(script)
             .args(["-qfec", &line, "/dev/null"])
             .env("TERM", "xterm-256color")
@@ -118,7 +144,7 @@ impl AttachedClient {
         let mut name = None;
         assert!(
             poll_until(Duration::from_secs(10), || {
-                name = server.clients().into_iter().find(|client| !before.contains(client));
+                name = clients_at(socket).into_iter().find(|client| !before.contains(client));
                 name.is_some()
             }),
             "the client never attached"

@@ -96,10 +96,16 @@ pub(crate) fn record_late_start(clock: &HookClock) {
 }
 
 /// How long this process has existed: the boot clock now less the start
-/// time `/proc/self/stat` gives. `None` where either cannot be read.
+/// time `/proc/self/stat` gives. `None` where either cannot be read. Reads
+/// into a buffer on the stack and allocates nothing: an allocation on the
+/// watchdog's thread would have the allocator set up an arena for it, a
+/// cost every hook run would pay.
 fn process_age() -> Option<Duration> {
-    let line = std::fs::read("/proc/self/stat").ok()?;
-    let start_ticks = owner_liveness::parse_proc_stat(&line).ok()?.start_ticks;
+    use std::io::Read;
+    let mut line = [0_u8; 1024];
+    let mut file = std::fs::File::open("/proc/self/stat").ok()?;
+    let length = file.read(&mut line).ok()?;
+    let start_ticks = owner_liveness::parse_start_ticks(&line[..length]).ok()?;
     let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME).ok()?;
     let now = Duration::new(u64::try_from(now.tv_sec()).ok()?, u32::try_from(now.tv_nsec()).ok()?);
     let ticks_per_second = u64::try_from(owner_liveness::USER_HZ).ok()?;

@@ -34,7 +34,7 @@ pub use identity::{
 pub use interrupted::{MaybeInterrupted, retry_interrupted};
 pub use pid::{Pid, PidParseError, kernel_pid_max};
 pub use pidfd::PidFd;
-pub use proc_stat::{ProcStat, ProcStatParseError, is_kernel_thread, parse_proc_stat};
+pub use proc_stat::{ProcStat, ProcStatParseError, is_kernel_thread, parse_proc_stat, parse_start_ticks};
 pub use resolve::{
     HarnessPatterns, OwnerQuery, OwnerSource, PidExport, ROSTER_SESSION_PID, ResolveError, ResolvedOwner,
     resolve_owner,

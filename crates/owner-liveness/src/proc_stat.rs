@@ -67,6 +67,22 @@ pub fn parse_proc_stat(line: &[u8]) -> Result<ProcStat, ProcStatParseError> {
     Ok(ProcStat { comm, state, ppid, tty_nr, flags, start_ticks })
 }
 
+/// Field 22 of one `/proc/<pid>/stat` line, the clock ticks since boot
+/// when the process started, read without allocating: for a thread that
+/// must not make the allocator set up an arena of its own (a hook's
+/// watchdog, `parse_proc_stat` reads the other fields).
+pub fn parse_start_ticks(line: &[u8]) -> Result<u64, ProcStatParseError> {
+    let close = line.iter().rposition(|&byte| byte == b')').ok_or(ProcStatParseError("no ')' after comm"))?;
+    let rest = std::str::from_utf8(&line[close + 1..])
+        .map_err(|_| ProcStatParseError("fields after comm are not ASCII"))?;
+    // Field 3 is the first after the comm: field 22 is the 20th after it.
+    rest.split_ascii_whitespace()
+        .nth(19)
+        .ok_or(ProcStatParseError("no start time (field 22)"))?
+        .parse()
+        .map_err(|_| ProcStatParseError("start time is not a number"))
+}
+
 /// The kernel's flag for its own threads (`PF_KTHREAD`).
 const PF_KTHREAD: u64 = 0x0020_0000;
 
@@ -146,6 +162,9 @@ mod tests {
             assert!(parse_proc_stat(bad.as_bytes()).is_err(), "{bad:?} parsed");
         }
         assert!(parse_proc_stat(b"1 (x) SS 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20").is_err());
+        for bad in ["", "4242 (x) S 1 2 3", "4242 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 x"] {
+            assert!(parse_start_ticks(bad.as_bytes()).is_err(), "{bad:?} parsed");
+        }
     }
 
     proptest::proptest! {
@@ -154,6 +173,7 @@ mod tests {
             let stat = parse_proc_stat(line(&comm, start).as_bytes()).unwrap();
             proptest::prop_assert_eq!(stat.start_ticks, start);
             proptest::prop_assert_eq!(stat.ppid, 17);
+            proptest::prop_assert_eq!(parse_start_ticks(line(&comm, start).as_bytes()).unwrap(), start);
         }
 
         #[test]

@@ -37,6 +37,7 @@ mod harness_processes;
 mod hook_latency;
 mod hook_shim;
 mod install;
+mod notify;
 mod opencode_sessions;
 mod real_harnesses;
 mod resume;

@@ -28,6 +28,7 @@ use serde_json::Value;
 use super::fake_model_server::{FakeModelServer, REPLY_TEXT};
 use super::harness_processes::HarnessProcesses;
 use super::hook_shim::{HookCall, HookKind, HookShim};
+use super::notify::NoticeWatch;
 use super::real_harnesses::{InstalledHarness, RealHarness};
 use super::terminal::{Terminal, screen_excerpt};
 use super::{SessionWorld, install_hooks, last_lines, signal_process};
@@ -67,16 +68,20 @@ pub enum Step {
     Working,
     Idle,
     WaitingForPermission,
+    NoticeShown,
     WorkingAfterApproval,
+    NoticeClosed,
     IdleAfterApproval,
 }
 
 impl Step {
-    const ALL: [Step; 5] = [
+    const ALL: [Step; 7] = [
         Step::Working,
         Step::Idle,
         Step::WaitingForPermission,
+        Step::NoticeShown,
         Step::WorkingAfterApproval,
+        Step::NoticeClosed,
         Step::IdleAfterApproval,
     ];
 
@@ -85,7 +90,9 @@ impl Step {
             Step::Working => "working (model call held)",
             Step::Idle => "idle (turn ended, TUI open)",
             Step::WaitingForPermission => "waiting for permission (dialog)",
+            Step::NoticeShown => "notice: one, its action goes there",
             Step::WorkingAfterApproval => "approved: working again",
+            Step::NoticeClosed => "notice: closed once approved",
             Step::IdleAfterApproval => "approved: idle again",
         }
     }
@@ -461,6 +468,7 @@ impl Drive<'_> {
     fn steps(&mut self, recipe: &TuiRecipe, proof: &mut StateProof) -> anyhow::Result<()> {
         let started = Instant::now();
         let top = self.start_top()?;
+        let notices = NoticeWatch::start(self.world, self.terminal, self.binaries, self.node)?;
         self.terminal
             .wait_for_text(recipe.ready, TUI_START_DEADLINE)
             .with_context(|| format!("{} did not take a prompt", self.harness.name))?;
@@ -511,6 +519,9 @@ impl Drive<'_> {
             None => "waiting".to_owned(),
         };
         self.top_shows(&top, &waiting)?;
+        proof
+            .steps
+            .push((Step::NoticeShown, notices.judge_waiting(self.harness.name, &row, self.terminal.pane())));
 
         // 4. approved: the command runs and the call with its result is held.
         let presses = self.approve(recipe)?;
@@ -526,6 +537,7 @@ impl Drive<'_> {
         ensure!(self.server.calls_waiting() > 0, "the model call was no longer held when working showed");
         proof.steps.push((Step::WorkingAfterApproval, self.judge(&row, recipe.working_after_approval)));
         self.top_shows(&top, "working")?;
+        proof.steps.push((Step::NoticeClosed, notices.judge_closed()));
 
         // 5. idle again once that call is answered.
         self.server.let_one_through();

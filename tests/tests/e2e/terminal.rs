@@ -18,10 +18,14 @@ const LINES: u32 = 50;
 /// How often a wait looks at the screen again.
 const SCREEN_POLL: Duration = Duration::from_millis(100);
 
-/// One tmux server running one program in one window.
+/// One tmux server running one program in one window. Every command names the
+/// program's pane, so that another session on the server (a client's elsewhere) changes
+/// nothing of what the run reads and types.
 pub struct Terminal {
     tmux: PathBuf,
     socket: PathBuf,
+    /// The program's pane (`%N`).
+    pane: String,
 }
 
 impl Terminal {
@@ -38,10 +42,12 @@ impl Terminal {
         program: &Path,
         arguments: &[String],
     ) -> anyhow::Result<Terminal> {
-        let terminal = Terminal { tmux: tmux.to_path_buf(), socket: socket.to_path_buf() };
+        let mut terminal =
+            Terminal { tmux: tmux.to_path_buf(), socket: socket.to_path_buf(), pane: String::new() };
         let mut command = terminal.command();
         command
-            .args(["new-session", "-d", "-x", &COLUMNS.to_string(), "-y", &LINES.to_string(), "-c"])
+            .args(["new-session", "-d", "-P", "-F", "#{pane_id}"])
+            .args(["-x", &COLUMNS.to_string(), "-y", &LINES.to_string(), "-c"])
             .arg(directory)
             .args(["--", "sh", "-c", r#"exec env -i TMUX="$TMUX" TMUX_PANE="$TMUX_PANE" "$@""#, "sh"])
             .args(environment.iter().map(|(key, value)| format!("{key}={value}")))
@@ -55,7 +61,19 @@ impl Terminal {
             output.status,
             String::from_utf8_lossy(&output.stderr).trim()
         );
+        terminal.pane = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+        ensure!(terminal.pane.starts_with('%'), "tmux new-session named no pane: {:?}", terminal.pane);
         Ok(terminal)
+    }
+
+    /// The socket of the terminal's tmux server.
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// The program's pane (`%N`).
+    pub fn pane(&self) -> &str {
+        &self.pane
     }
 
     /// `tmux -S <socket> -f /dev/null` with nothing of this process's environment but PATH
@@ -72,7 +90,8 @@ impl Terminal {
         command
     }
 
-    fn run(&self, arguments: &[&str]) -> anyhow::Result<String> {
+    /// Runs `tmux arguments…` against the terminal's server; its stdout.
+    pub fn run(&self, arguments: &[&str]) -> anyhow::Result<String> {
         let output = self.command().args(arguments).output().context("running tmux")?;
         ensure!(
             output.status.success(),
@@ -86,23 +105,23 @@ impl Terminal {
 
     /// The pid of the program in the window (`env` execs it), while it runs.
     pub fn program_pid(&self) -> anyhow::Result<u32> {
-        let text = self.run(&["display-message", "-p", "#{pane_pid}"])?;
+        let text = self.run(&["display-message", "-p", "-t", &self.pane, "#{pane_pid}"])?;
         text.trim().parse().with_context(|| format!("tmux gave no pane pid: {text:?}"))
     }
 
     /// The screen as it shows now, one string, lines joined.
     pub fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p"]).unwrap_or_default()
+        self.run(&["capture-pane", "-p", "-t", &self.pane]).unwrap_or_default()
     }
 
     /// Types `text` as it is (no key names).
     pub fn type_text(&self, text: &str) -> anyhow::Result<()> {
-        self.run(&["send-keys", "-l", text]).map(drop)
+        self.run(&["send-keys", "-t", &self.pane, "-l", text]).map(drop)
     }
 
     /// Presses one key by its tmux name (`Enter`, `Escape`, `Down`, `C-c`, `1`).
     pub fn press(&self, key: &str) -> anyhow::Result<()> {
-        self.run(&["send-keys", key]).map(drop)
+        self.run(&["send-keys", "-t", &self.pane, key]).map(drop)
     }
 
     /// Waits until the screen shows `text`, at most `deadline`; the error carries the

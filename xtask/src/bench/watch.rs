@@ -1,8 +1,9 @@
 //! The live view's figures: how soon `roster-list --watch` reports an
 //! owner killed with SIGKILL (`died`), a registration (`registered`) and a
 //! state hook's update (`state-changed`) while it watches a large
-//! registry, and how many system calls it makes over five idle seconds
-//! (none, by design).
+//! registry, how many system calls it makes over five idle seconds
+//! (none, by design), and, on the same registry, how soon roster-notify
+//! hands a waiting session's notice to its backend (`notify.rs`).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -31,6 +32,10 @@ pub struct WatchedTools {
     pub list: PathBuf,
     pub register: PathBuf,
     pub state: PathBuf,
+    pub notify: PathBuf,
+    pub prune: PathBuf,
+    /// What roster-notify's `exec` backend runs for each notice.
+    pub exec: PathBuf,
 }
 
 /// What was measured.
@@ -45,11 +50,14 @@ pub struct WatchFigures {
     pub state_changed: Samples,
     /// System calls strace counted over `IDLE_TRACE` of an idle watcher.
     pub idle_syscalls: u64,
+    /// From the start of a state hook that makes a session wait to
+    /// roster-notify's `show` line: the notice is with every backend.
+    pub notice_handed: Samples,
 }
 
 impl WatchFigures {
     pub fn targets_met(&self) -> bool {
-        [&self.died, &self.registered, &self.state_changed]
+        [&self.died, &self.registered, &self.state_changed, &self.notice_handed]
             .iter()
             .all(|samples| samples.percentile(0.99) <= EVENT_LATENCY_LIMIT)
             && self.idle_syscalls == 0
@@ -57,10 +65,10 @@ impl WatchFigures {
 
     pub fn render(&self) -> String {
         let verdict = |met: bool| if met { "met" } else { "MISSED" };
-        let line = |name: &str, samples: &Samples| {
+        let line = |tool: &str, name: &str, samples: &Samples| {
             let p99 = samples.percentile(0.99);
             format!(
-                "watch: {name:<13} p50 {:>7.2} ms  p99 {:>7.2} ms  worst {:>7.2} ms  ({} events; limit p99 {} ms: {})",
+                "{tool}: {name:<13} p50 {:>7.2} ms  p99 {:>7.2} ms  worst {:>7.2} ms  ({} events; limit p99 {} ms: {})",
                 milliseconds(samples.median()),
                 milliseconds(p99),
                 milliseconds(samples.max()),
@@ -75,15 +83,16 @@ impl WatchFigures {
                 self.watched,
                 milliseconds(self.startup)
             ),
-            line("died", &self.died),
-            line("registered", &self.registered),
-            line("state-changed", &self.state_changed),
+            line("watch", "died", &self.died),
+            line("watch", "registered", &self.registered),
+            line("watch", "state-changed", &self.state_changed),
             format!(
                 "watch: system calls over {} idle seconds: {} (limit 0: {})",
                 IDLE_TRACE.as_secs(),
                 self.idle_syscalls,
                 verdict(self.idle_syscalls == 0)
             ),
+            line("notify", "notice-handed", &self.notice_handed),
         ]
         .join("\n")
     }
@@ -121,18 +130,18 @@ impl Drop for Watcher {
 
 /// A stand-in session owner (`sleep`), killed and reaped when dropped
 /// (its `died` figure kills it first).
-struct SleepingOwner {
+pub(super) struct SleepingOwner {
     child: Child,
 }
 
 impl SleepingOwner {
-    fn spawn() -> anyhow::Result<SleepingOwner> {
+    pub(super) fn spawn() -> anyhow::Result<SleepingOwner> {
         let child =
             Command::new("sleep").arg("100000").stdin(Stdio::null()).spawn().context("spawn an owner")?;
         Ok(SleepingOwner { child })
     }
 
-    fn pid(&self) -> u32 {
+    pub(super) fn pid(&self) -> u32 {
         self.child.id()
     }
 }
@@ -144,7 +153,8 @@ impl Drop for SleepingOwner {
     }
 }
 
-fn stamp_lines(stdout: ChildStdout) -> Receiver<(Instant, String)> {
+/// Each line `stdout` prints, stamped with when it was read.
+pub(super) fn stamp_lines(stdout: ChildStdout) -> Receiver<(Instant, String)> {
     let (sender, receiver) = channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
@@ -251,7 +261,18 @@ pub fn measure_watch(
     watcher.wait_for("died", busy_pid)?;
 
     let idle_syscalls = ::tests::strace::calls_over(watcher.child.id(), IDLE_TRACE)?;
-    Ok(WatchFigures { watched, startup, died, registered, state_changed, idle_syscalls })
+    drop(watcher);
+
+    let notifier_tools = super::notify::NotifierTools {
+        notify: &tools.notify,
+        register: &tools.register,
+        state: &tools.state,
+        prune: &tools.prune,
+        exec: &tools.exec,
+    };
+    let notice_handed =
+        super::notify::measure_notices(&notifier_tools, registry, work_directory, scratch, present, rounds)?;
+    Ok(WatchFigures { watched, startup, died, registered, state_changed, idle_syscalls, notice_handed })
 }
 
 /// A Claude Code payload of `event` for `STATE_SESSION_ID`, written to a
