@@ -43,6 +43,8 @@ use super::session_world::{SessionWorld, last_lines};
 /// One row of the table: a harness that marks its own live sessions, and its proof.
 pub struct AdoptingHarness {
     pub name: &'static str,
+    /// The harness's name in a sentence.
+    called: &'static str,
     prove: fn(&InstalledHarness, &Path, &Path) -> AdoptedProof,
     /// The summary's line when the marks are as roster assumes.
     as_assumed: &'static str,
@@ -50,10 +52,15 @@ pub struct AdoptingHarness {
 
 /// The harnesses whose own marks of their live sessions roster lists: a new one is a row
 /// here and an adapter of its own.
-pub const ADOPTING: [AdoptingHarness; 2] = [row::<ClaudeCodeMarks>(), row::<CopilotMarks>()];
+pub const ADOPTING: &[AdoptingHarness] = &[row::<ClaudeCodeMarks>(), row::<CopilotMarks>()];
 
 const fn row<Marks: MarkingHarness>() -> AdoptingHarness {
-    AdoptingHarness { name: Marks::NAME, prove: drive::<Marks>, as_assumed: Marks::AS_ASSUMED }
+    AdoptingHarness {
+        name: Marks::NAME,
+        called: Marks::CALLED,
+        prove: drive::<Marks>,
+        as_assumed: Marks::AS_ASSUMED,
+    }
 }
 
 /// Whether `harness` marks its own live sessions.
@@ -61,8 +68,16 @@ pub fn adopts(harness: &str) -> bool {
     ADOPTING.iter().any(|row| row.name == harness)
 }
 
-/// Why the proof does not apply to any other harness.
-const NOT_APPLICABLE: &str = "only Claude Code and Copilot CLI mark their own live sessions (docs/harnesses.md names what the others keep)";
+/// Why the proof does not apply to a harness with no row: which harnesses have one.
+fn not_applicable() -> String {
+    let called: Vec<&str> = ADOPTING.iter().map(|row| row.called).collect();
+    let harnesses = match called.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, others)) => format!("{} and {last}", others.join(", ")),
+        None => "no harness".to_owned(),
+    };
+    format!("only {harnesses} mark their own live sessions (docs/harnesses.md names what the others keep)")
+}
 
 /// How long the watch may take to report what the log saw, before the run calls the event
 /// missing.
@@ -307,7 +322,7 @@ pub fn prove(installed: &InstalledHarness, binaries: &Path, node: &Path) -> Adop
             let mut proof = AdoptedProof::new();
             proof.parts = Part::ALL
                 .iter()
-                .map(|part| (part.label(), CaseResult::NotRun(NOT_APPLICABLE.to_owned()), String::new()))
+                .map(|part| (part.label(), CaseResult::NotRun(not_applicable()), String::new()))
                 .collect();
             proof
         }
