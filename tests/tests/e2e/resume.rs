@@ -15,9 +15,10 @@ use anyhow::{Context, bail, ensure};
 use serde_json::Value;
 
 use super::fake_model_server::REPLY_TEXT;
+use super::harness_processes::signal_process;
 use super::real_harnesses::InstalledHarness;
+use super::session_world::SessionWorld;
 use super::states::{self, STEP_DEADLINE, TUI_START_DEADLINE, TuiSession};
-use super::{SessionWorld, signal_process};
 
 /// How long the resumed harness may take to start and register its session again.
 const RESUMED_DEADLINE: Duration = Duration::from_secs(120);
