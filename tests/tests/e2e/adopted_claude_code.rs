@@ -110,7 +110,7 @@ impl MarkingHarness for ClaudeCodeMarks {
         let tmux = tests::find_or_install_tool("tmux").context(
             "the adopted-session proof drives the TUI in tmux, which is missing (Debian package: tmux)",
         )?;
-        super::states::prepare_tui_home(Self::NAME, world)?;
+        super::tui_recipes::prepare_tui_home(Self::NAME, world)?;
         let log = SessionsDirectoryLog::start(marks);
         Ok(ClaudeCodeMarks {
             log,

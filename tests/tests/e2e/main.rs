@@ -50,6 +50,7 @@ mod session_world;
 mod sessions_directory_log;
 mod states;
 mod terminal;
+mod tui_recipes;
 
 use std::time::{Duration, Instant};
 

@@ -43,8 +43,9 @@ use super::send_message_text::{
     LIMIT_PADDING, LONGEST_TEXT_BYTES, Queued, check_carried, locate, new_nonce, shorten_by,
 };
 use super::session_world::{SessionWorld, last_lines};
-use super::states::{self, STEP_DEADLINE, TUI_START_DEADLINE, TuiRecipe, TuiSession};
+use super::states::{STEP_DEADLINE, TUI_START_DEADLINE, TuiSession};
 use super::terminal::screen_excerpt;
+use super::tui_recipes::{self, TuiRecipe};
 
 /// The project's repository configuration: the session accepts messages.
 const AUTO_ARM: &str = "[consent]\nauto_arm = true\n";
@@ -128,7 +129,7 @@ pub fn prove(installed: &InstalledHarness, binaries: &Path, node: &Path) -> Send
     let harness = installed.harness;
     let mut proof =
         SendProof { harness: harness.name, steps: Vec::new(), lines: Vec::new(), hook_calls: Vec::new() };
-    let recipe = match (harness.name, states::recipe(harness.name)) {
+    let recipe = match (harness.name, tui_recipes::recipe(harness.name)) {
         ("amp", _) => Err(AMP_OFFLINE),
         (_, recipe) => recipe,
     };
