@@ -128,21 +128,10 @@ impl Drop for Watcher {
     }
 }
 
-/// Watches `registry` (already holding `present` live records), then
-/// times `rounds` registrations and SIGKILLs of fresh owners, and as many
-/// state hooks of one registered session, its events taking turns between
-/// working (PreToolUse) and idle (Stop) so that each changes its state;
-/// then traces the idle watcher. The hooks' payloads go to `scratch`.
-pub fn measure_watch(
-    tools: &WatchedTools,
-    registry: &Path,
-    work_directory: &Path,
-    scratch: &Path,
-    present: usize,
-    rounds: usize,
-) -> anyhow::Result<WatchFigures> {
-    let started = Instant::now();
-    let mut child = Command::new(&tools.list)
+/// Starts `roster-list --watch` on `registry` and reads its first
+/// `present` events, which must each be `listed`; how many it listed.
+fn start_watcher(list: &Path, registry: &Path, present: usize) -> anyhow::Result<(Watcher, usize)> {
+    let mut child = Command::new(list)
         .arg("--dir")
         .arg(registry)
         .args(["--watch", "--format", "json"])
@@ -161,6 +150,24 @@ pub fn measure_watch(
         }
         watched += 1;
     }
+    Ok((watcher, watched))
+}
+
+/// Watches `registry` (already holding `present` live records), then
+/// times `rounds` registrations and SIGKILLs of fresh owners, and as many
+/// state hooks of one registered session, its events taking turns between
+/// working (PreToolUse) and idle (Stop) so that each changes its state;
+/// then traces the idle watcher. The hooks' payloads go to `scratch`.
+pub fn measure_watch(
+    tools: &WatchedTools,
+    registry: &Path,
+    work_directory: &Path,
+    scratch: &Path,
+    present: usize,
+    rounds: usize,
+) -> anyhow::Result<WatchFigures> {
+    let started = Instant::now();
+    let (watcher, watched) = start_watcher(&tools.list, registry, present)?;
     let startup = started.elapsed();
 
     let register = |owner: &SleepingOwner, session_id: &str| -> anyhow::Result<()> {
