@@ -146,6 +146,20 @@ fn run(
         session.processes.running_pids().is_empty()
     })?;
     let world = &session.world;
+    // Its leader shows as a zombie while the rest of its threads are still being torn
+    // down; the process has ended only once they are, and roster judges it dead then.
+    wait_until("the killed harness's record to be judged dead", Duration::from_secs(30), || {
+        world
+            .roster_tool(binaries, "roster-list", node)
+            .args(["--all", "--json"])
+            .output()
+            .ok()
+            .and_then(|listed| serde_json::from_slice::<Value>(&listed.stdout).ok())
+            .and_then(|rows| rows.as_array().cloned())
+            .is_some_and(|rows| {
+                rows.iter().any(|row| row["session_id"] == id.as_str() && row["liveness"] == "dead")
+            })
+    })?;
     let prune = world.roster_tool(binaries, "roster-prune", node).arg("--quiet").output()?;
     ensure!(prune.status.success(), "roster-prune: {}", String::from_utf8_lossy(&prune.stderr));
 
