@@ -327,3 +327,23 @@ pub fn clean_environment<'a>(command: &'a mut Command, home: &Path) -> &'a mut C
     }
     command.env("HOME", home)
 }
+
+/// What a running child writes to `pipe`, gathered as it comes (lossy
+/// UTF-8) on a thread of its own, so that a test can read it at any time
+/// while the child runs.
+pub fn gather_output(
+    mut pipe: impl std::io::Read + Send + 'static,
+) -> std::sync::Arc<std::sync::Mutex<String>> {
+    let gathered = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = gathered.clone();
+    std::thread::spawn(move || {
+        let mut buffer = [0; 4096];
+        while let Ok(count) = pipe.read(&mut buffer) {
+            if count == 0 {
+                break;
+            }
+            sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..count]));
+        }
+    });
+    gathered
+}

@@ -8,7 +8,7 @@
 //! (`dunstctl action`, as a click does) brings the client to the harness's pane through
 //! `roster-focus`; once the dialog is answered, the notice is closed.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -84,18 +84,7 @@ impl NoticeWatch {
                 sink.lock().unwrap().push(serde_json::from_str(&line).unwrap_or(Value::String(line)));
             }
         });
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let said = stderr.clone();
-        let mut pipe = notifier.stderr.take().context("piped stderr")?;
-        std::thread::spawn(move || {
-            let mut buffer = [0; 4096];
-            while let Ok(count) = pipe.read(&mut buffer) {
-                if count == 0 {
-                    break;
-                }
-                said.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..count]));
-            }
-        });
+        let stderr = tests::gather_output(notifier.stderr.take().context("piped stderr")?);
         let watch = NoticeWatch {
             desktop,
             notifier,

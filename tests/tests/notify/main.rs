@@ -13,7 +13,7 @@ mod idle;
 mod posted;
 mod terminal;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -51,18 +51,7 @@ impl Notifier {
                 sink.lock().unwrap().push((Instant::now(), value));
             }
         });
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let mut pipe = child.stderr.take().expect("piped");
-        let said = stderr.clone();
-        std::thread::spawn(move || {
-            let mut buffer = [0; 4096];
-            while let Ok(count) = pipe.read(&mut buffer) {
-                if count == 0 {
-                    break;
-                }
-                said.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..count]));
-            }
-        });
+        let stderr = tests::gather_output(child.stderr.take().expect("piped"));
         Notifier { child, lines, stderr }
     }
 
