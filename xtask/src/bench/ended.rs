@@ -37,7 +37,7 @@ impl Bench {
         if dead.len() < ENDED_ENTRIES {
             bail!("{ENDED_ENTRIES} ended sessions need as many dead owners, only {} known", dead.len());
         }
-        let root = self.scratch.join("ended");
+        let root = self.scratch.join("ended-registry");
         if root.exists() {
             std::fs::remove_dir_all(&root).with_context(|| format!("remove {}", root.display()))?;
         }
@@ -65,7 +65,10 @@ impl Bench {
             .arg("--dir")
             .arg(&registry.root)
             .args(["--ended", "--format", "json", "--quiet"]);
-        let cat = Invocation::new(&self.cat).args(&names).in_directory(&ended).shown_as(CAT_ENDED);
+        let cat = Invocation::new(&self.cat)
+            .args(names.iter().map(|name| Path::new(registry_core::ENDED).join(name)))
+            .in_directory(&registry.root)
+            .shown_as(CAT_ENDED);
         let (mut list_samples, mut cat_samples) = (Samples::default(), Samples::default());
         for round in 0..=self.rounds {
             let list_time = list.time_once()?;

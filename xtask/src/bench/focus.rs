@@ -13,6 +13,7 @@ use super::report::Figure;
 use super::{Bench, LiveRegistries, progress, rotated, unregister};
 use ::tests::measure::{Invocation, Samples};
 use ::tests::seed::session_id_for;
+use ::tests::shell_quote;
 use ::tests::tmux::AttachedClient;
 
 /// The figures' names.
@@ -109,7 +110,8 @@ impl Bench {
     pub(super) fn measure_focus(&self, live: &LiveRegistries) -> anyhow::Result<Vec<Figure>> {
         let largest = *self.sizes.last().expect("sizes are listed");
         progress(&format!(
-            "timing roster-focus --print of a session in a tmux pane among {} sessions, and /bin/true",
+            "timing roster-focus --print of a session in a tmux pane among {} sessions, /bin/true and \
+             roster-list",
             super::thousands(largest)
         ));
         let registry = live.get(largest);
@@ -153,6 +155,10 @@ impl Bench {
             }
         }
         unregister(registry, &owner, &session_id)?;
+        // The lines name the home the runs had.
+        let with_home = |invocation: &Invocation| {
+            format!("HOME={} {}", shell_quote(&home.to_string_lossy()), invocation.shell_line())
+        };
         drop(server);
         let [focus_samples, true_samples, list_samples] =
             <[Samples; 3]>::try_from(samples).expect("three figures");
@@ -161,7 +167,7 @@ impl Bench {
                 name: FOCUS_PRINT,
                 records: Some(largest),
                 samples: focus_samples,
-                reproduce: focus.shell_line(),
+                reproduce: with_home(&focus),
             },
             Figure {
                 name: TRUE_BESIDE_FOCUS,
@@ -173,7 +179,7 @@ impl Bench {
                 name: LIST_BESIDE_FOCUS,
                 records: Some(largest),
                 samples: list_samples,
-                reproduce: list.shell_line(),
+                reproduce: with_home(&list),
             },
         ])
     }
