@@ -13,6 +13,7 @@ pub mod ended;
 pub mod fleet;
 pub mod focus;
 pub mod notify;
+mod processes;
 pub mod report;
 pub mod watch;
 

@@ -133,7 +133,7 @@ fn live_session_records() -> Vec<Record> {
 fn session_description(record: &Record) -> String {
     let agent = record.agent.as_ref().map_or("-", |agent| agent.as_str());
     let harness = Some(record.harness.as_str()).filter(|harness| !harness.is_empty()).unwrap_or("-");
-    let home = crate::owner::process_env_os("HOME").map(std::path::PathBuf::from);
+    let home = crate::process_env::process_env_os("HOME").map(std::path::PathBuf::from);
     let directory = crate::text::home_relative(std::path::Path::new(record.cwd.as_str()), home.as_deref());
     crate::text::escape_for_terminal(&format!("{agent} {harness} {directory}")).into_owned()
 }

@@ -8,6 +8,7 @@
 //! the libraries below it know nothing of terminals or flags.
 
 mod args;
+mod binary_main;
 mod completion;
 mod exit;
 #[cfg(test)]
@@ -19,12 +20,15 @@ mod hook_input;
 mod hook_mode;
 pub mod manual;
 mod owner;
+mod process_env;
 mod roster;
+mod sibling_tool;
 pub mod ssh;
 mod text;
 mod time_text;
 
 pub use args::{ColourChoice, CommonArgs, OutputFormat, colour_enabled};
+pub use binary_main::run_binary;
 pub use completion::{
     COMPLETE_VARIABLE, agent_names, complete_when_asked, session_ids, session_pids, session_pids_and_ids,
     session_pids_or_parent, session_targets,
@@ -45,13 +49,14 @@ pub use hook_mode::{
     stderr_is_the_reply,
 };
 pub use owner::{
-    CallingOwner, own_ancestry, process_env, process_env_os, resolve_calling_owner,
-    resolve_calling_session_owner, runs_inside_session, runs_inside_session_walked, session_accepts_messages,
-    session_accepts_messages_walked,
+    CallingOwner, own_ancestry, resolve_calling_owner, resolve_calling_session_owner, runs_inside_session,
+    runs_inside_session_walked, session_accepts_messages, session_accepts_messages_walked,
 };
+pub use process_env::{process_env, process_env_os};
 pub use roster::{
     harness_session_sources, open_roster_for_reading, open_roster_for_writing, roster_directory_choice,
 };
+pub use sibling_tool::sibling_tool;
 pub use text::{
     Colour, DURATION_SUGGESTIONS, PaintCell, column_widths, command_for_terminal, escape_for_terminal,
     escape_path_for_terminal, escape_source_text_for_terminal, escaped_prefix, fit_to_width, format_age,

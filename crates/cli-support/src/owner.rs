@@ -9,6 +9,10 @@ use owner_liveness::{
     walk_ancestry_reporting,
 };
 
+use crate::args::CommonArgs;
+use crate::process_env::{process_env, process_env_os};
+use crate::roster::{open_roster_for_reading, roster_directory_choice};
+
 /// The owner and the ancestry it was found in.
 #[derive(Clone, Debug)]
 pub struct CallingOwner {
@@ -30,22 +34,6 @@ impl CallingOwner {
     pub fn capture_identity(&self, facts: &impl SystemFacts) -> Result<OwnerIdentity, CaptureError> {
         capture_owner_chain(self.resolved.pid, &self.resolved.chain, facts)
     }
-}
-
-/// Reads an environment variable of this process; a non-UTF-8 value comes
-/// back lossy, so a pid check fails on it rather than skipping it. A
-/// variable set to the empty string counts as unset, as `process_env_os`
-/// says.
-pub fn process_env(name: &str) -> Option<String> {
-    process_env_os(name).map(|value| value.to_string_lossy().into_owned())
-}
-
-/// Reads an environment variable of this process, raw. The one place every
-/// roster and harness variable is read: one set to the empty string counts
-/// as unset (`ROSTER_AGENT=` in a wrapper script or a harness's settings
-/// file is how people unset a variable), never as an invalid value.
-pub fn process_env_os(name: &str) -> Option<std::ffi::OsString> {
-    std::env::var_os(name).filter(|value| !value.is_empty())
 }
 
 /// Resolves the owner of the calling session (`--pid` value, if given).
@@ -99,7 +87,7 @@ fn resolve_calling_owner_walked(
 /// `roster-send`'s sender, without `--pid parent`. Found so, the owner is
 /// an ancestor (`OwnerSource::Ancestor`, verified).
 pub fn resolve_calling_session_owner(
-    common: &crate::CommonArgs,
+    common: &CommonArgs,
     pid_flag: Option<&str>,
     facts: &impl SystemFacts,
 ) -> Result<CallingOwner, ResolveError> {
@@ -107,7 +95,7 @@ pub fn resolve_calling_session_owner(
         Err(ResolveError::NotFound) => ResolveError::NotFound,
         other => return other,
     };
-    let Ok(Some(roster)) = crate::open_roster_for_reading(common) else { return Err(not_found) };
+    let Ok(Some(roster)) = open_roster_for_reading(common) else { return Err(not_found) };
     let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
     let registered_ancestor =
         walk_ancestry_reporting(me).steps.iter().skip(1).map(|step| step.pid).find(|pid| {
@@ -147,7 +135,7 @@ pub fn runs_inside_session_walked(owner: Pid, walk: &AncestryWalk) -> Result<boo
 /// could not be decided now. What roster-send asks before it queues and
 /// the delivery hook asks again before it hands a message over.
 pub fn session_accepts_messages(
-    common: &crate::CommonArgs,
+    common: &CommonArgs,
     pid: Pid,
     facts: &impl SystemFacts,
 ) -> Result<(), consent::NotAccepted> {
@@ -159,7 +147,7 @@ pub fn session_accepts_messages(
 /// learn whether it runs inside the session, and a second walk read every
 /// ancestor's `/proc` again.
 pub fn session_accepts_messages_walked(
-    common: &crate::CommonArgs,
+    common: &CommonArgs,
     pid: Pid,
     facts: &impl SystemFacts,
     walk: AncestryWalk,
@@ -169,8 +157,7 @@ pub fn session_accepts_messages_walked(
     };
     let owner = resolve_calling_owner_walked(Some(&pid.to_string()), walk)
         .map_err(|error| undecided(error.to_string()))?;
-    let roster_path =
-        crate::roster_directory_choice(common).map_err(|error| undecided(error.to_string()))?.path;
+    let roster_path = roster_directory_choice(common).map_err(|error| undecided(error.to_string()))?.path;
     let request = consent::AssessmentRequest {
         pid: owner.resolved.pid,
         owner_identity: owner.capture_identity(facts),

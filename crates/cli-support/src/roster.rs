@@ -8,7 +8,7 @@ use registry_core::adopted::{AdoptedHarness, AdoptedSource};
 use registry_core::{DirectoryChoice, RosterDir, choose_directory};
 
 use crate::args::CommonArgs;
-use crate::owner::process_env_os;
+use crate::process_env::process_env_os;
 
 /// Where the roster directory is for these flags and this environment.
 pub fn roster_directory_choice(common: &CommonArgs) -> registry_core::Result<DirectoryChoice> {

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use registry_core::Timestamp;
+use registry_core::{Timestamp, civil_from_days};
 
 use crate::text::format_age;
 
@@ -66,20 +66,10 @@ fn local_offset_seconds(seconds: i64) -> i64 {
 }
 
 /// `YYYY-MM-DD HH:MM:SS` of a count of seconds since 1970-01-01 00:00:00
-/// in the zone they are counted in (the proleptic Gregorian calendar,
-/// Howard Hinnant's `civil_from_days`).
+/// in the zone they are counted in.
 fn date_time_text(seconds: i64) -> String {
-    let days = seconds.div_euclid(86_400);
+    let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));
     let of_day = seconds.rem_euclid(86_400);
-    let shifted = days + 719_468;
-    let era = shifted.div_euclid(146_097);
-    let day_of_era = shifted.rem_euclid(146_097);
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
     format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}", of_day / 3600, of_day % 3600 / 60, of_day % 60)
 }
 

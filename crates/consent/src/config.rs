@@ -347,23 +347,36 @@ fn reject_unknown_keys(table: &toml::Table, known: &[&str]) -> Result<(), Config
     Ok(())
 }
 
-/// `[ended] kept_most` and `kept_days`, after checking the `ended` table's
-/// keys: the bounds of the ended sessions kept (docs/contract.md §6.2.1),
-/// each a whole number within its range.
-fn ended_bounds(table: &toml::Table) -> Result<(Option<usize>, Option<u64>), ConfigProblem> {
-    let ended = match table.get("ended") {
-        None => return Ok((None, None)),
-        Some(toml::Value::Table(ended)) => ended,
+/// The table `[name]` of the user file, `None` when it has none; a value
+/// that is no table, or a key of it not in `known`, is refused by name.
+fn checked_section<'t>(
+    table: &'t toml::Table,
+    name: &str,
+    known: &[&str],
+) -> Result<Option<&'t toml::Table>, ConfigProblem> {
+    let section = match table.get(name) {
+        None => return Ok(None),
+        Some(toml::Value::Table(section)) => section,
         Some(other) => {
             return Err(ConfigProblem::Unparseable(format!(
-                "`ended` is {}, not a table; write [ended] on a line of its own",
+                "`{name}` is {}, not a table; write [{name}] on a line of its own",
                 type_name(other)
             )));
         }
     };
-    if let Some(key) = ended.keys().find(|key| !["kept_most", "kept_days"].contains(&key.as_str())) {
-        return Err(ConfigProblem::UnknownKey { key: format!("ended.{key}"), line: None });
+    if let Some(key) = section.keys().find(|key| !known.contains(&key.as_str())) {
+        return Err(ConfigProblem::UnknownKey { key: format!("{name}.{key}"), line: None });
     }
+    Ok(Some(section))
+}
+
+/// `[ended] kept_most` and `kept_days`, after checking the `ended` table's
+/// keys: the bounds of the ended sessions kept (docs/contract.md §6.2.1),
+/// each a whole number within its range.
+fn ended_bounds(table: &toml::Table) -> Result<(Option<usize>, Option<u64>), ConfigProblem> {
+    let Some(ended) = checked_section(table, "ended", &["kept_most", "kept_days"])? else {
+        return Ok((None, None));
+    };
     let number = |key: &str, low: u64, high: u64| match ended.get(key) {
         None => Ok(None),
         Some(toml::Value::Integer(value)) if (low as i64..=high as i64).contains(value) => {
@@ -389,19 +402,9 @@ fn ended_bounds(table: &toml::Table) -> Result<(Option<usize>, Option<u64>), Con
 /// table's keys: whether `roster-list` lists each harness's own sessions
 /// (docs/contract.md §6.5).
 fn adopt_switches(table: &toml::Table) -> Result<(Option<bool>, Option<bool>), ConfigProblem> {
-    let adopt = match table.get("adopt") {
-        None => return Ok((None, None)),
-        Some(toml::Value::Table(adopt)) => adopt,
-        Some(other) => {
-            return Err(ConfigProblem::Unparseable(format!(
-                "`adopt` is {}, not a table; write [adopt] on a line of its own",
-                type_name(other)
-            )));
-        }
+    let Some(adopt) = checked_section(table, "adopt", &["claude_code", "copilot"])? else {
+        return Ok((None, None));
     };
-    if let Some(key) = adopt.keys().find(|key| !["claude_code", "copilot"].contains(&key.as_str())) {
-        return Err(ConfigProblem::UnknownKey { key: format!("adopt.{key}"), line: None });
-    }
     let switch = |key: &str| match adopt.get(key) {
         None => Ok(None),
         Some(toml::Value::Boolean(value)) => Ok(Some(*value)),
@@ -415,19 +418,7 @@ fn adopt_switches(table: &toml::Table) -> Result<(Option<bool>, Option<bool>), C
 
 /// `[consent] auto_arm`, after checking the `consent` table's keys.
 fn consent_auto_arm(table: &toml::Table) -> Result<Option<bool>, ConfigProblem> {
-    let consent = match table.get("consent") {
-        None => return Ok(None),
-        Some(toml::Value::Table(consent)) => consent,
-        Some(other) => {
-            return Err(ConfigProblem::Unparseable(format!(
-                "`consent` is {}, not a table; write [consent] on a line of its own",
-                type_name(other)
-            )));
-        }
-    };
-    if let Some(key) = consent.keys().find(|key| key.as_str() != "auto_arm") {
-        return Err(ConfigProblem::UnknownKey { key: format!("consent.{key}"), line: None });
-    }
+    let Some(consent) = checked_section(table, "consent", &["auto_arm"])? else { return Ok(None) };
     match consent.get("auto_arm") {
         None => Ok(None),
         Some(toml::Value::Boolean(value)) => Ok(Some(*value)),

@@ -20,6 +20,7 @@ use crate::config::{
     resolve_auto_arm_naming_repo_file,
 };
 use crate::error::{Error, Result};
+use crate::notify_config::NotifyConfig;
 
 /// The repository file's name.
 pub const REPO_CONFIG_NAME: &str = ".roster.toml";
@@ -157,11 +158,11 @@ pub fn user_adopt_choices(env: &dyn Fn(&str) -> Option<OsString>) -> AdoptChoice
 /// notifier must not run on settings other than those written).
 pub fn user_notify_config(
     env: &dyn Fn(&str) -> Option<OsString>,
-) -> Result<(Option<PathBuf>, crate::NotifyConfig), String> {
-    let Some(path) = user_config_path(env) else { return Ok((None, crate::NotifyConfig::default())) };
+) -> Result<(Option<PathBuf>, NotifyConfig), String> {
+    let Some(path) = user_config_path(env) else { return Ok((None, NotifyConfig::default())) };
     let shown = path.display().to_string();
     match read_config_file(&path, Trust::Anyone) {
-        FileRead::Absent => Ok((Some(path), crate::NotifyConfig::default())),
+        FileRead::Absent => Ok((Some(path), NotifyConfig::default())),
         FileRead::Bytes(bytes) => match parse_user_config(&bytes) {
             Ok(config) => Ok((Some(path), config.notify.unwrap_or_default())),
             Err(problem) => Err(format!("{shown}: {problem}; fix the file")),

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use registry_core::record::{LocationCheck, LocationStatus, ScreenLocation};
 
-use crate::run::run_bounded;
+use crate::run::{TmuxSilence, ask_tmux_server, run_bounded};
 
 /// The longest a multiplexer is given to say which clients it has.
 const ANSWER_BOUND: Duration = Duration::from_secs(2);
@@ -138,16 +138,13 @@ fn tmux_plan(socket: &str, pane: &str, shown: &str, client: Option<&str>) -> Res
 /// The tmux client most recently active on the server at `socket`; `None`
 /// when none is attached.
 fn most_recent_tmux_client(socket: &str) -> Result<Option<String>, FocusRefusal> {
-    let arguments = words(&["-S", socket, "list-clients", "-F", "#{client_activity} #{client_name}"]);
-    let answer = run_bounded("tmux", &arguments, ANSWER_BOUND).map_err(FocusRefusal::NotFocusable)?;
-    if !answer.success {
-        return Err(FocusRefusal::Stale(format!(
-            "no tmux server answers on {socket}: {}",
-            answer.stderr.trim()
-        )));
-    }
-    Ok(answer
-        .stdout
+    let clients =
+        ask_tmux_server(socket, &["list-clients", "-F", "#{client_activity} #{client_name}"], ANSWER_BOUND)
+            .map_err(|silence| match silence {
+            TmuxSilence::NotAsked(why) => FocusRefusal::NotFocusable(why),
+            TmuxSilence::NoServer(why) => FocusRefusal::Stale(why),
+        })?;
+    Ok(clients
         .lines()
         .filter_map(|line| {
             let (activity, name) = line.split_once(' ')?;

@@ -61,3 +61,32 @@ pub fn run_bounded(program: &str, arguments: &[String], bound: Duration) -> Resu
     let [stdout, stderr] = readers.map(|reader| reader.join().unwrap_or_default());
     Ok(CommandAnswer { success: status.success(), stdout, stderr })
 }
+
+/// Why the tmux server on a socket gave no answer.
+#[derive(Debug)]
+pub(crate) enum TmuxSilence {
+    /// tmux could not be run, or ran past its bound: nothing is known of
+    /// the server.
+    NotAsked(String),
+    /// tmux ran, and no server answers on the socket.
+    NoServer(String),
+}
+
+/// Asks the tmux server on `socket` (`tmux -S SOCKET ARGUMENTS`) within
+/// `bound`: what it printed.
+pub(crate) fn ask_tmux_server(
+    socket: &str,
+    arguments: &[&str],
+    bound: Duration,
+) -> Result<String, TmuxSilence> {
+    let arguments: Vec<String> =
+        ["-S", socket].iter().chain(arguments).map(|word| (*word).to_owned()).collect();
+    let answer = run_bounded("tmux", &arguments, bound).map_err(TmuxSilence::NotAsked)?;
+    if !answer.success {
+        return Err(TmuxSilence::NoServer(format!(
+            "no tmux server answers on {socket}: {}",
+            answer.stderr.trim()
+        )));
+    }
+    Ok(answer.stdout)
+}

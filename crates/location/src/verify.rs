@@ -14,7 +14,7 @@ use std::time::Duration;
 use owner_liveness::{Pid, walk_ancestry_reporting};
 use registry_core::record::{LocationCheck, LocationStatus, ScreenLocation, controlling_terminal};
 
-use crate::run::run_bounded;
+use crate::run::{TmuxSilence, ask_tmux_server, run_bounded};
 
 /// The longest a multiplexer is given to answer.
 const ANSWER_BOUND: Duration = Duration::from_secs(2);
@@ -190,25 +190,18 @@ fn tmux_panes(socket: &str) -> Result<HashMap<String, TmuxPane>, ServerProblem> 
         return Err(ServerProblem::Gone(format!("the tmux server's socket {socket} is gone")));
     }
     let arguments = [
-        "-S",
-        socket,
         "list-panes",
         "-a",
         "-F",
         // Spaces apart (tmux writes a tab as `_`); the place, which may
         // hold spaces, last.
         "#{pane_id} #{pane_pid} #{session_name}:#{window_index}.#{pane_index}",
-    ]
-    .map(str::to_owned);
-    let answer = run_bounded("tmux", &arguments, ANSWER_BOUND).map_err(ServerProblem::Unasked)?;
-    if !answer.success {
-        return Err(ServerProblem::Gone(format!(
-            "no tmux server answers on {socket}: {}",
-            answer.stderr.trim()
-        )));
-    }
-    Ok(answer
-        .stdout
+    ];
+    let panes = ask_tmux_server(socket, &arguments, ANSWER_BOUND).map_err(|silence| match silence {
+        TmuxSilence::NotAsked(why) => ServerProblem::Unasked(why),
+        TmuxSilence::NoServer(why) => ServerProblem::Gone(why),
+    })?;
+    Ok(panes
         .lines()
         .filter_map(|line| {
             let mut fields = line.splitn(3, ' ');

@@ -6,11 +6,6 @@
 //! by count (`KEPT_MOST`) and age (`KEPT_FOR`), trimmed at each write.
 //! Keeping is best effort: callers never fail a removal because of it.
 
-use std::fs::File;
-use std::os::fd::AsFd;
-use std::path::PathBuf;
-
-use nix::errno::Errno;
 use owner_liveness::Liveness;
 use serde::{Deserialize, Serialize};
 
@@ -21,15 +16,13 @@ use crate::record::values::{
     AgentName, HarnessName, RecordedTime, SessionDirectoryPath, SessionId, TranscriptPath,
 };
 use crate::session_row::SessionRow;
-use crate::store::directory::{RosterDir, SubDir, mkdir_0700, open_verified_directory};
+use crate::store::directory::{ENDED, OnDemandDir, RosterDir};
 use crate::store::files::{
     Durability, ReadProblem, TEMP_PREFIX, entry_mtime, list_names, read_entry, remove_entry,
     write_atomically_as,
 };
 use crate::store::lock::RegistryLock;
 
-/// Name of the ended sessions subdirectory.
-pub const ENDED: &str = "ended";
 /// The format of an entry of `ended/`.
 pub const ENDED_FORMAT: u64 = 1;
 pub use crate::ended_bounds::{
@@ -172,33 +165,9 @@ pub struct ShownResume<'a> {
     pub none: Option<String>,
 }
 
-/// `ended/`, opened and checked as roster's own directories are; created
-/// when `create` and missing.
-struct EndedDir {
-    directory: File,
-    relative: PathBuf,
-}
-
-impl EndedDir {
-    fn open(roster: &RosterDir, create: bool) -> Result<Option<EndedDir>> {
-        let root = roster.root();
-        let shown = roster.entry_path(root, ENDED);
-        if create {
-            match mkdir_0700(Some(root.fd()), ENDED.as_ref()) {
-                Ok(()) | Err(Errno::EEXIST) => {}
-                Err(errno) => return Err(Error::io("create", shown, errno.into())),
-            }
-        }
-        match open_verified_directory(Some(root.fd()), ENDED.as_ref(), &shown) {
-            Ok(fd) => Ok(Some(EndedDir { directory: File::from(fd), relative: root.path().join(ENDED) })),
-            Err(Error::Io { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(error) => Err(error),
-        }
-    }
-
-    fn subdir(&self) -> SubDir<'_> {
-        SubDir { fd: self.directory.as_fd(), path: &self.relative }
-    }
+/// `ended/`; created when `create` and missing.
+fn open_ended_directory(roster: &RosterDir, create: bool) -> Result<Option<OnDemandDir>> {
+    OnDemandDir::open(roster, roster.root(), ENDED, create)
 }
 
 /// The name of a record's entry in `ended/`: the record's name and when it
@@ -234,7 +203,7 @@ pub fn keep_ended(
         kept.sort_by_key(|(_, record, _)| std::cmp::Reverse(record.registered_at().unix_nanos()));
         kept.truncate(bounds.kept_most);
     }
-    let Some(directory) = EndedDir::open(roster, true)? else { return Ok(()) };
+    let Some(directory) = open_ended_directory(roster, true)? else { return Ok(()) };
     for (row, record, how) in kept {
         let bytes = serde_json::to_vec(&EndedSession::of(record, how, now)).map_err(|error| {
             Error::io("encode the ended session of", row.path.clone(), std::io::Error::other(error))
@@ -252,7 +221,7 @@ pub fn keep_ended(
 
 /// Removes the entries older than `bounds.kept_for`, then the oldest past
 /// `bounds.kept_most`, and temporaries an hour old.
-fn trim(roster: &RosterDir, directory: &EndedDir, now: Timestamp, bounds: EndedBounds) -> Result<()> {
+fn trim(roster: &RosterDir, directory: &OnDemandDir, now: Timestamp, bounds: EndedBounds) -> Result<()> {
     let subdir = directory.subdir();
     let oldest_kept = now.unix_nanos() - bounds.kept_for.as_nanos() as i128;
     let oldest_temporary = now.unix_nanos() - crate::store::files::TEMP_MAX_AGE.as_nanos() as i128;
@@ -291,7 +260,7 @@ pub struct EndedListing {
 /// Reads `ended/` with the store's trust checks (no reader creates it).
 pub fn list_ended(roster: &RosterDir) -> Result<EndedListing> {
     let mut listing = EndedListing::default();
-    let Some(directory) = EndedDir::open(roster, false)? else { return Ok(listing) };
+    let Some(directory) = open_ended_directory(roster, false)? else { return Ok(listing) };
     for name in list_names(roster, directory.subdir())? {
         let Some(name) = name.to_str().filter(|name| !name.starts_with('.')).map(str::to_owned) else {
             if !name.as_encoded_bytes().starts_with(b".") {
@@ -339,11 +308,11 @@ mod tests {
     }
 
     /// Writes entry `name`, last written `age` ago.
-    fn write_aged(roster: &RosterDir, directory: &EndedDir, name: &str, age: Duration) {
+    fn write_aged(roster: &RosterDir, directory: &OnDemandDir, name: &str, age: Duration) {
         let bytes = serde_json::to_vec(&entry("2026-01-01T00:00:00Z")).unwrap();
         write_atomically_as(roster, directory.subdir(), name, &bytes, Durability::Unsynced).unwrap();
         let path = roster.path().join(ENDED).join(name);
-        let file = File::options().write(true).open(path).unwrap();
+        let file = std::fs::File::options().write(true).open(path).unwrap();
         file.set_modified(SystemTime::now() - age).unwrap();
     }
 
@@ -354,7 +323,7 @@ mod tests {
     fn the_trim_keeps_the_newest_thousand_within_thirty_days() {
         let temp = tempfile::tempdir().unwrap();
         let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
-        let directory = EndedDir::open(&roster, true).unwrap().expect("created");
+        let directory = open_ended_directory(&roster, true).unwrap().expect("created");
         let over = 7;
         for index in 0..ENDED_KEPT_MOST + over {
             // Entry 0 is the newest; the higher the index, the older.
@@ -387,7 +356,7 @@ mod tests {
     fn configured_bounds_keep_fewer_for_less_time() {
         let temp = tempfile::tempdir().unwrap();
         let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
-        let directory = EndedDir::open(&roster, true).unwrap().expect("created");
+        let directory = open_ended_directory(&roster, true).unwrap().expect("created");
         for index in 0..8 {
             write_aged(
                 &roster,
@@ -413,7 +382,7 @@ mod tests {
     fn an_entry_with_a_field_no_record_may_hold_is_skipped() {
         let temp = tempfile::tempdir().unwrap();
         let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
-        let directory = EndedDir::open(&roster, true).unwrap().expect("created");
+        let directory = open_ended_directory(&roster, true).unwrap().expect("created");
         let good = entry("2026-01-02T00:00:00Z");
         let relative = EndedSession { cwd: "srv/app".to_owned(), ..good.clone() };
         let newer = EndedSession { format: ENDED_FORMAT + 1, ..good.clone() };

@@ -22,9 +22,8 @@ mod store;
 mod watch;
 
 pub use ended::{
-    ENDED, ENDED_FORMAT, ENDED_KEPT_DAYS_RANGE, ENDED_KEPT_FOR, ENDED_KEPT_MOST, ENDED_KEPT_MOST_RANGE,
-    EndedBounds, EndedListing, EndedSession, HowEnded, ShownEndedSession, ShownResume, keep_ended,
-    list_ended,
+    ENDED_FORMAT, ENDED_KEPT_DAYS_RANGE, ENDED_KEPT_FOR, ENDED_KEPT_MOST, ENDED_KEPT_MOST_RANGE, EndedBounds,
+    EndedListing, EndedSession, HowEnded, ShownEndedSession, ShownResume, keep_ended, list_ended,
 };
 pub use error::{Error, Result, is_unusable_path};
 pub use list::{ListFilter, Listing, ListingSummary, list_sessions, list_sessions_presented};
@@ -39,20 +38,21 @@ pub use record::owner::RecordedOwner;
 pub use record::session_record::{
     Parsed, Record, parse_record, parse_record_by_serde, pid_of_file_name, same_owner,
 };
-pub use record::timestamp::Timestamp;
+pub use record::timestamp::{Timestamp, civil_from_days};
 pub use record::values::{
     AgentName, HarnessName, HarnessVersion, RecordedTime, SessionDirectoryPath, SessionId, StartTicks,
     TranscriptPath,
 };
 pub use register::{Registered, Registrar, Registration, register};
-pub use resuming::{RESUMING, RESUMING_FORMAT, ResumeClaim, claim_name, running_claim, write_claim};
+pub use resuming::{RESUMING_FORMAT, ResumeClaim, claim_name, running_claim, write_claim};
 pub use running_system::RunningSystem;
 pub use session_row::{
     NOT_A_RECORD_NAME, Origin, Problem, ProblemKind, ROW_KEYS, RowConsent, SessionRow, find_session_row,
     read_session_row,
 };
 pub use store::directory::{
-    CONSENT, DirectoryChoice, MESSAGES, RosterDir, SESSION_IDS, SESSIONS, STATES, choose_directory,
+    CONSENT, DirectoryChoice, ENDED, MESSAGES, RESUMING, RosterDir, SESSION_IDS, SESSIONS, STATES,
+    choose_directory,
 };
 pub use store::files::{
     Durability, EntryContents, ReadProblem, TEMP_PREFIX, list_names, read_entry, remove_entry,

@@ -6,25 +6,18 @@
 //! its hook registers the session again; a claim whose process is gone
 //! counts for nothing and is removed at the next claim.
 
-use std::fs::File;
-use std::os::fd::AsFd;
-use std::path::PathBuf;
-
-use nix::errno::Errno;
 use owner_liveness::{Pid, parse_proc_stat};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::record::timestamp::Timestamp;
 use crate::record::values::RecordedTime;
-use crate::store::directory::{RosterDir, SubDir, mkdir_0700, open_verified_directory};
+use crate::store::directory::{OnDemandDir, RESUMING, RosterDir};
 use crate::store::files::{
     Durability, TEMP_PREFIX, list_names, read_entry, remove_entry, write_atomically_as,
 };
 use crate::store::lock::RegistryLock;
 
-/// Name of the claims subdirectory.
-pub const RESUMING: &str = "resuming";
 /// The format of a claim.
 pub const RESUMING_FORMAT: u64 = 1;
 
@@ -89,39 +82,16 @@ pub fn claim_name(harness: &str, session_id: Option<&str>, cwd: &str) -> String 
     format!("{:016x}{:016x}.json", hash(0xcbf2_9ce4_8422_2325), hash(0x84222325_cbf29ce4))
 }
 
-/// `resuming/`, opened and checked as roster's own directories are.
-struct ClaimsDir {
-    directory: File,
-    relative: PathBuf,
-}
-
-impl ClaimsDir {
-    fn open(roster: &RosterDir, create: bool) -> Result<Option<ClaimsDir>> {
-        let root = roster.root();
-        let shown = roster.entry_path(root, RESUMING);
-        if create {
-            match mkdir_0700(Some(root.fd()), RESUMING.as_ref()) {
-                Ok(()) | Err(Errno::EEXIST) => {}
-                Err(errno) => return Err(Error::io("create", shown, errno.into())),
-            }
-        }
-        match open_verified_directory(Some(root.fd()), RESUMING.as_ref(), &shown) {
-            Ok(fd) => Ok(Some(ClaimsDir { directory: File::from(fd), relative: root.path().join(RESUMING) })),
-            Err(Error::Io { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(error) => Err(error),
-        }
-    }
-
-    fn subdir(&self) -> SubDir<'_> {
-        SubDir { fd: self.directory.as_fd(), path: &self.relative }
-    }
+/// `resuming/`; created when `create` and missing.
+fn open_claims_directory(roster: &RosterDir, create: bool) -> Result<Option<OnDemandDir>> {
+    OnDemandDir::open(roster, roster.root(), RESUMING, create)
 }
 
 /// The claim on the session whose claim file is `name` whose process still
 /// runs, if any. A file that fails the trust checks or does not parse
 /// claims nothing (it is replaced by the next claim).
 pub fn running_claim(roster: &RosterDir, name: &str) -> Result<Option<ResumeClaim>> {
-    let Some(directory) = ClaimsDir::open(roster, false)? else { return Ok(None) };
+    let Some(directory) = open_claims_directory(roster, false)? else { return Ok(None) };
     let claim = read_entry(directory.subdir(), name)
         .ok()
         .and_then(|contents| serde_json::from_slice::<ResumeClaim>(&contents.bytes).ok())
@@ -132,7 +102,7 @@ pub fn running_claim(roster: &RosterDir, name: &str) -> Result<Option<ResumeClai
 /// Writes `claim` as `name` (decided under `_lock`), and removes the claims
 /// whose process has ended.
 pub fn write_claim(roster: &RosterDir, _lock: &RegistryLock, name: &str, claim: &ResumeClaim) -> Result<()> {
-    let Some(directory) = ClaimsDir::open(roster, true)? else { return Ok(()) };
+    let Some(directory) = open_claims_directory(roster, true)? else { return Ok(()) };
     let bytes = serde_json::to_vec(claim).map_err(|error| {
         Error::io(
             "encode the claim",

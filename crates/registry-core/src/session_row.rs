@@ -16,7 +16,7 @@ use crate::record::timestamp::Timestamp;
 use crate::state::SessionState;
 use crate::store::directory::RosterDir;
 use crate::store::directory_entries::EntryKind;
-use crate::store::files::{FileStamp, ReadProblem, read_stamped_entry_of_kind};
+use crate::store::files::{FileStamp, read_entry_for_row};
 
 /// The kinds of entry that are listed but not believed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -255,15 +255,10 @@ pub(crate) fn read_session_row_knowing(
             mtime,
         )
     };
-    let (contents, stamp) = match read_stamped_entry_of_kind(sessions, file_name, listed_as) {
+    let (contents, stamp) = match read_entry_for_row(sessions, file_name, listed_as)? {
         Ok(read) => read,
-        Err(ReadProblem::Missing) => return None,
-        Err(ReadProblem::Untrusted { reason, mtime }) => {
-            return Some((problem_row(ProblemKind::Untrusted, reason, mtime), None));
-        }
-        Err(ReadProblem::Failed(why)) => {
-            let mtime = crate::store::files::entry_mtime(sessions, file_name.as_ref());
-            return Some((problem_row(ProblemKind::Untrusted, format!("unreadable: {why}"), mtime), None));
+        Err(untrusted) => {
+            return Some((problem_row(ProblemKind::Untrusted, untrusted.detail, untrusted.mtime), None));
         }
     };
     let Some(name) = name else {

@@ -158,12 +158,7 @@ pub fn command() -> clap::Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    cli_support::complete_when_asked(command);
-    let arguments = cli_support::process_arguments();
-    match cli_support::parse_with_manual_on_help::<FocusArgs>(command, &arguments) {
-        Ok(args) => cli_support::run_tool(TOOL, || run(args)),
-        Err(error) => cli_support::run_tool(TOOL, || Err(error.into())),
-    }
+    cli_support::run_binary(TOOL, command, run)
 }
 
 fn run(args: FocusArgs) -> anyhow::Result<()> {

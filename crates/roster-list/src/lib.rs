@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::CommandFactory;
 use cli_support::manual::{self, Example, ExitStatusDoc, FileEntry, Manual};
-use cli_support::{ExitStatus, open_roster_for_reading, run_tool};
+use cli_support::{ExitStatus, open_roster_for_reading};
 use consent::ConsentLabel;
 
 mod ended;
@@ -300,9 +300,7 @@ pub fn command() -> clap::Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    cli_support::complete_when_asked(command);
-    let arguments = cli_support::process_arguments();
-    run_tool(TOOL, || run(cli_support::parse_with_manual_on_help(command, &arguments)?))
+    cli_support::run_binary(TOOL, command, run)
 }
 
 /// Lists as `args` say.

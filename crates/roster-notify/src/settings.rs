@@ -125,7 +125,7 @@ pub fn make_backends(settings: &Settings, log: &Log) -> anyhow::Result<Vec<Arc<d
             "desktop" => {
                 let log = log.clone();
                 Arc::new(DesktopBackend::new(
-                    sibling_program("roster-focus"),
+                    cli_support::sibling_tool("roster-focus"),
                     Arc::new(move |line: &str| log(line)),
                 ))
             }
@@ -167,14 +167,4 @@ pub fn make_backends(settings: &Settings, log: &Log) -> anyhow::Result<Vec<Arc<d
         made.push(backend);
     }
     Ok(made)
-}
-
-/// Another roster binary: the one installed beside this one, else the
-/// one on PATH.
-pub fn sibling_program(name: &str) -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|directory| directory.join(name)))
-        .filter(|path| path.is_file())
-        .unwrap_or_else(|| PathBuf::from(name))
 }

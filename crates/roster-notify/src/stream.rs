@@ -16,7 +16,7 @@ use registry_core::{ListFilter, StopWhen};
 use session_events::{Event, EventKind, SessionWatch, WatchConfig};
 
 use crate::args::NotifyArgs;
-use crate::settings::{self, Settings};
+use crate::settings::Settings;
 use crate::workers::Log;
 
 /// What the main loop is woken by.
@@ -145,7 +145,7 @@ fn start_hosts(
     settings: &Settings,
     inputs: &Sender<Input>,
 ) -> anyhow::Result<EventStream> {
-    let program = settings::sibling_program("roster-list");
+    let program = cli_support::sibling_tool("roster-list");
     let mut command = Command::new(&program);
     // Not --quiet: that silences the events too.
     command.args(["--watch", "--format", "json"]);

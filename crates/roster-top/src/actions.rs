@@ -17,15 +17,6 @@ use crate::board::Shown;
 /// command at 5 s.
 const TOOL_BOUND: Duration = Duration::from_secs(10);
 
-/// The tool `name`: beside this executable, else on PATH.
-pub fn tool_path(name: &str) -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|directory| directory.join(name)))
-        .filter(|path| path.is_file())
-        .unwrap_or_else(|| PathBuf::from(name))
-}
-
 /// What ran and how it ended, for the status line.
 pub struct Outcome {
     pub ok: bool,
@@ -49,7 +40,7 @@ impl Passed {
 /// Enter / `g`: roster-focus to the session (on its host, with --host).
 pub fn go_to(shown: &Shown, passed: &Passed) -> Outcome {
     let Some(pid) = shown.pid else { return refused("it has no pid to go to") };
-    let mut command = Command::new(tool_path("roster-focus"));
+    let mut command = Command::new(cli_support::sibling_tool("roster-focus"));
     passed.apply(&mut command);
     if let Some(host) = &shown.host {
         command.args(["--host", host]);
@@ -65,7 +56,7 @@ pub fn send(shown: &Shown, text: &str, passed: &Passed) -> Outcome {
         return refused("roster-send reaches this machine's sessions only; send from the session's host");
     }
     let Some(pid) = shown.pid else { return refused("it has no pid to send to") };
-    let mut command = Command::new(tool_path("roster-send"));
+    let mut command = Command::new(cli_support::sibling_tool("roster-send"));
     passed.apply(&mut command);
     command.args(["--to", &pid.to_string()]);
     run(command, Some(text.as_bytes()), "roster-send")
@@ -77,7 +68,7 @@ pub fn consent(shown: &Shown, arm: bool, passed: &Passed) -> Outcome {
         return refused("consent is changed on the session's own host");
     }
     let Some(pid) = shown.pid else { return refused("it has no pid") };
-    let mut command = Command::new(tool_path("roster-consent"));
+    let mut command = Command::new(cli_support::sibling_tool("roster-consent"));
     passed.apply(&mut command);
     command.args([if arm { "arm" } else { "disarm" }, "--pid", &pid.to_string()]);
     run(command, None, "roster-consent")

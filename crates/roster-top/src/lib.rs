@@ -153,12 +153,7 @@ pub fn command() -> clap::Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    cli_support::complete_when_asked(command);
-    let arguments = cli_support::process_arguments();
-    match cli_support::parse_with_manual_on_help::<TopArgs>(command, &arguments) {
-        Ok(args) => cli_support::run_tool(TOOL, || run(args)),
-        Err(error) => cli_support::run_tool(TOOL, || Err(error.into())),
-    }
+    cli_support::run_binary(TOOL, command, run)
 }
 
 fn run(args: TopArgs) -> anyhow::Result<()> {
@@ -203,7 +198,7 @@ fn run(args: TopArgs) -> anyhow::Result<()> {
             extra.push("--dir".to_owned());
             extra.push(dir.to_string_lossy().into_owned());
         }
-        feed::start_hosts(actions::tool_path("roster-list"), hosts, extra, wake);
+        feed::start_hosts(cli_support::sibling_tool("roster-list"), hosts, extra, wake);
     } else {
         drop(wake);
     }

@@ -17,11 +17,11 @@ use anyhow::{Context, bail, ensure};
 use serde_json::Value;
 
 use super::fake_model_server::FakeModelServer;
+use super::harness_processes::{ProcessGroup, describe_process};
 use super::real_harnesses::InstalledHarness;
-use super::{
-    EXIT_DEADLINE, POLL_INTERVAL, ProcessGroup, REGISTRATION_DEADLINE, SessionReport, SessionWorld,
-    describe_process, last_lines, wait_for_model_call,
-};
+use super::session_run::{SessionReport, wait_for_model_call};
+use super::session_world::{SessionWorld, last_lines};
+use super::{EXIT_DEADLINE, POLL_INTERVAL, REGISTRATION_DEADLINE};
 
 /// The harnesses whose npm package runs a loader above a native binary.
 pub const CHAIN_HARNESSES: [&str; 2] = ["copilot", "codex"];

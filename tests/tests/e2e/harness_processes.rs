@@ -8,6 +8,10 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::{Child, ExitStatus};
+
+use nix::sys::signal::Signal;
+use nix::unistd::Pid;
 
 /// One process seen, with its start time so that a reused pid is not taken for it.
 #[derive(Clone, Debug)]
@@ -136,4 +140,56 @@ impl HarnessProcesses {
     pub fn all_seen(&self) -> Vec<String> {
         self.seen.values().filter(|seen| seen.is_harness).map(|seen| seen.description.clone()).collect()
     }
+}
+
+/// The harness's process group, killed on request and reaped.
+pub(super) struct ProcessGroup<'a> {
+    pub(super) leader: u32,
+    pub(super) child: Option<&'a mut Child>,
+}
+
+impl ProcessGroup<'_> {
+    pub(super) fn signal(&self, signal: &str) {
+        if let (Ok(leader), Ok(signal)) =
+            (i32::try_from(self.leader), format!("SIG{signal}").parse::<Signal>())
+        {
+            let _ = nix::sys::signal::killpg(Pid::from_raw(leader), signal);
+        }
+    }
+
+    pub(super) fn try_wait(&mut self) -> Option<ExitStatus> {
+        self.child.as_mut().and_then(|child| child.try_wait().ok().flatten())
+    }
+
+    pub(super) fn kill(&mut self) {
+        self.signal("KILL");
+        if let Some(child) = self.child.take() {
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Sends `signal` (`TERM`, `HUP`, `INT`, `KILL`) to `pid` at once (no `kill` process in between).
+pub(super) fn signal_process(pid: u32, signal: &str) {
+    if let (Ok(pid), Ok(signal)) = (i32::try_from(pid), format!("SIG{signal}").parse::<Signal>()) {
+        let _ = nix::sys::signal::kill(Pid::from_raw(pid), signal);
+    }
+}
+
+pub(super) fn process_start_ticks(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 2..].split(' ').nth(19)?.parse().ok()
+}
+
+/// `comm` and the first arguments of a process, for the report.
+pub(super) fn describe_process(pid: u32) -> String {
+    let comm = fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    let argv: Vec<String> = fs::read(format!("/proc/{pid}/cmdline"))
+        .unwrap_or_default()
+        .split(|byte| *byte == 0)
+        .filter(|argument| !argument.is_empty())
+        .take(2)
+        .map(|argument| String::from_utf8_lossy(argument).into_owned())
+        .collect();
+    format!("{} [{}]", comm.trim_end(), argv.join(" "))
 }

@@ -14,12 +14,13 @@ use anyhow::{Context, bail, ensure};
 use serde_json::Value;
 
 use super::fake_model_server::FakeModelServer;
+use super::harness_processes::ProcessGroup;
+use super::hook_latency::milliseconds;
 use super::hook_shim::HookShim;
 use super::real_harnesses::InstalledHarness;
-use super::{
-    POLL_INTERVAL, ProcessGroup, REGISTRATION_DEADLINE, SessionReport, SessionWorld, install_hooks,
-    last_lines, milliseconds,
-};
+use super::session_run::SessionReport;
+use super::session_world::{SessionWorld, install_hooks, last_lines};
+use super::{POLL_INTERVAL, REGISTRATION_DEADLINE};
 
 /// How soon after opencode exits its record must be gone or dead.
 const GONE_AFTER_EXIT: Duration = Duration::from_secs(1);

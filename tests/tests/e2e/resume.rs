@@ -15,9 +15,11 @@ use anyhow::{Context, bail, ensure};
 use serde_json::Value;
 
 use super::fake_model_server::REPLY_TEXT;
+use super::harness_processes::signal_process;
 use super::real_harnesses::InstalledHarness;
-use super::states::{self, STEP_DEADLINE, TUI_START_DEADLINE, TuiSession};
-use super::{SessionWorld, signal_process};
+use super::session_world::SessionWorld;
+use super::states::{STEP_DEADLINE, TUI_START_DEADLINE, TuiSession};
+use super::tui_recipes;
 
 /// How long the resumed harness may take to start and register its session again.
 const RESUMED_DEADLINE: Duration = Duration::from_secs(120);
@@ -68,7 +70,7 @@ pub fn prove(installed: &InstalledHarness, binaries: &Path, node: &Path) -> Resu
         proof.not_run = Some(format!("not proven with the real binary: {}", not_proven(harness.name)));
         return proof;
     }
-    let recipe = match states::recipe(harness.name) {
+    let recipe = match tui_recipes::recipe(harness.name) {
         Ok(recipe) => recipe,
         Err(why) => {
             proof.not_run = Some(why.to_owned());
@@ -105,7 +107,7 @@ pub fn prove(installed: &InstalledHarness, binaries: &Path, node: &Path) -> Resu
 
 fn run(
     installed: &InstalledHarness,
-    recipe: &states::TuiRecipe,
+    recipe: &tui_recipes::TuiRecipe,
     binaries: &Path,
     node: &Path,
     session: &mut TuiSession,

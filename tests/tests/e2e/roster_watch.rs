@@ -199,7 +199,7 @@ impl RosterWatch {
 
     /// Ends the watch with SIGTERM (its own way out) and reaps it.
     pub fn stop(&mut self) {
-        super::signal_process(self.pid(), "TERM");
+        super::harness_processes::signal_process(self.pid(), "TERM");
         let _ = self.child.wait();
     }
 }

@@ -28,7 +28,6 @@
 //! with each later request; it must never be there twice (a second delivery).
 
 use std::fs;
-use std::io::Read;
 use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
@@ -37,11 +36,16 @@ use anyhow::{Context, bail, ensure};
 use serde_json::Value;
 
 use super::fake_model_server::{ModelCall, REPLY_TEXT};
+use super::hook_latency::milliseconds;
 use super::hook_shim::{HookCall, HookKind};
 use super::real_harnesses::{InstalledHarness, RealHarness};
-use super::states::{self, STEP_DEADLINE, TUI_START_DEADLINE, TuiRecipe, TuiSession};
+use super::send_message_text::{
+    LIMIT_PADDING, LONGEST_TEXT_BYTES, Queued, check_carried, locate, new_nonce, shorten_by,
+};
+use super::session_world::{SessionWorld, last_lines};
+use super::states::{STEP_DEADLINE, TUI_START_DEADLINE, TuiSession};
 use super::terminal::screen_excerpt;
-use super::{SessionWorld, last_lines, milliseconds};
+use super::tui_recipes::{self, TuiRecipe};
 
 /// The project's repository configuration: the session accepts messages.
 const AUTO_ARM: &str = "[consent]\nauto_arm = true\n";
@@ -125,7 +129,7 @@ pub fn prove(installed: &InstalledHarness, binaries: &Path, node: &Path) -> Send
     let harness = installed.harness;
     let mut proof =
         SendProof { harness: harness.name, steps: Vec::new(), lines: Vec::new(), hook_calls: Vec::new() };
-    let recipe = match (harness.name, states::recipe(harness.name)) {
+    let recipe = match (harness.name, tui_recipes::recipe(harness.name)) {
         ("amp", _) => Err(AMP_OFFLINE),
         (_, recipe) => recipe,
     };
@@ -196,16 +200,6 @@ fn run(
         }
     }
     outcome
-}
-
-/// A message queued by the run.
-struct Queued {
-    id: String,
-    nonce: String,
-    /// How long `roster-send` took.
-    took: Duration,
-    /// For a message sent at its harness's limit: how long its text was.
-    length: Option<String>,
 }
 
 struct Proof<'a> {
@@ -731,68 +725,12 @@ impl Proof<'_> {
     }
 }
 
-/// Checks that `call` holds the message once, inside roster's frame; says where it was.
-fn check_carried(call: &ModelCall, queued: &Queued, problems: &mut Vec<String>) -> String {
-    let count = call.body.matches(&queued.nonce).count();
-    let places = locate(call, &queued.nonce);
-    if count != 1 {
-        problems.push(format!(
-            "the request ({}) holds {} {count} times, not once: {}",
-            call.request,
-            queued.nonce,
-            if places.is_empty() { "nowhere".to_owned() } else { places.join(", ") }
-        ));
-    }
-    let head = format!("[roster message {} from ", queued.id);
-    let tail = format!("[end of roster message {}]", queued.id);
-    if count > 0
-        && !(call.body.contains(&head)
-            && call.body.contains(&tail)
-            && call.body.contains("your user did not type it"))
-    {
-        problems.push(format!("the request has the nonce without roster's frame ({head}…{tail})"));
-    }
-    format!("{} once in {}", queued.nonce, places.join(", "))
-}
-
 fn verdict(what: String, problems: Vec<String>) -> SendResult {
     if problems.is_empty() {
         SendResult::Passed(what)
     } else {
         SendResult::Failed(format!("{}; saw: {what}", problems.join("; ")))
     }
-}
-
-/// Where in `call`'s JSON body `nonce` is: each string holding it, by its path, with the
-/// role of the message it is in (`messages[3].content[1].text (role user)`).
-fn locate(call: &ModelCall, nonce: &str) -> Vec<String> {
-    fn walk(value: &Value, path: &str, role: Option<&str>, nonce: &str, found: &mut Vec<String>) {
-        match value {
-            Value::String(text) if text.contains(nonce) => {
-                let role = role.map(|role| format!(" (role {role})")).unwrap_or_default();
-                let count = text.matches(nonce).count();
-                let times = if count > 1 { format!(" ×{count}") } else { String::new() };
-                found.push(format!("{path}{role}{times}"));
-            }
-            Value::Array(items) => {
-                for (index, item) in items.iter().enumerate() {
-                    walk(item, &format!("{path}[{index}]"), role, nonce, found);
-                }
-            }
-            Value::Object(fields) => {
-                let role = fields.get("role").and_then(Value::as_str).or(role);
-                for (key, item) in fields {
-                    let path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
-                    walk(item, &path, role, nonce, found);
-                }
-            }
-            _ => {}
-        }
-    }
-    let body: Value = serde_json::from_str(&call.body).unwrap_or(Value::Null);
-    let mut found = Vec::new();
-    walk(&body, "", None, nonce, &mut found);
-    found
 }
 
 fn describe_status(status: &Value) -> String {
@@ -811,38 +749,8 @@ fn first_clause(reason: &str) -> &str {
     reason.split(';').next().unwrap_or(reason)
 }
 
-/// What pads a message to its harness's limit: characters each measure counts differently.
-const LIMIT_PADDING: &str = "limit é ";
-
-/// Roster-send's own bound on a message's text (16 KiB), less room for the nonce.
-const LONGEST_TEXT_BYTES: usize = 16 * 1024 - 64;
-
-/// From roster-send's refusal of a text too long, how much to shorten it by and in which
-/// measure: "…; shorten it by N or more…" after a length in the harness's unit, or the
-/// bytes over its own 16 KiB bound.
-fn shorten_by(refusal: &str) -> Option<(usize, harness::TextMeasure)> {
-    use harness::TextMeasure;
-    if let Some(rest) = refusal.split("shorten it by ").nth(1) {
-        let over = rest.split_whitespace().next()?.parse().ok()?;
-        let measure = [TextMeasure::JsonBytes, TextMeasure::Utf8Bytes, TextMeasure::Utf16Units]
-            .into_iter()
-            .find(|measure| refusal.contains(measure.unit()))?;
-        return Some((over, measure));
-    }
-    let bytes: usize =
-        refusal.split("the message is ").nth(1)?.split(" bytes, over the 16 KiB").next()?.parse().ok()?;
-    Some((bytes.saturating_sub(16 * 1024), harness::TextMeasure::Utf8Bytes))
-}
-
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// `ROSTER-E2E-<16 hex digits>`, fresh from /dev/urandom.
-fn new_nonce() -> anyhow::Result<String> {
-    let mut bytes = [0u8; 8];
-    fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(format!("ROSTER-E2E-{}", bytes.iter().map(|byte| format!("{byte:02x}")).collect::<String>()))
 }
 
 /// Prints the proofs as one table: harness × step × result × where the text was × timings.

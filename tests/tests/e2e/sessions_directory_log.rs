@@ -14,6 +14,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
+use super::adopted::{AdoptedProof, neutral_path, shown};
+use super::roster_watch::RosterWatch;
+use super::session_world::SessionWorld;
+
 /// How often the directory is read: the resolution of every time measured against it.
 const READ_INTERVAL: Duration = Duration::from_millis(1);
 
@@ -136,4 +140,128 @@ fn read_once(directory: &Path, versions: &Mutex<BTreeMap<String, Vec<FileVersion
             history.push(FileVersion { seen_at, modified: None, mode: 0, bytes: None });
         }
     }
+}
+
+/// What the run saw beside its checks: the file's partial reads, the `problem` events they
+/// led to, every event of the watch, and the directory's history.
+pub(super) fn report_what_was_seen(
+    log: &SessionsDirectoryLog,
+    watch: &mut RosterWatch,
+    world: &SessionWorld,
+    proof: &mut AdoptedProof,
+) {
+    let torn = torn_reads(log);
+    proof.mismatches.extend(torn.iter().cloned());
+    let problems: Vec<String> = watch
+        .events()
+        .iter()
+        .filter(|event| event.kind() == "problem" && event.row()["origin"] == "claude-code")
+        .map(|event| {
+            format!(
+                "the watch reported `problem` for {} ({}): {}",
+                event.row()["path"]
+                    .as_str()
+                    .map_or_else(String::new, |path| neutral_path(Path::new(path), world)),
+                event.row()["problem"],
+                event.row()["liveness_reason"]
+            )
+        })
+        .collect();
+    if !problems.is_empty() {
+        // The contract's own rule (a file that is not JSON is a malformed problem row),
+        // met by a file the harness had not finished writing: reported, not failed, so
+        // that the proof says what roster does with the harness as it is.
+        proof.warnings.push(format!(
+            "{} ({})",
+            problems.join("; "),
+            if torn.is_empty() { "the log caught no partial file".to_owned() } else { torn.join("; ") }
+        ));
+    }
+    proof.note(format!("the watch's events: {}", watch.summary()));
+    proof.note(format!("the sessions directory, as the log saw it: {}", directory_history(log, world)));
+}
+
+/// The statuses of `versions` in order, each once in a row; `(gone)` for a removal.
+pub(super) fn statuses(versions: &[FileVersion]) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for version in versions {
+        let word = match (&version.bytes, version.status()) {
+            (None, _) => "(gone)".to_owned(),
+            (Some(_), Some(status)) => status,
+            (Some(_), None) if version.json().is_none() => "(not JSON)".to_owned(),
+            (Some(_), None) => "(no status)".to_owned(),
+        };
+        if words.last() != Some(&word) {
+            words.push(word);
+        }
+    }
+    words
+}
+
+/// The reads of a session file that found no whole JSON: Claude Code 2.1.332 writes its
+/// file in place (opened without truncating, written, then truncated to length), so a
+/// reader may find it empty just after its creation, or a shorter content followed by the
+/// tail of the longer one before it.
+pub(super) fn torn_reads(log: &SessionsDirectoryLog) -> Vec<String> {
+    log.names()
+        .iter()
+        .filter(|name| name.ends_with(".json"))
+        .flat_map(|name| {
+            let versions = log.versions(name);
+            let first_seen = versions.first().map(|version| version.seen_at);
+            versions
+                .into_iter()
+                .filter(|version| version.json().is_none())
+                .filter_map(|version| {
+                    let bytes = version.bytes.as_deref()?;
+                    let when = first_seen.map_or_else(String::new, |first| {
+                        format!(
+                            ", {} after the file was first seen",
+                            shown(version.seen_at.duration_since(first))
+                        )
+                    });
+                    Some(format!(
+                        "a read of {name} found {} byte(s) that are no whole JSON{when}: {:?}",
+                        bytes.len(),
+                        String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(60)..])
+                    ))
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Every name the log saw in the directory with what became of it, for the report. The
+/// content of a file that is not a session file is not shown (Claude Code keeps a peer
+/// token there): its keys are.
+pub(super) fn directory_history(log: &SessionsDirectoryLog, world: &SessionWorld) -> String {
+    let names = log.names();
+    if names.is_empty() {
+        return format!("nothing seen in {}", neutral_path(&world.home.join(".claude/sessions"), world));
+    }
+    names
+        .iter()
+        .map(|name| {
+            let versions = log.versions(name);
+            let mode =
+                versions.iter().find(|version| version.bytes.is_some()).map_or(0, |version| version.mode);
+            let keys: Vec<String> = versions
+                .iter()
+                .find_map(FileVersion::json)
+                .and_then(|json| json.as_object().map(|object| object.keys().cloned().collect()))
+                .unwrap_or_default();
+            let fate =
+                if versions.last().is_some_and(|version| version.bytes.is_none()) { ", removed" } else { "" };
+            if name.ends_with(".json") {
+                format!(
+                    "{name} (mode {mode:o}, {} version(s): {}{fate})",
+                    versions.len(),
+                    statuses(&versions).join(" → ")
+                )
+            } else {
+                format!("{name} (mode {mode:o}, keys {}{fate})", keys.join(" "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }

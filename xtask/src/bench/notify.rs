@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use super::watch::{SleepingOwner, stamp_lines};
+use super::processes::{SleepingOwner, stamp_lines};
 use ::tests::measure::Samples;
 
 /// The tools the figure runs.

@@ -6,15 +6,15 @@
 //! hands a waiting session's notice to its backend (`notify.rs`).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use serde_json::Value;
 
+use super::processes::{SleepingOwner, stamp_lines};
 use ::tests::measure::{Samples, milliseconds};
 
 /// The latency target of every event, p99.
@@ -128,60 +128,10 @@ impl Drop for Watcher {
     }
 }
 
-/// A stand-in session owner (`sleep`), killed and reaped when dropped
-/// (its `died` figure kills it first).
-pub(super) struct SleepingOwner {
-    child: Child,
-}
-
-impl SleepingOwner {
-    pub(super) fn spawn() -> anyhow::Result<SleepingOwner> {
-        let child =
-            Command::new("sleep").arg("100000").stdin(Stdio::null()).spawn().context("spawn an owner")?;
-        Ok(SleepingOwner { child })
-    }
-
-    pub(super) fn pid(&self) -> u32 {
-        self.child.id()
-    }
-}
-
-impl Drop for SleepingOwner {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Each line `stdout` prints, stamped with when it was read.
-pub(super) fn stamp_lines(stdout: ChildStdout) -> Receiver<(Instant, String)> {
-    let (sender, receiver) = channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if sender.send((Instant::now(), line)).is_err() {
-                break;
-            }
-        }
-    });
-    receiver
-}
-
-/// Watches `registry` (already holding `present` live records), then
-/// times `rounds` registrations and SIGKILLs of fresh owners, and as many
-/// state hooks of one registered session, its events taking turns between
-/// working (PreToolUse) and idle (Stop) so that each changes its state;
-/// then traces the idle watcher. The hooks' payloads go to `scratch`.
-pub fn measure_watch(
-    tools: &WatchedTools,
-    registry: &Path,
-    work_directory: &Path,
-    scratch: &Path,
-    present: usize,
-    rounds: usize,
-) -> anyhow::Result<WatchFigures> {
-    let started = Instant::now();
-    let mut child = Command::new(&tools.list)
+/// Starts `roster-list --watch` on `registry` and reads its first
+/// `present` events, which must each be `listed`; how many it listed.
+fn start_watcher(list: &Path, registry: &Path, present: usize) -> anyhow::Result<(Watcher, usize)> {
+    let mut child = Command::new(list)
         .arg("--dir")
         .arg(registry)
         .args(["--watch", "--format", "json"])
@@ -200,6 +150,24 @@ pub fn measure_watch(
         }
         watched += 1;
     }
+    Ok((watcher, watched))
+}
+
+/// Watches `registry` (already holding `present` live records), then
+/// times `rounds` registrations and SIGKILLs of fresh owners, and as many
+/// state hooks of one registered session, its events taking turns between
+/// working (PreToolUse) and idle (Stop) so that each changes its state;
+/// then traces the idle watcher. The hooks' payloads go to `scratch`.
+pub fn measure_watch(
+    tools: &WatchedTools,
+    registry: &Path,
+    work_directory: &Path,
+    scratch: &Path,
+    present: usize,
+    rounds: usize,
+) -> anyhow::Result<WatchFigures> {
+    let started = Instant::now();
+    let (watcher, watched) = start_watcher(&tools.list, registry, present)?;
     let startup = started.elapsed();
 
     let register = |owner: &SleepingOwner, session_id: &str| -> anyhow::Result<()> {

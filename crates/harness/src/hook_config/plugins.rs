@@ -40,6 +40,33 @@ use super::writing::{create_parent_directories, remove_created_directories, writ
 /// status know the file is roster's.
 pub const PLUGIN_MARKER: &str = "// roster session plugin, written by roster-hooks";
 
+/// The end of the plugins' `roster(command, payload)` function, from the
+/// spawn on: runs the hook `command` for the owner `owner_pid` (a
+/// JavaScript expression) with the payload on stdin and, for a delivery
+/// event (`delivery`), answers the text roster hands over. The opencode and
+/// Amp plugins run their hooks this one way.
+fn run_roster_hook_js(owner_pid: &str) -> String {
+    format!(
+        r#"  const child = Bun.spawn(["/bin/sh", "-c", `${{command}} --pid ${{{owner_pid}}}`], {{
+    stdin: "pipe",
+    stdout: delivery ? "pipe" : "ignore",
+    stderr: "ignore",
+  }});
+  child.stdin.write(JSON.stringify(payload));
+  child.stdin.end();
+  if (!delivery) return child.exited;
+  const out = await new Response(child.stdout).text();
+  await child.exited;
+  try {{
+    const text = JSON.parse(out).deliver;
+    return typeof text === "string" && text.length > 0 ? text : undefined;
+  }} catch {{
+    return undefined;
+  }}
+}}"#
+    )
+}
+
 /// The text of the plugin file for `harness` with `commands`, or `None` for
 /// a harness configured through hook entries.
 pub fn plugin_text(harness: HookHarness, commands: &HookCommands) -> Option<String> {
@@ -70,23 +97,7 @@ const DELIVERY_EVENTS = new Set({delivery_events});
 // Runs a roster hook with the payload on stdin; for a delivery event, the text roster
 // hands over (`{{"deliver": TEXT}}` on stdout), if any.
 async function roster(command, payload, delivery = false) {{
-  const child = Bun.spawn(["/bin/sh", "-c", `${{command}} --pid ${{process.pid}}`], {{
-    stdin: "pipe",
-    stdout: delivery ? "pipe" : "ignore",
-    stderr: "ignore",
-  }});
-  child.stdin.write(JSON.stringify(payload));
-  child.stdin.end();
-  if (!delivery) return child.exited;
-  const out = await new Response(child.stdout).text();
-  await child.exited;
-  try {{
-    const text = JSON.parse(out).deliver;
-    return typeof text === "string" && text.length > 0 ? text : undefined;
-  }} catch {{
-    return undefined;
-  }}
-}}
+{run_hook}
 
 // State runs go one at a time, in the order opencode sent their events: started side by
 // side, a busy sent just before an idle could be recorded after it.
@@ -134,7 +145,8 @@ export const RosterSessions = async ({{ client }}) => {{
     }},
   }};
 }};
-"#
+"#,
+            run_hook = run_roster_hook_js("process.pid")
         )),
         HookHarness::Amp => Some(format!(
             r#"{PLUGIN_MARKER}; `roster-hooks uninstall amp` removes it.
@@ -164,23 +176,7 @@ const DELIVERY_EVENTS = new Set({delivery_events});
 // hands over (`{{"deliver": TEXT}}` on stdout), if any.
 async function roster(command, payload) {{
   const delivery = DELIVERY_EVENTS.has(payload.hook_event_name);
-  const child = Bun.spawn(["/bin/sh", "-c", `${{command}} --pid ${{AMP_PID}}`], {{
-    stdin: "pipe",
-    stdout: delivery ? "pipe" : "ignore",
-    stderr: "ignore",
-  }});
-  child.stdin.write(JSON.stringify(payload));
-  child.stdin.end();
-  if (!delivery) return child.exited;
-  const out = await new Response(child.stdout).text();
-  await child.exited;
-  try {{
-    const text = JSON.parse(out).deliver;
-    return typeof text === "string" && text.length > 0 ? text : undefined;
-  }} catch {{
-    return undefined;
-  }}
-}}
+{run_hook}
 
 export default function (amp) {{
   amp.on("session.start", async (event, ctx) => {{
@@ -203,7 +199,8 @@ export default function (amp) {{
     if (text) return {{ action: "continue", userMessage: text }};
   }});
 }}
-"#
+"#,
+            run_hook = run_roster_hook_js("AMP_PID")
         )),
         _ => None,
     }

@@ -21,7 +21,7 @@ use crate::session_row::{Origin, ProblemKind, SessionRow};
 use crate::state::SessionState;
 use crate::store::directory::SubDir;
 use crate::store::directory_entries::EntryKind;
-use crate::store::files::{ReadProblem, entry_mtime, read_stamped_entry_of_kind};
+use crate::store::files::read_entry_for_row;
 
 /// The `session_pid_source` of an adopted row: the owner wrote its own pid.
 pub const CLAUDE_CODE_FILE_SOURCE: &str = "claude-code-file";
@@ -73,15 +73,10 @@ pub(crate) fn read_listed_adopted_row(
             mtime,
         )
     };
-    let contents = match read_stamped_entry_of_kind(directory, name, listed_as) {
+    let contents = match read_entry_for_row(directory, name, listed_as)? {
         Ok((read, _)) => read,
-        Err(ReadProblem::Missing) => return None,
-        Err(ReadProblem::Untrusted { reason, mtime }) => {
-            return Some(problem_row(ProblemKind::Untrusted, reason, mtime));
-        }
-        Err(ReadProblem::Failed(why)) => {
-            let mtime = entry_mtime(directory, name.as_ref());
-            return Some(problem_row(ProblemKind::Untrusted, format!("unreadable: {why}"), mtime));
+        Err(untrusted) => {
+            return Some(problem_row(ProblemKind::Untrusted, untrusted.detail, untrusted.mtime));
         }
     };
     // Claude Code writes its file in place (open, write, truncate): one

@@ -32,7 +32,7 @@ use crate::record::values::{
 use crate::session_row::{Origin, ProblemKind, SessionRow};
 use crate::store::directory::SubDir;
 use crate::store::directory_entries::{EntryKind, read_directory};
-use crate::store::files::{ReadProblem, entry_mtime, read_stamped_entry_of_kind};
+use crate::store::files::{ReadProblem, entry_mtime, read_entry_for_row, read_stamped_entry_of_kind};
 use crate::store::ownership::effective_uid;
 
 /// The `session_pid_source` of an adopted Copilot CLI row: the process
@@ -206,15 +206,10 @@ pub(crate) fn read_copilot_row(
         ));
     }
     let session_directory = SubDir { fd: session_fd.as_fd(), path: &session_path };
-    let contents = match read_stamped_entry_of_kind(session_directory, lock_name, EntryKind::Unknown) {
+    let contents = match read_entry_for_row(session_directory, lock_name, EntryKind::Unknown)? {
         Ok((read, _)) => read,
-        Err(ReadProblem::Missing) => return None,
-        Err(ReadProblem::Untrusted { reason, mtime }) => {
-            return Some(problem_row(ProblemKind::Untrusted, reason, mtime));
-        }
-        Err(ReadProblem::Failed(why)) => {
-            let mtime = entry_mtime(session_directory, lock_name.as_ref());
-            return Some(problem_row(ProblemKind::Untrusted, format!("unreadable: {why}"), mtime));
+        Err(untrusted) => {
+            return Some(problem_row(ProblemKind::Untrusted, untrusted.detail, untrusted.mtime));
         }
     };
     // Written before it is filled: an empty one is a session starting.

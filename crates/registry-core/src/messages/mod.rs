@@ -32,7 +32,7 @@ mod shown;
 mod status;
 mod view;
 
-pub use archive::{KEPT_FOR as OUTCOMES_KEPT_FOR, OUTCOMES_NAME};
+pub use archive::KEPT_FOR as OUTCOMES_KEPT_FOR;
 pub use delivery::{ConsentNow, Delivery, HandOver, Taken, anything_waits, pending_count, take_for_delivery};
 pub use format::{
     AddressedBy, CONVERSATION_ENDED, DEFAULT_TIME_TO_LIVE, HANDOVER_UNCONFIRMED, MAX_PENDING, MAX_SETTLED,

@@ -6,9 +6,10 @@
 //! became of its messages is kept first (`archive.rs`).
 
 use crate::error::Result;
-use crate::messages::archive::{OUTCOMES_NAME, keep_outcomes};
+use crate::messages::archive::keep_outcomes;
 use crate::messages::queue::{Queue, QueueLockAttempt};
 use crate::record::timestamp::Timestamp;
+use crate::store::directory::OUTCOMES_NAME;
 use crate::store::directory::RosterDir;
 use crate::store::files::{entry_stamp, list_names};
 use crate::store::lock::RegistryLock;

@@ -161,7 +161,10 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146097 + day_of_era - 719468
 }
 
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
+/// The date `(year, month, day)` of the day `days` after 1970-01-01 in
+/// the proleptic Gregorian calendar: the one conversion every date roster
+/// writes or shows goes through.
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let shifted = days + 719468;
     let era = shifted.div_euclid(146097);
     let day_of_era = shifted - era * 146097;

@@ -3,6 +3,7 @@
 //! path swapped for a symlink after the check cannot redirect anything.
 
 use std::ffi::OsString;
+use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 
@@ -24,6 +25,13 @@ pub const STATES: &str = "states";
 /// Name of the message queues subdirectory (`messages`): one directory per
 /// session, named as its record without `.json`.
 pub const MESSAGES: &str = "messages";
+/// The directory in `messages/` that keeps the outcomes of messages whose
+/// queue is gone (a name no queue can have: queues are record names).
+pub const OUTCOMES_NAME: &str = ".outcomes";
+/// Name of the ended sessions subdirectory (`ended`).
+pub const ENDED: &str = "ended";
+/// Name of the claims subdirectory (`resuming`).
+pub const RESUMING: &str = "resuming";
 
 /// Where the roster directory is, and what said so.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,6 +118,42 @@ impl<'a> SubDir<'a> {
 
     pub fn fd(&self) -> BorrowedFd<'a> {
         self.fd
+    }
+}
+
+/// A subdirectory made only once something is kept in it (`ended/`,
+/// `resuming/`, `messages/.outcomes/`), opened and checked as roster's own
+/// directories are.
+pub(crate) struct OnDemandDir {
+    directory: File,
+    relative: PathBuf,
+}
+
+impl OnDemandDir {
+    /// Opens `name` in `parent`, creating it first when `create`; `None`
+    /// when it is missing and not created.
+    pub(crate) fn open(
+        roster: &RosterDir,
+        parent: SubDir<'_>,
+        name: &str,
+        create: bool,
+    ) -> Result<Option<OnDemandDir>> {
+        let shown = roster.entry_path(parent, name);
+        if create {
+            match mkdir_0700(Some(parent.fd()), name.as_ref()) {
+                Ok(()) | Err(Errno::EEXIST) => {}
+                Err(errno) => return Err(Error::io("create", shown, errno.into())),
+            }
+        }
+        match open_verified_directory(Some(parent.fd()), name.as_ref(), &shown) {
+            Ok(fd) => Ok(Some(OnDemandDir { directory: File::from(fd), relative: parent.path().join(name) })),
+            Err(Error::Io { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    pub(crate) fn subdir(&self) -> SubDir<'_> {
+        SubDir { fd: self.directory.as_fd(), path: &self.relative }
     }
 }
 

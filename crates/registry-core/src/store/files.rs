@@ -125,6 +125,32 @@ pub(crate) fn read_stamped_entry_of_kind(
     Err(ReadProblem::Untrusted { reason: "kept being replaced while being read".into(), mtime })
 }
 
+/// Why a listed entry is shown as an untrusted row rather than read: it
+/// fails a trust check or cannot be read. `mtime` is its time, where known.
+pub(crate) struct UntrustedEntry {
+    pub(crate) detail: String,
+    pub(crate) mtime: Option<Timestamp>,
+}
+
+/// `read_stamped_entry_of_kind` for a listing's row: `None` when the entry
+/// is gone, `Some(Err)` when it is to be shown as untrusted (a failed read
+/// as `unreadable: WHY`, with the mtime looked at beside it).
+pub(crate) fn read_entry_for_row(
+    directory: SubDir<'_>,
+    name: &str,
+    listed_as: EntryKind,
+) -> Option<std::result::Result<(EntryContents, FileStamp), UntrustedEntry>> {
+    match read_stamped_entry_of_kind(directory, name, listed_as) {
+        Ok(read) => Some(Ok(read)),
+        Err(ReadProblem::Missing) => None,
+        Err(ReadProblem::Untrusted { reason, mtime }) => Some(Err(UntrustedEntry { detail: reason, mtime })),
+        Err(ReadProblem::Failed(why)) => Some(Err(UntrustedEntry {
+            detail: format!("unreadable: {why}"),
+            mtime: entry_mtime(directory, name.as_ref()),
+        })),
+    }
+}
+
 /// How often a read starts over when a writer replaced the entry under it.
 /// Each start-over costs only while a writer races the reader; on a loaded
 /// machine a reader may be descheduled across several replacements, and

@@ -3,9 +3,9 @@
 //! generated from it, and a test holds the contract's layout to it, so an
 //! entry added to the registry cannot be left out of either.
 
-use crate::ended::ENDED;
-use crate::resuming::RESUMING;
-use crate::store::directory::{CONSENT, MESSAGES, SESSION_IDS, SESSIONS, STATES};
+use crate::store::directory::{
+    CONSENT, ENDED, MESSAGES, OUTCOMES_NAME, RESUMING, SESSION_IDS, SESSIONS, STATES,
+};
 use crate::store::files::TEMP_PREFIX;
 use crate::store::hook_log::{HOOK_LOG_LINES, HOOK_LOG_NAME};
 use crate::store::lock::LOCK_NAME;
@@ -45,7 +45,7 @@ pub fn registry_layout() -> Vec<LayoutEntry> {
             "the messages queued for each session, one file each (0600)",
         ),
         entry(
-            format!("{MESSAGES}/{}/<id>.json", crate::messages::OUTCOMES_NAME),
+            format!("{MESSAGES}/{OUTCOMES_NAME}/<id>.json"),
             "what became of the messages of sessions gone, kept 7 days",
         ),
         entry(
