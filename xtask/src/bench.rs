@@ -9,7 +9,9 @@
 //! states too. Compared commands run interleaved, round by round, so that a
 //! machine changing pace shifts both sides alike.
 
+pub mod ended;
 pub mod fleet;
+pub mod focus;
 pub mod notify;
 mod processes;
 pub mod report;
@@ -55,6 +57,12 @@ const LIST_VERSUS_CAT_LIMIT: f64 = 1.5;
 /// The sessions Claude Code keeps list in the same order of time as
 /// roster's own records: a file each, read and judged.
 const ADOPTED_LIST_VERSUS_CAT_LIMIT: f64 = 1.3;
+/// The ended sessions are listed in the shape the sessions Claude Code
+/// keeps are: a small file each, read, parsed, checked and ordered by
+/// time, and here no owner even to judge; so the same bound holds, not
+/// the looser one of a listing that reads two files (record and state)
+/// per session.
+const ENDED_LIST_VERSUS_CAT_LIMIT: f64 = ADOPTED_LIST_VERSUS_CAT_LIMIT;
 const PRUNE_VERSUS_RM_LIMIT: f64 = 2.0;
 /// The session-start hook runs before the harness shows its prompt: at
 /// the floor, like the state hook.
@@ -74,6 +82,18 @@ const DELIVERY_HOOK_VERSUS_STATE_HOOK_LIMIT: f64 = 1.1;
 /// message, writing it to the harness, settling it durably) and not the
 /// hook again, which its own rows hold.
 const HANDOVER_VERSUS_NOTHING_WAITING_LIMIT: f64 = 1.3;
+/// `roster-focus --print PID` of a session in a tmux pane: within this
+/// many of `roster-list --format json` of the same registry, in the same
+/// rounds. Focus finds its session among the registry's live rows (the
+/// listing's work, without writing the rows out), then asks the tmux
+/// server twice (`list-panes` to check the pane still runs the session,
+/// `list-clients` for the client to switch) and walks the owner's
+/// ancestry: two short-lived tmux processes, a few milliseconds each,
+/// against a listing of 10,000 records. Not `/bin/true`'s bound of the
+/// hooks: a session named by pid is looked up among every row, so its
+/// time grows with the registry as a listing's does (that row is shown
+/// against `/bin/true` beside it, reported).
+const FOCUS_VERSUS_LIST_LIMIT: f64 = 1.25;
 /// The worst contended registration: within `WORST_CONTENDED_MS`, unless
 /// the same writers each into a registry of their own, with no lock to
 /// share, already wait longer at their worst. That remainder is the
@@ -267,7 +287,9 @@ enum Measurement {
     StateHook,
     SendAndDelivery,
     Register,
+    Focus,
     Prune,
+    Ended,
 }
 
 /// This machine's floors in one run, medians: what two machines' figures
@@ -278,9 +300,15 @@ fn floors(report: &BenchReport) -> Vec<(String, f64)> {
     [
         ("/bin/true (state hook rounds)".to_owned(), TRUE_BESIDE_STATE_HOOK, None),
         ("/bin/true (register rounds)".to_owned(), TRUE_BESIDE_REGISTER, None),
+        ("/bin/true (focus rounds)".to_owned(), focus::TRUE_BESIDE_FOCUS, None),
         (format!("cat of {size} records and states"), CAT_RECORDS_AND_STATES, Some(largest)),
         (format!("cat of {size} files Claude Code keeps"), CAT_ADOPTED, Some(largest)),
         (format!("rm of {size} records"), RM_RECORDS, Some(largest)),
+        (
+            format!("cat of {} ended-session entries", thousands(ended::ENDED_ENTRIES)),
+            ended::CAT_ENDED,
+            Some(ended::ENDED_ENTRIES),
+        ),
     ]
     .into_iter()
     .filter_map(|(what, name, records)| {
@@ -437,7 +465,9 @@ impl Bench {
                 Measurement::StateHook => self.measure_state_hook(&live, &identities[0]),
                 Measurement::SendAndDelivery => self.measure_send(&live),
                 Measurement::Register => self.measure_register(&live),
+                Measurement::Focus => self.measure_focus(&live),
                 Measurement::Prune => self.measure_prune_and_rm(&identities),
+                Measurement::Ended => self.measure_ended_listing(&identities),
             }
         };
         let live_measurements = [
@@ -446,6 +476,7 @@ impl Bench {
             Measurement::StateHook,
             Measurement::SendAndDelivery,
             Measurement::Register,
+            Measurement::Focus,
         ];
         let mut figures = Vec::new();
         for measurement in live_measurements {
@@ -511,21 +542,24 @@ impl Bench {
                 .collect();
         }
 
-        progress("killing the owners: their records become dead ones for prune");
+        progress("killing the owners: their records become dead ones for prune and the ended sessions");
         owners.kill_all();
         wait_until_the_cores_are_idle();
-        figures.extend(measure(Measurement::Prune)?);
-        // The rows judged above keep their verdicts; the prune rows are
-        // judged now that their figures are in.
-        for ((_, check), (measurement, prune_check)) in checks.iter_mut().zip(ratio_checks(&figures, largest))
+        let dead_measurements = [Measurement::Prune, Measurement::Ended];
+        for measurement in dead_measurements {
+            figures.extend(measure(measurement)?);
+        }
+        // The rows judged above keep their verdicts; the rows of dead
+        // owners are judged now that their figures are in.
+        for ((_, check), (measurement, dead_check)) in checks.iter_mut().zip(ratio_checks(&figures, largest))
         {
-            if measurement == Measurement::Prune {
-                *check = prune_check;
+            if dead_measurements.contains(&measurement) {
+                *check = dead_check;
             }
         }
         if !quick {
             repeat_missed(&mut checks, &figures, largest, |measurement| {
-                (measurement == Measurement::Prune).then(|| measure(measurement)).transpose()
+                dead_measurements.contains(&measurement).then(|| measure(measurement)).transpose()
             })?;
         }
         let large = if quick { Vec::new() } else { self.measure_large_listing(&identities)? };
@@ -1608,6 +1642,32 @@ fn ratio_checks(figures: &[Figure], largest: usize) -> Vec<(Measurement, RatioCh
             at(LIST_ADOPTED, largest),
             at(CAT_ADOPTED, largest),
             ADOPTED_LIST_VERSUS_CAT_LIMIT,
+        ),
+        check(
+            Focus,
+            format!("focus --print (tmux pane), {size} sessions, vs list --format json of them"),
+            at(focus::FOCUS_PRINT, largest),
+            at(focus::LIST_BESIDE_FOCUS, largest),
+            FOCUS_VERSUS_LIST_LIMIT,
+        ),
+        (
+            Focus,
+            RatioCheck::of_rounds(
+                format!("focus --print (tmux pane), {size} sessions, vs /bin/true"),
+                &at(focus::FOCUS_PRINT, largest),
+                &alone(focus::TRUE_BESIDE_FOCUS),
+                None,
+            ),
+        ),
+        check(
+            Ended,
+            format!(
+                "list --ended --format json of {} ended sessions vs cat of their entries",
+                thousands(ended::ENDED_ENTRIES)
+            ),
+            at(ended::LIST_ENDED, ended::ENDED_ENTRIES),
+            at(ended::CAT_ENDED, ended::ENDED_ENTRIES),
+            ENDED_LIST_VERSUS_CAT_LIMIT,
         ),
         check(
             Prune,
