@@ -165,15 +165,17 @@ fn run(args: FocusArgs) -> anyhow::Result<()> {
     if let Some(host) = &args.host {
         return on_host(&args, host);
     }
-    let rows = live_rows(&args)?;
     let mut verifier = Verifier::new();
     let (row, check) = match &args.target {
         Some(target) => {
-            let row = the_session(rows, target)?;
+            let row = match live_session_of_own_pid(&args, target)? {
+                Some(row) => row,
+                None => the_session(live_rows(&args)?, target)?,
+            };
             let check = check_of(&mut verifier, &row);
             (row, check)
         }
-        None => next_waiting(rows, &args, &mut verifier)?,
+        None => next_waiting(live_rows(&args)?, &args, &mut verifier)?,
     };
     let location = row.record.as_ref().and_then(|record| record.location.clone()).unwrap_or_default();
     let who = describe(&row);
@@ -189,6 +191,27 @@ fn run(args: FocusArgs) -> anyhow::Result<()> {
         Ok(plan) => go(&args, &row, &who, check.as_ref(), &plan),
         Err(refusal) => refuse(&args, &row, &who, check.as_ref(), refusal),
     }
+}
+
+/// The live session of the process `target` names as a pid, read from its
+/// one record (the record named for the caller's own world, as a pid the
+/// user types names a process of theirs) without judging every other
+/// session: what the whole listing would choose first, at the cost of one
+/// record. `None` when `target` is not a pid written plainly, when a filter
+/// (`--agent`, `--state`) must be applied, or when no live session of
+/// roster's own has that owner: the listing then decides (the sessions the
+/// harnesses keep, a session id or agent name of digits).
+fn live_session_of_own_pid(args: &FocusArgs, target: &str) -> anyhow::Result<Option<SessionRow>> {
+    let Ok(pid) = owner_liveness::Pid::parse_canonical(target, owner_liveness::kernel_pid_max()) else {
+        return Ok(None);
+    };
+    if args.agent.is_some() || !args.state.is_empty() {
+        return Ok(None);
+    }
+    let Some(roster) = cli_support::open_roster_for_reading(&args.common)? else { return Ok(None) };
+    let facts = RunningSystem::read();
+    Ok(registry_core::find_session_row(&roster, pid, &facts)
+        .filter(|row| row.liveness() == Liveness::Alive && row.record.is_some() && row.pid == Some(pid)))
 }
 
 /// The live sessions, roster's and those the harnesses keep.

@@ -78,6 +78,51 @@ fn a_session_in_a_tmux_pane_is_listed_there_and_focus_takes_the_attached_client_
     assert_eq!(server.client_pane(&client.name), pane, "{focused}");
 }
 
+/// A pid names one process of the caller's own world: roster-focus reads
+/// that session's record alone (under strace: no other record of the
+/// registry opened), and goes where the whole listing would have gone.
+#[test]
+fn a_pid_target_reads_its_own_record_alone() {
+    let strace = require_tool("strace");
+    let sandbox = Sandbox::new();
+    let server = TmuxServer::start("work");
+    server.tmux(&["new-session", "-d", "-s", "play"]);
+    let (pane, shell) = server.new_window("work");
+    register_pane(&sandbox, shell, "in-work");
+    let others: Vec<tests::Owner> = (0..5).map(|_| tests::Owner::spawn()).collect();
+    for (index, other) in others.iter().enumerate() {
+        register_pane(&sandbox, other.pid(), &format!("other-{index}"));
+    }
+    let _client = AttachedClient::attach(&server, "play");
+
+    let log = sandbox.base().join("focus.strace");
+    let focus = sandbox.command_in_root("roster-focus", &["--print", &shell.to_string()]);
+    let mut traced = Command::new(strace);
+    traced
+        .args(["-f", "-e", "trace=openat,openat2,open", "-o"])
+        .arg(&log)
+        .arg(focus.get_program())
+        .args(focus.get_args())
+        .env_clear()
+        .envs(focus.get_envs().filter_map(|(name, value)| Some((name, value?))))
+        .current_dir(focus.get_current_dir().expect("the sandbox sets a directory"));
+    let output = traced.output().expect("run roster-focus under strace");
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{printed} {}", String::from_utf8_lossy(&output.stderr));
+    assert!(printed.contains("switch-client") && printed.contains(&pane), "{printed}");
+    let trace = std::fs::read_to_string(&log).expect("the strace log");
+    let opened_records: Vec<&str> =
+        trace.lines().filter(|line| line.contains("@") && line.contains(".json\"")).collect();
+    assert!(
+        !opened_records.is_empty() && opened_records.iter().all(|line| line.contains(&format!("\"{shell}@"))),
+        "records opened: {opened_records:#?}"
+    );
+    // The same session named by its id, found through the whole listing: the same place.
+    let listed = sandbox.run("roster-focus", &["--print", "in-work"]);
+    listed.expect_code(0);
+    assert_eq!(listed.stdout_text(), printed, "{listed}");
+}
+
 #[test]
 fn focus_reaches_the_right_server_and_next_waiting_picks_the_longest_waiting_session() {
     let sandbox = Sandbox::new();

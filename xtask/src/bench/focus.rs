@@ -1,7 +1,9 @@
 //! roster-focus's figure: `roster-focus --print PID` resolving a live
 //! session whose recorded location is a real tmux pane (a tmux server of
 //! the bench's own, a client attached to it), in the largest live
-//! registry, timed in the same rounds as its floors.
+//! registry, timed in the same rounds as its floor: the two questions to
+//! the tmux server it cannot do without (does the pane still run the
+//! session, which client to switch), asked by tmux itself.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,7 +21,7 @@ use ::tests::tmux::AttachedClient;
 /// The figures' names.
 pub const FOCUS_PRINT: &str = "roster-focus --print PID (a session in a tmux pane)";
 pub const TRUE_BESIDE_FOCUS: &str = "/bin/true (focus rounds)";
-pub const LIST_BESIDE_FOCUS: &str = "roster-list --format json (focus rounds)";
+pub const TMUX_QUERIES_BESIDE_FOCUS: &str = "tmux list-panes -a + tmux list-clients (focus rounds)";
 
 /// The tmux session the owner's pane is in.
 const TMUX_SESSION: &str = "bench";
@@ -93,10 +95,10 @@ impl Drop for BenchTmux {
 
 impl Bench {
     /// `roster-focus --print PID` of a session registered from a tmux pane
-    /// into the largest live registry, against `/bin/true` and the
-    /// listing of the same registry (`roster-list --format json`, the
-    /// rows focus finds its session among), all three in the same rounds,
-    /// the order rotating every round.
+    /// into the largest live registry, against `/bin/true` and the two
+    /// tmux commands focus asks the server (`list-panes -a` and
+    /// `list-clients`, as it words them; their times added round by round),
+    /// all in the same rounds, the order rotating every round.
     ///
     /// The session is real: a tmux server of the bench's own (socket in the
     /// scratch directory, `-f /dev/null`) runs `sleep` in a pane, and
@@ -141,10 +143,20 @@ impl Bench {
             .arg(&registry.root)
             .env("HOME", &home);
         check_focus_prints_the_pane(&focus, &server.socket, &pane)?;
-        let list = self.list_invocation(registry).env("HOME", &home);
         let true_program = Invocation::new(&self.true_program);
+        let panes = Invocation::new("tmux").arg("-S").arg(&server.socket).args([
+            "list-panes",
+            "-a",
+            "-F",
+            "#{pane_id} #{pane_pid} #{session_name}:#{window_index}.#{pane_index}",
+        ]);
+        let clients = Invocation::new("tmux").arg("-S").arg(&server.socket).args([
+            "list-clients",
+            "-F",
+            "#{client_activity} #{client_name}",
+        ]);
 
-        let timed = [&focus, &true_program, &list];
+        let timed = [&focus, &true_program, &panes, &clients];
         let mut samples = vec![Samples::default(); timed.len()];
         for round in 0..=self.rounds {
             for index in rotated(timed.len(), round) {
@@ -160,8 +172,12 @@ impl Bench {
             format!("HOME={} {}", shell_quote(&home.to_string_lossy()), invocation.shell_line())
         };
         drop(server);
-        let [focus_samples, true_samples, list_samples] =
-            <[Samples; 3]>::try_from(samples).expect("three figures");
+        let [focus_samples, true_samples, panes_samples, clients_samples] =
+            <[Samples; 4]>::try_from(samples).expect("four figures");
+        let mut tmux_samples = Samples::default();
+        for (panes, clients) in panes_samples.durations.iter().zip(&clients_samples.durations) {
+            tmux_samples.push(*panes + *clients);
+        }
         Ok(vec![
             Figure {
                 name: FOCUS_PRINT,
@@ -176,10 +192,10 @@ impl Bench {
                 reproduce: true_program.shell_line(),
             },
             Figure {
-                name: LIST_BESIDE_FOCUS,
-                records: Some(largest),
-                samples: list_samples,
-                reproduce: with_home(&list),
+                name: TMUX_QUERIES_BESIDE_FOCUS,
+                records: None,
+                samples: tmux_samples,
+                reproduce: format!("{}; {}", panes.shell_line(), clients.shell_line()),
             },
         ])
     }
