@@ -599,6 +599,22 @@ impl Bench {
         Ok(RunOutcome { report, watch })
     }
 
+    /// Times each of `invocations` once a round, the order rotating every
+    /// round so that none always runs first, over one warm-up round and
+    /// `rounds` counted ones: their samples, in the order given.
+    fn time_in_rounds<const N: usize>(&self, invocations: [&Invocation; N]) -> anyhow::Result<[Samples; N]> {
+        let mut samples: [Samples; N] = std::array::from_fn(|_| Samples::default());
+        for round in 0..=self.rounds {
+            for index in rotated(N, round) {
+                let elapsed = invocations[index].time_once()?;
+                if round > 0 {
+                    samples[index].push(elapsed);
+                }
+            }
+        }
+        Ok(samples)
+    }
+
     /// One frame of roster-top's view of `TOP_REDRAW_SESSIONS` sessions on
     /// a 200×50 screen, drawn off-screen by the release build of the
     /// `frame_cost` example (roster-top's own drawing code, built as the
@@ -759,15 +775,7 @@ impl Bench {
             .args(["--format", "json", "--quiet"])
             .env("HOME", &home);
         let cat = Invocation::new(&self.cat).args(&names).in_directory(&sessions).shown_as(CAT_ADOPTED);
-        let (mut list_samples, mut cat_samples) = (Samples::default(), Samples::default());
-        for round in 0..=self.rounds {
-            let list_time = list.time_once()?;
-            let cat_time = cat.time_once()?;
-            if round > 0 {
-                list_samples.push(list_time);
-                cat_samples.push(cat_time);
-            }
-        }
+        let [list_samples, cat_samples] = self.time_in_rounds([&list, &cat])?;
         Ok(vec![
             Figure {
                 name: LIST_ADOPTED,

@@ -69,15 +69,7 @@ impl Bench {
             .args(names.iter().map(|name| Path::new(registry_core::ENDED).join(name)))
             .in_directory(&registry.root)
             .shown_as(CAT_ENDED);
-        let (mut list_samples, mut cat_samples) = (Samples::default(), Samples::default());
-        for round in 0..=self.rounds {
-            let list_time = list.time_once()?;
-            let cat_time = cat.time_once()?;
-            if round > 0 {
-                list_samples.push(list_time);
-                cat_samples.push(cat_time);
-            }
-        }
+        let [list_samples, cat_samples] = self.time_in_rounds([&list, &cat])?;
         Ok(vec![
             Figure {
                 name: LIST_ENDED,

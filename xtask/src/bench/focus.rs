@@ -156,24 +156,14 @@ impl Bench {
             "#{client_activity} #{client_name}",
         ]);
 
-        let timed = [&focus, &true_program, &panes, &clients];
-        let mut samples = vec![Samples::default(); timed.len()];
-        for round in 0..=self.rounds {
-            for index in rotated(timed.len(), round) {
-                let elapsed = timed[index].time_once()?;
-                if round > 0 {
-                    samples[index].push(elapsed);
-                }
-            }
-        }
+        let samples = self.time_in_rounds([&focus, &true_program, &panes, &clients])?;
         unregister(registry, &owner, &session_id)?;
         // The lines name the home the runs had.
         let with_home = |invocation: &Invocation| {
             format!("HOME={} {}", shell_quote(&home.to_string_lossy()), invocation.shell_line())
         };
         drop(server);
-        let [focus_samples, true_samples, panes_samples, clients_samples] =
-            <[Samples; 4]>::try_from(samples).expect("four figures");
+        let [focus_samples, true_samples, panes_samples, clients_samples] = samples;
         let mut tmux_samples = Samples::default();
         for (panes, clients) in panes_samples.durations.iter().zip(&clients_samples.durations) {
             tmux_samples.push(*panes + *clients);
