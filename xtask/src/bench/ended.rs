@@ -9,7 +9,7 @@ use owner_liveness::OwnerIdentity;
 
 use super::report::Figure;
 use super::{Bench, progress, reseed};
-use ::tests::measure::{Invocation, Samples};
+use ::tests::measure::Invocation;
 use ::tests::seed::SeededRegistry;
 
 /// The figures' names.

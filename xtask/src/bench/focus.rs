@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 use owner_liveness::OwnerIdentity;
 
 use super::report::Figure;
-use super::{Bench, LiveRegistries, progress, rotated, unregister};
+use super::{Bench, LiveRegistries, progress, unregister};
 use ::tests::measure::{Invocation, Samples};
 use ::tests::seed::session_id_for;
 use ::tests::shell_quote;
