@@ -5,7 +5,6 @@
 //! roster) do not import each other.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The hook event a tool serves, which sets its time budget. Harnesses
@@ -51,48 +50,67 @@ pub(crate) struct HookClock {
     pub(crate) event: HookEvent,
     /// When hook mode started in this process.
     pub(crate) started: Instant,
+    /// The measure `late_start` takes once.
+    late: OnceLock<Duration>,
 }
 
 pub(crate) static HOOK_CLOCK: OnceLock<HookClock> = OnceLock::new();
 
 impl HookClock {
+    /// The clock of a hook run of `event` whose hook mode starts now.
+    pub(crate) fn starting_now(event: HookEvent) -> HookClock {
+        HookClock { event, started: Instant::now(), late: OnceLock::new() }
+    }
+
     /// When the harness started this run, as near as can be told: hook
     /// mode's start less the time the process had already existed then
-    /// (`record_late_start`), which a machine short of CPU makes tens of
+    /// (`late_start`), which a machine short of CPU makes tens of
     /// milliseconds. The harness's clock runs from its fork.
     pub(crate) fn run_started(&self) -> Instant {
-        let late = Duration::from_micros(LATE_START_MICROS.load(Ordering::Relaxed));
-        self.started.checked_sub(late).unwrap_or(self.started)
+        self.started.checked_sub(self.late_start()).unwrap_or(self.started)
     }
 
     /// When the run must be over: the budget from `run_started`.
     pub(crate) fn budget_ends(&self) -> Instant {
         self.run_started() + self.event.budget()
     }
-}
 
-/// How long the process had existed when hook mode started, in
-/// microseconds; 0 until `record_late_start` has measured it.
-static LATE_START_MICROS: AtomicU64 = AtomicU64::new(0);
+    /// When the run's work must be done (lock waits included): the budget
+    /// less the reserve.
+    pub(crate) fn work_deadline(&self) -> Instant {
+        self.budget_ends() - BUDGET_RESERVE
+    }
+
+    /// When the watchdog ends a run still going: half the reserve before
+    /// the budget ends, so always after `work_deadline`.
+    pub(crate) fn watchdog_fires(&self) -> Instant {
+        self.budget_ends() - BUDGET_RESERVE / 2
+    }
+
+    /// How long the process had existed when hook mode started (the
+    /// kernel's start time of the process, from its fork, against the boot
+    /// clock; both are shifted alike inside a time namespace), at most a
+    /// quarter of the budget. Measured once, by whichever thread asks
+    /// first: the watchdog asks as it starts, off the hook's own path, and
+    /// a deadline the run asks for before that waits for the same measure,
+    /// so that no deadline is ever handed out that the watchdog's would
+    /// come before. The kernel counts starts in ticks of 10 ms, so the
+    /// measure errs by up to a tick toward an earlier start: deadlines
+    /// come early, never late. Nothing readable: 0.
+    pub(crate) fn late_start(&self) -> Duration {
+        *self.late.get_or_init(|| {
+            process_age().map_or(Duration::ZERO, |age| {
+                age.saturating_sub(self.started.elapsed()).min(late_start_limit(self.event))
+            })
+        })
+    }
+}
 
 /// The most of a budget a late start may take from the run: past it a hook
 /// that would finish in a few milliseconds could be stopped before it
 /// began, which serves no one.
 fn late_start_limit(event: HookEvent) -> Duration {
     event.budget() / 4
-}
-
-/// Measures how long this process had existed when hook mode started (the
-/// kernel's start time of the process, from its fork, against the boot
-/// clock; both are shifted alike inside a time namespace) and makes every
-/// deadline count from then. Called by the watchdog, off the hook's own
-/// path; a deadline taken before it counts from hook mode's start. The
-/// kernel counts starts in ticks of 10 ms, so the measure errs by up to a
-/// tick toward an earlier start: deadlines come early, never late.
-pub(crate) fn record_late_start(clock: &HookClock) {
-    let Some(age) = process_age() else { return };
-    let late = age.saturating_sub(clock.started.elapsed()).min(late_start_limit(clock.event));
-    LATE_START_MICROS.store(u64::try_from(late.as_micros()).unwrap_or(u64::MAX), Ordering::Relaxed);
 }
 
 /// How long this process has existed: the boot clock now less the start
@@ -117,7 +135,7 @@ fn process_age() -> Option<Duration> {
 /// When this hook run's work must be done (lock waits included): the
 /// budget less the reserve. `None` outside hook mode.
 pub fn hook_work_deadline() -> Option<Instant> {
-    HOOK_CLOCK.get().map(|clock| clock.budget_ends() - BUDGET_RESERVE)
+    HOOK_CLOCK.get().map(HookClock::work_deadline)
 }
 
 /// How long a hook may wait for its payload now: the event's share, never
@@ -130,5 +148,41 @@ pub fn payload_wait(fallback: Duration) -> Duration {
             ends.saturating_duration_since(Instant::now()).min(fallback)
         }
         None => fallback,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whichever thread measures the late start first, the run's work
+    /// deadline and the watchdog's count from the same start: a deadline
+    /// the run took before the watchdog began still ends before the
+    /// watchdog fires.
+    #[test]
+    fn the_work_deadline_ends_before_the_watchdog_whichever_asks_first() {
+        // This process has existed longer than any cap allows when hook
+        // mode starts: a hook the harness forked long before.
+        std::thread::sleep(Duration::from_millis(300));
+        for event in [HookEvent::SessionStart, HookEvent::SessionEnd, HookEvent::StateChange] {
+            let run_first = HookClock::starting_now(event);
+            let work = run_first.work_deadline();
+            assert!(work < run_first.watchdog_fires(), "{event:?}: the run asked first");
+            assert_eq!(run_first.late_start(), late_start_limit(event), "{event:?}: capped");
+
+            let watchdog_first = HookClock::starting_now(event);
+            let fires = watchdog_first.watchdog_fires();
+            assert!(watchdog_first.work_deadline() < fires, "{event:?}: the watchdog asked first");
+        }
+    }
+
+    /// A stat line's start time is read as the kernel writes it, and a
+    /// process's age is never negative or absurd.
+    #[test]
+    fn this_processs_age_is_read_from_its_stat() {
+        let started = Instant::now();
+        let age = process_age().expect("/proc/self/stat and the boot clock are readable");
+        assert!(age + Duration::from_millis(20) >= started.elapsed(), "{age:?}");
+        assert!(age < Duration::from_secs(24 * 3600), "{age:?}");
     }
 }

@@ -9,9 +9,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::args::CommonArgs;
-use crate::hook_clock::{
-    BUDGET_RESERVE, HOOK_CLOCK, HookClock, HookEvent, hook_work_deadline, record_late_start,
-};
+use crate::hook_clock::{BUDGET_RESERVE, HOOK_CLOCK, HookClock, HookEvent, hook_work_deadline};
 use crate::roster::open_roster_for_writing;
 
 /// Runs a hook-mode body. Whatever happens, exits 0 and writes nothing to
@@ -24,7 +22,7 @@ pub fn run_hook(
     event: HookEvent,
     body: impl FnOnce() -> anyhow::Result<()>,
 ) -> ExitCode {
-    let clock = HOOK_CLOCK.get_or_init(|| HookClock { event, started: Instant::now() });
+    let clock = HOOK_CLOCK.get_or_init(|| HookClock::starting_now(event));
     let watchdog = Watchdog::start(tool, common.clone(), clock);
     if let Err(error) = body() {
         report_escaped_hook_problem(tool, common, &crate::exit::terminal_message(&error));
@@ -116,8 +114,7 @@ impl Watchdog {
                 if run_finished(&watched) {
                     return;
                 }
-                record_late_start(clock);
-                let at = clock.budget_ends() - BUDGET_RESERVE / 2;
+                let at = clock.watchdog_fires();
                 if !wait_until_finished_or(at, &watched) {
                     let budget = HOOK_CLOCK.get().map_or(0, |clock| clock.event.budget().as_millis());
                     report_hook_problem(
