@@ -6,7 +6,7 @@
 use owner_liveness::{
     AncestorStep, AncestryWalk, CaptureError, OwnerIdentity, OwnerQuery, OwnerSource, Pid, ResolveError,
     ResolvedOwner, SystemFacts, capture_owner_chain, is_kernel_thread, kernel_pid_max, resolve_owner,
-    walk_ancestry_reporting,
+    walk_ancestry_naming_up_to, walk_ancestry_reporting,
 };
 
 use crate::args::CommonArgs;
@@ -38,7 +38,26 @@ impl CallingOwner {
 
 /// Resolves the owner of the calling session (`--pid` value, if given).
 pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, ResolveError> {
-    resolve_calling_owner_walked(pid_flag, own_ancestry())
+    let walk = match named_by_flag(pid_flag) {
+        // Resolution asks about the named process and the run below it
+        // only: the argv and exe of the ancestors above it (all of them,
+        // when it is no ancestor) are read only if something asks.
+        Some(named) => {
+            let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
+            walk_ancestry_naming_up_to(me, named)
+        }
+        None => own_ancestry(),
+    };
+    resolve_calling_owner_walked(pid_flag, walk)
+}
+
+/// The process a `--pid` value names (a pid, or `parent`), when it is
+/// one; an invalid value is resolution's to refuse.
+fn named_by_flag(pid_flag: Option<&str>) -> Option<Pid> {
+    match pid_flag? {
+        "parent" => u32::try_from(nix::unistd::getppid().as_raw()).ok().and_then(Pid::new),
+        value => value.parse::<u32>().ok().and_then(Pid::new),
+    }
 }
 
 /// This process's ancestry, itself first: what `resolve_calling_owner` and
