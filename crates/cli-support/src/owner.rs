@@ -42,10 +42,7 @@ pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, Res
         // Resolution asks about the named process and the run below it
         // only: the argv and exe of the ancestors above it (all of them,
         // when it is no ancestor) are read only if something asks.
-        Some(named) => {
-            let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
-            walk_ancestry_naming_up_to(me, named)
-        }
+        Some(named) => own_ancestry_up_to(named),
         None => own_ancestry(),
     };
     resolve_calling_owner_walked(pid_flag, walk)
@@ -65,6 +62,15 @@ fn named_by_flag(pid_flag: Option<&str>) -> Option<Pid> {
 pub fn own_ancestry() -> AncestryWalk {
     let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
     walk_ancestry_reporting(me)
+}
+
+/// `own_ancestry` for a caller that asks about one process, `named`, and
+/// the run below it only (whether this process runs inside its session,
+/// and who owns that session): the argv and exe of the steps above it are
+/// read only if something asks (`walk_ancestry_naming_up_to`).
+pub fn own_ancestry_up_to(named: Pid) -> AncestryWalk {
+    let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
+    walk_ancestry_naming_up_to(me, named)
 }
 
 /// `resolve_calling_owner` over `walk`, this process's ancestry as
@@ -133,7 +139,7 @@ pub fn resolve_calling_session_owner(
 /// it names; a name given by a flag or the environment proves nothing.
 /// `Err` says why it could not be told (an ancestor's `/proc` unreadable).
 pub fn runs_inside_session(owner: Pid) -> Result<bool, String> {
-    runs_inside_session_walked(owner, &own_ancestry())
+    runs_inside_session_walked(owner, &own_ancestry_up_to(owner))
 }
 
 /// `runs_inside_session` over `walk`, this process's ancestry as
@@ -153,20 +159,23 @@ pub fn runs_inside_session_walked(owner: Pid, walk: &AncestryWalk) -> Result<boo
 /// `Err` says why not, and whether that is a refusal or a consent that
 /// could not be decided now. What roster-send asks before it queues and
 /// the delivery hook asks again before it hands a message over.
+/// `roster` is the registry `common` names, opened by the caller already.
 pub fn session_accepts_messages(
     common: &CommonArgs,
+    roster: &registry_core::RosterDir,
     pid: Pid,
     facts: &impl SystemFacts,
 ) -> Result<(), consent::NotAccepted> {
-    session_accepts_messages_walked(common, pid, facts, own_ancestry())
+    session_accepts_messages_walked(common, roster, pid, facts, own_ancestry_up_to(pid))
 }
 
 /// `session_accepts_messages` over `walk`, this process's ancestry as
-/// `own_ancestry` read it: the delivery hook has walked it already to
-/// learn whether it runs inside the session, and a second walk read every
-/// ancestor's `/proc` again.
+/// `own_ancestry_up_to(pid)` read it: the delivery hook has walked it
+/// already to learn whether it runs inside the session, and a second walk
+/// read every ancestor's `/proc` again.
 pub fn session_accepts_messages_walked(
     common: &CommonArgs,
+    roster: &registry_core::RosterDir,
     pid: Pid,
     facts: &impl SystemFacts,
     walk: AncestryWalk,
@@ -181,6 +190,7 @@ pub fn session_accepts_messages_walked(
         pid: owner.resolved.pid,
         owner_identity: owner.capture_identity(facts),
         roster_path: &roster_path,
+        opened_roster: Some(roster),
         cwd_flag: None,
         env: &process_env_os,
     };

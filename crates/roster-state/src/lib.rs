@@ -406,8 +406,8 @@ fn take_messages(
     // hook. A pid given by --pid or ROSTER_SESSION_PID, or a payload
     // naming another session's id, proves nothing.
     // Walked once: the consent decision below resolves the owner from the
-    // same ancestry.
-    let ancestry = cli_support::own_ancestry();
+    // same ancestry, which it asks about up to the owner only.
+    let ancestry = cli_support::own_ancestry_up_to(record.owner.pid);
     match cli_support::runs_inside_session_walked(record.owner.pid, &ancestry) {
         Ok(true) => {}
         Ok(false) => return Ok(None),
@@ -438,6 +438,7 @@ fn take_messages(
     };
     let consent = || match cli_support::session_accepts_messages_walked(
         &args.common,
+        roster,
         record.owner.pid,
         &facts,
         ancestry.clone(),
