@@ -145,9 +145,7 @@ pub fn assess(request: AssessmentRequest<'_>, facts: &impl SystemFacts) -> Resul
     };
     let condition = match &owner_identity {
         Ok(_) => OwnerCondition::Running,
-        Err(_) if session_runs_on_in_its_chain(roster, pid, &marker, facts) => {
-            OwnerCondition::Running
-        }
+        Err(_) if session_runs_on_in_its_chain(roster, pid, &marker, facts) => OwnerCondition::Running,
         Err(error) => OwnerCondition::NotRunning(owner_condition(error)),
     };
     if let (OwnerCondition::NotRunning(why), Err(owner_gone)) = (&condition, &owner_identity)

@@ -162,7 +162,6 @@ pub fn read_state_payload(fd: BorrowedFd<'_>, deadline: Duration) -> Result<Opti
 /// file is read into what is left of it.
 const FIRST_CAPACITY: usize = 16 * 1024;
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
