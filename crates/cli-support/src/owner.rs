@@ -6,7 +6,7 @@
 use owner_liveness::{
     AncestorStep, AncestryWalk, CaptureError, OwnerIdentity, OwnerQuery, OwnerSource, Pid, ResolveError,
     ResolvedOwner, SystemFacts, capture_owner_chain, is_kernel_thread, kernel_pid_max, resolve_owner,
-    walk_ancestry_naming_up_to, walk_ancestry_reporting,
+    walk_ancestry_naming_up_to, walk_ancestry_reporting, walk_ancestry_to,
 };
 
 use crate::args::CommonArgs;
@@ -42,7 +42,10 @@ pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, Res
         // Resolution asks about the named process and the run below it
         // only: the argv and exe of the ancestors above it (all of them,
         // when it is no ancestor) are read only if something asks.
-        Some(named) => own_ancestry_up_to(named),
+        Some(named) => {
+            let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
+            walk_ancestry_naming_up_to(me, named)
+        }
         None => own_ancestry(),
     };
     resolve_calling_owner_walked(pid_flag, walk)
@@ -66,11 +69,11 @@ pub fn own_ancestry() -> AncestryWalk {
 
 /// `own_ancestry` for a caller that asks about one process, `named`, and
 /// the run below it only (whether this process runs inside its session,
-/// and who owns that session): the argv and exe of the steps above it are
-/// read only if something asks (`walk_ancestry_naming_up_to`).
+/// and who owns that session): the walk ends at `named`
+/// (`walk_ancestry_to`).
 pub fn own_ancestry_up_to(named: Pid) -> AncestryWalk {
     let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
-    walk_ancestry_naming_up_to(me, named)
+    walk_ancestry_to(me, named)
 }
 
 /// `resolve_calling_owner` over `walk`, this process's ancestry as

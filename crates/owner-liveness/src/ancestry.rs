@@ -105,7 +105,7 @@ pub fn walk_ancestry(start: Pid) -> Vec<AncestorStep> {
 
 /// `walk_ancestry`, saying whether a read failure cut it short.
 pub fn walk_ancestry_reporting(start: Pid) -> AncestryWalk {
-    walk_ancestry_with(start, read_step_checked, |_| {})
+    walk_ancestry_with(start, read_step_checked, |_| true)
 }
 
 /// `walk_ancestry_reporting` for a caller that asks about one process,
@@ -117,20 +117,37 @@ pub fn walk_ancestry_reporting(start: Pid) -> AncestryWalk {
 /// ancestor, not three reads.
 pub fn walk_ancestry_naming_up_to(start: Pid, named: Pid) -> AncestryWalk {
     walk_ancestry_with(start, read_step_stat, |steps| {
-        if steps.last().is_some_and(|step| step.pid == named) {
-            for step in steps {
-                step.names();
-            }
-        }
+        name_steps_reaching(steps, named);
+        true
     })
 }
 
+/// `walk_ancestry_naming_up_to` that stops at `named`: for a caller that
+/// asks whether `named` is this process or an ancestor, and about the run
+/// below it, never about the ancestors above it.
+pub fn walk_ancestry_to(start: Pid, named: Pid) -> AncestryWalk {
+    walk_ancestry_with(start, read_step_stat, |steps| !name_steps_reaching(steps, named))
+}
+
+/// When the last of `steps` is `named`, reads the argv and exe of every
+/// step (the walk has just reached it) and says so.
+fn name_steps_reaching(steps: &[AncestorStep], named: Pid) -> bool {
+    let reached = steps.last().is_some_and(|step| step.pid == named);
+    if reached {
+        for step in steps {
+            step.names();
+        }
+    }
+    reached
+}
+
 /// The walk over any step reader (the real one reads `/proc`), calling
-/// `walked` with the steps so far after each one.
+/// `walked` with the steps so far after each one; it stops when `walked`
+/// says not to go on.
 pub(crate) fn walk_ancestry_with(
     start: Pid,
     read: impl Fn(Pid) -> std::io::Result<AncestorStep>,
-    mut walked: impl FnMut(&[AncestorStep]),
+    mut walked: impl FnMut(&[AncestorStep]) -> bool,
 ) -> AncestryWalk {
     let mut walk = AncestryWalk { steps: Vec::new(), unreadable: None };
     let mut next = Some(start);
@@ -154,7 +171,9 @@ pub(crate) fn walk_ancestry_with(
         };
         next = step.parent;
         walk.steps.push(step);
-        walked(&walk.steps);
+        if !walked(&walk.steps) {
+            break;
+        }
     }
     walk
 }
@@ -227,11 +246,11 @@ mod tests {
     fn a_step_that_cannot_be_read_is_reported_and_a_vanished_one_is_not() {
         let me = Pid::new(std::process::id()).unwrap();
         let failing =
-            walk_ancestry_with(me, |_| Err(std::io::Error::from_raw_os_error(nix::libc::ENOMEM)), |_| {});
+            walk_ancestry_with(me, |_| Err(std::io::Error::from_raw_os_error(nix::libc::ENOMEM)), |_| true);
         assert!(failing.steps.is_empty());
         assert!(failing.unreadable.as_deref().is_some_and(|why| why.contains("unreadable")), "{failing:?}");
         let gone =
-            walk_ancestry_with(me, |_| Err(std::io::Error::from_raw_os_error(nix::libc::ENOENT)), |_| {});
+            walk_ancestry_with(me, |_| Err(std::io::Error::from_raw_os_error(nix::libc::ENOENT)), |_| true);
         assert_eq!(gone.unreadable, None);
         let real = walk_ancestry_reporting(me);
         assert_eq!(real.unreadable, None);
@@ -259,6 +278,10 @@ mod tests {
         // A pid that is no ancestor: no step's names are read by the walk.
         let stranger = walk_ancestry_naming_up_to(me, Pid::new(u32::MAX).unwrap());
         assert!(stranger.steps.iter().all(|step| step.names.get().is_none()), "{stranger:?}");
+        // Walked to the named one, the walk ends there.
+        let to_parent = walk_ancestry_to(me, parent);
+        assert_eq!(to_parent.steps, full.steps[..2]);
+        assert_eq!(walk_ancestry_to(me, Pid::new(u32::MAX).unwrap()).steps.len(), full.steps.len());
     }
 
     /// A step's argv and exe are read with its stat: a process that exits
