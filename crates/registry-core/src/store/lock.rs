@@ -152,17 +152,10 @@ fn wait_in_flock(
 ) -> WaitOutcome {
     let Ok(timer) = WakeTimer::start() else { return poll_for_lock(file, deadline, notice, path) };
     loop {
-        let now = Instant::now();
-        if now >= deadline {
-            return WaitOutcome::TimedOut;
-        }
-        if let Some((at, say)) = notice
-            && now >= at
-        {
-            notice = None;
-            say(path, lock_holder(file));
-            continue;
-        }
+        let now = match due_at(deadline, &mut notice, path, file) {
+            Some(now) => now,
+            None => return WaitOutcome::TimedOut,
+        };
         let wake_at = match notice {
             Some((at, _)) if at < deadline => at,
             _ => deadline,
@@ -176,6 +169,29 @@ fn wait_in_flock(
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
             Err(error) => return WaitOutcome::Failed(error),
         }
+    }
+}
+
+/// The instant a wait goes on from, after giving `notice` when it is due;
+/// `None` once `deadline` has passed.
+fn due_at(
+    deadline: Instant,
+    notice: &mut Option<(Instant, LongWaitNotice)>,
+    path: &Path,
+    file: &File,
+) -> Option<Instant> {
+    let now = Instant::now();
+    if now >= deadline {
+        return None;
+    }
+    match *notice {
+        Some((at, say)) if now >= at => {
+            *notice = None;
+            say(path, lock_holder(file));
+            // Saying it took a while: the deadline is asked again.
+            due_at(deadline, notice, path, file)
+        }
+        _ => Some(now),
     }
 }
 
@@ -199,16 +215,10 @@ fn poll_for_lock(
             Err(std::fs::TryLockError::Error(error)) if error.kind() == std::io::ErrorKind::Interrupted => {}
             Err(std::fs::TryLockError::Error(error)) => return WaitOutcome::Failed(error),
         }
-        let now = Instant::now();
-        if now >= deadline {
-            return WaitOutcome::TimedOut;
-        }
-        if let Some((at, say)) = notice
-            && now >= at
-        {
-            notice = None;
-            say(path, lock_holder(file));
-        }
+        let now = match due_at(deadline, &mut notice, path, file) {
+            Some(now) => now,
+            None => return WaitOutcome::TimedOut,
+        };
         std::thread::sleep(pause.min(deadline - now));
         pause = (pause * 2).min(LONGEST_POLL_PAUSE);
     }
