@@ -735,6 +735,100 @@ mod tests {
         row.to_json(crate::session_row::RowConsent::REMOVED).to_string()
     }
 
+    /// A Claude Code session file for `pid`, its start tick `start_ticks`.
+    fn claude_code_file(directory: &Path, pid: u32, start_ticks: u64, cwd: &Path) {
+        let identity = capture_identity(Pid::new(pid).unwrap()).expect("capture the owner");
+        let machine = identity.machine.as_deref().and_then(|machine| machine.strip_prefix("machine-id:"));
+        let file = serde_json::json!({
+            "pid": pid, "sessionId": format!("session-of-{pid}"), "cwd": cwd,
+            "startedAt": 1_796_000_000_000_u64 + u64::from(pid), "procStart": start_ticks.to_string(),
+            "pidDomain": format!("linux:{}:pid:[{}]", machine.expect("a machine id"), identity.pid_ns),
+            "status": "busy", "updatedAt": 1_796_000_000_000_u64,
+        });
+        std::fs::write(directory.join(format!("{pid}.json")), file.to_string()).unwrap();
+    }
+
+    #[test]
+    fn harness_sessions_no_record_may_stand_for_list_as_those_one_may() {
+        let scratch = tempfile::tempdir().unwrap();
+        let roster = RosterDir::open_or_create(&scratch.path().join("roster")).unwrap();
+        let sessions = scratch.path().join("claude-sessions");
+        std::fs::create_dir(&sessions).unwrap();
+        std::fs::set_permissions(&sessions, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        let owners: Vec<Owner> = (0..4).map(|_| owner()).collect();
+        let pid = |index: usize| owners[index].0.id();
+        let ticks = |index: usize| capture_identity(Pid::new(pid(index)).unwrap()).unwrap().start_ticks;
+        // Owners 0 and 1 are registered. Owner 0's file is its record's
+        // session (one row); the file at owner 1's pid claims another start
+        // (a reused pid: its own row, dead); owners 2 and 3 have files alone;
+        // malformed files lie between them.
+        register_owner(&roster, &owners[0], scratch.path());
+        register_owner(&roster, &owners[1], scratch.path());
+        claude_code_file(&sessions, pid(0), ticks(0), scratch.path());
+        claude_code_file(&sessions, pid(1), ticks(1) + 1, scratch.path());
+        claude_code_file(&sessions, pid(2), ticks(2), scratch.path());
+        claude_code_file(&sessions, pid(3), ticks(3), scratch.path());
+        for name in ["1.json", "2.json", "3.json"] {
+            std::fs::write(sessions.join(name), "{").unwrap();
+        }
+        let source = AdoptedSource { harness: crate::adopted::AdoptedHarness::ClaudeCode, path: sessions };
+        let facts = RunningSystem::read();
+        let every_file =
+            crate::adopted::AdoptedDirectory::open(&source).unwrap().unwrap().rows(&facts).unwrap();
+        let record_pids: HashSet<Pid> =
+            [pid(0), pid(1)].into_iter().map(|pid| Pid::new(pid).unwrap()).collect();
+        let may_be_taken: Vec<bool> = every_file
+            .iter()
+            .map(|row| crate::adopted::may_be_same_session_as_a_record(row, &record_pids))
+            .collect();
+        let names_may_be_taken: Vec<&str> = every_file
+            .iter()
+            .zip(&may_be_taken)
+            .filter(|(_, may)| **may)
+            .map(|(row, _)| row.file_name.as_str())
+            .collect();
+        let mut expected = [format!("claude-code/{}.json", pid(0)), format!("claude-code/{}.json", pid(1))];
+        expected.sort();
+        let mut names_may_be_taken: Vec<String> = names_may_be_taken.into_iter().map(str::to_owned).collect();
+        names_may_be_taken.sort();
+        assert_eq!(names_may_be_taken, expected, "only the files at a record's pid may be taken in");
+
+        let filter = ListFilter { include_dead: true, adopt: vec![source], ..ListFilter::default() };
+        let listing = list_sessions_presented(&roster, &filter, &facts, &|row: SessionRow| row).unwrap();
+        let summary = listing.summary().clone();
+        let rows: Vec<SessionRow> = listing.into_presented(&roster, &filter, &facts, &|row| row).collect();
+        // Every harness file but owner 0's is a row of its own; owner 0's is
+        // its record's row, which took the file's state.
+        let mut adopted_names: Vec<&str> = rows
+            .iter()
+            .filter(|row| row.origin == Origin::ClaudeCode)
+            .map(|row| row.file_name.as_str())
+            .collect();
+        adopted_names.sort_unstable();
+        let mut expected_names: Vec<&str> = every_file
+            .iter()
+            .map(|row| row.file_name.as_str())
+            .filter(|name| *name != format!("claude-code/{}.json", pid(0)))
+            .collect();
+        expected_names.sort_unstable();
+        assert_eq!(adopted_names, expected_names);
+        let merged =
+            rows.iter().find(|row| row.origin == Origin::Roster && row.pid.map(Pid::get) == Some(pid(0)));
+        assert_eq!(
+            merged.and_then(|row| row.state.as_ref()).map(|state| state.activity),
+            Some(Activity::Working)
+        );
+        let reused = rows.iter().find(|row| row.file_name == format!("claude-code/{}.json", pid(1))).unwrap();
+        assert_eq!(reused.liveness(), Liveness::Dead, "{}", reused.verdict.reason);
+        // The problems are told in the order the harness's directory lists
+        // its files, settled at once or not.
+        let problems: Vec<&str> = summary.problems.iter().map(|(name, _)| name.as_str()).collect();
+        let listed_order: Vec<&str> =
+            every_file.iter().filter(|row| row.problem.is_some()).map(|row| row.file_name.as_str()).collect();
+        assert_eq!(problems, listed_order);
+        assert_eq!(summary.shown, rows.len());
+    }
+
     #[test]
     fn deferred_rows_are_the_rows_a_whole_listing_holds() {
         let scratch = tempfile::tempdir().unwrap();
