@@ -142,9 +142,8 @@ impl PidFd {
         let answer = retry_interrupted(|| {
             // SAFETY: the request names the size of `info`, which the
             // kernel writes at most; `info` lives through the call.
-            let result = unsafe {
-                libc::ioctl(self.0.as_raw_fd(), request as _, std::ptr::from_mut(&mut info))
-            };
+            let result =
+                unsafe { libc::ioctl(self.0.as_raw_fd(), request as _, std::ptr::from_mut(&mut info)) };
             if result < 0 { Err(Errno::last()) } else { Ok(()) }
         });
         match answer {
@@ -203,7 +202,8 @@ mod tests {
         let child = match unsafe { fork() }.expect("fork") {
             ForkResult::Child => {
                 let (real, effective) = (Uid::from_raw(4_321), Uid::from_raw(nobody));
-                let ready = setresuid(real, effective, real).is_ok() && nix::sys::prctl::set_dumpable(false).is_ok();
+                let ready =
+                    setresuid(real, effective, real).is_ok() && nix::sys::prctl::set_dumpable(false).is_ok();
                 let _ = write(&ready_write, if ready { b"y" } else { b"n" });
                 loop {
                     nix::unistd::pause();
