@@ -93,9 +93,24 @@ const WATCHDOG_STACK_BYTES: usize = 256 * 1024;
 
 /// A thread that ends the process at a deadline with exit 0 if the run
 /// is still going then, after saying so on stderr and in the log.
+///
+/// A plain POSIX thread rather than std's: std's sets up what a thread that
+/// runs Rust code at length needs (its handle and name, thread-local
+/// destructors, which make the C library build an allocator arena for the
+/// thread), which a watchdog that only waits never uses; on every hook run
+/// that cost five system calls and a dozen page faults. What it runs when it
+/// fires is ordinary Rust: std serves threads it did not start.
 struct Watchdog {
-    finished: Arc<(Mutex<bool>, Condvar)>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    watch: Arc<Watch>,
+    thread: Option<nix::libc::pthread_t>,
+}
+
+/// What the run and its watchdog share.
+struct Watch {
+    finished: (Mutex<bool>, Condvar),
+    tool: &'static str,
+    common: CommonArgs,
+    clock: &'static HookClock,
 }
 
 impl Watchdog {
@@ -105,47 +120,82 @@ impl Watchdog {
     /// (resources exhausted) nothing watches, and the lock and payload
     /// deadlines still bound the run.
     fn start(tool: &'static str, common: CommonArgs, clock: &'static HookClock) -> Watchdog {
-        let finished = Arc::new((Mutex::new(false), Condvar::new()));
-        let watched = Arc::clone(&finished);
-        let thread = std::thread::Builder::new()
-            .name("hook-watchdog".into())
-            .stack_size(WATCHDOG_STACK_BYTES)
-            .spawn(move || {
-                if run_finished(&watched) {
-                    return;
-                }
-                let at = clock.watchdog_fires();
-                if !wait_until_finished_or(at, &watched) {
-                    let budget = HOOK_CLOCK.get().map_or(0, |clock| clock.event.budget().as_millis());
-                    report_hook_problem(
-                        tool,
-                        &common,
-                        &format!("gave up: the run did not finish within the {budget} ms hook budget"),
-                    );
-                    // Nothing is half-written by stopping here: every file is
-                    // replaced by a rename, and the kernel frees the lock with
-                    // the process. A reply written whole ends as it asked
-                    // (`end_hook_with`).
-                    let status = HOOK_EXIT_STATUS.load(std::sync::atomic::Ordering::SeqCst);
-                    std::process::exit(i32::from(status));
-                }
-            })
-            .ok();
-        Watchdog { finished, thread }
+        let watch = Arc::new(Watch { finished: (Mutex::new(false), Condvar::new()), tool, common, clock });
+        let thread = spawn_watchdog_thread(Arc::clone(&watch));
+        Watchdog { watch, thread }
     }
 
     /// Tells the watchdog the run is done and waits for its thread to end,
     /// so the process exits with one thread: exiting with a second one
     /// alive cost a millisecond where the harness has many children.
     fn stand_down(mut self) {
-        let (finished, wakeup) = &*self.finished;
+        let (finished, wakeup) = &self.watch.finished;
         if let Ok(mut finished) = finished.lock() {
             *finished = true;
         }
         wakeup.notify_one();
         if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+            // SAFETY: `thread` was created joinable and is joined once.
+            unsafe { nix::libc::pthread_join(thread, std::ptr::null_mut()) };
         }
+    }
+}
+
+/// Starts the watchdog's thread with `watch`; `None` when no thread could
+/// be made.
+fn spawn_watchdog_thread(watch: Arc<Watch>) -> Option<nix::libc::pthread_t> {
+    use nix::libc;
+    // SAFETY: the attributes are initialised before use and destroyed
+    // after; the thread gets one strong count of `watch`, taken back below
+    // when the thread could not be made.
+    unsafe {
+        let mut attributes: libc::pthread_attr_t = std::mem::zeroed();
+        if libc::pthread_attr_init(&mut attributes) != 0 {
+            return None;
+        }
+        libc::pthread_attr_setstacksize(&mut attributes, WATCHDOG_STACK_BYTES);
+        let mut thread: libc::pthread_t = std::mem::zeroed();
+        let argument = Arc::into_raw(watch).cast_mut().cast::<libc::c_void>();
+        let created = libc::pthread_create(&mut thread, &attributes, watchdog_thread, argument);
+        libc::pthread_attr_destroy(&mut attributes);
+        if created != 0 {
+            drop(Arc::from_raw(argument.cast::<Watch>()));
+            return None;
+        }
+        Some(thread)
+    }
+}
+
+/// The watchdog thread's body, as the C library calls it.
+extern "C" fn watchdog_thread(argument: *mut nix::libc::c_void) -> *mut nix::libc::c_void {
+    // SAFETY: `spawn_watchdog_thread` handed this thread one strong count.
+    let watch = unsafe { Arc::from_raw(argument.cast::<Watch>().cast_const()) };
+    // A panic must not unwind out of a C function; nothing is left to do
+    // after one.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| watch_the_run(&watch)));
+    std::ptr::null_mut()
+}
+
+/// Waits for the run to finish until the watchdog's deadline; past it,
+/// reports and ends the process.
+fn watch_the_run(watch: &Watch) {
+    if run_finished(&watch.finished) {
+        return;
+    }
+    let at = watch.clock.watchdog_fires();
+    if !wait_until_finished_or(at, &watch.finished) {
+        let budget = HOOK_CLOCK.get().map_or(0, |clock| clock.event.budget().as_millis());
+        report_hook_problem(
+            watch.tool,
+            &watch.common,
+            &format!("gave up: the run did not finish within the {budget} ms hook budget"),
+        );
+        // Nothing is half-written by stopping here: every file is
+        // replaced by a rename, and the kernel frees the lock with
+        // the process. A reply written whole ends as it asked
+        // (`end_hook_with`).
+        let status = HOOK_EXIT_STATUS.load(std::sync::atomic::Ordering::SeqCst);
+        std::process::exit(i32::from(status));
     }
 }
 

@@ -20,6 +20,7 @@ mod hook_input;
 mod hook_mode;
 pub mod manual;
 mod owner;
+mod process_entry;
 mod process_env;
 mod roster;
 mod sibling_tool;
@@ -49,9 +50,11 @@ pub use hook_mode::{
     stderr_is_the_reply,
 };
 pub use owner::{
-    CallingOwner, own_ancestry, resolve_calling_owner, resolve_calling_session_owner, runs_inside_session,
-    runs_inside_session_walked, session_accepts_messages, session_accepts_messages_walked,
+    CallingOwner, own_ancestry, own_ancestry_up_to, resolve_calling_owner, resolve_calling_session_owner,
+    runs_inside_session, runs_inside_session_walked, session_accepts_messages,
+    session_accepts_messages_walked,
 };
+pub use process_entry::enter;
 pub use process_env::{process_env, process_env_os};
 pub use roster::{
     harness_session_sources, open_roster_for_reading, open_roster_for_writing, roster_directory_choice,

@@ -6,7 +6,7 @@
 use owner_liveness::{
     AncestorStep, AncestryWalk, CaptureError, OwnerIdentity, OwnerQuery, OwnerSource, Pid, ResolveError,
     ResolvedOwner, SystemFacts, capture_owner_chain, is_kernel_thread, kernel_pid_max, resolve_owner,
-    walk_ancestry_reporting,
+    walk_ancestry_naming_up_to, walk_ancestry_reporting, walk_ancestry_to,
 };
 
 use crate::args::CommonArgs;
@@ -38,7 +38,26 @@ impl CallingOwner {
 
 /// Resolves the owner of the calling session (`--pid` value, if given).
 pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, ResolveError> {
-    resolve_calling_owner_walked(pid_flag, own_ancestry())
+    let walk = match named_by_flag(pid_flag) {
+        // Resolution asks about the named process and the run below it
+        // only: the argv and exe of the ancestors above it (all of them,
+        // when it is no ancestor) are read only if something asks.
+        Some(named) => {
+            let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
+            walk_ancestry_naming_up_to(me, named)
+        }
+        None => own_ancestry(),
+    };
+    resolve_calling_owner_walked(pid_flag, walk)
+}
+
+/// The process a `--pid` value names (a pid, or `parent`), when it is
+/// one; an invalid value is resolution's to refuse.
+fn named_by_flag(pid_flag: Option<&str>) -> Option<Pid> {
+    match pid_flag? {
+        "parent" => u32::try_from(nix::unistd::getppid().as_raw()).ok().and_then(Pid::new),
+        value => value.parse::<u32>().ok().and_then(Pid::new),
+    }
 }
 
 /// This process's ancestry, itself first: what `resolve_calling_owner` and
@@ -46,6 +65,15 @@ pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, Res
 pub fn own_ancestry() -> AncestryWalk {
     let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
     walk_ancestry_reporting(me)
+}
+
+/// `own_ancestry` for a caller that asks about one process, `named`, and
+/// the run below it only (whether this process runs inside its session,
+/// and who owns that session): the walk ends at `named`
+/// (`walk_ancestry_to`).
+pub fn own_ancestry_up_to(named: Pid) -> AncestryWalk {
+    let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
+    walk_ancestry_to(me, named)
 }
 
 /// `resolve_calling_owner` over `walk`, this process's ancestry as
@@ -114,7 +142,7 @@ pub fn resolve_calling_session_owner(
 /// it names; a name given by a flag or the environment proves nothing.
 /// `Err` says why it could not be told (an ancestor's `/proc` unreadable).
 pub fn runs_inside_session(owner: Pid) -> Result<bool, String> {
-    runs_inside_session_walked(owner, &own_ancestry())
+    runs_inside_session_walked(owner, &own_ancestry_up_to(owner))
 }
 
 /// `runs_inside_session` over `walk`, this process's ancestry as
@@ -134,20 +162,23 @@ pub fn runs_inside_session_walked(owner: Pid, walk: &AncestryWalk) -> Result<boo
 /// `Err` says why not, and whether that is a refusal or a consent that
 /// could not be decided now. What roster-send asks before it queues and
 /// the delivery hook asks again before it hands a message over.
+/// `roster` is the registry `common` names, opened by the caller already.
 pub fn session_accepts_messages(
     common: &CommonArgs,
+    roster: &registry_core::RosterDir,
     pid: Pid,
     facts: &impl SystemFacts,
 ) -> Result<(), consent::NotAccepted> {
-    session_accepts_messages_walked(common, pid, facts, own_ancestry())
+    session_accepts_messages_walked(common, roster, pid, facts, own_ancestry_up_to(pid))
 }
 
 /// `session_accepts_messages` over `walk`, this process's ancestry as
-/// `own_ancestry` read it: the delivery hook has walked it already to
-/// learn whether it runs inside the session, and a second walk read every
-/// ancestor's `/proc` again.
+/// `own_ancestry_up_to(pid)` read it: the delivery hook has walked it
+/// already to learn whether it runs inside the session, and a second walk
+/// read every ancestor's `/proc` again.
 pub fn session_accepts_messages_walked(
     common: &CommonArgs,
+    roster: &registry_core::RosterDir,
     pid: Pid,
     facts: &impl SystemFacts,
     walk: AncestryWalk,
@@ -162,6 +193,7 @@ pub fn session_accepts_messages_walked(
         pid: owner.resolved.pid,
         owner_identity: owner.capture_identity(facts),
         roster_path: &roster_path,
+        opened_roster: Some(roster),
         cwd_flag: None,
         env: &process_env_os,
     };

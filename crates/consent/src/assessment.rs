@@ -79,6 +79,9 @@ pub struct AssessmentRequest<'a> {
     pub owner_identity: std::result::Result<OwnerIdentity, CaptureError>,
     /// The roster directory (it may not exist yet).
     pub roster_path: &'a Path,
+    /// The roster at `roster_path`, when the caller has it open already
+    /// (a delivery hook, a send): it is not opened and checked again.
+    pub opened_roster: Option<&'a RosterDir>,
     /// `--cwd`: the session's directory, when the caller gave it.
     pub cwd_flag: Option<&'a Path>,
     /// The environment (`XDG_CONFIG_HOME`, `HOME`) the user file is found by.
@@ -129,24 +132,26 @@ impl Assessment {
 /// against `facts`: a session whose owner (and every other process of its
 /// chain) is not running has ended, and is described, not assessed.
 pub fn assess(request: AssessmentRequest<'_>, facts: &impl SystemFacts) -> Result<SessionStatus> {
-    let AssessmentRequest { pid, owner_identity, roster_path, cwd_flag, env } = request;
-    let roster = RosterDir::open_existing(roster_path)?;
+    let AssessmentRequest { pid, owner_identity, roster_path, opened_roster, cwd_flag, env } = request;
+    let opened_here = match opened_roster {
+        Some(_) => None,
+        None => RosterDir::open_existing(roster_path)?,
+    };
+    let roster = opened_roster.or(opened_here.as_ref());
     let marker_name = marker_name_in_reader_world(pid, facts);
-    let marker = match &roster {
+    let marker = match roster {
         Some(roster) => read_marker(roster, marker_name, facts),
         None => MarkerEntry::absent(roster_path, marker_name),
     };
     let condition = match &owner_identity {
         Ok(_) => OwnerCondition::Running,
-        Err(_) if session_runs_on_in_its_chain(roster.as_ref(), pid, &marker, facts) => {
-            OwnerCondition::Running
-        }
+        Err(_) if session_runs_on_in_its_chain(roster, pid, &marker, facts) => OwnerCondition::Running,
         Err(error) => OwnerCondition::NotRunning(owner_condition(error)),
     };
     if let (OwnerCondition::NotRunning(why), Err(owner_gone)) = (&condition, &owner_identity)
         && owner_has_ended(owner_gone)
     {
-        let record = roster.as_ref().and_then(|roster| find_session_row(roster, pid, facts));
+        let record = roster.and_then(|roster| find_session_row(roster, pid, facts));
         let directory = match cwd_flag {
             Some(given) => Some(SessionDirectory {
                 path: canonical_session_directory(given)?,
@@ -160,7 +165,7 @@ pub fn assess(request: AssessmentRequest<'_>, facts: &impl SystemFacts) -> Resul
         return Ok(SessionStatus::Ended(Box::new(ended)));
     }
     let directory =
-        session_directory(roster.as_ref(), roster_path, pid, owner_identity.as_ref().ok(), cwd_flag, facts)?;
+        session_directory(roster, roster_path, pid, owner_identity.as_ref().ok(), cwd_flag, facts)?;
     let inputs = load_auto_arm_inputs(&directory.path, env);
     let consent = decide(&condition, &marker, &inputs.decision, &inputs.repo.outcome);
     let assessment = Assessment { pid, owner_identity, directory, marker, inputs, consent };

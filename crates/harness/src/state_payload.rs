@@ -12,7 +12,7 @@ use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use serde::Deserialize;
 
-use crate::payload::PayloadError;
+use crate::payload::{LEAST_READ_ROOM, MOST_READ_ROOM, PayloadError};
 
 /// The most bytes of a state event's payload kept: a tool's output can be
 /// large, the keys roster needs come in the first few hundred bytes. A
@@ -161,11 +161,6 @@ pub fn read_state_payload(fd: BorrowedFd<'_>, deadline: Duration) -> Result<Opti
 /// The payload buffer's first size: most payloads fit, and the end of
 /// file is read into what is left of it.
 const FIRST_CAPACITY: usize = 16 * 1024;
-
-/// The room a read is given grows with what came so far, from the least
-/// to the most a pipe hands over at once.
-const LEAST_READ_ROOM: usize = 4 * 1024;
-const MOST_READ_ROOM: usize = 64 * 1024;
 
 #[cfg(test)]
 mod tests {

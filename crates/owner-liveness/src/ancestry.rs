@@ -1,9 +1,9 @@
 //! The ancestry walk: the ppid chain from a process upward, as the facts a
 //! harness pattern needs (comm, first argv entries, exe basename). The walk
-//! reads each step's stat (pid, ppid, comm) as it goes; a step's argv and
-//! exe are read only when something asks for them, since most callers ask
-//! about a few steps (the owner's, the run below it) or none at all (an
-//! owner named by `--pid` that is not an ancestor).
+//! reads each step's stat (pid, ppid, comm) as it goes, and its argv and exe
+//! with it, so that a process that exits or execs later still shows what it
+//! was; a walk for one named process (`--pid`) reads the argv and exe of the
+//! steps up to it alone, and of the others only if something asks.
 
 use std::sync::OnceLock;
 
@@ -105,13 +105,49 @@ pub fn walk_ancestry(start: Pid) -> Vec<AncestorStep> {
 
 /// `walk_ancestry`, saying whether a read failure cut it short.
 pub fn walk_ancestry_reporting(start: Pid) -> AncestryWalk {
-    walk_ancestry_with(start, read_step_checked)
+    walk_ancestry_with(start, read_step_checked, |_| true)
 }
 
-/// The walk over any step reader (the real one reads `/proc`).
+/// `walk_ancestry_reporting` for a caller that asks about one process,
+/// `named`, and the run below it only (an owner named by `--pid`): every
+/// step's stat is read as the walk goes, the argv and exe of the steps from
+/// `start` up to `named` as soon as the walk reaches it, and those of any
+/// other step only if something asks. An owner named that is no ancestor
+/// (a process the caller only knows the pid of) costs one stat read per
+/// ancestor, not three reads.
+pub fn walk_ancestry_naming_up_to(start: Pid, named: Pid) -> AncestryWalk {
+    walk_ancestry_with(start, read_step_stat, |steps| {
+        name_steps_reaching(steps, named);
+        true
+    })
+}
+
+/// `walk_ancestry_naming_up_to` that stops at `named`: for a caller that
+/// asks whether `named` is this process or an ancestor, and about the run
+/// below it, never about the ancestors above it.
+pub fn walk_ancestry_to(start: Pid, named: Pid) -> AncestryWalk {
+    walk_ancestry_with(start, read_step_stat, |steps| !name_steps_reaching(steps, named))
+}
+
+/// When the last of `steps` is `named`, reads the argv and exe of every
+/// step (the walk has just reached it) and says so.
+fn name_steps_reaching(steps: &[AncestorStep], named: Pid) -> bool {
+    let reached = steps.last().is_some_and(|step| step.pid == named);
+    if reached {
+        for step in steps {
+            step.names();
+        }
+    }
+    reached
+}
+
+/// The walk over any step reader (the real one reads `/proc`), calling
+/// `walked` with the steps so far after each one; it stops when `walked`
+/// says not to go on.
 pub(crate) fn walk_ancestry_with(
     start: Pid,
     read: impl Fn(Pid) -> std::io::Result<AncestorStep>,
+    mut walked: impl FnMut(&[AncestorStep]) -> bool,
 ) -> AncestryWalk {
     let mut walk = AncestryWalk { steps: Vec::new(), unreadable: None };
     let mut next = Some(start);
@@ -135,6 +171,9 @@ pub(crate) fn walk_ancestry_with(
         };
         next = step.parent;
         walk.steps.push(step);
+        if !walked(&walk.steps) {
+            break;
+        }
     }
     walk
 }
@@ -149,15 +188,21 @@ pub fn read_step(pid: Pid) -> Option<AncestorStep> {
 /// for a kernel thread or another user's process, and never makes the step
 /// unreadable.
 pub(crate) fn read_step_checked(pid: Pid) -> std::io::Result<AncestorStep> {
-    let mut buffer = [0u8; STAT_BUFFER_BYTES];
-    let stat_bytes = read_small_file(&format!("/proc/{pid}/stat"), &mut buffer)?;
-    let stat = parse_proc_stat(stat_bytes).map_err(std::io::Error::other)?;
+    let step = read_step_stat(pid)?;
     // argv and exe are read now, with the stat: read later, when a pattern
     // asks, a process of the chain may have exited or exec'd meanwhile and
     // no longer say what it was (a harness's loader then went unrecognized
     // and another process was taken for the owner).
-    let names = OnceLock::from(read_program_names(pid));
-    Ok(AncestorStep { pid, parent: Pid::new(stat.ppid), comm: stat.comm, names })
+    step.names();
+    Ok(step)
+}
+
+/// Reads one step's stat alone: its argv and exe are read at the first ask.
+fn read_step_stat(pid: Pid) -> std::io::Result<AncestorStep> {
+    let mut buffer = [0u8; STAT_BUFFER_BYTES];
+    let stat_bytes = read_small_file(&format!("/proc/{pid}/stat"), &mut buffer)?;
+    let stat = parse_proc_stat(stat_bytes).map_err(std::io::Error::other)?;
+    Ok(AncestorStep { pid, parent: Pid::new(stat.ppid), comm: stat.comm, names: OnceLock::new() })
 }
 
 fn read_program_names(pid: Pid) -> ProgramNames {
@@ -200,14 +245,43 @@ mod tests {
     #[test]
     fn a_step_that_cannot_be_read_is_reported_and_a_vanished_one_is_not() {
         let me = Pid::new(std::process::id()).unwrap();
-        let failing = walk_ancestry_with(me, |_| Err(std::io::Error::from_raw_os_error(nix::libc::ENOMEM)));
+        let failing =
+            walk_ancestry_with(me, |_| Err(std::io::Error::from_raw_os_error(nix::libc::ENOMEM)), |_| true);
         assert!(failing.steps.is_empty());
         assert!(failing.unreadable.as_deref().is_some_and(|why| why.contains("unreadable")), "{failing:?}");
-        let gone = walk_ancestry_with(me, |_| Err(std::io::Error::from_raw_os_error(nix::libc::ENOENT)));
+        let gone =
+            walk_ancestry_with(me, |_| Err(std::io::Error::from_raw_os_error(nix::libc::ENOENT)), |_| true);
         assert_eq!(gone.unreadable, None);
         let real = walk_ancestry_reporting(me);
         assert_eq!(real.unreadable, None);
         assert_eq!(real.steps[0].pid, me);
+    }
+
+    /// Walked for one named ancestor, the steps up to it have their argv
+    /// and exe read by the time the walk returns (a process among them that
+    /// exits later still shows what it was), the steps above it only when
+    /// asked; the facts are the same as the full walk's either way.
+    #[test]
+    fn a_walk_for_a_named_ancestor_reads_the_names_up_to_it_alone() {
+        let me = Pid::new(std::process::id()).unwrap();
+        let full = walk_ancestry_reporting(me);
+        assert!(full.steps.len() >= 2, "this test runs under a parent: {full:?}");
+        let parent = full.steps[1].pid;
+        let named = walk_ancestry_naming_up_to(me, parent);
+        assert_eq!(
+            named.steps.iter().map(|step| step.pid).collect::<Vec<_>>(),
+            full.steps.iter().map(|step| step.pid).collect::<Vec<_>>()
+        );
+        assert!(named.steps[..2].iter().all(|step| step.names.get().is_some()), "{named:?}");
+        assert!(named.steps[2..].iter().all(|step| step.names.get().is_none()), "{named:?}");
+        assert_eq!(named, full);
+        // A pid that is no ancestor: no step's names are read by the walk.
+        let stranger = walk_ancestry_naming_up_to(me, Pid::new(u32::MAX).unwrap());
+        assert!(stranger.steps.iter().all(|step| step.names.get().is_none()), "{stranger:?}");
+        // Walked to the named one, the walk ends there.
+        let to_parent = walk_ancestry_to(me, parent);
+        assert_eq!(to_parent.steps, full.steps[..2]);
+        assert_eq!(walk_ancestry_to(me, Pid::new(u32::MAX).unwrap()).steps.len(), full.steps.len());
     }
 
     /// A step's argv and exe are read with its stat: a process that exits

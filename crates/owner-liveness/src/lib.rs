@@ -22,7 +22,7 @@ mod world;
 
 pub use ancestry::{
     ARGV_ENTRIES_KEPT, AncestorStep, AncestryWalk, MAX_ANCESTRY_HOPS, read_step, walk_ancestry,
-    walk_ancestry_reporting,
+    walk_ancestry_naming_up_to, walk_ancestry_reporting, walk_ancestry_to,
 };
 pub use capture::capture_identity;
 pub use chain::capture_owner_chain;

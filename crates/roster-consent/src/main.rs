@@ -1,7 +1,6 @@
 //! Entry point of `roster-consent`: everything lives in the library so xtask can render its help.
 
+#![no_main]
 #![forbid(unsafe_code)]
 
-fn main() -> std::process::ExitCode {
-    roster_consent::main()
-}
+cli_support::tool_main!(roster_consent::main);

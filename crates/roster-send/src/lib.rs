@@ -319,7 +319,9 @@ fn send(args: &SendArgs) -> anyhow::Result<()> {
         }
         .into());
     }
-    if let Err(not_accepted) = cli_support::session_accepts_messages(&args.common, record.owner.pid, &facts) {
+    if let Err(not_accepted) =
+        cli_support::session_accepts_messages(&args.common, &roster, record.owner.pid, &facts)
+    {
         let reason = not_accepted.reason();
         print_refusal(args, &recipient, reason)?;
         let message = match &not_accepted {

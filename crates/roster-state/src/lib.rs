@@ -211,8 +211,8 @@ pub fn run(args: StateArgs) -> anyhow::Result<()> {
     if args.hook.is_none() && !args.common.quiet {
         let text = outcome_text(&args, &event_name, &outcome)?;
         let printed = write_counted(Stream::Stdout, text.as_bytes());
-        if let (Some(handover), Some(roster)) =
-            (outcome.handover.take(), open_roster_for_reading(&args.common)?)
+        if let Some(handover) = outcome.handover.take()
+            && let Some(roster) = open_roster_for_reading(&args.common)?
         {
             // As a hook's reply: a message is delivered only when all of it
             // was written, and one part of which went out is never put back.
@@ -225,10 +225,12 @@ pub fn run(args: StateArgs) -> anyhow::Result<()> {
             }
         }
         printed.map_err(|not_written| not_written.error)?;
-    } else if let (Some(handover), Some(roster)) =
-        (outcome.handover.take(), open_roster_for_reading(&args.common)?)
+    } else if let Some(handover) = outcome.handover.take()
+        && let Some(roster) = open_roster_for_reading(&args.common)?
     {
-        // Quiet, by hand: nothing shown, nothing delivered.
+        // Quiet, by hand: nothing shown, nothing delivered. (The roster is
+        // opened again only when something was claimed: a hook claims
+        // nothing here, and pays for no second open.)
         handover.put_back(&roster)?;
     }
     Ok(())
@@ -404,8 +406,8 @@ fn take_messages(
     // hook. A pid given by --pid or ROSTER_SESSION_PID, or a payload
     // naming another session's id, proves nothing.
     // Walked once: the consent decision below resolves the owner from the
-    // same ancestry.
-    let ancestry = cli_support::own_ancestry();
+    // same ancestry, which it asks about up to the owner only.
+    let ancestry = cli_support::own_ancestry_up_to(record.owner.pid);
     match cli_support::runs_inside_session_walked(record.owner.pid, &ancestry) {
         Ok(true) => {}
         Ok(false) => return Ok(None),
@@ -436,6 +438,7 @@ fn take_messages(
     };
     let consent = || match cli_support::session_accepts_messages_walked(
         &args.common,
+        roster,
         record.owner.pid,
         &facts,
         ancestry.clone(),

@@ -1,7 +1,6 @@
 //! Entry point of `roster-state`: everything lives in the library so xtask can render its help.
 
+#![no_main]
 #![forbid(unsafe_code)]
 
-fn main() -> std::process::ExitCode {
-    roster_state::main()
-}
+cli_support::tool_main!(roster_state::main);

@@ -1,6 +1,7 @@
 //! What a session-start hook reads of `/proc`, seen by strace: the ancestry
 //! walk reads each ancestor once (its stat, argv and exe together, so that
-//! a process that exits or execs meanwhile cannot change what it was); the
+//! a process that exits or execs meanwhile cannot change what it was; for an
+//! owner named by `--pid`, the argv and exe of the ancestors up to it); the
 //! boot id and the hook's own namespaces are read once. (They were read
 //! twice, once for the owner's identity and once to judge the registry's
 //! records.)
@@ -66,11 +67,14 @@ fn a_hook_that_names_its_owner_reads_each_ancestor_and_the_boot_id_once() {
     );
     assert_eq!(record(&sandbox, owner.pid())["session_id"], "named-owner");
 
-    // The owner is no ancestor of the hook: the walk reads every ancestor,
-    // this test too, each once.
-    for file in ["stat", "cmdline"] {
+    // The owner is no ancestor of the hook: the walk reads every
+    // ancestor's stat, this test's too, each once, and no ancestor's argv
+    // or exe, which only an owner among them would be asked about.
+    let own_stat = format!("/proc/{}/stat", std::process::id());
+    assert_eq!(lines_naming(&trace, &own_stat).len(), 1, "{own_stat} not read once:\n{trace}");
+    for file in ["cmdline", "exe"] {
         let own = format!("/proc/{}/{file}", std::process::id());
-        assert_eq!(lines_naming(&trace, &own).len(), 1, "{own} not read once:\n{trace}");
+        assert_eq!(lines_naming(&trace, &own).len(), 0, "{own} read:\n{trace}");
     }
 
     for once in

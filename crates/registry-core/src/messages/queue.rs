@@ -19,7 +19,7 @@ use nix::unistd::{UnlinkatFlags, unlinkat};
 use owner_liveness::retry_interrupted;
 
 use crate::error::{Error, Result};
-use crate::messages::format::{Message, MessageFileName, claimed_file_name, message_file_name};
+use crate::messages::format::{Message, MessageFileName, MessageId, claimed_file_name, message_file_name};
 use crate::store::directory::{RosterDir, SubDir, mkdir_0700, open_verified_directory};
 use crate::store::directory_entries::EntryKind;
 use crate::store::files::{
@@ -52,6 +52,11 @@ pub(crate) struct QueueListing {
     pub(crate) messages: Vec<QueueEntry>,
     /// Atomic-write temporaries.
     pub(crate) temporaries: Vec<String>,
+    /// The ids of the settled messages: a queue keeps every settled file
+    /// of its session, and telling each pending one from a settled twin by
+    /// going through all of them made a listing of a long session's queue
+    /// cost the square of its length.
+    settled_ids: std::collections::HashSet<MessageId>,
 }
 
 impl QueueListing {
@@ -62,7 +67,7 @@ impl QueueListing {
 
     /// Whether a settled file of message `id` is in the queue.
     fn settled_twin(&self, entry: &QueueEntry) -> bool {
-        self.messages.iter().any(|other| other.parts.settled && other.parts.id == entry.parts.id)
+        self.settled_ids.contains(&entry.parts.id)
     }
 
     /// The pending or claimed names whose message is settled too (a crash
@@ -236,6 +241,7 @@ impl Queue {
         listing.messages.sort_by(|left, right| {
             (left.parts.seq, left.parts.settled).cmp(&(right.parts.seq, right.parts.settled))
         });
+        listing.settled_ids = listing.settled().map(|entry| entry.parts.id.clone()).collect();
         Ok(listing)
     }
 

@@ -37,10 +37,12 @@ pub struct DirectoryEntry {
     pub kind: EntryKind,
 }
 
-/// The first read of a whole directory; each further read doubles, up to
-/// `LARGEST_READ`. A small registry costs one small read, a large one a
-/// handful of large ones.
-const FIRST_READ: usize = 64 * 1024;
+/// The first read of a whole directory: room for about a hundred entries
+/// in two pages (a larger buffer, zeroed on every listing, cost a page
+/// fault a page). A read that fills more than half its buffer is followed
+/// by one twice as large, up to `LARGEST_READ`: a large registry costs a
+/// handful of large reads.
+const FIRST_READ: usize = 8 * 1024;
 const LARGEST_READ: usize = 1024 * 1024;
 
 /// One read of a bounded slice: room for about a hundred entries.
@@ -65,7 +67,7 @@ pub fn read_directory(directory: SubDir<'_>) -> nix::Result<Vec<DirectoryEntry>>
         for (entry, _) in parse_entries(&buffer[..filled]) {
             entries.extend(entry);
         }
-        if buffer.len() < LARGEST_READ {
+        if filled > buffer.len() / 2 && buffer.len() < LARGEST_READ {
             buffer = vec![0u8; buffer.len() * 2];
         }
     }

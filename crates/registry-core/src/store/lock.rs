@@ -36,11 +36,11 @@ impl RosterDir {
     /// lock deadline (`with_lock_deadline`).
     ///
     /// A free lock is taken at once (`LOCK_NB`). A held one is waited for
-    /// in the kernel: a waiting thread blocks in `flock(LOCK_EX)`, so it
-    /// wakes the instant the holder releases the lock or dies, while this
-    /// thread waits for it with the deadline. Polling instead made waiters
-    /// sleep through most releases: at eight writers one in a hundred
-    /// registrations waited hundreds of milliseconds.
+    /// in the kernel: this thread blocks in `flock(LOCK_EX)`, so it gets
+    /// the lock the instant the holder releases it or dies, and a timer
+    /// ends the wait at the deadline (`wait_in_flock`). Polling instead made
+    /// waiters sleep through most releases: at eight writers one in a
+    /// hundred registrations waited hundreds of milliseconds.
     pub fn lock_within(&self, wait: Duration) -> Result<RegistryLock> {
         let (file, path) = self.open_lock_file()?;
         let started = Instant::now();
@@ -88,9 +88,8 @@ pub(crate) fn flock_within(
     if take_lock_if_free(file, &path)? {
         return Ok(());
     }
-    let waiter = LockWaiter::start(file).map_err(|error| Error::io("wait for the lock on", &path, error))?;
     let notice_at = notice.map(|notice| (started + LOCK_WAIT_NOTICE, notice));
-    match waiter.wait(deadline, notice_at, &path, file) {
+    match wait_in_flock(file, deadline, notice_at, &path) {
         WaitOutcome::Locked => Ok(()),
         WaitOutcome::Failed(error) => Err(Error::io("lock", &path, error)),
         WaitOutcome::TimedOut => {
@@ -116,99 +115,149 @@ pub(crate) fn take_lock_if_free(file: &File, path: &Path) -> Result<bool> {
 /// What a long lock wait calls, with the lock's path and holder.
 type LongWaitNotice = fn(&Path, Option<u32>);
 
-/// A thread blocked in `flock(LOCK_EX)` on a duplicate of the lock's fd
-/// (same open file description, so the lock it takes is the caller's),
-/// and the state it shares with the thread that waits for it.
-struct LockWaiter {
-    shared: std::sync::Arc<(std::sync::Mutex<WaitState>, std::sync::Condvar)>,
-}
-
-enum WaitState {
-    Waiting,
-    Locked,
-    Failed(std::io::Error),
-    /// The caller gave up: the waiting thread releases the lock as soon as
-    /// it gets it, so an abandoned wait never keeps the registry locked.
-    Abandoned,
-}
-
 enum WaitOutcome {
     Locked,
     Failed(std::io::Error),
     TimedOut,
 }
 
-impl LockWaiter {
-    fn start(file: &File) -> std::io::Result<LockWaiter> {
-        let duplicate = file.try_clone()?;
-        let shared =
-            std::sync::Arc::new((std::sync::Mutex::new(WaitState::Waiting), std::sync::Condvar::new()));
-        let for_thread = std::sync::Arc::clone(&shared);
-        std::thread::Builder::new().name("registry-lock-wait".into()).spawn(move || {
-            let result = loop {
-                match duplicate.lock() {
-                    Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-                    other => break other,
-                }
-            };
-            let (state, woken) = &*for_thread;
-            let mut state = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            match (&*state, result) {
-                (WaitState::Abandoned, Ok(())) => {
-                    let _ = duplicate.unlock();
-                }
-                (WaitState::Abandoned, Err(_)) => {}
-                (_, Ok(())) => *state = WaitState::Locked,
-                (_, Err(error)) => *state = WaitState::Failed(error),
-            }
-            woken.notify_all();
-        })?;
-        Ok(LockWaiter { shared })
-    }
+/// How often the wake-up signal repeats once due, until the wait ends: a
+/// signal that came just before the thread blocked in `flock` is followed
+/// by another this soon.
+const WAKE_REPEAT: Duration = Duration::from_millis(2);
 
-    /// Waits until the waiting thread has the lock, failed, or `deadline`
-    /// passed; gives `notice` once at its instant if still waiting then.
-    fn wait(
-        self,
-        deadline: Instant,
-        mut notice: Option<(Instant, LongWaitNotice)>,
-        path: &Path,
-        file: &File,
-    ) -> WaitOutcome {
-        let (state, woken) = &*self.shared;
-        let mut guard = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        loop {
-            match std::mem::replace(&mut *guard, WaitState::Waiting) {
-                WaitState::Locked => return WaitOutcome::Locked,
-                WaitState::Failed(error) => return WaitOutcome::Failed(error),
-                WaitState::Waiting | WaitState::Abandoned => {}
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                *guard = WaitState::Abandoned;
-                return WaitOutcome::TimedOut;
-            }
-            let wake_at = match notice {
-                Some((at, _)) if at < deadline => at,
-                _ => deadline,
-            };
-            if let Some((at, say)) = notice
-                && now >= at
-            {
-                notice = None;
-                // The holder is read without holding the state: reading
-                // `/proc/locks` must not delay the waiting thread's report.
-                drop(guard);
-                say(path, lock_holder(file));
-                guard = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                continue;
-            }
-            guard = woken
-                .wait_timeout(guard, wake_at.saturating_duration_since(now))
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .0;
+/// The signal that ends a blocked `flock` at its deadline. Its handler does
+/// nothing and is installed without `SA_RESTART`, so `flock` returns EINTR;
+/// it is only ever sent by a wait's own timer, to the waiting thread.
+const WAKE_SIGNAL: nix::sys::signal::Signal = nix::sys::signal::Signal::SIGALRM;
+
+/// Waits for the lock on `file` in `flock(LOCK_EX)` itself, so that the
+/// kernel hands the lock to this very thread the instant the holder lets go
+/// or dies: a per-thread timer interrupts the wait at `deadline` (and at
+/// the notice's instant). (A second thread blocked in `flock` for it made
+/// every contended lock wait for that thread to wake this one, one more
+/// turn of the scheduler with the lock held, and cost a thread.)
+fn wait_in_flock(
+    file: &File,
+    deadline: Instant,
+    mut notice: Option<(Instant, LongWaitNotice)>,
+    path: &Path,
+) -> WaitOutcome {
+    let timer = match WakeTimer::start() {
+        Ok(timer) => timer,
+        Err(error) => return WaitOutcome::Failed(error),
+    };
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            return WaitOutcome::TimedOut;
+        }
+        if let Some((at, say)) = notice
+            && now >= at
+        {
+            notice = None;
+            say(path, lock_holder(file));
+            continue;
+        }
+        let wake_at = match notice {
+            Some((at, _)) if at < deadline => at,
+            _ => deadline,
+        };
+        if let Err(error) = timer.arm(wake_at - now) {
+            return WaitOutcome::Failed(error);
+        }
+        match file.lock() {
+            Ok(()) => return WaitOutcome::Locked,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return WaitOutcome::Failed(error),
         }
     }
+}
+
+/// A POSIX timer that sends `WAKE_SIGNAL` to the thread that made it, with
+/// that signal unblocked in the thread while it lives. Dropped, it is
+/// deleted, a signal of it still pending is taken, and the thread's mask is
+/// as it was: nothing of the wait reaches later system calls.
+struct WakeTimer {
+    timer: nix::libc::timer_t,
+    mask_before: nix::sys::signal::SigSet,
+}
+
+impl WakeTimer {
+    fn start() -> std::io::Result<WakeTimer> {
+        use nix::libc;
+        use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
+        install_wake_handler()?;
+        let mut mask_before = SigSet::empty();
+        let wake = SigSet::from(WAKE_SIGNAL);
+        pthread_sigmask(SigmaskHow::SIG_UNBLOCK, Some(&wake), Some(&mut mask_before))?;
+        // SAFETY: `event` is fully initialised (zeroed, then the fields the
+        // kernel reads for SIGEV_THREAD_ID), and `timer` is written by the
+        // call before it is read.
+        let created = unsafe {
+            let mut event: libc::sigevent = std::mem::zeroed();
+            event.sigev_notify = libc::SIGEV_THREAD_ID;
+            event.sigev_signo = WAKE_SIGNAL as libc::c_int;
+            event.sigev_notify_thread_id = libc::gettid();
+            let mut timer: libc::timer_t = std::mem::zeroed();
+            match libc::timer_create(libc::CLOCK_MONOTONIC, &mut event, &mut timer) {
+                0 => Ok(timer),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        };
+        match created {
+            Ok(timer) => Ok(WakeTimer { timer, mask_before }),
+            Err(error) => {
+                let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&mask_before), None);
+                Err(error)
+            }
+        }
+    }
+
+    /// Sends the signal after `after`, then every `WAKE_REPEAT`.
+    fn arm(&self, after: Duration) -> std::io::Result<()> {
+        use nix::libc;
+        let after = after.max(Duration::from_nanos(1));
+        let spec = |duration: Duration| libc::timespec {
+            tv_sec: duration.as_secs() as libc::time_t,
+            tv_nsec: libc::c_long::from(duration.subsec_nanos() as i32),
+        };
+        let setting = libc::itimerspec { it_value: spec(after), it_interval: spec(WAKE_REPEAT) };
+        // SAFETY: `self.timer` is a live timer of this process.
+        match unsafe { libc::timer_settime(self.timer, 0, &setting, std::ptr::null_mut()) } {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        }
+    }
+}
+
+impl Drop for WakeTimer {
+    fn drop(&mut self) {
+        use nix::libc;
+        use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
+        // SAFETY: deleted once; no signal of it is generated afterwards.
+        unsafe { libc::timer_delete(self.timer) };
+        let wake = SigSet::from(WAKE_SIGNAL);
+        let _ = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&wake), None);
+        let no_wait = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: takes a pending wake signal of this thread, if any, without
+        // waiting; the set and the timeout live for the call.
+        while unsafe { libc::sigtimedwait(wake.as_ref(), std::ptr::null_mut(), &no_wait) } > 0 {}
+        let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&self.mask_before), None);
+    }
+}
+
+/// Installs the wake signal's handler, which does nothing, once per process.
+fn install_wake_handler() -> std::io::Result<()> {
+    use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, sigaction};
+    static INSTALLED: std::sync::OnceLock<Result<(), nix::errno::Errno>> = std::sync::OnceLock::new();
+    extern "C" fn wake(_: nix::libc::c_int) {}
+    let outcome = INSTALLED.get_or_init(|| {
+        let action = SigAction::new(SigHandler::Handler(wake), SaFlags::empty(), SigSet::empty());
+        // SAFETY: the handler does nothing, so it is async-signal-safe.
+        unsafe { sigaction(WAKE_SIGNAL, &action) }.map(drop)
+    });
+    outcome.map_err(std::io::Error::from)
 }
 
 /// How long a lock wait lasts before the handle's notice is given.

@@ -30,6 +30,7 @@ pub(crate) fn assess(
         pid: owner.resolved.pid,
         owner_identity: owner.capture_identity(facts),
         roster_path: &roster_path,
+        opened_roster: None,
         cwd_flag: session.cwd.as_deref(),
         env: &cli_support::process_env_os,
     };
