@@ -162,14 +162,16 @@ pub fn runs_inside_session_walked(owner: Pid, walk: &AncestryWalk) -> Result<boo
 /// `Err` says why not, and whether that is a refusal or a consent that
 /// could not be decided now. What roster-send asks before it queues and
 /// the delivery hook asks again before it hands a message over.
-/// `roster` is the registry `common` names, opened by the caller already.
+/// `roster` is the registry `common` names, opened by the caller already,
+/// and `row` the session's row in it, read and judged a moment ago.
 pub fn session_accepts_messages(
     common: &CommonArgs,
     roster: &registry_core::RosterDir,
+    row: &registry_core::SessionRow,
     pid: Pid,
     facts: &impl SystemFacts,
 ) -> Result<(), consent::NotAccepted> {
-    session_accepts_messages_walked(common, roster, pid, facts, own_ancestry_up_to(pid))
+    session_accepts_messages_walked(common, roster, row, pid, facts, own_ancestry_up_to(pid))
 }
 
 /// `session_accepts_messages` over `walk`, this process's ancestry as
@@ -179,6 +181,7 @@ pub fn session_accepts_messages(
 pub fn session_accepts_messages_walked(
     common: &CommonArgs,
     roster: &registry_core::RosterDir,
+    row: &registry_core::SessionRow,
     pid: Pid,
     facts: &impl SystemFacts,
     walk: AncestryWalk,
@@ -194,6 +197,7 @@ pub fn session_accepts_messages_walked(
         owner_identity: owner.capture_identity(facts),
         roster_path: &roster_path,
         opened_roster: Some(roster),
+        known_row: Some(row),
         cwd_flag: None,
         env: &process_env_os,
     };

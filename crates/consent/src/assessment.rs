@@ -15,7 +15,9 @@ use crate::config_files::{AutoArmInputs, canonical_session_directory, load_auto_
 use crate::decision::{OwnerCondition, SessionConsent, decide};
 use crate::error::Result;
 use crate::marker_entry::{MarkerEntry, MarkerFinding, marker_name_in_reader_world, read_marker};
-use crate::session_directory::{SessionDirectory, SessionDirectorySource, session_directory};
+use crate::session_directory::{
+    SessionDirectory, SessionDirectorySource, session_directory, session_directory_of_row,
+};
 
 /// What `assess` found: a session that runs, assessed, or one that ended.
 #[derive(Debug)]
@@ -82,6 +84,10 @@ pub struct AssessmentRequest<'a> {
     /// The roster at `roster_path`, when the caller has it open already
     /// (a delivery hook, a send): it is not opened and checked again.
     pub opened_roster: Option<&'a RosterDir>,
+    /// The session's row in that roster, when the caller has just read and
+    /// judged it (a delivery hook): its record is not read again. Used only
+    /// for the pid asked about, and still held to the owner captured now.
+    pub known_row: Option<&'a SessionRow>,
     /// `--cwd`: the session's directory, when the caller gave it.
     pub cwd_flag: Option<&'a Path>,
     /// The environment (`XDG_CONFIG_HOME`, `HOME`) the user file is found by.
@@ -132,7 +138,8 @@ impl Assessment {
 /// against `facts`: a session whose owner (and every other process of its
 /// chain) is not running has ended, and is described, not assessed.
 pub fn assess(request: AssessmentRequest<'_>, facts: &impl SystemFacts) -> Result<SessionStatus> {
-    let AssessmentRequest { pid, owner_identity, roster_path, opened_roster, cwd_flag, env } = request;
+    let AssessmentRequest { pid, owner_identity, roster_path, opened_roster, known_row, cwd_flag, env } =
+        request;
     let opened_here = match opened_roster {
         Some(_) => None,
         None => RosterDir::open_existing(roster_path)?,
@@ -164,8 +171,10 @@ pub fn assess(request: AssessmentRequest<'_>, facts: &impl SystemFacts) -> Resul
         let ended = EndedSession { pid, owner_gone, record, marker, directory, consent };
         return Ok(SessionStatus::Ended(Box::new(ended)));
     }
-    let directory =
-        session_directory(roster, roster_path, pid, owner_identity.as_ref().ok(), cwd_flag, facts)?;
+    let directory = match known_row.filter(|row| cwd_flag.is_none() && row.pid == Some(pid)) {
+        Some(row) => session_directory_of_row(row, pid, owner_identity.as_ref().ok())?,
+        None => session_directory(roster, roster_path, pid, owner_identity.as_ref().ok(), cwd_flag, facts)?,
+    };
     let inputs = load_auto_arm_inputs(&directory.path, env);
     let consent = decide(&condition, &marker, &inputs.decision, &inputs.repo.outcome);
     let assessment = Assessment { pid, owner_identity, directory, marker, inputs, consent };

@@ -270,19 +270,24 @@ enum FileRead {
 /// is checked again (regular file, same inode, the same trust, at most
 /// `MAX_CONFIG_BYTES`), and at most that many bytes are read.
 fn read_config_file(path: &Path, trust: Trust) -> FileRead {
-    let examined = match trust {
-        Trust::WrittenByYou => std::fs::symlink_metadata(path),
-        Trust::Anyone => std::fs::metadata(path),
+    // The name itself first: a file that is not there (the usual user
+    // configuration) costs one call. A file anyone may have written is
+    // then followed when it is a symlink.
+    let examined = match std::fs::symlink_metadata(path) {
+        Ok(metadata) if trust == Trust::Anyone && metadata.file_type().is_symlink() => {
+            match std::fs::metadata(path) {
+                // A dangling symlink is a file the user meant to have.
+                Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                    return FileRead::Unreadable("is a dangling symlink".into());
+                }
+                followed => followed,
+            }
+        }
+        examined => examined,
     };
     let before = match examined {
         Ok(metadata) => metadata,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => {
-            // A dangling symlink is a file the user meant to have.
-            return match std::fs::symlink_metadata(path) {
-                Ok(_) => FileRead::Unreadable("is a dangling symlink".into()),
-                Err(_) => FileRead::Absent,
-            };
-        }
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return FileRead::Absent,
         Err(error) => return FileRead::Unreadable(error.to_string()),
     };
     if let Some(refused) = refusal(&before, trust) {

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use owner_liveness::{Liveness, OwnerIdentity, Pid, SystemFacts};
-use registry_core::{RosterDir, find_session_row, same_owner};
+use registry_core::{RosterDir, SessionRow, find_session_row, same_owner};
 
 use crate::config_files::canonical_session_directory;
 use crate::error::{Error, Result};
@@ -75,6 +75,17 @@ pub fn session_directory(
         let expected = roster.entry_path(roster.sessions(), &name.file_name());
         return Err(unknown(format!("it has no record ({} does not exist)", expected.display())));
     };
+    session_directory_of_row(&row, pid, owner)
+}
+
+/// `session_directory` from the session's row, found and judged already
+/// (by a caller that had just read it, or above).
+pub(crate) fn session_directory_of_row(
+    row: &SessionRow,
+    pid: Pid,
+    owner: Option<&OwnerIdentity>,
+) -> Result<SessionDirectory> {
+    let unknown = |why: String| Error::NoSessionDirectory { pid, why };
     let record_path = row.path.clone();
     if let Some(problem) = &row.problem {
         return Err(unknown(format!(

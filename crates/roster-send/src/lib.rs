@@ -320,7 +320,7 @@ fn send(args: &SendArgs) -> anyhow::Result<()> {
         .into());
     }
     if let Err(not_accepted) =
-        cli_support::session_accepts_messages(&args.common, &roster, record.owner.pid, &facts)
+        cli_support::session_accepts_messages(&args.common, &roster, &row, record.owner.pid, &facts)
     {
         let reason = not_accepted.reason();
         print_refusal(args, &recipient, reason)?;

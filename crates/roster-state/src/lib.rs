@@ -21,9 +21,7 @@ use cli_support::{
 use harness::{ActivityEvent, Harness, PAYLOAD_READ_DEADLINE, StatePayload, activity_event};
 use owner_liveness::ResolveError;
 use registry_core::RunningSystem;
-use registry_core::messages::{
-    ConsentNow, Delivery, HandOver, Message, Taken, anything_waits, take_for_delivery,
-};
+use registry_core::messages::{ConsentNow, Delivery, HandOver, Message, Taken, take_waiting, waiting_queue};
 use registry_core::state::{StateChange, StateEvent, StateTarget, record_state_event};
 
 const TOOL: &str = "roster-state";
@@ -391,13 +389,13 @@ fn take_messages(
     at: registry_core::Timestamp,
     work_deadline: Option<Instant>,
 ) -> anyhow::Result<Option<(&'static harness::DeliveryEvent, HandOver)>> {
-    match anything_waits(roster, &target.file_name) {
-        Ok(true) => {}
-        Ok(false) => return Ok(None),
+    let waiting = match waiting_queue(roster, &target.file_name) {
+        Ok(Some(waiting)) => waiting,
+        Ok(None) => return Ok(None),
         Err(error) => {
             return Err(anyhow::anyhow!("messages for pid {} left waiting: {error}", target.session_pid));
         }
-    }
+    };
     let facts = RunningSystem::read();
     let Some(row) = live_row_of(roster, target, &facts)? else { return Ok(None) };
     let Some(record) = row.record.as_ref() else { return Ok(None) };
@@ -439,6 +437,7 @@ fn take_messages(
     let consent = || match cli_support::session_accepts_messages_walked(
         &args.common,
         roster,
+        &row,
         record.owner.pid,
         &facts,
         ancestry.clone(),
@@ -454,7 +453,7 @@ fn take_messages(
             ConsentNow::Undecided
         }
     };
-    settle_claim(args, point, take_for_delivery(roster, &delivery, consent))
+    settle_claim(args, point, take_waiting(roster, waiting, &delivery, consent))
 }
 
 /// The row of the session of `target` when it may be given its messages:

@@ -154,13 +154,23 @@ pub fn take_for_delivery(
     delivery: &Delivery<'_>,
     consent: impl FnOnce() -> ConsentNow,
 ) -> Result<Taken> {
-    let Some(queue) = Queue::open_existing(roster, delivery.record_file_name)? else {
-        return Ok(Taken::Nothing);
-    };
-    let first = queue.list(roster)?;
-    if first.pending().next().is_none() && first.claimed().next().is_none() {
-        return Ok(Taken::Nothing);
+    match waiting_queue(roster, delivery.record_file_name)? {
+        Some(waiting) => take_waiting(roster, waiting, delivery, consent),
+        None => Ok(Taken::Nothing),
     }
+}
+
+/// `take_for_delivery` of a queue `waiting_queue` found with something
+/// waiting a moment ago (a delivery hook asks that first, before it makes
+/// ready to deliver): it is not opened and read a second time before its
+/// lock is taken.
+pub fn take_waiting(
+    roster: &RosterDir,
+    waiting: WaitingQueue,
+    delivery: &Delivery<'_>,
+    consent: impl FnOnce() -> ConsentNow,
+) -> Result<Taken> {
+    let WaitingQueue(queue) = waiting;
     // Removed by a prune since it was opened: its session ended.
     if !queue.lock(roster, delivery.lock_deadline)? {
         return Ok(Taken::Nothing);
@@ -251,9 +261,22 @@ fn undo_claims(roster: &RosterDir, queue: &Queue, claimed: &[Message]) {
 /// first, at the cost of one failed `openat` when no queue exists. A
 /// queue that could not be read is an error, never "nothing waits".
 pub fn anything_waits(roster: &RosterDir, record_file_name: &str) -> Result<bool> {
-    let Some(queue) = Queue::open_existing(roster, record_file_name)? else { return Ok(false) };
+    Ok(waiting_queue(roster, record_file_name)?.is_some())
+}
+
+/// A session's queue, opened, in which a message waited (pending, or a
+/// claim to settle) when it was read, not under its lock: what
+/// `take_waiting` takes.
+#[derive(Debug)]
+pub struct WaitingQueue(Queue);
+
+/// The queue of the session of `record_file_name` when anything waits in
+/// it (`anything_waits`), kept open for `take_waiting`.
+pub fn waiting_queue(roster: &RosterDir, record_file_name: &str) -> Result<Option<WaitingQueue>> {
+    let Some(queue) = Queue::open_existing(roster, record_file_name)? else { return Ok(None) };
     let listing = queue.list(roster)?;
-    Ok(listing.pending().next().is_some() || listing.claimed().next().is_some())
+    let waits = listing.pending().next().is_some() || listing.claimed().next().is_some();
+    Ok(waits.then_some(WaitingQueue(queue)))
 }
 
 /// How many messages wait for the session of `record_file_name`: its

@@ -31,6 +31,7 @@ pub(crate) fn assess(
         owner_identity: owner.capture_identity(facts),
         roster_path: &roster_path,
         opened_roster: None,
+        known_row: None,
         cwd_flag: session.cwd.as_deref(),
         env: &cli_support::process_env_os,
     };
