@@ -107,6 +107,26 @@ fn resolve_calling_owner_walked(
     Ok(CallingOwner { resolved, ancestry, ancestry_unreadable: walk.unreadable })
 }
 
+/// `resolve_calling_owner_walked` of `--pid PID` for the owner of a live
+/// session's record (its row judged alive a moment ago, the very process
+/// it names): that pid was held to `pid_max` and refused as a kernel thread
+/// when it was registered, and the verdict proved it is still that
+/// process, so neither is read again.
+fn resolve_recorded_owner_walked(pid: Pid, walk: AncestryWalk) -> Result<CallingOwner, ResolveError> {
+    let ancestry = walk.steps;
+    let flag = pid.to_string();
+    let query = OwnerQuery {
+        flag: Some(&flag),
+        env: &process_env,
+        // Asked only for `--pid parent`.
+        parent: pid,
+        ancestry: &ancestry,
+        pid_max: u32::MAX,
+    };
+    let resolved = resolve_owner(&query, &harness::HarnessTable)?;
+    Ok(CallingOwner { resolved, ancestry, ancestry_unreadable: walk.unreadable })
+}
+
 /// Resolves the calling session's owner as `resolve_calling_owner` does,
 /// and when nothing names it and no harness process is among the
 /// ancestors, takes the nearest ancestor that owns a live session in the
@@ -189,8 +209,13 @@ pub fn session_accepts_messages_walked(
     let undecided = |error: String| {
         consent::NotAccepted::Undecided(format!("its consent could not be decided now: {error}"))
     };
-    let owner = resolve_calling_owner_walked(Some(&pid.to_string()), walk)
-        .map_err(|error| undecided(error.to_string()))?;
+    let row_is_the_live_owner = row.liveness() == owner_liveness::Liveness::Alive
+        && row.record.as_ref().is_some_and(|record| record.owner.pid == pid);
+    let owner = match row_is_the_live_owner {
+        true => resolve_recorded_owner_walked(pid, walk),
+        false => resolve_calling_owner_walked(Some(&pid.to_string()), walk),
+    }
+    .map_err(|error| undecided(error.to_string()))?;
     let roster_path = roster_directory_choice(common).map_err(|error| undecided(error.to_string()))?.path;
     let request = consent::AssessmentRequest {
         pid: owner.resolved.pid,
