@@ -24,8 +24,14 @@ pub fn run_hook(
 ) -> ExitCode {
     let clock = HOOK_CLOCK.get_or_init(|| HookClock::starting_now(event));
     let watchdog = Watchdog::start(tool, common.clone(), clock);
-    if let Err(error) = body() {
-        report_escaped_hook_problem(tool, common, &crate::exit::terminal_message(&error));
+    // A panic is a failure like any other: said, logged, and exit 0 (its
+    // message is on stderr already, from the panic hook).
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => report_escaped_hook_problem(tool, common, &crate::exit::terminal_message(&error)),
+        Err(_) => {
+            report_hook_problem(tool, common, "stopped by an internal error (a panic); nothing more was done")
+        }
     }
     watchdog.stand_down();
     match HOOK_EXIT_STATUS.load(std::sync::atomic::Ordering::SeqCst) {

@@ -50,9 +50,9 @@ pub use hook_mode::{
     stderr_is_the_reply,
 };
 pub use owner::{
-    CallingOwner, own_ancestry, own_ancestry_up_to, resolve_calling_owner, resolve_calling_session_owner,
-    runs_inside_session, runs_inside_session_walked, session_accepts_messages,
-    session_accepts_messages_walked,
+    CallingOwner, own_ancestry, own_ancestry_up_to, resolve_calling_owner,
+    resolve_calling_owner_naming_every_ancestor, resolve_calling_session_owner, runs_inside_session,
+    runs_inside_session_walked, session_accepts_messages, session_accepts_messages_walked,
 };
 pub use process_entry::enter;
 pub use process_env::{process_env, process_env_os};

@@ -51,6 +51,15 @@ pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, Res
     resolve_calling_owner_walked(pid_flag, walk)
 }
 
+/// `resolve_calling_owner` for a caller that asks about every ancestor
+/// (a hook that recognises its harness from them): the argv and exe of each
+/// are read as the walk reaches it, also when `--pid` names the owner.
+pub fn resolve_calling_owner_naming_every_ancestor(
+    pid_flag: Option<&str>,
+) -> Result<CallingOwner, ResolveError> {
+    resolve_calling_owner_walked(pid_flag, own_ancestry())
+}
+
 /// The process a `--pid` value names (a pid, or `parent`), when it is
 /// one; an invalid value is resolution's to refuse.
 fn named_by_flag(pid_flag: Option<&str>) -> Option<Pid> {
@@ -108,10 +117,13 @@ fn resolve_calling_owner_walked(
 }
 
 /// `resolve_calling_owner_walked` of `--pid PID` for the owner of a live
-/// session's record (its row judged alive a moment ago, the very process
-/// it names): that pid was held to `pid_max` and refused as a kernel thread
-/// when it was registered, and the verdict proved it is still that
-/// process, so neither is read again.
+/// session's record (its row judged alive a moment ago): that pid was held
+/// to `pid_max` and refused as a kernel thread when it was registered, so
+/// neither is read again. The verdict proved it is still that process, or,
+/// for a record with a chain, that another member of it runs; either way
+/// the consent decision then holds the record to the owner captured now
+/// (`same_owner`), so a pid reused since (by anything, a kernel thread
+/// too) leaves it undecided, never open.
 fn resolve_recorded_owner_walked(pid: Pid, walk: AncestryWalk) -> Result<CallingOwner, ResolveError> {
     let ancestry = walk.steps;
     let flag = pid.to_string();

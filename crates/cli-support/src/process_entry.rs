@@ -10,7 +10,9 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::process::ExitCode;
 
 /// Defines the binary's `main` (the crate must say `#![no_main]`): runs
-/// `$main`, a `fn() -> ExitCode`, through `enter`.
+/// `$main`, a `fn() -> ExitCode`, through `enter`. `argc` and `argv` are
+/// left to std, which on glibc (the only C library the tools are built
+/// for) reads them itself before `main`.
 #[macro_export]
 macro_rules! tool_main {
     ($main:path) => {

@@ -14,7 +14,8 @@ use cli_support::manual::{self, EnvVar, Example, ExitStatusDoc, Manual};
 use cli_support::{
     BadInput, CallingOwner, CommonArgs, ExitStatus, NotUtf8Path, OutputFormat, Refused, escape_for_terminal,
     home_relative, open_roster_for_writing, process_env, process_env_os, report_warning,
-    resolve_calling_owner, roster_directory_choice, terminal_message,
+    resolve_calling_owner, resolve_calling_owner_naming_every_ancestor, roster_directory_choice,
+    terminal_message,
 };
 use consent::RepoConfigWarning;
 use harness::{
@@ -321,7 +322,14 @@ fn gather_registration(
 ) -> anyhow::Result<(Registration, Option<RepoConfigWarning>)> {
     // Where the registry is, first: an invalid ROSTER_DIR is bad input.
     roster_directory_choice(&args.common)?;
-    let owner = resolve_calling_owner(args.pid.as_deref())?;
+    // A hook that recognises its harness from the ancestry asks about every
+    // ancestor, not only those up to an owner named by --pid: the walk
+    // reads them all as it goes.
+    let harness_from_ancestry = args.harness.is_none() && matches!(target, Some(HookTarget::Auto));
+    let owner = match harness_from_ancestry {
+        true => resolve_calling_owner_naming_every_ancestor(args.pid.as_deref())?,
+        false => resolve_calling_owner(args.pid.as_deref())?,
+    };
     let env = process_env;
 
     let harness = choose_harness(args, target, payload, &owner, &env)?;

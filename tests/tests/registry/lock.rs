@@ -159,3 +159,38 @@ fn lock_fd_is_close_on_exec() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A writer whose user is at its pending-signal limit (RLIMIT_SIGPENDING,
+/// which also bounds POSIX timers; a sandbox may set it to 0) still waits
+/// for a held lock and takes it when the holder lets go: the limit is no
+/// reason to give up a registration at once.
+#[test]
+fn a_writer_at_its_pending_signal_limit_still_waits_for_the_lock() {
+    use std::os::unix::process::CommandExt;
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    sandbox.register(owner.pid(), &[]);
+    let lock = sandbox.root().join(".lock");
+    let holder = LockHolder::spawn(&lock);
+    let waiting_owner = Owner::spawn();
+    let mut command =
+        sandbox.command_in_root("roster-register", &["--pid", &waiting_owner.pid().to_string()]);
+    command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
+    unsafe {
+        command.pre_exec(|| {
+            nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_SIGPENDING, 0, 0)
+                .map_err(std::io::Error::from)
+        });
+    }
+    let mut waiter = command.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let exited_early = waiter.try_wait().unwrap();
+    holder.kill();
+    let status = wait_with_deadline(&mut waiter, Duration::from_secs(20)).expect("register hung");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(waiter.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(exited_early, None, "register gave up while the lock was held: {stderr}");
+    assert!(status.success(), "register failed: {status:?} {stderr}");
+    assert!(sandbox.record_path(waiting_owner.pid()).exists());
+}

@@ -185,4 +185,27 @@ mod tests {
         sliced.sort();
         assert_eq!(sliced, expected);
     }
+
+    /// Entries with the longest names a file system allows: a read fits
+    /// only a few dozen of them, and every one is still listed once.
+    #[test]
+    fn a_directory_of_longest_names_is_listed_whole() {
+        let temp = tempfile::tempdir().unwrap();
+        let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+        let sessions = temp.path().join("roster/sessions");
+        let mut expected = Vec::new();
+        for index in 0..1500 {
+            let name = format!("{index:05}{}", "n".repeat(250));
+            std::fs::write(sessions.join(&name), b"").unwrap();
+            expected.push(name);
+        }
+        expected.sort();
+        let mut names: Vec<String> = read_directory(roster.sessions())
+            .unwrap()
+            .into_iter()
+            .map(|entry| entry.name.to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, expected);
+    }
 }

@@ -126,27 +126,31 @@ enum WaitOutcome {
 /// by another this soon.
 const WAKE_REPEAT: Duration = Duration::from_millis(2);
 
-/// The signal that ends a blocked `flock` at its deadline. Its handler does
-/// nothing and is installed without `SA_RESTART`, so `flock` returns EINTR;
-/// it is only ever sent by a wait's own timer, to the waiting thread.
-const WAKE_SIGNAL: nix::sys::signal::Signal = nix::sys::signal::Signal::SIGALRM;
+/// The signal that ends a blocked `flock` at its deadline: a real-time
+/// signal nothing else of roster's uses, and that no one sends to end a
+/// process (as `timeout -s ALRM` sends SIGALRM). Its handler does nothing
+/// and is installed without `SA_RESTART`, so `flock` returns EINTR; only a
+/// wait's own timer sends it, to the waiting thread.
+fn wake_signal() -> nix::libc::c_int {
+    nix::libc::SIGRTMIN() + 5
+}
 
 /// Waits for the lock on `file` in `flock(LOCK_EX)` itself, so that the
 /// kernel hands the lock to this very thread the instant the holder lets go
 /// or dies: a per-thread timer interrupts the wait at `deadline` (and at
 /// the notice's instant). (A second thread blocked in `flock` for it made
 /// every contended lock wait for that thread to wake this one, one more
-/// turn of the scheduler with the lock held, and cost a thread.)
+/// turn of the scheduler with the lock held, and cost a thread.) Where no
+/// timer can be made (the user's RLIMIT_SIGPENDING, which counts timers,
+/// is spent; a seccomp filter forbids them) the lock is asked for again and
+/// again instead, up to the same deadline.
 fn wait_in_flock(
     file: &File,
     deadline: Instant,
     mut notice: Option<(Instant, LongWaitNotice)>,
     path: &Path,
 ) -> WaitOutcome {
-    let timer = match WakeTimer::start() {
-        Ok(timer) => timer,
-        Err(error) => return WaitOutcome::Failed(error),
-    };
+    let Ok(timer) = WakeTimer::start() else { return poll_for_lock(file, deadline, notice, path) };
     loop {
         let now = Instant::now();
         if now >= deadline {
@@ -163,8 +167,9 @@ fn wait_in_flock(
             Some((at, _)) if at < deadline => at,
             _ => deadline,
         };
-        if let Err(error) = timer.arm(wake_at - now) {
-            return WaitOutcome::Failed(error);
+        if timer.arm(wake_at - now).is_err() {
+            drop(timer);
+            return poll_for_lock(file, deadline, notice, path);
         }
         match file.lock() {
             Ok(()) => return WaitOutcome::Locked,
@@ -174,43 +179,86 @@ fn wait_in_flock(
     }
 }
 
-/// A POSIX timer that sends `WAKE_SIGNAL` to the thread that made it, with
-/// that signal unblocked in the thread while it lives. Dropped, it is
+/// The longest pause between two asks of `poll_for_lock`.
+const LONGEST_POLL_PAUSE: Duration = Duration::from_millis(16);
+
+/// Asks for the lock without blocking until `deadline`, pausing a
+/// millisecond, then twice as long each time up to `LONGEST_POLL_PAUSE`:
+/// the wait of a thread that cannot have a timer.
+fn poll_for_lock(
+    file: &File,
+    deadline: Instant,
+    mut notice: Option<(Instant, LongWaitNotice)>,
+    path: &Path,
+) -> WaitOutcome {
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return WaitOutcome::Locked,
+            Err(std::fs::TryLockError::WouldBlock) => {}
+            Err(std::fs::TryLockError::Error(error)) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(std::fs::TryLockError::Error(error)) => return WaitOutcome::Failed(error),
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return WaitOutcome::TimedOut;
+        }
+        if let Some((at, say)) = notice
+            && now >= at
+        {
+            notice = None;
+            say(path, lock_holder(file));
+        }
+        std::thread::sleep(pause.min(deadline - now));
+        pause = (pause * 2).min(LONGEST_POLL_PAUSE);
+    }
+}
+
+/// A POSIX timer that sends `wake_signal()` to the thread that made it,
+/// with that signal unblocked in the thread while it lives. Dropped, it is
 /// deleted, a signal of it still pending is taken, and the thread's mask is
 /// as it was: nothing of the wait reaches later system calls.
 struct WakeTimer {
     timer: nix::libc::timer_t,
-    mask_before: nix::sys::signal::SigSet,
+    mask_before: nix::libc::sigset_t,
+}
+
+/// The set of the wake signal alone.
+fn wake_set() -> nix::libc::sigset_t {
+    // SAFETY: the set is initialised by sigemptyset before the signal is
+    // added; both only write the set.
+    unsafe {
+        let mut set: nix::libc::sigset_t = std::mem::zeroed();
+        nix::libc::sigemptyset(&mut set);
+        nix::libc::sigaddset(&mut set, wake_signal());
+        set
+    }
 }
 
 impl WakeTimer {
     fn start() -> std::io::Result<WakeTimer> {
         use nix::libc;
-        use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
         install_wake_handler()?;
-        let mut mask_before = SigSet::empty();
-        let wake = SigSet::from(WAKE_SIGNAL);
-        pthread_sigmask(SigmaskHow::SIG_UNBLOCK, Some(&wake), Some(&mut mask_before))?;
-        // SAFETY: `event` is fully initialised (zeroed, then the fields the
-        // kernel reads for SIGEV_THREAD_ID), and `timer` is written by the
-        // call before it is read.
-        let created = unsafe {
+        let wake = wake_set();
+        // SAFETY: the sets live for the calls; `event` is fully initialised
+        // (zeroed, then the fields the kernel reads for SIGEV_THREAD_ID),
+        // and `timer` is written by the call before it is read.
+        unsafe {
+            let mut mask_before: libc::sigset_t = std::mem::zeroed();
+            if libc::pthread_sigmask(libc::SIG_UNBLOCK, &wake, &mut mask_before) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
             let mut event: libc::sigevent = std::mem::zeroed();
             event.sigev_notify = libc::SIGEV_THREAD_ID;
-            event.sigev_signo = WAKE_SIGNAL as libc::c_int;
+            event.sigev_signo = wake_signal();
             event.sigev_notify_thread_id = libc::gettid();
             let mut timer: libc::timer_t = std::mem::zeroed();
-            match libc::timer_create(libc::CLOCK_MONOTONIC, &mut event, &mut timer) {
-                0 => Ok(timer),
-                _ => Err(std::io::Error::last_os_error()),
+            if libc::timer_create(libc::CLOCK_MONOTONIC, &mut event, &mut timer) != 0 {
+                let error = std::io::Error::last_os_error();
+                libc::pthread_sigmask(libc::SIG_SETMASK, &mask_before, std::ptr::null_mut());
+                return Err(error);
             }
-        };
-        match created {
-            Ok(timer) => Ok(WakeTimer { timer, mask_before }),
-            Err(error) => {
-                let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&mask_before), None);
-                Err(error)
-            }
+            Ok(WakeTimer { timer, mask_before })
         }
     }
 
@@ -234,30 +282,41 @@ impl WakeTimer {
 impl Drop for WakeTimer {
     fn drop(&mut self) {
         use nix::libc;
-        use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
-        // SAFETY: deleted once; no signal of it is generated afterwards.
-        unsafe { libc::timer_delete(self.timer) };
-        let wake = SigSet::from(WAKE_SIGNAL);
-        let _ = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&wake), None);
+        let wake = wake_set();
         let no_wait = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: takes a pending wake signal of this thread, if any, without
-        // waiting; the set and the timeout live for the call.
-        while unsafe { libc::sigtimedwait(wake.as_ref(), std::ptr::null_mut(), &no_wait) } > 0 {}
-        let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&self.mask_before), None);
+        // SAFETY: the timer is deleted once, after which it sends nothing; a
+        // wake signal of it still pending for this thread is taken without
+        // waiting (the set and the timeout live for the calls); the mask is
+        // put back as it was.
+        unsafe {
+            libc::timer_delete(self.timer);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &wake, std::ptr::null_mut());
+            while libc::sigtimedwait(&wake, std::ptr::null_mut(), &no_wait) > 0 {}
+            libc::pthread_sigmask(libc::SIG_SETMASK, &self.mask_before, std::ptr::null_mut());
+        }
     }
 }
 
 /// Installs the wake signal's handler, which does nothing, once per process.
 fn install_wake_handler() -> std::io::Result<()> {
-    use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, sigaction};
-    static INSTALLED: std::sync::OnceLock<Result<(), nix::errno::Errno>> = std::sync::OnceLock::new();
-    extern "C" fn wake(_: nix::libc::c_int) {}
+    use nix::libc;
+    static INSTALLED: std::sync::OnceLock<Result<(), i32>> = std::sync::OnceLock::new();
+    extern "C" fn wake(_: libc::c_int) {}
     let outcome = INSTALLED.get_or_init(|| {
-        let action = SigAction::new(SigHandler::Handler(wake), SaFlags::empty(), SigSet::empty());
-        // SAFETY: the handler does nothing, so it is async-signal-safe.
-        unsafe { sigaction(WAKE_SIGNAL, &action) }.map(drop)
+        // SAFETY: the handler does nothing, so it is async-signal-safe; the
+        // action is fully initialised before the call reads it.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = wake as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            libc::sigemptyset(&mut action.sa_mask);
+            action.sa_flags = 0;
+            match libc::sigaction(wake_signal(), &action, std::ptr::null_mut()) {
+                0 => Ok(()),
+                _ => Err(nix::errno::Errno::last_raw()),
+            }
+        }
     });
-    outcome.map_err(std::io::Error::from)
+    outcome.map_err(std::io::Error::from_raw_os_error)
 }
 
 /// How long a lock wait lasts before the handle's notice is given.
