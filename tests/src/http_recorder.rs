@@ -89,13 +89,12 @@ impl HttpRecorder {
 
     /// Waits until `count` requests arrived; all of them.
     pub fn wait_for(&self, count: usize, deadline: Duration) -> Vec<RecordedRequest> {
-        assert!(
-            poll_until(deadline, || self.requests.lock().unwrap().len() >= count),
-            "{} requests arrived of {count}: {:#?}",
-            self.requests.lock().unwrap().len(),
-            self.requests()
-        );
-        self.requests()
+        let arrived = poll_until(deadline, || self.requests.lock().unwrap().len() >= count);
+        // Taken once: a lock held by the message's count while the message
+        // took the requests again was never let go, and a missed wait hung.
+        let requests = self.requests();
+        assert!(arrived, "{} requests arrived of {count}: {requests:#?}", requests.len());
+        requests
     }
 }
 

@@ -275,6 +275,9 @@ impl ConsentDecider {
         facts: &impl SystemFacts,
     ) -> Cow<'static, MarkerEntry> {
         match &self.marker_names {
+            // No marker at all, as in most registries: no name to spell out
+            // (twice, for each row of a listing) and look up.
+            Some(names) if names.is_empty() => Cow::Borrowed(&NO_MARKER),
             Some(names)
                 if !names.contains(&name.file_name())
                     && !names.contains(&RecordName::legacy(name.pid).file_name()) =>

@@ -42,7 +42,8 @@ pub(crate) fn capture_identity_with(
     if exited(&pidfd)? {
         return Err(CaptureError::NotRunning(pid));
     }
-    let proc = read_proc_identity(pid).map_err(|why| CaptureError::ProcUnreadable { pid, why })?;
+    let proc = read_proc_identity(pid, pidfd.effective_uid())
+        .map_err(|why| CaptureError::ProcUnreadable { pid, why })?;
     let pidfs_ino = pidfd.pidfs_inode();
     let offset = facts.boottime_offset_ticks().map_err(|error| CaptureError::System {
         what: crate::world::TIME_OFFSETS_PATH.to_owned(),

@@ -122,7 +122,7 @@ impl ProcessFacts for LinuxProcess {
     }
 
     fn proc_identity(&self) -> Result<ProcIdentity, ProcReadError> {
-        read_proc_identity(self.pid)
+        read_proc_identity(self.pid, self.pidfd.effective_uid())
     }
 
     fn proc_start_ticks(&self) -> Result<u64, ProcReadError> {

@@ -155,11 +155,19 @@ pub(crate) fn mtime_ns(metadata: &std::fs::Metadata) -> i128 {
 /// inside it (`stat`, `status`, …) to root once a process makes itself
 /// non-dumpable, but the directory keeps the effective uid, so a live owner
 /// that hardens itself is not mistaken for another user's process.
-pub(crate) fn read_proc_identity(pid: Pid) -> Result<ProcIdentity, ProcReadError> {
-    let directory = format!("/proc/{pid}");
-    let uid = retry_interrupted(|| nix::sys::stat::stat(directory.as_str()))
-        .map_err(|errno| classify_proc_error(errno.into()))?
-        .st_uid;
+///
+/// `known_uid` is that uid when it was told already (by the pidfd, which
+/// tells the same one): the directory is then not looked up.
+pub(crate) fn read_proc_identity(pid: Pid, known_uid: Option<u32>) -> Result<ProcIdentity, ProcReadError> {
+    let uid = match known_uid {
+        Some(uid) => uid,
+        None => {
+            let directory = format!("/proc/{pid}");
+            retry_interrupted(|| nix::sys::stat::stat(directory.as_str()))
+                .map_err(|errno| classify_proc_error(errno.into()))?
+                .st_uid
+        }
+    };
     let stat = read_proc_stat(pid)?;
     Ok(ProcIdentity { uid, start_ticks: stat.start_ticks, terminal: stat.tty_nr })
 }

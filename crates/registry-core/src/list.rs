@@ -10,9 +10,12 @@ use std::collections::{BTreeMap, HashSet};
 use harness::Activity;
 use owner_liveness::{Liveness, Pid, SystemFacts, Verdict};
 
-use crate::adopted::{AdoptedSource, counterparts_of, read_adopted};
+use crate::adopted::{
+    AdoptedSource, counterparts_of, may_be_same_session_as_a_record, read_adopted_made_into,
+};
 use crate::error::Result;
 use crate::parallel::map_in_parallel;
+use crate::record::session_record::pid_of_file_name;
 use crate::record::timestamp::Timestamp;
 use crate::session_row::{
     KnownVerdict, Origin, Problem, SessionRow, non_utf8_name_row, read_listed_session_row,
@@ -326,8 +329,34 @@ fn list_sessions_presented_within<P: Send>(
     let states = state_names(roster)?;
     // The sessions ever sent a message have a queue; the others cost nothing.
     let queues = crate::messages::queue_names(roster)?;
-    let (adopted, adopted_unread) = read_adopted(&filter.adopt, facts);
-    let adopted = AdoptedRows::new(adopted);
+    // The owner pids of every record this listing can read (a record is
+    // read only under a name roster writes, which names its owner's pid):
+    // a harness's session that none of them may stand for is presented as
+    // soon as it is judged, on the core that judged it, instead of being
+    // held until every record is read.
+    let record_pids: HashSet<Pid> =
+        entries.iter().filter_map(|entry| pid_of_file_name(entry.name.to_str()?)).collect();
+    let (adopted, adopted_unread) = read_adopted_made_into(&filter.adopt, facts, &|row| {
+        if may_be_same_session_as_a_record(&row, &record_pids) {
+            AdoptedRead::Unsettled(Box::new(row))
+        } else {
+            AdoptedRead::Settled(adopted_outcome(row, filter, present))
+        }
+    });
+    // In the harnesses' order, each settled row's outcome, and a gap for
+    // each row a record may still take in.
+    let mut unsettled = Vec::new();
+    let adopted_outcomes: Vec<Option<Outcome<P>>> = adopted
+        .into_iter()
+        .map(|read| match read {
+            AdoptedRead::Settled(outcome) => Some(outcome),
+            AdoptedRead::Unsettled(row) => {
+                unsettled.push(*row);
+                None
+            }
+        })
+        .collect();
+    let adopted = AdoptedRows::new(unsettled);
     let outcomes = map_in_parallel(&entries, |entry| {
         let (mut row, stamp) = match entry.name.to_str() {
             Some(name) => read_listed_session_row(roster, name, entry.kind, facts)?,
@@ -372,43 +401,63 @@ fn list_sessions_presented_within<P: Send>(
         Some(Outcome::Shown(kept, tally, problem))
     });
     drop(entries);
-    // The harness's sessions no roster record stands for, as rows of their own.
-    let adopted_outcomes = present_unmatched(adopted.unmatched(), filter, present);
-    let outcomes: Vec<Option<Outcome<P>>> =
-        outcomes.into_iter().chain(adopted_outcomes.into_iter().map(Some)).collect();
+    // The harness's sessions no roster record stands for, as rows of their
+    // own, each in its gap.
+    let mut unmatched = present_unmatched(adopted.unmatched(), filter, present).into_iter();
+    let adopted_outcomes =
+        adopted_outcomes.into_iter().map(|settled| settled.or_else(|| unmatched.next().flatten()));
+    let outcomes: Vec<Option<Outcome<P>>> = outcomes.into_iter().chain(adopted_outcomes).collect();
     Ok(into_listing(outcomes, adopted_unread))
 }
 
-/// The harness's sessions no roster record stands for, each filtered and
-/// presented as a row of its own on the core that takes it. Each row is
-/// moved out of its slot by the one thread that takes it, not cloned: a
-/// row of a harness's file holds a dozen strings.
+/// A harness's session as the listing first reads it.
+enum AdoptedRead<P> {
+    /// No roster record may stand for it (`may_be_same_session_as_a_record`):
+    /// filtered and presented already.
+    Settled(Outcome<P>),
+    /// A record may take it in: it waits for the records to be read.
+    Unsettled(Box<SessionRow>),
+}
+
+/// The harness's sessions no roster record stood for (`None` where one
+/// did), each filtered and presented as a row of its own on the core that
+/// takes it. Each row is moved out of its slot by the one thread that takes
+/// it, not cloned: a row of a harness's file holds a dozen strings.
 fn present_unmatched<P: Send>(
-    unmatched: Vec<SessionRow>,
+    unmatched: Vec<Option<SessionRow>>,
     filter: &ListFilter,
     present: &(impl Fn(SessionRow) -> P + Sync),
-) -> Vec<Outcome<P>> {
+) -> Vec<Option<Outcome<P>>> {
     let unmatched: Vec<std::sync::Mutex<Option<SessionRow>>> =
-        unmatched.into_iter().map(|row| std::sync::Mutex::new(Some(row))).collect();
+        unmatched.into_iter().map(std::sync::Mutex::new).collect();
     map_in_parallel(&unmatched, |slot| {
         let taken =
             slot.lock().map(|mut slot| slot.take()).unwrap_or_else(|poisoned| poisoned.into_inner().take());
-        let row = taken.expect("map_in_parallel hands each row to one thread, once");
-        if !filter.admits(&row) {
-            return Outcome::FilteredOut;
-        }
-        if row.liveness() == Liveness::Dead && !filter.include_dead {
-            return Outcome::DeadHidden(row.origin);
-        }
-        if !filter.admits_state(&row) {
-            return Outcome::FilteredOut;
-        }
-        let tally = RowTally::of(&row);
-        let problem = row.problem.as_ref().map(|problem| Box::new((row.file_name.clone(), problem.clone())));
-        let kept =
-            KeptRow::Presented(Box::new(PresentedRow { order: RowOrder::of(&row), presented: present(row) }));
-        Outcome::Shown(kept, tally, problem)
+        taken.map(|row| adopted_outcome(row, filter, present))
     })
+}
+
+/// A harness's session that no roster record stands for, as a row of its
+/// own: filtered, and presented when shown.
+fn adopted_outcome<P>(
+    row: SessionRow,
+    filter: &ListFilter,
+    present: &impl Fn(SessionRow) -> P,
+) -> Outcome<P> {
+    if !filter.admits(&row) {
+        return Outcome::FilteredOut;
+    }
+    if row.liveness() == Liveness::Dead && !filter.include_dead {
+        return Outcome::DeadHidden(row.origin);
+    }
+    if !filter.admits_state(&row) {
+        return Outcome::FilteredOut;
+    }
+    let tally = RowTally::of(&row);
+    let problem = row.problem.as_ref().map(|problem| Box::new((row.file_name.clone(), problem.clone())));
+    let kept =
+        KeptRow::Presented(Box::new(PresentedRow { order: RowOrder::of(&row), presented: present(row) }));
+    Outcome::Shown(kept, tally, problem)
 }
 
 /// The outcomes counted into a listing, its rows newest first.
@@ -503,13 +552,13 @@ impl AdoptedRows {
         }
     }
 
-    /// The adopted sessions no roster record took in.
-    fn unmatched(self) -> Vec<SessionRow> {
+    /// The adopted sessions no roster record took in, in their order;
+    /// `None` for each one a record took in.
+    fn unmatched(self) -> Vec<Option<SessionRow>> {
         self.rows
             .into_iter()
             .zip(self.matched)
-            .filter(|(_, matched)| !matched.load(Ordering::Relaxed))
-            .map(|(row, _)| row)
+            .map(|(row, matched)| (!matched.load(Ordering::Relaxed)).then_some(row))
             .collect()
     }
 }
@@ -684,6 +733,100 @@ mod tests {
 
     fn row_json(row: SessionRow) -> String {
         row.to_json(crate::session_row::RowConsent::REMOVED).to_string()
+    }
+
+    /// A Claude Code session file for `pid`, its start tick `start_ticks`.
+    fn claude_code_file(directory: &Path, pid: u32, start_ticks: u64, cwd: &Path) {
+        let identity = capture_identity(Pid::new(pid).unwrap()).expect("capture the owner");
+        let machine = identity.machine.as_deref().and_then(|machine| machine.strip_prefix("machine-id:"));
+        let file = serde_json::json!({
+            "pid": pid, "sessionId": format!("session-of-{pid}"), "cwd": cwd,
+            "startedAt": 1_796_000_000_000_u64 + u64::from(pid), "procStart": start_ticks.to_string(),
+            "pidDomain": format!("linux:{}:pid:[{}]", machine.expect("a machine id"), identity.pid_ns),
+            "status": "busy", "updatedAt": 1_796_000_000_000_u64,
+        });
+        std::fs::write(directory.join(format!("{pid}.json")), file.to_string()).unwrap();
+    }
+
+    #[test]
+    fn harness_sessions_no_record_may_stand_for_list_as_those_one_may() {
+        let scratch = tempfile::tempdir().unwrap();
+        let roster = RosterDir::open_or_create(&scratch.path().join("roster")).unwrap();
+        let sessions = scratch.path().join("claude-sessions");
+        std::fs::create_dir(&sessions).unwrap();
+        std::fs::set_permissions(&sessions, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        let owners: Vec<Owner> = (0..4).map(|_| owner()).collect();
+        let pid = |index: usize| owners[index].0.id();
+        let ticks = |index: usize| capture_identity(Pid::new(pid(index)).unwrap()).unwrap().start_ticks;
+        // Owners 0 and 1 are registered. Owner 0's file is its record's
+        // session (one row); the file at owner 1's pid claims another start
+        // (a reused pid: its own row, dead); owners 2 and 3 have files alone;
+        // malformed files lie between them.
+        register_owner(&roster, &owners[0], scratch.path());
+        register_owner(&roster, &owners[1], scratch.path());
+        claude_code_file(&sessions, pid(0), ticks(0), scratch.path());
+        claude_code_file(&sessions, pid(1), ticks(1) + 1, scratch.path());
+        claude_code_file(&sessions, pid(2), ticks(2), scratch.path());
+        claude_code_file(&sessions, pid(3), ticks(3), scratch.path());
+        for name in ["1.json", "2.json", "3.json"] {
+            std::fs::write(sessions.join(name), "{").unwrap();
+        }
+        let source = AdoptedSource { harness: crate::adopted::AdoptedHarness::ClaudeCode, path: sessions };
+        let facts = RunningSystem::read();
+        let every_file =
+            crate::adopted::AdoptedDirectory::open(&source).unwrap().unwrap().rows(&facts).unwrap();
+        let record_pids: HashSet<Pid> =
+            [pid(0), pid(1)].into_iter().map(|pid| Pid::new(pid).unwrap()).collect();
+        let may_be_taken: Vec<bool> = every_file
+            .iter()
+            .map(|row| crate::adopted::may_be_same_session_as_a_record(row, &record_pids))
+            .collect();
+        let names_may_be_taken: Vec<&str> = every_file
+            .iter()
+            .zip(&may_be_taken)
+            .filter(|(_, may)| **may)
+            .map(|(row, _)| row.file_name.as_str())
+            .collect();
+        let mut expected = [format!("claude-code/{}.json", pid(0)), format!("claude-code/{}.json", pid(1))];
+        expected.sort();
+        let mut names_may_be_taken: Vec<String> = names_may_be_taken.into_iter().map(str::to_owned).collect();
+        names_may_be_taken.sort();
+        assert_eq!(names_may_be_taken, expected, "only the files at a record's pid may be taken in");
+
+        let filter = ListFilter { include_dead: true, adopt: vec![source], ..ListFilter::default() };
+        let listing = list_sessions_presented(&roster, &filter, &facts, &|row: SessionRow| row).unwrap();
+        let summary = listing.summary().clone();
+        let rows: Vec<SessionRow> = listing.into_presented(&roster, &filter, &facts, &|row| row).collect();
+        // Every harness file but owner 0's is a row of its own; owner 0's is
+        // its record's row, which took the file's state.
+        let mut adopted_names: Vec<&str> = rows
+            .iter()
+            .filter(|row| row.origin == Origin::ClaudeCode)
+            .map(|row| row.file_name.as_str())
+            .collect();
+        adopted_names.sort_unstable();
+        let mut expected_names: Vec<&str> = every_file
+            .iter()
+            .map(|row| row.file_name.as_str())
+            .filter(|name| *name != format!("claude-code/{}.json", pid(0)))
+            .collect();
+        expected_names.sort_unstable();
+        assert_eq!(adopted_names, expected_names);
+        let merged =
+            rows.iter().find(|row| row.origin == Origin::Roster && row.pid.map(Pid::get) == Some(pid(0)));
+        assert_eq!(
+            merged.and_then(|row| row.state.as_ref()).map(|state| state.activity),
+            Some(Activity::Working)
+        );
+        let reused = rows.iter().find(|row| row.file_name == format!("claude-code/{}.json", pid(1))).unwrap();
+        assert_eq!(reused.liveness(), Liveness::Dead, "{}", reused.verdict.reason);
+        // The problems are told in the order the harness's directory lists
+        // its files, settled at once or not.
+        let problems: Vec<&str> = summary.problems.iter().map(|(name, _)| name.as_str()).collect();
+        let listed_order: Vec<&str> =
+            every_file.iter().filter(|row| row.problem.is_some()).map(|row| row.file_name.as_str()).collect();
+        assert_eq!(problems, listed_order);
+        assert_eq!(summary.shown, rows.len());
     }
 
     #[test]

@@ -11,7 +11,7 @@ use owner_liveness::{Liveness, Pid, SystemFacts, Verdict, judge};
 
 use crate::record::name::{RecordName, World};
 use crate::record::owner::{AbsentKeys, OwnerKeys, concat_keys, write_chain_key, write_identity_keys};
-use crate::record::session_record::{Parsed, Record, parse_record};
+use crate::record::session_record::{Parsed, Record, parse_record, pid_of_file_name};
 use crate::record::timestamp::Timestamp;
 use crate::state::SessionState;
 use crate::store::directory::RosterDir;
@@ -243,8 +243,7 @@ pub(crate) fn read_session_row_knowing(
     }
     let sessions = roster.sessions();
     let path = roster.entry_path(sessions, file_name);
-    let name = RecordName::parse_file_name(file_name);
-    let file_pid = name.map(|name| name.pid);
+    let file_pid = pid_of_file_name(file_name);
     let problem_row = |kind: ProblemKind, detail: String, mtime: Option<Timestamp>| {
         SessionRow::of_problem(
             file_name.to_owned(),
@@ -261,11 +260,11 @@ pub(crate) fn read_session_row_knowing(
             return Some((problem_row(ProblemKind::Untrusted, untrusted.detail, untrusted.mtime), None));
         }
     };
-    let Some(name) = name else {
+    let Some(file_pid) = file_pid else {
         let detail = NOT_A_RECORD_NAME.into();
         return Some((problem_row(ProblemKind::Malformed, detail, Some(contents.mtime)), Some(stamp)));
     };
-    let row = match parse_record(&contents.bytes, name.pid) {
+    let row = match parse_record(&contents.bytes, file_pid) {
         Parsed::Record(record) => {
             let verdict = match known {
                 Some(known) if known.stamp == stamp => known.verdict.clone(),

@@ -304,3 +304,52 @@ fn a_session_in_a_terminal_is_located_from_its_environment_and_one_without_a_ter
     assert_eq!(row["location"]["status"], "current", "{row}");
     assert_eq!(row["location"]["shown"], row["location"]["tty"], "{row}");
 }
+
+/// Whether this kernel tells a process's uids through its pidfd
+/// (`PIDFD_GET_INFO`, Linux 6.13).
+fn kernel_tells_uids_through_pidfds() -> bool {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").expect("read the kernel release");
+    let mut numbers = release.trim().split(['.', '-']).map(|part| part.parse::<u32>().unwrap_or(0));
+    (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0)) >= (6, 13)
+}
+
+/// Judging a session Claude Code keeps reads its owner's
+/// `/proc/<pid>/stat` once and, where the kernel tells the owner's uid
+/// through its pidfd, never looks `/proc/<pid>` up itself (under strace):
+/// the uid costs no path lookup per session of a long listing.
+#[test]
+fn judging_a_session_claude_code_keeps_reads_its_stat_once_and_its_uid_from_the_pidfd() {
+    let strace = tests::require_tool("strace");
+    let sandbox = Sandbox::new();
+    let owners: Vec<Owner> = (0..3).map(|_| Owner::spawn()).collect();
+    let cwd = sandbox.project().to_string_lossy().into_owned();
+    for (index, owner) in owners.iter().enumerate() {
+        let file = session_file(owner.pid(), &format!("c0ffee-{index}"), &cwd);
+        write_session(&sandbox, &format!("{}.json", owner.pid()), &file);
+    }
+    let log = sandbox.base().join("list.strace");
+    let list = sandbox.command_in_root("roster-list", &["--json"]);
+    let output = std::process::Command::new(strace)
+        .args(["-f", "-e", "trace=openat,open,stat,newfstatat,statx,lstat", "-o"])
+        .arg(&log)
+        .arg(list.get_program())
+        .args(list.get_args())
+        .env_clear()
+        .envs(list.get_envs().filter_map(|(name, value)| Some((name, value?))))
+        .current_dir(list.get_current_dir().expect("the sandbox sets a directory"))
+        .output()
+        .expect("run roster-list under strace");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let rows: Vec<Value> = serde_json::from_slice(&output.stdout).expect("a JSON listing");
+    let trace = std::fs::read_to_string(&log).expect("the strace log");
+    let directory_lookups = usize::from(!kernel_tells_uids_through_pidfds());
+    for owner in &owners {
+        assert_eq!(row_for(&rows, owner.pid())["liveness"], "alive", "{rows:?}");
+        let stat = format!("\"/proc/{}/stat\"", owner.pid());
+        let directory = format!("\"/proc/{}\"", owner.pid());
+        let stat_opens = trace.lines().filter(|line| line.contains(&stat)).count();
+        let looked_up = trace.lines().filter(|line| line.contains(&directory)).count();
+        assert_eq!(stat_opens, 1, "opens of {stat}:\n{trace}");
+        assert_eq!(looked_up, directory_lookups, "lookups of {directory}:\n{trace}");
+    }
+}

@@ -4,6 +4,7 @@
 //! (`linux:<machine-id>:pid:[<pid ns inode>]`) its machine and pid
 //! namespace, `startedAt` its boot, `status` what it does.
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -27,28 +28,31 @@ pub fn is_session_file_name(name: &str) -> bool {
 }
 
 /// The keys of a session file roster reads; every other key is ignored.
+/// Its strings are borrowed from the file's bytes where they need no
+/// unescaping: a listing parses thousands of files.
 #[derive(Debug, Deserialize)]
-pub struct SessionFile {
+pub struct SessionFile<'a> {
     pub pid: u32,
-    #[serde(rename = "sessionId")]
-    pub session_id: String,
-    pub cwd: String,
+    #[serde(rename = "sessionId", borrow)]
+    pub session_id: Cow<'a, str>,
+    #[serde(borrow)]
+    pub cwd: Cow<'a, str>,
     /// Milliseconds since the epoch.
     #[serde(rename = "startedAt")]
     pub started_at: u64,
     /// Field 22 of `/proc/<pid>/stat`, as a decimal string.
-    #[serde(rename = "procStart")]
-    pub proc_start: String,
-    #[serde(default)]
-    pub version: Option<String>,
-    #[serde(rename = "pidDomain", default)]
-    pub pid_domain: Option<String>,
-    #[serde(rename = "messagingSocketPath", default)]
-    pub messaging_socket_path: Option<String>,
-    #[serde(default)]
-    pub status: Option<String>,
-    #[serde(rename = "waitingFor", default)]
-    pub waiting_for: Option<String>,
+    #[serde(rename = "procStart", borrow)]
+    pub proc_start: Cow<'a, str>,
+    #[serde(default, borrow)]
+    pub version: Option<Cow<'a, str>>,
+    #[serde(rename = "pidDomain", default, borrow)]
+    pub pid_domain: Option<Cow<'a, str>>,
+    #[serde(rename = "messagingSocketPath", default, borrow)]
+    pub messaging_socket_path: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub status: Option<Cow<'a, str>>,
+    #[serde(rename = "waitingFor", default, borrow)]
+    pub waiting_for: Option<Cow<'a, str>>,
     /// Milliseconds since the epoch.
     #[serde(rename = "updatedAt", default)]
     pub updated_at: Option<u64>,
@@ -70,9 +74,9 @@ pub struct SaidState {
 /// The `source` of a state read from a session file.
 pub const SESSION_FILE_STATE_SOURCE: &str = "claude-code:sessions-file";
 
-impl SessionFile {
+impl<'a> SessionFile<'a> {
     /// The file's bytes parsed; why not, in serde's words.
-    pub fn parse(bytes: &[u8]) -> Result<SessionFile, String> {
+    pub fn parse(bytes: &'a [u8]) -> Result<SessionFile<'a>, String> {
         serde_json::from_slice(bytes).map_err(|error| error.to_string())
     }
 
@@ -171,26 +175,24 @@ mod tests {
 
     #[test]
     fn a_status_is_a_state_and_an_unknown_one_is_none() {
-        let file = |status: &str| {
-            SessionFile::parse(
-                format!(
-                    r#"{{"pid":7,"sessionId":"s","cwd":"/","startedAt":5,"procStart":"9","status":"{status}",
+        let text = |status: &str| {
+            format!(
+                r#"{{"pid":7,"sessionId":"s","cwd":"/","startedAt":5,"procStart":"9","status":"{status}",
                     "waitingFor":"permission prompt","updatedAt":6}}"#
-                )
-                .as_bytes(),
             )
-            .expect("a session file")
         };
+        let texts = [text("waiting"), text("busy"), text("asleep"), text("idle")];
+        let file = |index: usize| SessionFile::parse(texts[index].as_bytes()).expect("a session file");
         assert_eq!(
-            file("waiting").said_state(),
+            file(0).said_state(),
             Some(SaidState {
                 activity: Activity::Waiting,
                 waiting_for: Some("permission".to_owned()),
                 since_ms: 6
             })
         );
-        assert_eq!(file("busy").said_state().map(|state| state.waiting_for), Some(None));
-        assert_eq!(file("asleep").said_state(), None);
-        assert_eq!(file("idle").start_ticks(), Ok(9));
+        assert_eq!(file(1).said_state().map(|state| state.waiting_for), Some(None));
+        assert_eq!(file(2).said_state(), None);
+        assert_eq!(file(3).start_ticks(), Ok(9));
     }
 }

@@ -19,13 +19,14 @@ pub use copilot::{COPILOT_FILE_SOURCE, COPILOT_ROW_PREFIX, COPILOT_STARTING_GRAC
 use claude_code::{read_adopted_row, read_listed_adopted_row};
 use copilot::{HeldLocks, lock_file_names, read_copilot_row};
 
+use std::collections::HashSet;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
 use nix::fcntl::{OFlag, open};
 use nix::sys::stat::{Mode, fstat};
-use owner_liveness::{Liveness, SystemFacts, retry_interrupted};
+use owner_liveness::{Liveness, Pid, SystemFacts, retry_interrupted};
 
 use crate::record::session_record::Record;
 use crate::session_row::SessionRow;
@@ -136,6 +137,21 @@ pub fn is_same_session(row: &SessionRow, adopted: &SessionRow) -> bool {
     same_owner(ours, theirs) || same_live_session(row, adopted)
 }
 
+/// Whether any roster record may stand for the same session as `adopted`
+/// (`is_same_session`), when every record there is has its owner's pid in
+/// `record_pids`: a harness's file without a record never does, one of
+/// Claude Code only by the same owner (`same_owner`), so only a record of
+/// its pid, and a Copilot CLI lock also by its session id
+/// (`same_live_session`), whatever the pid. `false` is a promise: no such
+/// record can take the row in, which a listing may then present at once.
+pub fn may_be_same_session_as_a_record(adopted: &SessionRow, record_pids: &HashSet<Pid>) -> bool {
+    let Some(theirs) = &adopted.record else { return false };
+    if record_pids.is_empty() {
+        return false;
+    }
+    adopted.origin == crate::session_row::Origin::Copilot || record_pids.contains(&theirs.owner.pid)
+}
+
 /// A harness's sessions directory, opened and checked as roster checks its
 /// own: a real directory (not a symlink), owned by you, writable by
 /// nobody else.
@@ -209,6 +225,17 @@ impl AdoptedDirectory {
     /// files that are not believed), read and judged on every core; `Err`
     /// says why the directory could not be listed.
     pub fn rows(&self, facts: &(impl SystemFacts + Sync)) -> Result<Vec<SessionRow>, String> {
+        self.rows_made_into(facts, &|row| row)
+    }
+
+    /// `rows`, each row made into what `make` makes of it on the core that
+    /// judged it, while it is at hand: a listing presents most rows there
+    /// and then, instead of holding every row until all are read.
+    pub fn rows_made_into<R: Send>(
+        &self,
+        facts: &(impl SystemFacts + Sync),
+        make: &(impl Fn(SessionRow) -> R + Sync),
+    ) -> Result<Vec<R>, String> {
         let unlisted = |errno: Errno| format!("cannot list {}: {}", self.path.display(), errno.desc());
         match self.harness {
             AdoptedHarness::ClaudeCode => {
@@ -219,7 +246,7 @@ impl AdoptedDirectory {
                     .filter(|(name, _)| harness::session_files::claude_code::is_session_file_name(name))
                     .collect();
                 let read = |(name, kind): &(String, EntryKind)| {
-                    read_listed_adopted_row(self.subdir(), name, *kind, facts)
+                    read_listed_adopted_row(self.subdir(), name, *kind, facts).map(make)
                 };
                 Ok(crate::parallel::map_in_parallel(&files, read).into_iter().flatten().collect())
             }
@@ -227,7 +254,8 @@ impl AdoptedDirectory {
                 let names = lock_file_names(self.subdir()).map_err(unlisted)?;
                 // Who holds which lock, read once for the whole listing.
                 let locks = HeldLocks::read();
-                let read = |name: &String| read_copilot_row(self.subdir(), name, locks.as_ref(), facts);
+                let read =
+                    |name: &String| read_copilot_row(self.subdir(), name, locks.as_ref(), facts).map(make);
                 Ok(crate::parallel::map_in_parallel(&names, read).into_iter().flatten().collect())
             }
         }
@@ -304,13 +332,25 @@ pub fn read_adopted(
     sources: &[AdoptedSource],
     facts: &(impl SystemFacts + Sync),
 ) -> (Vec<SessionRow>, Vec<String>) {
+    read_adopted_made_into(sources, facts, &|row| row)
+}
+
+/// `read_adopted`, each row made into what `make` makes of it on the core
+/// that judged it (`AdoptedDirectory::rows_made_into`).
+pub fn read_adopted_made_into<R: Send>(
+    sources: &[AdoptedSource],
+    facts: &(impl SystemFacts + Sync),
+    make: &(impl Fn(SessionRow) -> R + Sync),
+) -> (Vec<R>, Vec<String>) {
     let mut rows = Vec::new();
     let mut unread = Vec::new();
     for source in sources {
         match AdoptedDirectory::open(source).and_then(|directory| match directory {
-            Some(directory) => directory.rows(facts),
+            Some(directory) => directory.rows_made_into(facts, make),
             None => Ok(Vec::new()),
         }) {
+            // The first source's rows are taken as they are, not copied.
+            Ok(read) if rows.is_empty() => rows = read,
             Ok(read) => rows.extend(read),
             Err(why) => {
                 unread.push(format!("{}'s own sessions are not listed: {why}", source.harness.display_name()))

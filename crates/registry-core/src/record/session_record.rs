@@ -68,7 +68,8 @@ pub enum Parsed {
 }
 
 /// The pid a file name stands for, when it is a name roster writes
-/// (`RecordName`).
+/// (`RecordName`): the only names a record is read under, and the owner
+/// pid of every record read (`parse_record` holds the record to it).
 pub fn pid_of_file_name(name: &str) -> Option<Pid> {
     RecordName::parse_file_name(name).map(|name| name.pid)
 }

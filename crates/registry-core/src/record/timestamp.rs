@@ -123,17 +123,40 @@ impl Timestamp {
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let seconds = self.0.div_euclid(1_000_000_000) as i64;
-        let nanos = self.0.rem_euclid(1_000_000_000);
+        let nanos = self.0.rem_euclid(1_000_000_000) as u64;
         let days = seconds.div_euclid(86400);
-        let second_of_day = seconds.rem_euclid(86400);
+        let second_of_day = seconds.rem_euclid(86400) as u64;
         let (year, month, day) = civil_from_days(days);
-        write!(
-            f,
-            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{nanos:09}Z",
-            second_of_day / 3600,
-            second_of_day % 3600 / 60,
-            second_of_day % 60
-        )
+        let (hour, minute, second) = (second_of_day / 3600, second_of_day % 3600 / 60, second_of_day % 60);
+        match u64::try_from(year) {
+            // Every time a record can hold: its digits put in place, as a
+            // listing writes three per row.
+            Ok(year) if year <= 9999 => {
+                let mut text = *b"0000-00-00T00:00:00.000000000Z";
+                for (range, value) in [
+                    (0..4, year),
+                    (5..7, month as u64),
+                    (8..10, day as u64),
+                    (11..13, hour),
+                    (14..16, minute),
+                    (17..19, second),
+                    (20..29, nanos),
+                ] {
+                    put_digits(&mut text[range], value);
+                }
+                f.write_str(std::str::from_utf8(&text).expect("digits and separators are ASCII"))
+            }
+            _ => write!(f, "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{nanos:09}Z"),
+        }
+    }
+}
+
+/// Writes `value` in decimal into `digits`, right-aligned; the places
+/// before it keep what they hold (zeros, in `Display`). `value` must fit.
+fn put_digits(digits: &mut [u8], mut value: u64) {
+    for place in digits.iter_mut().rev() {
+        *place = b'0' + (value % 10) as u8;
+        value /= 10;
     }
 }
 
@@ -238,7 +261,52 @@ mod tests {
         }
     }
 
+    /// What `Display` wrote before it put digits in place itself: every
+    /// field through the formatting machinery.
+    fn spelled_out(stamp: Timestamp) -> String {
+        let seconds = stamp.0.div_euclid(1_000_000_000) as i64;
+        let nanos = stamp.0.rem_euclid(1_000_000_000);
+        let days = seconds.div_euclid(86400);
+        let second_of_day = seconds.rem_euclid(86400);
+        let (year, month, day) = civil_from_days(days);
+        format!(
+            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{nanos:09}Z",
+            second_of_day / 3600,
+            second_of_day % 3600 / 60,
+            second_of_day % 60
+        )
+    }
+
+    #[test]
+    fn display_at_the_edges_of_the_four_digit_years_and_beyond() {
+        let first = i128::from(days_from_civil(0, 1, 1)) * 86_400 * 1_000_000_000;
+        let after_last = i128::from(days_from_civil(10_000, 1, 1)) * 86_400 * 1_000_000_000;
+        for nanos in [
+            first - 1,
+            first,
+            first + 1,
+            -1,
+            0,
+            1,
+            999_999_999,
+            after_last - 1,
+            after_last,
+            i128::from(i64::MAX),
+        ] {
+            let stamp = Timestamp::from_unix_nanos(nanos);
+            assert_eq!(stamp.to_string(), spelled_out(stamp), "{nanos}");
+        }
+        assert_eq!(Timestamp::from_unix_nanos(first - 1).to_string(), "-001-12-31T23:59:59.999999999Z");
+        assert_eq!(Timestamp::from_unix_nanos(after_last).to_string(), "10000-01-01T00:00:00.000000000Z");
+    }
+
     proptest::proptest! {
+        #[test]
+        fn display_puts_the_digits_the_formatting_machinery_writes(nanos in -100_000_000_000_000_000_000i128..400_000_000_000_000_000_000i128) {
+            let stamp = Timestamp::from_unix_nanos(nanos);
+            proptest::prop_assert_eq!(stamp.to_string(), spelled_out(stamp));
+        }
+
         #[test]
         fn display_then_parse_round_trips(nanos in -62_135_596_800_000_000_000i128..253_402_300_799_999_999_999i128) {
             let stamp = Timestamp::from_unix_nanos(nanos);
