@@ -78,8 +78,8 @@ pub fn own_ancestry() -> AncestryWalk {
 
 /// `own_ancestry` for a caller that asks about one process, `named`, and
 /// the run below it only (whether this process runs inside its session,
-/// and who owns that session): the walk ends at `named`
-/// (`walk_ancestry_to`).
+/// and who owns that session): the walk ends at `named`, and reads the
+/// argv and exe of a step only when asked (`walk_ancestry_to`).
 pub fn own_ancestry_up_to(named: Pid) -> AncestryWalk {
     let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
     walk_ancestry_to(me, named)
@@ -221,17 +221,31 @@ pub fn session_accepts_messages_walked(
     let undecided = |error: String| {
         consent::NotAccepted::Undecided(format!("its consent could not be decided now: {error}"))
     };
-    let row_is_the_live_owner = row.liveness() == owner_liveness::Liveness::Alive
-        && row.record.as_ref().is_some_and(|record| record.owner.pid == pid);
-    let owner = match row_is_the_live_owner {
-        true => resolve_recorded_owner_walked(pid, walk),
-        false => resolve_calling_owner_walked(Some(&pid.to_string()), walk),
-    }
-    .map_err(|error| undecided(error.to_string()))?;
+    let live_record = row
+        .record
+        .as_ref()
+        .filter(|record| row.liveness() == owner_liveness::Liveness::Alive && record.owner.pid == pid);
+    let (pid, owner_identity) = match live_record {
+        // A record without a chain is alive only while its owner itself
+        // runs: the verdict a moment ago proved that very process (its pid,
+        // start, pidfs inode, boot and namespaces), which is what a capture
+        // now would tell.
+        Some(record) if record.owner.chain.is_empty() => (pid, Ok(record.identity())),
+        Some(_) => {
+            let owner =
+                resolve_recorded_owner_walked(pid, walk).map_err(|error| undecided(error.to_string()))?;
+            (owner.resolved.pid, owner.capture_identity(facts))
+        }
+        None => {
+            let owner = resolve_calling_owner_walked(Some(&pid.to_string()), walk)
+                .map_err(|error| undecided(error.to_string()))?;
+            (owner.resolved.pid, owner.capture_identity(facts))
+        }
+    };
     let roster_path = roster_directory_choice(common).map_err(|error| undecided(error.to_string()))?.path;
     let request = consent::AssessmentRequest {
-        pid: owner.resolved.pid,
-        owner_identity: owner.capture_identity(facts),
+        pid,
+        owner_identity,
         roster_path: &roster_path,
         opened_roster: Some(roster),
         known_row: Some(row),

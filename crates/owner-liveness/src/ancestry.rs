@@ -122,11 +122,12 @@ pub fn walk_ancestry_naming_up_to(start: Pid, named: Pid) -> AncestryWalk {
     })
 }
 
-/// `walk_ancestry_naming_up_to` that stops at `named`: for a caller that
-/// asks whether `named` is this process or an ancestor, and about the run
-/// below it, never about the ancestors above it.
+/// The walk from `start` up to `named`, where it stops, reading each step's
+/// stat alone: for a caller that asks whether `named` is this process or an
+/// ancestor (a pid of its chain), and about the steps below it only when it
+/// must (their argv and exe are read then, at the first ask).
 pub fn walk_ancestry_to(start: Pid, named: Pid) -> AncestryWalk {
-    walk_ancestry_with(start, read_step_stat, |steps| !name_steps_reaching(steps, named))
+    walk_ancestry_with(start, read_step_stat, |steps| steps.last().is_none_or(|step| step.pid != named))
 }
 
 /// When the last of `steps` is `named`, reads the argv and exe of every
@@ -278,8 +279,10 @@ mod tests {
         // A pid that is no ancestor: no step's names are read by the walk.
         let stranger = walk_ancestry_naming_up_to(me, Pid::new(u32::MAX).unwrap());
         assert!(stranger.steps.iter().all(|step| step.names.get().is_none()), "{stranger:?}");
-        // Walked to the named one, the walk ends there.
+        // Walked to the named one, the walk ends there, and reads no names
+        // until asked.
         let to_parent = walk_ancestry_to(me, parent);
+        assert!(to_parent.steps.iter().all(|step| step.names.get().is_none()), "{to_parent:?}");
         assert_eq!(to_parent.steps, full.steps[..2]);
         assert_eq!(walk_ancestry_to(me, Pid::new(u32::MAX).unwrap()).steps.len(), full.steps.len());
     }
