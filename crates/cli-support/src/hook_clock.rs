@@ -91,10 +91,10 @@ impl HookClock {
     /// kernel's start time of the process, from its fork, against the boot
     /// clock; both are shifted alike inside a time namespace), at most a
     /// quarter of the budget. Measured once, by whichever thread asks
-    /// first: the watchdog asks as it starts, off the hook's own path, and
-    /// a deadline the run asks for before that waits for the same measure,
-    /// so that no deadline is ever handed out that the watchdog's would
-    /// come before. The kernel counts starts in ticks of 10 ms, so the
+    /// first (hook mode asks before its watchdog starts), and every
+    /// deadline counts from that one measure, so that none is ever handed
+    /// out that the watchdog's would come before. The kernel counts starts
+    /// in ticks of 10 ms, so the
     /// measure errs by up to a tick toward an earlier start: deadlines
     /// come early, never late. Nothing readable: 0.
     pub(crate) fn late_start(&self) -> Duration {
@@ -115,9 +115,9 @@ fn late_start_limit(event: HookEvent) -> Duration {
 
 /// How long this process has existed: the boot clock now less the start
 /// time `/proc/self/stat` gives. `None` where either cannot be read. Reads
-/// into a buffer on the stack and allocates nothing: an allocation on the
-/// watchdog's thread would have the allocator set up an arena for it, a
-/// cost every hook run would pay.
+/// into a buffer on the stack and allocates nothing: on the watchdog's
+/// thread (a clock it asks first, as in tests) an allocation would have
+/// the allocator set up an arena for it.
 fn process_age() -> Option<Duration> {
     use std::io::Read;
     let mut line = [0_u8; 1024];

@@ -23,6 +23,10 @@ pub fn run_hook(
     body: impl FnOnce() -> anyhow::Result<()>,
 ) -> ExitCode {
     let clock = HOOK_CLOCK.get_or_init(|| HookClock::starting_now(event));
+    // Measured before the watchdog starts, which then reads it: the run
+    // asks for it at once (the payload's wait), and a watchdog measuring it
+    // meanwhile made the run wait for that thread and wake it after.
+    clock.late_start();
     let watchdog = Watchdog::start(tool, common.clone(), clock);
     // A panic is a failure like any other: said, logged, and exit 0 (its
     // message is on stderr already, from the panic hook).
@@ -97,6 +101,22 @@ fn log_lock_wait() -> Duration {
 /// to the log), a fraction of the default 2 MiB that a thread would map.
 const WATCHDOG_STACK_BYTES: usize = 256 * 1024;
 
+/// The watchdog's stack, given to its thread rather than mapped for it: the
+/// C library would map it with a guard page (two system calls) and give it
+/// back at the thread's end (a third). Zeroed memory of the executable,
+/// whose pages are touched only as the thread uses them; a process has at
+/// most one hook run, hence one watchdog, and a second (`WATCHDOG_STACK_TAKEN`)
+/// would get a stack of its own.
+#[repr(C, align(64))]
+struct WatchdogStack(std::cell::UnsafeCell<[u8; WATCHDOG_STACK_BYTES]>);
+
+// SAFETY: the stack is handed to one thread only (`WATCHDOG_STACK_TAKEN`),
+// and nothing else ever reads or writes it.
+unsafe impl Sync for WatchdogStack {}
+
+static WATCHDOG_STACK: WatchdogStack = WatchdogStack(std::cell::UnsafeCell::new([0; WATCHDOG_STACK_BYTES]));
+static WATCHDOG_STACK_TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// A thread that ends the process at a deadline with exit 0 if the run
 /// is still going then, after saying so on stderr and in the log.
 ///
@@ -121,8 +141,7 @@ struct Watch {
 
 impl Watchdog {
     /// Starts watching until half the reserve before the budget ends,
-    /// counted from when the harness started the run (which the watchdog
-    /// measures first, off the run's own path). Without a thread
+    /// counted from when the harness started the run. Without a thread
     /// (resources exhausted) nothing watches, and the lock and payload
     /// deadlines still bound the run.
     fn start(tool: &'static str, common: CommonArgs, clock: &'static HookClock) -> Watchdog {
@@ -159,7 +178,15 @@ fn spawn_watchdog_thread(watch: Arc<Watch>) -> Option<nix::libc::pthread_t> {
         if libc::pthread_attr_init(&mut attributes) != 0 {
             return None;
         }
-        libc::pthread_attr_setstacksize(&mut attributes, WATCHDOG_STACK_BYTES);
+        // A thread that ends lets its stack go only once joined or detached;
+        // a watchdog that fires ends the process with it, so the stack is
+        // never handed out again while a thread may still run on it.
+        let stack_given = !WATCHDOG_STACK_TAKEN.swap(true, std::sync::atomic::Ordering::SeqCst)
+            && libc::pthread_attr_setstack(&mut attributes, WATCHDOG_STACK.0.get().cast(), WATCHDOG_STACK_BYTES)
+                == 0;
+        if !stack_given {
+            libc::pthread_attr_setstacksize(&mut attributes, WATCHDOG_STACK_BYTES);
+        }
         let mut thread: libc::pthread_t = std::mem::zeroed();
         let argument = Arc::into_raw(watch).cast_mut().cast::<libc::c_void>();
         let created = libc::pthread_create(&mut thread, &attributes, watchdog_thread, argument);

@@ -34,21 +34,34 @@ impl CallingOwner {
     pub fn capture_identity(&self, facts: &impl SystemFacts) -> Result<OwnerIdentity, CaptureError> {
         capture_owner_chain(self.resolved.pid, &self.resolved.chain, facts)
     }
+
+    /// `capture_identity`, with the owner's controlling terminal as the
+    /// capture saw it (the kernel's `tty_nr`, 0 for none): what a record
+    /// of where the session shows starts from.
+    pub fn capture_identity_seeing_terminal(
+        &self,
+        facts: &impl SystemFacts,
+    ) -> Result<(OwnerIdentity, u64), CaptureError> {
+        owner_liveness::capture_owner_chain_seeing_terminal(self.resolved.pid, &self.resolved.chain, facts)
+    }
 }
 
 /// Resolves the owner of the calling session (`--pid` value, if given).
 pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, ResolveError> {
-    let walk = match named_by_flag(pid_flag) {
-        // Resolution asks about the named process and the run below it
-        // only: the argv and exe of the ancestors above it (all of them,
-        // when it is no ancestor) are read only if something asks.
-        Some(named) => {
-            let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
-            walk_ancestry_naming_up_to(me, named)
-        }
-        None => own_ancestry(),
+    let Some(named) = named_by_flag(pid_flag) else {
+        return resolve_calling_owner_walked(pid_flag, own_ancestry(), None);
     };
-    resolve_calling_owner_walked(pid_flag, walk)
+    // The named process's stat, read once: its start ends the walk where
+    // it can no longer be above (for a process that is no ancestor, the
+    // first ancestor that started before it), and it tells a kernel
+    // thread; that it runs at all proves the pid a valid one.
+    let named_stat = owner_liveness::read_proc_stat(named).ok();
+    // Resolution asks about the named process and the run below it only:
+    // the argv and exe of the ancestors above it (all of them, when it is
+    // no ancestor) are read only if something asks.
+    let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
+    let walk = walk_ancestry_naming_up_to(me, named, named_stat.as_ref().map(|stat| stat.start_ticks));
+    resolve_calling_owner_walked(pid_flag, walk, named_stat.map(|stat| (named, stat)))
 }
 
 /// `resolve_calling_owner` for a caller that asks about every ancestor
@@ -57,7 +70,7 @@ pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, Res
 pub fn resolve_calling_owner_naming_every_ancestor(
     pid_flag: Option<&str>,
 ) -> Result<CallingOwner, ResolveError> {
-    resolve_calling_owner_walked(pid_flag, own_ancestry())
+    resolve_calling_owner_walked(pid_flag, own_ancestry(), None)
 }
 
 /// The process a `--pid` value names (a pid, or `parent`), when it is
@@ -86,10 +99,12 @@ pub fn own_ancestry_up_to(named: Pid) -> AncestryWalk {
 }
 
 /// `resolve_calling_owner` over `walk`, this process's ancestry as
-/// `own_ancestry` read it.
+/// `own_ancestry` read it; `named_stat` is the stat of the process the
+/// flag names, when it was read (and the process runs).
 fn resolve_calling_owner_walked(
     pid_flag: Option<&str>,
     walk: AncestryWalk,
+    named_stat: Option<(Pid, owner_liveness::ProcStat)>,
 ) -> Result<CallingOwner, ResolveError> {
     let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
     let ancestry = walk.steps;
@@ -103,10 +118,19 @@ fn resolve_calling_owner_walked(
         env: &process_env,
         parent,
         ancestry: &ancestry,
-        pid_max: kernel_pid_max(),
+        // A pid a process runs at is one the kernel gave out: no need to
+        // hold it to `pid_max`.
+        pid_max: match named_stat {
+            Some(_) => u32::MAX,
+            None => kernel_pid_max(),
+        },
     };
     let resolved = resolve_owner(&query, &harness::HarnessTable)?;
-    if is_kernel_thread(resolved.pid) {
+    let kernel_thread = match &named_stat {
+        Some((named, stat)) if *named == resolved.pid => stat.is_kernel_thread(),
+        _ => is_kernel_thread(resolved.pid),
+    };
+    if kernel_thread {
         let named_by = match resolved.source {
             OwnerSource::Flag => "--pid",
             other => other.as_str(),
@@ -237,7 +261,7 @@ pub fn session_accepts_messages_walked(
             (owner.resolved.pid, owner.capture_identity(facts))
         }
         None => {
-            let owner = resolve_calling_owner_walked(Some(&pid.to_string()), walk)
+            let owner = resolve_calling_owner_walked(Some(&pid.to_string()), walk, None)
                 .map_err(|error| undecided(error.to_string()))?;
             (owner.resolved.pid, owner.capture_identity(facts))
         }

@@ -29,6 +29,9 @@ pub struct AncestorStep {
     pub parent: Option<Pid>,
     /// `/proc/<pid>/comm` as the stat line shows it (at most 15 bytes).
     pub comm: String,
+    /// When the process started (stat field 22, clock ticks since boot as
+    /// this process's time namespace counts them), when the walk read it.
+    start_ticks: Option<u64>,
     /// argv and exe: given when the step is built from known facts, read
     /// from `/proc/<pid>` at the first ask when the walk found the step.
     names: OnceLock<ProgramNames>,
@@ -56,7 +59,13 @@ impl AncestorStep {
         exe_basename: Option<String>,
     ) -> AncestorStep {
         argv.truncate(ARGV_ENTRIES_KEPT);
-        AncestorStep { pid, parent, comm, names: OnceLock::from(ProgramNames { argv, exe_basename }) }
+        AncestorStep {
+            pid,
+            parent,
+            comm,
+            start_ticks: None,
+            names: OnceLock::from(ProgramNames { argv, exe_basename }),
+        }
     }
 
     /// The first `ARGV_ENTRIES_KEPT` entries of the process's argv (lossy
@@ -115,11 +124,26 @@ pub fn walk_ancestry_reporting(start: Pid) -> AncestryWalk {
 /// other step only if something asks. An owner named that is no ancestor
 /// (a process the caller only knows the pid of) costs one stat read per
 /// ancestor, not three reads.
-pub fn walk_ancestry_naming_up_to(start: Pid, named: Pid) -> AncestryWalk {
+///
+/// `named_started`, the start ticks of `named` when the caller read them,
+/// ends the walk where `named` can no longer be above: a parent never
+/// started after its child (a process is reparented only to an ancestor of
+/// its parent or to another thread of its parent's process, whose stat
+/// tells the leader's start), so once a step started strictly before
+/// `named` did, `named` is none of the steps above it either. The steps
+/// read up to there are returned; the walk is whole up to where it could
+/// have found `named`.
+pub fn walk_ancestry_naming_up_to(start: Pid, named: Pid, named_started: Option<u64>) -> AncestryWalk {
+    let mut reached = false;
     walk_ancestry_with(start, read_step_stat, |steps| {
-        name_steps_reaching(steps, named);
-        true
+        reached = reached || name_steps_reaching(steps, named);
+        reached || !started_before(steps.last(), named_started)
     })
+}
+
+/// Whether `step` is known to have started strictly before `ticks`.
+fn started_before(step: Option<&AncestorStep>, ticks: Option<u64>) -> bool {
+    matches!((step.and_then(|step| step.start_ticks), ticks), (Some(step), Some(ticks)) if step < ticks)
 }
 
 /// The walk from `start` up to `named`, where it stops, reading each step's
@@ -199,11 +223,44 @@ pub(crate) fn read_step_checked(pid: Pid) -> std::io::Result<AncestorStep> {
 }
 
 /// Reads one step's stat alone: its argv and exe are read at the first ask.
+/// The step of this very process, asked from its main thread, is told by
+/// the kernel without a `/proc` read (its parent, `getppid`; its comm, the
+/// main thread's name, which is the comm its stat shows), its start
+/// left unknown: every walk from this process starts there, and a stat
+/// read is the dearest of its system calls.
 fn read_step_stat(pid: Pid) -> std::io::Result<AncestorStep> {
+    if let Some(step) = own_step_from_the_kernel(pid) {
+        return Ok(step);
+    }
     let mut buffer = [0u8; STAT_BUFFER_BYTES];
     let stat_bytes = read_small_file(&format!("/proc/{pid}/stat"), &mut buffer)?;
     let stat = parse_proc_stat(stat_bytes).map_err(std::io::Error::other)?;
-    Ok(AncestorStep { pid, parent: Pid::new(stat.ppid), comm: stat.comm, names: OnceLock::new() })
+    Ok(AncestorStep {
+        pid,
+        parent: Pid::new(stat.ppid),
+        comm: stat.comm,
+        start_ticks: Some(stat.start_ticks),
+        names: OnceLock::new(),
+    })
+}
+
+/// This process's step as `read_step_stat` tells it without `/proc`, when
+/// `pid` is this process and the caller its main thread (another thread's
+/// name is its own, not the comm); `None` otherwise or when the name
+/// cannot be had.
+fn own_step_from_the_kernel(pid: Pid) -> Option<AncestorStep> {
+    let me = nix::unistd::getpid();
+    if pid.as_raw() != me.as_raw() || nix::unistd::gettid() != me {
+        return None;
+    }
+    let name = nix::sys::prctl::get_name().ok()?;
+    Some(AncestorStep {
+        pid,
+        parent: u32::try_from(nix::unistd::getppid().as_raw()).ok().and_then(Pid::new),
+        comm: String::from_utf8_lossy(name.to_bytes()).into_owned(),
+        start_ticks: None,
+        names: OnceLock::new(),
+    })
 }
 
 fn read_program_names(pid: Pid) -> ProgramNames {
@@ -268,7 +325,8 @@ mod tests {
         let full = walk_ancestry_reporting(me);
         assert!(full.steps.len() >= 2, "this test runs under a parent: {full:?}");
         let parent = full.steps[1].pid;
-        let named = walk_ancestry_naming_up_to(me, parent);
+        let parent_started = crate::read_proc_stat(parent).unwrap().start_ticks;
+        let named = walk_ancestry_naming_up_to(me, parent, Some(parent_started));
         assert_eq!(
             named.steps.iter().map(|step| step.pid).collect::<Vec<_>>(),
             full.steps.iter().map(|step| step.pid).collect::<Vec<_>>()
@@ -277,7 +335,7 @@ mod tests {
         assert!(named.steps[2..].iter().all(|step| step.names.get().is_none()), "{named:?}");
         assert_eq!(named, full);
         // A pid that is no ancestor: no step's names are read by the walk.
-        let stranger = walk_ancestry_naming_up_to(me, Pid::new(u32::MAX).unwrap());
+        let stranger = walk_ancestry_naming_up_to(me, Pid::new(u32::MAX).unwrap(), None);
         assert!(stranger.steps.iter().all(|step| step.names.get().is_none()), "{stranger:?}");
         // Walked to the named one, the walk ends there, and reads no names
         // until asked.
@@ -285,6 +343,81 @@ mod tests {
         assert!(to_parent.steps.iter().all(|step| step.names.get().is_none()), "{to_parent:?}");
         assert_eq!(to_parent.steps, full.steps[..2]);
         assert_eq!(walk_ancestry_to(me, Pid::new(u32::MAX).unwrap()).steps.len(), full.steps.len());
+    }
+
+    /// The step of this very process, told by the kernel on its main
+    /// thread, says what its stat says; on another thread it is read from
+    /// the stat.
+    #[test]
+    fn the_own_step_told_without_proc_is_the_one_its_stat_tells() {
+        let me = Pid::new(std::process::id()).unwrap();
+        // A test runs on a thread of its own.
+        assert!(own_step_from_the_kernel(me).is_none());
+        // A forked child's only thread is its main thread. glibc makes
+        // allocation after fork safe in the child.
+        // SAFETY: the child only reads its own facts and exits.
+        match unsafe { nix::unistd::fork() }.unwrap() {
+            nix::unistd::ForkResult::Child => {
+                let child = Pid::new(std::process::id()).unwrap();
+                let told = own_step_from_the_kernel(child);
+                let mut buffer = [0u8; STAT_BUFFER_BYTES];
+                let stat = read_small_file(&format!("/proc/{child}/stat"), &mut buffer)
+                    .ok()
+                    .and_then(|bytes| parse_proc_stat(bytes).ok());
+                let same = match (told, stat) {
+                    (Some(told), Some(stat)) => {
+                        told.pid == child && told.parent == Pid::new(stat.ppid) && told.comm == stat.comm
+                    }
+                    _ => false,
+                };
+                unsafe { nix::libc::_exit(if same { 0 } else { 1 }) };
+            }
+            nix::unistd::ForkResult::Parent { child } => {
+                let status = nix::sys::wait::waitpid(child, None).unwrap();
+                assert_eq!(status, nix::sys::wait::WaitStatus::Exited(child, 0));
+            }
+        }
+    }
+
+    /// A named process that started after a step cannot be above it: the
+    /// walk ends at the first step that started before it, and is the full
+    /// walk when the named one is an ancestor or its start is not known.
+    #[test]
+    fn a_walk_for_a_process_started_later_ends_at_the_first_step_started_before_it() {
+        let me = Pid::new(std::process::id()).unwrap();
+        let my_start = crate::read_proc_stat(me).unwrap().start_ticks;
+        let full = walk_ancestry_reporting(me);
+        // A sibling-like process that started strictly after this one (a
+        // clock tick is 10 ms): never an ancestor.
+        let started_later = loop {
+            let child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+            let pid = Pid::new(child.id()).unwrap();
+            let started = crate::read_proc_stat(pid).unwrap().start_ticks;
+            if started > my_start {
+                break (child, pid, started);
+            }
+            let mut child = child;
+            child.kill().unwrap();
+            child.wait().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let (mut child, pid, started) = started_later;
+        let cut = walk_ancestry_naming_up_to(me, pid, Some(started));
+        assert_eq!(cut.steps.len(), 1, "{cut:?}");
+        assert_eq!(cut.steps[0].pid, me);
+        assert_eq!(cut.unreadable, None);
+        let unknown_start = walk_ancestry_naming_up_to(me, pid, None);
+        assert_eq!(unknown_start.steps, full.steps);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // Named by its start, an ancestor is still reached and the walk goes
+        // on above it to the top.
+        let top = full.steps.last().unwrap();
+        let top_started = crate::read_proc_stat(top.pid).unwrap().start_ticks;
+        assert_eq!(walk_ancestry_naming_up_to(me, top.pid, Some(top_started)).steps, full.steps);
+        let parent = full.steps[1].pid;
+        let parent_started = crate::read_proc_stat(parent).unwrap().start_ticks;
+        assert_eq!(walk_ancestry_naming_up_to(me, parent, Some(parent_started)).steps, full.steps);
     }
 
     /// A step's argv and exe are read with its stat: a process that exits

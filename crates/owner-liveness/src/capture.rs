@@ -27,6 +27,16 @@ pub(crate) fn capture_identity_with(
     pid: Pid,
     facts: &impl SystemFacts,
 ) -> Result<OwnerIdentity, CaptureError> {
+    capture_identity_seeing_terminal(pid, facts).map(|(identity, _)| identity)
+}
+
+/// `capture_identity_with`, with the controlling terminal the process had
+/// when its stat was read (the kernel's `tty_nr`, 0 for none), so that a
+/// caller recording where the session shows need not read the stat again.
+pub(crate) fn capture_identity_seeing_terminal(
+    pid: Pid,
+    facts: &impl SystemFacts,
+) -> Result<(OwnerIdentity, u64), CaptureError> {
     let pidfd = PidFd::open(pid).map_err(|errno| match errno {
         // ENOENT (EINVAL before Linux 6.15): the pid names a thread, not a
         // process; no process runs at it.
@@ -70,7 +80,7 @@ pub(crate) fn capture_identity_with(
     if exited(&pidfd)? {
         return Err(CaptureError::ExitedDuringCapture(pid));
     }
-    Ok(OwnerIdentity {
+    let identity = OwnerIdentity {
         pid,
         uid: proc.uid,
         start_ticks,
@@ -81,5 +91,6 @@ pub(crate) fn capture_identity_with(
         time_ns: namespaces.time_ns,
         user_ns: Some(namespaces.user_ns),
         chain: Vec::new(),
-    })
+    };
+    Ok((identity, proc.terminal))
 }

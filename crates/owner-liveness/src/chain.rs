@@ -4,7 +4,7 @@
 //! whole run the ancestor walk found, each member with its own identity, so
 //! that the verdict can say alive while any of them still runs.
 
-use crate::capture::capture_identity_with;
+use crate::capture::{capture_identity_seeing_terminal, capture_identity_with};
 use crate::facts::SystemFacts;
 use crate::identity::{CaptureError, MAX_CHAIN_MEMBERS, OwnerIdentity};
 use crate::pid::Pid;
@@ -21,7 +21,17 @@ pub fn capture_owner_chain(
     below: &[Pid],
     facts: &impl SystemFacts,
 ) -> Result<OwnerIdentity, CaptureError> {
-    let mut owner = capture_identity_with(outermost, facts)?;
+    capture_owner_chain_seeing_terminal(outermost, below, facts).map(|(owner, _)| owner)
+}
+
+/// `capture_owner_chain`, with the owner's controlling terminal as its
+/// stat showed it at the capture (the kernel's `tty_nr`, 0 for none).
+pub fn capture_owner_chain_seeing_terminal(
+    outermost: Pid,
+    below: &[Pid],
+    facts: &impl SystemFacts,
+) -> Result<(OwnerIdentity, u64), CaptureError> {
+    let (mut owner, terminal) = capture_identity_seeing_terminal(outermost, facts)?;
     for &pid in below {
         if owner.chain.len() + 1 == MAX_CHAIN_MEMBERS {
             break;
@@ -39,5 +49,5 @@ pub fn capture_owner_chain(
         }
         owner.chain.push(member.outermost());
     }
-    Ok(owner)
+    Ok((owner, terminal))
 }

@@ -25,7 +25,7 @@ pub use ancestry::{
     walk_ancestry_naming_up_to, walk_ancestry_reporting, walk_ancestry_to,
 };
 pub use capture::capture_identity;
-pub use chain::capture_owner_chain;
+pub use chain::{capture_owner_chain, capture_owner_chain_seeing_terminal};
 pub use facts::{LinuxFacts, LinuxProcess, OpenProcessError, ProcessFacts, SystemFacts};
 pub use identity::{
     BOOT_ID_PATH, CaptureError, ChainMember, MAX_CHAIN_MEMBERS, Namespaces, OwnerIdentity, ProcIdentity,

@@ -89,7 +89,7 @@ const PF_KTHREAD: u64 = 0x0020_0000;
 impl ProcStat {
     /// A kernel thread (kthreadd and its children): no user-space session
     /// ever runs as one.
-    pub(crate) fn is_kernel_thread(&self) -> bool {
+    pub fn is_kernel_thread(&self) -> bool {
         self.flags & PF_KTHREAD != 0
     }
 }

@@ -361,14 +361,14 @@ fn gather_registration(
     let transcript_path =
         choose_transcript_path(payload.and_then(|payload| payload.transcript_path.clone()), unusable)?;
 
-    let identity = owner.capture_identity(facts).map_err(|error| match error {
+    let (identity, terminal) = owner.capture_identity_seeing_terminal(facts).map_err(|error| match error {
         owner_liveness::CaptureError::NotRunning(pid) => anyhow::Error::new(Refused(format!(
             "owner pid {pid} is not running; a record must never be born dead, so name a live process"
         ))),
         other => anyhow::Error::new(other),
     })?;
 
-    let location = screen_location(&owner, identity.pid.get(), &env);
+    let location = screen_location(&owner, identity.pid.get(), terminal, &env);
     let registration = Registration {
         identity,
         session_pid_source: owner.resolved.source.into(),
@@ -511,13 +511,15 @@ fn choose_socket(
 
 /// Where the session shows: the owner's own environment; when that cannot
 /// be read (another user's process), this process's when it runs inside
-/// the session (a hook's environment is its harness's).
+/// the session (a hook's environment is its harness's). `terminal` is the
+/// owner's controlling terminal as its capture read it.
 fn screen_location(
     owner: &CallingOwner,
     owner_pid: u32,
+    terminal: u64,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Option<registry_core::record::ScreenLocation> {
-    let tty = registry_core::record::controlling_terminal(owner_pid);
+    let tty = registry_core::record::terminal_name(terminal);
     registry_core::record::location_of_process_on(owner_pid, tty.clone()).or_else(|| {
         let location = registry_core::record::ScreenLocation::from_environment(env, tty);
         (owner.resolved.verified && !location.is_empty()).then_some(location)

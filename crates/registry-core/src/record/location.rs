@@ -305,8 +305,9 @@ pub fn controlling_terminal(pid: u32) -> Option<String> {
 }
 
 /// The name of the terminal device number `tty_nr` (the kernel's encoding:
-/// minor in bits 0–7 and 20–31, major in bits 8–19).
-fn terminal_name(tty_nr: u64) -> Option<String> {
+/// minor in bits 0–7 and 20–31, major in bits 8–19); `None` for 0, no
+/// terminal.
+pub fn terminal_name(tty_nr: u64) -> Option<String> {
     if tty_nr == 0 {
         return None;
     }

@@ -22,7 +22,7 @@ pub(crate) mod values;
 pub(crate) mod versioned;
 
 pub use location::{
-    LOCATION_VALUE_LIMIT, LocationCheck, LocationStatus, MULTIPLEXERS, ScreenLocation, controlling_terminal,
+    LOCATION_VALUE_LIMIT, LocationCheck, LocationStatus, MULTIPLEXERS, ScreenLocation, controlling_terminal, terminal_name,
     location_of_adopted, location_of_process, location_of_process_on,
 };
 pub use malformed::{Field, FieldError, FieldLimit, FieldProblem, Malformed};

@@ -161,6 +161,16 @@ impl RosterDir {
     /// Opens the roster directory, creating it (and its parents and
     /// subdirectories) `0700` where missing, and verifies every level.
     pub fn open_or_create(path: &Path) -> Result<RosterDir> {
+        // Nearly always there already: opened (and verified) first, its
+        // ancestors checked after, so that the parents' existence and the
+        // directory's creation cost nothing. Anything else takes the way
+        // below, which says what is wrong in the same words as ever.
+        if let Ok(root) = open_verified_directory(None, path, path) {
+            if let Some(parent) = path.parent() {
+                check_ancestors(path, parent)?;
+            }
+            return RosterDir::with_subdirectories(path, root);
+        }
         if let Some(parent) = path.parent() {
             create_parents(parent)?;
             check_ancestors(path, parent)?;

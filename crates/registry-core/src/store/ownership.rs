@@ -23,17 +23,40 @@ pub fn caller_uid_is_unmapped() -> bool {
     static UNMAPPED: OnceLock<bool> = OnceLock::new();
     *UNMAPPED.get_or_init(|| {
         let euid = effective_uid();
-        // Read into room for a typical map at once (two reads, not the
-        // three of a read that starts small): every registration asks.
-        let mut map = String::with_capacity(4096);
-        let read = std::fs::File::open("/proc/self/uid_map")
-            .and_then(|mut file| std::io::Read::read_to_string(&mut file, &mut map));
-        match read {
-            Ok(_) => !uid_is_mapped(&map, euid),
+        match read_uid_map() {
+            Ok(map) => !uid_is_mapped(&map, euid),
             // No user namespaces (or no /proc): uids are what they say.
             Err(_) => false,
         }
     })
+}
+
+/// `/proc/self/uid_map`, read to its end into room for a typical map at
+/// once: an open, a read, the read that finds the end, a close. (std's
+/// `read_to_string` asks the file's size and position first, which a
+/// `/proc` file does not know: two calls more on every registration.)
+fn read_uid_map() -> std::io::Result<String> {
+    use std::io::Read;
+    let mut file = std::fs::File::open("/proc/self/uid_map")?;
+    let mut map = Vec::with_capacity(4096);
+    loop {
+        if map.len() == map.capacity() {
+            map.reserve(4096);
+        }
+        let filled = map.len();
+        let room = map.capacity() - filled;
+        map.resize(filled + room, 0);
+        match file.read(&mut map[filled..]) {
+            Ok(0) => {
+                map.truncate(filled);
+                break;
+            }
+            Ok(read) => map.truncate(filled + read),
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => map.truncate(filled),
+            Err(error) => return Err(error),
+        }
+    }
+    String::from_utf8(map).map_err(|error| std::io::Error::new(std::io::ErrorKind::InvalidData, error))
 }
 
 /// Whether `uid` falls in one of `/proc/self/uid_map`'s ranges (`inside
