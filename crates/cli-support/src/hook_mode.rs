@@ -182,8 +182,11 @@ fn spawn_watchdog_thread(watch: Arc<Watch>) -> Option<nix::libc::pthread_t> {
         // a watchdog that fires ends the process with it, so the stack is
         // never handed out again while a thread may still run on it.
         let stack_given = !WATCHDOG_STACK_TAKEN.swap(true, std::sync::atomic::Ordering::SeqCst)
-            && libc::pthread_attr_setstack(&mut attributes, WATCHDOG_STACK.0.get().cast(), WATCHDOG_STACK_BYTES)
-                == 0;
+            && libc::pthread_attr_setstack(
+                &mut attributes,
+                WATCHDOG_STACK.0.get().cast(),
+                WATCHDOG_STACK_BYTES,
+            ) == 0;
         if !stack_given {
             libc::pthread_attr_setstacksize(&mut attributes, WATCHDOG_STACK_BYTES);
         }

@@ -361,12 +361,13 @@ fn gather_registration(
     let transcript_path =
         choose_transcript_path(payload.and_then(|payload| payload.transcript_path.clone()), unusable)?;
 
-    let (identity, terminal) = owner.capture_identity_seeing_terminal(facts).map_err(|error| match error {
-        owner_liveness::CaptureError::NotRunning(pid) => anyhow::Error::new(Refused(format!(
-            "owner pid {pid} is not running; a record must never be born dead, so name a live process"
-        ))),
-        other => anyhow::Error::new(other),
-    })?;
+    let (identity, terminal) =
+        owner.capture_identity_seeing_terminal(facts).map_err(|error| match error {
+            owner_liveness::CaptureError::NotRunning(pid) => anyhow::Error::new(Refused(format!(
+                "owner pid {pid} is not running; a record must never be born dead, so name a live process"
+            ))),
+            other => anyhow::Error::new(other),
+        })?;
 
     let location = screen_location(&owner, identity.pid.get(), terminal, &env);
     let registration = Registration {

@@ -67,8 +67,10 @@ fn a_hook_that_names_its_owner_reads_each_ancestor_and_the_boot_id_once() {
     );
     assert_eq!(record(&sandbox, owner.pid())["session_id"], "named-owner");
 
-    // The owner is no ancestor of the hook: the walk reads every
-    // ancestor's stat, this test's too, each once, and no ancestor's argv
+    // The owner is no ancestor of the hook: the walk reads the ancestors'
+    // stats up to the first that started before the owner (this test, which
+    // spawned it, or one above it), each once, and goes no further; and no
+    // ancestor's argv
     // or exe, which only an owner among them would be asked about.
     let own_stat = format!("/proc/{}/stat", std::process::id());
     assert_eq!(lines_naming(&trace, &own_stat).len(), 1, "{own_stat} not read once:\n{trace}");
@@ -76,12 +78,34 @@ fn a_hook_that_names_its_owner_reads_each_ancestor_and_the_boot_id_once() {
         let own = format!("/proc/{}/{file}", std::process::id());
         assert_eq!(lines_naming(&trace, &own).len(), 0, "{own} read:\n{trace}");
     }
+    // Where the walk ends: at the first of this test and its ancestors that
+    // started before the owner did (in the kernel's ticks of 10 ms, so the
+    // test itself when it is older by a tick, else one above it).
+    let started = |pid: u32| {
+        owner_liveness::read_proc_stat(owner_liveness::Pid::new(pid).expect("a pid")).expect("a stat")
+    };
+    let owner_started = started(owner.pid()).start_ticks;
+    let mut last = std::process::id();
+    while started(last).start_ticks >= owner_started {
+        last = started(last).ppid;
+    }
+    let last_stat = format!("/proc/{last}/stat");
+    assert_eq!(lines_naming(&trace, &last_stat).len(), 1, "{last_stat} not read once:\n{trace}");
+    let above = format!("/proc/{}/stat", started(last).ppid);
+    assert_eq!(lines_naming(&trace, &above).len(), 0, "the walk went on past {last}:\n{trace}");
 
-    for once in
-        ["/proc/sys/kernel/random/boot_id", "/proc/self/ns/pid", "/proc/self/ns/time", "/proc/self/ns/user"]
-    {
+    for once in ["/proc/sys/kernel/random/boot_id", "/proc/self/ns"] {
         let reads = lines_naming(&trace, once);
         assert_eq!(reads.len(), 1, "{once} read {} times:\n{}", reads.len(), reads.join("\n"));
+    }
+    // Each namespace link is read once, through the one handle on
+    // /proc/self/ns.
+    for kind in ["pid", "time", "user"] {
+        let reads: Vec<&str> = trace
+            .lines()
+            .filter(|line| line.contains("readlinkat(") && line.contains(&format!(", \"{kind}\"")))
+            .collect();
+        assert_eq!(reads.len(), 1, "the {kind} namespace read {} times:\n{trace}", reads.len());
     }
 }
 

@@ -52,11 +52,13 @@ pub(crate) struct QueueListing {
     pub(crate) messages: Vec<QueueEntry>,
     /// Atomic-write temporaries.
     pub(crate) temporaries: Vec<String>,
-    /// The ids of the settled messages: a queue keeps every settled file
-    /// of its session, and telling each pending one from a settled twin by
-    /// going through all of them made a listing of a long session's queue
-    /// cost the square of its length.
-    settled_ids: std::collections::HashSet<MessageId>,
+    /// The ids of the messages listed both settled and not (pending or
+    /// claimed), sorted: a queue keeps every settled file of its session,
+    /// and telling each pending one from a settled twin by going through
+    /// all of them made a listing of a long session's queue cost the square
+    /// of its length. Found by looking each settled id up among the few
+    /// that are not settled (`twinned_ids`), nearly always none.
+    twinned_ids: Vec<MessageId>,
 }
 
 impl QueueListing {
@@ -67,7 +69,7 @@ impl QueueListing {
 
     /// Whether a settled file of message `id` is in the queue.
     fn settled_twin(&self, entry: &QueueEntry) -> bool {
-        self.settled_ids.contains(&entry.parts.id)
+        self.twinned_ids.binary_search(&entry.parts.id).is_ok()
     }
 
     /// The pending or claimed names whose message is settled too (a crash
@@ -91,6 +93,27 @@ impl QueueListing {
     pub(crate) fn settled(&self) -> impl Iterator<Item = &QueueEntry> {
         self.messages.iter().filter(|entry| entry.parts.settled)
     }
+}
+
+/// The ids of `messages` listed both settled and not, sorted, without
+/// duplicates: each settled id is looked up among the sorted ids of the
+/// messages that are not settled, which a queue holds few of (at most its
+/// pending bound, and the claims of a hook that stopped).
+fn twinned_ids(messages: &[QueueEntry]) -> Vec<MessageId> {
+    let mut unsettled: Vec<&MessageId> =
+        messages.iter().filter(|entry| !entry.parts.settled).map(|entry| &entry.parts.id).collect();
+    if unsettled.is_empty() {
+        return Vec::new();
+    }
+    unsettled.sort_unstable();
+    let mut twinned: Vec<MessageId> = messages
+        .iter()
+        .filter(|entry| entry.parts.settled && unsettled.binary_search(&&entry.parts.id).is_ok())
+        .map(|entry| entry.parts.id.clone())
+        .collect();
+    twinned.sort_unstable();
+    twinned.dedup();
+    twinned
 }
 
 /// The queue directory's name for the record named `record_file_name`:
@@ -241,7 +264,7 @@ impl Queue {
         listing.messages.sort_by(|left, right| {
             (left.parts.seq, left.parts.settled).cmp(&(right.parts.seq, right.parts.settled))
         });
-        listing.settled_ids = listing.settled().map(|entry| entry.parts.id.clone()).collect();
+        listing.twinned_ids = twinned_ids(&listing.messages);
         Ok(listing)
     }
 
@@ -454,6 +477,47 @@ impl Queue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pending or claimed name whose message is settled too (a crash
+    /// between writing the settled file and removing the other name) is
+    /// told by its id wherever the settled file stands: such names are
+    /// stale, never pending; the others are what they say.
+    #[test]
+    fn a_message_listed_settled_too_is_stale_wherever_its_settled_file_stands() {
+        let id = |digit: char| std::iter::repeat_n(digit, 32).collect::<String>();
+        let names = [
+            format!("0000000000000001-{}.json", id('a')),
+            format!("0000000000000001-{}.done.json", id('a')),
+            format!("0000000000000002-{}.json", id('b')),
+            format!("0000000000000003-{}.done.json", id('c')),
+            format!("0000000000000004-{}.claimed.json", id('d')),
+            format!("0000000000000004-{}.done.json", id('d')),
+            format!("0000000000000005-{}.claimed.json", id('e')),
+            // A settled file under another sequence number than its twin.
+            format!("0000000000000006-{}.json", id('f')),
+            format!("0000000000000009-{}.done.json", id('f')),
+        ];
+        let mut messages: Vec<QueueEntry> = names
+            .iter()
+            .map(|name| QueueEntry {
+                name: name.clone(),
+                parts: MessageFileName::parse(name).unwrap(),
+                kind: EntryKind::Regular,
+            })
+            .collect();
+        messages.reverse();
+        let listing = QueueListing { twinned_ids: twinned_ids(&messages), messages, temporaries: Vec::new() };
+        let seqs = |entries: Vec<&QueueEntry>| {
+            let mut seqs: Vec<u64> = entries.iter().map(|entry| entry.parts.seq).collect();
+            seqs.sort_unstable();
+            seqs
+        };
+        assert_eq!(seqs(listing.stale_names().collect()), [1, 4, 6]);
+        assert_eq!(seqs(listing.pending().collect()), [2]);
+        assert_eq!(seqs(listing.claimed().collect()), [5]);
+        assert_eq!(seqs(listing.settled().collect()), [1, 3, 4, 9]);
+        assert!(twinned_ids(&listing.messages[..1]).is_empty());
+    }
 
     /// `try_lock` never waits: a lock held elsewhere, even through a
     /// read-only descriptor, is said at once, with its holder; a free one

@@ -22,8 +22,8 @@ pub(crate) mod values;
 pub(crate) mod versioned;
 
 pub use location::{
-    LOCATION_VALUE_LIMIT, LocationCheck, LocationStatus, MULTIPLEXERS, ScreenLocation, controlling_terminal, terminal_name,
-    location_of_adopted, location_of_process, location_of_process_on,
+    LOCATION_VALUE_LIMIT, LocationCheck, LocationStatus, MULTIPLEXERS, ScreenLocation, controlling_terminal,
+    location_of_adopted, location_of_process, location_of_process_on, terminal_name,
 };
 pub use malformed::{Field, FieldError, FieldLimit, FieldProblem, Malformed};
 pub use owner::{ChainMemberRecord, KeyName, OwnerKeys, UncheckedOwner, read_once, required};
