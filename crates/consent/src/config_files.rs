@@ -69,13 +69,23 @@ pub fn canonical_session_directory(directory: &Path) -> Result<PathBuf> {
 /// found, even one that cannot be read: a broken nearest file must not
 /// let a farther one speak for the repository.
 pub fn find_repo_config(directory: &Path) -> Option<PathBuf> {
+    find_repo_config_examined(directory).map(|(path, _)| path)
+}
+
+/// `find_repo_config`, with what looking at the name found (its metadata,
+/// not following a symlink, or why it could not be looked at): the first
+/// examination of the file a read then relies on.
+fn find_repo_config_examined(directory: &Path) -> Option<(PathBuf, io::Result<std::fs::Metadata>)> {
     let start = std::path::absolute(directory).unwrap_or_else(|_| directory.to_owned());
-    start.ancestors().map(|ancestor| ancestor.join(REPO_CONFIG_NAME)).find(|candidate| {
-        match std::fs::symlink_metadata(candidate) {
-            Ok(_) => true,
-            Err(error) => {
-                error.kind() != io::ErrorKind::NotFound && error.kind() != io::ErrorKind::NotADirectory
+    start.ancestors().map(|ancestor| ancestor.join(REPO_CONFIG_NAME)).find_map(|candidate| {
+        match std::fs::symlink_metadata(&candidate) {
+            Err(error)
+                if error.kind() == io::ErrorKind::NotFound
+                    || error.kind() == io::ErrorKind::NotADirectory =>
+            {
+                None
             }
+            examined => Some((candidate, examined)),
         }
     })
 }
@@ -92,10 +102,10 @@ pub fn user_config_path(env: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBu
 
 /// Reads the nearest repository file for the session in `directory`.
 pub fn load_repo_input(directory: &Path) -> (ConfigInput, Option<RepoConfig>) {
-    let Some(path) = find_repo_config(directory) else {
+    let Some((path, examined)) = find_repo_config_examined(directory) else {
         return (ConfigInput { path: None, outcome: ConfigOutcome::Absent }, None);
     };
-    let (outcome, parsed) = match read_config_file(&path, Trust::WrittenByYou) {
+    let (outcome, parsed) = match read_examined_config_file(&path, examined, Trust::WrittenByYou) {
         // Found by name a moment ago: vanishing now is a failed read.
         FileRead::Absent => (ConfigOutcome::Unreadable("vanished while being read".into()), None),
         FileRead::Unreadable(why) => (ConfigOutcome::Unreadable(why), None),
@@ -271,9 +281,15 @@ enum FileRead {
 /// `MAX_CONFIG_BYTES`), and at most that many bytes are read.
 fn read_config_file(path: &Path, trust: Trust) -> FileRead {
     // The name itself first: a file that is not there (the usual user
-    // configuration) costs one call. A file anyone may have written is
-    // then followed when it is a symlink.
-    let examined = match std::fs::symlink_metadata(path) {
+    // configuration) costs one call.
+    read_examined_config_file(path, std::fs::symlink_metadata(path), trust)
+}
+
+/// `read_config_file` of a file whose name was just looked at, not
+/// following a symlink (`examined`): a file anyone may have written is
+/// then followed when it is a symlink.
+fn read_examined_config_file(path: &Path, examined: io::Result<std::fs::Metadata>, trust: Trust) -> FileRead {
+    let examined = match examined {
         Ok(metadata) if trust == Trust::Anyone && metadata.file_type().is_symlink() => {
             match std::fs::metadata(path) {
                 // A dangling symlink is a file the user meant to have.

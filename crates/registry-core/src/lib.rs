@@ -48,7 +48,7 @@ pub use resuming::{RESUMING_FORMAT, ResumeClaim, claim_name, running_claim, writ
 pub use running_system::RunningSystem;
 pub use session_row::{
     NOT_A_RECORD_NAME, Origin, Problem, ProblemKind, ROW_KEYS, RowConsent, SessionRow, find_session_row,
-    read_session_row,
+    judged_session_row, read_session_row,
 };
 pub use store::directory::{
     CONSENT, DirectoryChoice, ENDED, MESSAGES, RESUMING, RosterDir, SESSION_IDS, SESSIONS, STATES,

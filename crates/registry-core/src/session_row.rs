@@ -270,19 +270,7 @@ pub(crate) fn read_session_row_knowing(
                 Some(known) if known.stamp == stamp => known.verdict.clone(),
                 _ => judge(&record.identity(), record.socket_identity().as_ref(), facts),
             };
-            SessionRow {
-                file_name: file_name.to_owned(),
-                path,
-                pid: Some(record.pid()),
-                registered_at: record.registered_at(),
-                record: Some(*record),
-                problem: None,
-                verdict,
-                state: None,
-                origin: Origin::Roster,
-                messages_pending: 0,
-                location_check: None,
-            }
+            row_of_record(file_name.to_owned(), path, *record, verdict)
         }
         Parsed::Malformed(detail) => {
             problem_row(ProblemKind::Malformed, detail.to_string(), Some(contents.mtime))
@@ -294,6 +282,43 @@ pub(crate) fn read_session_row_knowing(
         ),
     };
     Some((row, Some(stamp)))
+}
+
+/// The row of `record`, read a moment ago from `file_name` in `sessions/`
+/// (and trusted and parsed as a listing reads it), its owner judged now:
+/// for a caller that has just read the record to find it (a state hook
+/// finding its session by the payload's session id), so that it is not
+/// read a second time.
+pub fn judged_session_row(
+    roster: &RosterDir,
+    file_name: &str,
+    record: Record,
+    facts: &impl SystemFacts,
+) -> SessionRow {
+    let verdict = judge(&record.identity(), record.socket_identity().as_ref(), facts);
+    row_of_record(file_name.to_owned(), roster.entry_path(roster.sessions(), file_name), record, verdict)
+}
+
+/// A record's row with its verdict.
+fn row_of_record(
+    file_name: String,
+    path: std::path::PathBuf,
+    record: Record,
+    verdict: Verdict,
+) -> SessionRow {
+    SessionRow {
+        file_name,
+        path,
+        pid: Some(record.pid()),
+        registered_at: record.registered_at(),
+        record: Some(record),
+        problem: None,
+        verdict,
+        state: None,
+        origin: Origin::Roster,
+        messages_pending: 0,
+        location_check: None,
+    }
 }
 
 /// What a malformed entry's name is not.

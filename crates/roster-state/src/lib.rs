@@ -458,15 +458,14 @@ fn take_messages(
 
 /// The row of the session of `target` when it may be given its messages:
 /// alive, and still the owner the hook's target names. One that could not
-/// be judged keeps them waiting, and says so.
+/// be judged keeps them waiting, and says so. The record is the one read
+/// to find the target, a moment ago, judged now.
 fn live_row_of(
     roster: &registry_core::RosterDir,
     target: &StateTarget,
     facts: &RunningSystem,
 ) -> anyhow::Result<Option<registry_core::SessionRow>> {
-    let Some(row) = registry_core::read_session_row(roster, &target.file_name, facts) else {
-        return Ok(None);
-    };
+    let row = registry_core::judged_session_row(roster, &target.file_name, target.record.clone(), facts);
     let Some(record) = row.record.as_ref() else { return Ok(None) };
     // A session that is not alive takes nothing: its messages expire with
     // it. One that could not be judged keeps them waiting, and says so.
@@ -634,24 +633,24 @@ fn write_counted(stream: Stream, bytes: &[u8]) -> Result<(), ReplyNotWritten> {
     // Anything the standard library buffered goes first, so these bytes
     // are the last on the stream.
     let _ = std::io::stdout().flush();
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
     let descriptor = match stream {
-        Stream::Stdout => std::io::stdout().as_fd().try_clone_to_owned(),
-        Stream::Stderr => std::io::stderr().as_fd().try_clone_to_owned(),
+        Stream::Stdout => stdout.as_fd(),
+        Stream::Stderr => stderr.as_fd(),
     };
-    // A `File` writes with one `write` call each time: the count it
+    // One `write` call each time, on the descriptor itself: the count it
     // returns is what the reader was handed.
-    let mut descriptor =
-        std::fs::File::from(descriptor.map_err(|error| ReplyNotWritten { handed_any: false, error })?);
     let mut written = 0;
     while written < bytes.len() {
-        match descriptor.write(&bytes[written..]) {
+        match nix::unistd::write(descriptor, &bytes[written..]) {
             Ok(0) => {
                 let error = std::io::Error::new(std::io::ErrorKind::WriteZero, "the reader took no more");
                 return Err(ReplyNotWritten { handed_any: written > 0, error });
             }
             Ok(count) => written += count,
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(ReplyNotWritten { handed_any: written > 0, error }),
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(errno) => return Err(ReplyNotWritten { handed_any: written > 0, error: errno.into() }),
         }
     }
     Ok(())

@@ -18,6 +18,9 @@ pub struct StateTarget {
     pub file_name: String,
     pub session_pid: u32,
     pub start_ticks: u64,
+    /// The record as it was read to find the target: a delivery judges it
+    /// rather than read it again.
+    pub record: Record,
 }
 
 impl StateTarget {
@@ -27,6 +30,7 @@ impl StateTarget {
             file_name,
             session_pid: record.owner.pid.get(),
             start_ticks: record.owner.start_ticks.0,
+            record: record.clone(),
         }
     }
 
