@@ -133,12 +133,31 @@ pub fn walk_ancestry_reporting(start: Pid) -> AncestryWalk {
 /// `named` did, `named` is none of the steps above it either. The steps
 /// read up to there are returned; the walk is whole up to where it could
 /// have found `named`.
+///
+/// The order holds for starts as the kernel keeps them; a reader in a time
+/// namespace whose boot clock is set back sees each start shifted by the
+/// offset, and a process that started before the offset's reach wraps
+/// around to a start far in the future, later than its own children. A
+/// `named_started` later than this process's boot clock now is such a one,
+/// and ends nothing: the walk goes on to the top. (Every step below `named`
+/// started after it, so when `named` did not wrap, none of them did.)
 pub fn walk_ancestry_naming_up_to(start: Pid, named: Pid, named_started: Option<u64>) -> AncestryWalk {
+    let named_started = named_started.filter(|&ticks| boot_clock_ticks_now().is_some_and(|now| ticks <= now));
     let mut reached = false;
     walk_ancestry_with(start, read_step_stat, |steps| {
         reached = reached || name_steps_reaching(steps, named);
         reached || !started_before(steps.last(), named_started)
     })
+}
+
+/// This process's boot clock now, in the clock ticks `/proc/<pid>/stat`
+/// counts starts in, shifted as this process's time namespace shifts them.
+fn boot_clock_ticks_now() -> Option<u64> {
+    let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME).ok()?;
+    let ticks_per_second = u64::try_from(crate::world::USER_HZ).ok()?;
+    let seconds = u64::try_from(now.tv_sec()).ok()?;
+    let nanoseconds = u64::try_from(now.tv_nsec()).ok()?;
+    Some(seconds * ticks_per_second + nanoseconds / (1_000_000_000 / ticks_per_second))
 }
 
 /// Whether `step` is known to have started strictly before `ticks`.
@@ -343,6 +362,63 @@ mod tests {
         assert!(to_parent.steps.iter().all(|step| step.names.get().is_none()), "{to_parent:?}");
         assert_eq!(to_parent.steps, full.steps[..2]);
         assert_eq!(walk_ancestry_to(me, Pid::new(u32::MAX).unwrap()).steps.len(), full.steps.len());
+    }
+
+    /// Inside a time namespace whose boot clock is set back, an owner that
+    /// started before the offset's reach shows a start that wrapped around,
+    /// later than its children's: a walk from a process started after the
+    /// offset took effect still reaches it.
+    #[test]
+    fn a_named_ancestor_whose_start_wrapped_in_a_shifted_time_namespace_is_still_reached() {
+        let named = Pid::new(std::process::id()).unwrap();
+        let named_ticks = crate::read_proc_stat(named).unwrap().start_ticks;
+        let tick_nanoseconds = 1_000_000_000 / u64::try_from(crate::world::USER_HZ).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        // A child, then a grandchild in a time namespace whose boot clock is
+        // set back past the named process's start but not the child's.
+        // SAFETY: the children only read their own facts and exit.
+        match unsafe { nix::unistd::fork() }.unwrap() {
+            nix::unistd::ForkResult::Child => {
+                let me = Pid::new(std::process::id()).unwrap();
+                let code = (|| {
+                    if crate::read_proc_stat(me).ok()?.start_ticks < named_ticks + 2 {
+                        return Some(20);
+                    }
+                    let offset = (named_ticks + 1) * tick_nanoseconds;
+                    let seconds = offset.div_ceil(1_000_000_000);
+                    let nanoseconds = seconds * 1_000_000_000 - offset;
+                    nix::sched::unshare(nix::sched::CloneFlags::from_bits_retain(nix::libc::CLONE_NEWTIME))
+                        .ok()?;
+                    std::fs::write("/proc/self/timens_offsets", format!("boottime -{seconds} {nanoseconds}"))
+                        .ok()?;
+                    match unsafe { nix::unistd::fork() }.ok()? {
+                        nix::unistd::ForkResult::Child => {
+                            let reader = Pid::new(std::process::id()).unwrap();
+                            let seen = crate::read_proc_stat(named).unwrap().start_ticks;
+                            let walk = walk_ancestry_naming_up_to(reader, named, Some(seen));
+                            let reached =
+                                seen > named_ticks && walk.steps.iter().any(|step| step.pid == named);
+                            unsafe { nix::libc::_exit(if reached { 0 } else { 1 }) };
+                        }
+                        nix::unistd::ForkResult::Parent { child } => {
+                            match nix::sys::wait::waitpid(child, None) {
+                                Ok(nix::sys::wait::WaitStatus::Exited(_, code)) => Some(code),
+                                _ => Some(23),
+                            }
+                        }
+                    }
+                })()
+                .unwrap_or(21);
+                unsafe { nix::libc::_exit(code) };
+            }
+            nix::unistd::ForkResult::Parent { child } => {
+                let status = nix::sys::wait::waitpid(child, None).unwrap();
+                // 20: the child started in the named one's tick; 21: no time
+                // namespace could be made (a test needing it fails loudly);
+                // 1: the named ancestor was missed.
+                assert_eq!(status, nix::sys::wait::WaitStatus::Exited(child, 0), "see the codes above");
+            }
+        }
     }
 
     /// The step of this very process, told by the kernel on its main
