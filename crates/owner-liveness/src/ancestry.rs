@@ -142,22 +142,13 @@ pub fn walk_ancestry_reporting(start: Pid) -> AncestryWalk {
 /// and ends nothing: the walk goes on to the top. (Every step below `named`
 /// started after it, so when `named` did not wrap, none of them did.)
 pub fn walk_ancestry_naming_up_to(start: Pid, named: Pid, named_started: Option<u64>) -> AncestryWalk {
-    let named_started = named_started.filter(|&ticks| boot_clock_ticks_now().is_some_and(|now| ticks <= now));
+    let named_started =
+        named_started.filter(|&ticks| crate::world::boot_clock_ticks_now().is_some_and(|now| ticks <= now));
     let mut reached = false;
     walk_ancestry_with(start, read_step_stat, |steps| {
         reached = reached || name_steps_reaching(steps, named);
         reached || !started_before(steps.last(), named_started)
     })
-}
-
-/// This process's boot clock now, in the clock ticks `/proc/<pid>/stat`
-/// counts starts in, shifted as this process's time namespace shifts them.
-fn boot_clock_ticks_now() -> Option<u64> {
-    let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME).ok()?;
-    let ticks_per_second = u64::try_from(crate::world::USER_HZ).ok()?;
-    let seconds = u64::try_from(now.tv_sec()).ok()?;
-    let nanoseconds = u64::try_from(now.tv_nsec()).ok()?;
-    Some(seconds * ticks_per_second + nanoseconds / (1_000_000_000 / ticks_per_second))
 }
 
 /// Whether `step` is known to have started strictly before `ticks`.

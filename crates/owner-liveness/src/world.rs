@@ -95,6 +95,18 @@ fn parse_boottime_offset_ticks(bytes: &[u8]) -> Option<i64> {
     i64::try_from(total.div_euclid(i128::from(nanoseconds_per_tick))).ok()
 }
 
+/// This process's boot clock now, in the clock ticks `/proc/<pid>/stat`
+/// counts starts in, shifted as this process's time namespace shifts them:
+/// no start read now can be later, unless it wrapped around below a
+/// negative offset.
+pub(crate) fn boot_clock_ticks_now() -> Option<u64> {
+    let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME).ok()?;
+    let ticks_per_second = u64::try_from(USER_HZ).ok()?;
+    let seconds = u64::try_from(now.tv_sec()).ok()?;
+    let nanoseconds = u64::try_from(now.tv_nsec()).ok()?;
+    Some(seconds * ticks_per_second + nanoseconds / (1_000_000_000 / ticks_per_second))
+}
+
 /// Start ticks as a reader with `offset_ticks` saw them, taken back to the
 /// initial time namespace's clock; `None` when that leaves the range.
 pub(crate) fn ticks_in_initial_time(seen: u64, offset_ticks: i64) -> Option<u64> {
