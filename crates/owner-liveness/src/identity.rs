@@ -247,6 +247,21 @@ fn namespace_inode(directory: &std::os::fd::OwnedFd, kind: &str) -> io::Result<u
     })
 }
 
+/// The inode number of the initial user namespace, the one that maps
+/// every uid: a constant of the kernel's (`PROC_USER_INIT_INO`, since
+/// Linux 3.8); every other user namespace gets a number of its own.
+pub const INITIAL_USER_NAMESPACE: u64 = 0xEFFF_FFFD;
+
+/// Whether this process runs in the initial user namespace, read as the
+/// link `/proc/self/ns/user` names it (one call, where reading the uid map
+/// takes four); `false` when the link cannot be read.
+pub fn runs_in_initial_user_namespace() -> bool {
+    let Ok(target) = crate::interrupted::retry_interrupted(|| std::fs::read_link("/proc/self/ns/user")) else {
+        return false;
+    };
+    parse_namespace_link("user", target.as_os_str().as_encoded_bytes()) == Some(INITIAL_USER_NAMESPACE)
+}
+
 /// The inode in a namespace link's target, `<kind>:[<decimal inode>]`.
 fn parse_namespace_link(kind: &str, target: &[u8]) -> Option<u64> {
     let digits = target.strip_prefix(kind.as_bytes())?.strip_prefix(b":[")?.strip_suffix(b"]")?;
@@ -280,6 +295,33 @@ mod namespace_tests {
         assert_eq!(read.pid_ns, stat("pid").unwrap());
         assert_eq!(read.user_ns, stat("user").unwrap());
         assert_eq!(read.time_ns, stat("time").unwrap_or(0));
+    }
+
+    /// The initial user namespace is told by its fixed number, the one a
+    /// stat through the link shows there; a new user namespace is not it.
+    #[test]
+    fn the_initial_user_namespace_is_told_by_its_number() {
+        let initial = std::fs::metadata("/proc/self/ns/user").unwrap().ino() == INITIAL_USER_NAMESPACE;
+        assert_eq!(runs_in_initial_user_namespace(), initial);
+        // SAFETY: the child only unshares, reads a link and exits.
+        match unsafe { nix::unistd::fork() }.unwrap() {
+            nix::unistd::ForkResult::Child => {
+                let code = match nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWUSER) {
+                    Err(_) => 2,
+                    Ok(()) if runs_in_initial_user_namespace() => 1,
+                    Ok(()) => 0,
+                };
+                unsafe { nix::libc::_exit(code) };
+            }
+            nix::unistd::ForkResult::Parent { child } => {
+                let status = nix::sys::wait::waitpid(child, None).unwrap();
+                assert_eq!(
+                    status,
+                    nix::sys::wait::WaitStatus::Exited(child, 0),
+                    "in a new user namespace (exit 1: taken for the initial one; 2: unshare failed)"
+                );
+            }
+        }
     }
 
     #[test]

@@ -28,8 +28,9 @@ pub use capture::capture_identity;
 pub use chain::{capture_owner_chain, capture_owner_chain_seeing_terminal};
 pub use facts::{LinuxFacts, LinuxProcess, OpenProcessError, ProcessFacts, SystemFacts};
 pub use identity::{
-    BOOT_ID_PATH, CaptureError, ChainMember, MAX_CHAIN_MEMBERS, Namespaces, OwnerIdentity, ProcIdentity,
-    ProcReadError, SocketIdentity, own_namespaces, read_boot_id, read_proc_stat,
+    BOOT_ID_PATH, CaptureError, ChainMember, INITIAL_USER_NAMESPACE, MAX_CHAIN_MEMBERS, Namespaces, OwnerIdentity,
+    ProcIdentity, ProcReadError, SocketIdentity, own_namespaces, read_boot_id, read_proc_stat,
+    runs_in_initial_user_namespace,
 };
 pub use interrupted::{MaybeInterrupted, retry_interrupted};
 pub use pid::{Pid, PidParseError, kernel_pid_max};

@@ -22,6 +22,11 @@ pub(crate) fn effective_uid() -> u32 {
 pub fn caller_uid_is_unmapped() -> bool {
     static UNMAPPED: OnceLock<bool> = OnceLock::new();
     *UNMAPPED.get_or_init(|| {
+        // The initial user namespace maps every uid: its map need not be
+        // read (an open and three calls more on every open of a registry).
+        if owner_liveness::runs_in_initial_user_namespace() {
+            return false;
+        }
         let euid = effective_uid();
         match read_uid_map() {
             Ok(map) => !uid_is_mapped(&map, euid),
