@@ -87,6 +87,14 @@ impl HookClock {
         self.budget_ends() - BUDGET_RESERVE / 2
     }
 
+    /// The earliest `watchdog_fires` can be, whatever the late start: a
+    /// watchdog waits this long before it measures the late start, which a
+    /// run that finishes in a few milliseconds then never reads.
+    pub(crate) fn watchdog_fires_at_the_earliest(&self) -> Instant {
+        let earliest_start = self.started.checked_sub(late_start_limit(self.event)).unwrap_or(self.started);
+        earliest_start + self.event.budget() - BUDGET_RESERVE / 2
+    }
+
     /// How long the process had existed when hook mode started (the
     /// kernel's start time of the process, from its fork, against the boot
     /// clock; both are shifted alike inside a time namespace), at most a
@@ -96,7 +104,10 @@ impl HookClock {
     /// out that the watchdog's would come before. The kernel counts starts
     /// in ticks of 10 ms, so the
     /// measure errs by up to a tick toward an earlier start: deadlines
-    /// come early, never late. Nothing readable: 0.
+    /// come early, never late. Nothing readable: 0. It costs a read of
+    /// `/proc/self/stat`, so it is taken only when something waits (the
+    /// payload not there at once, a busy lock, a watchdog still watching
+    /// at `watchdog_fires_at_the_earliest`).
     pub(crate) fn late_start(&self) -> Duration {
         *self.late.get_or_init(|| {
             process_age().map_or(Duration::ZERO, |age| {
@@ -136,6 +147,12 @@ fn process_age() -> Option<Duration> {
 /// budget less the reserve. `None` outside hook mode.
 pub fn hook_work_deadline() -> Option<Instant> {
     HOOK_CLOCK.get().map(HookClock::work_deadline)
+}
+
+/// Whether this process runs a hook (its deadlines are then the budget's),
+/// known without measuring anything.
+pub fn in_hook_mode() -> bool {
+    HOOK_CLOCK.get().is_some()
 }
 
 /// How long a hook may wait for its payload now: the event's share, never

@@ -6,7 +6,7 @@ use std::os::fd::AsFd;
 
 use harness::{
     HookPayload, HookTarget, MAX_PAYLOAD_BYTES, PAYLOAD_READ_DEADLINE, PayloadError, parse_payload,
-    read_payload,
+    read_payload_within,
 };
 
 use crate::exit::BadInput;
@@ -26,7 +26,8 @@ pub fn hook_target(value: &str) -> Result<HookTarget, BadInput> {
 /// than the hook's payload share of its budget (`PAYLOAD_READ_DEADLINE`
 /// outside hook mode), then parsed.
 pub fn read_hook_payload() -> Result<HookPayload, PayloadError> {
-    let bytes =
-        read_payload(std::io::stdin().as_fd(), MAX_PAYLOAD_BYTES, payload_wait(PAYLOAD_READ_DEADLINE))?;
+    let bytes = read_payload_within(std::io::stdin().as_fd(), MAX_PAYLOAD_BYTES, || {
+        payload_wait(PAYLOAD_READ_DEADLINE)
+    })?;
     parse_payload(&bytes)
 }

@@ -22,11 +22,9 @@ pub fn run_hook(
     event: HookEvent,
     body: impl FnOnce() -> anyhow::Result<()>,
 ) -> ExitCode {
+    // The late start is measured only when something waits (a run of a
+    // few milliseconds never does), by whichever thread asks first.
     let clock = HOOK_CLOCK.get_or_init(|| HookClock::starting_now(event));
-    // Measured before the watchdog starts, which then reads it: the run
-    // asks for it at once (the payload's wait), and a watchdog measuring it
-    // meanwhile made the run wait for that thread and wake it after.
-    clock.late_start();
     let watchdog = Watchdog::start(tool, common.clone(), clock);
     // A panic is a failure like any other: said, logged, and exit 0 (its
     // message is on stderr already, from the panic hook).
@@ -243,6 +241,11 @@ extern "C" fn watchdog_thread(argument: *mut nix::libc::c_void) -> *mut nix::lib
 /// reports and ends the process.
 fn watch_the_run(watch: &Watch) {
     if run_finished(&watch.finished) {
+        return;
+    }
+    // Until the earliest it could fire, nothing needs measuring; past it,
+    // the late start says how much longer the run has.
+    if wait_until_finished_or(watch.clock.watchdog_fires_at_the_earliest(), &watch.finished) {
         return;
     }
     let at = watch.clock.watchdog_fires();

@@ -4,7 +4,7 @@
 //! `prune --current` all resolve the owner this one way.
 
 use owner_liveness::{
-    AncestorStep, AncestryWalk, CaptureError, OwnerIdentity, OwnerQuery, OwnerSource, Pid, ResolveError,
+    AncestorStep, AncestryWalk, CaptureError, HeldProcess, OwnerIdentity, OwnerQuery, OwnerSource, Pid, ResolveError,
     ResolvedOwner, SystemFacts, capture_owner_chain, is_kernel_thread, kernel_pid_max, resolve_owner,
     walk_ancestry_naming_up_to, walk_ancestry_reporting, walk_ancestry_to,
 };
@@ -22,6 +22,9 @@ pub struct CallingOwner {
     /// Why the ancestry walk stopped short, when a `/proc` read failed: an
     /// owner not found among the ancestors may then be one all the same.
     pub ancestry_unreadable: Option<String>,
+    /// The process `--pid` named, held since its stat was read: when it is
+    /// the owner, its capture records that stat rather than reading another.
+    pub named: Option<std::sync::Arc<HeldProcess>>,
 }
 
 impl CallingOwner {
@@ -42,7 +45,16 @@ impl CallingOwner {
         &self,
         facts: &impl SystemFacts,
     ) -> Result<(OwnerIdentity, u64), CaptureError> {
-        owner_liveness::capture_owner_chain_seeing_terminal(self.resolved.pid, &self.resolved.chain, facts)
+        match &self.named {
+            Some(named) if named.pid() == self.resolved.pid => {
+                owner_liveness::capture_held_owner_chain_seeing_terminal(named, &self.resolved.chain, facts)
+            }
+            _ => owner_liveness::capture_owner_chain_seeing_terminal(
+                self.resolved.pid,
+                &self.resolved.chain,
+                facts,
+            ),
+        }
     }
 }
 
@@ -51,17 +63,20 @@ pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, Res
     let Some(named) = named_by_flag(pid_flag) else {
         return resolve_calling_owner_walked(pid_flag, own_ancestry(), None);
     };
-    // The named process's stat, read once: its start ends the walk where
-    // it can no longer be above (for a process that is no ancestor, the
-    // first ancestor that started before it), and it tells a kernel
-    // thread; that it runs at all proves the pid a valid one.
-    let named_stat = owner_liveness::read_proc_stat(named).ok();
+    // The named process, held by a pidfd and its stat read once: its start
+    // ends the walk where it can no longer be above (for a process that is
+    // no ancestor, the first ancestor that started before it), it tells a
+    // kernel thread, that it runs at all proves the pid a valid one, and
+    // its capture records the same stat.
+    let held = HeldProcess::open(named).ok().map(std::sync::Arc::new);
     // Resolution asks about the named process and the run below it only:
     // the argv and exe of the ancestors above it (all of them, when it is
     // no ancestor) are read only if something asks.
     let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
-    let walk = walk_ancestry_naming_up_to(me, named, named_stat.as_ref().map(|stat| stat.start_ticks));
-    resolve_calling_owner_walked(pid_flag, walk, named_stat.map(|stat| (named, stat)))
+    let walk = walk_ancestry_naming_up_to(me, named, held.as_ref().map(|held| held.stat().start_ticks));
+    let mut owner = resolve_calling_owner_walked(pid_flag, walk, held.as_deref().map(|held| (named, held.stat())))?;
+    owner.named = held;
+    Ok(owner)
 }
 
 /// `resolve_calling_owner` for a caller that asks about every ancestor
@@ -104,7 +119,7 @@ pub fn own_ancestry_up_to(named: Pid) -> AncestryWalk {
 fn resolve_calling_owner_walked(
     pid_flag: Option<&str>,
     walk: AncestryWalk,
-    named_stat: Option<(Pid, owner_liveness::ProcStat)>,
+    named_stat: Option<(Pid, &owner_liveness::ProcStat)>,
 ) -> Result<CallingOwner, ResolveError> {
     let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
     let ancestry = walk.steps;
@@ -137,7 +152,7 @@ fn resolve_calling_owner_walked(
         };
         return Err(ResolveError::NotAnOwner { named_by, pid: resolved.pid, what: "a kernel thread" });
     }
-    Ok(CallingOwner { resolved, ancestry, ancestry_unreadable: walk.unreadable })
+    Ok(CallingOwner { resolved, ancestry, ancestry_unreadable: walk.unreadable, named: None })
 }
 
 /// `resolve_calling_owner_walked` of `--pid PID` for the owner of a live
@@ -160,7 +175,7 @@ fn resolve_recorded_owner_walked(pid: Pid, walk: AncestryWalk) -> Result<Calling
         pid_max: u32::MAX,
     };
     let resolved = resolve_owner(&query, &harness::HarnessTable)?;
-    Ok(CallingOwner { resolved, ancestry, ancestry_unreadable: walk.unreadable })
+    Ok(CallingOwner { resolved, ancestry, ancestry_unreadable: walk.unreadable, named: None })
 }
 
 /// Resolves the calling session's owner as `resolve_calling_owner` does,

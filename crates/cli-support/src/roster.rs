@@ -57,10 +57,12 @@ pub fn harness_session_sources(read: bool) -> Vec<AdoptedSource> {
 /// the one-line error only).
 fn with_lock_manners(roster: RosterDir, common: &CommonArgs) -> RosterDir {
     use std::io::IsTerminal;
-    match crate::hook_clock::hook_work_deadline() {
-        Some(deadline) => roster.with_lock_deadline(deadline),
-        None if common.quiet || !std::io::stderr().is_terminal() => roster,
-        None => roster.with_long_lock_wait_notice(say_what_the_wait_is_for),
+    if crate::hook_clock::in_hook_mode() {
+        roster.with_lock_deadline(crate::hook_clock::hook_work_deadline)
+    } else if common.quiet || !std::io::stderr().is_terminal() {
+        roster
+    } else {
+        roster.with_long_lock_wait_notice(say_what_the_wait_is_for)
     }
 }
 

@@ -138,6 +138,18 @@ pub fn read_payload(
     max_bytes: usize,
     deadline: Duration,
 ) -> Result<Vec<u8>, PayloadError> {
+    read_payload_within(fd, max_bytes, || deadline)
+}
+
+/// `read_payload`, asking how long it may wait (`deadline`, counted from
+/// the call) only once the payload is not there whole at the first look:
+/// a harness writes it before the hook runs, and in hook mode the answer
+/// costs a read of `/proc`.
+pub fn read_payload_within(
+    fd: BorrowedFd<'_>,
+    max_bytes: usize,
+    deadline: impl FnOnce() -> Duration,
+) -> Result<Vec<u8>, PayloadError> {
     let is_terminal = loop {
         match nix::unistd::isatty(fd) {
             Err(Errno::EINTR) => continue,
@@ -150,14 +162,25 @@ pub fn read_payload(
     let started = Instant::now();
     let limit = max_bytes.saturating_add(1);
     let mut payload = Vec::new();
+    let mut asked = Some(deadline);
+    let mut deadline = None;
+    let mut first_look = true;
     loop {
-        let remaining = deadline.saturating_sub(started.elapsed());
-        if remaining.is_zero() {
-            return Err(PayloadError::Deadline { deadline });
-        }
+        // The first look does not wait; every later one waits what is left.
+        let wait = if std::mem::take(&mut first_look) {
+            Duration::ZERO
+        } else {
+            let deadline = *deadline.get_or_insert_with(|| asked.take().map_or(Duration::ZERO, |ask| ask()));
+            let remaining = deadline.saturating_sub(started.elapsed());
+            if remaining.is_zero() {
+                return Err(PayloadError::Deadline { deadline });
+            }
+            remaining
+        };
         let mut poll_fds = [PollFd::new(fd, PollFlags::POLLIN)];
-        match poll(&mut poll_fds, poll_timeout(remaining)) {
-            Ok(0) => return Err(PayloadError::Deadline { deadline }),
+        match poll(&mut poll_fds, poll_timeout(wait)) {
+            Ok(0) if wait.is_zero() => continue,
+            Ok(0) => return Err(PayloadError::Deadline { deadline: deadline.unwrap_or(wait) }),
             Ok(_) => {}
             Err(Errno::EINTR) => continue,
             Err(errno) => return Err(PayloadError::Read(errno)),

@@ -4,7 +4,9 @@
 //! whole run the ancestor walk found, each member with its own identity, so
 //! that the verdict can say alive while any of them still runs.
 
-use crate::capture::{capture_identity_seeing_terminal, capture_identity_with};
+use crate::capture::{
+    HeldProcess, capture_held_identity_seeing_terminal, capture_identity_seeing_terminal, capture_identity_with,
+};
 use crate::facts::SystemFacts;
 use crate::identity::{CaptureError, MAX_CHAIN_MEMBERS, OwnerIdentity};
 use crate::pid::Pid;
@@ -31,7 +33,25 @@ pub fn capture_owner_chain_seeing_terminal(
     below: &[Pid],
     facts: &impl SystemFacts,
 ) -> Result<(OwnerIdentity, u64), CaptureError> {
-    let (mut owner, terminal) = capture_identity_seeing_terminal(outermost, facts)?;
+    let (owner, terminal) = capture_identity_seeing_terminal(outermost, facts)?;
+    Ok((with_members_below(owner, below, facts), terminal))
+}
+
+/// `capture_owner_chain_seeing_terminal` of an owner held since its stat
+/// was read (`HeldProcess`): that stat is the one recorded.
+pub fn capture_held_owner_chain_seeing_terminal(
+    outermost: &HeldProcess,
+    below: &[Pid],
+    facts: &impl SystemFacts,
+) -> Result<(OwnerIdentity, u64), CaptureError> {
+    let (owner, terminal) = capture_held_identity_seeing_terminal(outermost, facts)?;
+    Ok((with_members_below(owner, below, facts), terminal))
+}
+
+/// `owner` with the members of its chain among `below` that can be
+/// captured, in the same frame.
+fn with_members_below(mut owner: OwnerIdentity, below: &[Pid], facts: &impl SystemFacts) -> OwnerIdentity {
+    let outermost = owner.pid;
     for &pid in below {
         if owner.chain.len() + 1 == MAX_CHAIN_MEMBERS {
             break;
@@ -49,5 +69,5 @@ pub fn capture_owner_chain_seeing_terminal(
         }
         owner.chain.push(member.outermost());
     }
-    Ok((owner, terminal))
+    owner
 }

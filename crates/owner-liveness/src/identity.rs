@@ -161,15 +161,19 @@ pub(crate) fn mtime_ns(metadata: &std::fs::Metadata) -> i128 {
 pub(crate) fn read_proc_identity(pid: Pid, known_uid: Option<u32>) -> Result<ProcIdentity, ProcReadError> {
     let uid = match known_uid {
         Some(uid) => uid,
-        None => {
-            let directory = format!("/proc/{pid}");
-            retry_interrupted(|| nix::sys::stat::stat(directory.as_str()))
-                .map_err(|errno| classify_proc_error(errno.into()))?
-                .st_uid
-        }
+        None => read_proc_identity_uid(pid)?,
     };
     let stat = read_proc_stat(pid)?;
     Ok(ProcIdentity { uid, start_ticks: stat.start_ticks, terminal: stat.tty_nr })
+}
+
+/// The uid `/proc/<pid>` belongs to: the process's effective uid, where
+/// its pidfd cannot tell it.
+pub(crate) fn read_proc_identity_uid(pid: Pid) -> Result<u32, ProcReadError> {
+    let directory = format!("/proc/{pid}");
+    Ok(retry_interrupted(|| nix::sys::stat::stat(directory.as_str()))
+        .map_err(|errno| classify_proc_error(errno.into()))?
+        .st_uid)
 }
 
 /// Reads only the start ticks of a process, from `/proc/<pid>/stat`: what a

@@ -24,8 +24,10 @@ pub use ancestry::{
     ARGV_ENTRIES_KEPT, AncestorStep, AncestryWalk, MAX_ANCESTRY_HOPS, read_step, walk_ancestry,
     walk_ancestry_naming_up_to, walk_ancestry_reporting, walk_ancestry_to,
 };
-pub use capture::capture_identity;
-pub use chain::{capture_owner_chain, capture_owner_chain_seeing_terminal};
+pub use capture::{HeldProcess, capture_identity};
+pub use chain::{
+    capture_held_owner_chain_seeing_terminal, capture_owner_chain, capture_owner_chain_seeing_terminal,
+};
 pub use facts::{LinuxFacts, LinuxProcess, OpenProcessError, ProcessFacts, SystemFacts};
 pub use identity::{
     BOOT_ID_PATH, CaptureError, ChainMember, INITIAL_USER_NAMESPACE, MAX_CHAIN_MEMBERS, Namespaces, OwnerIdentity,

@@ -150,7 +150,7 @@ pub(crate) const QUEUE_LOCK_WAIT: Duration = Duration::from_secs(1);
 /// `QUEUE_LOCK_WAIT`, within the handle's own deadline.
 pub(crate) fn queue_lock_deadline(roster: &RosterDir) -> Instant {
     let bound = Instant::now() + QUEUE_LOCK_WAIT;
-    roster.lock_deadline.map_or(bound, |limit| limit.min(bound))
+    roster.lock_deadline().map_or(bound, |limit| limit.min(bound))
 }
 
 /// What came of trying a queue's lock without waiting (`Queue::try_lock`).
@@ -217,7 +217,7 @@ impl Queue {
     pub(crate) fn lock(&self, roster: &RosterDir, deadline: Instant) -> Result<bool> {
         // No notice of a long wait: the registry lock's notice promises
         // 5 s, and a queue's wait ends within `QUEUE_LOCK_WAIT`.
-        match flock_within(&self.directory, self.path(roster), deadline, None) {
+        match flock_within(&self.directory, self.path(roster), || deadline, None) {
             Ok(()) => {}
             Err(Error::Busy { path, waited_ms, holder }) => {
                 return Err(Error::QueueLocked { path, waited_ms, holder });

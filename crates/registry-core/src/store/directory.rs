@@ -93,9 +93,10 @@ pub struct RosterDir {
     session_ids: OwnedFd,
     states: OwnedFd,
     messages: OwnedFd,
-    /// The latest instant a lock wait may end, below `LOCK_WAIT`: a hook's
-    /// budget (see `with_lock_deadline`).
-    pub(crate) lock_deadline: Option<std::time::Instant>,
+    /// Tells the latest instant a lock wait may end, below `LOCK_WAIT`: a
+    /// hook's budget (see `with_lock_deadline`). Asked only when a lock is
+    /// waited for.
+    lock_deadline: Option<fn() -> Option<std::time::Instant>>,
     /// Called once when a lock wait has lasted a while, with the holder's
     /// pid when the kernel tells it: how a person learns what they wait for.
     pub(crate) on_long_lock_wait: Option<fn(&Path, Option<u32>)>,
@@ -233,11 +234,19 @@ impl RosterDir {
         })
     }
 
-    /// Bounds every lock wait of this handle to end by `deadline` (a hook's
-    /// whole run must fit the harness's budget), however long `LOCK_WAIT`.
-    pub fn with_lock_deadline(mut self, deadline: std::time::Instant) -> RosterDir {
+    /// Bounds every lock wait of this handle to end by the instant
+    /// `deadline` tells (a hook's whole run must fit the harness's budget),
+    /// however long `LOCK_WAIT`; `None` from it bounds nothing. It is asked
+    /// only when a lock is busy: a hook's deadline costs a read of `/proc`,
+    /// which a free lock never needs.
+    pub fn with_lock_deadline(mut self, deadline: fn() -> Option<std::time::Instant>) -> RosterDir {
         self.lock_deadline = Some(deadline);
         self
+    }
+
+    /// The latest instant a lock wait may end, when this handle has one.
+    pub(crate) fn lock_deadline(&self) -> Option<std::time::Instant> {
+        self.lock_deadline.and_then(|deadline| deadline())
     }
 
     /// Keeps `ended/` to `bounds` at each write of an ended session.

@@ -44,7 +44,7 @@ impl RosterDir {
     pub fn lock_within(&self, wait: Duration) -> Result<RegistryLock> {
         let (file, path) = self.open_lock_file()?;
         let started = Instant::now();
-        let deadline = match self.lock_deadline {
+        let deadline = || match self.lock_deadline() {
             Some(limit) => limit.min(started + wait),
             None => started + wait,
         };
@@ -74,20 +74,22 @@ impl RosterDir {
 }
 
 /// Takes an exclusive `flock` on `file` (named `path` in messages), waiting
-/// in the kernel until `deadline` at most, then "busy" naming the holder:
+/// in the kernel until `deadline` at most (asked only when the lock is
+/// held), then "busy" naming the holder:
 /// the registry lock and every lock of its kind (a message queue's) wait
 /// this one way. `notice` is given once when the wait lasts
 /// `LOCK_WAIT_NOTICE`.
 pub(crate) fn flock_within(
     file: &File,
     path: std::path::PathBuf,
-    deadline: Instant,
+    deadline: impl FnOnce() -> Instant,
     notice: Option<LongWaitNotice>,
 ) -> Result<()> {
     let started = Instant::now();
     if take_lock_if_free(file, &path)? {
         return Ok(());
     }
+    let deadline = deadline();
     let notice_at = notice.map(|notice| (started + LOCK_WAIT_NOTICE, notice));
     match wait_in_flock(file, deadline, notice_at, &path) {
         WaitOutcome::Locked => Ok(()),

@@ -136,8 +136,17 @@ pub fn point_index_at(roster: &RosterDir, session_id: &SessionId, holder: Record
     let name = &key.0;
     let temp = format!("{TEMP_PREFIX}{name}.{}", std::process::id());
     let shown = roster.entry_path(directory, name);
+    let target = holder.to_string();
+    // A session id seen for the first time has no entry yet: the link is
+    // made under its name at once, as atomically as a rename would put it
+    // there. An entry already there is replaced through a temporary.
+    match retry_interrupted(|| symlinkat(target.as_str(), directory.fd(), name.as_str())) {
+        Ok(()) => return IndexPlace::Legacy.remove(roster, &key),
+        Err(Errno::EEXIST) => {}
+        Err(errno) => return Err(Error::io("create index entry", &shown, errno.into())),
+    }
     let _ = retry_interrupted(|| unlinkat(directory.fd(), temp.as_str(), UnlinkatFlags::NoRemoveDir));
-    retry_interrupted(|| symlinkat(holder.to_string().as_str(), directory.fd(), temp.as_str()))
+    retry_interrupted(|| symlinkat(target.as_str(), directory.fd(), temp.as_str()))
         .map_err(|errno| Error::io("create index entry", &shown, errno.into()))?;
     retry_interrupted(|| renameat(directory.fd(), temp.as_str(), directory.fd(), name.as_str())).map_err(
         |errno| {
