@@ -4,7 +4,8 @@
 //! owner named by `--pid`, the argv and exe of the ancestors up to it); the
 //! boot id and the hook's own namespaces are read once. (They were read
 //! twice, once for the owner's identity and once to judge the registry's
-//! records.)
+//! records.) An owner named by `--pid` is read once; what only a wait needs
+//! (the hook's own start) is not read when nothing waits.
 
 use std::path::Path;
 use std::process::Command;
@@ -106,6 +107,25 @@ fn a_hook_that_names_its_owner_reads_each_ancestor_and_the_boot_id_once() {
             .filter(|line| line.contains("readlinkat(") && line.contains(&format!(", \"{kind}\"")))
             .collect();
         assert_eq!(reads.len(), 1, "the {kind} namespace read {} times:\n{trace}", reads.len());
+    }
+
+    // The owner the flag names is read once, for the walk, the kernel
+    // thread check and its identity alike.
+    let owner_stat = format!("/proc/{}/stat", owner.pid());
+    assert_eq!(lines_naming(&trace, &owner_stat).len(), 1, "{owner_stat} not read once:\n{trace}");
+    // A payload there at once and a free lock leave nothing to wait for:
+    // the hook's own start (its late start) is never read.
+    assert_eq!(lines_naming(&trace, "/proc/self/stat"), Vec::<&str>::new(), "its own stat read:\n{trace}");
+    // In the initial user namespace, which maps every uid, neither is the
+    // uid map (a hook in another one reads it to tell its files).
+    let in_initial_user_namespace = {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self/ns/user").expect("a user namespace link").ino()
+            == owner_liveness::INITIAL_USER_NAMESPACE
+    };
+    if in_initial_user_namespace {
+        let reads = lines_naming(&trace, "/proc/self/uid_map");
+        assert_eq!(reads, Vec::<&str>::new(), "the uid map read:\n{trace}");
     }
 }
 
