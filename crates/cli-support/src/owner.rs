@@ -4,9 +4,9 @@
 //! `prune --current` all resolve the owner this one way.
 
 use owner_liveness::{
-    AncestorStep, AncestryWalk, CaptureError, HeldProcess, OwnerIdentity, OwnerQuery, OwnerSource, Pid, ResolveError,
-    ResolvedOwner, SystemFacts, capture_owner_chain, is_kernel_thread, kernel_pid_max, resolve_owner,
-    walk_ancestry_naming_up_to, walk_ancestry_reporting, walk_ancestry_to,
+    AncestorStep, AncestryWalk, CaptureError, HeldProcess, OwnerIdentity, OwnerQuery, OwnerSource, Pid,
+    ResolveError, ResolvedOwner, SystemFacts, capture_owner_chain, is_kernel_thread, kernel_pid_max,
+    resolve_owner, walk_ancestry_naming_up_to, walk_ancestry_reporting, walk_ancestry_to,
 };
 
 use crate::args::CommonArgs;
@@ -74,7 +74,8 @@ pub fn resolve_calling_owner(pid_flag: Option<&str>) -> Result<CallingOwner, Res
     // no ancestor) are read only if something asks.
     let me = Pid::new(std::process::id()).expect("a running process has a non-zero pid");
     let walk = walk_ancestry_naming_up_to(me, named, held.as_ref().map(|held| held.stat().start_ticks));
-    let mut owner = resolve_calling_owner_walked(pid_flag, walk, held.as_deref().map(|held| (named, held.stat())))?;
+    let mut owner =
+        resolve_calling_owner_walked(pid_flag, walk, held.as_deref().map(|held| (named, held.stat())))?;
     owner.named = held;
     Ok(owner)
 }

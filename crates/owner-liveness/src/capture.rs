@@ -5,10 +5,12 @@
 use nix::errno::Errno;
 
 use crate::facts::{LinuxFacts, SystemFacts};
-use crate::identity::{BOOT_ID_PATH, CaptureError, OwnerIdentity, ProcIdentity, read_proc_identity, read_proc_identity_uid};
-use crate::proc_stat::ProcStat;
+use crate::identity::{
+    BOOT_ID_PATH, CaptureError, OwnerIdentity, ProcIdentity, read_proc_identity, read_proc_identity_uid,
+};
 use crate::pid::Pid;
 use crate::pidfd::PidFd;
+use crate::proc_stat::ProcStat;
 use crate::world::ticks_in_initial_time;
 
 /// Captures the identity of the live process `pid`, reading the boot id and
@@ -64,7 +66,8 @@ impl HeldProcess {
     /// Opens a pidfd on `pid`, then reads its stat.
     pub fn open(pid: Pid) -> Result<HeldProcess, CaptureError> {
         let pidfd = open_pidfd(pid)?;
-        let stat = crate::identity::read_proc_stat(pid).map_err(|why| CaptureError::ProcUnreadable { pid, why })?;
+        let stat =
+            crate::identity::read_proc_stat(pid).map_err(|why| CaptureError::ProcUnreadable { pid, why })?;
         Ok(HeldProcess { pid, pidfd, stat })
     }
 
@@ -108,9 +111,10 @@ fn open_pidfd(pid: Pid) -> Result<PidFd, CaptureError> {
 
 /// Whether the process behind `pidfd` has exited.
 fn has_exited(pidfd: &PidFd, pid: Pid) -> Result<bool, CaptureError> {
-    pidfd
-        .has_exited()
-        .map_err(|error| CaptureError::System { what: format!("poll pidfd of {pid}"), why: error.to_string() })
+    pidfd.has_exited().map_err(|error| CaptureError::System {
+        what: format!("poll pidfd of {pid}"),
+        why: error.to_string(),
+    })
 }
 
 /// The identity of the process behind `pidfd` from what `/proc` said of it

@@ -5,7 +5,8 @@
 //! that the verdict can say alive while any of them still runs.
 
 use crate::capture::{
-    HeldProcess, capture_held_identity_seeing_terminal, capture_identity_seeing_terminal, capture_identity_with,
+    HeldProcess, capture_held_identity_seeing_terminal, capture_identity_seeing_terminal,
+    capture_identity_with,
 };
 use crate::facts::SystemFacts;
 use crate::identity::{CaptureError, MAX_CHAIN_MEMBERS, OwnerIdentity};

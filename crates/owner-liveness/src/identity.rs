@@ -260,7 +260,8 @@ pub const INITIAL_USER_NAMESPACE: u64 = 0xEFFF_FFFD;
 /// link `/proc/self/ns/user` names it (one call, where reading the uid map
 /// takes four); `false` when the link cannot be read.
 pub fn runs_in_initial_user_namespace() -> bool {
-    let Ok(target) = crate::interrupted::retry_interrupted(|| std::fs::read_link("/proc/self/ns/user")) else {
+    let Ok(target) = crate::interrupted::retry_interrupted(|| std::fs::read_link("/proc/self/ns/user"))
+    else {
         return false;
     };
     parse_namespace_link("user", target.as_os_str().as_encoded_bytes()) == Some(INITIAL_USER_NAMESPACE)

@@ -30,8 +30,8 @@ pub use chain::{
 };
 pub use facts::{LinuxFacts, LinuxProcess, OpenProcessError, ProcessFacts, SystemFacts};
 pub use identity::{
-    BOOT_ID_PATH, CaptureError, ChainMember, INITIAL_USER_NAMESPACE, MAX_CHAIN_MEMBERS, Namespaces, OwnerIdentity,
-    ProcIdentity, ProcReadError, SocketIdentity, own_namespaces, read_boot_id, read_proc_stat,
+    BOOT_ID_PATH, CaptureError, ChainMember, INITIAL_USER_NAMESPACE, MAX_CHAIN_MEMBERS, Namespaces,
+    OwnerIdentity, ProcIdentity, ProcReadError, SocketIdentity, own_namespaces, read_boot_id, read_proc_stat,
     runs_in_initial_user_namespace,
 };
 pub use interrupted::{MaybeInterrupted, retry_interrupted};
