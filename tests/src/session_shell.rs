@@ -44,14 +44,16 @@ impl SessionShell {
     }
 
     fn spawn_from(program: impl AsRef<std::ffi::OsStr>, env: &[(&str, &str)]) -> SessionShell {
-        let mut child = Command::new(program)
-            .args(["--norc", "--noprofile", "-s"])
-            .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn bash as a session owner");
+        // A copy made by `spawn_named` can still be open for writing in a
+        // child another test thread forked at that instant (until it execs).
+        let mut child = crate::spawn_retrying_busy_text(
+            Command::new(program)
+                .args(["--norc", "--noprofile", "-s"])
+                .envs(env.iter().copied())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+        );
         let input = child.stdin.take().expect("a piped stdin");
         SessionShell {
             child,
