@@ -26,7 +26,7 @@ use crate::removal_checks::{dead_for_good, index_entry_of, recheck};
 use crate::session_row::{SessionRow, read_listed_session_row, read_session_row};
 use crate::store::directory::RosterDir;
 use crate::store::files::{MAX_ENTRY_BYTES, read_names_from, remove_entry, write_atomically};
-use crate::store::hints::{read_hint, write_hint};
+use crate::store::hints::Hint;
 use crate::store::layout::REAP_CURSOR_NAME;
 use crate::store::lock::RegistryLock;
 use crate::store::session_index::{
@@ -36,12 +36,15 @@ use crate::store::session_index::{
 /// How many entries one register looks at for reaping, at most. Each is a
 /// record (read and judged: about ten system calls), so this bounds what a
 /// registration costs beyond its own record whatever the registry's size.
+/// The walk ends sooner, at the first record that is not dead: in a
+/// registry of live sessions a registration judges one neighbour, and dead
+/// records, wherever the walk meets them, go a few at a time.
 pub const REAP_EXAMINE: usize = 4;
 /// How many dead records one register removes, at most.
 pub const REAP_REMOVE: usize = 3;
 /// The cursor is written zero-padded to one width (an `i64` has at most 19
 /// digits and a sign), so that writers racing without the lock each
-/// replace all of it (`write_hint`).
+/// replace all of it (`Hint::write`).
 const CURSOR_WIDTH: usize = 20;
 
 /// Everything a record is made of, already validated. A value that is
@@ -469,8 +472,9 @@ fn build_record(
 }
 
 /// Looks at up to `REAP_EXAMINE` entries from where the last register left
-/// off and removes up to `REAP_REMOVE` dead records. Best effort: a failure
-/// here never fails the registration.
+/// off, up to and including the first record that is not dead, and removes
+/// up to `REAP_REMOVE` dead records. Best effort: a failure here never
+/// fails the registration.
 ///
 /// It runs after the registration let go of the lock, so that the lock is
 /// held only for the registration's own record: the entries are read and
@@ -484,12 +488,17 @@ fn reap_a_few(roster: &RosterDir, own_record: &str, facts: &impl SystemFacts) ->
     let sessions = roster.sessions();
     // `None` when there is none or it cannot be used: the walk starts at the
     // top, and the cursor is written whatever the walk finds.
-    let stored_cursor = read_hint(sessions, REAP_CURSOR_NAME)
+    let hint = Hint::open(sessions, REAP_CURSOR_NAME);
+    let stored_cursor = hint
+        .as_ref()
+        .and_then(Hint::read)
         .and_then(|bytes| String::from_utf8(bytes).ok())
         .and_then(|text| text.trim().parse::<i64>().ok());
     let cursor = stored_cursor.unwrap_or(0);
     let write_cursor = |at: i64| {
-        let _ = write_hint(sessions, REAP_CURSOR_NAME, format!("{at:0CURSOR_WIDTH$}").as_bytes());
+        if let Some(hint) = &hint {
+            let _ = hint.write(format!("{at:0CURSOR_WIDTH$}").as_bytes());
+        }
     };
     let Ok((entries, next)) = read_names_from(sessions, cursor, REAP_EXAMINE) else {
         // A cursor the directory refuses (say, a negative one) must not stop
@@ -500,22 +509,34 @@ fn reap_a_few(roster: &RosterDir, own_record: &str, facts: &impl SystemFacts) ->
         return Vec::new();
     };
     let mut dead = Vec::new();
-    for entry in &entries {
-        let Some(name) = entry.name.to_str() else { continue };
+    // Where the next walk starts: after the last entry this one looked at.
+    let mut walked_to = None;
+    let mut looked_at_all = true;
+    for (entry, after) in &entries {
         if dead.len() == REAP_REMOVE {
+            looked_at_all = false;
             break;
         }
+        walked_to = Some(*after);
+        let Some(name) = entry.name.to_str() else { continue };
         // The record just written is alive by construction: not read again.
         if name == own_record {
             continue;
         }
         let Some((row, stamp)) = read_listed_session_row(roster, name, entry.kind, facts) else { continue };
-        if row.record.is_none() || row.liveness() != Liveness::Dead || row.file_name == own_record {
+        if row.record.is_none() || row.file_name == own_record {
             continue;
+        }
+        if row.liveness() != Liveness::Dead {
+            // A record that is not dead ends the walk: judging live
+            // neighbours is all a registry of live sessions would give it
+            // to do, and one is enough to move on by.
+            looked_at_all = false;
+            break;
         }
         dead.push((row, stamp));
     }
-    let next = next.unwrap_or(0);
+    let next = if looked_at_all { next.unwrap_or(0) } else { walked_to.unwrap_or(cursor) };
     let move_cursor = || {
         if stored_cursor != Some(next) {
             write_cursor(next);

@@ -74,13 +74,15 @@ pub fn read_directory(directory: SubDir<'_>) -> nix::Result<Vec<DirectoryEntry>>
 }
 
 /// At most `limit` entries of `directory` from `cursor` (0 for the start,
-/// else a position an earlier call returned), and the position after the
-/// last one returned (`None` at the end of the directory).
+/// else a position an earlier call returned), each with the position after
+/// it (so that a walk that stops early can go on from there), and the
+/// position after the last one returned (`None` at the end of the
+/// directory).
 pub fn read_directory_slice(
     directory: SubDir<'_>,
     cursor: i64,
     limit: usize,
-) -> nix::Result<(Vec<DirectoryEntry>, Option<i64>)> {
+) -> nix::Result<(Vec<(DirectoryEntry, i64)>, Option<i64>)> {
     let fd = open_for_listing(directory)?;
     if cursor != 0 {
         nix::unistd::lseek(&fd, cursor, nix::unistd::Whence::SeekSet)?;
@@ -93,7 +95,7 @@ pub fn read_directory_slice(
             return Ok((entries, None));
         }
         for (entry, next) in parse_entries(&buffer[..filled]) {
-            entries.extend(entry);
+            entries.extend(entry.map(|entry| (entry, next)));
             if entries.len() == limit {
                 return Ok((entries, Some(next)));
             }
@@ -176,7 +178,10 @@ mod tests {
         loop {
             let (entries, next) = read_directory_slice(roster.sessions(), cursor, 7).unwrap();
             assert!(entries.len() <= 7);
-            sliced.extend(entries.into_iter().map(|entry| entry.name.to_string_lossy().into_owned()));
+            if let (Some((_, after_last)), Some(next)) = (entries.last(), next) {
+                assert_eq!(*after_last, next, "the slice ends where its last entry does");
+            }
+            sliced.extend(entries.into_iter().map(|(entry, _)| entry.name.to_string_lossy().into_owned()));
             match next {
                 Some(next) => cursor = next,
                 None => break,

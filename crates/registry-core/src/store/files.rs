@@ -250,6 +250,18 @@ pub(crate) fn read_to_limit(fd: BorrowedFd<'_>, size: i64, limit: usize) -> nix:
 }
 
 fn untrusted_reason(stat: &nix::sys::stat::FileStat) -> Option<String> {
+    if let Some(reason) = untrusted_whatever_its_size(stat) {
+        return Some(reason);
+    }
+    if stat.st_size as u64 > MAX_ENTRY_BYTES {
+        return Some(format!("is {} bytes, over the 64 KiB limit", stat.st_size));
+    }
+    None
+}
+
+/// Why a file is not one to trust whatever it holds: not a regular file of
+/// this user's, or writable by others, or linked elsewhere too.
+pub(crate) fn untrusted_whatever_its_size(stat: &nix::sys::stat::FileStat) -> Option<String> {
     let kind = stat.st_mode & nix::libc::S_IFMT;
     let kind_name = match kind {
         nix::libc::S_IFREG => None,
@@ -273,9 +285,6 @@ fn untrusted_reason(stat: &nix::sys::stat::FileStat) -> Option<String> {
     }
     if stat.st_nlink != 1 {
         return Some(format!("has {} hard links", stat.st_nlink));
-    }
-    if stat.st_size as u64 > MAX_ENTRY_BYTES {
-        return Some(format!("is {} bytes, over the 64 KiB limit", stat.st_size));
     }
     None
 }
@@ -442,14 +451,15 @@ pub fn entry_mtime(directory: SubDir<'_>, name: &OsStr) -> Option<Timestamp> {
 }
 
 /// Reads at most `limit` names of a directory starting at `cursor` (a
-/// position an earlier call returned, or 0 for the start), and returns them
-/// with the position after the last one (`None` at the end). Bounded work
-/// on a directory of any size: what opportunistic reaping needs.
+/// position an earlier call returned, or 0 for the start), and returns them,
+/// each with the position after it, and the position after the last one
+/// (`None` at the end). Bounded work on a directory of any size: what
+/// opportunistic reaping needs.
 pub fn read_names_from(
     directory: SubDir<'_>,
     cursor: i64,
     limit: usize,
-) -> std::result::Result<(Vec<DirectoryEntry>, Option<i64>), Errno> {
+) -> std::result::Result<(Vec<(DirectoryEntry, i64)>, Option<i64>), Errno> {
     read_directory_slice(directory, cursor, limit)
 }
 

@@ -1,36 +1,69 @@
 //! Hint files: small files any value of which is harmless (the reaping
-//! cursor), written in place without the lock and read like any entry.
+//! cursor), read and written in place without the lock through one handle.
 
 use std::fs::File;
-use std::io::Write;
+use std::os::unix::fs::FileExt;
 
 use nix::errno::Errno;
 use nix::fcntl::{OFlag, openat};
-use nix::sys::stat::Mode;
+use nix::sys::stat::{Mode, fstat};
 use owner_liveness::retry_interrupted;
 
 use crate::store::directory::SubDir;
-use crate::store::files::{io_errno, read_entry};
+use crate::store::files::{io_errno, untrusted_whatever_its_size};
 
-/// Overwrites a small hint file in place, with one write at its start (no
-/// temporary, no truncation, no fsync): for data any value of which is
-/// harmless, such as the reaping cursor. Writers may race without the lock:
-/// Linux lets one write to a file at a time, so when they all write the
-/// same length the file holds one writer's bytes, never a mix of lengths;
-/// a reader racing a write may see bytes of two. Whatever followed the
-/// written bytes (a longer file put there by anything else) is cut off
-/// after the write, so it cannot make the hint unreadable for good. Never
-/// follows a symlink, never blocks on a FIFO put in its place.
-pub fn write_hint(directory: SubDir<'_>, name: &str, bytes: &[u8]) -> std::result::Result<(), Errno> {
-    let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
-    let fd = retry_interrupted(|| openat(directory.fd, name, flags, Mode::S_IRUSR | Mode::S_IWUSR))?;
-    let mut file = File::from(fd);
-    file.write_all(bytes).map_err(|error| io_errno(&error))?;
-    file.set_len(bytes.len() as u64).map_err(|error| io_errno(&error))
+/// The most of a hint that is read: a hint is a few bytes, and whatever
+/// is longer is no hint anyone wrote.
+const LARGEST_HINT: usize = 64;
+
+/// A small hint file, opened once (created if missing) to be read and then
+/// overwritten: for data any value of which is harmless, such as the
+/// reaping cursor. Never follows a symlink, never blocks on a FIFO put in
+/// its place, and reads and writes only a regular file of this user's
+/// that only they can write, as every roster file.
+pub struct Hint {
+    file: File,
 }
 
-/// Reads a small hint file written by `write_hint`; `None` when absent,
-/// untrusted or unreadable.
-pub fn read_hint(directory: SubDir<'_>, name: &str) -> Option<Vec<u8>> {
-    read_entry(directory, name).ok().map(|contents| contents.bytes)
+impl Hint {
+    /// Opens `name` in `directory`, creating it `0600` when missing; `None`
+    /// when it cannot be opened or is not a file to trust. One too long to
+    /// be a hint is opened all the same: it reads as none, and the next
+    /// write cuts it back.
+    pub fn open(directory: SubDir<'_>, name: &str) -> Option<Hint> {
+        let flags = OFlag::O_RDWR
+            | OFlag::O_CREAT
+            | OFlag::O_NOFOLLOW
+            | OFlag::O_NONBLOCK
+            | OFlag::O_NOCTTY
+            | OFlag::O_CLOEXEC;
+        let fd =
+            retry_interrupted(|| openat(directory.fd, name, flags, Mode::S_IRUSR | Mode::S_IWUSR)).ok()?;
+        let stat = retry_interrupted(|| fstat(&fd)).ok()?;
+        untrusted_whatever_its_size(&stat).is_none().then(|| Hint { file: File::from(fd) })
+    }
+
+    /// What the hint holds (empty when it was just made); `None` when it
+    /// cannot be read or is longer than any hint.
+    pub fn read(&self) -> Option<Vec<u8>> {
+        let mut bytes = vec![0u8; LARGEST_HINT + 1];
+        let read =
+            retry_interrupted(|| self.file.read_at(&mut bytes, 0).map_err(|error| io_errno(&error))).ok()?;
+        (read <= LARGEST_HINT).then(|| {
+            bytes.truncate(read);
+            bytes
+        })
+    }
+
+    /// Overwrites the hint with `bytes`, with one write at its start (no
+    /// temporary, no fsync). Writers may race without the lock: Linux lets
+    /// one write to a file at a time, so when they all write the same
+    /// length the file holds one writer's bytes, never a mix of lengths; a
+    /// reader racing a write may see bytes of two. Whatever followed the
+    /// written bytes (a longer file put there by anything else) is cut off
+    /// after the write, so it cannot make the hint unreadable for good.
+    pub fn write(&self, bytes: &[u8]) -> std::result::Result<(), Errno> {
+        self.file.write_all_at(bytes, 0).map_err(|error| io_errno(&error))?;
+        self.file.set_len(bytes.len() as u64).map_err(|error| io_errno(&error))
+    }
 }

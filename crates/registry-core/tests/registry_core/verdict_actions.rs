@@ -428,6 +428,57 @@ fn register_reaps_again_after_a_cursor_it_cannot_use() {
     }
 }
 
+/// A registration's reaping walk ends at the first record that is not
+/// dead: in a registry of live sessions it judges one neighbour, not
+/// `REAP_EXAMINE`, and the dead records it meets go, those behind a live
+/// one at the registrations after it, until none is left and every live
+/// record is still there.
+#[test]
+fn register_reaps_up_to_the_first_live_record_and_the_rest_at_the_next() {
+    let temp = tempfile::tempdir().unwrap();
+    let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+    let live = [4300, 4301, 4302, 4303, 4304, 4305];
+    let dead = [4400, 4401, 4402];
+    for pid in live.iter().chain(&dead) {
+        let name = format!("{pid}.json");
+        write_atomically(&roster, roster.sessions(), &name, record_text(*pid, BOOT_ID).as_bytes()).unwrap();
+    }
+    let registrants: Vec<u32> = (5000..5030).collect();
+    let processes = live
+        .iter()
+        .chain(&registrants)
+        .map(|&pid| (pid, AtPid::TheOwner))
+        .chain(dead.iter().map(|&pid| (pid, AtPid::Nothing)))
+        .collect();
+    let looked_at = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = std::sync::Arc::clone(&looked_at);
+    let facts = MadeUpFacts {
+        meanwhile: Some(Box::new(move |pid: Pid| seen.lock().unwrap().push(pid.get()))),
+        ..made_up_facts(PID_NS, processes)
+    };
+    let neighbours_looked_at = || {
+        let mut looked = looked_at.lock().unwrap();
+        let neighbours: std::collections::BTreeSet<u32> =
+            looked.iter().copied().filter(|pid| live.contains(pid) || dead.contains(pid)).collect();
+        looked.clear();
+        neighbours.len()
+    };
+    let mut reaped = Vec::new();
+    for &pid in &registrants {
+        let registered = register(&roster, &registration(pid), &facts).unwrap();
+        let judged = neighbours_looked_at();
+        let live_judged = judged - registered.reaped.len();
+        assert!(live_judged <= 1, "registration {pid} judged {live_judged} live neighbours");
+        assert!(judged <= registry_core::register::REAP_EXAMINE, "registration {pid} judged {judged}");
+        reaped.extend(registered.reaped);
+    }
+    reaped.sort_unstable();
+    assert_eq!(reaped, dead, "every dead record goes, once");
+    for pid in live {
+        assert!(roster.path().join(format!("sessions/{pid}.json")).exists(), "{pid} is alive and stays");
+    }
+}
+
 /// Thousands of records, as many dead as not: prune judges them on every
 /// core while one thread removes records and another their index entries.
 /// Every dead record goes with the index entry that names it; an index
