@@ -18,18 +18,16 @@ pub fn roster_directory_choice(common: &CommonArgs) -> registry_core::Result<Dir
 /// Opens (creating it if needed) the roster directory, for a writer, with
 /// the bounds of `ended/` the user's `config.toml` sets.
 pub fn open_roster_for_writing(common: &CommonArgs) -> registry_core::Result<RosterDir> {
-    RosterDir::open_or_create(&roster_directory_choice(common)?.path).map(|roster| {
-        with_lock_manners(roster, common).with_ended_bounds(consent::user_ended_bounds(&process_env_os))
-    })
+    RosterDir::open_or_create(&roster_directory_choice(common)?.path)
+        .map(|roster| with_lock_manners(roster, common).with_ended_bounds(user_ended_bounds))
 }
 
 /// Opens the roster directory for a reader (who may remove, as prune
 /// does: with the bounds of `ended/` the user's `config.toml` sets); `None`
 /// when it does not exist.
 pub fn open_roster_for_reading(common: &CommonArgs) -> registry_core::Result<Option<RosterDir>> {
-    Ok(RosterDir::open_existing(&roster_directory_choice(common)?.path)?.map(|roster| {
-        with_lock_manners(roster, common).with_ended_bounds(consent::user_ended_bounds(&process_env_os))
-    }))
+    Ok(RosterDir::open_existing(&roster_directory_choice(common)?.path)?
+        .map(|roster| with_lock_manners(roster, common).with_ended_bounds(user_ended_bounds)))
 }
 
 /// The harnesses' own session directories (docs/contract.md §6.5): Claude
@@ -49,6 +47,12 @@ pub fn harness_session_sources(read: bool) -> Vec<AdoptedSource> {
         .into_iter()
         .chain(copilot.map(|path| AdoptedSource { harness: AdoptedHarness::Copilot, path }))
         .collect()
+}
+
+/// The bounds of `ended/` the user's `config.toml` sets, read when the
+/// first ended session is kept.
+fn user_ended_bounds() -> registry_core::EndedBounds {
+    consent::user_ended_bounds(&process_env_os)
 }
 
 /// In hook mode every lock wait ends within the hook's budget; otherwise a

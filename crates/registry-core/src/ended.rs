@@ -198,7 +198,7 @@ pub fn keep_ended(
     if kept.is_empty() {
         return Ok(());
     }
-    let bounds = roster.ended_bounds;
+    let bounds = roster.ended_bounds();
     if kept.len() > bounds.kept_most {
         kept.sort_by_key(|(_, record, _)| std::cmp::Reverse(record.registered_at().unix_nanos()));
         kept.truncate(bounds.kept_most);

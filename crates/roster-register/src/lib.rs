@@ -370,6 +370,10 @@ fn gather_registration(
         })?;
 
     let location = screen_location(&owner, identity.pid.get(), terminal, &env);
+    let registrar = match payload {
+        Some(_) => Registrar::Hook { speaks_for_the_session: true },
+        None => Registrar::ByHand,
+    };
     let registration = Registration {
         identity,
         session_pid_source: owner.resolved.source.into(),
@@ -383,11 +387,14 @@ fn gather_registration(
         location,
         cwd,
         registrar_pid: std::process::id(),
-        registrar: match payload {
-            Some(_) => Registrar::Hook { speaks_for_the_session: true },
-            None => Registrar::ByHand,
+        registrar,
+        // Only a registration by hand takes facts from a harness's own
+        // registry; a hook tells the session afresh, so where those
+        // registries are (the user's configuration says) is not looked up.
+        harness_sessions: match registrar {
+            Registrar::ByHand => cli_support::harness_session_sources(true),
+            Registrar::Hook { .. } => Vec::new(),
         },
-        harness_sessions: cli_support::harness_session_sources(true),
     };
     Ok((registration, repo_config_warning))
 }

@@ -102,7 +102,10 @@ pub struct RosterDir {
     pub(crate) on_long_lock_wait: Option<fn(&Path, Option<u32>)>,
     /// How many ended sessions, and for how long, `ended/` keeps: the
     /// user's configuration, else the defaults (docs/contract.md §7).
-    pub(crate) ended_bounds: crate::ended_bounds::EndedBounds,
+    /// Asked of `with_ended_bounds` once an ended session is kept, which
+    /// few runs do: reading the configuration costs a look at a file.
+    ended_bounds: std::sync::OnceLock<crate::ended_bounds::EndedBounds>,
+    ended_bounds_from: Option<fn() -> crate::ended_bounds::EndedBounds>,
 }
 
 /// A verified subdirectory handle with its path, for messages.
@@ -230,7 +233,8 @@ impl RosterDir {
             root,
             lock_deadline: None,
             on_long_lock_wait: None,
-            ended_bounds: crate::ended_bounds::EndedBounds::default(),
+            ended_bounds: std::sync::OnceLock::new(),
+            ended_bounds_from: None,
         })
     }
 
@@ -249,10 +253,19 @@ impl RosterDir {
         self.lock_deadline.and_then(|deadline| deadline())
     }
 
-    /// Keeps `ended/` to `bounds` at each write of an ended session.
-    pub fn with_ended_bounds(mut self, bounds: crate::ended_bounds::EndedBounds) -> RosterDir {
-        self.ended_bounds = bounds;
+    /// Keeps `ended/` to the bounds `bounds` tells at each write of an
+    /// ended session, asked once, when the first is written.
+    pub fn with_ended_bounds(mut self, bounds: fn() -> crate::ended_bounds::EndedBounds) -> RosterDir {
+        self.ended_bounds_from = Some(bounds);
         self
+    }
+
+    /// The bounds `ended/` is kept to (`with_ended_bounds`, else the
+    /// defaults).
+    pub(crate) fn ended_bounds(&self) -> crate::ended_bounds::EndedBounds {
+        *self
+            .ended_bounds
+            .get_or_init(|| self.ended_bounds_from.map_or_else(Default::default, |bounds| bounds()))
     }
 
     /// Calls `notice` once whenever a lock wait lasts `LOCK_WAIT_NOTICE`.
