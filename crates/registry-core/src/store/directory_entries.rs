@@ -73,16 +73,16 @@ pub fn read_directory(directory: SubDir<'_>) -> nix::Result<Vec<DirectoryEntry>>
     }
 }
 
+/// A run of a directory's entries, each with the position after it, and
+/// the position after the last one (`None` at the end of the directory).
+pub type DirectorySlice = (Vec<(DirectoryEntry, i64)>, Option<i64>);
+
 /// At most `limit` entries of `directory` from `cursor` (0 for the start,
 /// else a position an earlier call returned), each with the position after
 /// it (so that a walk that stops early can go on from there), and the
 /// position after the last one returned (`None` at the end of the
 /// directory).
-pub fn read_directory_slice(
-    directory: SubDir<'_>,
-    cursor: i64,
-    limit: usize,
-) -> nix::Result<(Vec<(DirectoryEntry, i64)>, Option<i64>)> {
+pub fn read_directory_slice(directory: SubDir<'_>, cursor: i64, limit: usize) -> nix::Result<DirectorySlice> {
     let fd = open_for_listing(directory)?;
     if cursor != 0 {
         nix::unistd::lseek(&fd, cursor, nix::unistd::Whence::SeekSet)?;

@@ -19,7 +19,9 @@ use nix::unistd::{UnlinkatFlags, unlinkat};
 use crate::error::{Error, Result};
 use crate::record::timestamp::Timestamp;
 use crate::store::directory::{RosterDir, SubDir};
-use crate::store::directory_entries::{DirectoryEntry, EntryKind, read_directory, read_directory_slice};
+use crate::store::directory_entries::{
+    DirectoryEntry, DirectorySlice, EntryKind, read_directory, read_directory_slice,
+};
 use crate::store::ownership::effective_uid;
 use owner_liveness::retry_interrupted;
 
@@ -459,7 +461,7 @@ pub fn read_names_from(
     directory: SubDir<'_>,
     cursor: i64,
     limit: usize,
-) -> std::result::Result<(Vec<(DirectoryEntry, i64)>, Option<i64>), Errno> {
+) -> std::result::Result<DirectorySlice, Errno> {
     read_directory_slice(directory, cursor, limit)
 }
 
