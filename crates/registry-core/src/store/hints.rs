@@ -23,6 +23,8 @@ const LARGEST_HINT: usize = 64;
 /// that only they can write, as every roster file.
 pub struct Hint {
     file: File,
+    /// Its size when opened: what a write of fewer bytes has to cut off.
+    size_when_opened: u64,
 }
 
 impl Hint {
@@ -40,7 +42,8 @@ impl Hint {
         let fd =
             retry_interrupted(|| openat(directory.fd, name, flags, Mode::S_IRUSR | Mode::S_IWUSR)).ok()?;
         let stat = retry_interrupted(|| fstat(&fd)).ok()?;
-        untrusted_whatever_its_size(&stat).is_none().then(|| Hint { file: File::from(fd) })
+        let size_when_opened = u64::try_from(stat.st_size).unwrap_or(u64::MAX);
+        untrusted_whatever_its_size(&stat).is_none().then(|| Hint { file: File::from(fd), size_when_opened })
     }
 
     /// What the hint holds (empty when it was just made); `None` when it
@@ -61,9 +64,15 @@ impl Hint {
     /// length the file holds one writer's bytes, never a mix of lengths; a
     /// reader racing a write may see bytes of two. Whatever followed the
     /// written bytes (a longer file put there by anything else) is cut off
-    /// after the write, so it cannot make the hint unreadable for good.
+    /// after the write, so it cannot make the hint unreadable for good; a
+    /// file that was no longer when opened is not cut (one writer of
+    /// another length meanwhile leaves it to the next write).
     pub fn write(&self, bytes: &[u8]) -> std::result::Result<(), Errno> {
         self.file.write_all_at(bytes, 0).map_err(|error| io_errno(&error))?;
-        self.file.set_len(bytes.len() as u64).map_err(|error| io_errno(&error))
+        let written = bytes.len() as u64;
+        if self.size_when_opened > written {
+            self.file.set_len(written).map_err(|error| io_errno(&error))?;
+        }
+        Ok(())
     }
 }
