@@ -120,6 +120,13 @@ struct Previous {
     record: Record,
 }
 
+/// The record the session-id index names for a session id (an unchecked
+/// hint), as read under the registration's lock.
+struct IndexedHolder<'a> {
+    session_id: &'a SessionId,
+    holder: Option<RecordName>,
+}
+
 /// Writes the record for `registration` under the lock.
 pub fn register(
     roster: &RosterDir,
@@ -127,7 +134,15 @@ pub fn register(
     facts: &impl SystemFacts,
 ) -> Result<Registered> {
     let lock = roster.lock()?;
-    let adopted = continued_session(roster, registration, facts);
+    // What the index says of the session id given, read once under the
+    // lock: only this registration changes the index until it writes its
+    // own entry, and a holder named is believed only once its record says
+    // so.
+    let indexed = registration
+        .session_id
+        .as_ref()
+        .map(|session_id| IndexedHolder { session_id, holder: indexed_holder(roster, session_id) });
+    let adopted = continued_session(roster, registration, indexed.as_ref(), facts);
     let registration = adopted.as_ref().unwrap_or(registration);
     let pid = registration.identity.pid;
     // The record's name carries its world: a process with this pid in
@@ -189,8 +204,11 @@ pub fn register(
     }
 
     let previous_name = previous.as_ref().map(|previous| previous.name);
+    // Removing a dead record above may have removed an index entry too:
+    // then the index is read again.
+    let still_indexed = indexed.as_ref().filter(|_| removed.is_empty());
     if let Some((holder, row)) =
-        take_session_id_from_a_dead_holder(roster, &record, name, previous_name, facts)?
+        take_session_id_from_a_dead_holder(roster, &record, name, previous_name, still_indexed, facts)?
     {
         reaped.push(holder.pid.get());
         removed.push(row);
@@ -302,10 +320,14 @@ fn take_session_id_from_a_dead_holder(
     record: &Record,
     name: RecordName,
     previous_name: Option<RecordName>,
+    indexed: Option<&IndexedHolder<'_>>,
     facts: &impl SystemFacts,
 ) -> Result<Option<(RecordName, SessionRow)>> {
     if let Some(session_id) = &record.session_id
-        && let Some(holder) = indexed_holder(roster, session_id)
+        && let Some(holder) = match indexed {
+            Some(indexed) if indexed.session_id == session_id => indexed.holder,
+            _ => indexed_holder(roster, session_id),
+        }
         && holder != name
         && Some(holder) != previous_name
         && let Some(row) = read_session_row(roster, &holder.file_name(), facts)
@@ -383,10 +405,11 @@ fn read_legacy_session_id(previous: Option<&Previous>, legacy: RecordName) -> Op
 fn continued_session(
     roster: &RosterDir,
     registration: &Registration,
+    indexed: Option<&IndexedHolder<'_>>,
     facts: &impl SystemFacts,
 ) -> Option<Registration> {
     let session_id = registration.session_id.as_ref()?;
-    let holder = indexed_holder(roster, session_id)?;
+    let holder = indexed?.holder?;
     if holder.pid == registration.identity.pid {
         return None;
     }
