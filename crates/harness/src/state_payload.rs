@@ -114,26 +114,41 @@ pub fn parse_state_payload(bytes: &[u8]) -> Result<StatePayload, PayloadError> {
     })
 }
 
-/// Reads a state event's payload from `fd` to its end, within `deadline`.
-/// `Ok(None)` when it was larger than `MAX_STATE_PAYLOAD_BYTES` (read to
-/// the end all the same, and dropped).
-pub fn read_state_payload(fd: BorrowedFd<'_>, deadline: Duration) -> Result<Option<Vec<u8>>, PayloadError> {
+/// Reads a state event's payload from `fd` to its end, within the wait
+/// `deadline` tells (counted from the call), asked only once something is
+/// not there at the first look. `Ok(None)` when it was larger than
+/// `MAX_STATE_PAYLOAD_BYTES` (read to the end all the same, and dropped).
+pub fn read_state_payload(
+    fd: BorrowedFd<'_>,
+    deadline: impl FnOnce() -> Duration,
+) -> Result<Option<Vec<u8>>, PayloadError> {
     if nix::unistd::isatty(fd).unwrap_or(false) {
         return Err(PayloadError::Terminal);
     }
     let started = Instant::now();
     let mut payload = Vec::with_capacity(FIRST_CAPACITY);
     let mut overflowed = false;
+    let mut asked = Some(deadline);
+    let mut deadline = None;
+    // Every look first does not wait: a harness writes the payload and
+    // closes the pipe before the hook gets far, so the wait allowed (in
+    // hook mode a read of `/proc`) is asked only when something is not
+    // there yet.
+    let mut wait = Duration::ZERO;
     loop {
-        let remaining = deadline.saturating_sub(started.elapsed());
-        if remaining.is_zero() {
-            return Err(PayloadError::Deadline { deadline });
-        }
         let mut poll_fds = [PollFd::new(fd, PollFlags::POLLIN)];
-        let timeout = PollTimeout::try_from(remaining).unwrap_or(PollTimeout::MAX);
+        let timeout = PollTimeout::try_from(wait).unwrap_or(PollTimeout::MAX);
         match poll(&mut poll_fds, timeout) {
-            Ok(0) => return Err(PayloadError::Deadline { deadline }),
-            Ok(_) => {}
+            Ok(0) => {
+                let deadline =
+                    *deadline.get_or_insert_with(|| asked.take().map_or(Duration::ZERO, |ask| ask()));
+                wait = deadline.saturating_sub(started.elapsed());
+                if wait.is_zero() {
+                    return Err(PayloadError::Deadline { deadline });
+                }
+                continue;
+            }
+            Ok(_) => wait = Duration::ZERO,
             Err(Errno::EINTR) => continue,
             Err(errno) => return Err(PayloadError::Read(errno)),
         }
@@ -178,7 +193,7 @@ mod tests {
             let (reader, writer) = nix::unistd::pipe().unwrap();
             let sent = bytes.clone();
             let feeder = std::thread::spawn(move || std::fs::File::from(writer).write_all(&sent).unwrap());
-            let read = read_state_payload(reader.as_fd(), Duration::from_secs(30)).unwrap();
+            let read = read_state_payload(reader.as_fd(), || Duration::from_secs(30)).unwrap();
             feeder.join().unwrap();
             let expected = (size <= MAX_STATE_PAYLOAD_BYTES).then_some(bytes);
             assert!(read == expected, "{size} bytes");

@@ -273,7 +273,7 @@ fn harness_named(name: &str) -> Result<Harness, BadInput> {
 /// says nothing (the process tree then names the session).
 fn read_payload() -> Result<StatePayload, BadInput> {
     let stdin = std::io::stdin();
-    let bytes = harness::read_state_payload(stdin.as_fd(), payload_wait(PAYLOAD_READ_DEADLINE))
+    let bytes = harness::read_state_payload(stdin.as_fd(), || payload_wait(PAYLOAD_READ_DEADLINE))
         .map_err(|error| BadInput(error.to_string()))?;
     match bytes {
         Some(bytes) => harness::parse_state_payload(&bytes).map_err(|error| BadInput(error.to_string())),
@@ -314,15 +314,17 @@ fn record(
             }
         }
     };
-    let work_deadline = cli_support::hook_work_deadline();
-    let deadline = work_deadline.unwrap_or_else(|| Instant::now() + LOCK_WAIT);
+    // In hook mode the work deadline is the budget's, which costs a read
+    // of `/proc` to know: it is asked only when something has to wait.
+    let by_hand_deadline = Instant::now() + LOCK_WAIT;
+    let deadline = || cli_support::hook_work_deadline().unwrap_or(by_hand_deadline);
     // One forced continuation per turn end: when a stop hook already made
     // this turn go on, the turn ends, and the messages wait for the next
     // prompt (no loop of blocked stops).
     let point = harness::delivery_event(event.harness, event.event)
         .filter(|point| !(point.point == harness::DeliveryPoint::TurnEnd && payload.stop_hook_active));
     let taken = match point {
-        Some(point) => match take_messages(args, &roster, &target, payload, point, at, work_deadline) {
+        Some(point) => match take_messages(args, &roster, &target, payload, point, at) {
             Ok(taken) => taken,
             Err(error) if args.hook.is_some() => {
                 cli_support::report_hook_problem(TOOL, &args.common, &format!("{error:#}"));
@@ -387,7 +389,6 @@ fn take_messages(
     payload: &StatePayload,
     point: &'static harness::DeliveryEvent,
     at: registry_core::Timestamp,
-    work_deadline: Option<Instant>,
 ) -> anyhow::Result<Option<(&'static harness::DeliveryEvent, HandOver)>> {
     let waiting = match waiting_queue(roster, &target.file_name) {
         Ok(Some(waiting)) => waiting,
@@ -431,7 +432,7 @@ fn take_messages(
         lock_deadline: now + QUEUE_LOCK_WAIT,
         // What is left after the claim must hold the reply and its
         // confirmation before the watchdog; by hand there is no watchdog.
-        claim_deadline: work_deadline.unwrap_or(now + BY_HAND_CLAIM_WAIT),
+        claim_deadline: cli_support::hook_work_deadline().unwrap_or(now + BY_HAND_CLAIM_WAIT),
         limit: harness::delivery_limit(point),
     };
     let consent = || match cli_support::session_accepts_messages_walked(

@@ -5,7 +5,8 @@
 //! boot id and the hook's own namespaces are read once. (They were read
 //! twice, once for the owner's identity and once to judge the registry's
 //! records.) An owner named by `--pid` is read once; what only a wait needs
-//! (the hook's own start) is not read when nothing waits.
+//! (the hook's own start) is not read when nothing waits, by the
+//! session-start hook or by the state hook that runs on every tool call.
 
 use std::path::Path;
 use std::process::Command;
@@ -158,4 +159,40 @@ fn the_ancestor_walk_finds_the_harness_reading_each_ancestor_once() {
     assert_eq!(cmdline_of(owner_pid).len(), 1, "the harness's argv is read once:\n{trace}");
     let own_stat = format!("/proc/{}/stat", std::process::id());
     assert_eq!(lines_naming(&trace, &own_stat).len(), 1, "{own_stat} not read once:\n{trace}");
+}
+
+/// The state hook, on every tool call, finds the session by the payload's
+/// session id and records its state without reading its own start from
+/// `/proc` (the payload was there, the state's lock free: nothing waited)
+/// and without the user's configuration, which only a delivery consults.
+#[test]
+fn a_state_hook_with_nothing_to_wait_for_reads_neither_its_own_start_nor_the_configuration() {
+    let strace = require_tool("strace");
+    let sandbox = Sandbox::new();
+    let owner = Owner::spawn();
+    let cwd = sandbox.home().to_str().expect("a UTF-8 path").to_owned();
+    sandbox
+        .register(owner.pid(), &["--harness", "claude-code", "--session-id", "state-reads", "--cwd", &cwd]);
+    let payload = serde_json::json!({
+        "session_id": "state-reads",
+        "cwd": sandbox.home(),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_response": {"stdout": "x".repeat(3000)},
+    });
+    let root = sandbox.root().to_str().expect("a UTF-8 path").to_owned();
+    let state = tests::binary("roster-state");
+    let trace = traced(
+        &strace,
+        &sandbox,
+        &state,
+        &["--hook", "claude-code", "--event", "PostToolUse", "--dir", &root],
+        payload.to_string().as_bytes(),
+    );
+    let state_file = sandbox.root().join("states").join(tests::record_file_name_here(owner.pid()));
+    let written = std::fs::read_to_string(&state_file).expect("the state was recorded");
+    assert!(written.contains("\"working\""), "{written}");
+    assert_eq!(lines_naming(&trace, "/proc/self/stat"), Vec::<&str>::new(), "its own stat read:\n{trace}");
+    let configuration: Vec<&str> = trace.lines().filter(|line| line.contains("config.toml")).collect();
+    assert_eq!(configuration, Vec::<&str>::new(), "the configuration read:\n{trace}");
 }

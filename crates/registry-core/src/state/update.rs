@@ -79,14 +79,15 @@ const MAX_STATE_BYTES: u64 = 4096;
 
 /// Applies `event` to the state of the record named `record_file_name`,
 /// whose owner is `session_pid` started at `start_ticks`. Waits for the
-/// session's other updates at most until `lock_deadline`.
+/// session's other updates at most until the instant `lock_deadline`
+/// tells, asked only when one holds the state's lock.
 pub fn record_state_event(
     roster: &RosterDir,
     record_file_name: &str,
     session_pid: u32,
     start_ticks: u64,
     event: &StateEvent<'_>,
-    lock_deadline: Instant,
+    lock_deadline: impl Fn() -> Instant,
 ) -> Result<StateChange> {
     if !StateFile::accepts(event.waiting_for, event.source)
         || (event.activity == Activity::Waiting) != event.waiting_for.is_some()
@@ -122,7 +123,7 @@ pub fn record_state_event(
             }
             Err(errno) => return Err(fail("open", errno)),
         };
-        let locked = lock_until(fd, lock_deadline).map_err(|errno| fail("lock", errno))?;
+        let locked = lock_until(fd, &lock_deadline).map_err(|errno| fail("lock", errno))?;
         let Some(held) = still_in_place(states, record_file_name, &locked) else { continue };
         let prior = read_state_file(&locked, &held);
         let Some((file, change)) = fresh(prior.as_ref()) else { return Ok(StateChange::Older) };
@@ -172,15 +173,19 @@ fn next_state(
     Some((file, change))
 }
 
-/// Takes the `flock` on `fd`, trying again every millisecond until
-/// `deadline`: only the same session's other updates hold it, for a few
-/// microseconds each, unless one of them was stopped.
-fn lock_until(fd: OwnedFd, deadline: Instant) -> std::result::Result<File, Errno> {
+/// Takes the `flock` on `fd`, trying again every millisecond until the
+/// instant `deadline` tells (asked once, at the first busy try): only the
+/// same session's other updates hold it, for a few microseconds each,
+/// unless one of them was stopped.
+fn lock_until(fd: OwnedFd, deadline: &impl Fn() -> Instant) -> std::result::Result<File, Errno> {
     let file = File::from(fd);
+    let mut until = None;
     loop {
         match file.try_lock() {
             Ok(()) => return Ok(file),
-            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+            Err(std::fs::TryLockError::WouldBlock)
+                if Instant::now() < *until.get_or_insert_with(deadline) =>
+            {
                 std::thread::sleep(Duration::from_millis(1));
             }
             Err(std::fs::TryLockError::WouldBlock) => return Err(Errno::EWOULDBLOCK),
