@@ -192,6 +192,16 @@ impl RosterDir {
     /// creates the directory itself. Missing subdirectories of a trusted
     /// directory are created: that changes nothing anyone could observe.
     pub fn open_existing(path: &Path) -> Result<Option<RosterDir>> {
+        // Nearly always there: opened (and verified) first and its
+        // ancestors checked after, as `open_or_create` does, so that its
+        // existence costs no look of its own. Anything else takes the way
+        // below, which says what is wrong in the same words as ever.
+        if let Ok(root) = open_verified_directory(None, path, path) {
+            if let Some(parent) = path.parent() {
+                check_ancestors(path, parent)?;
+            }
+            return RosterDir::with_subdirectories(path, root).map(Some);
+        }
         match retry_interrupted(|| std::fs::symlink_metadata(path)) {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             _ => {}
