@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use harness::{DeliveryLimit, TextMeasure};
-use registry_core::messages::{ConsentNow, Delivery, Message, Taken, take_for_delivery};
+use registry_core::messages::{ClaimDeadline, ConsentNow, Delivery, Message, Taken, take_for_delivery};
 use registry_core::{Parsed, RosterDir, Timestamp, parse_record};
 
 use crate::{Sandbox, record_file_name_here};
@@ -28,7 +28,7 @@ pub fn deliver_at_prompt(sandbox: &Sandbox, pid: u32, consent: ConsentNow) -> Ve
         event: "claude-code:UserPromptSubmit",
         now: Timestamp::now(),
         lock_deadline: Instant::now() + Duration::from_secs(5),
-        claim_deadline: Instant::now() + Duration::from_secs(5),
+        claim_deadline: &ClaimDeadline::at(Instant::now() + Duration::from_secs(5)),
         limit: DeliveryLimit { measure: TextMeasure::Utf16Units, max: usize::MAX },
     };
     match take_for_delivery(&roster, &delivery, || consent).unwrap() {

@@ -91,8 +91,18 @@ impl HookClock {
     /// watchdog waits this long before it measures the late start, which a
     /// run that finishes in a few milliseconds then never reads.
     pub(crate) fn watchdog_fires_at_the_earliest(&self) -> Instant {
-        let earliest_start = self.started.checked_sub(late_start_limit(self.event)).unwrap_or(self.started);
-        earliest_start + self.event.budget() - BUDGET_RESERVE / 2
+        self.earliest_run_start() + self.event.budget() - BUDGET_RESERVE / 2
+    }
+
+    /// The earliest `work_deadline` can be, whatever the late start.
+    pub(crate) fn work_deadline_at_the_earliest(&self) -> Instant {
+        self.earliest_run_start() + self.event.budget() - BUDGET_RESERVE
+    }
+
+    /// The earliest `run_started` can be: hook mode's start less the
+    /// largest late start counted.
+    fn earliest_run_start(&self) -> Instant {
+        self.started.checked_sub(late_start_limit(self.event)).unwrap_or(self.started)
     }
 
     /// How long the process had existed when hook mode started (the
@@ -147,6 +157,13 @@ fn process_age() -> Option<Duration> {
 /// budget less the reserve. `None` outside hook mode.
 pub fn hook_work_deadline() -> Option<Instant> {
     HOOK_CLOCK.get().map(HookClock::work_deadline)
+}
+
+/// The earliest `hook_work_deadline` can be, known without measuring the
+/// late start: a deadline not reached by then needs no measure. `None`
+/// outside hook mode.
+pub fn hook_work_deadline_at_the_earliest() -> Option<Instant> {
+    HOOK_CLOCK.get().map(HookClock::work_deadline_at_the_earliest)
 }
 
 /// Whether this process runs a hook (its deadlines are then the budget's),

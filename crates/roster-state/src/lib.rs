@@ -421,6 +421,16 @@ fn take_messages(
         payload.session_id.as_deref().or_else(|| record.session_id.as_ref().map(|id| id.as_str()));
     let event = format!("{}:{}", point.harness, point.event);
     let now = Instant::now();
+    // What is left after the claim must hold the reply and its
+    // confirmation before the watchdog; by hand there is no watchdog. The
+    // budget's deadline is measured only if the claim runs past the
+    // earliest it can be.
+    let by_hand = now + BY_HAND_CLAIM_WAIT;
+    let work_deadline = || cli_support::hook_work_deadline().unwrap_or(by_hand);
+    let claim_deadline = registry_core::messages::ClaimDeadline::between(
+        cli_support::hook_work_deadline_at_the_earliest().unwrap_or(by_hand),
+        &work_deadline,
+    );
     let delivery = Delivery {
         record_file_name: &target.file_name,
         record,
@@ -430,9 +440,7 @@ fn take_messages(
         // Another process holding the queue's lock keeps the messages
         // waiting for a later event, never this hook spending its budget.
         lock_deadline: now + QUEUE_LOCK_WAIT,
-        // What is left after the claim must hold the reply and its
-        // confirmation before the watchdog; by hand there is no watchdog.
-        claim_deadline: cli_support::hook_work_deadline().unwrap_or(now + BY_HAND_CLAIM_WAIT),
+        claim_deadline: &claim_deadline,
         limit: harness::delivery_limit(point),
     };
     let consent = || match cli_support::session_accepts_messages_walked(

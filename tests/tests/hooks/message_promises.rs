@@ -95,6 +95,35 @@ fn a_hook_stopped_by_its_watchdog_while_handing_over_never_reads_delivered() {
     }
 }
 
+/// A handover well inside the budget never measures the hook's late start
+/// (a read of `/proc/self/stat`): the claim's deadline is asked only once
+/// the earliest it can be has passed, which a claim of milliseconds never
+/// reaches.
+#[test]
+fn a_handover_well_inside_its_budget_never_reads_the_hooks_own_start() {
+    let sandbox = Sandbox::new();
+    let mut owner = accepting_session(&sandbox, "claude-code", "quick");
+    let id = send(&sandbox, "quick", "ROSTER-TEST: handed over quickly");
+    let payload = captured_payload(PROMPT, "quick");
+    let strace = tests::find_or_install_tool("strace").expect("strace");
+    let log = sandbox.base().join("handover.strace");
+    let hook =
+        sandbox.command_in_root("roster-state", &["--hook", "claude-code", "--event", "UserPromptSubmit"]);
+    let mut command = std::process::Command::new(strace);
+    command.args(["-f", "-qq", "-e", "trace=%file", "-o"]).arg(&log);
+    command.arg(hook.get_program()).args(hook.get_args());
+    command.envs(hook.get_envs().filter_map(|(key, value)| Some((key, value?))));
+    if let Some(directory) = hook.get_current_dir() {
+        command.current_dir(directory);
+    }
+    let run = owner.run(&command, &payload, tests::COMMAND_DEADLINE);
+    assert!(prompt_context(&run).contains("ROSTER-TEST: handed over quickly"), "{}", run.stderr_text());
+    assert_eq!(status(&sandbox, &id)["status"], "delivered");
+    let trace = std::fs::read_to_string(&log).expect("strace wrote its log");
+    let own_start: Vec<&str> = trace.lines().filter(|line| line.contains("\"/proc/self/stat\"")).collect();
+    assert!(own_start.is_empty(), "the hook read its own start:\n{}", own_start.join("\n"));
+}
+
 #[test]
 fn a_sender_is_named_only_when_it_runs_inside_that_session() {
     let sandbox = Sandbox::new();

@@ -46,10 +46,51 @@ pub struct Delivery<'a> {
     /// The latest instant the claim may be done by, so that the reply and
     /// the confirmation still fit the hook's budget: a claim that ends
     /// later is put back, and its messages wait for the next event.
-    pub claim_deadline: Instant,
+    pub claim_deadline: &'a ClaimDeadline<'a>,
     /// The longest text the harness keeps whole at this event, in the
     /// measure it counts in (`harness::delivery_limit`).
     pub limit: DeliveryLimit,
+}
+
+/// The latest instant a claim may be done by, known at first only by the
+/// earliest it can be: the instant itself is asked of `exact` only once
+/// that has passed, since in hook mode it costs a read of `/proc` (the
+/// hook's late start), which a claim of a few milliseconds never needs.
+pub struct ClaimDeadline<'a> {
+    earliest: Instant,
+    exact: Option<&'a dyn Fn() -> Instant>,
+    known: std::cell::OnceCell<Instant>,
+}
+
+impl<'a> ClaimDeadline<'a> {
+    /// A deadline no earlier than `earliest`, which `exact` tells.
+    pub fn between(earliest: Instant, exact: &'a dyn Fn() -> Instant) -> ClaimDeadline<'a> {
+        ClaimDeadline { earliest, exact: Some(exact), known: std::cell::OnceCell::new() }
+    }
+
+    /// A deadline known already.
+    pub fn at(instant: Instant) -> ClaimDeadline<'static> {
+        ClaimDeadline { earliest: instant, exact: None, known: std::cell::OnceCell::from(instant) }
+    }
+
+    fn has_passed(&self) -> bool {
+        let now = Instant::now();
+        now >= self.earliest
+            && now
+                >= *self
+                    .known
+                    .get_or_init(|| self.exact.map_or(self.earliest, |exact| exact().max(self.earliest)))
+    }
+}
+
+impl std::fmt::Debug for ClaimDeadline<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("ClaimDeadline")
+            .field("earliest", &self.earliest)
+            .field("known", &self.known.get())
+            .finish()
+    }
 }
 
 /// What a delivery found to do.
@@ -217,7 +258,7 @@ pub fn take_waiting(
         }
         chosen.push(message);
     }
-    if chosen.is_empty() || Instant::now() >= delivery.claim_deadline {
+    if chosen.is_empty() || delivery.claim_deadline.has_passed() {
         return Ok(Taken::Nothing);
     }
     let mut claimed = Vec::with_capacity(chosen.len());
@@ -225,7 +266,7 @@ pub fn take_waiting(
         // The claim took too long to leave time for the reply and its
         // confirmation (a disk that stalls): the messages wait for the
         // next event.
-        if Instant::now() >= delivery.claim_deadline {
+        if delivery.claim_deadline.has_passed() {
             undo_claims(roster, &queue, &claimed);
             return Ok(Taken::Nothing);
         }
@@ -235,7 +276,7 @@ pub fn take_waiting(
         }
         claimed.push(message);
     }
-    if Instant::now() >= delivery.claim_deadline {
+    if delivery.claim_deadline.has_passed() {
         undo_claims(roster, &queue, &claimed);
         return Ok(Taken::Nothing);
     }
@@ -285,5 +326,36 @@ pub fn pending_count(roster: &RosterDir, record_file_name: &str) -> usize {
     match Queue::open_existing(roster, record_file_name) {
         Ok(Some(queue)) => queue.list(roster).map_or(0, |listing| listing.pending().count()),
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// The exact deadline is asked only once the earliest it can be has
+    /// passed, and then once; a deadline known already is never asked.
+    #[test]
+    fn a_claim_deadline_is_measured_only_past_the_earliest_it_can_be() {
+        let asked = std::cell::Cell::new(0);
+        let later = Instant::now() + Duration::from_secs(3600);
+        let exact = || {
+            asked.set(asked.get() + 1);
+            later
+        };
+        let not_yet = ClaimDeadline::between(Instant::now() + Duration::from_secs(60), &exact);
+        assert!(!not_yet.has_passed());
+        assert_eq!(asked.get(), 0, "measured before the earliest it could be");
+
+        let measured = ClaimDeadline::between(Instant::now(), &exact);
+        assert!(!measured.has_passed(), "an hour away");
+        assert!(!measured.has_passed());
+        assert_eq!(asked.get(), 1, "measured once");
+
+        let gone = || Instant::now() - Duration::from_secs(1);
+        assert!(ClaimDeadline::between(Instant::now(), &gone).has_passed());
+        assert!(ClaimDeadline::at(Instant::now()).has_passed());
+        assert!(!ClaimDeadline::at(later).has_passed());
     }
 }

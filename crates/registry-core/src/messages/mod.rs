@@ -34,8 +34,8 @@ mod view;
 
 pub use archive::KEPT_FOR as OUTCOMES_KEPT_FOR;
 pub use delivery::{
-    ConsentNow, Delivery, HandOver, Taken, WaitingQueue, anything_waits, pending_count, take_for_delivery,
-    take_waiting, waiting_queue,
+    ClaimDeadline, ConsentNow, Delivery, HandOver, Taken, WaitingQueue, anything_waits, pending_count,
+    take_for_delivery, take_waiting, waiting_queue,
 };
 pub use format::{
     AddressedBy, CONVERSATION_ENDED, DEFAULT_TIME_TO_LIVE, HANDOVER_UNCONFIRMED, MAX_PENDING, MAX_SETTLED,

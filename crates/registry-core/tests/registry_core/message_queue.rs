@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 use harness::{DeliveryLimit, TextMeasure};
 use owner_liveness::Pid;
 use registry_core::messages::{
-    AddressedBy, CONVERSATION_ENDED, ConsentNow, Delivery, HANDOVER_UNCONFIRMED, HandOver, MAX_PENDING,
-    MAX_SETTLED, MessageId, MessageText, OutcomeKind, Recipient, SESSION_ENDED, Sender, TIME_TO_LIVE_RAN_OUT,
-    Taken, framed, joined_length, message_status, pending_count, queue_directory, queue_message,
-    take_for_delivery,
+    AddressedBy, CONVERSATION_ENDED, ClaimDeadline, ConsentNow, Delivery, HANDOVER_UNCONFIRMED, HandOver,
+    MAX_PENDING, MAX_SETTLED, MessageId, MessageText, OutcomeKind, Recipient, SESSION_ENDED, Sender,
+    TIME_TO_LIVE_RAN_OUT, Taken, framed, joined_length, message_status, pending_count, queue_directory,
+    queue_message, take_for_delivery,
 };
 use registry_core::{Error, Parsed, Record, RosterDir, Timestamp, parse_record};
 
@@ -91,7 +91,7 @@ impl Scene {
             event: "claude-code:UserPromptSubmit",
             now: Timestamp::now(),
             lock_deadline: Instant::now() + Duration::from_secs(5),
-            claim_deadline: Instant::now() + Duration::from_secs(5),
+            claim_deadline: &ClaimDeadline::at(Instant::now() + Duration::from_secs(5)),
             limit,
         };
         match take_for_delivery(&self.roster, &delivery, || consent).unwrap() {
@@ -158,7 +158,7 @@ fn a_session_that_does_not_accept_messages_gets_none_and_each_says_why() {
             event: "claude-code:Stop",
             now: Timestamp::now(),
             lock_deadline: Instant::now() + Duration::from_secs(5),
-            claim_deadline: Instant::now() + Duration::from_secs(5),
+            claim_deadline: &ClaimDeadline::at(Instant::now() + Duration::from_secs(5)),
             limit: UNLIMITED,
         };
         take_for_delivery(&scene.roster, &delivery, || {
