@@ -185,6 +185,19 @@ pub fn payload_wait(fallback: Duration) -> Duration {
     }
 }
 
+/// The least `payload_wait` can be now, known without measuring the late
+/// start: until then a payload is waited for without asking.
+pub fn payload_wait_at_the_least(fallback: Duration) -> Duration {
+    match HOOK_CLOCK.get() {
+        Some(clock) => {
+            let share_ends = clock.earliest_run_start() + clock.event.payload_share();
+            let ends = share_ends.min(clock.work_deadline_at_the_earliest());
+            ends.saturating_duration_since(Instant::now()).min(fallback)
+        }
+        None => fallback,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

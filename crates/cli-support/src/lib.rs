@@ -42,7 +42,10 @@ pub use exit::{
 };
 pub use fit::{ColumnToFit, FittedColumns, character_width, display_width, fit_columns, output_width};
 pub use help::{matches_with_manual_on_help, parse_with_manual_on_help, process_arguments, with_manual};
-pub use hook_clock::{HookEvent, hook_work_deadline, hook_work_deadline_at_the_earliest, payload_wait};
+pub use hook_clock::{
+    HookEvent, hook_work_deadline, hook_work_deadline_at_the_earliest, payload_wait,
+    payload_wait_at_the_least,
+};
 pub use hook_input::{hook_target, read_hook_payload};
 pub use hook_mode::{
     end_hook_with, hook_mode_requested, report_escaped_hook_problem, report_hook_problem,

@@ -115,40 +115,39 @@ pub fn parse_state_payload(bytes: &[u8]) -> Result<StatePayload, PayloadError> {
 }
 
 /// Reads a state event's payload from `fd` to its end, within the wait
-/// `deadline` tells (counted from the call), asked only once something is
-/// not there at the first look. `Ok(None)` when it was larger than
+/// allowed: at least `least` (known without measuring anything), exactly
+/// what `exact` tells, counted from when it is asked, which is asked only
+/// once `least` has run out (in hook mode it costs a read of `/proc`; a
+/// harness writes the payload and closes the pipe long before). The time
+/// is checked before every read, so a writer that never stops ends at the
+/// deadline too. `Ok(None)` when it was larger than
 /// `MAX_STATE_PAYLOAD_BYTES` (read to the end all the same, and dropped).
 pub fn read_state_payload(
     fd: BorrowedFd<'_>,
-    deadline: impl FnOnce() -> Duration,
+    least: Duration,
+    exact: impl FnOnce() -> Duration,
 ) -> Result<Option<Vec<u8>>, PayloadError> {
     if nix::unistd::isatty(fd).unwrap_or(false) {
         return Err(PayloadError::Terminal);
     }
-    let started = Instant::now();
+    let mut wait = PayloadWait::starting_now(least, exact);
     let mut payload = Vec::with_capacity(FIRST_CAPACITY);
     let mut overflowed = false;
-    let mut asked = Some(deadline);
-    let mut deadline = None;
-    // Every look first does not wait: a harness writes the payload and
-    // closes the pipe before the hook gets far, so the wait allowed (in
-    // hook mode a read of `/proc`) is asked only when something is not
-    // there yet.
-    let mut wait = Duration::ZERO;
+    // Each look first does not wait; one that finds nothing waits what is
+    // left.
+    let mut look = Duration::ZERO;
     loop {
+        if wait.left().is_zero() {
+            return Err(PayloadError::Deadline { deadline: wait.allowed() });
+        }
         let mut poll_fds = [PollFd::new(fd, PollFlags::POLLIN)];
-        let timeout = PollTimeout::try_from(wait).unwrap_or(PollTimeout::MAX);
+        let timeout = PollTimeout::try_from(look).unwrap_or(PollTimeout::MAX);
         match poll(&mut poll_fds, timeout) {
             Ok(0) => {
-                let deadline =
-                    *deadline.get_or_insert_with(|| asked.take().map_or(Duration::ZERO, |ask| ask()));
-                wait = deadline.saturating_sub(started.elapsed());
-                if wait.is_zero() {
-                    return Err(PayloadError::Deadline { deadline });
-                }
+                look = wait.left();
                 continue;
             }
-            Ok(_) => wait = Duration::ZERO,
+            Ok(_) => look = Duration::ZERO,
             Err(Errno::EINTR) => continue,
             Err(errno) => return Err(PayloadError::Read(errno)),
         }
@@ -173,6 +172,38 @@ pub fn read_state_payload(
     }
 }
 
+/// How long a payload may still be waited for: until `least` from the
+/// start without asking, then until what `exact` tells (asked once).
+struct PayloadWait<Exact> {
+    started: Instant,
+    least_ends: Instant,
+    exact: Option<Exact>,
+    ends: Option<Instant>,
+}
+
+impl<Exact: FnOnce() -> Duration> PayloadWait<Exact> {
+    fn starting_now(least: Duration, exact: Exact) -> PayloadWait<Exact> {
+        let started = Instant::now();
+        PayloadWait { started, least_ends: started + least, exact: Some(exact), ends: None }
+    }
+
+    /// The time left now; zero once it has run out.
+    fn left(&mut self) -> Duration {
+        let now = Instant::now();
+        if now < self.least_ends {
+            return self.least_ends - now;
+        }
+        let ends =
+            *self.ends.get_or_insert_with(|| now + self.exact.take().map_or(Duration::ZERO, |ask| ask()));
+        ends.saturating_duration_since(now)
+    }
+
+    /// The whole wait allowed, as far as it is known.
+    fn allowed(&self) -> Duration {
+        self.ends.unwrap_or(self.least_ends).saturating_duration_since(self.started)
+    }
+}
+
 /// The payload buffer's first size: most payloads fit, and the end of
 /// file is read into what is left of it.
 const FIRST_CAPACITY: usize = 16 * 1024;
@@ -193,7 +224,9 @@ mod tests {
             let (reader, writer) = nix::unistd::pipe().unwrap();
             let sent = bytes.clone();
             let feeder = std::thread::spawn(move || std::fs::File::from(writer).write_all(&sent).unwrap());
-            let read = read_state_payload(reader.as_fd(), || Duration::from_secs(30)).unwrap();
+            let read =
+                read_state_payload(reader.as_fd(), Duration::from_secs(30), || Duration::from_secs(30))
+                    .unwrap();
             feeder.join().unwrap();
             let expected = (size <= MAX_STATE_PAYLOAD_BYTES).then_some(bytes);
             assert!(read == expected, "{size} bytes");
@@ -225,5 +258,54 @@ mod tests {
         assert!(matches!(parse_state_payload(br#"{"session_id":7}"#), Err(PayloadError::NotJson { .. })));
         assert!(matches!(parse_state_payload(b"[1]"), Err(PayloadError::NotObject { .. })));
         assert_eq!(parse_state_payload(b"  "), Err(PayloadError::Empty));
+    }
+
+    /// A stdin that never runs dry (`/dev/zero`, or any writer faster than
+    /// the reader) still ends at the deadline: the time is checked before
+    /// every read, not only when nothing is there.
+    #[test]
+    fn an_endless_payload_ends_at_the_deadline() {
+        use std::os::fd::AsFd;
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let zero = std::fs::File::open("/dev/zero").unwrap();
+            let started = Instant::now();
+            let result =
+                read_state_payload(zero.as_fd(), Duration::from_millis(100), || Duration::from_millis(100));
+            let _ = done.send((matches!(result, Err(PayloadError::Deadline { .. })), started.elapsed()));
+        });
+        let (at_deadline, took) =
+            finished.recv_timeout(Duration::from_secs(10)).expect("still reading after 10 s");
+        assert!(at_deadline, "an endless payload did not end at its deadline");
+        assert!(took < Duration::from_secs(5), "took {took:?} for a deadline of 200 ms at most");
+    }
+
+    /// A payload written whole and its pipe closed is read without asking
+    /// for the exact wait (in hook mode a read of `/proc`); one that keeps
+    /// the pipe open with nothing more waits past the least wait, asks
+    /// once, and ends at what it was told.
+    #[test]
+    fn the_exact_wait_is_asked_only_once_the_least_has_run_out() {
+        use std::io::Write;
+        use std::os::fd::AsFd;
+        let asked = std::cell::Cell::new(0);
+        let exact = || {
+            asked.set(asked.get() + 1);
+            Duration::from_millis(150)
+        };
+        let (reader, writer) = nix::unistd::pipe().unwrap();
+        std::fs::File::from(writer).write_all(b"{\"session_id\":\"s\"}").unwrap();
+        let read = read_state_payload(reader.as_fd(), Duration::from_millis(50), exact).unwrap();
+        assert_eq!(read.as_deref(), Some(&b"{\"session_id\":\"s\"}"[..]));
+        assert_eq!(asked.get(), 0, "asked for the exact wait with nothing to wait for");
+
+        let (reader, writer) = nix::unistd::pipe().unwrap();
+        let started = Instant::now();
+        let result = read_state_payload(reader.as_fd(), Duration::from_millis(50), exact);
+        let took = started.elapsed();
+        drop(writer);
+        assert!(matches!(result, Err(PayloadError::Deadline { .. })), "{result:?}");
+        assert_eq!(asked.get(), 1);
+        assert!(took >= Duration::from_millis(150), "ended after {took:?}, before the exact wait");
     }
 }

@@ -273,7 +273,8 @@ fn harness_named(name: &str) -> Result<Harness, BadInput> {
 /// says nothing (the process tree then names the session).
 fn read_payload() -> Result<StatePayload, BadInput> {
     let stdin = std::io::stdin();
-    let bytes = harness::read_state_payload(stdin.as_fd(), || payload_wait(PAYLOAD_READ_DEADLINE))
+    let least = cli_support::payload_wait_at_the_least(PAYLOAD_READ_DEADLINE);
+    let bytes = harness::read_state_payload(stdin.as_fd(), least, || payload_wait(PAYLOAD_READ_DEADLINE))
         .map_err(|error| BadInput(error.to_string()))?;
     match bytes {
         Some(bytes) => harness::parse_state_payload(&bytes).map_err(|error| BadInput(error.to_string())),

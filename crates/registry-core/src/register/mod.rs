@@ -36,10 +36,18 @@ use crate::store::session_index::{
 /// How many entries one register looks at for reaping, at most. Each is a
 /// record (read and judged: about ten system calls), so this bounds what a
 /// registration costs beyond its own record whatever the registry's size.
-/// The walk ends sooner, at the first record that is not dead: in a
-/// registry of live sessions a registration judges one neighbour, and dead
-/// records, wherever the walk meets them, go a few at a time.
+/// The walk ends sooner, at the `REAP_LIVE_JUDGED`th record that is not
+/// dead: in a registry of live sessions a registration judges that many
+/// neighbours, and dead records, wherever the walk meets them, go a few at
+/// a time.
 pub const REAP_EXAMINE: usize = 4;
+/// How many records that are not dead end a reaping walk. Two, not one: on
+/// a file system whose directory positions count entries (ramfs, tmpfs
+/// before Linux 6.6), each registration's own record goes to the head of
+/// the directory and pushes every other entry one place on, so a walk that
+/// moved one place a registration would judge the same live record for
+/// good; two always gains on it.
+pub const REAP_LIVE_JUDGED: usize = 2;
 /// How many dead records one register removes, at most.
 pub const REAP_REMOVE: usize = 3;
 /// The cursor is written zero-padded to one width (an `i64` has at most 19
@@ -495,9 +503,9 @@ fn build_record(
 }
 
 /// Looks at up to `REAP_EXAMINE` entries from where the last register left
-/// off, up to and including the first record that is not dead, and removes
-/// up to `REAP_REMOVE` dead records. Best effort: a failure here never
-/// fails the registration.
+/// off, up to and including the `REAP_LIVE_JUDGED`th record that is not
+/// dead, and removes up to `REAP_REMOVE` dead records. Best effort: a
+/// failure here never fails the registration.
 ///
 /// It runs after the registration let go of the lock, so that the lock is
 /// held only for the registration's own record: the entries are read and
@@ -535,6 +543,7 @@ fn reap_a_few(roster: &RosterDir, own_record: &str, facts: &impl SystemFacts) ->
     // Where the next walk starts: after the last entry this one looked at.
     let mut walked_to = None;
     let mut looked_at_all = true;
+    let mut not_dead = 0;
     for (entry, after) in &entries {
         if dead.len() == REAP_REMOVE {
             looked_at_all = false;
@@ -551,11 +560,15 @@ fn reap_a_few(roster: &RosterDir, own_record: &str, facts: &impl SystemFacts) ->
             continue;
         }
         if row.liveness() != Liveness::Dead {
-            // A record that is not dead ends the walk: judging live
+            // Records that are not dead end the walk: judging live
             // neighbours is all a registry of live sessions would give it
-            // to do, and one is enough to move on by.
-            looked_at_all = false;
-            break;
+            // to do.
+            not_dead += 1;
+            if not_dead == REAP_LIVE_JUDGED {
+                looked_at_all = false;
+                break;
+            }
+            continue;
         }
         dead.push((row, stamp));
     }

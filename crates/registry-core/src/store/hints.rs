@@ -7,6 +7,7 @@ use std::os::unix::fs::FileExt;
 use nix::errno::Errno;
 use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::{Mode, fstat};
+use nix::unistd::{UnlinkatFlags, unlinkat};
 use owner_liveness::retry_interrupted;
 
 use crate::store::directory::SubDir;
@@ -28,11 +29,26 @@ pub struct Hint {
 }
 
 impl Hint {
-    /// Opens `name` in `directory`, creating it `0600` when missing; `None`
-    /// when it cannot be opened or is not a file to trust. One too long to
-    /// be a hint is opened all the same: it reads as none, and the next
-    /// write cuts it back.
+    /// Opens `name` in `directory`, creating it `0600` when missing. What
+    /// is there and is not a file to trust (a symlink, a FIFO, a hard link,
+    /// another user's file, one others may write, one that cannot be opened
+    /// for writing) is replaced by a new one: it is only a hint, in
+    /// roster's own directory, and a hint that could never be written
+    /// would keep every walk at its start. One too long to be a hint is
+    /// opened all the same: it reads as none, and the next write cuts it
+    /// back. `None` when no hint can be had (a directory in its place, a
+    /// directory that cannot be written).
     pub fn open(directory: SubDir<'_>, name: &str) -> Option<Hint> {
+        Hint::open_trusted(directory, name).or_else(|| {
+            match retry_interrupted(|| unlinkat(directory.fd, name, UnlinkatFlags::NoRemoveDir)) {
+                Ok(()) | Err(Errno::ENOENT) => Hint::open_trusted(directory, name),
+                Err(_) => None,
+            }
+        })
+    }
+
+    /// `open`, without replacing anything.
+    fn open_trusted(directory: SubDir<'_>, name: &str) -> Option<Hint> {
         let flags = OFlag::O_RDWR
             | OFlag::O_CREAT
             | OFlag::O_NOFOLLOW

@@ -400,8 +400,11 @@ fn register_leaves_a_dead_record_to_the_next_writer_when_the_lock_is_taken() {
 #[test]
 fn register_reaps_again_after_a_cursor_it_cannot_use() {
     let junk = vec![b'7'; 1 << 20];
-    for (case, cursor) in [("a negative cursor", &b"-5"[..]), ("1 MiB of junk", &junk[..])] {
-        let temp = tempfile::tempdir().unwrap();
+    let cases = [("a negative cursor", &b"-5"[..]), ("1 MiB of junk", &junk[..])];
+    let scratch = scratch_directories();
+    for ((case, cursor), within) in scratch.iter().flat_map(|within| cases.map(|case| (case, within.path())))
+    {
+        let temp = tempfile::tempdir_in(within).unwrap();
         let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
         write_atomically(&roster, roster.sessions(), "4242.json", record_text(4242, BOOT_ID).as_bytes())
             .unwrap();
@@ -428,54 +431,107 @@ fn register_reaps_again_after_a_cursor_it_cannot_use() {
     }
 }
 
-/// A registration's reaping walk ends at the first record that is not
-/// dead: in a registry of live sessions it judges one neighbour, not
-/// `REAP_EXAMINE`, and the dead records it meets go, those behind a live
-/// one at the registrations after it, until none is left and every live
-/// record is still there.
+/// The directories a reaping test runs in: the temp directory, and a tmpfs
+/// when there is one (`/dev/shm`), which lists the newest entries first
+/// where ext4 lists them by hash: the walk must reap in either order.
+fn scratch_directories() -> Vec<tempfile::TempDir> {
+    let mut directories = vec![tempfile::tempdir().unwrap()];
+    if Path::new("/dev/shm").is_dir() {
+        directories.push(tempfile::tempdir_in("/dev/shm").unwrap());
+    }
+    directories
+}
+
+/// A registration's reaping walk ends at the `REAP_LIVE_JUDGED`th record
+/// that is not dead: in a registry of live sessions it judges that many
+/// neighbours, not `REAP_EXAMINE`, and the dead records it meets go, those
+/// behind live ones at the registrations after it, until none is left and
+/// every live record is still there; whether the dead records were written
+/// before the live ones or after, and in either directory order.
 #[test]
-fn register_reaps_up_to_the_first_live_record_and_the_rest_at_the_next() {
-    let temp = tempfile::tempdir().unwrap();
-    let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+fn register_reaps_up_to_the_second_live_record_and_the_rest_at_the_next() {
+    use registry_core::register::{REAP_EXAMINE, REAP_LIVE_JUDGED};
     let live = [4300, 4301, 4302, 4303, 4304, 4305];
     let dead = [4400, 4401, 4402];
-    for pid in live.iter().chain(&dead) {
-        let name = format!("{pid}.json");
-        write_atomically(&roster, roster.sessions(), &name, record_text(*pid, BOOT_ID).as_bytes()).unwrap();
-    }
     let registrants: Vec<u32> = (5000..5030).collect();
-    let processes = live
-        .iter()
-        .chain(&registrants)
-        .map(|&pid| (pid, AtPid::TheOwner))
-        .chain(dead.iter().map(|&pid| (pid, AtPid::Nothing)))
-        .collect();
-    let looked_at = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = std::sync::Arc::clone(&looked_at);
-    let facts = MadeUpFacts {
-        meanwhile: Some(Box::new(move |pid: Pid| seen.lock().unwrap().push(pid.get()))),
-        ..made_up_facts(PID_NS, processes)
-    };
-    let neighbours_looked_at = || {
-        let mut looked = looked_at.lock().unwrap();
-        let neighbours: std::collections::BTreeSet<u32> =
-            looked.iter().copied().filter(|pid| live.contains(pid) || dead.contains(pid)).collect();
-        looked.clear();
-        neighbours.len()
-    };
-    let mut reaped = Vec::new();
-    for &pid in &registrants {
-        let registered = register(&roster, &registration(pid), &facts).unwrap();
-        let judged = neighbours_looked_at();
-        let live_judged = judged - registered.reaped.len();
-        assert!(live_judged <= 1, "registration {pid} judged {live_judged} live neighbours");
-        assert!(judged <= registry_core::register::REAP_EXAMINE, "registration {pid} judged {judged}");
-        reaped.extend(registered.reaped);
+    for temp in scratch_directories() {
+        for dead_first in [false, true] {
+            let case = format!("in {}, dead written first: {dead_first}", temp.path().display());
+            let roster =
+                RosterDir::open_or_create(&temp.path().join(format!("roster-{dead_first}"))).unwrap();
+            let written: Vec<u32> = if dead_first {
+                dead.iter().chain(&live).copied().collect()
+            } else {
+                live.iter().chain(&dead).copied().collect()
+            };
+            for pid in written {
+                let name = format!("{pid}.json");
+                write_atomically(&roster, roster.sessions(), &name, record_text(pid, BOOT_ID).as_bytes())
+                    .unwrap();
+            }
+            let processes = live
+                .iter()
+                .chain(&registrants)
+                .map(|&pid| (pid, AtPid::TheOwner))
+                .chain(dead.iter().map(|&pid| (pid, AtPid::Nothing)))
+                .collect();
+            let looked_at = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let seen = std::sync::Arc::clone(&looked_at);
+            let facts = MadeUpFacts {
+                meanwhile: Some(Box::new(move |pid: Pid| seen.lock().unwrap().push(pid.get()))),
+                ..made_up_facts(PID_NS, processes)
+            };
+            let mut reaped = Vec::new();
+            for &pid in &registrants {
+                let registered = register(&roster, &registration(pid), &facts).unwrap();
+                // The neighbours judged: every process looked at but the
+                // registrant's own.
+                let judged: std::collections::BTreeSet<u32> =
+                    looked_at.lock().unwrap().drain(..).filter(|&looked| looked != pid).collect();
+                let live_judged = judged.iter().filter(|judged| !dead.contains(judged)).count();
+                assert!(live_judged <= REAP_LIVE_JUDGED, "{case}: registration {pid} judged {judged:?}");
+                assert!(judged.len() <= REAP_EXAMINE, "{case}: registration {pid} judged {judged:?}");
+                reaped.extend(registered.reaped);
+            }
+            reaped.sort_unstable();
+            let cursor =
+                std::fs::read_to_string(roster.path().join("sessions/.reap-cursor")).unwrap_or_default();
+            assert_eq!(reaped, dead, "{case}: every dead record goes, once (cursor left at {cursor:?})");
+            for pid in live {
+                assert!(roster.path().join(format!("sessions/{pid}.json")).exists(), "{case}: {pid} stays");
+            }
+        }
     }
-    reaped.sort_unstable();
-    assert_eq!(reaped, dead, "every dead record goes, once");
-    for pid in live {
-        assert!(roster.path().join(format!("sessions/{pid}.json")).exists(), "{pid} is alive and stays");
+}
+
+/// A reaping cursor that is not a file to trust (a FIFO, a symlink, a
+/// file with a second link) is replaced by one that is, whatever it was:
+/// left in place it could never be written, and every walk would start at
+/// the top. What it pointed at or was linked to is left as it was.
+#[test]
+fn register_replaces_a_reaping_cursor_it_cannot_trust() {
+    for kind in ["fifo", "symlink", "hard link"] {
+        let temp = tempfile::tempdir().unwrap();
+        let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap();
+        let cursor_file = roster.path().join("sessions/.reap-cursor");
+        let elsewhere = temp.path().join("elsewhere");
+        std::fs::write(&elsewhere, b"not a cursor").unwrap();
+        match kind {
+            "fifo" => nix::unistd::mkfifo(&cursor_file, nix::sys::stat::Mode::S_IRWXU).unwrap(),
+            "symlink" => std::os::unix::fs::symlink(&elsewhere, &cursor_file).unwrap(),
+            _ => std::fs::hard_link(&elsewhere, &cursor_file).unwrap(),
+        }
+        let processes = HashMap::from([(5000, AtPid::TheOwner), (5001, AtPid::TheOwner)]);
+        let facts = made_up_facts(PID_NS, processes);
+        for pid in [5000, 5001] {
+            register(&roster, &registration(pid), &facts).unwrap();
+        }
+        let metadata = std::fs::symlink_metadata(&cursor_file).unwrap();
+        assert!(metadata.file_type().is_file(), "{kind}: still {:?}", metadata.file_type());
+        assert_eq!(std::os::unix::fs::MetadataExt::nlink(&metadata), 1, "{kind}");
+        let cursor = std::fs::read_to_string(&cursor_file).unwrap();
+        assert!(cursor.trim().parse::<i64>().is_ok(), "{kind}: the cursor holds {cursor:?}");
+        assert_eq!(std::fs::read(&elsewhere).unwrap(), b"not a cursor", "{kind}: what it named was changed");
     }
 }
 
