@@ -51,9 +51,16 @@ pub fn run_bounded(program: &str, arguments: &[String], bound: Duration) -> Resu
     answer_of(program, child, end, started + bound, bound)
 }
 
+/// How long what a command left in its pipes may take to read once it has
+/// ended, past its bound if need be: what it wrote is there already (a pipe
+/// holds no more than its capacity), so this bounds only a process it left
+/// behind that writes on and on.
+const DRAIN_AFTER_THE_END: Duration = Duration::from_millis(250);
+
 /// Reads `child`'s two streams until it ends (`end` polls readable then;
 /// without it, it is looked at every `POLL_WITHOUT_PIDFD`) or `deadline`
-/// passes, when it is killed.
+/// passes, when it is killed. A command that ended, even at its deadline,
+/// is an answer, with all it wrote.
 fn answer_of(
     program: &str,
     mut child: Child,
@@ -67,37 +74,52 @@ fn answer_of(
     ];
     let mut texts = [Vec::new(), Vec::new()];
     let status = loop {
-        if let Some(status) = child.try_wait().map_err(|error| format!("waiting for {program}: {error}"))? {
-            break status;
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {}
+            Err(error) => return Err(stopped(&mut child, format!("waiting for {program}: {error}"))),
         }
         let now = Instant::now();
         if now >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("{program} gave no answer within {} ms", bound.as_millis()));
+            return Err(stopped(
+                &mut child,
+                format!("{program} gave no answer within {} ms", bound.as_millis()),
+            ));
         }
         let mut wait = deadline - now;
         if end.is_none() {
             wait = wait.min(POLL_WITHOUT_PIDFD);
         }
-        read_what_comes(&mut streams, &mut texts, end.as_ref(), wait)
-            .map_err(|error| format!("reading what {program} printed: {error}"))?;
+        if let Err(error) = read_what_comes(&mut streams, &mut texts, end.as_ref(), wait) {
+            return Err(stopped(&mut child, format!("reading what {program} printed: {error}")));
+        }
     };
-    // Everything it wrote is in its pipes now: read to their end, or as
-    // far as they hold, without waiting for a process it left behind.
-    while streams.iter().any(Option::is_some) && Instant::now() < deadline {
-        if !read_what_comes(&mut streams, &mut texts, None, Duration::ZERO)
-            .map_err(|error| format!("reading what {program} printed: {error}"))?
-        {
-            break;
+    // Everything it wrote is in its pipes now: read to their end, or as far
+    // as they hold, without waiting for a process it left behind.
+    let drain_until = deadline.max(Instant::now() + DRAIN_AFTER_THE_END);
+    while streams.iter().any(Option::is_some) && Instant::now() < drain_until {
+        match read_what_comes(&mut streams, &mut texts, None, Duration::ZERO) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(error) => return Err(format!("reading what {program} printed: {error}")),
         }
     }
     Ok(answer(status, texts))
 }
 
+/// Kills `child` and reaps it, so that nothing it does outlives the
+/// question; `why` is what to say.
+fn stopped(child: &mut Child, why: String) -> String {
+    let _ = child.kill();
+    let _ = child.wait();
+    why
+}
+
 /// Waits up to `wait` for either stream to have something, or `end` to
 /// poll readable, and reads what the streams hold: a stream at its end is
-/// closed (`None`). `false` when nothing was ready.
+/// closed (`None`). `false` when nothing was ready; `true` also when a
+/// signal cut the wait short, so that the caller looks again with the time
+/// it has left.
 fn read_what_comes(
     streams: &mut [Option<File>; 2],
     texts: &mut [Vec<u8>; 2],
@@ -117,10 +139,13 @@ fn read_what_comes(
         }
         // Rounded up: a wait shorter than a millisecond is a millisecond,
         // never a turn of the loop that waits for nothing.
-        let millis = wait.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+        let millis = wait.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i32;
         let timeout = PollTimeout::try_from(millis).unwrap_or(PollTimeout::MAX);
-        if retry_interrupted(|| poll(&mut watched, timeout))? == 0 {
-            return Ok(false);
+        match poll(&mut watched, timeout) {
+            Ok(0) => return Ok(false),
+            Ok(_) => {}
+            Err(nix::errno::Errno::EINTR) => return Ok(true),
+            Err(error) => return Err(error),
         }
         let readable: Vec<bool> = watched
             .iter()
@@ -249,6 +274,47 @@ mod tests {
                 nix::sys::signal::kill(nix::unistd::Pid::from_raw(left_behind), nix::sys::signal::SIGKILL);
         }
         assert!(started.elapsed() < Duration::from_secs(30), "the answer waited for the process left behind");
+    }
+
+    /// Spawns `script` under `sh` as `run_bounded` does.
+    fn spawned(script: &str) -> Child {
+        Command::new("sh")
+            .args(shell(script))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run sh")
+    }
+
+    #[test]
+    fn a_command_that_ended_by_its_deadline_is_answered_with_all_it_wrote() {
+        // 60,000 bytes fit in a pipe, so the command ends without anyone
+        // reading; it is first looked at with its deadline already past, as
+        // a thread woken late would, and all of it is still the answer.
+        let script = "head -c 60000 /dev/zero | tr '\\0' o; printf done >&2";
+        for with_pidfd in [true, false] {
+            let child = spawned(script);
+            let end = with_pidfd.then(|| PidFd::open(Pid::new(child.id()).expect("a pid")).expect("a pidfd"));
+            std::thread::sleep(Duration::from_millis(300));
+            let answer =
+                answer_of("sh", child, end, Instant::now(), Duration::ZERO).expect("it ended: an answer");
+            assert!(answer.success);
+            assert_eq!(answer.stdout.len(), 60_000);
+            assert_eq!(answer.stderr, "done");
+        }
+    }
+
+    #[test]
+    fn a_stream_closed_early_leaves_the_other_read_whole() {
+        // stdout closes at once; stderr carries more than a pipe holds.
+        let script = "exec >&-; sleep 0.2; head -c 100000 /dev/zero | tr '\\0' e >&2";
+        for answer in run_both_ways(script, Duration::from_secs(60)) {
+            let answer = answer.expect("an answer");
+            assert!(answer.success);
+            assert_eq!(answer.stdout, "");
+            assert_eq!(answer.stderr.len(), 100_000);
+        }
     }
 
     #[test]
