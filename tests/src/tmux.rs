@@ -48,7 +48,9 @@ impl TmuxServer {
             &format!("{session}:"),
         ]);
         let (pane, pid) = line.split_once(' ').expect("pane id and pid");
-        (pane.to_owned(), pid.parse().expect("a pid"))
+        let pid: u32 = pid.parse().expect("a pid");
+        wait_for_the_pane_to_start(pid, &self.socket);
+        (pane.to_owned(), pid)
     }
 
     /// The pane a client shows now.
@@ -94,6 +96,21 @@ fn tmux_at(socket: &Path, args: &[&str]) -> Result<String, String> {
         return Err(format!("tmux {args:?}: {}", String::from_utf8_lossy(&output.stderr).trim()));
     }
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+/// Waits until the pane's process runs its own program: tmux prints the
+/// pid as soon as it has forked, and until the child's exec its
+/// environment is still the server's, without the `TMUX` naming `socket`
+/// that tells a registration where the session shows.
+pub fn wait_for_the_pane_to_start(pid: u32, socket: &Path) {
+    let environ = format!("/proc/{pid}/environ");
+    let naming_the_server = format!("TMUX={},", socket.display()).into_bytes();
+    let started = poll_until(Duration::from_secs(10), || {
+        std::fs::read(&environ).is_ok_and(|bytes| {
+            bytes.split(|byte| *byte == 0).any(|entry| entry.starts_with(&naming_the_server))
+        })
+    });
+    assert!(started, "pane process {pid} never showed TMUX={} in its environment", socket.display());
 }
 
 /// The clients attached to the tmux server on `socket`.

@@ -62,6 +62,7 @@ impl BenchTmux {
         ])?;
         let (pane, pid) = line.split_once(' ').with_context(|| format!("tmux printed {line:?}"))?;
         let pid = pid.parse().with_context(|| format!("tmux printed {line:?}"))?;
+        ::tests::tmux::wait_for_the_pane_to_start(pid, &server.socket);
         let pane = pane.to_owned();
         Ok((server, pane, pid))
     }
