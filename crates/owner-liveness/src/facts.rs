@@ -8,6 +8,7 @@ use std::path::Path;
 
 use nix::errno::Errno;
 
+use crate::glance::{ProcGlance, glance_at_process};
 use crate::identity::{
     Namespaces, ProcIdentity, ProcReadError, SocketIdentity, own_namespaces, read_boot_id,
     read_proc_identity, read_proc_start_ticks, read_user_namespace,
@@ -33,6 +34,11 @@ pub trait SystemFacts {
     /// (`world::read_boottime_offset_ticks`): what it adds to every start
     /// tick it reads.
     fn boottime_offset_ticks(&self) -> io::Result<i64>;
+    /// A glance at the process at `pid` without a handle (`glance.rs`):
+    /// what the verdict proves alive an owner without a pidfs inode by, in
+    /// half the system calls; `None` when there is nothing to go by, and
+    /// the verdict judges through a handle.
+    fn glance_at_process(&self, pid: Pid) -> Option<ProcGlance>;
     /// Opens a handle on the process at `pid` (a pidfd on Linux).
     fn open_process(&self, pid: Pid) -> Result<Self::Process, OpenProcessError>;
     fn stat_socket(&self, path: &Path) -> io::Result<SocketIdentity>;
@@ -97,6 +103,10 @@ impl SystemFacts for LinuxFacts {
 
     fn boottime_offset_ticks(&self) -> io::Result<i64> {
         read_boottime_offset_ticks(own_namespaces()?.time_ns)
+    }
+
+    fn glance_at_process(&self, pid: Pid) -> Option<ProcGlance> {
+        glance_at_process(pid)
     }
 
     fn open_process(&self, pid: Pid) -> Result<LinuxProcess, OpenProcessError> {

@@ -8,6 +8,7 @@ mod ancestry;
 mod capture;
 mod chain;
 mod facts;
+mod glance;
 mod identity;
 mod interrupted;
 #[cfg(feature = "made-up-facts")]
@@ -29,6 +30,7 @@ pub use chain::{
     capture_held_owner_chain_seeing_terminal, capture_owner_chain, capture_owner_chain_seeing_terminal,
 };
 pub use facts::{LinuxFacts, LinuxProcess, OpenProcessError, ProcessFacts, SystemFacts};
+pub use glance::ProcGlance;
 pub use identity::{
     BOOT_ID_PATH, CaptureError, ChainMember, INITIAL_USER_NAMESPACE, MAX_CHAIN_MEMBERS, Namespaces,
     OwnerIdentity, ProcIdentity, ProcReadError, SocketIdentity, own_namespaces, read_boot_id, read_proc_stat,

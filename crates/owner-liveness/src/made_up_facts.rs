@@ -12,6 +12,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use crate::facts::{OpenProcessError, ProcessFacts, SystemFacts};
+use crate::glance::ProcGlance;
 use crate::identity::{Namespaces, ProcIdentity, ProcReadError, SocketIdentity};
 use crate::pid::Pid;
 
@@ -28,8 +29,14 @@ pub struct MadeUpFacts {
     /// What stat-ing any socket path gives.
     pub socket: Result<SocketIdentity, io::ErrorKind>,
     pub now: SystemTime,
-    /// Runs whenever a process is opened: something happening elsewhere
-    /// at that instant (another process rewriting a record).
+    /// Whether a glance at a pid (`SystemFacts::glance_at_process`) shows
+    /// what opening it would: its `/proc` identity and whether it exited.
+    /// Off, every verdict goes through the handle; a rule's outcome must be
+    /// the same either way.
+    pub glances: bool,
+    /// Runs whenever a process is looked at (glanced at or opened):
+    /// something happening elsewhere at that instant (another process
+    /// rewriting a record).
     pub meanwhile: Option<Box<dyn Fn(Pid) + Send + Sync>>,
 }
 
@@ -55,6 +62,7 @@ impl MadeUpFacts {
             processes: HashMap::new(),
             socket: Err(io::ErrorKind::Unsupported),
             now,
+            glances: true,
             meanwhile: None,
         }
     }
@@ -77,6 +85,24 @@ impl SystemFacts for MadeUpFacts {
 
     fn boottime_offset_ticks(&self) -> io::Result<i64> {
         Ok(self.boottime_offset_ticks)
+    }
+
+    fn glance_at_process(&self, pid: Pid) -> Option<ProcGlance> {
+        if let Some(meanwhile) = &self.meanwhile {
+            meanwhile(pid);
+        }
+        if !self.glances {
+            return None;
+        }
+        let process = self.processes.get(&pid.get())?.as_ref().ok()?;
+        let identity = process.proc.as_ref().ok()?;
+        Some(ProcGlance {
+            uid: identity.uid,
+            start_ticks: identity.start_ticks,
+            terminal: identity.terminal,
+            exited: (*process.exited.as_ref().ok()?),
+            leader: true,
+        })
     }
 
     fn open_process(&self, pid: Pid) -> Result<MadeUpProcess, OpenProcessError> {

@@ -34,9 +34,20 @@ fn read_some(fd: &OwnedFd, buffer: &mut [u8]) -> io::Result<usize> {
 /// small one expected).
 pub(crate) fn read_small_file<'buffer>(path: &str, buffer: &'buffer mut [u8]) -> io::Result<&'buffer [u8]> {
     let fd = open_for_reading(path)?;
-    let mut filled = read_some(&fd, buffer)?;
+    read_small_fd(&fd, buffer).map_err(|error| match error.kind() {
+        io::ErrorKind::FileTooLarge => io::Error::other(format!("{path} {error}")),
+        _ => error,
+    })
+}
+
+/// `read_small_file` on a file already open.
+pub(crate) fn read_small_fd<'buffer>(fd: &OwnedFd, buffer: &'buffer mut [u8]) -> io::Result<&'buffer [u8]> {
+    let mut filled = read_some(fd, buffer)?;
     if filled == buffer.len() {
-        return Err(io::Error::other(format!("{path} is larger than {} bytes", buffer.len())));
+        return Err(io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!("is larger than {} bytes", buffer.len()),
+        ));
     }
     // A short first read is the whole content for these generated files;
     // the loop only guards against a kernel that splits it.
@@ -44,7 +55,7 @@ pub(crate) fn read_small_file<'buffer>(path: &str, buffer: &'buffer mut [u8]) ->
         return Ok(&buffer[..0]);
     }
     while filled < buffer.len() && !looks_complete(&buffer[..filled]) {
-        let more = read_some(&fd, &mut buffer[filled..])?;
+        let more = read_some(fd, &mut buffer[filled..])?;
         if more == 0 {
             break;
         }

@@ -18,6 +18,10 @@ pub struct ProcStat {
     pub flags: u64,
     /// Field 22: clock ticks since boot when the process started.
     pub start_ticks: u64,
+    /// Field 38: the signal the parent is sent at its exit; -1 for a thread
+    /// that is not its group's leader (the kernel's `CLONE_THREAD` mark),
+    /// which `/proc/<tid>` also shows. `None` in a line that ends before it.
+    pub exit_signal: Option<i32>,
 }
 
 /// Why a stat line does not parse.
@@ -64,7 +68,8 @@ pub fn parse_proc_stat(line: &[u8]) -> Result<ProcStat, ProcStatParseError> {
         .ok_or(ProcStatParseError("no start time (field 22)"))?
         .parse()
         .map_err(|_| ProcStatParseError("start time is not a number"))?;
-    Ok(ProcStat { comm, state, ppid, tty_nr, flags, start_ticks })
+    let exit_signal = fields.nth(15).and_then(|field| field.parse().ok());
+    Ok(ProcStat { comm, state, ppid, tty_nr, flags, start_ticks, exit_signal })
 }
 
 /// Field 22 of one `/proc/<pid>/stat` line, the clock ticks since boot
@@ -124,7 +129,8 @@ mod tests {
                 ppid: 17,
                 tty_nr: 34817,
                 flags: 4194304,
-                start_ticks: 870
+                start_ticks: 870,
+                exit_signal: Some(17),
             }
         );
         assert!(!stat.is_kernel_thread());

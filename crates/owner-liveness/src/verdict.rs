@@ -329,6 +329,13 @@ fn judge_member<F: SystemFacts>(
     frame: &ReaderFrame,
     facts: &F,
 ) -> MemberFinding {
+    if let Some(terminal) = glanced_alive(identity, member, frame, facts) {
+        let still = if survivor { "still " } else { "" };
+        return MemberFinding::Alive(
+            format!("{name} {still}running since tick {}", member.start_ticks),
+            terminal,
+        );
+    }
     let mut unknowns = Vec::new();
     match facts.open_process(member.pid) {
         Ok(process) => match judge_process(identity, member, name, frame, &process, &mut unknowns) {
@@ -348,6 +355,28 @@ fn judge_member<F: SystemFacts>(
             MemberFinding::Unexamined(vec![format!("{name} cannot be opened: {why}")])
         }
     }
+}
+
+/// Rules 4 and 5 proven at a glance (`glance.rs`), for a member that
+/// recorded no pidfs inode (which the handle would compare, without reading
+/// `/proc` at all): at its pid is a process (not a thread of another one)
+/// that shows the recorded uid, in the user namespace it was recorded in,
+/// and the recorded start tick on the initial clock, and has not exited. Then it is alive, and the terminal it
+/// shows is returned; `None` when anything is otherwise or unread, and the
+/// handle judges: a glance only ever proves sooner what the handle would.
+fn glanced_alive<F: SystemFacts>(
+    identity: &OwnerIdentity,
+    member: &ChainMember,
+    frame: &ReaderFrame,
+    facts: &F,
+) -> Option<Option<u64>> {
+    if member.pidfs_ino.is_some() || identity.user_ns != Some(frame.user_ns) {
+        return None;
+    }
+    let glance = facts.glance_at_process(member.pid)?;
+    let start_ticks = ticks_in_initial_time(glance.start_ticks, frame.tick_offset)?;
+    (glance.leader && !glance.exited && glance.uid == member.uid && start_ticks == member.start_ticks)
+        .then_some(Some(glance.terminal))
 }
 
 enum ProcessFinding {

@@ -9,8 +9,8 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use owner_liveness::{
-    LinuxFacts, LinuxProcess, Namespaces, OpenProcessError, Pid, SocketIdentity, SystemFacts, own_namespaces,
-    read_boot_id, read_boottime_offset_ticks, read_machine,
+    LinuxFacts, LinuxProcess, Namespaces, OpenProcessError, Pid, ProcGlance, SocketIdentity, SystemFacts,
+    own_namespaces, read_boot_id, read_boottime_offset_ticks, read_machine,
 };
 
 /// A failed read, kept to be given to every caller that asks.
@@ -84,6 +84,10 @@ impl SystemFacts for RunningSystem {
 
     fn boottime_offset_ticks(&self) -> io::Result<i64> {
         given_back(&self.boottime_offset_ticks)
+    }
+
+    fn glance_at_process(&self, pid: Pid) -> Option<ProcGlance> {
+        LinuxFacts.glance_at_process(pid)
     }
 
     fn open_process(&self, pid: Pid) -> Result<LinuxProcess, OpenProcessError> {

@@ -305,20 +305,12 @@ fn a_session_in_a_terminal_is_located_from_its_environment_and_one_without_a_ter
     assert_eq!(row["location"]["shown"], row["location"]["tty"], "{row}");
 }
 
-/// Whether this kernel tells a process's uids through its pidfd
-/// (`PIDFD_GET_INFO`, Linux 6.13).
-fn kernel_tells_uids_through_pidfds() -> bool {
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").expect("read the kernel release");
-    let mut numbers = release.trim().split(['.', '-']).map(|part| part.parse::<u32>().unwrap_or(0));
-    (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0)) >= (6, 13)
-}
-
-/// Judging a session Claude Code keeps reads its owner's
-/// `/proc/<pid>/stat` once and, where the kernel tells the owner's uid
-/// through its pidfd, never looks `/proc/<pid>` up itself (under strace):
-/// the uid costs no path lookup per session of a long listing.
+/// Judging a session Claude Code keeps proves its owner alive at a glance
+/// (under strace): its `/proc/<pid>/stat` opened once and `/proc/<pid>`
+/// looked up once, both from the `/proc` opened at the start, and no pidfd
+/// opened on it, which only a session the glance cannot prove needs.
 #[test]
-fn judging_a_session_claude_code_keeps_reads_its_stat_once_and_its_uid_from_the_pidfd() {
+fn judging_a_session_claude_code_keeps_reads_its_stat_once_and_opens_no_pidfd() {
     let strace = tests::require_tool("strace");
     let sandbox = Sandbox::new();
     let owners: Vec<Owner> = (0..3).map(|_| Owner::spawn()).collect();
@@ -330,7 +322,7 @@ fn judging_a_session_claude_code_keeps_reads_its_stat_once_and_its_uid_from_the_
     let log = sandbox.base().join("list.strace");
     let list = sandbox.command_in_root("roster-list", &["--json"]);
     let output = std::process::Command::new(strace)
-        .args(["-f", "-e", "trace=openat,open,stat,newfstatat,statx,lstat", "-o"])
+        .args(["-f", "-e", "trace=openat,open,stat,newfstatat,statx,lstat,pidfd_open", "-o"])
         .arg(&log)
         .arg(list.get_program())
         .args(list.get_args())
@@ -342,14 +334,13 @@ fn judging_a_session_claude_code_keeps_reads_its_stat_once_and_its_uid_from_the_
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let rows: Vec<Value> = serde_json::from_slice(&output.stdout).expect("a JSON listing");
     let trace = std::fs::read_to_string(&log).expect("the strace log");
-    let directory_lookups = usize::from(!kernel_tells_uids_through_pidfds());
     for owner in &owners {
         assert_eq!(row_for(&rows, owner.pid())["liveness"], "alive", "{rows:?}");
-        let stat = format!("\"/proc/{}/stat\"", owner.pid());
-        let directory = format!("\"/proc/{}\"", owner.pid());
-        let stat_opens = trace.lines().filter(|line| line.contains(&stat)).count();
-        let looked_up = trace.lines().filter(|line| line.contains(&directory)).count();
-        assert_eq!(stat_opens, 1, "opens of {stat}:\n{trace}");
-        assert_eq!(looked_up, directory_lookups, "lookups of {directory}:\n{trace}");
+        let pid = owner.pid();
+        let count = |pattern: &str| trace.lines().filter(|line| line.contains(pattern)).count();
+        assert_eq!(count(&format!("\"{pid}/stat\"")), 1, "opens of /proc/{pid}/stat:\n{trace}");
+        assert_eq!(count(&format!("\"{pid}\"")), 1, "lookups of /proc/{pid}:\n{trace}");
+        assert_eq!(count(&format!("/proc/{pid}")), 0, "/proc/{pid} by its whole path:\n{trace}");
+        assert_eq!(count(&format!("pidfd_open({pid},")), 0, "pidfds on {pid}:\n{trace}");
     }
 }

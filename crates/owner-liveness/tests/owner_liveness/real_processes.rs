@@ -154,6 +154,11 @@ fn a_process_whose_main_thread_exited_while_another_thread_runs_is_alive() {
     assert_eq!(proc_state(helper.pid()), 'Z');
     let verdict = judge_now(&identity, None);
     assert_eq!(verdict.liveness, Liveness::Alive, "{verdict:?}");
+    // Without a pidfs inode (a harness's own file), where a glance at
+    // `/proc` sees the zombie leader and the pidfd must decide.
+    let without_pidfs = OwnerIdentity { pidfs_ino: None, ..identity.clone() };
+    let verdict = judge_now(&without_pidfs, None);
+    assert_eq!(verdict.liveness, Liveness::Alive, "{verdict:?}");
     // A capture now still sees the process and the same identity.
     assert_eq!(capture(helper.pid()), identity);
 }
@@ -282,6 +287,11 @@ fn a_live_owner_that_makes_itself_non_dumpable_stays_alive() {
     let stat_file_owner = std::fs::metadata(format!("/proc/{}/stat", helper.pid())).unwrap().uid();
     assert_eq!(stat_file_owner, 0, "the trap this test is about did not happen");
     let verdict = judge_now(&identity, None);
+    assert_eq!(verdict.liveness, Liveness::Alive, "{verdict:?}");
+    // Without a pidfs inode, proven at a glance at `/proc`: by the
+    // directory's owner, not the stat file's.
+    let without_pidfs = OwnerIdentity { pidfs_ino: None, ..identity.clone() };
+    let verdict = judge_now(&without_pidfs, None);
     assert_eq!(verdict.liveness, Liveness::Alive, "{verdict:?}");
 }
 
@@ -585,6 +595,9 @@ fn helper_pid_reuse_by_thread() {
         });
         let tid = tid_receiver.recv().unwrap();
         let verdict = judge_now(&recorded, None);
+        // Without a pidfs inode (a harness's own file): `/proc/<tid>` shows
+        // the thread, at a glance, likely with the recorded start tick.
+        let verdict_without_pidfs = judge_now(&OwnerIdentity { pidfs_ino: None, ..recorded.clone() }, None);
         let capture = capture_identity(recorded.pid);
         done_sender.send(()).unwrap();
         thread.join().unwrap();
@@ -601,6 +614,7 @@ fn helper_pid_reuse_by_thread() {
                 ),
             }
         );
+        assert_eq!(verdict_without_pidfs, verdict);
         assert_eq!(capture, Err(CaptureError::NotRunning(pid)));
         return;
     }

@@ -59,6 +59,7 @@ fn agreeing_case() -> Case {
         socket: Ok(socket(5, 6, 7)),
         // The verdict reads no clock.
         now: std::time::SystemTime::UNIX_EPOCH,
+        glances: true,
         meanwhile: None,
     };
     Case { recorded, recorded_socket: Some(socket(5, 6, 7)), world }
@@ -76,11 +77,53 @@ fn set(case: &mut Case, pid: u32, process: Result<MadeUpProcess, OpenProcessErro
 }
 
 /// Applies `change` to the agreeing case and compares `"<liveness>: <reason>"`.
-fn check(change: impl FnOnce(&mut Case), expect: &str) {
-    let mut case = agreeing_case();
-    change(&mut case);
-    let verdict = judge(&case.recorded, case.recorded_socket.as_ref(), &case.world);
-    assert_eq!(format!("{}: {}", verdict.liveness, verdict.reason), expect);
+/// Each row is judged twice, with glances at the processes and without
+/// (every process opened): a glance may only prove sooner what the handle
+/// proves.
+fn check(change: impl Fn(&mut Case), expect: &str) {
+    for glances in [true, false] {
+        let mut case = agreeing_case();
+        case.world.glances = glances;
+        change(&mut case);
+        let verdict = judge(&case.recorded, case.recorded_socket.as_ref(), &case.world);
+        assert_eq!(format!("{}: {}", verdict.liveness, verdict.reason), expect, "glances: {glances}");
+    }
+}
+
+/// An owner without a pidfs inode (a harness's own file) that agrees in
+/// every way is proven by one look at its pid, a glance at `/proc`; with
+/// anything amiss, or no glance to be had, the handle is opened too.
+#[test]
+fn an_owner_without_a_pidfs_inode_is_proven_alive_at_a_glance() {
+    let looks = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let looks_at = |glances: bool, change: &dyn Fn(&mut Case)| {
+        let mut case = agreeing_case();
+        case.recorded.pidfs_ino = None;
+        case.world.glances = glances;
+        let counted = std::sync::Arc::clone(&looks);
+        case.world.meanwhile = Some(Box::new(move |_| {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }));
+        change(&mut case);
+        looks.store(0, std::sync::atomic::Ordering::SeqCst);
+        let verdict = judge(&case.recorded, case.recorded_socket.as_ref(), &case.world);
+        (format!("{}: {}", verdict.liveness, verdict.reason), looks.load(std::sync::atomic::Ordering::SeqCst))
+    };
+    let alive = "alive: pid 4242 running since tick 870".to_owned();
+    assert_eq!(looks_at(true, &|_| {}), (alive.clone(), 1));
+    assert_eq!(looks_at(false, &|_| {}), (alive.clone(), 2));
+    // A zombie leader may have threads that run: only the handle tells.
+    assert_eq!(looks_at(true, &|case| process(case).exited = Ok(true)).1, 2);
+    // Another uid: the handle's rules.
+    assert_eq!(
+        looks_at(true, &|case| process(case).proc =
+            Ok(ProcIdentity { uid: 0, start_ticks: 870, terminal: 0 }))
+        .1,
+        2
+    );
+    // A uid recorded in another user namespace than the reader's is not
+    // even glanced at: the handle alone.
+    assert_eq!(looks_at(true, &|case| case.recorded.user_ns = Some(99)).1, 1);
 }
 
 #[test]
@@ -292,7 +335,7 @@ fn rule_4_an_agreeing_pidfs_inode_proves_the_process_without_proc() {
         (Err(ProcReadError::PermissionDenied), "unknown: /proc/4242 unreadable: permission denied"),
     ] {
         let expect = if sixty_four_bit { "alive: pid 4242 running since tick 870" } else { on_32_bit };
-        check(|case| process(case).proc = proc, expect);
+        check(|case| process(case).proc = proc.clone(), expect);
     }
     // Rule 5 still asks the handle.
     check(
@@ -708,11 +751,14 @@ fn unproven(case: &mut Case, pid: u32, ticks: u64) {
     set(case, pid, Ok(process));
 }
 
-fn check_chain(three: bool, change: impl FnOnce(&mut Case), expect: &str) {
-    let mut case = chain_case(three);
-    change(&mut case);
-    let verdict = judge(&case.recorded, case.recorded_socket.as_ref(), &case.world);
-    assert_eq!(format!("{}: {}", verdict.liveness, verdict.reason), expect);
+fn check_chain(three: bool, change: impl Fn(&mut Case), expect: &str) {
+    for glances in [true, false] {
+        let mut case = chain_case(three);
+        case.world.glances = glances;
+        change(&mut case);
+        let verdict = judge(&case.recorded, case.recorded_socket.as_ref(), &case.world);
+        assert_eq!(format!("{}: {}", verdict.liveness, verdict.reason), expect, "glances: {glances}");
+    }
 }
 
 #[test]
