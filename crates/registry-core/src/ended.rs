@@ -204,31 +204,41 @@ pub fn keep_ended(
         kept.truncate(bounds.kept_most);
     }
     let Some(directory) = open_ended_directory(roster, true)? else { return Ok(()) };
+    let mut written = std::collections::HashSet::with_capacity(kept.len());
     for (row, record, how) in kept {
         let bytes = serde_json::to_vec(&EndedSession::of(record, how, now)).map_err(|error| {
             Error::io("encode the ended session of", row.path.clone(), std::io::Error::other(error))
         })?;
-        write_atomically_as(
-            roster,
-            directory.subdir(),
-            &entry_name(row, record),
-            &bytes,
-            Durability::Unsynced,
-        )?;
+        let name = entry_name(row, record);
+        write_atomically_as(roster, directory.subdir(), &name, &bytes, Durability::Unsynced)?;
+        written.insert(name);
     }
-    trim(roster, &directory, now, bounds)
+    trim(roster, &directory, now, bounds, &written)
 }
 
 /// Removes the entries older than `bounds.kept_for`, then the oldest past
-/// `bounds.kept_most`, and temporaries an hour old.
-fn trim(roster: &RosterDir, directory: &OnDemandDir, now: Timestamp, bounds: EndedBounds) -> Result<()> {
+/// `bounds.kept_most`, and temporaries an hour old. The entries in
+/// `just_written` were written after `now` under the same lock: none is
+/// older than that, and none is looked at (a prune that keeps a thousand
+/// sessions spares a thousand `stat`s).
+fn trim(
+    roster: &RosterDir,
+    directory: &OnDemandDir,
+    now: Timestamp,
+    bounds: EndedBounds,
+    just_written: &std::collections::HashSet<String>,
+) -> Result<()> {
     let subdir = directory.subdir();
     let oldest_kept = now.unix_nanos() - bounds.kept_for.as_nanos() as i128;
     let oldest_temporary = now.unix_nanos() - crate::store::files::TEMP_MAX_AGE.as_nanos() as i128;
     let mut kept = Vec::new();
     for name in list_names(roster, subdir)? {
-        let Some(mtime) = entry_mtime(subdir, &name) else { continue };
         let Some(text) = name.to_str() else { continue };
+        if just_written.contains(text) {
+            kept.push((now.unix_nanos(), text.to_owned()));
+            continue;
+        }
+        let Some(mtime) = entry_mtime(subdir, &name) else { continue };
         if text.starts_with(TEMP_PREFIX) {
             if mtime.unix_nanos() < oldest_temporary {
                 remove_entry(roster, subdir, text)?;
@@ -330,7 +340,7 @@ mod tests {
             write_aged(&roster, &directory, &format!("{index}.json"), Duration::from_secs(60 * index as u64));
         }
         write_aged(&roster, &directory, "expired.json", ENDED_KEPT_FOR + Duration::from_secs(3600));
-        trim(&roster, &directory, Timestamp::now(), EndedBounds::default()).unwrap();
+        trim(&roster, &directory, Timestamp::now(), EndedBounds::default(), &Default::default()).unwrap();
         let names: Vec<String> = list_names(&roster, directory.subdir())
             .unwrap()
             .into_iter()
@@ -367,7 +377,7 @@ mod tests {
         }
         write_aged(&roster, &directory, "two-days.json", Duration::from_secs(2 * 86400));
         let bounds = EndedBounds { kept_most: 5, kept_for: Duration::from_secs(86400) };
-        trim(&roster, &directory, Timestamp::now(), bounds).unwrap();
+        trim(&roster, &directory, Timestamp::now(), bounds, &Default::default()).unwrap();
         let mut names: Vec<String> = list_names(&roster, directory.subdir())
             .unwrap()
             .into_iter()

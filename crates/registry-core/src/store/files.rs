@@ -301,7 +301,15 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 pub(crate) fn temp_name(target: &str) -> String {
     let count = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
     let nanos = Timestamp::now().unix_nanos() as u64;
-    format!("{TEMP_PREFIX}{target}.{}.{count}.{nanos:x}", std::process::id())
+    format!("{TEMP_PREFIX}{target}.{}.{count}.{nanos:x}", own_pid())
+}
+
+/// This process's pid, asked of the kernel once: a prune that keeps a
+/// thousand ended sessions names a temporary for each. No roster process
+/// forks without exec, so the pid cannot change under it.
+pub(crate) fn own_pid() -> u32 {
+    static OWN_PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *OWN_PID.get_or_init(std::process::id)
 }
 
 /// Writes `bytes` to `name` atomically: a `0600` temporary in the same

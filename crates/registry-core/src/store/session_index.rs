@@ -134,7 +134,7 @@ pub fn point_index_at(roster: &RosterDir, session_id: &SessionId, holder: Record
     let directory = roster.session_ids();
     let key = IndexKey::of(session_id);
     let name = &key.0;
-    let temp = format!("{TEMP_PREFIX}{name}.{}", std::process::id());
+    let temp = format!("{TEMP_PREFIX}{name}.{}", crate::store::files::own_pid());
     let shown = roster.entry_path(directory, name);
     let target = holder.to_string();
     // A session id seen for the first time has no entry yet: the link is
