@@ -41,9 +41,8 @@ pub struct ProcGlance {
 }
 
 /// `/proc`, opened once a process, when it is procfs and shows this
-/// process's own pid namespace (`/proc/self` is this process): a glance
-/// through any other `/proc` could describe another process than the pid
-/// names here, and is not taken.
+/// process's own pid namespace: a glance through any other `/proc` could
+/// describe another process than the pid names here, and is not taken.
 struct ProcDirectory {
     directory: OwnedFd,
     device: u64,
@@ -67,12 +66,34 @@ fn proc_directory() -> Option<&'static ProcDirectory> {
             // no-op on glibc's 64-bit targets only.
             #[allow(clippy::unnecessary_cast)]
             let is_procfs = filesystem.filesystem_type().0 as i64 == PROC_SUPER_MAGIC;
-            let self_link = retry_interrupted(|| nix::fcntl::readlinkat(directory.as_fd(), "self")).ok()?;
-            let shows_this_process = self_link.to_str() == Some(std::process::id().to_string().as_str());
             let device = retry_interrupted(|| fstat(directory.as_fd())).ok()?.st_dev;
-            (is_procfs && shows_this_process).then_some(ProcDirectory { directory, device })
+            (is_procfs && shows_only_this_pid_namespace(&directory))
+                .then_some(ProcDirectory { directory, device })
         })
         .as_ref()
+}
+
+/// Whether the procfs open at `directory` is this process's own pid
+/// namespace's: its `self/status` names this process by one pid alone
+/// (`NSpid` lists the pid in the namespace of the procfs and in each one
+/// below it down to the process's own, so a procfs of an ancestor
+/// namespace shows two or more, whatever `self` says).
+fn shows_only_this_pid_namespace(directory: &OwnedFd) -> bool {
+    let Ok(status) = retry_interrupted(|| {
+        openat(directory.as_fd(), "self/status", OFlag::O_RDONLY | OFlag::O_CLOEXEC, Mode::empty())
+    }) else {
+        return false;
+    };
+    // Room for a long `Groups` line before `NSpid`; a status larger than
+    // that leaves the glance untaken, which costs time, never truth.
+    let mut buffer = vec![0u8; 64 * 1024];
+    let Ok(text) = read_small_fd(&status, &mut buffer) else { return false };
+    let Some(pids) = text.split(|&byte| byte == b'\n').find_map(|line| line.strip_prefix(b"NSpid:")) else {
+        return false;
+    };
+    let own = std::process::id().to_string();
+    let mut pids = pids.split(|byte| byte.is_ascii_whitespace()).filter(|pid| !pid.is_empty());
+    pids.next() == Some(own.as_bytes()) && pids.next().is_none()
 }
 
 /// Glances at the process at `pid`; `None` when the glance shows nothing
@@ -148,6 +169,73 @@ mod tests {
         thread.join().unwrap();
         let glance = glance.expect("/proc/<tid> shows a thread");
         assert!(!glance.leader, "{glance:?}");
+    }
+
+    /// The variable that makes a re-executed copy of this test binary
+    /// answer, inside new namespaces, whether it would glance through its
+    /// `/proc`.
+    const ANSWER_VARIABLE: &str = "OWNER_LIVENESS_GLANCE_ANSWER";
+
+    #[test]
+    fn only_a_proc_of_this_processs_own_pid_namespace_is_glanced_through() {
+        if std::env::var_os(ANSWER_VARIABLE).is_some() {
+            println!("glances: {}", proc_directory().is_some());
+            return;
+        }
+        let in_new_pid_namespace = |mount_its_proc: bool| {
+            let mut unshare = std::process::Command::new("unshare");
+            unshare.args(["--pid", "--fork"]);
+            if mount_its_proc {
+                unshare.args(["--mount", "--mount-proc"]);
+            }
+            let output = unshare
+                .arg(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "glance::tests::only_a_proc_of_this_processs_own_pid_namespace_is_glanced_through",
+                ])
+                .args(["--nocapture", "--test-threads=1"])
+                .env(ANSWER_VARIABLE, "1")
+                .output()
+                .expect("unshare runs (util-linux; as root)");
+            let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+            assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+            stdout
+        };
+        // The parent namespace's /proc: its `self` is this process under
+        // another pid, and a pid read there names another process.
+        assert!(in_new_pid_namespace(false).contains("glances: false"));
+        assert!(in_new_pid_namespace(true).contains("glances: true"));
+    }
+
+    #[test]
+    fn a_glance_at_a_non_dumpable_owner_shows_its_effective_uid() {
+        use nix::unistd::{ForkResult, Uid, fork, pipe, read, setresuid, write};
+        assert!(Uid::effective().is_root(), "this test changes a child's uid: run it as root");
+        let (ready_reader, ready_writer) = pipe().unwrap();
+        // SAFETY: the child makes system calls only, then waits to be killed.
+        let child = match unsafe { fork() }.unwrap() {
+            ForkResult::Child => {
+                let uid = Uid::from_raw(4321);
+                // Changing the effective uid makes the process non-dumpable.
+                let dropped = setresuid(uid, uid, uid).is_ok();
+                let _ = write(&ready_writer, &[u8::from(dropped)]);
+                loop {
+                    nix::unistd::pause();
+                }
+            }
+            ForkResult::Parent { child } => child,
+        };
+        let mut dropped = [0u8];
+        assert_eq!(read(&ready_reader, &mut dropped).unwrap(), 1);
+        let pid = Pid::new(u32::try_from(child.as_raw()).unwrap()).unwrap();
+        let stat_file_owner = std::fs::metadata(format!("/proc/{pid}/stat")).map(|metadata| metadata.uid());
+        let glance = glance_at_process(pid);
+        let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
+        let _ = nix::sys::wait::waitpid(child, None);
+        assert_eq!(dropped, [1], "the child could not change its uid");
+        assert_eq!(stat_file_owner.unwrap(), 0, "the stat file of a non-dumpable process shows root");
+        assert_eq!(glance.expect("a live child is glanced at").uid, 4321);
     }
 
     #[test]

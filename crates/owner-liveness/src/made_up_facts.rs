@@ -26,6 +26,10 @@ pub struct MadeUpFacts {
     pub boottime_offset_ticks: i64,
     /// What opening each pid gives; a pid not here has no process.
     pub processes: HashMap<u32, Result<MadeUpProcess, OpenProcessError>>,
+    /// Threads of other processes at these ids, as `/proc/<tid>` shows them
+    /// to a glance (no leader there); no handle opens on them, so the pid
+    /// should be `Err(NotAProcess)` in `processes` too.
+    pub threads: HashMap<u32, ProcIdentity>,
     /// What stat-ing any socket path gives.
     pub socket: Result<SocketIdentity, io::ErrorKind>,
     pub now: SystemTime,
@@ -60,6 +64,7 @@ impl MadeUpFacts {
             machine: Ok(machine.to_owned()),
             boottime_offset_ticks: 0,
             processes: HashMap::new(),
+            threads: HashMap::new(),
             socket: Err(io::ErrorKind::Unsupported),
             now,
             glances: true,
@@ -93,6 +98,15 @@ impl SystemFacts for MadeUpFacts {
         }
         if !self.glances {
             return None;
+        }
+        if let Some(thread) = self.threads.get(&pid.get()) {
+            return Some(ProcGlance {
+                uid: thread.uid,
+                start_ticks: thread.start_ticks,
+                terminal: thread.terminal,
+                exited: false,
+                leader: false,
+            });
         }
         let process = self.processes.get(&pid.get())?.as_ref().ok()?;
         let identity = process.proc.as_ref().ok()?;

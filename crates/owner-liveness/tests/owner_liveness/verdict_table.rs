@@ -56,6 +56,7 @@ fn agreeing_case() -> Case {
         machine: Ok(MACHINE.to_owned()),
         boottime_offset_ticks: 0,
         processes: HashMap::from([(4242, Ok(owner))]),
+        threads: HashMap::new(),
         socket: Ok(socket(5, 6, 7)),
         // The verdict reads no clock.
         now: std::time::SystemTime::UNIX_EPOCH,
@@ -124,6 +125,63 @@ fn an_owner_without_a_pidfs_inode_is_proven_alive_at_a_glance() {
     // A uid recorded in another user namespace than the reader's is not
     // even glanced at: the handle alone.
     assert_eq!(looks_at(true, &|case| case.recorded.user_ns = Some(99)).1, 1);
+}
+
+/// An owner that recorded no pidfs inode (a harness's own file), on a
+/// kernel that shows none either: every rule as the handle judges it, each
+/// row with glances and without (`check`), so that a glance can only prove
+/// sooner what the handle proves.
+#[test]
+fn an_owner_without_a_pidfs_inode_by_every_rule() {
+    let without_pidfs = |case: &mut Case| {
+        case.recorded.pidfs_ino = None;
+        process(case).pidfs_inode = None;
+    };
+    type Row<'a> = (&'a dyn Fn(&mut Case), &'a str);
+    let rows: [Row<'_>; 8] = [
+        (&|_| {}, "alive: pid 4242 running since tick 870"),
+        (
+            &|case| process(case).proc = Ok(ProcIdentity { uid: 1000, start_ticks: 991, terminal: 0 }),
+            "dead: pid 4242 now names a process started at tick 991, not 870",
+        ),
+        (
+            &|case| process(case).proc = Ok(ProcIdentity { uid: 0, start_ticks: 870, terminal: 0 }),
+            "dead: pid 4242 now belongs to uid 0, not 1000",
+        ),
+        (&|case| process(case).exited = Ok(true), "dead: pid 4242 has exited (zombie)"),
+        (
+            &|case| case.recorded.user_ns = Some(99),
+            "unknown: pid 4242 started at tick 870 as recorded, but its uid cannot be compared (recorded in user \
+             namespace 99, read from user namespace 4026531837) and no pidfs inode proves it is the same process",
+        ),
+        (
+            &|case| case.world.boottime_offset_ticks = 500,
+            "unknown: pid 4242 shows start tick 370, not 870, through this time namespace's offset of 500 ticks, \
+             which proves nothing without a pidfs inode",
+        ),
+        (
+            // A thread of another process now has the pid, started in the
+            // recorded tick: `/proc/4242` shows it, no pidfd opens on it.
+            &|case| {
+                set(case, 4242, Err(OpenProcessError::NotAProcess));
+                case.world.threads.insert(4242, ProcIdentity { uid: 1000, start_ticks: 870, terminal: 0 });
+            },
+            "dead: pid 4242 is not a process now (a thread of another process, or one being reaped)",
+        ),
+        (
+            &|case| process(case).proc = Err(ProcReadError::PermissionDenied),
+            "unknown: /proc/4242 unreadable: permission denied",
+        ),
+    ];
+    for (change, expect) in rows {
+        check(
+            |case| {
+                without_pidfs(case);
+                change(case);
+            },
+            expect,
+        );
+    }
 }
 
 #[test]
