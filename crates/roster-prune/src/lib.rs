@@ -177,7 +177,7 @@ pub fn main() -> ExitCode {
 struct Outcome {
     report: PruneReport,
     consent_removed: usize,
-    /// Why the ended sessions could not be kept (`keep_ended_sessions`).
+    /// Why the ended sessions could not be kept (`keep_session_end`, `PruneReport::ended_not_kept`).
     ended_not_kept: Option<registry_core::Error>,
 }
 
@@ -216,33 +216,24 @@ fn prune_all(args: &PruneArgs, older_than: Option<Duration>) -> anyhow::Result<O
     let facts = RunningSystem::read();
     // One hold of the lock covers removing the records, the temporaries
     // and the consent markers.
-    let (report, lock) = prune_sessions(&roster, &options, &facts)?;
-    let ended_not_kept =
-        if args.dry_run { None } else { keep_ended_sessions(&roster, &lock, &report.removed, false, &facts) };
+    let (mut report, lock) = prune_sessions(&roster, &options, &facts)?;
+    let ended_not_kept = report.ended_not_kept.take();
     let markers = consent::prune_markers(&roster, &lock, older_than, args.dry_run, &facts)?;
     Ok(Outcome { report, consent_removed: markers.removed, ended_not_kept })
 }
 
-/// Keeps an entry in `ended/` for each record just removed (docs/contract.md
-/// §2): `exited` for a session end, else how the row says it ended. The
-/// error, if any, for the caller to say once the lock is let go.
-fn keep_ended_sessions(
+/// Keeps an entry in `ended/` for the session that just ended
+/// (docs/contract.md §2), `exited`. The error, if any, for the caller to
+/// say once the lock is let go. (A prune keeps the ended sessions of the
+/// records it removes itself: `prune_sessions`.)
+fn keep_session_end(
     roster: &RosterDir,
     lock: &RegistryLock,
-    removed: &[Box<SessionRow>],
-    session_end: bool,
+    row: &SessionRow,
     facts: &RunningSystem,
 ) -> Option<registry_core::Error> {
-    let this_boot = facts.boot_id().ok();
-    let ended: Vec<(&SessionRow, HowEnded)> = removed
-        .iter()
-        .map(|row| {
-            let how =
-                if session_end { HowEnded::Exited } else { HowEnded::of_removed(row, this_boot.as_deref()) };
-            (&**row, how)
-        })
-        .collect();
-    keep_ended(roster, lock, &ended, Timestamp::from_system_time(facts.now())).err()
+    let now = Timestamp::from_system_time(facts.now());
+    keep_ended(roster, lock, &[row], |_| HowEnded::Exited, now).err()
 }
 
 fn prune_current(args: &PruneArgs) -> anyhow::Result<Outcome> {
@@ -319,8 +310,7 @@ fn remove_calling_session(
     match outcome {
         CurrentOutcome::Removed(row) => {
             if !args.dry_run {
-                ended_not_kept =
-                    keep_ended_sessions(&roster, &lock, std::slice::from_ref(&row), true, &facts);
+                ended_not_kept = keep_session_end(&roster, &lock, &row, &facts);
             }
             consent_removed += consent::remove_marker(&roster, &lock, &current, args.dry_run, &facts)?;
             if let Some(record) = row.record.as_ref().filter(|record| record.pid() != current.pid) {

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use owner_liveness::{Liveness, OwnerIdentity, Pid, SystemFacts};
 
+use crate::ended::{HowEnded, keep_ended};
 use crate::error::{Error, Result};
 use crate::messages::removal::{remove_orphaned_queues, remove_queue_of};
 use crate::parallel::threads_for;
@@ -40,7 +41,7 @@ pub struct PruneOptions {
 }
 
 /// What prune removed (or, with `dry_run`, would remove).
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct PruneReport {
     /// Boxed: ten thousand rows moved into the report one by one cost more
     /// than the pointers to them.
@@ -56,6 +57,9 @@ pub struct PruneReport {
     /// (`listed_entry_count`).
     pub kept: usize,
     pub temp_removed: usize,
+    /// Why the ended sessions of the records removed could not be kept
+    /// (best effort: the records went all the same).
+    pub ended_not_kept: Option<Error>,
 }
 
 /// Why a row may go, if it may.
@@ -131,7 +135,10 @@ impl<'r> LockOnFirstNeed<'r> {
 
 /// Prunes `sessions/` and returns what it did with the registry lock,
 /// still held, so that a caller with more to remove (roster-prune reaps
-/// consent markers too) does it under the same hold.
+/// consent markers too) does it under the same hold. Unless `dry_run`, an
+/// entry of `ended/` is kept for each record removed (docs/contract.md
+/// §2), ended as `HowEnded::of_removed` says; failing that is said in the
+/// report, not failed on.
 ///
 /// Every entry is read and judged on every core. The lock is taken when
 /// the first entry that may go is found, and kept: removing then goes on
@@ -150,11 +157,19 @@ pub fn prune_sessions(
     let entries = list_entries(roster, roster.sessions())?;
     let lock = LockOnFirstNeed::new(roster);
     let judge = |entry: &DirectoryEntry| judge_entry(roster, entry, &lock, options, now, facts);
+    let this_boot = facts.boot_id().ok();
+    let keep_ended = |removed: &[&SessionRow]| -> Result<()> {
+        let Some(held) = lock.held.get().filter(|_| !options.dry_run && !removed.is_empty()) else {
+            return Ok(());
+        };
+        let how = |row: &SessionRow| HowEnded::of_removed(row, this_boot.as_deref());
+        keep_ended(roster, held, removed, how, Timestamp::from_system_time(facts.now()))
+    };
     let threads = threads_for(entries.len());
-    let outcomes = if threads > 1 {
-        judge_and_remove(roster, &entries, threads, judge)
+    let (outcomes, ended) = if threads > 1 {
+        judge_and_remove(roster, &entries, threads, judge, roster.ended_bounds().kept_most, keep_ended)
     } else {
-        entries
+        let outcomes: Vec<Result<EntryOutcome>> = entries
             .iter()
             .map(|entry| match judge(entry)? {
                 Judged::Done(outcome) => Ok(outcome),
@@ -164,10 +179,19 @@ pub fn prune_sessions(
                     EntryOutcome::Gone
                 }),
             })
-            .collect()
+            .collect();
+        let removed: Vec<&SessionRow> = outcomes
+            .iter()
+            .filter_map(|outcome| match outcome {
+                Ok(EntryOutcome::Removed(row)) => Some(&**row),
+                _ => None,
+            })
+            .collect();
+        let ended = keep_ended(&removed);
+        (outcomes, ended)
     };
     let lock = lock.into_lock()?;
-    let mut report = PruneReport::default();
+    let mut report = PruneReport { ended_not_kept: ended.err(), ..PruneReport::default() };
     let removable_count = outcomes
         .iter()
         .filter(|outcome| matches!(outcome, Ok(EntryOutcome::Removed(_) | EntryOutcome::Undecodable(_))))

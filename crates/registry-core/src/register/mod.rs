@@ -617,7 +617,7 @@ fn keep_reaped(roster: &RosterDir, lock: &RegistryLock, removed: &[SessionRow], 
         return;
     }
     let this_boot = facts.boot_id().ok();
-    let ended: Vec<_> =
-        removed.iter().map(|row| (row, HowEnded::of_removed(row, this_boot.as_deref()))).collect();
-    let _ = keep_ended(roster, lock, &ended, Timestamp::from_system_time(facts.now()));
+    let ended: Vec<&SessionRow> = removed.iter().collect();
+    let how = |row: &SessionRow| HowEnded::of_removed(row, this_boot.as_deref());
+    let _ = keep_ended(roster, lock, &ended, how, Timestamp::from_system_time(facts.now()));
 }

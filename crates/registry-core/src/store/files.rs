@@ -338,16 +338,16 @@ pub fn write_atomically_as(
     durability: Durability,
 ) -> Result<()> {
     let temp = temp_name(name);
-    let target_path = roster.entry_path(directory, name);
     let result = write_temp_and_rename(directory, &temp, name, bytes, durability);
     if let Err((operation, errno)) = result {
         let _ = unlinkat(directory.fd, temp.as_str(), UnlinkatFlags::NoRemoveDir);
-        return Err(Error::io(operation, target_path, errno.into()));
+        return Err(Error::io(operation, roster.entry_path(directory, name), errno.into()));
     }
     if durability == Durability::Unsynced {
         return Ok(());
     }
-    sync_directory(directory).map_err(|errno| Error::io("fsync directory of", target_path, errno.into()))
+    sync_directory(directory)
+        .map_err(|errno| Error::io("fsync directory of", roster.entry_path(directory, name), errno.into()))
 }
 
 fn write_temp_and_rename(

@@ -601,6 +601,59 @@ fn prune_of_thousands_removes_each_dead_record_with_its_own_index_entry_only() {
     }
 }
 
+/// Thousands of dead records, registered in an order the directory does
+/// not list them in, against a bound of a few hundred ended sessions: the
+/// ended sessions are chosen once every record is judged and written
+/// while the index entries still queued go. Exactly the most recently
+/// registered are kept, each once and whole, and every record and index
+/// entry goes.
+#[test]
+fn prune_of_thousands_keeps_the_ended_sessions_of_the_most_recently_registered() {
+    const RECORDS: u32 = 3_000;
+    const KEPT_MOST: usize = 300;
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    assert!(
+        cores >= 2,
+        "this test runs prune on several threads and needs two cores, this machine has {cores}"
+    );
+    let temp = tempfile::tempdir().unwrap();
+    let roster = RosterDir::open_or_create(&temp.path().join("roster")).unwrap().with_ended_bounds(|| {
+        registry_core::EndedBounds { kept_most: KEPT_MOST, kept_for: registry_core::ENDED_KEPT_FOR }
+    });
+    let session_ids = roster.path().join("session-ids");
+    // The rank of each record's registration: a permutation of the pids.
+    let rank_of = |pid: u32| (pid - 20_000) * 7_919 % RECORDS;
+    for pid in 20_000..20_000 + RECORDS {
+        let rank = rank_of(pid);
+        let registered_at = format!("2026-11-30T01:{:02}:{:02}.000000000Z", rank / 60, rank % 60);
+        let text = record_text(pid, BOOT_ID).replace(REGISTERED_AT, &registered_at);
+        write_atomically(&roster, roster.sessions(), &format!("{pid}.json"), text.as_bytes()).unwrap();
+        let id = registry_core::SessionId::parse(&format!("session-{pid}")).unwrap();
+        std::os::unix::fs::symlink(pid.to_string(), session_ids.join(registry_core::index_entry_name(&id)))
+            .unwrap();
+    }
+    // Nothing runs at any of the pids: every record is dead.
+    let facts = made_up_facts(PID_NS, HashMap::new());
+    let options = PruneOptions { older_than: None, dry_run: false };
+    let (report, _lock) = prune_sessions(&roster, &options, &facts).unwrap();
+
+    assert_eq!(report.dead_removed, RECORDS as usize);
+    assert!(report.ended_not_kept.is_none(), "{:?}", report.ended_not_kept);
+    assert_eq!(std::fs::read_dir(roster.path().join("sessions")).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(&session_ids).unwrap().count(), 0);
+    let listing = registry_core::list_ended(&roster).unwrap();
+    assert_eq!(listing.skipped, 0);
+    let mut kept: Vec<u32> = listing.sessions.iter().map(|session| rank_of(session.owner_pid)).collect();
+    kept.sort_unstable();
+    let newest: Vec<u32> = (RECORDS - KEPT_MOST as u32..RECORDS).collect();
+    assert_eq!(kept, newest, "the ended sessions kept are not the most recently registered");
+    assert_eq!(std::fs::read_dir(roster.path().join("ended")).unwrap().count(), KEPT_MOST);
+    for session in &listing.sessions {
+        assert_eq!(session.how, registry_core::HowEnded::Crashed);
+        assert_eq!(session.session_id.as_deref(), Some(format!("session-{}", session.owner_pid).as_str()));
+    }
+}
+
 /// A prune killed between removing records and their index entries leaves
 /// entries that name no record; the next prune removes those, and only
 /// those: an entry of a record that is there, or one that names no pid,
