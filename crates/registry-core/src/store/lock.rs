@@ -337,22 +337,36 @@ pub const LOCK_WAIT_NOTICE: Duration = Duration::from_millis(500);
 /// The pid holding an `flock` on `file`, from `/proc/locks` (matched by
 /// device and inode); `None` when it cannot be told (the holder is in
 /// another pid namespace, or `/proc/locks` is unreadable).
+///
+/// The kernel hands `/proc/locks` out a page at a time, each page a pass
+/// of its own over the locks held then: a lock taken or let go by anyone
+/// between two pages shifts the lines, and a line (the holder's) can be
+/// missed by that read. Where other processes lock and unlock busily (the
+/// registries of many sessions, queues), the holder a lock wait named at
+/// its notice was missing from its final error. A holder not found is
+/// looked for again, up to `LOCKS_READS` reads.
 pub(crate) fn lock_holder(file: &File) -> Option<u32> {
     use std::os::unix::fs::MetadataExt;
     let metadata = file.metadata().ok()?;
     let (major, minor) = (nix::sys::stat::major(metadata.dev()), nix::sys::stat::minor(metadata.dev()));
     let wanted = format!("{major:02x}:{minor:02x}:{}", metadata.ino());
-    let locks = std::fs::read_to_string("/proc/locks").ok()?;
-    locks.lines().find_map(|line| {
-        // `1: FLOCK  ADVISORY  WRITE 4711 00:1f:12345 0 EOF`; a waiter's
-        // line has `->` after the number.
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.get(1) != Some(&"FLOCK") || fields.get(5) != Some(&wanted.as_str()) {
-            return None;
-        }
-        fields.get(4)?.parse().ok()
+    (0..LOCKS_READS).find_map(|_| {
+        let locks = std::fs::read_to_string("/proc/locks").ok()?;
+        locks.lines().find_map(|line| {
+            // `1: FLOCK  ADVISORY  WRITE 4711 00:1f:12345 0 EOF`; a waiter's
+            // line has `->` after the number.
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.get(1) != Some(&"FLOCK") || fields.get(5) != Some(&wanted.as_str()) {
+                return None;
+            }
+            fields.get(4)?.parse().ok()
+        })
     })
 }
+
+/// How often `lock_holder` reads `/proc/locks` for a holder it has not
+/// found: eight reads that each miss its line are beyond any churn seen.
+const LOCKS_READS: usize = 8;
 
 impl RegistryLock {
     /// The raw fd, for tests that check it is close-on-exec.
@@ -362,5 +376,46 @@ impl RegistryLock {
 
     pub fn fd(&self) -> BorrowedFd<'_> {
         self._file.as_fd()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// The holder of a lock is found in `/proc/locks` every time while
+    /// other threads take and let go of a hundred and more locks, which
+    /// spread the file over several pages that each read passes over anew.
+    #[test]
+    fn the_holder_is_found_while_other_locks_come_and_go() {
+        const CHURNING_THREADS: usize = 4;
+        const LOCKS_EACH: usize = 48;
+        let temp = tempfile::tempdir().unwrap();
+        let held = File::create(temp.path().join("held")).unwrap();
+        held.lock().unwrap();
+        let asked = File::open(temp.path().join("held")).unwrap();
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            for thread in 0..CHURNING_THREADS {
+                let (stop, directory) = (&stop, temp.path());
+                scope.spawn(move || {
+                    let files: Vec<File> = (0..LOCKS_EACH)
+                        .map(|index| File::create(directory.join(format!("churn-{thread}-{index}"))).unwrap())
+                        .collect();
+                    while !stop.load(Ordering::Relaxed) {
+                        for file in &files {
+                            file.lock().unwrap();
+                        }
+                        for file in &files {
+                            file.unlock().unwrap();
+                        }
+                    }
+                });
+            }
+            let misses = (0..300).filter(|_| lock_holder(&asked) != Some(std::process::id())).count();
+            stop.store(true, Ordering::Relaxed);
+            assert_eq!(misses, 0, "the holder was missing from /proc/locks in {misses} of 300 asks");
+        });
     }
 }
