@@ -237,7 +237,8 @@ fn most_recently_registered<'r>(ended: &[&'r SessionRow], most: usize) -> Vec<(&
 /// `bounds.kept_most`, and temporaries an hour old. The entries in
 /// `just_written` were written after `now` under the same lock: none is
 /// older than that, and none is looked at (a prune that keeps a thousand
-/// sessions spares a thousand `stat`s).
+/// sessions spares a thousand `stat`s); when they are as many as are
+/// kept, neither is any other entry, all of which go.
 fn trim(
     roster: &RosterDir,
     directory: &OnDemandDir,
@@ -248,11 +249,19 @@ fn trim(
     let subdir = directory.subdir();
     let oldest_kept = now.unix_nanos() - bounds.kept_for.as_nanos() as i128;
     let oldest_temporary = now.unix_nanos() - crate::store::files::TEMP_MAX_AGE.as_nanos() as i128;
+    // As many written now as may be kept: every other entry was written
+    // before them and is past the bound, whatever its mtime says (a clock
+    // stepped back dates an older entry later), so it goes unlooked at.
+    let all_others_go = just_written.len() >= bounds.kept_most;
     let mut kept = Vec::new();
     for name in list_names(roster, subdir)? {
         let Some(text) = name.to_str() else { continue };
         if just_written.contains(text) {
             kept.push((now.unix_nanos(), text.to_owned()));
+            continue;
+        }
+        if all_others_go && !text.starts_with(TEMP_PREFIX) {
+            remove_entry(roster, subdir, text)?;
             continue;
         }
         let Some(mtime) = entry_mtime(subdir, &name) else { continue };

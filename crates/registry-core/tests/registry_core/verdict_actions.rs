@@ -605,8 +605,8 @@ fn prune_of_thousands_removes_each_dead_record_with_its_own_index_entry_only() {
 /// not list them in, against a bound of a few hundred ended sessions: the
 /// ended sessions are chosen once every record is judged and written
 /// while the index entries still queued go. Exactly the most recently
-/// registered are kept, each once and whole, and every record and index
-/// entry goes.
+/// registered are kept, each once and whole, every ended session kept
+/// before goes, and every record and index entry goes.
 #[test]
 fn prune_of_thousands_keeps_the_ended_sessions_of_the_most_recently_registered() {
     const RECORDS: u32 = 3_000;
@@ -631,6 +631,17 @@ fn prune_of_thousands_keeps_the_ended_sessions_of_the_most_recently_registered()
         let id = registry_core::SessionId::parse(&format!("session-{pid}")).unwrap();
         std::os::unix::fs::symlink(pid.to_string(), session_ids.join(registry_core::index_entry_name(&id)))
             .unwrap();
+    }
+    // Ended sessions kept before, one dated a day ahead by a clock since
+    // stepped back: all were written before this prune's, and go.
+    let ended = roster.path().join("ended");
+    std::fs::create_dir(&ended).unwrap();
+    std::fs::set_permissions(&ended, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    for index in 0..50 {
+        let file = std::fs::File::create(ended.join(format!("{index}@earlier-1.json"))).unwrap();
+        if index == 0 {
+            file.set_modified(SystemTime::now() + Duration::from_secs(86_400)).unwrap();
+        }
     }
     // Nothing runs at any of the pids: every record is dead.
     let facts = made_up_facts(PID_NS, HashMap::new());
