@@ -64,6 +64,12 @@ const ADOPTED_LIST_VERSUS_CAT_LIMIT: f64 = 1.3;
 /// per session.
 const ENDED_LIST_VERSUS_CAT_LIMIT: f64 = ADOPTED_LIST_VERSUS_CAT_LIMIT;
 const PRUNE_VERSUS_RM_LIMIT: f64 = 2.0;
+/// What roster adds to a prune's file operations (reading, judging and
+/// reporting each record, choosing the ended sessions). The file
+/// operations alone, on two threads as a prune splits them, take 1.6-1.8×
+/// `rm` of the records on a 2-core machine (medians of two sets of 20
+/// interleaved rounds), and roster-prune 1.2-1.3× them.
+const PRUNE_VERSUS_FILE_OPERATIONS_LIMIT: f64 = 1.5;
 /// The session-start hook runs before the harness shows its prompt: at
 /// the floor, like the state hook.
 const HOOK_VERSUS_TRUE_LIMIT: f64 = 1.5;
@@ -165,6 +171,8 @@ const SEND: &str = "roster-send --to PID";
 const REGISTER_BESIDE_SEND: &str = "roster-register --pid (send rounds)";
 const PRUNE_ALL_DEAD: &str = "roster-prune (all dead)";
 const RM_RECORDS: &str = "rm -f sessions/*.json";
+/// The file operations of a prune alone (`tests/examples/prune_floor.rs`).
+const PRUNE_FILE_OPERATIONS: &str = "prune_floor (a prune's file operations alone)";
 
 /// The records of the registry of one session the state hook and a send
 /// are timed in.
@@ -299,6 +307,7 @@ fn floors(report: &BenchReport) -> Vec<(String, f64)> {
         (format!("cat of {size} records and states"), CAT_RECORDS_AND_STATES, Some(largest)),
         (format!("cat of {size} files Claude Code keeps"), CAT_ADOPTED, Some(largest)),
         (format!("rm of {size} records"), RM_RECORDS, Some(largest)),
+        (format!("a prune's file operations alone, {size} records"), PRUNE_FILE_OPERATIONS, Some(largest)),
         (
             format!("cat of {} ended-session entries", thousands(ended::ENDED_ENTRIES)),
             ended::CAT_ENDED,
@@ -1440,15 +1449,20 @@ impl Bench {
         })
     }
 
-    /// Prune of all-dead registries against `rm` of the same files; both
-    /// start from a freshly seeded directory every run.
+    /// Prune of all-dead registries against `rm` of the same files, and
+    /// against the file operations of a prune alone (the release build of
+    /// the `prune_floor` example: the kernel's share of a prune on this
+    /// machine); each starts from a freshly seeded directory every run.
     fn measure_prune_and_rm(&self, dead_identities: &[OwnerIdentity]) -> anyhow::Result<Vec<Figure>> {
-        progress("timing roster-prune and rm over dead records");
+        let floor_program = ::tests::workspace::build_example(Profile::Release, "tests", "prune_floor")?;
+        progress("timing roster-prune, rm and a prune's file operations alone over dead records");
         let sizes: Vec<usize> = self.sizes.iter().copied().filter(|&size| size > 0).collect();
         let mut prune_samples = vec![Samples::default(); sizes.len()];
         let mut rm_samples = vec![Samples::default(); sizes.len()];
+        let mut floor_samples = vec![Samples::default(); sizes.len()];
         let mut prune_reproduce = vec![String::new(); sizes.len()];
         let mut rm_reproduce = vec![String::new(); sizes.len()];
+        let mut floor_reproduce = vec![String::new(); sizes.len()];
         for round in 0..=self.rounds {
             for (index, &size) in sizes.iter().enumerate() {
                 let registry = SeededRegistry::create(&self.scratch.join(format!("dead-{size}")))?;
@@ -1469,12 +1483,22 @@ impl Bench {
                     .shown_as("rm -f *.json");
                 let rm_time = rm.time_once()?;
 
+                reseed(&registry, &dead_identities[..size], &self.work_directory)?;
+                let floor = Invocation::new(&floor_program).arg(&registry.root);
+                let floor_time = floor.time_once()?;
+                let left = registry.record_file_names()?.len();
+                if left != 0 {
+                    bail!("`{}` left {left} of {size} dead records", floor.shell_line());
+                }
+
                 if round > 0 {
                     prune_samples[index].push(prune_time);
                     rm_samples[index].push(rm_time);
+                    floor_samples[index].push(floor_time);
                 }
                 prune_reproduce[index] = prune.shell_line();
                 rm_reproduce[index] = rm.shell_line();
+                floor_reproduce[index] = floor.shell_line();
             }
         }
         let mut figures = Vec::new();
@@ -1490,6 +1514,12 @@ impl Bench {
                 records: Some(size),
                 samples: rm_samples[index].clone(),
                 reproduce: rm_reproduce[index].clone(),
+            });
+            figures.push(Figure {
+                name: PRUNE_FILE_OPERATIONS,
+                records: Some(size),
+                samples: floor_samples[index].clone(),
+                reproduce: floor_reproduce[index].clone(),
             });
         }
         Ok(figures)
@@ -1678,6 +1708,22 @@ fn ratio_checks(figures: &[Figure], largest: usize) -> Vec<(Measurement, RatioCh
             at(PRUNE_ALL_DEAD, largest),
             at(RM_RECORDS, largest),
             PRUNE_VERSUS_RM_LIMIT,
+        ),
+        (
+            Prune,
+            RatioCheck::of_rounds(
+                format!("a prune's file operations alone, {size} dead records, vs rm"),
+                &at(PRUNE_FILE_OPERATIONS, largest),
+                &at(RM_RECORDS, largest),
+                None,
+            ),
+        ),
+        check(
+            Prune,
+            format!("prune of {size} dead records vs its file operations alone"),
+            at(PRUNE_ALL_DEAD, largest),
+            at(PRUNE_FILE_OPERATIONS, largest),
+            PRUNE_VERSUS_FILE_OPERATIONS_LIMIT,
         ),
         check(
             Register,
