@@ -43,6 +43,9 @@ fn main() -> anyhow::Result<()> {
         )
         .with_context(|| format!("open {}", path.display()))
     };
+    // A registry never pruned has no `ended/` yet; a prune creates it.
+    let ended_path = root.join("ended");
+    std::fs::create_dir_all(&ended_path).with_context(|| format!("create {}", ended_path.display()))?;
     let sessions = open_directory("sessions")?;
     let session_ids = open_directory("session-ids")?;
     let ended = open_directory("ended")?;
